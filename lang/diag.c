@@ -1,0 +1,142 @@
+/* diag.c: diagnostics in the GNU form.
+ *
+ *   file:line:col: error: message
+ *     12 |   let x = y + 1
+ *        |           ^~~~~
+ *
+ * Lines and columns count from 1. A plain mode leaves out the source line
+ * and caret so golden files do not change with cosmetic edits. After
+ * max_errors errors the rest are dropped and one line says so. */
+#include "lang.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+void diag_init(Diags *d, const Source *src, FILE *out, bool plain) {
+  memset(d, 0, sizeof *d);
+  d->src = src;
+  d->out = out;
+  d->plain = plain;
+  d->max_errors = 20;
+}
+
+/* Returns the start of line `line` (1-based) of the source, or NULL. */
+static const char *line_start(const Source *src, int line, size_t *len) {
+  if (!src || !src->text || line < 1) return NULL;
+  const char *p = src->text, *end = src->text + src->len;
+  for (int l = 1; l < line; l++) {
+    const char *nl = memchr(p, '\n', (size_t)(end - p));
+    if (!nl) return NULL;
+    p = nl + 1;
+  }
+  const char *nl = memchr(p, '\n', (size_t)(end - p));
+  *len = (size_t)((nl ? nl : end) - p);
+  return p;
+}
+
+static void show_source(Diags *d, Span at) {
+  size_t len;
+  const char *text = line_start(d->src, at.first_line, &len);
+  if (!text) return;
+  fprintf(d->out, "%5d | ", at.first_line);
+  for (size_t i = 0; i < len; i++) {
+    unsigned char c = (unsigned char)text[i];
+    fputc(c == '\t' ? ' ' : (c < 32 || c == 127) ? '?' : c, d->out);
+  }
+  fputs("\n      | ", d->out);
+  int first = at.first_column < 1 ? 1 : at.first_column;
+  int last = at.last_line == at.first_line ? at.last_column : (int)len;
+  if (last < first) last = first;
+  for (int c = 1; c < first; c++) fputc(' ', d->out);
+  fputc('^', d->out);
+  for (int c = first + 1; c <= last; c++) fputc('~', d->out);
+  fputc('\n', d->out);
+}
+
+static const char *kind_name[] = {"error", "warning", "note"};
+
+void diag_vreport(Diags *d, DiagKind kind, Span at, const char *fmt, va_list ap) {
+  if (kind == DIAG_NOTE) {
+    if (d->last_dropped) return;
+  } else {
+    d->last_dropped = d->stopped;
+    if (d->stopped) return;
+    if (kind == DIAG_ERROR) d->errors++;
+    else d->warnings++;
+  }
+  const char *file = at.file ? at.file : d->src ? d->src->name : "<input>";
+  if (at.first_line > 0)
+    fprintf(d->out, "%s:%d:%d: %s: ", file, at.first_line, at.first_column, kind_name[kind]);
+  else
+    fprintf(d->out, "%s: %s: ", file, kind_name[kind]);
+  vfprintf(d->out, fmt, ap);
+  fputc('\n', d->out);
+  /* a note about the very spot just shown does not show it again */
+  bool same = kind == DIAG_NOTE && memcmp(&at, &d->last_shown, sizeof at) == 0;
+  if (!d->plain && at.first_line > 0 && !same) show_source(d, at);
+  d->last_shown = at;
+  if (kind == DIAG_ERROR && d->max_errors && d->errors >= d->max_errors) {
+    d->stopped = true;
+    fprintf(d->out, "%s: note: stopping after %d errors\n", file, d->errors);
+  }
+}
+
+#define REPORT(kind)          \
+  va_list ap;                 \
+  va_start(ap, fmt);          \
+  diag_vreport(d, kind, at, fmt, ap); \
+  va_end(ap)
+
+void diag_error(Diags *d, Span at, const char *fmt, ...) { REPORT(DIAG_ERROR); }
+void diag_warning(Diags *d, Span at, const char *fmt, ...) { REPORT(DIAG_WARNING); }
+void diag_note(Diags *d, Span at, const char *fmt, ...) { REPORT(DIAG_NOTE); }
+
+void diag_note_plain(Diags *d, const char *fmt, ...) {
+  Span at = {0};
+  REPORT(DIAG_NOTE);
+}
+
+_Noreturn void diag_ice(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fputs("phobosc: internal compiler error: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  fputs("\nphobosc: please report this with the input that caused it\n", stderr);
+  va_end(ap);
+  exit(4);
+}
+
+bool source_load(Arena *a, const char *path, Source *out, const char **why) {
+  FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+  if (!f) {
+    *why = strerror(errno);
+    return false;
+  }
+  size_t cap = 4096, len = 0;
+  char *buf = malloc(cap);
+  if (!buf) diag_ice("out of memory");
+  for (;;) {
+    if (len + 1 >= cap) {
+      cap *= 2;
+      char *nb = realloc(buf, cap);
+      if (!nb) diag_ice("out of memory reading '%s'", path);
+      buf = nb;
+    }
+    size_t n = fread(buf + len, 1, cap - len - 1, f);
+    len += n;
+    if (n == 0) break;
+  }
+  bool bad = ferror(f);
+  if (f != stdin) fclose(f);
+  if (bad) {
+    free(buf);
+    *why = "read error";
+    return false;
+  }
+  out->name = arena_strdup(a, strcmp(path, "-") == 0 ? "<stdin>" : path);
+  out->text = arena_strndup(a, buf, len);
+  out->len = len;
+  free(buf);
+  return true;
+}

@@ -1,0 +1,200 @@
+/* lang.h: the internal interface of the phobos front end.
+ *
+ * One header, one section per file of lang/ (chibicc style). Every name
+ * carries its module's prefix: arena_, diag_, lex_, parse_, ast_, sema_.
+ */
+#ifndef PHOBOS_LANG_H
+#define PHOBOS_LANG_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define PHOBOS_VERSION "0.1.0"
+
+/* ---------------------------------------------------------------- arena.c */
+
+/* An arena per compilation: nodes, types and strings live until the
+ * compilation ends and are freed in one go. */
+typedef struct Arena Arena;
+
+Arena *arena_new(void);
+void arena_free(Arena *a);
+void *arena_alloc(Arena *a, size_t size); /* zeroed; never NULL (ICE on OOM) */
+char *arena_strndup(Arena *a, const char *s, size_t n);
+char *arena_strdup(Arena *a, const char *s);
+char *arena_printf(Arena *a, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* A growable array of pointers allocated in an arena. */
+typedef struct PtrVec {
+  void **items;
+  int len, cap;
+} PtrVec;
+
+void vec_push(Arena *a, PtrVec *v, void *item);
+
+/* ----------------------------------------------------------------- diag.c */
+
+/* A source range. Lines and columns count from 1; last_column is the column
+ * of the range's last character. The layout matches what bison's default
+ * location code expects, plus the file name. */
+typedef struct Span {
+  const char *file;
+  int first_line, first_column;
+  int last_line, last_column;
+} Span;
+
+typedef struct Source {
+  const char *name; /* as given on the command line */
+  const char *text; /* NUL-terminated */
+  size_t len;
+} Source;
+
+typedef enum DiagKind { DIAG_ERROR, DIAG_WARNING, DIAG_NOTE } DiagKind;
+
+typedef struct Diags {
+  const Source *src;
+  FILE *out;
+  bool plain;      /* no source line and caret: stable golden files */
+  int max_errors;  /* stop after this many errors (0: no limit) */
+  int errors, warnings;
+  bool stopped;    /* max_errors reached: later diagnostics are dropped */
+  bool last_dropped; /* the last error or warning was dropped: so are its notes */
+  Span last_shown;   /* span of the last diagnostic printed */
+} Diags;
+
+void diag_init(Diags *d, const Source *src, FILE *out, bool plain);
+void diag_error(Diags *d, Span at, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void diag_warning(Diags *d, Span at, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void diag_note(Diags *d, Span at, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void diag_vreport(Diags *d, DiagKind kind, Span at, const char *fmt, va_list ap);
+/* A note with no location ("note: in variant BQ=64"). */
+void diag_note_plain(Diags *d, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Internal compiler error: prints the message and exits with status 4. */
+_Noreturn void diag_ice(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Reads a whole file; returns false and sets *why on failure. */
+bool source_load(Arena *a, const char *path, Source *out, const char **why);
+
+/* ------------------------------------------------------------------ AST */
+
+typedef enum NodeKind {
+  /* expressions */
+  N_INT,      /* ival, text */
+  N_FLOAT,    /* fval, text */
+  N_BOOL,     /* ival */
+  N_NAME,     /* name */
+  N_UNARY,    /* op, a */
+  N_BINARY,   /* op, a, b */
+  N_CALL,     /* a: callee (N_NAME), list: args */
+  N_NAMEDARG, /* name = a (call and attribute arguments) */
+  N_INDEX,    /* a: base, list: subscripts */
+  N_MEMBER,   /* a: base, name */
+  N_SUB,      /* one subscript: op = SUB_*, a: start or point, b: end or length */
+  /* types */
+  N_TYPE,     /* name: scalar name, or "tensor"/"tile" with a: element (N_TYPE), list: dims */
+  /* statements */
+  N_LET,      /* name, type (may be NULL), a: init */
+  N_VAR,      /* name, type (may be NULL), a: init (may be NULL) */
+  N_ASSIGN,   /* op: '=' or a compound token, a: target, b: value */
+  N_FOR,      /* name, a: lo, b: hi, c: step (may be NULL), body */
+  N_WHILE,    /* a: cond, body */
+  N_IF,       /* a: cond, body: then block, c: else (N_BLOCK or N_IF, may be NULL) */
+  N_EXPR,     /* a */
+  N_BLOCK,    /* list: statements */
+  /* declarations */
+  N_PARAM,    /* name, type */
+  N_ATTR,     /* name, list: arguments, has_args */
+  N_ATTR_IN,  /* name in [list] */
+  N_KERNEL,   /* name, list: params, attrs, body */
+  N_PROGRAM,  /* list: kernels */
+} NodeKind;
+
+/* Subscript kinds. */
+enum { SUB_POINT, SUB_RANGE, SUB_SPAN, SUB_FULL };
+
+typedef struct Node Node;
+typedef struct Type Type;
+typedef struct Symbol Symbol;
+
+struct Node {
+  NodeKind kind;
+  Span span;
+  int op;           /* operator token, subscript kind, assignment operator */
+  const char *name; /* identifier of a name, member, declaration, attribute */
+  const char *text; /* spelling of a literal */
+  int64_t ival;
+  double fval;
+  bool has_args;    /* N_ATTR: written with parentheses */
+  Node *a, *b, *c;
+  Node *type;       /* declared type (N_TYPE) of a param, let or var */
+  Node *body;       /* N_FOR, N_WHILE, N_IF, N_KERNEL */
+  PtrVec list;      /* args, subscripts, statements, params, dims, kernels */
+  PtrVec attrs;     /* N_KERNEL: its attributes */
+};
+
+Node *ast_new(Arena *a, NodeKind kind, Span span);
+/* Prints the tree as an indented outline, one node a line. */
+void ast_print(FILE *out, const Node *program);
+const char *ast_op_name(int op); /* spelling of an operator token */
+
+/* ---------------------------------------------------------- lexer.l */
+
+/* Lexer state shared with the parser (flex's extra data). */
+typedef struct LexState {
+  Arena *arena;
+  Diags *diags;
+  const char *file;
+  int line, column;  /* position of the next character */
+  int depth;         /* open ( and [: newlines inside them end nothing */
+  int last_token;    /* kind of the last token returned (0: none yet) */
+  int prev_token;    /* and of the one before it */
+  Span last_span;
+} LexState;
+
+/* The token dump of --emit=tokens; returns the number of lexical errors. */
+int lex_dump_tokens(Arena *a, Diags *d, const Source *src, FILE *out);
+const char *lex_token_kind_name(int token);
+
+/* --------------------------------------------------------- parser.y */
+
+/* Parses a whole file; returns the program node, or NULL when the input held
+ * errors (all reported through d). */
+Node *parse_program(Arena *a, Diags *d, const Source *src);
+
+/* ------------------------------------------------------------ sema.c */
+
+typedef enum Scalar {
+  S_F16, S_BF16, S_F32, S_F64, S_I8, S_U8, S_I32, S_I64, S_BOOL, S_NONE
+} Scalar;
+
+const char *sema_scalar_name(Scalar s);
+bool sema_scalar_from_name(const char *name, Scalar *out);
+int sema_scalar_bytes(Scalar s);
+
+/* A constant from the command line: -D NAME=VALUE. */
+typedef struct Define {
+  const char *name;
+  const char *value; /* spelling: an integer or a float */
+  bool used;
+} Define;
+
+typedef struct SemaOptions {
+  Define *defines;
+  int ndefines;
+  int max_variants; /* largest @autotune space accepted */
+} SemaOptions;
+
+/* Checks every kernel, under every @autotune point; returns true when the
+ * program is free of errors. */
+bool sema_check(Arena *a, Diags *d, Node *program, SemaOptions *opts);
+
+#endif

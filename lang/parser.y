@@ -1,0 +1,403 @@
+/* parser.y: the phobos grammar (pure bison parser with locations).
+ *
+ * The grammar builds the AST and nothing else: names, types, shapes and
+ * attribute arguments are checked by sema.c. spec/LANGUAGE.md describes each
+ * production. Statements end at NL (inserted by the lexer) or ';', and the
+ * last statement of a block may end at its '}'. */
+%define api.pure full
+%define api.prefix {phx_}
+%define api.location.type {Span}
+%define parse.error detailed
+%define parse.lac full
+%locations
+%expect 0
+
+%param {void *scanner}
+%parse-param {ParseCtx *ctx}
+
+%code requires {
+#include "lang.h"
+typedef struct ParseCtx {
+  Arena *arena;
+  Diags *diags;
+  LexState *lex;
+  Node *program;
+} ParseCtx;
+}
+
+%code provides {
+void *lex_open(LexState *st, const Source *src);
+void lex_close(void *scanner);
+int lex_next(PHX_STYPE *val, PHX_LTYPE *loc, void *scanner);
+}
+
+%code {
+#include <string.h>
+
+#define phx_lex lex_next
+#define YYLLOC_DEFAULT(Cur, Rhs, N)                                  \
+  do {                                                               \
+    if (N) {                                                         \
+      (Cur).file = YYRHSLOC(Rhs, 1).file;                            \
+      (Cur).first_line = YYRHSLOC(Rhs, 1).first_line;                \
+      (Cur).first_column = YYRHSLOC(Rhs, 1).first_column;            \
+      (Cur).last_line = YYRHSLOC(Rhs, N).last_line;                  \
+      (Cur).last_column = YYRHSLOC(Rhs, N).last_column;              \
+    } else {                                                         \
+      (Cur).file = YYRHSLOC(Rhs, 0).file;                            \
+      (Cur).first_line = (Cur).last_line = YYRHSLOC(Rhs, 0).last_line; \
+      (Cur).first_column = (Cur).last_column = YYRHSLOC(Rhs, 0).last_column; \
+    }                                                                \
+  } while (0)
+
+static void phx_error(Span *loc, void *scanner, ParseCtx *ctx, const char *msg);
+
+#define NEW(kind, loc) ast_new(ctx->arena, (kind), (loc))
+
+static Node *binary(ParseCtx *ctx, Span loc, int op, Node *a, Node *b) {
+  Node *n = NEW(N_BINARY, loc);
+  n->op = op;
+  n->a = a;
+  n->b = b;
+  return n;
+}
+
+static Node *list_node(ParseCtx *ctx, NodeKind kind, Span loc, PtrVec list) {
+  Node *n = NEW(kind, loc);
+  n->list = list;
+  return n;
+}
+
+static PtrVec one(ParseCtx *ctx, void *item) {
+  PtrVec v = {0};
+  vec_push(ctx->arena, &v, item);
+  return v;
+}
+}
+
+%union {
+  Node *node;
+  const char *str;
+  PtrVec vec;
+  int op;
+}
+
+%token NL "end of line"
+%token <str> IDENT "identifier"
+%token <node> INT "integer literal"
+%token <node> FLOAT "floating-point literal"
+%token KERNEL "'kernel'" LET "'let'" VAR "'var'" IF "'if'" ELSE "'else'"
+%token FOR "'for'" IN "'in'" WHILE "'while'" TRUE "'true'" FALSE "'false'"
+%token COLONPLUS "':+'" EQ "'=='" NE "'!='" LE "'<='" GE "'>='"
+%token ANDAND "'&&'" OROR "'||'" SHL "'<<'" SHR "'>>'"
+%token PLUSEQ "'+='" MINUSEQ "'-='" STAREQ "'*='" SLASHEQ "'/='"
+
+%left OROR
+%left ANDAND
+%left '|'
+%left '^'
+%left '&'
+%left EQ NE
+%left '<' '>' LE GE
+%left SHL SHR
+%left '+' '-'
+%left '*' '/' '%'
+%precedence UNARY
+
+%type <node> kernel attribute attr_arg param type stmt simple_stmt compound_stmt
+%type <node> if_stmt else_opt block expr postfix primary subscript arg opt_type
+%type <vec> top_items attrs attr_args params params_opt stmts args args_opt
+%type <vec> subscripts exprs dims
+%type <op> assign_op
+
+%%
+
+program
+  : top_items {
+      Span start = {.file = ctx->lex->file, 1, 1, 1, 1};
+      ctx->program = list_node(ctx, N_PROGRAM, start, $1);
+    }
+  ;
+
+top_items
+  : %empty { $$ = (PtrVec){0}; }
+  | top_items sep { $$ = $1; }
+  | top_items kernel { $$ = $1; vec_push(ctx->arena, &$$, $2); }
+  | top_items error '}' { $$ = $1; yyerrok; }
+  ;
+
+kernel
+  : attrs KERNEL IDENT '(' params_opt ')' opt_nls block {
+      $$ = NEW(N_KERNEL, @3);
+      $$->name = $3;
+      $$->attrs = $1;
+      $$->list = $5;
+      $$->body = $8;
+    }
+  ;
+
+attrs
+  : %empty { $$ = (PtrVec){0}; }
+  | attrs attribute opt_nls { $$ = $1; vec_push(ctx->arena, &$$, $2); }
+  ;
+
+attribute
+  : '@' IDENT { $$ = NEW(N_ATTR, @$); $$->name = $2; }
+  | '@' IDENT '(' ')' { $$ = NEW(N_ATTR, @$); $$->name = $2; $$->has_args = true; }
+  | '@' IDENT '(' attr_args ')' {
+      $$ = NEW(N_ATTR, @$);
+      $$->name = $2;
+      $$->has_args = true;
+      $$->list = $4;
+    }
+  ;
+
+attr_args
+  : attr_arg { $$ = one(ctx, $1); }
+  | attr_args ',' attr_arg { $$ = $1; vec_push(ctx->arena, &$$, $3); }
+  ;
+
+attr_arg
+  : IDENT IN '[' exprs ']' { $$ = list_node(ctx, N_ATTR_IN, @$, $4); $$->name = $1; }
+  | IDENT '=' expr { $$ = NEW(N_NAMEDARG, @$); $$->name = $1; $$->a = $3; }
+  | expr
+  ;
+
+params_opt
+  : %empty { $$ = (PtrVec){0}; }
+  | params
+  ;
+
+params
+  : param { $$ = one(ctx, $1); }
+  | params ',' param { $$ = $1; vec_push(ctx->arena, &$$, $3); }
+  ;
+
+param
+  : IDENT ':' type { $$ = NEW(N_PARAM, @1); $$->name = $1; $$->type = $3; }
+  ;
+
+type
+  : IDENT { $$ = NEW(N_TYPE, @$); $$->name = $1; }
+  | IDENT '<' type '>' '[' dims ']' {
+      $$ = list_node(ctx, N_TYPE, @$, $6);
+      $$->name = $1;
+      $$->a = $3;
+    }
+  ;
+
+dims
+  : expr { $$ = one(ctx, $1); }
+  | dims ',' expr { $$ = $1; vec_push(ctx->arena, &$$, $3); }
+  ;
+
+opt_nls
+  : %empty
+  | opt_nls NL
+  ;
+
+sep
+  : NL
+  | ';'
+  ;
+
+block
+  : '{' stmts '}' { $$ = list_node(ctx, N_BLOCK, @$, $2); }
+  | '{' stmts stmt '}' { $$ = list_node(ctx, N_BLOCK, @$, $2); vec_push(ctx->arena, &$$->list, $3); }
+  | '{' stmts error '}' { $$ = list_node(ctx, N_BLOCK, @$, $2); yyerrok; }
+  ;
+
+stmts
+  : %empty { $$ = (PtrVec){0}; }
+  | stmts sep { $$ = $1; }
+  | stmts stmt sep { $$ = $1; vec_push(ctx->arena, &$$, $2); }
+  | stmts error sep { $$ = $1; yyerrok; }
+  | stmts stray_else sep { $$ = $1; }
+  ;
+
+/* An 'else' that starts a line: the newline after '}' ended the if. Said
+ * plainly here, and parsing goes on as if it were attached. */
+stray_else
+  : ELSE opt_nls block {
+      diag_error(ctx->diags, @1, "'else' must follow the '}' of its if block on the same line");
+    }
+  | ELSE if_stmt {
+      diag_error(ctx->diags, @1, "'else' must follow the '}' of its if block on the same line");
+    }
+  ;
+
+stmt
+  : simple_stmt
+  | compound_stmt
+  ;
+
+simple_stmt
+  : LET IDENT opt_type '=' expr {
+      $$ = NEW(N_LET, @2);
+      $$->name = $2;
+      $$->type = $3;
+      $$->a = $5;
+    }
+  | VAR IDENT ':' type { $$ = NEW(N_VAR, @2); $$->name = $2; $$->type = $4; }
+  | VAR IDENT ':' type '=' expr {
+      $$ = NEW(N_VAR, @2);
+      $$->name = $2;
+      $$->type = $4;
+      $$->a = $6;
+    }
+  | VAR IDENT '=' expr { $$ = NEW(N_VAR, @2); $$->name = $2; $$->a = $4; }
+  | expr assign_op expr {
+      $$ = NEW(N_ASSIGN, @2);
+      $$->op = $2;
+      $$->a = $1;
+      $$->b = $3;
+    }
+  | expr { $$ = NEW(N_EXPR, @$); $$->a = $1; }
+  ;
+
+opt_type
+  : %empty { $$ = NULL; }
+  | ':' type { $$ = $2; }
+  ;
+
+assign_op
+  : '=' { $$ = '='; }
+  | PLUSEQ { $$ = PLUSEQ; }
+  | MINUSEQ { $$ = MINUSEQ; }
+  | STAREQ { $$ = STAREQ; }
+  | SLASHEQ { $$ = SLASHEQ; }
+  ;
+
+compound_stmt
+  : FOR IDENT IN IDENT '(' args_opt ')' opt_nls block {
+      $$ = NEW(N_FOR, @2);
+      $$->name = $2;
+      $$->body = $9;
+      if (strcmp($4, "range") != 0) {
+        diag_error(ctx->diags, @4, "expected 'range' after 'in', found '%s'", $4);
+      } else if ($6.len < 2 || $6.len > 3) {
+        diag_error(ctx->diags, @6, "range takes 2 or 3 arguments (start, end[, step]), found %d", $6.len);
+      } else {
+        $$->a = $6.items[0];
+        $$->b = $6.items[1];
+        $$->c = $6.len == 3 ? $6.items[2] : NULL;
+        for (int i = 0; i < $6.len; i++)
+          if (((Node *)$6.items[i])->kind == N_NAMEDARG)
+            diag_error(ctx->diags, ((Node *)$6.items[i])->span, "range takes no named arguments");
+      }
+    }
+  | WHILE expr opt_nls block { $$ = NEW(N_WHILE, @1); $$->a = $2; $$->body = $4; }
+  | if_stmt
+  ;
+
+if_stmt
+  : IF expr opt_nls block else_opt { $$ = NEW(N_IF, @1); $$->a = $2; $$->body = $4; $$->c = $5; }
+  ;
+
+else_opt
+  : %empty { $$ = NULL; }
+  | ELSE opt_nls block { $$ = $3; }
+  | ELSE if_stmt { $$ = $2; }
+  ;
+
+expr
+  : postfix
+  | '-' expr %prec UNARY { $$ = NEW(N_UNARY, @$); $$->op = '-'; $$->a = $2; }
+  | '!' expr %prec UNARY { $$ = NEW(N_UNARY, @$); $$->op = '!'; $$->a = $2; }
+  | '~' expr %prec UNARY { $$ = NEW(N_UNARY, @$); $$->op = '~'; $$->a = $2; }
+  | expr OROR expr { $$ = binary(ctx, @$, OROR, $1, $3); }
+  | expr ANDAND expr { $$ = binary(ctx, @$, ANDAND, $1, $3); }
+  | expr '|' expr { $$ = binary(ctx, @$, '|', $1, $3); }
+  | expr '^' expr { $$ = binary(ctx, @$, '^', $1, $3); }
+  | expr '&' expr { $$ = binary(ctx, @$, '&', $1, $3); }
+  | expr EQ expr { $$ = binary(ctx, @$, EQ, $1, $3); }
+  | expr NE expr { $$ = binary(ctx, @$, NE, $1, $3); }
+  | expr '<' expr { $$ = binary(ctx, @$, '<', $1, $3); }
+  | expr '>' expr { $$ = binary(ctx, @$, '>', $1, $3); }
+  | expr LE expr { $$ = binary(ctx, @$, LE, $1, $3); }
+  | expr GE expr { $$ = binary(ctx, @$, GE, $1, $3); }
+  | expr SHL expr { $$ = binary(ctx, @$, SHL, $1, $3); }
+  | expr SHR expr { $$ = binary(ctx, @$, SHR, $1, $3); }
+  | expr '+' expr { $$ = binary(ctx, @$, '+', $1, $3); }
+  | expr '-' expr { $$ = binary(ctx, @$, '-', $1, $3); }
+  | expr '*' expr { $$ = binary(ctx, @$, '*', $1, $3); }
+  | expr '/' expr { $$ = binary(ctx, @$, '/', $1, $3); }
+  | expr '%' expr { $$ = binary(ctx, @$, '%', $1, $3); }
+  ;
+
+postfix
+  : primary
+  | postfix '(' args_opt ')' { $$ = list_node(ctx, N_CALL, @$, $3); $$->a = $1; }
+  | postfix '[' subscripts ']' { $$ = list_node(ctx, N_INDEX, @$, $3); $$->a = $1; }
+  | postfix '.' IDENT { $$ = NEW(N_MEMBER, @$); $$->a = $1; $$->name = $3; }
+  ;
+
+primary
+  : INT
+  | FLOAT
+  | TRUE { $$ = NEW(N_BOOL, @$); $$->ival = 1; }
+  | FALSE { $$ = NEW(N_BOOL, @$); $$->ival = 0; }
+  | IDENT { $$ = NEW(N_NAME, @$); $$->name = $1; }
+  | '(' expr ')' { $$ = $2; }
+  ;
+
+args_opt
+  : %empty { $$ = (PtrVec){0}; }
+  | args
+  ;
+
+args
+  : arg { $$ = one(ctx, $1); }
+  | args ',' arg { $$ = $1; vec_push(ctx->arena, &$$, $3); }
+  ;
+
+arg
+  : expr
+  | IDENT '=' expr { $$ = NEW(N_NAMEDARG, @$); $$->name = $1; $$->a = $3; }
+  ;
+
+exprs
+  : expr { $$ = one(ctx, $1); }
+  | exprs ',' expr { $$ = $1; vec_push(ctx->arena, &$$, $3); }
+  ;
+
+subscripts
+  : subscript { $$ = one(ctx, $1); }
+  | subscripts ',' subscript { $$ = $1; vec_push(ctx->arena, &$$, $3); }
+  ;
+
+subscript
+  : ':' { $$ = NEW(N_SUB, @$); $$->op = SUB_FULL; }
+  | expr { $$ = NEW(N_SUB, @$); $$->op = SUB_POINT; $$->a = $1; }
+  | expr ':' expr { $$ = NEW(N_SUB, @$); $$->op = SUB_RANGE; $$->a = $1; $$->b = $3; }
+  | expr COLONPLUS expr { $$ = NEW(N_SUB, @$); $$->op = SUB_SPAN; $$->a = $1; $$->b = $3; }
+  ;
+
+%%
+
+/* Bison's message names the unexpected token and what would have fit; the
+ * notes below explain the mistakes people actually make. */
+static void phx_error(Span *loc, void *scanner, ParseCtx *ctx, const char *msg) {
+  (void)scanner;
+  LexState *lx = ctx->lex;
+  const char *text = msg;
+  if (strncmp(text, "syntax error, ", 14) == 0) text += 14;
+  diag_error(ctx->diags, *loc, "%s", text);
+  if ((lx->last_token == ']' || lx->last_token == ',') && lx->prev_token == ':')
+    diag_note(ctx->diags, *loc, "open-ended slices are not supported: write 'start : end', "
+                                "'start :+ length' or ':'");
+  else if (lx->last_token == NL && lx->prev_token == '}')
+    diag_note(ctx->diags, *loc, "a newline after '}' ends the statement");
+}
+
+Node *parse_program(Arena *a, Diags *d, const Source *src) {
+  LexState lx = {.arena = a, .diags = d, .file = src->name, .line = 1, .column = 1};
+  ParseCtx ctx = {.arena = a, .diags = d, .lex = &lx};
+  void *scanner = lex_open(&lx, src);
+  int errors = d->errors;
+  int rc = phx_parse(scanner, &ctx);
+  lex_close(scanner);
+  if (rc == 2) diag_ice("parser ran out of memory");
+  if (rc != 0 || d->errors > errors || !ctx.program) return NULL;
+  return ctx.program;
+}

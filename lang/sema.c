@@ -1,0 +1,1620 @@
+/* sema.c: semantic analysis.
+ *
+ * Resolves names, computes the type and static shape of every expression,
+ * applies implicit conversions, checks slice bounds where they are known at
+ * compile time, and validates attribute arguments.
+ *
+ * Shapes depend on constants, and constants on the @autotune point, so the
+ * body of each kernel is checked once per point (with -D constants pinned).
+ * The first point that fails stops the kernel, with a note naming it, so a
+ * mistake is reported once and not once per variant. */
+#include "lang.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------ scalars */
+
+static const char *scalar_names[] = {"f16", "bf16", "f32", "f64", "i8", "u8", "i32", "i64", "bool"};
+static const int scalar_bytes[] = {2, 2, 4, 8, 1, 1, 4, 8, 1};
+
+const char *sema_scalar_name(Scalar s) { return s < S_NONE ? scalar_names[s] : "?"; }
+int sema_scalar_bytes(Scalar s) { return s < S_NONE ? scalar_bytes[s] : 0; }
+
+bool sema_scalar_from_name(const char *name, Scalar *out) {
+  for (int i = 0; i < S_NONE; i++)
+    if (strcmp(name, scalar_names[i]) == 0) {
+      *out = (Scalar)i;
+      return true;
+    }
+  return false;
+}
+
+static bool is_float(Scalar s) { return s <= S_F64; }
+static bool is_int(Scalar s) { return s >= S_I8 && s <= S_I64; }
+static bool is_numeric(Scalar s) { return s < S_BOOL; }
+
+static int float_rank(Scalar s) { return s == S_F64 ? 3 : s == S_F32 ? 2 : 1; }
+static int int_rank(Scalar s) { return s == S_I64 ? 3 : s == S_I32 ? 2 : 1; }
+
+/* -------------------------------------------------------------- types */
+
+typedef enum TyKind { TY_ERROR, TY_SCALAR, TY_TILE, TY_TENSOR } TyKind;
+
+enum { MAX_TENSOR_RANK = 5, MAX_TILE_RANK = 3 };
+
+struct Type {
+  TyKind kind;
+  Scalar elem;
+  int rank;
+  int64_t dims[MAX_TENSOR_RANK];       /* tile extents; tensor: -1 where symbolic */
+  const char *dimname[MAX_TENSOR_RANK]; /* tensor: the symbolic name of each dim */
+  bool view;    /* a tile read from a tensor slice (staged or loaded on use) */
+  bool literal; /* an untyped numeric literal: adopts the type it meets */
+};
+
+typedef enum SymKind {
+  SYM_TENSOR, /* tensor parameter */
+  SYM_SCALAR, /* scalar parameter */
+  SYM_DIM,    /* symbolic tensor dim, known at launch */
+  SYM_CONST,  /* @autotune or -D constant */
+  SYM_LET,
+  SYM_VAR,
+  SYM_LOOP,
+} SymKind;
+
+static const char *sym_kind_name[] = {"tensor parameter", "scalar parameter", "tensor dimension",
+                                      "constant", "let binding", "variable", "loop variable"};
+
+struct Symbol {
+  SymKind kind;
+  const char *name;
+  Type *ty;
+  Span span;
+  bool const_float;
+  int64_t ival;
+  double fval;
+  Symbol *next; /* next symbol of the same scope */
+};
+
+typedef struct Scope {
+  Symbol *syms;
+  struct Scope *up;
+} Scope;
+
+/* One @autotune dimension and its values. */
+typedef struct TuneDim {
+  const char *name;
+  Span span;
+  int64_t *values;
+  int nvalues;
+} TuneDim;
+
+typedef struct Sema {
+  Arena *arena;
+  Diags *d;
+  SemaOptions *opts;
+  Scope *scope;
+  Node *kernel;
+  int errors_at_start;
+  bool quiet; /* eval_const reports nothing: the caller only asks */
+} Sema;
+
+static Type ty_error_v = {.kind = TY_ERROR};
+static Type *const ty_error = &ty_error_v;
+
+static Type *scalar_ty(Sema *s, Scalar e) {
+  Type *t = arena_alloc(s->arena, sizeof *t);
+  t->kind = TY_SCALAR;
+  t->elem = e;
+  return t;
+}
+
+static Type *copy_ty(Sema *s, const Type *src) {
+  Type *t = arena_alloc(s->arena, sizeof *t);
+  *t = *src;
+  return t;
+}
+
+static Type *tile_ty(Sema *s, Scalar e, int rank, const int64_t *dims) {
+  Type *t = arena_alloc(s->arena, sizeof *t);
+  t->kind = TY_TILE;
+  t->elem = e;
+  t->rank = rank;
+  for (int i = 0; i < rank; i++) t->dims[i] = dims[i];
+  return t;
+}
+
+static const char *shape_str(Sema *s, const Type *t) {
+  char buf[128];
+  int n = 0;
+  buf[n++] = '[';
+  for (int i = 0; i < t->rank; i++) {
+    if (t->kind == TY_TENSOR && t->dims[i] < 0)
+      n += snprintf(buf + n, sizeof buf - (size_t)n, "%s%s", i ? ", " : "", t->dimname[i]);
+    else
+      n += snprintf(buf + n, sizeof buf - (size_t)n, "%s%lld", i ? ", " : "", (long long)t->dims[i]);
+  }
+  snprintf(buf + n, sizeof buf - (size_t)n, "]");
+  return arena_strdup(s->arena, buf);
+}
+
+static const char *ty_str(Sema *s, const Type *t) {
+  switch (t->kind) {
+  case TY_ERROR: return "<error>";
+  case TY_SCALAR: return sema_scalar_name(t->elem);
+  case TY_TILE: return arena_printf(s->arena, "tile<%s>%s", sema_scalar_name(t->elem), shape_str(s, t));
+  case TY_TENSOR: return arena_printf(s->arena, "tensor<%s>%s", sema_scalar_name(t->elem), shape_str(s, t));
+  }
+  return "?";
+}
+
+/* ------------------------------------------------------------- scopes */
+
+static void push_scope(Sema *s) {
+  Scope *sc = arena_alloc(s->arena, sizeof *sc);
+  sc->up = s->scope;
+  s->scope = sc;
+}
+
+static void pop_scope(Sema *s) { s->scope = s->scope->up; }
+
+static Symbol *lookup(Sema *s, const char *name) {
+  for (Scope *sc = s->scope; sc; sc = sc->up)
+    for (Symbol *y = sc->syms; y; y = y->next)
+      if (strcmp(y->name, name) == 0) return y;
+  return NULL;
+}
+
+/* Declares a name. A name may not hide another one of the same kernel:
+ * shadowing a dim or a parameter is always a mistake in kernels this size. */
+static Symbol *declare(Sema *s, SymKind kind, const char *name, Type *ty, Span span) {
+  Symbol *old = lookup(s, name);
+  if (old) {
+    diag_error(s->d, span, "redefinition of '%s'", name);
+    if (old->span.first_line > 0)
+      diag_note(s->d, old->span, "'%s' was defined here as a %s", name, sym_kind_name[old->kind]);
+    else
+      diag_note_plain(s->d, "'%s' is a %s given with -D", name, sym_kind_name[old->kind]);
+    return NULL;
+  }
+  Symbol *y = arena_alloc(s->arena, sizeof *y);
+  y->kind = kind;
+  y->name = name;
+  y->ty = ty;
+  y->span = span;
+  y->next = s->scope->syms;
+  s->scope->syms = y;
+  return y;
+}
+
+/* ------------------------------------------------- constant evaluation */
+
+/* Names the checker knows without a declaration. */
+static bool is_builtin_function(const char *name);
+
+/* Evaluates an integer constant expression. Returns 1 with *out set, 0 when
+ * the expression is not constant, -1 after reporting an error (division by
+ * zero, overflow). */
+static int eval_const(Sema *s, Node *n, int64_t *out) {
+  int64_t a, b;
+  int r;
+  switch (n->kind) {
+  case N_INT: *out = n->ival; return 1;
+  case N_NAME: {
+    Symbol *y = lookup(s, n->name);
+    if (!y || y->kind != SYM_CONST || y->const_float) return 0;
+    *out = y->ival;
+    return 1;
+  }
+  case N_UNARY:
+    if (n->op != '-' && n->op != '~') return 0;
+    if ((r = eval_const(s, n->a, &a)) != 1) return r;
+    if (n->op == '-' && a == INT64_MIN) goto overflow;
+    *out = n->op == '-' ? -a : ~a;
+    return 1;
+  case N_BINARY:
+    if ((r = eval_const(s, n->a, &a)) != 1) return r;
+    if ((r = eval_const(s, n->b, &b)) != 1) return r;
+    switch (n->op) {
+    case '+': if (__builtin_add_overflow(a, b, out)) goto overflow; return 1;
+    case '-': if (__builtin_sub_overflow(a, b, out)) goto overflow; return 1;
+    case '*': if (__builtin_mul_overflow(a, b, out)) goto overflow; return 1;
+    case '/':
+    case '%':
+      if (b == 0) {
+        if (!s->quiet) diag_error(s->d, n->span, "division by zero in a constant expression");
+        return -1;
+      }
+      if (a == INT64_MIN && b == -1) goto overflow;
+      *out = n->op == '/' ? a / b : a % b;
+      return 1;
+    case '&': *out = a & b; return 1;
+    case '|': *out = a | b; return 1;
+    case '^': *out = a ^ b; return 1;
+    default: {
+      const char *op = ast_op_name(n->op);
+      if (strcmp(op, "<<") == 0 || strcmp(op, ">>") == 0) {
+        if (b < 0 || b > 62) {
+          if (!s->quiet) diag_error(s->d, n->span, "shift count %lld is out of range 0..62", (long long)b);
+          return -1;
+        }
+        if (op[0] == '<') {
+          if (a < 0 || a > (INT64_MAX >> b)) goto overflow;
+          *out = a << b;
+        } else {
+          *out = a >> b;
+        }
+        return 1;
+      }
+      return 0;
+    }
+    }
+  case N_CALL: {
+    if (n->a->kind != N_NAME || n->list.len != 2 || lookup(s, n->a->name)) return 0;
+    const char *f = n->a->name;
+    if (strcmp(f, "cdiv") && strcmp(f, "min") && strcmp(f, "max")) return 0;
+    Node *x = n->list.items[0], *y = n->list.items[1];
+    if (x->kind == N_NAMEDARG || y->kind == N_NAMEDARG) return 0;
+    if ((r = eval_const(s, x, &a)) != 1) return r;
+    if ((r = eval_const(s, y, &b)) != 1) return r;
+    if (f[0] == 'c') {
+      if (b <= 0) {
+        if (!s->quiet) diag_error(s->d, n->span, "cdiv by %lld: the divisor must be positive", (long long)b);
+        return -1;
+      }
+      if (a > INT64_MAX - b) goto overflow;
+      *out = a >= 0 ? (a + b - 1) / b : a / b;
+    } else {
+      *out = (f[1] == 'i') == (a < b) ? a : b;
+    }
+    return 1;
+  }
+  default: return 0;
+  }
+overflow:
+  if (!s->quiet) diag_error(s->d, n->span, "constant expression overflows 64 bits");
+  return -1;
+}
+
+static int eval_const_quiet(Sema *s, Node *n, int64_t *out) {
+  bool was = s->quiet;
+  s->quiet = true;
+  int r = eval_const(s, n, out);
+  s->quiet = was;
+  return r;
+}
+
+/* A linear form c + sum(coef[i] * atom[i]) over names that are not
+ * constant, used to prove that `start : end` has a static length. */
+typedef struct Lin {
+  int64_t c;
+  int n;
+  const void *atom[8];
+  int64_t coef[8];
+} Lin;
+
+static bool lin_add(Lin *l, const Lin *m, int64_t k) {
+  if (__builtin_add_overflow(l->c, m->c * k, &l->c)) return false;
+  for (int i = 0; i < m->n; i++) {
+    int j = 0;
+    while (j < l->n && l->atom[j] != m->atom[i]) j++;
+    if (j == l->n) {
+      if (l->n == 8) return false;
+      l->atom[l->n] = m->atom[i];
+      l->coef[l->n++] = 0;
+    }
+    l->coef[j] += m->coef[i] * k;
+  }
+  return true;
+}
+
+static bool linearize(Sema *s, Node *n, Lin *out) {
+  memset(out, 0, sizeof *out);
+  int64_t v;
+  if (eval_const_quiet(s, n, &v) == 1) {
+    out->c = v;
+    return true;
+  }
+  Lin a, b;
+  switch (n->kind) {
+  case N_NAME: {
+    Symbol *y = lookup(s, n->name);
+    if (!y) return false;
+    out->n = 1;
+    out->atom[0] = y;
+    out->coef[0] = 1;
+    return true;
+  }
+  case N_MEMBER: {
+    /* ctx.block.x and friends: one atom per (block|grid, axis) */
+    static const char atoms[2][3];
+    if (n->a->kind != N_MEMBER || !n->name[0] || n->name[1] || n->name[0] < 'x' || n->name[0] > 'z')
+      return false;
+    out->n = 1;
+    out->atom[0] = &atoms[n->a->name[0] == 'g'][n->name[0] - 'x'];
+    out->coef[0] = 1;
+    return true;
+  }
+  case N_UNARY:
+    if (n->op != '-' || !linearize(s, n->a, &a)) return false;
+    return lin_add(out, &a, -1);
+  case N_BINARY:
+    if (n->op == '+' || n->op == '-') {
+      if (!linearize(s, n->a, &a) || !linearize(s, n->b, &b)) return false;
+      return lin_add(out, &a, 1) && lin_add(out, &b, n->op == '+' ? 1 : -1);
+    }
+    if (n->op == '*') {
+      if (eval_const_quiet(s, n->a, &v) == 1 && linearize(s, n->b, &b)) return lin_add(out, &b, v);
+      if (eval_const_quiet(s, n->b, &v) == 1 && linearize(s, n->a, &a)) return lin_add(out, &a, v);
+    }
+    return false;
+  default: return false;
+  }
+}
+
+/* -------------------------------------------------- types of expressions */
+
+static Type *check_expr(Sema *s, Node *n);
+
+/* The element type two operands meet at. Returns S_NONE when they cannot. */
+static Scalar join_elem(const Type *a, const Type *b) {
+  Scalar x = a->elem, y = b->elem;
+  if (x == y) return x;
+  if (x == S_BOOL || y == S_BOOL) return S_NONE;
+  if (a->literal && !b->literal) return is_int(x) || is_float(y) ? y : S_F32;
+  if (b->literal && !a->literal) return is_int(y) || is_float(x) ? x : S_F32;
+  if (is_float(x) && is_float(y)) {
+    if ((x == S_F16 && y == S_BF16) || (x == S_BF16 && y == S_F16)) return S_F32;
+    return float_rank(x) >= float_rank(y) ? x : y;
+  }
+  if (is_float(x)) return x;
+  if (is_float(y)) return y;
+  /* two integer types: the wider one; bytes of different signedness meet at i32 */
+  int rx = int_rank(x), ry = int_rank(y);
+  if (rx == ry) return S_I32;
+  return rx > ry ? x : y;
+}
+
+/* NumPy broadcasting: trailing dims align; each pair equal or one of them 1. */
+static bool broadcast(const Type *a, const Type *b, int *rank, int64_t *dims, int *bad_dim) {
+  int ra = a->kind == TY_TILE ? a->rank : 0, rb = b->kind == TY_TILE ? b->rank : 0;
+  int r = ra > rb ? ra : rb;
+  for (int i = 0; i < r; i++) {
+    int ia = ra - r + i, ib = rb - r + i;
+    int64_t x = ia >= 0 ? a->dims[ia] : 1, y = ib >= 0 ? b->dims[ib] : 1;
+    if (x != y && x != 1 && y != 1) {
+      *bad_dim = i;
+      return false;
+    }
+    dims[i] = x == 1 ? y : x;
+  }
+  *rank = r;
+  return true;
+}
+
+/* Whether a value of type src may be stored where dst is expected without
+ * an explicit conversion. Widening is implicit; narrowing is not. */
+static bool implicit_elem_ok(Scalar src, bool literal, Scalar dst) {
+  if (src == dst) return true;
+  if (src == S_BOOL || dst == S_BOOL) return false;
+  if (literal) return is_int(src) || is_float(dst);
+  if (is_float(src)) return is_float(dst) && float_rank(dst) > float_rank(src);
+  if (is_float(dst)) return true;
+  return int_rank(dst) > int_rank(src) || (int_rank(dst) == 2 && int_rank(src) == 1);
+}
+
+
+/* Complains when an operand is a whole tensor or not a value. */
+static bool need_value(Sema *s, Node *n, const Type *t, const char *what) {
+  if (t->kind == TY_ERROR) return false;
+  if (t->kind == TY_TENSOR) {
+    diag_error(s->d, n->span, "%s: tensor '%s' must be sliced to read it; write %s[...]", what,
+               n->kind == N_NAME ? n->name : "?", n->kind == N_NAME ? n->name : "T");
+    return false;
+  }
+  return true;
+}
+
+static bool check_assignable(Sema *s, Span at, const Type *dst, const Type *src, const char *what) {
+  if (dst->kind == TY_ERROR || src->kind == TY_ERROR) return true;
+  if (!implicit_elem_ok(src->elem, src->literal, dst->elem)) {
+    diag_error(s->d, at, "%s: cannot convert %s to %s implicitly", what, sema_scalar_name(src->elem),
+               sema_scalar_name(dst->elem));
+    if (src->elem != S_BOOL && dst->elem != S_BOOL)
+      diag_note(s->d, at, "write %s(...) to convert explicitly", sema_scalar_name(dst->elem));
+    return false;
+  }
+  if (dst->kind == TY_SCALAR && src->kind == TY_TILE) {
+    diag_error(s->d, at, "%s: cannot store a %s in a scalar", what, ty_str(s, src));
+    return false;
+  }
+  if (dst->kind == TY_TILE && src->kind == TY_TILE) {
+    int rank, bad;
+    int64_t dims[MAX_TENSOR_RANK];
+    if (src->rank > dst->rank || !broadcast(dst, src, &rank, dims, &bad) || rank != dst->rank ||
+        memcmp(dims, dst->dims, sizeof(int64_t) * (size_t)rank) != 0) {
+      diag_error(s->d, at, "%s: shape %s does not fit %s", what, shape_str(s, src), shape_str(s, dst));
+      return false;
+    }
+  }
+  return true;
+}
+
+static Type *check_binary(Sema *s, Node *n) {
+  Type *a = check_expr(s, n->a), *b = check_expr(s, n->b);
+  const char *op = ast_op_name(n->op);
+  const char *what = arena_printf(s->arena, "operator '%s'", op);
+  if (!need_value(s, n->a, a, what) | !need_value(s, n->b, b, what)) return ty_error;
+  bool logical = strcmp(op, "&&") == 0 || strcmp(op, "||") == 0;
+  bool compare = strchr("<>", op[0]) && strcmp(op, "<<") && strcmp(op, ">>");
+  compare = compare || strcmp(op, "==") == 0 || strcmp(op, "!=") == 0;
+  bool bitwise = strchr("&|^", op[0]) && !logical;
+  bool shift = strcmp(op, "<<") == 0 || strcmp(op, ">>") == 0;
+  Scalar e = join_elem(a, b);
+  if (e == S_NONE) {
+    diag_error(s->d, n->span, "operator '%s' cannot combine %s and %s", op, sema_scalar_name(a->elem),
+               sema_scalar_name(b->elem));
+    return ty_error;
+  }
+  if (logical && e != S_BOOL) {
+    diag_error(s->d, n->span, "operator '%s' needs bool operands, got %s", op, sema_scalar_name(e));
+    return ty_error;
+  }
+  if ((shift || n->op == '%') && !is_int(e)) {
+    diag_error(s->d, n->span, "operator '%s' needs integer operands, got %s", op, sema_scalar_name(e));
+    return ty_error;
+  }
+  if (bitwise && !is_int(e) && e != S_BOOL) {
+    diag_error(s->d, n->span, "operator '%s' needs integer or bool operands, got %s", op,
+               sema_scalar_name(e));
+    return ty_error;
+  }
+  if (!logical && !compare && !bitwise && !shift && e == S_BOOL) {
+    diag_error(s->d, n->span, "operator '%s' needs numeric operands, got bool", op);
+    return ty_error;
+  }
+  int rank, bad;
+  int64_t dims[MAX_TENSOR_RANK];
+  if (!broadcast(a, b, &rank, dims, &bad)) {
+    diag_error(s->d, n->span, "shapes %s and %s do not broadcast (dim %d: %lld vs %lld)", shape_str(s, a),
+               shape_str(s, b), bad, (long long)a->dims[a->rank - rank + bad],
+               (long long)b->dims[b->rank - rank + bad]);
+    return ty_error;
+  }
+  Type *t = rank ? tile_ty(s, compare ? S_BOOL : e, rank, dims) : scalar_ty(s, compare ? S_BOOL : e);
+  t->literal = !compare && a->literal && b->literal;
+  return t;
+}
+
+static Type *check_unary(Sema *s, Node *n) {
+  Type *a = check_expr(s, n->a);
+  const char *what = arena_printf(s->arena, "operator '%c'", n->op);
+  if (!need_value(s, n->a, a, what)) return ty_error;
+  if (n->op == '!' && a->elem != S_BOOL) {
+    diag_error(s->d, n->span, "operator '!' needs a bool operand, got %s", sema_scalar_name(a->elem));
+    return ty_error;
+  }
+  if (n->op == '~' && !is_int(a->elem)) {
+    diag_error(s->d, n->span, "operator '~' needs an integer operand, got %s", sema_scalar_name(a->elem));
+    return ty_error;
+  }
+  if (n->op == '-' && !is_numeric(a->elem)) {
+    diag_error(s->d, n->span, "operator '-' needs a numeric operand, got %s", sema_scalar_name(a->elem));
+    return ty_error;
+  }
+  if (n->op == '-' && a->elem == S_U8) {
+    diag_error(s->d, n->span, "operator '-' on an unsigned u8 value; convert it first, e.g. i32(x)");
+    return ty_error;
+  }
+  Type *t = copy_ty(s, a);
+  t->view = false;
+  return t;
+}
+
+static Type *check_member(Sema *s, Node *n) {
+  /* The only members are ctx.block.{x,y,z} and ctx.grid.{x,y,z}. */
+  Node *mid = n->a;
+  if (mid->kind == N_MEMBER && mid->a->kind == N_NAME && strcmp(mid->a->name, "ctx") == 0 &&
+      !lookup(s, "ctx")) {
+    if (strcmp(mid->name, "block") != 0 && strcmp(mid->name, "grid") != 0) {
+      diag_error(s->d, mid->span, "'ctx' has no member '%s' (members: block, grid)", mid->name);
+      return ty_error;
+    }
+    if (strcmp(n->name, "x") && strcmp(n->name, "y") && strcmp(n->name, "z")) {
+      diag_error(s->d, n->span, "'ctx.%s' has no axis '%s' (axes: x, y, z)", mid->name, n->name);
+      return ty_error;
+    }
+    return scalar_ty(s, S_I32);
+  }
+  if (n->a->kind == N_NAME && strcmp(n->a->name, "ctx") == 0 && !lookup(s, "ctx")) {
+    diag_error(s->d, n->span, "'ctx.%s' needs an axis: write ctx.%s.x, .y or .z", n->name, n->name);
+    return ty_error;
+  }
+  Type *t = check_expr(s, n->a);
+  if (t->kind != TY_ERROR)
+    diag_error(s->d, n->span, "a value of type %s has no member '%s'", ty_str(s, t), n->name);
+  return ty_error;
+}
+
+/* Checks a subscript index expression: an integer scalar. */
+static bool check_index_expr(Sema *s, Node *e) {
+  Type *t = check_expr(s, e);
+  if (t->kind == TY_ERROR) return false;
+  if (t->kind != TY_SCALAR || !is_int(t->elem)) {
+    diag_error(s->d, e->span, "a subscript must be an integer scalar, got %s", ty_str(s, t));
+    return false;
+  }
+  return true;
+}
+
+static Type *check_index(Sema *s, Node *n) {
+  Type *base = check_expr(s, n->a);
+  if (base->kind == TY_ERROR) {
+    for (int i = 0; i < n->list.len; i++) {
+      Node *sub = n->list.items[i];
+      if (sub->a) check_expr(s, sub->a);
+      if (sub->b) check_expr(s, sub->b);
+    }
+    return ty_error;
+  }
+  const char *bname = n->a->kind == N_NAME ? n->a->name : "value";
+  if (base->kind == TY_SCALAR) {
+    diag_error(s->d, n->span, "cannot subscript '%s': it is a %s scalar", bname, sema_scalar_name(base->elem));
+    return ty_error;
+  }
+  bool tensor = base->kind == TY_TENSOR;
+  if (n->list.len != base->rank) {
+    diag_error(s->d, n->span, "%s '%s' has rank %d but %d subscript%s given", tensor ? "tensor" : "tile",
+               bname, base->rank, n->list.len, n->list.len == 1 ? " is" : "s are");
+    return ty_error;
+  }
+  int64_t out[MAX_TENSOR_RANK];
+  int rank = 0;
+  bool ok = true;
+  for (int i = 0; i < n->list.len; i++) {
+    Node *sub = n->list.items[i];
+    int64_t dim = base->dims[i]; /* -1: symbolic */
+    const char *dname = tensor && base->dimname[i] ? base->dimname[i] : NULL;
+    int64_t start = 0, len = -1, v;
+    bool start_known = false;
+    if (sub->op == SUB_FULL) {
+      if (dim < 0) {
+        diag_error(s->d, sub->span,
+                   "':' over dim %d of '%s' takes its whole extent '%s', which is known only at launch",
+                   i, bname, dname);
+        diag_note(s->d, sub->span, "a tile needs a static extent: write 'start :+ n' with a constant n, "
+                                   "or pin '%s' with @autotune or -D", dname);
+        ok = false;
+        continue;
+      }
+      out[rank++] = dim;
+      continue;
+    }
+    if (!check_index_expr(s, sub->a)) ok = false;
+    int r = eval_const(s, sub->a, &v);
+    if (r < 0) ok = false;
+    if (r == 1) {
+      start = v;
+      start_known = true;
+    }
+    if (sub->op == SUB_POINT) {
+      if (start_known && (start < 0 || (dim >= 0 && start >= dim))) {
+        diag_error(s->d, sub->span, "index %lld is out of range for dim %d of '%s' (size %lld)",
+                   (long long)start, i, bname, (long long)dim);
+        ok = false;
+      }
+      continue;
+    }
+    if (!check_index_expr(s, sub->b)) {
+      ok = false;
+      continue;
+    }
+    if (sub->op == SUB_SPAN) {
+      r = eval_const(s, sub->b, &v);
+      if (r < 0) {
+        ok = false;
+        continue;
+      }
+      if (r == 0) {
+        diag_error(s->d, sub->b->span, "the length of a ':+' slice must be a compile-time constant");
+        diag_note(s->d, sub->b->span, "constants are integers, @autotune names, -D names and dims they pin");
+        ok = false;
+        continue;
+      }
+      len = v;
+    } else {
+      Lin a, b;
+      if (!linearize(s, sub->a, &a) || !linearize(s, sub->b, &b) || !lin_add(&b, &a, -1)) {
+        b.n = 1, b.coef[0] = 1;
+      }
+      bool constant = true;
+      for (int j = 0; j < b.n; j++)
+        if (b.coef[j] != 0) constant = false;
+      if (!constant) {
+        diag_error(s->d, sub->span, "cannot tell the length of 'start : end' at compile time");
+        diag_note(s->d, sub->span, "write 'start :+ n' with a constant length n");
+        ok = false;
+        continue;
+      }
+      len = b.c;
+    }
+    if (len <= 0) {
+      diag_error(s->d, sub->span, "slice of dim %d of '%s' is empty (length %lld)", i, bname, (long long)len);
+      ok = false;
+      continue;
+    }
+    if (start_known && start < 0) {
+      diag_error(s->d, sub->span, "slice of dim %d of '%s' starts at %lld, before the start", i, bname,
+                 (long long)start);
+      ok = false;
+      continue;
+    }
+    if (dim >= 0 && start_known && start >= dim) {
+      diag_error(s->d, sub->span, "slice of dim %d of '%s' starts at %lld, past its end (size %lld)", i,
+                 bname, (long long)start, (long long)dim);
+      ok = false;
+      continue;
+    }
+    /* A tensor slice may run past the tensor's end: the slack is masked.
+     * A tile has no slack to mask, so its slices must fit. */
+    if (!tensor && start_known && start + len > dim) {
+      diag_error(s->d, sub->span, "slice %lld :+ %lld runs past dim %d of tile '%s' (size %lld)",
+                 (long long)start, (long long)len, i, bname, (long long)dim);
+      ok = false;
+      continue;
+    }
+    if (!tensor && len > dim) {
+      diag_error(s->d, sub->span, "slice of length %lld is longer than dim %d of tile '%s' (size %lld)",
+                 (long long)len, i, bname, (long long)dim);
+      ok = false;
+      continue;
+    }
+    out[rank++] = len;
+  }
+  if (!ok) return ty_error;
+  if (rank == 0) return scalar_ty(s, base->elem);
+  if (rank > MAX_TILE_RANK) {
+    diag_error(s->d, n->span, "this slice has %d dims; a tile has at most %d (index some dims with a point)",
+               rank, MAX_TILE_RANK);
+    return ty_error;
+  }
+  Type *t = tile_ty(s, base->elem, rank, out);
+  t->view = tensor || base->view;
+  return t;
+}
+
+/* ----------------------------------------------------------- builtins */
+
+typedef struct Builtin {
+  const char *name;
+  int min_args, max_args;
+  Type *(*check)(Sema *s, Node *call, Type **args);
+} Builtin;
+
+static Type *as_value(Sema *s, const Type *t) {
+  Type *r = copy_ty(s, t);
+  r->view = false;
+  return r;
+}
+
+static bool need_tile(Sema *s, Node *call, int i, Type *t, int min_rank, int max_rank) {
+  Node *arg = call->list.items[i];
+  if (t->kind != TY_TILE || t->rank < min_rank || t->rank > max_rank) {
+    if (min_rank == max_rank)
+      diag_error(s->d, arg->span, "argument %d of %s must be a rank-%d tile, got %s", i + 1,
+                 call->a->name, min_rank, ty_str(s, t));
+    else
+      diag_error(s->d, arg->span, "argument %d of %s must be a tile of rank %d to %d, got %s", i + 1,
+                 call->a->name, min_rank, max_rank, ty_str(s, t));
+    return false;
+  }
+  return true;
+}
+
+static Type *b_dot(Sema *s, Node *call, Type **args) {
+  bool trans = strcmp(call->a->name, "dot_t") == 0;
+  if (!need_tile(s, call, 0, args[0], 2, 3) || !need_tile(s, call, 1, args[1], 2, 2)) return ty_error;
+  Type *a = args[0], *b = args[1];
+  bool fa = is_float(a->elem), fb = is_float(b->elem);
+  if (a->elem == S_BOOL || b->elem == S_BOOL || fa != fb ||
+      (!fa && (int_rank(a->elem) != 1 || int_rank(b->elem) != 1))) {
+    diag_error(s->d, call->span, "%s needs two floating-point operands or two 8-bit integer operands, got %s and %s",
+               call->a->name, sema_scalar_name(a->elem), sema_scalar_name(b->elem));
+    return ty_error;
+  }
+  int64_t k = a->dims[a->rank - 1];
+  int64_t kb = trans ? b->dims[1] : b->dims[0];
+  if (k != kb) {
+    diag_error(s->d, call->span, "%s: contraction dims differ: %s is %s and %s is %s (%lld vs %lld)",
+               call->a->name, "a", shape_str(s, a), "b", shape_str(s, b), (long long)k, (long long)kb);
+    if (!trans && b->dims[1] == k)
+      diag_note(s->d, call->span, "dot contracts b's first dim; dot_t contracts its last");
+    return ty_error;
+  }
+  int64_t dims[MAX_TILE_RANK];
+  for (int i = 0; i < a->rank - 1; i++) dims[i] = a->dims[i];
+  dims[a->rank - 1] = trans ? b->dims[0] : b->dims[1];
+  Scalar e = fa ? (a->elem == S_F64 || b->elem == S_F64 ? S_F64 : S_F32) : S_I32;
+  return tile_ty(s, e, a->rank, dims);
+}
+
+static Type *b_unary_float(Sema *s, Node *call, Type **args) {
+  if (args[0]->literal && is_int(args[0]->elem)) return scalar_ty(s, S_F32); /* exp(2) */
+  if (!is_float(args[0]->elem)) {
+    diag_error(s->d, call->span, "%s needs a floating-point operand, got %s", call->a->name,
+               sema_scalar_name(args[0]->elem));
+    if (is_int(args[0]->elem))
+      diag_note(s->d, call->span, "convert first, e.g. %s(f32(x))", call->a->name);
+    return ty_error;
+  }
+  Type *t = as_value(s, args[0]);
+  t->literal = false;
+  return t;
+}
+
+static Type *b_rowreduce(Sema *s, Node *call, Type **args) {
+  if (!need_tile(s, call, 0, args[0], 1, 3)) return ty_error;
+  if (!is_numeric(args[0]->elem)) {
+    diag_error(s->d, call->span, "%s needs a numeric tile, got %s", call->a->name, ty_str(s, args[0]));
+    return ty_error;
+  }
+  Type *t = as_value(s, args[0]);
+  t->dims[t->rank - 1] = 1;
+  return t;
+}
+
+static Type *b_elementwise2(Sema *s, Node *call, Type **args) {
+  Scalar e = join_elem(args[0], args[1]);
+  if (e == S_NONE || !is_numeric(e)) {
+    diag_error(s->d, call->span, "%s needs numeric operands, got %s and %s", call->a->name,
+               sema_scalar_name(args[0]->elem), sema_scalar_name(args[1]->elem));
+    return ty_error;
+  }
+  int rank, bad;
+  int64_t dims[MAX_TENSOR_RANK];
+  if (!broadcast(args[0], args[1], &rank, dims, &bad)) {
+    diag_error(s->d, call->span, "%s: shapes %s and %s do not broadcast", call->a->name,
+               shape_str(s, args[0]), shape_str(s, args[1]));
+    return ty_error;
+  }
+  Type *t = rank ? tile_ty(s, e, rank, dims) : scalar_ty(s, e);
+  t->literal = args[0]->literal && args[1]->literal;
+  return t;
+}
+
+static Type *b_scalar_minmax(Sema *s, Node *call, Type **args) {
+  for (int i = 0; i < 2; i++)
+    if (args[i]->kind != TY_SCALAR) {
+      diag_error(s->d, ((Node *)call->list.items[i])->span,
+                 "%s takes scalars; for tiles use t%s (elementwise)", call->a->name, call->a->name);
+      return ty_error;
+    }
+  return b_elementwise2(s, call, args);
+}
+
+static Type *b_cdiv(Sema *s, Node *call, Type **args) {
+  for (int i = 0; i < 2; i++)
+    if (args[i]->kind != TY_SCALAR || !is_int(args[i]->elem)) {
+      diag_error(s->d, ((Node *)call->list.items[i])->span, "cdiv takes integer scalars, got %s",
+                 ty_str(s, args[i]));
+      return ty_error;
+    }
+  int64_t v;
+  if (eval_const(s, call->list.items[1], &v) == 1 && v <= 0) {
+    diag_error(s->d, ((Node *)call->list.items[1])->span, "cdiv by %lld: the divisor must be positive",
+               (long long)v);
+    return ty_error;
+  }
+  return b_elementwise2(s, call, args);
+}
+
+static Type *b_transpose(Sema *s, Node *call, Type **args) {
+  if (!need_tile(s, call, 0, args[0], 2, 2)) return ty_error;
+  int64_t dims[2] = {args[0]->dims[1], args[0]->dims[0]};
+  return tile_ty(s, args[0]->elem, 2, dims);
+}
+
+static Type *b_where(Sema *s, Node *call, Type **args) {
+  if (args[0]->elem != S_BOOL) {
+    diag_error(s->d, ((Node *)call->list.items[0])->span, "the condition of where must be bool, got %s",
+               ty_str(s, args[0]));
+    return ty_error;
+  }
+  Scalar e = join_elem(args[1], args[2]);
+  if (e == S_NONE) {
+    diag_error(s->d, call->span, "where: the two branches cannot meet: %s and %s", sema_scalar_name(args[1]->elem),
+               sema_scalar_name(args[2]->elem));
+    return ty_error;
+  }
+  int r1, r2, bad;
+  int64_t d1[MAX_TENSOR_RANK], d2[MAX_TENSOR_RANK];
+  if (!broadcast(args[1], args[2], &r1, d1, &bad)) {
+    diag_error(s->d, call->span, "where: shapes %s and %s do not broadcast", shape_str(s, args[1]),
+               shape_str(s, args[2]));
+    return ty_error;
+  }
+  Type *vals = r1 ? tile_ty(s, e, r1, d1) : scalar_ty(s, e);
+  if (!broadcast(args[0], vals, &r2, d2, &bad)) {
+    diag_error(s->d, call->span, "where: the condition's shape %s does not broadcast with %s",
+               shape_str(s, args[0]), shape_str(s, vals));
+    return ty_error;
+  }
+  Type *t = r2 ? tile_ty(s, e, r2, d2) : scalar_ty(s, e);
+  t->literal = args[1]->literal && args[2]->literal;
+  return t;
+}
+
+static Type *b_program_id(Sema *s, Node *call, Type **args) {
+  (void)args;
+  int64_t v;
+  Node *arg = call->list.items[0];
+  int r = eval_const(s, arg, &v);
+  if (r == 0) diag_error(s->d, arg->span, "program_id needs a constant axis 0, 1 or 2");
+  else if (r == 1 && (v < 0 || v > 2))
+    diag_error(s->d, arg->span, "program_id axis %lld is out of range (0, 1 or 2)", (long long)v);
+  return r == 1 && v >= 0 && v <= 2 ? scalar_ty(s, S_I32) : ty_error;
+}
+
+static const Builtin builtins[] = {
+    {"dot", 2, 2, b_dot},
+    {"dot_t", 2, 2, b_dot},
+    {"exp", 1, 1, b_unary_float},
+    {"log", 1, 1, b_unary_float},
+    {"sqrt", 1, 1, b_unary_float},
+    {"tanh", 1, 1, b_unary_float},
+    {"rowmax", 1, 1, b_rowreduce},
+    {"rowsum", 1, 1, b_rowreduce},
+    {"tmax", 2, 2, b_elementwise2},
+    {"tmin", 2, 2, b_elementwise2},
+    {"min", 2, 2, b_scalar_minmax},
+    {"max", 2, 2, b_scalar_minmax},
+    {"cdiv", 2, 2, b_cdiv},
+    {"transpose", 1, 1, b_transpose},
+    {"where", 3, 3, b_where},
+    {"program_id", 1, 1, b_program_id},
+    {"iota", 1, MAX_TILE_RANK, NULL}, /* checked by check_iota: its extents are constants */
+};
+
+static bool is_builtin_function(const char *name) {
+  Scalar sc;
+  for (size_t i = 0; i < sizeof builtins / sizeof builtins[0]; i++)
+    if (strcmp(builtins[i].name, name) == 0) return true;
+  return sema_scalar_from_name(name, &sc) && sc != S_BOOL;
+}
+
+/* iota(d0, ..., axis = k): an i32 tile of shape [d0, ...] whose element is
+ * its own coordinate along axis k (default: the last). */
+static Type *check_iota(Sema *s, Node *call) {
+  int64_t dims[MAX_TILE_RANK];
+  int rank = 0;
+  int64_t axis = -1;
+  Node *axis_node = NULL;
+  bool ok = true;
+  for (int i = 0; i < call->list.len; i++) {
+    Node *arg = call->list.items[i];
+    if (arg->kind == N_NAMEDARG) {
+      if (strcmp(arg->name, "axis") != 0 || axis_node) {
+        diag_error(s->d, arg->span, "iota takes one named argument, 'axis'; got '%s'", arg->name);
+        ok = false;
+        continue;
+      }
+      axis_node = arg;
+      if (eval_const(s, arg->a, &axis) != 1) {
+        diag_error(s->d, arg->a->span, "iota's axis must be a constant");
+        ok = false;
+      }
+      continue;
+    }
+    if (axis_node) {
+      diag_error(s->d, arg->span, "iota's extents come before 'axis ='");
+      ok = false;
+      continue;
+    }
+    if (rank == MAX_TILE_RANK) {
+      diag_error(s->d, arg->span, "iota makes tiles of at most %d dims", MAX_TILE_RANK);
+      return ty_error;
+    }
+    int64_t v;
+    Type *t = check_expr(s, arg);
+    if (t->kind == TY_ERROR) {
+      ok = false;
+      continue;
+    }
+    int r = eval_const(s, arg, &v);
+    if (r == 0) diag_error(s->d, arg->span, "iota's extents must be compile-time constants");
+    else if (r == 1 && v <= 0) diag_error(s->d, arg->span, "iota extent %lld must be positive", (long long)v);
+    if (r != 1 || v <= 0) {
+      ok = false;
+      continue;
+    }
+    dims[rank++] = v;
+  }
+  if (!ok) return ty_error;
+  if (rank == 0) {
+    diag_error(s->d, call->span, "iota needs at least one extent");
+    return ty_error;
+  }
+  if (axis_node && (axis < 0 || axis >= rank)) {
+    diag_error(s->d, axis_node->span, "iota axis %lld is out of range for %d dims", (long long)axis, rank);
+    return ty_error;
+  }
+  return tile_ty(s, S_I32, rank, dims);
+}
+
+static Type *check_call(Sema *s, Node *n) {
+  if (n->a->kind != N_NAME) {
+    check_expr(s, n->a);
+    diag_error(s->d, n->a->span, "only builtin functions can be called");
+    return ty_error;
+  }
+  const char *name = n->a->name;
+  Symbol *y = lookup(s, name);
+  if (y) {
+    diag_error(s->d, n->a->span, "'%s' is a %s, not a function", name, sym_kind_name[y->kind]);
+    return ty_error;
+  }
+  if (strcmp(name, "iota") == 0) return check_iota(s, n);
+  Scalar conv;
+  const Builtin *b = NULL;
+  for (size_t i = 0; i < sizeof builtins / sizeof builtins[0]; i++)
+    if (strcmp(builtins[i].name, name) == 0) b = &builtins[i];
+  bool is_conv = !b && sema_scalar_from_name(name, &conv);
+  if (!b && !is_conv) {
+    diag_error(s->d, n->a->span, "unknown function '%s'", name);
+    return ty_error;
+  }
+  if (is_conv && conv == S_BOOL) {
+    diag_error(s->d, n->a->span, "there is no bool(x) conversion; compare instead, e.g. x != 0");
+    return ty_error;
+  }
+  int min = b ? b->min_args : 1, max = b ? b->max_args : 1;
+  Type *args[4];
+  bool ok = true;
+  for (int i = 0; i < n->list.len; i++) {
+    Node *arg = n->list.items[i];
+    if (arg->kind == N_NAMEDARG) {
+      diag_error(s->d, arg->span, "%s takes no named arguments", name);
+      check_expr(s, arg->a);
+      ok = false;
+      continue;
+    }
+    Type *t = check_expr(s, arg);
+    if (i < 4) args[i] = t;
+    if (t->kind == TY_ERROR || !need_value(s, arg, t, name)) ok = false;
+  }
+  if (n->list.len < min || n->list.len > max) {
+    if (min == max)
+      diag_error(s->d, n->span, "%s takes %d argument%s, got %d", name, min, min == 1 ? "" : "s", n->list.len);
+    else
+      diag_error(s->d, n->span, "%s takes %d to %d arguments, got %d", name, min, max, n->list.len);
+    return ty_error;
+  }
+  if (!ok) return ty_error;
+  if (is_conv) {
+    if (args[0]->elem == S_BOOL) {
+      diag_error(s->d, n->span, "cannot convert bool to %s; use where(c, 1, 0)", name);
+      return ty_error;
+    }
+    Type *t = as_value(s, args[0]);
+    t->elem = conv;
+    t->literal = false;
+    return t;
+  }
+  return b->check(s, n, args);
+}
+
+static Type *check_name(Sema *s, Node *n) {
+  Symbol *y = lookup(s, n->name);
+  if (y) return y->ty;
+  if (strcmp(n->name, "inf") == 0) {
+    Type *t = scalar_ty(s, S_F32);
+    t->literal = true;
+    return t;
+  }
+  if (strcmp(n->name, "ctx") == 0) {
+    diag_error(s->d, n->span, "'ctx' is not a value: write ctx.block.x (or .y, .z) or ctx.grid.x");
+    return ty_error;
+  }
+  if (is_builtin_function(n->name)) {
+    diag_error(s->d, n->span, "'%s' is a builtin function: call it, e.g. %s(...)", n->name, n->name);
+    return ty_error;
+  }
+  diag_error(s->d, n->span, "use of undeclared name '%s'", n->name);
+  return ty_error;
+}
+
+static Type *check_expr(Sema *s, Node *n) {
+  switch (n->kind) {
+  case N_INT: {
+    Type *t = scalar_ty(s, n->ival > INT32_MAX ? S_I64 : S_I32);
+    t->literal = true;
+    return t;
+  }
+  case N_FLOAT: {
+    Type *t = scalar_ty(s, S_F32);
+    t->literal = true;
+    return t;
+  }
+  case N_BOOL: return scalar_ty(s, S_BOOL);
+  case N_NAME: return check_name(s, n);
+  case N_UNARY: return check_unary(s, n);
+  case N_BINARY: return check_binary(s, n);
+  case N_CALL: return check_call(s, n);
+  case N_INDEX: return check_index(s, n);
+  case N_MEMBER: return check_member(s, n);
+  case N_NAMEDARG:
+    diag_error(s->d, n->span, "a named argument '%s = ...' is allowed only in iota and attributes", n->name);
+    check_expr(s, n->a);
+    return ty_error;
+  default: diag_ice("check_expr: unexpected node kind %d", n->kind);
+  }
+}
+
+/* -------------------------------------------------------------- types */
+
+/* Resolves a written type. Kernel parameters may be tensors or scalars;
+ * locals may be scalars or tiles. */
+static Type *resolve_type(Sema *s, Node *n, bool param) {
+  Scalar e;
+  if (!n->a) {
+    if (strcmp(n->name, "tensor") == 0 || strcmp(n->name, "tile") == 0) {
+      diag_error(s->d, n->span, "'%s' needs an element type and dims, e.g. %s<f32>[M, N]", n->name, n->name);
+      return ty_error;
+    }
+    if (!sema_scalar_from_name(n->name, &e)) {
+      diag_error(s->d, n->span, "unknown type '%s'", n->name);
+      diag_note(s->d, n->span, "types: f16 bf16 f32 f64 i8 u8 i32 i64 bool, tensor<T>[dims], tile<T>[dims]");
+      return ty_error;
+    }
+    return scalar_ty(s, e);
+  }
+  bool tensor = strcmp(n->name, "tensor") == 0;
+  if (!tensor && strcmp(n->name, "tile") != 0) {
+    diag_error(s->d, n->span, "unknown type '%s<...>' (only tensor<T> and tile<T> take an element type)", n->name);
+    return ty_error;
+  }
+  if (n->a->a || !sema_scalar_from_name(n->a->name, &e)) {
+    diag_error(s->d, n->a->span, "the element type of a %s must be a scalar type, got '%s'", n->name, n->a->name);
+    return ty_error;
+  }
+  if (tensor && !param) {
+    diag_error(s->d, n->span, "a local cannot be a tensor: tensors are kernel parameters; slice one into a tile");
+    return ty_error;
+  }
+  if (!tensor && param) {
+    diag_error(s->d, n->span, "a kernel parameter cannot be a tile: pass a tensor and slice it");
+    return ty_error;
+  }
+  int max = tensor ? MAX_TENSOR_RANK : MAX_TILE_RANK;
+  if (n->list.len > max) {
+    diag_error(s->d, n->span, "a %s has at most %d dims, this one has %d", n->name, max, n->list.len);
+    return ty_error;
+  }
+  Type *t = arena_alloc(s->arena, sizeof *t);
+  t->kind = tensor ? TY_TENSOR : TY_TILE;
+  t->elem = e;
+  t->rank = n->list.len;
+  for (int i = 0; i < t->rank; i++) {
+    Node *d = n->list.items[i];
+    int64_t v;
+    if (tensor) {
+      if (d->kind == N_NAME) {
+        t->dimname[i] = d->name;
+        t->dims[i] = -1;
+        continue;
+      }
+      if (d->kind != N_INT) {
+        diag_error(s->d, d->span, "a tensor dim is a name or an integer literal");
+        return ty_error;
+      }
+      v = d->ival;
+    } else {
+      Type *dt = check_expr(s, d);
+      if (dt->kind == TY_ERROR) return ty_error;
+      int r = eval_const(s, d, &v);
+      if (r < 0) return ty_error;
+      if (r == 0) {
+        diag_error(s->d, d->span, "a tile dim must be a compile-time constant");
+        diag_note(s->d, d->span, "constants are integers, @autotune names, -D names and dims they pin");
+        return ty_error;
+      }
+    }
+    if (v <= 0) {
+      diag_error(s->d, d->span, "dim %d of the %s is %lld; dims must be positive", i, n->name, (long long)v);
+      return ty_error;
+    }
+    if (!tensor && v > (1 << 20)) {
+      diag_error(s->d, d->span, "tile dim %lld is too large (at most %d)", (long long)v, 1 << 20);
+      return ty_error;
+    }
+    t->dims[i] = v;
+  }
+  return t;
+}
+
+/* ---------------------------------------------------------- statements */
+
+static void check_block(Sema *s, Node *block);
+
+static void check_cond(Sema *s, Node *e, const char *what) {
+  Type *t = check_expr(s, e);
+  if (t->kind == TY_ERROR) return;
+  if (t->kind != TY_SCALAR || t->elem != S_BOOL)
+    diag_error(s->d, e->span, "the condition of '%s' must be a bool scalar, got %s", what, ty_str(s, t));
+}
+
+static void check_decl(Sema *s, Node *n) {
+  bool is_let = n->kind == N_LET;
+  Type *declared = n->type ? resolve_type(s, n->type, false) : NULL;
+  Type *init = n->a ? check_expr(s, n->a) : NULL;
+  if (init && init->kind != TY_ERROR)
+    if (!need_value(s, n->a, init, is_let ? "let" : "var")) init = ty_error;
+  Type *t;
+  if (declared) {
+    t = declared;
+    if (init) check_assignable(s, n->a->span, declared, init, arena_printf(s->arena, "initializer of '%s'", n->name));
+    else if (declared->kind != TY_TILE && declared->kind != TY_ERROR) {
+      diag_error(s->d, n->span, "'var %s: %s' needs an initializer: only tiles may start undefined", n->name,
+                 ty_str(s, declared));
+      t = ty_error;
+    }
+  } else if (!init) {
+    diag_error(s->d, n->span, "'var %s' needs a type or an initializer", n->name);
+    t = ty_error;
+  } else {
+    t = copy_ty(s, init);
+    /* A literal takes its default type: i32 or f32. A var copies a view. */
+    t->literal = false;
+    if (!is_let) t->view = false;
+  }
+  declare(s, is_let ? SYM_LET : SYM_VAR, n->name, t, n->span);
+}
+
+static void check_assign(Sema *s, Node *n) {
+  Node *target = n->a;
+  Node *root = target->kind == N_INDEX ? target->a : target;
+  Type *value = check_expr(s, n->b);
+  if (root->kind != N_NAME) {
+    check_expr(s, target);
+    diag_error(s->d, target->span, "cannot assign to this expression: the target must be a variable or a slice");
+    return;
+  }
+  Symbol *y = lookup(s, root->name);
+  if (!y) {
+    check_expr(s, target); /* reports the undeclared name */
+    return;
+  }
+  if (target->kind == N_NAME && y->kind == SYM_TENSOR) {
+    diag_error(s->d, target->span, "cannot assign to tensor '%s' as a whole; store to a slice: %s[...] = value",
+               y->name, y->name);
+    return;
+  }
+  if (y->kind != SYM_VAR && !(y->kind == SYM_TENSOR && target->kind == N_INDEX)) {
+    diag_error(s->d, target->span, "cannot %s '%s': it is a %s", target->kind == N_INDEX ? "store into" : "assign to",
+               y->name, sym_kind_name[y->kind]);
+    if (y->kind == SYM_LET) diag_note(s->d, y->span, "declare it with 'var' to make it mutable");
+    return;
+  }
+  Type *tt = check_expr(s, target);
+  if (tt->kind == TY_ERROR || value->kind == TY_ERROR) return;
+  if (!need_value(s, n->b, value, "assignment")) return;
+  if (n->op != '=' && (!is_numeric(tt->elem) || !is_numeric(value->elem))) {
+    diag_error(s->d, n->span, "operator '%s' needs numeric operands, got %s and %s", ast_op_name(n->op),
+               ty_str(s, tt), ty_str(s, value));
+    return;
+  }
+  check_assignable(s, n->b->span, tt, value, "assignment");
+}
+
+static void check_for(Sema *s, Node *n) {
+  if (!n->a) { /* the parser reported a malformed range */
+    push_scope(s);
+    declare(s, SYM_LOOP, n->name, scalar_ty(s, S_I32), n->span);
+    check_block(s, n->body);
+    pop_scope(s);
+    return;
+  }
+  Node *parts[3] = {n->a, n->b, n->c};
+  const char *names[3] = {"start", "end", "step"};
+  for (int i = 0; i < 3; i++) {
+    if (!parts[i]) continue;
+    Type *t = check_expr(s, parts[i]);
+    if (t->kind == TY_ERROR) continue;
+    if (t->kind != TY_SCALAR || !is_int(t->elem))
+      diag_error(s->d, parts[i]->span, "the %s of a range must be an integer scalar, got %s", names[i], ty_str(s, t));
+  }
+  int64_t step;
+  if (n->c && eval_const(s, n->c, &step) == 1 && step <= 0)
+    diag_error(s->d, n->c->span, "the step of a range must be positive, got %lld", (long long)step);
+  push_scope(s);
+  declare(s, SYM_LOOP, n->name, scalar_ty(s, S_I32), n->span);
+  check_block(s, n->body);
+  pop_scope(s);
+}
+
+static void check_stmt(Sema *s, Node *n) {
+  switch (n->kind) {
+  case N_LET:
+  case N_VAR: check_decl(s, n); break;
+  case N_ASSIGN: check_assign(s, n); break;
+  case N_FOR: check_for(s, n); break;
+  case N_WHILE:
+    check_cond(s, n->a, "while");
+    check_block(s, n->body);
+    break;
+  case N_IF:
+    check_cond(s, n->a, "if");
+    check_block(s, n->body);
+    if (n->c) {
+      if (n->c->kind == N_IF) check_stmt(s, n->c);
+      else check_block(s, n->c);
+    }
+    break;
+  case N_EXPR: {
+    Type *t = check_expr(s, n->a);
+    if (t->kind != TY_ERROR)
+      diag_error(s->d, n->span, "this expression's value is unused; assign it or remove it");
+    break;
+  }
+  default: diag_ice("check_stmt: unexpected node kind %d", n->kind);
+  }
+}
+
+static void check_block(Sema *s, Node *block) {
+  push_scope(s);
+  for (int i = 0; i < block->list.len && !s->d->stopped; i++) check_stmt(s, block->list.items[i]);
+  pop_scope(s);
+}
+
+/* ---------------------------------------------------------- attributes */
+
+typedef struct Attrs {
+  Node *launch, *autotune_first, *pipeline, *padstage, *aligned, *dynshared, *grid;
+  TuneDim *tune;
+  int ntune;
+} Attrs;
+
+static const char *known_attrs[] = {"launch", "autotune", "pipeline", "padstage", "aligned", "dynshared", "grid"};
+
+/* Evaluates an attribute argument that must be an integer constant. */
+static bool attr_int(Sema *s, Node *attr, Node *arg, const char *what, int64_t *out) {
+  if (arg->kind == N_NAMEDARG || arg->kind == N_ATTR_IN) {
+    diag_error(s->d, arg->span, "@%s: %s must be a plain integer", attr->name, what);
+    return false;
+  }
+  int r = eval_const(s, arg, out);
+  if (r == 0) diag_error(s->d, arg->span, "@%s: %s must be an integer constant", attr->name, what);
+  return r == 1;
+}
+
+/* The @autotune space, checked once per kernel (it needs no constants). */
+static void collect_autotune(Sema *s, Node *attr, Attrs *at) {
+  if (!attr->list.len) {
+    diag_error(s->d, attr->span, "@autotune needs at least one 'NAME in [values]'");
+    return;
+  }
+  for (int i = 0; i < attr->list.len; i++) {
+    Node *arg = attr->list.items[i];
+    if (arg->kind != N_ATTR_IN) {
+      diag_error(s->d, arg->span, "@autotune arguments are 'NAME in [values]'");
+      continue;
+    }
+    for (int j = 0; j < at->ntune; j++)
+      if (strcmp(at->tune[j].name, arg->name) == 0) {
+        diag_error(s->d, arg->span, "@autotune names '%s' twice", arg->name);
+        diag_note(s->d, at->tune[j].span, "first given here");
+        goto next;
+      }
+    int n = arg->list.len;
+    int64_t vals[64];
+    if (n > 64) {
+      diag_error(s->d, arg->span, "@autotune '%s' lists %d values; at most 64", arg->name, n);
+      continue;
+    }
+    for (int j = 0; j < n; j++) {
+      Node *e = arg->list.items[j];
+      int r = eval_const(s, e, &vals[j]);
+      if (r == 0) diag_error(s->d, e->span, "@autotune values must be integer constants");
+      if (r != 1) goto next;
+      if (vals[j] <= 0) {
+        diag_error(s->d, e->span, "@autotune value %lld for '%s' must be positive", (long long)vals[j], arg->name);
+        goto next;
+      }
+      for (int k = 0; k < j; k++)
+        if (vals[k] == vals[j] && n != 2) {
+          diag_error(s->d, e->span, "@autotune lists %lld twice for '%s'", (long long)vals[j], arg->name);
+          goto next;
+        }
+    }
+    TuneDim td = {.name = arg->name, .span = arg->span};
+    td.values = arena_alloc(s->arena, sizeof(int64_t) * 64);
+    if (n == 2 && vals[0] < vals[1]) {
+      /* two values: doubling steps from the first up to the second */
+      for (int64_t v = vals[0]; v <= vals[1] && td.nvalues < 64; v *= 2) td.values[td.nvalues++] = v;
+    } else if (n == 2 && vals[0] == vals[1]) {
+      td.values[td.nvalues++] = vals[0];
+    } else {
+      for (int j = 0; j < n; j++) td.values[td.nvalues++] = vals[j];
+    }
+    TuneDim *grown = arena_alloc(s->arena, sizeof *grown * (size_t)(at->ntune + 1));
+    if (at->ntune) memcpy(grown, at->tune, sizeof *grown * (size_t)at->ntune);
+    grown[at->ntune++] = td;
+    at->tune = grown;
+  next:;
+  }
+}
+
+static void collect_attrs(Sema *s, Node *k, Attrs *at) {
+  memset(at, 0, sizeof *at);
+  for (int i = 0; i < k->attrs.len; i++) {
+    Node *a = k->attrs.items[i];
+    bool known = false;
+    for (size_t j = 0; j < sizeof known_attrs / sizeof known_attrs[0]; j++)
+      if (strcmp(a->name, known_attrs[j]) == 0) known = true;
+    if (!known) {
+      diag_warning(s->d, a->span, "unknown attribute '@%s' is ignored", a->name);
+      continue;
+    }
+    Node **slot = strcmp(a->name, "launch") == 0      ? &at->launch
+                  : strcmp(a->name, "autotune") == 0  ? &at->autotune_first
+                  : strcmp(a->name, "pipeline") == 0  ? &at->pipeline
+                  : strcmp(a->name, "padstage") == 0  ? &at->padstage
+                  : strcmp(a->name, "aligned") == 0   ? &at->aligned
+                  : strcmp(a->name, "dynshared") == 0 ? &at->dynshared
+                                                      : &at->grid;
+    if (strcmp(a->name, "autotune") == 0) {
+      /* several @autotune lines add up */
+      if (!*slot) *slot = a;
+      collect_autotune(s, a, at);
+      continue;
+    }
+    if (*slot) {
+      diag_error(s->d, a->span, "@%s is given twice", a->name);
+      diag_note(s->d, (*slot)->span, "first given here");
+      continue;
+    }
+    *slot = a;
+    if ((slot == &at->padstage || slot == &at->dynshared) && a->has_args)
+      diag_error(s->d, a->span, "@%s takes no arguments", a->name);
+  }
+}
+
+/* Checks the attributes whose arguments may use constants; runs once per
+ * variant, in the kernel scope. */
+static void check_attrs(Sema *s, Attrs *at) {
+  int64_t v;
+  if (at->launch) {
+    Node *a = at->launch;
+    static const char *what[] = {"the thread count", "min_blocks", "max_regs"};
+    if (a->list.len < 1 || a->list.len > 3) {
+      diag_error(s->d, a->span, "@launch takes 1 to 3 arguments (threads[, min_blocks[, max_regs]]), got %d",
+                 a->list.len);
+    } else {
+      for (int i = 0; i < a->list.len; i++) {
+        Node *arg = a->list.items[i];
+        if (!attr_int(s, a, arg, what[i], &v)) continue;
+        if (i == 0 && (v < 32 || v > 1024 || v % 32))
+          diag_error(s->d, arg->span, "@launch: %lld threads; the count must be a multiple of 32 from 32 to 1024",
+                     (long long)v);
+        if (i == 1 && (v < 1 || v > 32))
+          diag_error(s->d, arg->span, "@launch: min_blocks %lld must be from 1 to 32", (long long)v);
+        if (i == 2 && (v < 16 || v > 255))
+          diag_error(s->d, arg->span, "@launch: max_regs %lld must be from 16 to 255", (long long)v);
+      }
+    }
+  }
+  if (at->pipeline && at->pipeline->has_args) {
+    Node *a = at->pipeline;
+    if (a->list.len != 1) diag_error(s->d, a->span, "@pipeline takes one argument, the stage count");
+    else if (attr_int(s, a, a->list.items[0], "the stage count", &v) && (v < 2 || v > 8))
+      diag_error(s->d, ((Node *)a->list.items[0])->span, "@pipeline: %lld stages; the count must be from 2 to 8",
+                 (long long)v);
+  }
+  if (at->aligned) {
+    Node *a = at->aligned;
+    if (!a->list.len) diag_error(s->d, a->span, "@aligned needs 'DIM = tile' arguments");
+    for (int i = 0; i < a->list.len; i++) {
+      Node *arg = a->list.items[i];
+      if (arg->kind != N_NAMEDARG) {
+        diag_error(s->d, arg->span, "@aligned arguments are 'DIM = tile'");
+        continue;
+      }
+      Symbol *y = lookup(s, arg->name);
+      if (!y || (y->kind != SYM_DIM && y->kind != SYM_CONST)) {
+        diag_error(s->d, arg->span, "@aligned: '%s' is not a tensor dim of this kernel", arg->name);
+        continue;
+      }
+      if (attr_int(s, a, arg->a, "the tile", &v) && v <= 0)
+        diag_error(s->d, arg->a->span, "@aligned: tile %lld must be positive", (long long)v);
+      else if (y->kind == SYM_CONST && !y->const_float && v > 0 && y->ival % v)
+        diag_error(s->d, arg->span, "@aligned: '%s' is the constant %lld, not a multiple of %lld", arg->name,
+                   (long long)y->ival, (long long)v);
+    }
+  }
+  if (at->grid) {
+    Node *a = at->grid;
+    if (a->list.len < 1 || a->list.len > 3)
+      diag_error(s->d, a->span, "@grid takes 1 to 3 expressions (x[, y[, z]]), got %d", a->list.len);
+    for (int i = 0; i < a->list.len && i < 3; i++) {
+      Node *arg = a->list.items[i];
+      if (arg->kind == N_NAMEDARG || arg->kind == N_ATTR_IN) {
+        diag_error(s->d, arg->span, "@grid arguments are expressions over dims and constants");
+        continue;
+      }
+      Type *t = check_expr(s, arg);
+      if (t->kind == TY_ERROR) continue;
+      if (t->kind != TY_SCALAR || !is_int(t->elem)) {
+        diag_error(s->d, arg->span, "@grid: the extent must be an integer, got %s", ty_str(s, t));
+        continue;
+      }
+      if (eval_const(s, arg, &v) == 1 && v <= 0)
+        diag_error(s->d, arg->span, "@grid: extent %lld must be positive", (long long)v);
+    }
+  }
+}
+
+/* Only dims and constants may appear in a @grid expression: the runtime
+ * evaluates it before the launch, from the tensors' shapes. */
+static void check_grid_names(Sema *s, Node *n) {
+  if (!n) return;
+  if (n->kind == N_NAME) {
+    Symbol *y = lookup(s, n->name);
+    if (y && y->kind != SYM_DIM && y->kind != SYM_CONST)
+      diag_error(s->d, n->span, "@grid can use tensor dims and constants; '%s' is a %s", n->name,
+                 sym_kind_name[y->kind]);
+    return;
+  }
+  if (n->kind == N_MEMBER || n->kind == N_INDEX) {
+    diag_error(s->d, n->span, "@grid can use tensor dims and constants only");
+    return;
+  }
+  if (n->kind == N_CALL) {
+    for (int i = 0; i < n->list.len; i++) check_grid_names(s, n->list.items[i]);
+    return;
+  }
+  check_grid_names(s, n->a);
+  check_grid_names(s, n->b);
+}
+
+/* ------------------------------------------------------------- kernels */
+
+static Define *find_define(Sema *s, const char *name) {
+  for (int i = 0; i < s->opts->ndefines; i++)
+    if (strcmp(s->opts->defines[i].name, name) == 0) return &s->opts->defines[i];
+  return NULL;
+}
+
+static void declare_const(Sema *s, const char *name, Span span, const char *text, int64_t ival) {
+  Symbol *y = declare(s, SYM_CONST, name, NULL, span);
+  if (!y) return;
+  if (text) {
+    char *end;
+    long long v = strtoll(text, &end, 0);
+    if (*end == 0) {
+      y->ival = v;
+    } else {
+      y->const_float = true;
+      y->fval = strtod(text, NULL);
+    }
+  } else {
+    y->ival = ival;
+  }
+  y->ty = scalar_ty(s, y->const_float ? S_F32 : S_I32);
+}
+
+/* Declares parameters and the dims they name. A dim named like a constant
+ * is pinned to it; a dim named twice is the same value (checked at launch). */
+static void declare_params(Sema *s, Node *k) {
+  for (int i = 0; i < k->list.len; i++) {
+    Node *p = k->list.items[i];
+    Type *t = resolve_type(s, p->type, true);
+    if (t->kind == TY_TENSOR) {
+      for (int j = 0; j < t->rank; j++) {
+        if (!t->dimname[j]) continue;
+        Symbol *y = lookup(s, t->dimname[j]);
+        if (y && y->kind == SYM_CONST) {
+          if (y->const_float) {
+            diag_error(s->d, ((Node *)p->type->list.items[j])->span, "dim '%s' is pinned to a float constant",
+                       t->dimname[j]);
+            continue;
+          }
+          t->dims[j] = y->ival;
+        } else if (y && y->kind != SYM_DIM) {
+          diag_error(s->d, ((Node *)p->type->list.items[j])->span, "dim '%s' is already a %s", t->dimname[j],
+                     sym_kind_name[y->kind]);
+          if (y->span.first_line) diag_note(s->d, y->span, "'%s' is defined here", y->name);
+        } else if (!y) {
+          declare(s, SYM_DIM, t->dimname[j], scalar_ty(s, S_I32), ((Node *)p->type->list.items[j])->span);
+        }
+      }
+    }
+    declare(s, t->kind == TY_TENSOR ? SYM_TENSOR : SYM_SCALAR, p->name, t, p->span);
+  }
+}
+
+static void check_variant(Sema *s, Node *k, Attrs *at, const int *choice) {
+  push_scope(s); /* constants */
+  for (int i = 0; i < at->ntune; i++) {
+    Define *def = find_define(s, at->tune[i].name);
+    if (def) continue; /* -D pins it */
+    declare_const(s, at->tune[i].name, at->tune[i].span, NULL, at->tune[i].values[choice[i]]);
+  }
+  for (int i = 0; i < s->opts->ndefines; i++) {
+    Span none = {0};
+    declare_const(s, s->opts->defines[i].name, none, s->opts->defines[i].value, 0);
+  }
+  push_scope(s); /* parameters and dims */
+  declare_params(s, k);
+  check_attrs(s, at);
+  if (at->grid)
+    for (int i = 0; i < at->grid->list.len; i++) check_grid_names(s, at->grid->list.items[i]);
+  check_block(s, k->body);
+  pop_scope(s);
+  pop_scope(s);
+}
+
+static void check_kernel(Sema *s, Node *k) {
+  s->kernel = k;
+  Attrs at;
+  int before = s->d->errors;
+  collect_attrs(s, k, &at);
+  for (int i = 0; i < at.ntune; i++) {
+    Define *def = find_define(s, at.tune[i].name);
+    if (def) def->used = true;
+  }
+  if (s->d->errors > before) return;
+  /* the variants: every point of the @autotune space not pinned by -D */
+  int64_t total = 1;
+  for (int i = 0; i < at.ntune; i++)
+    if (!find_define(s, at.tune[i].name)) total *= at.tune[i].nvalues;
+  if (total > s->opts->max_variants) {
+    diag_error(s->d, at.autotune_first->span, "@autotune space has %lld points; at most %d are compiled",
+               (long long)total, s->opts->max_variants);
+    return;
+  }
+  int choice[64] = {0};
+  for (int64_t v = 0; v < total && !s->d->stopped; v++) {
+    int e0 = s->d->errors;
+    check_variant(s, k, &at, choice);
+    if (s->d->errors > e0) {
+      if (total > 1) {
+        char buf[512];
+        int n = 0;
+        for (int i = 0; i < at.ntune && n < (int)sizeof buf - 64; i++)
+          if (!find_define(s, at.tune[i].name))
+            n += snprintf(buf + n, sizeof buf - (size_t)n, "%s%s=%lld", n ? ", " : "", at.tune[i].name,
+                          (long long)at.tune[i].values[choice[i]]);
+        diag_note(s->d, k->span, "in kernel '%s' with @autotune point %s (%lld of %lld)", k->name, buf,
+                  (long long)v + 1, (long long)total);
+      }
+      return;
+    }
+    /* next point: the last dimension moves fastest */
+    for (int i = at.ntune - 1; i >= 0; i--) {
+      if (find_define(s, at.tune[i].name)) continue;
+      if (++choice[i] < at.tune[i].nvalues) break;
+      choice[i] = 0;
+    }
+  }
+}
+
+bool sema_check(Arena *a, Diags *d, Node *program, SemaOptions *opts) {
+  Sema s = {.arena = a, .d = d, .opts = opts};
+  s.errors_at_start = d->errors;
+  Scope top = {0};
+  s.scope = &top;
+  for (int i = 0; i < program->list.len && !d->stopped; i++) {
+    Node *k = program->list.items[i];
+    for (int j = 0; j < i; j++) {
+      Node *prev = program->list.items[j];
+      if (strcmp(prev->name, k->name) == 0) {
+        diag_error(d, k->span, "kernel '%s' is defined twice", k->name);
+        diag_note(d, prev->span, "first defined here");
+      }
+    }
+    check_kernel(&s, k);
+  }
+  return d->errors == s.errors_at_start;
+}

@@ -1,0 +1,59 @@
+/* driver.c: the pass order, written out once.
+ *
+ *   load -> lex -> parse -> check (every @autotune point) -> emit
+ *
+ * --emit=STAGE stops after STAGE and prints what it produced. The output is
+ * built in memory and written only when the run succeeds, so a failed run
+ * leaves no partial file behind. */
+#include "driver.h"
+
+#include <stdlib.h>
+
+int driver_compile(const DriverOptions *o, FILE *out, FILE *err) {
+  Arena *arena = arena_new();
+  Source src;
+  const char *why;
+  if (!source_load(arena, o->input, &src, &why)) {
+    fprintf(err, "phobosc: error: cannot read '%s': %s\n", o->input, why);
+    arena_free(arena);
+    return DRIVER_SOURCE_ERROR;
+  }
+  Diags diags;
+  diag_init(&diags, &src, err, o->plain);
+  diags.max_errors = o->max_errors;
+
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *mem = open_memstream(&buf, &len);
+  if (!mem) diag_ice("cannot open an output buffer");
+
+  if (o->emit == EMIT_TOKENS) {
+    lex_dump_tokens(arena, &diags, &src, mem);
+  } else {
+    Node *program = parse_program(arena, &diags, &src);
+    if (program) {
+      SemaOptions so = {.defines = o->defines, .ndefines = o->ndefines, .max_variants = 4096};
+      if (sema_check(arena, &diags, program, &so) && o->emit == EMIT_AST) ast_print(mem, program);
+    }
+  }
+  fclose(mem);
+
+  int status = diags.errors ? DRIVER_SOURCE_ERROR : DRIVER_OK;
+  if (status == DRIVER_OK && len) {
+    FILE *f = o->output ? fopen(o->output, "wb") : out;
+    if (!f) {
+      fprintf(err, "phobosc: error: cannot open '%s' for writing\n", o->output);
+      status = DRIVER_SOURCE_ERROR;
+    } else {
+      size_t wrote = fwrite(buf, 1, len, f);
+      int closed = o->output ? fclose(f) : fflush(f);
+      if (wrote != len || closed != 0) {
+        fprintf(err, "phobosc: error: writing '%s' failed\n", o->output ? o->output : "<stdout>");
+        status = DRIVER_SOURCE_ERROR;
+      }
+    }
+  }
+  free(buf);
+  arena_free(arena);
+  return status;
+}

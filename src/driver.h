@@ -1,0 +1,26 @@
+/* driver.h: the compiler as a library call, shared by phobosc and the tests. */
+#ifndef PHOBOS_DRIVER_H
+#define PHOBOS_DRIVER_H
+
+#include "lang.h"
+
+enum { DRIVER_OK = 0, DRIVER_SOURCE_ERROR = 1, DRIVER_USAGE = 2, DRIVER_ICE = 4 };
+
+typedef enum Emit { EMIT_CHECK, EMIT_TOKENS, EMIT_AST } Emit;
+
+typedef struct DriverOptions {
+  const char *input;  /* path, or "-" for standard input */
+  const char *output; /* NULL: the out stream given to driver_compile */
+  const char *arch;   /* "sm_90a" or "sm_80" */
+  Emit emit;
+  bool plain;         /* diagnostics without source line and caret */
+  int max_errors;
+  Define *defines;
+  int ndefines;
+} DriverOptions;
+
+/* Runs the passes on one file. Output goes to opts->output or to out;
+ * diagnostics to err. Returns a DRIVER_* status. */
+int driver_compile(const DriverOptions *opts, FILE *out, FILE *err);
+
+#endif

@@ -1,0 +1,165 @@
+/* phobosc.c: the command line. The passes themselves run in driver.c.
+ *
+ * Exit status: 0 success, 1 errors in the source, 2 usage errors, 4 an
+ * internal compiler error (never a signal: see on_fatal_signal). */
+#include "driver.h"
+
+#include <ctype.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum { EXIT_USAGE = DRIVER_USAGE, EXIT_ICE = DRIVER_ICE, MAX_DEFINES = 64 };
+
+typedef struct Options {
+  DriverOptions d;
+  Define defines[MAX_DEFINES];
+} Options;
+
+static const char usage_text[] =
+    "Usage: phobosc [options] FILE.ph\n"
+    "\n"
+    "Compiles a phobos kernel file. Without --emit, checks FILE (syntax, names,\n"
+    "types, shapes and attributes under every @autotune point) and writes nothing.\n"
+    "FILE may be '-' for standard input.\n"
+    "\n"
+    "Options:\n"
+    "  -o FILE              write the output to FILE ('-': standard output, the default)\n"
+    "  -D NAME=VALUE        define the constant NAME (an integer or a float); it\n"
+    "                       overrides an @autotune list of the same name\n"
+    "  --arch=ARCH          target: sm_90a (default) or sm_80\n"
+    "  --emit=STAGE         stop after STAGE and print it: tokens, ast\n"
+    "  --diagnostics=plain  print diagnostics without the source line and caret\n"
+    "  --max-errors=N       stop after N errors (default 20, 0: no limit)\n"
+    "  --help               print this help and exit\n"
+    "  --version            print the version and exit\n"
+    "\n"
+    "Exit status: 0 success, 1 errors in the source, 2 usage error,\n"
+    "4 internal compiler error.\n";
+
+static _Noreturn void usage_error(const char *fmt, const char *arg) {
+  fputs("phobosc: error: ", stderr);
+  fprintf(stderr, fmt, arg);
+  fputs("\nTry 'phobosc --help' for more information.\n", stderr);
+  exit(EXIT_USAGE);
+}
+
+static bool is_identifier(const char *s, size_t n) {
+  if (n == 0 || !(isalpha((unsigned char)s[0]) || s[0] == '_')) return false;
+  for (size_t i = 1; i < n; i++)
+    if (!(isalnum((unsigned char)s[i]) || s[i] == '_')) return false;
+  return true;
+}
+
+static bool is_number(const char *s) {
+  char *end;
+  if (!*s) return false;
+  strtoll(s, &end, 0);
+  if (*end == 0) return true;
+  strtod(s, &end);
+  return *end == 0;
+}
+
+static void add_define(Options *o, const char *arg) {
+  const char *eq = strchr(arg, '=');
+  if (!eq) usage_error("-D needs NAME=VALUE, got '%s'", arg);
+  if (!is_identifier(arg, (size_t)(eq - arg))) usage_error("-D: '%s' does not start with a valid name", arg);
+  if (!is_number(eq + 1)) usage_error("-D: the value in '%s' is not an integer or a float", arg);
+  if (o->d.ndefines == MAX_DEFINES)
+    usage_error("too many -D options (the limit is 64), at '%s'", arg);
+  for (int i = 0; i < o->d.ndefines; i++)
+    if (strncmp(o->defines[i].name, arg, (size_t)(eq - arg)) == 0 &&
+        o->defines[i].name[eq - arg] == 0)
+      usage_error("-D: '%s' defines a name given before", arg);
+  size_t n = (size_t)(eq - arg);
+  char *name = malloc(n + 1);
+  if (!name) diag_ice("out of memory");
+  memcpy(name, arg, n);
+  name[n] = 0;
+  o->defines[o->d.ndefines++] = (Define){.name = name, .value = eq + 1};
+}
+
+/* Returns the value of "--name=value" when arg is that option. */
+static const char *long_value(const char *arg, const char *name) {
+  size_t n = strlen(name);
+  if (strncmp(arg, name, n) == 0 && arg[n] == '=') return arg + n + 1;
+  return NULL;
+}
+
+static void parse_args(int argc, char **argv, Options *o) {
+  o->d.arch = "sm_90a";
+  o->d.max_errors = 20;
+  bool only_files = false;
+  for (int i = 1; i < argc; i++) {
+    const char *arg = argv[i], *v;
+    if (only_files || arg[0] != '-' || strcmp(arg, "-") == 0) {
+      if (o->d.input) usage_error("more than one input file: '%s'", arg);
+      o->d.input = arg;
+    } else if (strcmp(arg, "--") == 0) {
+      only_files = true;
+    } else if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+      fputs(usage_text, stdout);
+      exit(0);
+    } else if (strcmp(arg, "--version") == 0) {
+      printf("phobosc %s\n", PHOBOS_VERSION);
+      exit(0);
+    } else if (strcmp(arg, "-o") == 0) {
+      if (++i == argc) usage_error("%s needs a file name", "-o");
+      o->d.output = strcmp(argv[i], "-") == 0 ? NULL : argv[i];
+    } else if (strncmp(arg, "-o", 2) == 0) {
+      o->d.output = strcmp(arg + 2, "-") == 0 ? NULL : arg + 2;
+    } else if (strcmp(arg, "-D") == 0) {
+      if (++i == argc) usage_error("%s needs NAME=VALUE", "-D");
+      add_define(o, argv[i]);
+    } else if (strncmp(arg, "-D", 2) == 0) {
+      add_define(o, arg + 2);
+    } else if ((v = long_value(arg, "--arch"))) {
+      if (strcmp(v, "sm_90a") != 0 && strcmp(v, "sm_80") != 0)
+        usage_error("unsupported --arch '%s' (supported: sm_90a, sm_80)", v);
+      o->d.arch = v;
+    } else if ((v = long_value(arg, "--emit"))) {
+      if (strcmp(v, "tokens") == 0) o->d.emit = EMIT_TOKENS;
+      else if (strcmp(v, "ast") == 0) o->d.emit = EMIT_AST;
+      else usage_error("unknown --emit stage '%s' (stages: tokens, ast)", v);
+    } else if ((v = long_value(arg, "--diagnostics"))) {
+      if (strcmp(v, "plain") == 0) o->d.plain = true;
+      else if (strcmp(v, "caret") == 0) o->d.plain = false;
+      else usage_error("unknown --diagnostics style '%s' (styles: plain, caret)", v);
+    } else if ((v = long_value(arg, "--max-errors"))) {
+      char *end;
+      long n = strtol(v, &end, 10);
+      if (*v == 0 || *end || n < 0 || n > 100000) usage_error("--max-errors needs a count, got '%s'", v);
+      o->d.max_errors = (int)n;
+    } else {
+      usage_error("unknown option '%s'", arg);
+    }
+  }
+  if (!o->d.input) usage_error("%s", "no input file");
+}
+
+/* A crash is a compiler bug: say so and exit 4 rather than die by signal. */
+static void on_fatal_signal(int sig) {
+  static const char msg[] = "phobosc: internal compiler error: fatal signal; "
+                            "please report this with the input that caused it\n";
+  ssize_t r = write(2, msg, sizeof msg - 1);
+  (void)r;
+  (void)sig;
+  _exit(EXIT_ICE);
+}
+
+int main(int argc, char **argv) {
+#ifndef __SANITIZE_ADDRESS__ /* under ASan, let the sanitizer report the crash */
+  signal(SIGSEGV, on_fatal_signal);
+  signal(SIGBUS, on_fatal_signal);
+  signal(SIGFPE, on_fatal_signal);
+  signal(SIGILL, on_fatal_signal);
+  signal(SIGABRT, on_fatal_signal);
+#endif
+  Options o = {0};
+  parse_args(argc, argv, &o);
+  o.d.defines = o.defines;
+  int status = driver_compile(&o.d, stdout, stderr);
+  for (int i = 0; i < o.d.ndefines; i++) free((void *)o.defines[i].name);
+  return status;
+}

@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# cli.sh: the phobosc command line, as TAP. Needs PHOBOSC and PROJECT_ROOT.
+set -u
+n=0
+fail=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+q8="$PROJECT_ROOT/examples/q8_matvec/q8_matvec.ph"
+
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok() { n=$((n + 1)); fail=$((fail + 1)); echo "not ok $n - $1"; shift; for l in "$@"; do echo "# $l"; done; }
+
+# run NAME EXPECTED_STATUS ARGS...: runs phobosc, keeps stdout/stderr in $tmp
+run() {
+  local name=$1 want=$2
+  shift 2
+  "$PHOBOSC" "$@" >"$tmp/out" 2>"$tmp/err"
+  local got=$?
+  if [ "$got" -eq "$want" ]; then ok "$name (exit $want)"; else not_ok "$name" "exit $got, want $want" "$(head -c 400 "$tmp/err")"; fi
+}
+has() { # has NAME FILE TEXT
+  if grep -qF -- "$3" "$tmp/$2"; then ok "$1"; else not_ok "$1" "$2 lacks: $3" "$(head -c 400 "$tmp/$2")"; fi
+}
+empty() {
+  if [ ! -s "$tmp/$2" ]; then ok "$1"; else not_ok "$1" "$2 not empty" "$(head -c 400 "$tmp/$2")"; fi
+}
+
+run "--help" 0 --help
+has "--help prints usage to stdout" out "Usage: phobosc [options] FILE.ph"
+has "--help lists --emit stages" out "--emit=STAGE"
+empty "--help writes nothing to stderr" err
+run "-h" 0 -h
+has "-h is --help" out "Usage: phobosc"
+run "--version" 0 --version
+has "--version prints the version" out "phobosc 0.1.0"
+
+run "no input file" 2
+has "no input file message" err "phobosc: error: no input file"
+has "usage hint" err "Try 'phobosc --help'"
+run "unknown option" 2 --frobnicate "$q8"
+has "unknown option named" err "unknown option '--frobnicate'"
+run "bad --emit" 2 --emit=sass "$q8"
+has "bad --emit named" err "unknown --emit stage 'sass'"
+run "bad --arch" 2 --arch=sm_70 "$q8"
+has "bad --arch named" err "unsupported --arch 'sm_70'"
+run "--arch=sm_80" 0 --arch=sm_80 "$q8"
+run "--arch=sm_90a" 0 --arch=sm_90a "$q8"
+run "-o without file" 2 "$q8" -o
+run "-D without =" 2 -D FOO "$q8"
+has "-D message" err "-D needs NAME=VALUE"
+run "-D bad name" 2 -D 1X=3 "$q8"
+run "-D bad value" 2 -D X=abc "$q8"
+run "two inputs" 2 "$q8" "$q8"
+run "bad --max-errors" 2 --max-errors=lots "$q8"
+run "bad --diagnostics" 2 --diagnostics=fancy "$q8"
+
+run "missing file" 1 "$tmp/nope.ph"
+has "missing file message" err "cannot read '$tmp/nope.ph'"
+
+run "check only" 0 "$q8"
+empty "check writes nothing" out
+run "--emit=ast to stdout" 0 --emit=ast "$q8"
+has "ast starts with program" out "program <1:1>"
+run "-o - is stdout" 0 --emit=tokens -o - "$q8"
+has "tokens on stdout" out "11:1 KW_KERNEL"
+run "-o FILE" 0 --emit=ast -o "$tmp/q8.ast" "$q8"
+if cmp -s "$tmp/q8.ast" <("$PHOBOSC" --emit=ast "$q8"); then ok "-o FILE holds the ast"; else not_ok "-o FILE holds the ast"; fi
+run "-oFILE" 0 --emit=ast "-o$tmp/q8b.ast" "$q8"
+if [ -s "$tmp/q8b.ast" ]; then ok "-oFILE written"; else not_ok "-oFILE written"; fi
+run "stdin input" 0 --emit=ast - < "$q8"
+
+printf 'kernel k() {\n  let a = nope\n}\n' > "$tmp/bad.ph"
+run "source error" 1 --emit=ast -o "$tmp/bad.ast" "$tmp/bad.ph"
+has "located error" err "bad.ph:2:11: error: use of undeclared name 'nope'"
+has "caret line" err "  let a = nope"
+has "caret" err "^~~~"
+if [ ! -e "$tmp/bad.ast" ]; then ok "failed run leaves no output file"; else not_ok "failed run leaves no output file"; fi
+run "plain diagnostics" 1 --diagnostics=plain "$tmp/bad.ph"
+if [ "$(wc -l < "$tmp/err")" -eq 1 ]; then ok "plain mode is one line"; else not_ok "plain mode is one line" "$(cat "$tmp/err")"; fi
+
+: > "$tmp/many.ph"
+{ echo "kernel k() {"; for i in $(seq 1 30); do echo "  let a$i = nope"; done; echo "}"; } > "$tmp/many.ph"
+run "many errors" 1 --diagnostics=plain "$tmp/many.ph"
+if [ "$(grep -c ': error: ' "$tmp/err")" -eq 20 ]; then ok "stops after 20 errors"; else not_ok "stops after 20 errors"; fi
+has "says it stopped" err "stopping after 20 errors"
+run "--max-errors=3" 1 --diagnostics=plain --max-errors=3 "$tmp/many.ph"
+if [ "$(grep -c ': error: ' "$tmp/err")" -eq 3 ]; then ok "--max-errors=3 honoured"; else not_ok "--max-errors=3 honoured"; fi
+
+printf '@weird\nkernel k() {}\n' > "$tmp/warn.ph"
+run "warning only exits 0" 0 "$tmp/warn.ph"
+has "warning printed" err "warning: unknown attribute '@weird' is ignored"
+
+head -c 3000 /dev/urandom > "$tmp/noise.ph"
+"$PHOBOSC" "$tmp/noise.ph" >/dev/null 2>&1
+st=$?
+if [ $st -eq 0 ] || [ $st -eq 1 ]; then ok "random bytes: exit 0 or 1, not a crash"; else not_ok "random bytes" "exit $st"; fi
+
+echo "1..$n"
+[ $fail -eq 0 ]

@@ -1,0 +1,239 @@
+/* test_sema.c: programs that must check clean, and the rules that depend on
+ * @autotune points and -D constants. Single-error cases live in
+ * golden/diag/ instead. */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "testutil.h"
+
+static Run check_file(const char *rel, Define *defs, int ndefs) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/%s", getenv("PROJECT_ROOT"), rel);
+  char *obuf = NULL, *ebuf = NULL;
+  size_t olen = 0, elen = 0;
+  FILE *out = open_memstream(&obuf, &olen), *err = open_memstream(&ebuf, &elen);
+  DriverOptions o = {.input = path, .arch = "sm_90a", .plain = true, .max_errors = 20, .defines = defs,
+                     .ndefines = ndefs};
+  int status = driver_compile(&o, out, err);
+  fclose(out);
+  fclose(err);
+  return (Run){.out = obuf, .diag = ebuf, .errors = status};
+}
+
+static void expect_clean(const char *src) {
+  Run r = run_check(src);
+  cr_assert_str_eq(r.diag, "", "<<%s>>", src);
+}
+
+static void expect_diag(const char *src, const char *want) {
+  Run r = run_check(src);
+  cr_assert_str_eq(r.diag, want, "<<%s>>", src);
+}
+
+Test(sema, examples_check_clean) {
+  const char *files[] = {"examples/q8_matvec/q8_matvec.ph", "examples/q8_matvec/q8_matvec_padstage.ph",
+                         "examples/gqa_attention/gqa_attention.ph"};
+  for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+    Run r = check_file(files[i], NULL, 0);
+    cr_expect_eq(r.errors, 0, "%s:\n%s", files[i], r.diag);
+    cr_expect_str_eq(r.diag, "", "%s", files[i]);
+  }
+}
+
+Test(sema, gqa_for_every_group_size_and_head_dim) {
+  const char *nq[] = {"1", "2", "3", "4", "5", "7", "8"}, *d[] = {"64", "128"};
+  for (size_t i = 0; i < 7; i++)
+    for (size_t j = 0; j < 2; j++) {
+      Define defs[2] = {{.name = "NQ", .value = nq[i]}, {.name = "D", .value = d[j]}};
+      Run r = check_file("examples/gqa_attention/gqa_attention.ph", defs, 2);
+      cr_expect_eq(r.errors, 0, "NQ=%s D=%s:\n%s", nq[i], d[j], r.diag);
+    }
+}
+
+/* The Phobos language's SGEMM example in its own shape: program_id, spans,
+ * dot and +=, alpha/beta scalars, a doubling @autotune space. */
+Test(sema, phobos_sgemm) {
+  expect_clean("@autotune(TM in [32, 128], TN in [32, 128], TK in [8, 32])\n"
+               "@launch(256)\n"
+               "@pipeline\n"
+               "@aligned(M = TM, N = TN, K = TK)\n"
+               "kernel sgemm(A: tensor<f32>[M, K], B: tensor<f32>[K, N], C: tensor<f32>[M, N],\n"
+               "             alpha: f32, beta: f32) {\n"
+               "  let i = program_id(0)\n"
+               "  let j = program_id(1)\n"
+               "  var acc: tile<f32>[TM, TN] = 0.0\n"
+               "  for k in range(0, K, TK) {\n"
+               "    var a = A[i * TM :+ TM, k :+ TK]\n"
+               "    var b = B[k :+ TK, j * TN :+ TN]\n"
+               "    acc += dot(a, b)\n"
+               "  }\n"
+               "  let old = C[i * TM :+ TM, j * TN :+ TN]\n"
+               "  C[i * TM :+ TM, j * TN :+ TN] = alpha * acc + beta * old\n"
+               "}\n");
+}
+
+/* The Phobos flash attention example's constructs: dot_t, rowmax, tmax,
+ * exp, rowsum, [R, 1] column broadcasting, unknown attributes warned. */
+Test(sema, phobos_flash_attention) {
+  Run r = run_check("@tensorcore\n"
+                    "@autotune(D in [64], BR in [32, 128], BC in [32, 128])\n"
+                    "kernel flash(Q: tensor<f32>[NQ, D], K: tensor<f32>[NK, D], V: tensor<f32>[NK, D],\n"
+                    "             O: tensor<f32>[NQ, D], scale: f32) {\n"
+                    "  let r0 = program_id(0) * BR\n"
+                    "  let q = Q[r0 :+ BR, :]\n"
+                    "  var acc: tile<f32>[BR, D] = 0.0\n"
+                    "  var m: tile<f32>[BR, 1] = -1.0e30\n"
+                    "  var l: tile<f32>[BR, 1] = 0.0\n"
+                    "  for c in range(0, NK, BC) {\n"
+                    "    let k = K[c :+ BC, :]\n"
+                    "    let v = V[c :+ BC, :]\n"
+                    "    var s: tile<f32>[BR, BC] = dot_t(q, k)\n"
+                    "    s = s * scale\n"
+                    "    var mn: tile<f32>[BR, 1] = rowmax(s)\n"
+                    "    mn = tmax(m, mn)\n"
+                    "    var p: tile<f32>[BR, BC] = exp(s - mn)\n"
+                    "    var corr: tile<f32>[BR, 1] = exp(m - mn)\n"
+                    "    l = l * corr\n"
+                    "    l += rowsum(p)\n"
+                    "    acc = acc * corr\n"
+                    "    acc += dot(p, v)\n"
+                    "    m = mn\n"
+                    "  }\n"
+                    "  acc = acc / l\n"
+                    "  O[r0 :+ BR, :] = acc\n"
+                    "}\n");
+  cr_assert_eq(r.errors, 0, "%s", r.diag);
+  cr_assert_str_eq(r.diag, "t.ph:1:1: warning: unknown attribute '@tensorcore' is ignored\n");
+}
+
+Test(sema, error_in_a_later_autotune_point_names_it) {
+  /* fits when T = 16, not when T = 32: the 16-row tile gets a 32-row value */
+  expect_diag("@autotune(T in [16, 32])\n"
+              "kernel k(A: tensor<f32>[N, 16]) {\n"
+              "  var t: tile<f32>[16, 16] = A[0 :+ T, :]\n"
+              "}\n",
+              "t.ph:3:30: error: initializer of 't': shape [32, 16] does not fit [16, 16]\n"
+              "t.ph:2:8: note: in kernel 'k' with @autotune point T=32 (2 of 2)\n");
+}
+
+Test(sema, autotune_doubling_and_lists) {
+  /* [4, 32] doubles: 4 8 16 32; three values are a list; [8, 2] is a list of two */
+  expect_diag("@autotune(A in [4, 32], B in [3, 5, 7], C in [8, 2])\n"
+              "kernel k(X: tensor<f32>[N]) {\n"
+              "  var t: tile<f32>[A, B, C] = 0.0\n"
+              "  let u: tile<f32>[4, 3, 2] = t\n"
+              "}\n",
+              "t.ph:4:31: error: initializer of 'u': shape [4, 3, 8] does not fit [4, 3, 2]\n"
+              "t.ph:2:8: note: in kernel 'k' with @autotune point A=4, B=3, C=8 (1 of 24)\n");
+}
+
+Test(sema, define_pins_an_autotune_name) {
+  const char *src = "@autotune(T in [16, 32])\n"
+                    "kernel k(A: tensor<f32>[N, 16]) {\n"
+                    "  var t: tile<f32>[16, 16] = A[0 :+ T, :]\n"
+                    "}\n";
+  char path[] = "/tmp/phobos_test_XXXXXX.ph";
+  int fd = mkstemps(path, 3);
+  cr_assert(fd >= 0);
+  FILE *f = fdopen(fd, "w");
+  fputs(src, f);
+  fclose(f);
+  Define defs[1] = {{.name = "T", .value = "16"}};
+  char *ebuf = NULL;
+  size_t elen = 0;
+  FILE *err = open_memstream(&ebuf, &elen);
+  DriverOptions o = {.input = path, .arch = "sm_90a", .plain = true, .defines = defs, .ndefines = 1};
+  int status = driver_compile(&o, stdout, err);
+  fclose(err);
+  unlink(path);
+  cr_assert_eq(status, 0, "%s", ebuf);
+}
+
+Test(sema, dim_named_like_a_constant_is_pinned) {
+  /* D is an @autotune constant, so ':' over the D axis is a static extent */
+  expect_clean("@autotune(D in [64])\n"
+               "kernel k(Q: tensor<f32>[N, D], O: tensor<f32>[N, D]) {\n"
+               "  let q = Q[0 :+ 4, :]\n"
+               "  O[0 :+ 4, :] = q * 2.0\n"
+               "}\n");
+}
+
+Test(sema, range_length_from_affine_bounds) {
+  expect_clean("@autotune(B in [8])\n"
+               "kernel k(A: tensor<f32>[N], O: tensor<f32>[N]) {\n"
+               "  let s = ctx.block.x * B\n"
+               "  O[s : s + B] = A[s + 1 : B + s + 1]\n"
+               "}\n");
+}
+
+Test(sema, rank3_dot_keeps_leading_dims) {
+  expect_clean("kernel k(Q: tensor<f16>[S, H, 64], K: tensor<f16>[T, 64], O: tensor<f32>[S, H, 16]) {\n"
+               "  let q = Q[0 :+ 4, 0 :+ 7, :]\n"
+               "  let kk = K[0 :+ 16, :]\n"
+               "  var s: tile<f32>[4, 7, 16] = dot_t(q, kk)\n"
+               "  O[0 :+ 4, 0 :+ 7, :] = s\n"
+               "}\n");
+}
+
+Test(sema, int8_dot_accumulates_in_i32) {
+  expect_clean("kernel k(A: tensor<i8>[M, 32], B: tensor<i8>[N, 32], C: tensor<i32>[M, N]) {\n"
+               "  C[0 :+ 8, 0 :+ 8] = dot_t(A[0 :+ 8, :], B[0 :+ 8, :])\n"
+               "}\n");
+}
+
+Test(sema, implicit_widening_is_allowed) {
+  expect_clean("kernel k(A: tensor<f16>[N], B: tensor<i8>[N]) {\n"
+               "  var a: tile<f32>[8] = A[0 :+ 8]\n"
+               "  var b: tile<i32>[8] = B[0 :+ 8]\n"
+               "  var c: tile<f64>[8] = a\n"
+               "  var d: f32 = 3\n"
+               "}\n");
+}
+
+Test(sema, mixed_16_bit_floats_meet_at_f32) {
+  expect_diag("kernel k(A: tensor<f16>[N], B: tensor<bf16>[N]) {\n"
+              "  var c: tile<f16>[8] = A[0 :+ 8] + B[0 :+ 8]\n"
+              "}\n",
+              "t.ph:2:25: error: initializer of 'c': cannot convert f32 to f16 implicitly\n"
+              "t.ph:2:25: note: write f16(...) to convert explicitly\n");
+}
+
+Test(sema, causal_mask_with_iota_and_where) {
+  expect_clean("kernel k(S: tensor<f32>[M, N]) {\n"
+               "  let r = iota(16, 16, axis = 0)\n"
+               "  let c = iota(16, 16)\n"
+               "  let t = S[0 :+ 16, 0 :+ 16]\n"
+               "  S[0 :+ 16, 0 :+ 16] = where(c <= r, t, -inf)\n"
+               "}\n");
+}
+
+Test(sema, grid_expression_over_dims_and_constants) {
+  expect_clean("@autotune(TN in [64])\n@grid(cdiv(N, TN), B)\n"
+               "kernel k(A: tensor<f32>[B, N]) {\n"
+               "  let t = A[ctx.block.y, ctx.block.x * TN :+ TN]\n"
+               "}\n");
+}
+
+Test(sema, stops_after_twenty_errors) {
+  char src[4096] = "kernel k() {\n";
+  for (int i = 0; i < 30; i++) sprintf(src + strlen(src), "  let a%d = nope\n", i);
+  strcat(src, "}\n");
+  Run r = run_check(src);
+  cr_assert_eq(r.errors, 30); /* the test harness sets no limit */
+  Arena *a = arena_new();
+  Source s = {.name = "t.ph", .text = src, .len = strlen(src)};
+  char *ebuf = NULL;
+  size_t elen = 0;
+  FILE *err = open_memstream(&ebuf, &elen);
+  Diags d;
+  diag_init(&d, &s, err, true);
+  Node *p = parse_program(a, &d, &s);
+  SemaOptions so = {.max_variants = 10};
+  sema_check(a, &d, p, &so);
+  fclose(err);
+  cr_assert_eq(d.errors, 20);
+  cr_assert(strstr(ebuf, "t.ph: note: stopping after 20 errors\n"), "%s", ebuf);
+  arena_free(a);
+}
