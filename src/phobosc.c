@@ -139,6 +139,7 @@ static void parse_args(int argc, char **argv, Options *o) {
 }
 
 /* A crash is a compiler bug: say so and exit 4 rather than die by signal. */
+#ifndef __SANITIZE_ADDRESS__
 static void on_fatal_signal(int sig) {
   static const char msg[] = "phobosc: internal compiler error: fatal signal; "
                             "please report this with the input that caused it\n";
@@ -147,6 +148,7 @@ static void on_fatal_signal(int sig) {
   (void)sig;
   _exit(EXIT_ICE);
 }
+#endif
 
 int main(int argc, char **argv) {
 #ifndef __SANITIZE_ADDRESS__ /* under ASan, let the sanitizer report the crash */
