@@ -65,6 +65,7 @@ void diag_vreport(Diags *d, DiagKind kind, Span at, const char *fmt, va_list ap)
     if (kind == DIAG_ERROR) d->errors++;
     else d->warnings++;
   }
+  if (d->silent) return;
   const char *file = at.file ? at.file : d->src ? d->src->name : "<input>";
   if (at.first_line > 0)
     fprintf(d->out, "%s:%d:%d: %s: ", file, at.first_line, at.first_column, kind_name[kind]);

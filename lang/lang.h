@@ -62,6 +62,7 @@ typedef struct Diags {
   int max_errors;  /* stop after this many errors (0: no limit) */
   int errors, warnings;
   bool stopped;    /* max_errors reached: later diagnostics are dropped */
+  bool silent;     /* count diagnostics, print nothing (re-checks of checked code) */
   bool last_dropped; /* the last error or warning was dropped: so are its notes */
   Span last_shown;   /* span of the last diagnostic printed */
 } Diags;
@@ -125,6 +126,10 @@ typedef struct Node Node;
 typedef struct Type Type;
 typedef struct Symbol Symbol;
 
+typedef enum Scalar {
+  S_F16, S_BF16, S_F32, S_F64, S_I8, S_U8, S_I32, S_I64, S_BOOL, S_NONE
+} Scalar;
+
 struct Node {
   NodeKind kind;
   Span span;
@@ -139,6 +144,9 @@ struct Node {
   Node *body;       /* N_FOR, N_WHILE, N_IF, N_KERNEL */
   PtrVec list;      /* args, subscripts, statements, params, dims, kernels */
   PtrVec attrs;     /* N_KERNEL: its attributes */
+  /* written by sema for the variant checked last */
+  Type *ty;         /* expressions: type and static shape; let/var/param: declared */
+  Symbol *sym;      /* names: what they resolve to; let/var/for/param: the symbol */
 };
 
 Node *ast_new(Arena *a, NodeKind kind, Span span);
@@ -172,11 +180,55 @@ Node *parse_program(Arena *a, Diags *d, const Source *src);
 
 /* ------------------------------------------------------------ sema.c */
 
-typedef enum Scalar {
-  S_F16, S_BF16, S_F32, S_F64, S_I8, S_U8, S_I32, S_I64, S_BOOL, S_NONE
-} Scalar;
+typedef enum TyKind { TY_ERROR, TY_SCALAR, TY_TILE, TY_TENSOR } TyKind;
+
+enum { MAX_TENSOR_RANK = 5, MAX_TILE_RANK = 3, MAX_TUNE = 64 };
+
+struct Type {
+  TyKind kind;
+  Scalar elem;
+  int rank;
+  int64_t dims[MAX_TENSOR_RANK];        /* tile extents; tensor: -1 where symbolic */
+  const char *dimname[MAX_TENSOR_RANK]; /* tensor: the symbolic name of each dim */
+  bool view;    /* a tile read from a tensor slice (staged or loaded on use) */
+  bool literal; /* an untyped numeric literal: adopts the type it meets */
+};
+
+typedef enum SymKind {
+  SYM_TENSOR, /* tensor parameter */
+  SYM_SCALAR, /* scalar parameter */
+  SYM_DIM,    /* symbolic tensor dim, known at launch */
+  SYM_CONST,  /* @autotune or -D constant */
+  SYM_LET,
+  SYM_VAR,
+  SYM_LOOP,
+} SymKind;
+
+struct Symbol {
+  SymKind kind;
+  const char *name;
+  Type *ty;
+  Span span;
+  bool const_float;
+  int64_t ival;
+  double fval;
+  int index;    /* parameters: position in the kernel's list */
+  void *lowered; /* what lowering bound the name to (src/lower.c) */
+  Symbol *next; /* next symbol of the same scope */
+};
+
+/* One @autotune dimension and its values. */
+typedef struct TuneDim {
+  const char *name;
+  Span span;
+  int64_t *values;
+  int nvalues;
+} TuneDim;
 
 const char *sema_scalar_name(Scalar s);
+/* The element type two operands of a binary operation meet at (S_NONE when
+ * they cannot): the rule sema checks with and lowering converts by. */
+Scalar sema_join_elem(const Type *a, const Type *b);
 bool sema_scalar_from_name(const char *name, Scalar *out);
 int sema_scalar_bytes(Scalar s);
 
@@ -196,5 +248,33 @@ typedef struct SemaOptions {
 /* Checks every kernel, under every @autotune point; returns true when the
  * program is free of errors. */
 bool sema_check(Arena *a, Diags *d, Node *program, SemaOptions *opts);
+
+/* One point of a kernel's @autotune space, with -D constants applied: what
+ * the later stages compile. Filled by sema_check_variant. */
+typedef struct KernelInfo {
+  Node *kernel;
+  int nconsts;
+  const char *const_names[MAX_TUNE + 64];
+  int64_t const_values[MAX_TUNE + 64];
+  bool const_is_float[MAX_TUNE + 64];
+  double const_fvalues[MAX_TUNE + 64];
+  int index, count;       /* this point's number and the space's size */
+  int threads;            /* @launch; 128 when absent */
+  int min_blocks, max_regs; /* 0: not given */
+  int pipeline_stages;    /* 0: no @pipeline */
+  bool padstage, dynshared;
+  int ngrid;
+  Node *grid[3];          /* @grid expressions, annotated */
+  int naligned;
+  const char *aligned_dim[8];
+  int64_t aligned_tile[8];
+} KernelInfo;
+
+/* The number of variants of a kernel (its @autotune space less what -D
+ * pins); 0 after errors in its attributes. */
+int sema_variant_count(Arena *a, Diags *d, Node *kernel, SemaOptions *opts);
+/* Checks variant `index` of a kernel, annotating its AST (Node.ty, Node.sym)
+ * and filling *info. Returns false on errors. */
+bool sema_check_variant(Arena *a, Diags *d, Node *kernel, SemaOptions *opts, int index, KernelInfo *info);
 
 #endif

@@ -40,56 +40,13 @@ static int int_rank(Scalar s) { return s == S_I64 ? 3 : s == S_I32 ? 2 : 1; }
 
 /* -------------------------------------------------------------- types */
 
-typedef enum TyKind { TY_ERROR, TY_SCALAR, TY_TILE, TY_TENSOR } TyKind;
-
-enum { MAX_TENSOR_RANK = 5, MAX_TILE_RANK = 3 };
-
-struct Type {
-  TyKind kind;
-  Scalar elem;
-  int rank;
-  int64_t dims[MAX_TENSOR_RANK];       /* tile extents; tensor: -1 where symbolic */
-  const char *dimname[MAX_TENSOR_RANK]; /* tensor: the symbolic name of each dim */
-  bool view;    /* a tile read from a tensor slice (staged or loaded on use) */
-  bool literal; /* an untyped numeric literal: adopts the type it meets */
-};
-
-typedef enum SymKind {
-  SYM_TENSOR, /* tensor parameter */
-  SYM_SCALAR, /* scalar parameter */
-  SYM_DIM,    /* symbolic tensor dim, known at launch */
-  SYM_CONST,  /* @autotune or -D constant */
-  SYM_LET,
-  SYM_VAR,
-  SYM_LOOP,
-} SymKind;
-
 static const char *sym_kind_name[] = {"tensor parameter", "scalar parameter", "tensor dimension",
                                       "constant", "let binding", "variable", "loop variable"};
-
-struct Symbol {
-  SymKind kind;
-  const char *name;
-  Type *ty;
-  Span span;
-  bool const_float;
-  int64_t ival;
-  double fval;
-  Symbol *next; /* next symbol of the same scope */
-};
 
 typedef struct Scope {
   Symbol *syms;
   struct Scope *up;
 } Scope;
-
-/* One @autotune dimension and its values. */
-typedef struct TuneDim {
-  const char *name;
-  Span span;
-  int64_t *values;
-  int nvalues;
-} TuneDim;
 
 typedef struct Sema {
   Arena *arena;
@@ -359,7 +316,7 @@ static bool linearize(Sema *s, Node *n, Lin *out) {
 static Type *check_expr(Sema *s, Node *n);
 
 /* The element type two operands meet at. Returns S_NONE when they cannot. */
-static Scalar join_elem(const Type *a, const Type *b) {
+Scalar sema_join_elem(const Type *a, const Type *b) {
   Scalar x = a->elem, y = b->elem;
   if (x == y) return x;
   if (x == S_BOOL || y == S_BOOL) return S_NONE;
@@ -452,7 +409,7 @@ static Type *check_binary(Sema *s, Node *n) {
   compare = compare || strcmp(op, "==") == 0 || strcmp(op, "!=") == 0;
   bool bitwise = strchr("&|^", op[0]) && !logical;
   bool shift = strcmp(op, "<<") == 0 || strcmp(op, ">>") == 0;
-  Scalar e = join_elem(a, b);
+  Scalar e = sema_join_elem(a, b);
   if (e == S_NONE) {
     diag_error(s->d, n->span, "operator '%s' cannot combine %s and %s", op, sema_scalar_name(a->elem),
                sema_scalar_name(b->elem));
@@ -766,7 +723,7 @@ static Type *b_rowreduce(Sema *s, Node *call, Type **args) {
 }
 
 static Type *b_elementwise2(Sema *s, Node *call, Type **args) {
-  Scalar e = join_elem(args[0], args[1]);
+  Scalar e = sema_join_elem(args[0], args[1]);
   if (e == S_NONE || !is_numeric(e)) {
     diag_error(s->d, call->span, "%s needs numeric operands, got %s and %s", call->a->name,
                sema_scalar_name(args[0]->elem), sema_scalar_name(args[1]->elem));
@@ -822,7 +779,7 @@ static Type *b_where(Sema *s, Node *call, Type **args) {
                ty_str(s, args[0]));
     return ty_error;
   }
-  Scalar e = join_elem(args[1], args[2]);
+  Scalar e = sema_join_elem(args[1], args[2]);
   if (e == S_NONE) {
     diag_error(s->d, call->span, "where: the two branches cannot meet: %s and %s", sema_scalar_name(args[1]->elem),
                sema_scalar_name(args[2]->elem));
@@ -901,6 +858,10 @@ static Type *check_iota(Sema *s, Node *call) {
         continue;
       }
       axis_node = arg;
+      if (check_expr(s, arg->a)->kind == TY_ERROR) {
+        ok = false;
+        continue;
+      }
       if (eval_const(s, arg->a, &axis) != 1) {
         diag_error(s->d, arg->a->span, "iota's axis must be a constant");
         ok = false;
@@ -1007,6 +968,7 @@ static Type *check_call(Sema *s, Node *n) {
 
 static Type *check_name(Sema *s, Node *n) {
   Symbol *y = lookup(s, n->name);
+  n->sym = y;
   if (y) return y->ty;
   if (strcmp(n->name, "inf") == 0) {
     Type *t = scalar_ty(s, S_F32);
@@ -1025,7 +987,15 @@ static Type *check_name(Sema *s, Node *n) {
   return ty_error;
 }
 
+static Type *check_expr_kind(Sema *s, Node *n);
+
+/* Every expression node remembers its type for the lowering that follows. */
 static Type *check_expr(Sema *s, Node *n) {
+  n->ty = check_expr_kind(s, n);
+  return n->ty;
+}
+
+static Type *check_expr_kind(Sema *s, Node *n) {
   switch (n->kind) {
   case N_INT: {
     Type *t = scalar_ty(s, n->ival > INT32_MAX ? S_I64 : S_I32);
@@ -1169,7 +1139,8 @@ static void check_decl(Sema *s, Node *n) {
     t->literal = false;
     if (!is_let) t->view = false;
   }
-  declare(s, is_let ? SYM_LET : SYM_VAR, n->name, t, n->span);
+  n->ty = t;
+  n->sym = declare(s, is_let ? SYM_LET : SYM_VAR, n->name, t, n->span);
 }
 
 static void check_assign(Sema *s, Node *n) {
@@ -1229,7 +1200,7 @@ static void check_for(Sema *s, Node *n) {
   if (n->c && eval_const(s, n->c, &step) == 1 && step <= 0)
     diag_error(s->d, n->c->span, "the step of a range must be positive, got %lld", (long long)step);
   push_scope(s);
-  declare(s, SYM_LOOP, n->name, scalar_ty(s, S_I32), n->span);
+  n->sym = declare(s, SYM_LOOP, n->name, scalar_ty(s, S_I32), n->span);
   check_block(s, n->body);
   pop_scope(s);
 }
@@ -1307,6 +1278,10 @@ static void collect_autotune(Sema *s, Node *attr, Attrs *at) {
         diag_note(s->d, at->tune[j].span, "first given here");
         goto next;
       }
+    if (at->ntune == MAX_TUNE) {
+      diag_error(s->d, arg->span, "@autotune has more than %d dimensions", MAX_TUNE);
+      return;
+    }
     int n = arg->list.len;
     int64_t vals[64];
     if (n > 64) {
@@ -1530,11 +1505,44 @@ static void declare_params(Sema *s, Node *k) {
         }
       }
     }
-    declare(s, t->kind == TY_TENSOR ? SYM_TENSOR : SYM_SCALAR, p->name, t, p->span);
+    p->ty = t;
+    p->sym = declare(s, t->kind == TY_TENSOR ? SYM_TENSOR : SYM_SCALAR, p->name, t, p->span);
+    if (p->sym) p->sym->index = i;
   }
 }
 
-static void check_variant(Sema *s, Node *k, Attrs *at, const int *choice) {
+/* Fills the facts later stages need from the attributes, in the kernel's
+ * scope of this variant (the attributes were checked already). */
+static void fill_info(Sema *s, Attrs *at, KernelInfo *info) {
+  int64_t v;
+  info->threads = 128;
+  if (at->launch)
+    for (int i = 0; i < at->launch->list.len && i < 3; i++)
+      if (eval_const_quiet(s, at->launch->list.items[i], &v) == 1) {
+        if (i == 0) info->threads = (int)v;
+        else if (i == 1) info->min_blocks = (int)v;
+        else info->max_regs = (int)v;
+      }
+  if (at->pipeline) {
+    info->pipeline_stages = 2;
+    if (at->pipeline->list.len == 1 && eval_const_quiet(s, at->pipeline->list.items[0], &v) == 1)
+      info->pipeline_stages = (int)v;
+  }
+  info->padstage = at->padstage != NULL;
+  info->dynshared = at->dynshared != NULL;
+  if (at->grid)
+    for (int i = 0; i < at->grid->list.len && i < 3; i++) info->grid[info->ngrid++] = at->grid->list.items[i];
+  if (at->aligned)
+    for (int i = 0; i < at->aligned->list.len && info->naligned < 8; i++) {
+      Node *arg = at->aligned->list.items[i];
+      if (arg->kind == N_NAMEDARG && eval_const_quiet(s, arg->a, &v) == 1) {
+        info->aligned_dim[info->naligned] = arg->name;
+        info->aligned_tile[info->naligned++] = v;
+      }
+    }
+}
+
+static void check_variant(Sema *s, Node *k, Attrs *at, const int *choice, KernelInfo *info) {
   push_scope(s); /* constants */
   for (int i = 0; i < at->ntune; i++) {
     Define *def = find_define(s, at->tune[i].name);
@@ -1545,14 +1553,57 @@ static void check_variant(Sema *s, Node *k, Attrs *at, const int *choice) {
     Span none = {0};
     declare_const(s, s->opts->defines[i].name, none, s->opts->defines[i].value, 0);
   }
+  if (info) {
+    for (Symbol *y = s->scope->syms; y && info->nconsts < MAX_TUNE + 64; y = y->next) {
+      int c = info->nconsts++;
+      info->const_names[c] = y->name;
+      info->const_values[c] = y->ival;
+      info->const_is_float[c] = y->const_float;
+      info->const_fvalues[c] = y->fval;
+    }
+  }
   push_scope(s); /* parameters and dims */
   declare_params(s, k);
   check_attrs(s, at);
   if (at->grid)
     for (int i = 0; i < at->grid->list.len; i++) check_grid_names(s, at->grid->list.items[i]);
   check_block(s, k->body);
+  if (info) fill_info(s, at, info);
   pop_scope(s);
   pop_scope(s);
+}
+
+/* The number of points of the space not pinned by -D; -1 when too many. */
+static int64_t space_size(Sema *s, Attrs *at) {
+  int64_t total = 1;
+  for (int i = 0; i < at->ntune; i++)
+    if (!find_define(s, at->tune[i].name)) {
+      total *= at->tune[i].nvalues;
+      if (total > s->opts->max_variants) return -1;
+    }
+  return total;
+}
+
+/* The choice of each @autotune dimension at point `index`; the last
+ * dimension moves fastest. */
+static void point_choice(Sema *s, Attrs *at, int64_t index, int *choice) {
+  for (int i = at->ntune - 1; i >= 0; i--) {
+    choice[i] = 0;
+    if (find_define(s, at->tune[i].name)) continue;
+    choice[i] = (int)(index % at->tune[i].nvalues);
+    index /= at->tune[i].nvalues;
+  }
+}
+
+static const char *point_str(Sema *s, Attrs *at, const int *choice) {
+  char buf[512];
+  int n = 0;
+  buf[0] = 0;
+  for (int i = 0; i < at->ntune && n < (int)sizeof buf - 64; i++)
+    if (!find_define(s, at->tune[i].name))
+      n += snprintf(buf + n, sizeof buf - (size_t)n, "%s%s=%lld", n ? ", " : "", at->tune[i].name,
+                    (long long)at->tune[i].values[choice[i]]);
+  return arena_strdup(s->arena, buf);
 }
 
 static void check_kernel(Sema *s, Node *k) {
@@ -1560,51 +1611,79 @@ static void check_kernel(Sema *s, Node *k) {
   Attrs at;
   int before = s->d->errors;
   collect_attrs(s, k, &at);
-  for (int i = 0; i < at.ntune; i++) {
-    Define *def = find_define(s, at.tune[i].name);
-    if (def) def->used = true;
-  }
   if (s->d->errors > before) return;
-  /* the variants: every point of the @autotune space not pinned by -D */
-  int64_t total = 1;
-  for (int i = 0; i < at.ntune; i++)
-    if (!find_define(s, at.tune[i].name)) total *= at.tune[i].nvalues;
-  if (total > s->opts->max_variants) {
-    diag_error(s->d, at.autotune_first->span, "@autotune space has %lld points; at most %d are compiled",
-               (long long)total, s->opts->max_variants);
+  int64_t total = space_size(s, &at);
+  if (total < 0) {
+    diag_error(s->d, at.autotune_first->span, "@autotune space has more than %d points", s->opts->max_variants);
     return;
   }
-  int choice[64] = {0};
+  int choice[MAX_TUNE];
   for (int64_t v = 0; v < total && !s->d->stopped; v++) {
     int e0 = s->d->errors;
-    check_variant(s, k, &at, choice);
+    point_choice(s, &at, v, choice);
+    check_variant(s, k, &at, choice, NULL);
     if (s->d->errors > e0) {
-      if (total > 1) {
-        char buf[512];
-        int n = 0;
-        for (int i = 0; i < at.ntune && n < (int)sizeof buf - 64; i++)
-          if (!find_define(s, at.tune[i].name))
-            n += snprintf(buf + n, sizeof buf - (size_t)n, "%s%s=%lld", n ? ", " : "", at.tune[i].name,
-                          (long long)at.tune[i].values[choice[i]]);
-        diag_note(s->d, k->span, "in kernel '%s' with @autotune point %s (%lld of %lld)", k->name, buf,
-                  (long long)v + 1, (long long)total);
-      }
+      if (total > 1)
+        diag_note(s->d, k->span, "in kernel '%s' with @autotune point %s (%lld of %lld)", k->name,
+                  point_str(s, &at, choice), (long long)v + 1, (long long)total);
       return;
-    }
-    /* next point: the last dimension moves fastest */
-    for (int i = at.ntune - 1; i >= 0; i--) {
-      if (find_define(s, at.tune[i].name)) continue;
-      if (++choice[i] < at.tune[i].nvalues) break;
-      choice[i] = 0;
     }
   }
 }
 
+static void init_sema(Sema *s, Arena *a, Diags *d, SemaOptions *opts, Scope *top) {
+  memset(s, 0, sizeof *s);
+  s->arena = a;
+  s->d = d;
+  s->opts = opts;
+  memset(top, 0, sizeof *top);
+  s->scope = top;
+  s->errors_at_start = d->errors;
+}
+
+int sema_variant_count(Arena *a, Diags *d, Node *kernel, SemaOptions *opts) {
+  Sema s;
+  Scope top;
+  init_sema(&s, a, d, opts, &top);
+  Attrs at;
+  Diags quiet = *d; /* sema_check reported these already */
+  quiet.silent = true;
+  quiet.max_errors = 0;
+  quiet.errors = 0;
+  s.d = &quiet;
+  collect_attrs(&s, kernel, &at);
+  int64_t total = space_size(&s, &at);
+  return total < 0 || quiet.errors ? 0 : (int)total;
+}
+
+bool sema_check_variant(Arena *a, Diags *d, Node *kernel, SemaOptions *opts, int index, KernelInfo *info) {
+  Sema s;
+  Scope top;
+  init_sema(&s, a, d, opts, &top);
+  memset(info, 0, sizeof *info);
+  Attrs at;
+  Diags quiet = *d; /* sema_check reported the attributes' diagnostics already */
+  quiet.silent = true;
+  quiet.max_errors = 0;
+  quiet.errors = 0;
+  s.d = &quiet;
+  collect_attrs(&s, kernel, &at);
+  s.d = d;
+  int64_t total = space_size(&s, &at);
+  if (quiet.errors || index < 0 || index >= total) return false;
+  int choice[MAX_TUNE];
+  point_choice(&s, &at, index, choice);
+  info->kernel = kernel;
+  info->index = index;
+  info->count = (int)total;
+  check_variant(&s, kernel, &at, choice, info);
+  return d->errors == s.errors_at_start;
+}
+
 bool sema_check(Arena *a, Diags *d, Node *program, SemaOptions *opts) {
-  Sema s = {.arena = a, .d = d, .opts = opts};
-  s.errors_at_start = d->errors;
-  Scope top = {0};
-  s.scope = &top;
+  Sema s;
+  Scope top;
+  init_sema(&s, a, d, opts, &top);
   for (int i = 0; i < program->list.len && !d->stopped; i++) {
     Node *k = program->list.items[i];
     for (int j = 0; j < i; j++) {

@@ -6,8 +6,25 @@
  * built in memory and written only when the run succeeds, so a failed run
  * leaves no partial file behind. */
 #include "driver.h"
+#include "tir.h"
 
 #include <stdlib.h>
+
+/* Every variant of every kernel through the middle of the compiler. */
+static void compile_variants(Arena *arena, Diags *d, Node *program, SemaOptions *so, const DriverOptions *o,
+                             FILE *out) {
+  for (int k = 0; k < program->list.len && !d->errors; k++) {
+    Node *kernel = program->list.items[k];
+    int n = sema_variant_count(arena, d, kernel, so);
+    for (int v = 0; v < n && !d->errors; v++) {
+      KernelInfo *info = arena_alloc(arena, sizeof *info);
+      if (!sema_check_variant(arena, d, kernel, so, v, info)) break;
+      TirFunc *f = lower_kernel(arena, d, info);
+      if (!f) break;
+      if (o->emit == EMIT_TIR) tir_print(out, f);
+    }
+  }
+}
 
 int driver_compile(const DriverOptions *o, FILE *out, FILE *err) {
   Arena *arena = arena_new();
@@ -33,7 +50,10 @@ int driver_compile(const DriverOptions *o, FILE *out, FILE *err) {
     Node *program = parse_program(arena, &diags, &src);
     if (program) {
       SemaOptions so = {.defines = o->defines, .ndefines = o->ndefines, .max_variants = 4096};
-      if (sema_check(arena, &diags, program, &so) && o->emit == EMIT_AST) ast_print(mem, program);
+      if (sema_check(arena, &diags, program, &so)) {
+        if (o->emit == EMIT_AST) ast_print(mem, program);
+        else if (o->emit >= EMIT_TIR) compile_variants(arena, &diags, program, &so, o, mem);
+      }
     }
   }
   fclose(mem);

@@ -29,7 +29,7 @@ static const char usage_text[] =
     "  -D NAME=VALUE        define the constant NAME (an integer or a float); it\n"
     "                       overrides an @autotune list of the same name\n"
     "  --arch=ARCH          target: sm_90a (default) or sm_80\n"
-    "  --emit=STAGE         stop after STAGE and print it: tokens, ast\n"
+    "  --emit=STAGE         stop after STAGE and print it: tokens, ast, tir\n"
     "  --diagnostics=plain  print diagnostics without the source line and caret\n"
     "  --max-errors=N       stop after N errors (default 20, 0: no limit)\n"
     "  --help               print this help and exit\n"
@@ -121,7 +121,8 @@ static void parse_args(int argc, char **argv, Options *o) {
     } else if ((v = long_value(arg, "--emit"))) {
       if (strcmp(v, "tokens") == 0) o->d.emit = EMIT_TOKENS;
       else if (strcmp(v, "ast") == 0) o->d.emit = EMIT_AST;
-      else usage_error("unknown --emit stage '%s' (stages: tokens, ast)", v);
+      else if (strcmp(v, "tir") == 0) o->d.emit = EMIT_TIR;
+      else usage_error("unknown --emit stage '%s' (stages: tokens, ast, tir)", v);
     } else if ((v = long_value(arg, "--diagnostics"))) {
       if (strcmp(v, "plain") == 0) o->d.plain = true;
       else if (strcmp(v, "caret") == 0) o->d.plain = false;

@@ -1,0 +1,448 @@
+/* lower.c: the checked AST of one variant -> tile IR.
+ *
+ * sema_check_variant has annotated every expression with its type and
+ * every name with its symbol, so lowering makes no decisions of its own
+ * beyond spelling out what the language leaves implicit: element
+ * conversions, scalar splats and broadcasts become instructions, `let`
+ * names a value, `var` a slot that is read and written. */
+#include "tir.h"
+
+#include <math.h>
+#include <string.h>
+
+typedef struct Lower {
+  Arena *a;
+  Diags *d;
+  TirFunc *f;
+  TirBlock *cur;
+} Lower;
+
+static TirInst *emit(Lower *l, TirOp op, TirType ty, Span at) {
+  TirInst *i = tir_new(l->a, l->f, op, ty);
+  i->span = at;
+  tir_append(l->a, l->cur, i);
+  return i;
+}
+
+static TirInst *emit1(Lower *l, TirOp op, TirType ty, Span at, TirInst *x) {
+  TirInst *i = emit(l, op, ty, at);
+  i->args[i->nargs++] = x;
+  return i;
+}
+
+static TirInst *emit2(Lower *l, TirOp op, int aux, TirType ty, Span at, TirInst *x, TirInst *y) {
+  TirInst *i = emit(l, op, ty, at);
+  i->aux = aux;
+  i->args[0] = x;
+  i->args[1] = y;
+  i->nargs = 2;
+  return i;
+}
+
+static TirType type_of(const Type *t) {
+  TirType r = {.elem = t->elem};
+  if (t->kind == TY_TILE) {
+    r.rank = t->rank;
+    for (int i = 0; i < t->rank; i++) r.dims[i] = t->dims[i];
+  }
+  return r;
+}
+
+static TirInst *const_int(Lower *l, Scalar e, int64_t v, Span at) {
+  TirInst *c = emit(l, TIR_CONST, tir_scalar(e), at);
+  c->ival = v;
+  c->fval = (double)v;
+  return c;
+}
+
+static TirInst *const_float(Lower *l, Scalar e, double v, Span at) {
+  TirInst *c = emit(l, TIR_CONST, tir_scalar(e), at);
+  c->fval = v;
+  c->ival = (int64_t)v;
+  return c;
+}
+
+static bool is_float_elem(Scalar e) { return e <= S_F64; }
+
+/* Converts v to element type `elem` and shape `to`: a constant is re-typed,
+ * anything else converted, then splat or broadcast. */
+static TirInst *coerce(Lower *l, TirInst *v, TirType to, Span at) {
+  if (v->ty.elem != to.elem) {
+    if (v->op == TIR_CONST) {
+      v = is_float_elem(to.elem) ? const_float(l, to.elem, is_float_elem(v->ty.elem) ? v->fval : (double)v->ival, at)
+                                 : const_int(l, to.elem, is_float_elem(v->ty.elem) ? (int64_t)v->fval : v->ival, at);
+    } else {
+      TirType t = v->ty;
+      t.elem = to.elem;
+      v = emit1(l, TIR_CONVERT, t, at, v);
+    }
+  }
+  if (to.rank == 0) return v;
+  if (v->ty.rank == 0) return emit1(l, TIR_SPLAT, to, at, v);
+  if (!tir_same_type(&v->ty, &to)) return emit1(l, TIR_BROADCAST, to, at, v);
+  return v;
+}
+
+static TirInst *lower_expr(Lower *l, Node *n);
+static void lower_block(Lower *l, Node *block, TirBlock *into);
+
+/* A tensor dim known at launch: the first tensor parameter that names it. */
+static TirInst *dim_value(Lower *l, const char *name, Span at) {
+  for (int i = 0; i < l->f->nparams; i++) {
+    TirParam *p = &l->f->params[i];
+    for (int d = 0; p->tensor && d < p->rank; d++)
+      if (p->dimname[d] && strcmp(p->dimname[d], name) == 0) {
+        TirInst *v = emit(l, TIR_DIM, tir_scalar(S_I32), at);
+        v->aux = i;
+        v->aux2 = d;
+        v->name = name;
+        return v;
+      }
+  }
+  diag_ice("lower: dim '%s' has no tensor", name);
+}
+
+static TirInst *lower_name(Lower *l, Node *n) {
+  Symbol *y = n->sym;
+  if (!y) { /* inf is the only name without a symbol */
+    if (strcmp(n->name, "inf") != 0) diag_ice("lower: unresolved name '%s'", n->name);
+    return const_float(l, S_F32, INFINITY, n->span);
+  }
+  switch (y->kind) {
+  case SYM_CONST:
+    return y->const_float ? const_float(l, S_F32, y->fval, n->span) : const_int(l, S_I32, y->ival, n->span);
+  case SYM_DIM: return dim_value(l, y->name, n->span);
+  case SYM_SCALAR: {
+    TirInst *v = emit(l, TIR_PARAM, type_of(y->ty), n->span);
+    v->aux = y->index;
+    v->name = y->name;
+    return v;
+  }
+  case SYM_LET:
+  case SYM_LOOP: return y->lowered;
+  case SYM_VAR: {
+    TirInst *slot = y->lowered;
+    return emit1(l, TIR_READ, slot->ty, n->span, slot);
+  }
+  case SYM_TENSOR: break;
+  }
+  diag_ice("lower: tensor '%s' used as a value", n->name);
+}
+
+/* Fills the subscripts of a load, store, extract or partial write from an
+ * index node whose result type gives the span lengths. */
+static void lower_subs(Lower *l, Node *index, TirInst *into) {
+  const Type *rt = index->ty;
+  int k = 0;
+  for (int i = 0; i < index->list.len; i++) {
+    Node *sub = index->list.items[i];
+    TirSub *s = &into->subs[into->nsubs++];
+    if (sub->op == SUB_FULL) {
+      s->start = const_int(l, S_I32, 0, sub->span);
+      s->len = rt->dims[k++];
+      continue;
+    }
+    s->start = lower_expr(l, sub->a);
+    if (sub->op == SUB_POINT) {
+      s->point = true;
+      s->len = 1;
+    } else {
+      s->len = rt->dims[k++];
+    }
+  }
+}
+
+static TirInst *lower_index(Lower *l, Node *n) {
+  Node *base = n->a;
+  TirInst *in;
+  if (base->kind == N_NAME && base->sym && base->sym->kind == SYM_TENSOR) {
+    in = tir_new(l->a, l->f, TIR_LOAD, type_of(n->ty));
+    in->aux = base->sym->index;
+  } else {
+    TirInst *tile = lower_expr(l, base);
+    in = tir_new(l->a, l->f, TIR_EXTRACT, type_of(n->ty));
+    in->args[in->nargs++] = tile;
+  }
+  in->span = n->span;
+  lower_subs(l, n, in); /* subscript values come before the access */
+  tir_append(l->a, l->cur, in);
+  return in;
+}
+
+static TirInst *lower_binary(Lower *l, Node *n) {
+  TirInst *x = lower_expr(l, n->a), *y = lower_expr(l, n->b);
+  TirType rt = type_of(n->ty);
+  TirType opt = rt;
+  if (rt.elem == S_BOOL) opt.elem = sema_join_elem(n->a->ty, n->b->ty); /* comparisons */
+  x = coerce(l, x, opt, n->a->span);
+  y = coerce(l, y, opt, n->b->span);
+  return emit2(l, TIR_BINARY, n->op, rt, n->span, x, y);
+}
+
+static TirInst *lower_call(Lower *l, Node *n) {
+  const char *f = n->a->name;
+  TirType rt = type_of(n->ty);
+  Scalar conv;
+  TirInst *args[4] = {0};
+  if (strcmp(f, "iota") == 0) {
+    TirInst *v = emit(l, TIR_IOTA, rt, n->span);
+    v->aux = rt.rank - 1;
+    for (int i = 0; i < n->list.len; i++) {
+      Node *arg = n->list.items[i];
+      if (arg->kind == N_NAMEDARG) {
+        /* sema proved the axis constant; it is an integer literal or a
+         * constant name, so lowering it yields a constant */
+        TirBlock scratch = {0}, *saved = l->cur;
+        l->cur = &scratch;
+        TirInst *axis = lower_expr(l, arg->a);
+        l->cur = saved;
+        if (axis->op != TIR_CONST) diag_ice("lower: iota axis is not a constant");
+        v->aux = (int)axis->ival;
+      }
+    }
+    return v;
+  }
+  if (strcmp(f, "program_id") == 0) {
+    Node *arg = n->list.items[0];
+    TirBlock scratch = {0}, *saved = l->cur;
+    l->cur = &scratch;
+    TirInst *axis = lower_expr(l, arg);
+    l->cur = saved;
+    TirInst *v = emit(l, TIR_CTX, tir_scalar(S_I32), n->span);
+    v->aux = (int)axis->ival;
+    return v;
+  }
+  for (int i = 0; i < n->list.len && i < 4; i++) args[i] = lower_expr(l, n->list.items[i]);
+  if (strcmp(f, "dot") == 0 || strcmp(f, "dot_t") == 0) {
+    TirInst *a = args[0], *b = args[1];
+    if (a->ty.elem != b->ty.elem && is_float_elem(a->ty.elem)) {
+      /* mixed float operands meet at their join before the product */
+      Scalar j = sema_join_elem(((Node *)n->list.items[0])->ty, ((Node *)n->list.items[1])->ty);
+      TirType ta = a->ty, tb = b->ty;
+      ta.elem = tb.elem = j;
+      a = coerce(l, a, ta, n->span);
+      b = coerce(l, b, tb, n->span);
+    }
+    return emit2(l, TIR_DOT, f[3] == '_', rt, n->span, a, b);
+  }
+  if (!strcmp(f, "exp") || !strcmp(f, "log") || !strcmp(f, "sqrt") || !strcmp(f, "tanh")) {
+    int m = f[0] == 'e' ? TMATH_EXP : f[0] == 'l' ? TMATH_LOG : f[0] == 's' ? TMATH_SQRT : TMATH_TANH;
+    TirInst *v = emit1(l, TIR_MATH, rt, n->span, coerce(l, args[0], rt, n->span));
+    v->aux = m;
+    return v;
+  }
+  if (!strcmp(f, "rowmax") || !strcmp(f, "rowsum")) {
+    TirInst *v = emit1(l, TIR_REDUCE, rt, n->span, args[0]);
+    v->aux = f[3] == 'm' ? TRED_MAX : TRED_SUM;
+    return v;
+  }
+  if (!strcmp(f, "tmax") || !strcmp(f, "tmin") || !strcmp(f, "max") || !strcmp(f, "min") || !strcmp(f, "cdiv")) {
+    int op = !strcmp(f, "cdiv") ? TOP_CDIV : strstr(f, "max") ? TOP_MAX : TOP_MIN;
+    return emit2(l, TIR_BINARY, op, rt, n->span, coerce(l, args[0], rt, n->span), coerce(l, args[1], rt, n->span));
+  }
+  if (!strcmp(f, "transpose")) return emit1(l, TIR_TRANSPOSE, rt, n->span, args[0]);
+  if (!strcmp(f, "where")) {
+    TirType ct = rt;
+    ct.elem = S_BOOL;
+    TirInst *c = coerce(l, args[0], ct, n->span);
+    TirInst *x = coerce(l, args[1], rt, n->span), *y = coerce(l, args[2], rt, n->span);
+    TirInst *v = emit(l, TIR_SELECT, rt, n->span);
+    v->args[0] = c;
+    v->args[1] = x;
+    v->args[2] = y;
+    v->nargs = 3;
+    return v;
+  }
+  if (sema_scalar_from_name(f, &conv)) return coerce(l, args[0], rt, n->span);
+  diag_ice("lower: unknown builtin '%s'", f);
+}
+
+static TirInst *lower_expr(Lower *l, Node *n) {
+  switch (n->kind) {
+  case N_INT: return const_int(l, n->ty->elem, n->ival, n->span);
+  case N_FLOAT: return const_float(l, S_F32, n->fval, n->span);
+  case N_BOOL: return const_int(l, S_BOOL, n->ival, n->span);
+  case N_NAME: return lower_name(l, n);
+  case N_UNARY: {
+    TirInst *x = lower_expr(l, n->a);
+    TirType rt = type_of(n->ty);
+    if (n->op == '-' && x->op == TIR_CONST) { /* -inf, -1.0: fold */
+      if (l->cur->len && l->cur->insts[l->cur->len - 1] == x) l->cur->len--;
+      return is_float_elem(x->ty.elem) ? const_float(l, x->ty.elem, -x->fval, n->span)
+                                       : const_int(l, x->ty.elem, -x->ival, n->span);
+    }
+    TirInst *v = emit1(l, TIR_UNARY, rt, n->span, coerce(l, x, rt, n->span));
+    v->aux = n->op;
+    return v;
+  }
+  case N_BINARY: return lower_binary(l, n);
+  case N_CALL: return lower_call(l, n);
+  case N_INDEX: return lower_index(l, n);
+  case N_MEMBER: {
+    TirInst *v = emit(l, TIR_CTX, tir_scalar(S_I32), n->span);
+    v->aux = (n->a->name[0] == 'g' ? 3 : 0) + (n->name[0] - 'x');
+    return v;
+  }
+  default: diag_ice("lower: unexpected expression kind %d", n->kind);
+  }
+}
+
+/* Applies `op=` to a current value: the operation runs in the join of the
+ * two types, the result goes back in the target's type. */
+static TirInst *compound(Lower *l, Node *n, TirInst *cur, const Type *cur_ty, TirInst *val) {
+  static const int ops[] = {'+', '-', '*', '/'};
+  const char *name = ast_op_name(n->op);
+  int op = ops[strchr("+-*/", name[0]) - "+-*/"];
+  TirType jt = cur->ty;
+  jt.elem = sema_join_elem(cur_ty, n->b->ty);
+  TirInst *r = emit2(l, TIR_BINARY, op, jt, n->span, coerce(l, cur, jt, n->span), coerce(l, val, jt, n->span));
+  return coerce(l, r, cur->ty, n->span);
+}
+
+static void lower_assign(Lower *l, Node *n) {
+  Node *target = n->a;
+  TirInst *val = lower_expr(l, n->b);
+  if (target->kind == N_NAME) {
+    TirInst *slot = target->sym->lowered;
+    if (n->op != '=') {
+      TirInst *cur = emit1(l, TIR_READ, slot->ty, target->span, slot);
+      val = compound(l, n, cur, target->sym->ty, val);
+    }
+    emit2(l, TIR_WRITE, 0, slot->ty, n->span, slot, coerce(l, val, slot->ty, n->span));
+    return;
+  }
+  Symbol *y = target->a->sym;
+  TirType st = type_of(target->ty);
+  if (y->kind == SYM_TENSOR) {
+    TirInst *st_inst = tir_new(l->a, l->f, TIR_STORE, st);
+    st_inst->aux = y->index;
+    st_inst->span = n->span;
+    lower_subs(l, target, st_inst);
+    if (n->op != '=') {
+      TirInst *cur = tir_new(l->a, l->f, TIR_LOAD, st);
+      cur->aux = y->index;
+      cur->span = target->span;
+      cur->nsubs = st_inst->nsubs;
+      memcpy(cur->subs, st_inst->subs, sizeof cur->subs);
+      tir_append(l->a, l->cur, cur);
+      val = compound(l, n, cur, target->ty, val);
+    }
+    st_inst->args[st_inst->nargs++] = coerce(l, val, st, n->span);
+    tir_append(l->a, l->cur, st_inst);
+    return;
+  }
+  /* a sub-tile of a var */
+  TirInst *slot = y->lowered;
+  TirInst *w = tir_new(l->a, l->f, TIR_WRITE, st);
+  w->span = n->span;
+  lower_subs(l, target, w);
+  if (n->op != '=') {
+    TirInst *whole = emit1(l, TIR_READ, slot->ty, target->span, slot);
+    TirInst *cur = tir_new(l->a, l->f, TIR_EXTRACT, st);
+    cur->span = target->span;
+    cur->args[cur->nargs++] = whole;
+    cur->nsubs = w->nsubs;
+    memcpy(cur->subs, w->subs, sizeof cur->subs);
+    tir_append(l->a, l->cur, cur);
+    val = compound(l, n, cur, target->ty, val);
+  }
+  w->args[0] = slot;
+  w->args[1] = coerce(l, val, st, n->span);
+  w->nargs = 2;
+  tir_append(l->a, l->cur, w);
+}
+
+static void lower_stmt(Lower *l, Node *n) {
+  switch (n->kind) {
+  case N_LET: {
+    TirInst *v = lower_expr(l, n->a);
+    if (n->type) v = coerce(l, v, type_of(n->ty), n->span);
+    n->sym->lowered = v;
+    break;
+  }
+  case N_VAR: {
+    TirInst *slot = emit(l, TIR_VAR, type_of(n->ty), n->span);
+    slot->name = n->name;
+    n->sym->lowered = slot;
+    if (n->a) {
+      TirInst *v = lower_expr(l, n->a);
+      emit2(l, TIR_WRITE, 0, slot->ty, n->span, slot, coerce(l, v, slot->ty, n->span));
+    }
+    break;
+  }
+  case N_ASSIGN: lower_assign(l, n); break;
+  case N_FOR: {
+    TirInst *lo = coerce(l, lower_expr(l, n->a), tir_scalar(S_I32), n->a->span);
+    TirInst *hi = coerce(l, lower_expr(l, n->b), tir_scalar(S_I32), n->b->span);
+    TirInst *step = n->c ? coerce(l, lower_expr(l, n->c), tir_scalar(S_I32), n->c->span) : const_int(l, S_I32, 1, n->span);
+    TirInst *loop = emit(l, TIR_FOR, tir_scalar(S_I32), n->span);
+    loop->args[0] = lo;
+    loop->args[1] = hi;
+    loop->args[2] = step;
+    loop->nargs = 3;
+    loop->name = n->name;
+    n->sym->lowered = loop;
+    lower_block(l, n->body, &loop->body);
+    break;
+  }
+  case N_WHILE: {
+    TirInst *w = emit(l, TIR_WHILE, tir_scalar(S_BOOL), n->span);
+    TirBlock *saved = l->cur;
+    l->cur = &w->cond;
+    w->cond_value = lower_expr(l, n->a);
+    l->cur = saved;
+    lower_block(l, n->body, &w->body);
+    break;
+  }
+  case N_IF: {
+    TirInst *c = lower_expr(l, n->a);
+    TirInst *br = emit1(l, TIR_IF, tir_scalar(S_BOOL), n->span, c);
+    lower_block(l, n->body, &br->body);
+    if (n->c) {
+      if (n->c->kind == N_BLOCK) {
+        lower_block(l, n->c, &br->body2);
+      } else {
+        TirBlock *saved = l->cur;
+        l->cur = &br->body2;
+        lower_stmt(l, n->c);
+        l->cur = saved;
+      }
+    }
+    break;
+  }
+  default: diag_ice("lower: unexpected statement kind %d", n->kind);
+  }
+}
+
+static void lower_block(Lower *l, Node *block, TirBlock *into) {
+  TirBlock *saved = l->cur;
+  l->cur = into;
+  for (int i = 0; i < block->list.len; i++) lower_stmt(l, block->list.items[i]);
+  l->cur = saved;
+}
+
+TirFunc *lower_kernel(Arena *a, Diags *d, const KernelInfo *info) {
+  Node *k = info->kernel;
+  TirFunc *f = arena_alloc(a, sizeof *f);
+  f->name = k->name;
+  f->info = info;
+  f->nparams = k->list.len;
+  f->params = arena_alloc(a, sizeof(TirParam) * (size_t)(f->nparams + 1));
+  for (int i = 0; i < f->nparams; i++) {
+    Node *pn = k->list.items[i];
+    TirParam *p = &f->params[i];
+    p->name = pn->name;
+    p->elem = pn->ty->elem;
+    p->tensor = pn->ty->kind == TY_TENSOR;
+    p->rank = p->tensor ? pn->ty->rank : 0;
+    for (int dd = 0; dd < p->rank; dd++) {
+      p->dimname[dd] = pn->ty->dimname[dd];
+      p->dims[dd] = pn->ty->dims[dd];
+    }
+  }
+  Lower l = {.a = a, .d = d, .f = f, .cur = &f->body};
+  lower_block(&l, k->body, &f->body);
+  tir_number(a, f);
+  if (!tir_verify(d, f, "lowering")) return NULL;
+  return f;
+}

@@ -1,0 +1,321 @@
+/* tir.c: the tile IR: construction, numbering, the --emit=tir printer and
+ * the verifier that runs after every pass. */
+#include "tir.h"
+
+#include <string.h>
+
+TirType tir_scalar(Scalar e) { return (TirType){.elem = e}; }
+
+bool tir_same_type(const TirType *a, const TirType *b) {
+  if (a->elem != b->elem || a->rank != b->rank) return false;
+  for (int i = 0; i < a->rank; i++)
+    if (a->dims[i] != b->dims[i]) return false;
+  return true;
+}
+
+int64_t tir_elems(const TirType *t) {
+  int64_t n = 1;
+  for (int i = 0; i < t->rank; i++) n *= t->dims[i];
+  return n;
+}
+
+TirInst *tir_new(Arena *a, TirFunc *f, TirOp op, TirType ty) {
+  TirInst *i = arena_alloc(a, sizeof *i);
+  i->op = op;
+  i->ty = ty;
+  i->id = f->ninsts++;
+  return i;
+}
+
+void tir_append(Arena *a, TirBlock *b, TirInst *inst) {
+  if (b->len == b->cap) {
+    int cap = b->cap ? b->cap * 2 : 8;
+    TirInst **items = arena_alloc(a, sizeof(TirInst *) * (size_t)cap);
+    if (b->len) memcpy(items, b->insts, sizeof(TirInst *) * (size_t)b->len);
+    b->insts = items;
+    b->cap = cap;
+  }
+  b->insts[b->len++] = inst;
+}
+
+/* Instructions are renumbered in program order, so %N in a dump reads
+ * top to bottom and id == pos. */
+static int number_block(TirFunc *f, TirBlock *b, int pos) {
+  for (int i = 0; i < b->len; i++) {
+    TirInst *in = b->insts[i];
+    in->id = in->pos = pos++;
+    f->insts[in->id] = in;
+    pos = number_block(f, &in->cond, pos);
+    pos = number_block(f, &in->body, pos);
+    pos = number_block(f, &in->body2, pos);
+    in->end = pos - 1;
+  }
+  return pos;
+}
+
+void tir_number(Arena *a, TirFunc *f) {
+  f->insts = arena_alloc(a, sizeof(TirInst *) * (size_t)(f->ninsts + 1));
+  f->ninsts = number_block(f, &f->body, 0);
+}
+
+static const char *op_names[] = {"const", "param", "dim",     "ctx",    "unary",  "binary", "math",
+                                 "convert", "select", "splat", "broadcast", "iota", "reduce", "dot",
+                                 "transpose", "load", "store", "extract", "var", "read", "write",
+                                 "for", "while", "if"};
+
+const char *tir_op_name(int op) { return op >= 0 && op <= TIR_IF ? op_names[op] : "?"; }
+
+static const char *type_str(char *buf, size_t n, const TirType *t) {
+  if (t->rank == 0) {
+    snprintf(buf, n, "%s", sema_scalar_name(t->elem));
+    return buf;
+  }
+  int k = snprintf(buf, n, "tile<%s>[", sema_scalar_name(t->elem));
+  for (int i = 0; i < t->rank; i++) k += snprintf(buf + k, n - (size_t)k, "%s%lld", i ? ", " : "", (long long)t->dims[i]);
+  snprintf(buf + k, n - (size_t)k, "]");
+  return buf;
+}
+
+static const char *binop_name(int op) {
+  switch (op) {
+  case TOP_MAX: return "max";
+  case TOP_MIN: return "min";
+  case TOP_CDIV: return "cdiv";
+  }
+  const char *s = ast_op_name(op);
+  return s ? s : "?";
+}
+
+static const char *math_names[] = {"exp", "log", "sqrt", "tanh"};
+static const char *ctx_names[] = {"block.x", "block.y", "block.z", "grid.x", "grid.y", "grid.z"};
+
+static void print_subs(FILE *out, const TirInst *in) {
+  fputc('[', out);
+  for (int i = 0; i < in->nsubs; i++) {
+    if (i) fputs(", ", out);
+    if (in->subs[i].point) fprintf(out, "%%%d", in->subs[i].start->id);
+    else fprintf(out, "%%%d :+ %lld", in->subs[i].start->id, (long long)in->subs[i].len);
+  }
+  fputc(']', out);
+}
+
+static void print_block(FILE *out, const TirFunc *f, const TirBlock *b, int depth);
+
+static void print_inst(FILE *out, const TirFunc *f, const TirInst *in, int depth) {
+  char tb[128];
+  fprintf(out, "%*s", depth * 2, "");
+  bool value = in->op != TIR_STORE && in->op != TIR_WRITE && in->op != TIR_WHILE && in->op != TIR_IF;
+  if (value) fprintf(out, "%%%d = ", in->id);
+  fputs(tir_op_name(in->op), out);
+  switch (in->op) {
+  case TIR_CONST:
+    if (in->ty.elem <= S_F64) fprintf(out, " %.17g", in->fval);
+    else fprintf(out, " %lld", (long long)in->ival);
+    break;
+  case TIR_PARAM: fprintf(out, " %s", in->name); break;
+  case TIR_DIM: fprintf(out, " %s (%s.%d)", in->name, f->params[in->aux].name, in->aux2); break;
+  case TIR_CTX: fprintf(out, " %s", ctx_names[in->aux]); break;
+  case TIR_UNARY: fprintf(out, " %c", in->aux); break;
+  case TIR_BINARY: fprintf(out, " %s", binop_name(in->aux)); break;
+  case TIR_MATH: fprintf(out, " %s", math_names[in->aux]); break;
+  case TIR_IOTA: fprintf(out, " axis %d", in->aux); break;
+  case TIR_REDUCE: fprintf(out, " %s", in->aux == TRED_MAX ? "max" : "sum"); break;
+  case TIR_DOT: fprintf(out, "%s", in->aux ? " trans_b" : ""); break;
+  case TIR_LOAD:
+  case TIR_STORE:
+    fprintf(out, " %s", f->params[in->aux].name);
+    print_subs(out, in);
+    break;
+  case TIR_VAR: fprintf(out, " %s", in->name); break;
+  case TIR_FOR: break;
+  default: break;
+  }
+  for (int i = 0; i < in->nargs; i++)
+    fprintf(out, "%s %%%d", i || in->op == TIR_STORE ? "," : "", in->args[i]->id);
+  if ((in->op == TIR_EXTRACT || in->op == TIR_WRITE) && in->nsubs) print_subs(out, in);
+  if (value) fprintf(out, " : %s", type_str(tb, sizeof tb, &in->ty));
+  if (in->op == TIR_WHILE) {
+    fputs(" cond {\n", out);
+    print_block(out, f, &in->cond, depth + 1);
+    fprintf(out, "%*s} -> %%%d do {\n", depth * 2, "", in->cond_value->id);
+    print_block(out, f, &in->body, depth + 1);
+    fprintf(out, "%*s}\n", depth * 2, "");
+    return;
+  }
+  if (in->op == TIR_FOR || in->op == TIR_IF) {
+    fputs(" {\n", out);
+    print_block(out, f, &in->body, depth + 1);
+    if (in->op == TIR_IF && in->body2.len) {
+      fprintf(out, "%*s} else {\n", depth * 2, "");
+      print_block(out, f, &in->body2, depth + 1);
+    }
+    fprintf(out, "%*s}\n", depth * 2, "");
+    return;
+  }
+  fputc('\n', out);
+}
+
+static void print_block(FILE *out, const TirFunc *f, const TirBlock *b, int depth) {
+  for (int i = 0; i < b->len; i++) print_inst(out, f, b->insts[i], depth);
+}
+
+const char *tir_variant_str(Arena *a, const KernelInfo *info) {
+  char buf[1024];
+  int n = 0;
+  buf[0] = 0;
+  /* constants were collected innermost first; print them in declaration order */
+  for (int i = info->nconsts - 1; i >= 0 && n < (int)sizeof buf - 80; i--) {
+    if (info->const_is_float[i])
+      n += snprintf(buf + n, sizeof buf - (size_t)n, "%s%s=%g", n ? ", " : "", info->const_names[i],
+                    info->const_fvalues[i]);
+    else
+      n += snprintf(buf + n, sizeof buf - (size_t)n, "%s%s=%lld", n ? ", " : "", info->const_names[i],
+                    (long long)info->const_values[i]);
+  }
+  return arena_strdup(a, buf);
+}
+
+void tir_print(FILE *out, const TirFunc *f) {
+  char tb[128];
+  fprintf(out, "kernel %s", f->name);
+  Arena *a = arena_new();
+  const char *v = tir_variant_str(a, f->info);
+  if (*v) fprintf(out, " [%s]", v);
+  arena_free(a);
+  fprintf(out, " (variant %d of %d)\n", f->info->index + 1, f->info->count);
+  for (int i = 0; i < f->nparams; i++) {
+    const TirParam *p = &f->params[i];
+    if (!p->tensor) {
+      fprintf(out, "  param %s : %s\n", p->name, type_str(tb, sizeof tb, &(TirType){.elem = p->elem}));
+      continue;
+    }
+    fprintf(out, "  param %s : tensor<%s>[", p->name, sema_scalar_name(p->elem));
+    for (int d = 0; d < p->rank; d++) {
+      if (d) fputs(", ", out);
+      if (p->dimname[d] && p->dims[d] >= 0) fprintf(out, "%s=%lld", p->dimname[d], (long long)p->dims[d]);
+      else if (p->dimname[d]) fputs(p->dimname[d], out);
+      else fprintf(out, "%lld", (long long)p->dims[d]);
+    }
+    fputs("]\n", out);
+  }
+  print_block(out, f, &f->body, 1);
+}
+
+/* ------------------------------------------------------------- verifier */
+
+typedef struct Verify {
+  Diags *d;
+  const TirFunc *f;
+  const char *after;
+  bool ok;
+  unsigned char *defined; /* by id: defined and still in scope */
+} Verify;
+
+static void fail(Verify *v, const TirInst *in, const char *what) {
+  if (v->ok)
+    diag_error(v->d, in->span, "internal: tile IR invalid after %s: %%%d (%s): %s", v->after, in->id,
+               tir_op_name(in->op), what);
+  v->ok = false;
+}
+
+static bool is_int_scalar(const TirInst *x) { return x->ty.rank == 0 && x->ty.elem >= S_I8 && x->ty.elem <= S_I64; }
+
+static void verify_block(Verify *v, const TirBlock *b);
+
+static void verify_inst(Verify *v, const TirInst *in) {
+  for (int i = 0; i < in->nargs; i++) {
+    if (!in->args[i]) return fail(v, in, "missing operand");
+    if (!v->defined[in->args[i]->id]) return fail(v, in, "operand used before it is defined or out of scope");
+  }
+  for (int i = 0; i < in->nsubs; i++) {
+    if (!in->subs[i].start || !v->defined[in->subs[i].start->id])
+      return fail(v, in, "subscript start not defined");
+    if (!is_int_scalar(in->subs[i].start)) return fail(v, in, "subscript start is not an integer scalar");
+    if (in->subs[i].len <= 0) return fail(v, in, "subscript length is not positive");
+  }
+  if (in->ty.rank < 0 || in->ty.rank > MAX_TILE_RANK) return fail(v, in, "bad rank");
+  for (int i = 0; i < in->ty.rank; i++)
+    if (in->ty.dims[i] <= 0) return fail(v, in, "tile dim is not positive");
+  const TirInst *a = in->nargs > 0 ? in->args[0] : NULL, *b = in->nargs > 1 ? in->args[1] : NULL;
+  switch (in->op) {
+  case TIR_BINARY:
+    if (in->nargs != 2 || a->ty.rank != b->ty.rank || a->ty.elem != b->ty.elem)
+      return fail(v, in, "operands differ in type");
+    for (int i = 0; i < a->ty.rank; i++)
+      if (a->ty.dims[i] != b->ty.dims[i] || a->ty.dims[i] != in->ty.dims[i]) return fail(v, in, "operands differ in shape");
+    break;
+  case TIR_UNARY:
+  case TIR_MATH:
+  case TIR_CONVERT:
+    if (in->nargs != 1 || a->ty.rank != in->ty.rank) return fail(v, in, "operand shape differs from the result");
+    if (in->op != TIR_CONVERT && a->ty.elem != in->ty.elem) return fail(v, in, "operand type differs from the result");
+    break;
+  case TIR_SELECT:
+    if (in->nargs != 3 || a->ty.elem != S_BOOL) return fail(v, in, "condition is not bool");
+    for (int k = 0; k < 3; k++)
+      if (in->args[k]->ty.rank != in->ty.rank) return fail(v, in, "operands differ in shape");
+    break;
+  case TIR_SPLAT:
+    if (in->nargs != 1 || a->ty.rank != 0 || in->ty.rank == 0) return fail(v, in, "splat of a non-scalar");
+    break;
+  case TIR_DOT: {
+    if (in->nargs != 2 || b->ty.rank != 2 || a->ty.rank < 2) return fail(v, in, "dot operand ranks");
+    int64_t k = a->ty.dims[a->ty.rank - 1], kb = in->aux ? b->ty.dims[1] : b->ty.dims[0];
+    if (k != kb) return fail(v, in, "dot contraction dims differ");
+    break;
+  }
+  case TIR_LOAD:
+  case TIR_STORE:
+    if (in->aux < 0 || in->aux >= v->f->nparams || !v->f->params[in->aux].tensor) return fail(v, in, "not a tensor");
+    if (in->nsubs != v->f->params[in->aux].rank) return fail(v, in, "subscript count differs from the tensor rank");
+    if (in->op == TIR_STORE && (in->nargs != 1 || a->ty.elem != v->f->params[in->aux].elem))
+      return fail(v, in, "stored value's type differs from the tensor's");
+    break;
+  case TIR_READ:
+    if (in->nargs != 1 || a->op != TIR_VAR || !tir_same_type(&a->ty, &in->ty)) return fail(v, in, "read of a non-slot");
+    break;
+  case TIR_WRITE:
+    if (in->nargs != 2 || a->op != TIR_VAR) return fail(v, in, "write to a non-slot");
+    if (!in->nsubs && !tir_same_type(&a->ty, &b->ty)) return fail(v, in, "written value's type differs from the slot");
+    break;
+  case TIR_FOR:
+    if (in->nargs != 3 || !is_int_scalar(a) || !is_int_scalar(b) || !is_int_scalar(in->args[2]))
+      return fail(v, in, "loop bounds are not integer scalars");
+    break;
+  case TIR_IF:
+    if (in->nargs != 1 || a->ty.rank != 0 || a->ty.elem != S_BOOL) return fail(v, in, "condition is not a bool scalar");
+    break;
+  default: break;
+  }
+  v->defined[in->id] = 1;
+  if (in->op == TIR_WHILE) {
+    verify_block(v, &in->cond);
+    if (!in->cond_value || !v->defined[in->cond_value->id] || in->cond_value->ty.rank != 0 ||
+        in->cond_value->ty.elem != S_BOOL)
+      return fail(v, in, "while condition is not a bool scalar of its region");
+  }
+  verify_block(v, &in->body);
+  verify_block(v, &in->body2);
+}
+
+static void verify_block(Verify *v, const TirBlock *b) {
+  for (int i = 0; i < b->len && v->ok; i++) verify_inst(v, b->insts[i]);
+  /* values defined in a region go out of scope at its end */
+  for (int i = 0; i < b->len; i++) v->defined[b->insts[i]->id] = 0;
+}
+
+bool tir_verify(Diags *d, const TirFunc *f, const char *after) {
+  Verify v = {.d = d, .f = f, .after = after, .ok = true};
+  unsigned char small[4096];
+  v.defined = f->ninsts <= (int)sizeof small ? small : NULL;
+  Arena *a = NULL;
+  if (!v.defined) {
+    a = arena_new();
+    v.defined = arena_alloc(a, (size_t)f->ninsts);
+  }
+  memset(v.defined, 0, (size_t)f->ninsts);
+  /* the top level's values stay visible to the end of the kernel */
+  for (int i = 0; i < f->body.len && v.ok; i++) verify_inst(&v, f->body.insts[i]);
+  arena_free(a);
+  return v.ok;
+}

@@ -1,0 +1,217 @@
+/* tir.h: the tile IR, the plan, and the passes between sema and the backend.
+ *
+ * Sections by file: tir.c (IR, printer, verifier), lower.c (checked AST ->
+ * IR, one variant), plan.c (residence, layouts, physical shapes, shared
+ * memory, barriers), interp.c (CPU reference interpreter of the plan). */
+#ifndef PHOBOS_TIR_H
+#define PHOBOS_TIR_H
+
+#include "lang.h"
+
+/* ------------------------------------------------------------------ tir.c */
+
+/* A value's type: a scalar (rank 0) or a tile with static logical dims. */
+typedef struct TirType {
+  Scalar elem;
+  int rank;
+  int64_t dims[MAX_TILE_RANK];
+} TirType;
+
+typedef enum TirOp {
+  TIR_CONST,     /* scalar immediate: ival or fval */
+  TIR_PARAM,     /* scalar kernel parameter; aux: its index */
+  TIR_DIM,       /* a tensor dim known at launch; aux: tensor param, aux2: dim */
+  TIR_CTX,       /* aux: 0..2 ctx.block.x/y/z, 3..5 ctx.grid.x/y/z */
+  TIR_UNARY,     /* aux: '-', '!', '~' */
+  TIR_BINARY,    /* aux: an operator token or TOP_*; operands of one type and shape */
+  TIR_MATH,      /* aux: TMATH_* */
+  TIR_CONVERT,   /* element type conversion */
+  TIR_SELECT,    /* args: cond, a, b, all of the result's shape */
+  TIR_SPLAT,     /* scalar to a tile of the result's shape */
+  TIR_BROADCAST, /* tile to a larger shape: NumPy rules */
+  TIR_IOTA,      /* aux: axis */
+  TIR_REDUCE,    /* aux: TRED_*; the last dim becomes 1 */
+  TIR_DOT,       /* aux: 1 for dot_t (b is [N, K]); a may be rank 3 */
+  TIR_TRANSPOSE,
+  TIR_LOAD,      /* aux: tensor param; subs; result: tile of the span lengths, or scalar */
+  TIR_STORE,     /* aux: tensor param; subs; args[0]: value of the slice's shape */
+  TIR_EXTRACT,   /* args[0]: tile; subs: a sub-tile or an element */
+  TIR_VAR,       /* a mutable slot of type ty; name */
+  TIR_READ,      /* args[0]: the TIR_VAR */
+  TIR_WRITE,     /* args[0]: the TIR_VAR, args[1]: value; with subs: into a sub-tile */
+  TIR_FOR,       /* the induction value; args: lo, hi, step; body */
+  TIR_WHILE,     /* cond: region ending in the condition (cond_value); body */
+  TIR_IF,        /* args[0]: cond; body (then), body2 (else, may be empty) */
+} TirOp;
+
+enum { TOP_MAX = 256, TOP_MIN, TOP_CDIV };
+enum { TMATH_EXP, TMATH_LOG, TMATH_SQRT, TMATH_TANH };
+enum { TRED_MAX, TRED_SUM };
+
+/* One subscript of a load, store, extract or partial write. */
+typedef struct TirSub {
+  bool point;
+  struct TirInst *start; /* an i32 scalar */
+  int64_t len;           /* spans: the static length; points: 1 */
+} TirSub;
+
+typedef struct TirBlock {
+  struct TirInst **insts;
+  int len, cap;
+} TirBlock;
+
+typedef struct TirInst {
+  int id;
+  TirOp op;
+  TirType ty;
+  int aux, aux2;
+  int64_t ival;
+  double fval;
+  const char *name; /* VAR: the source name; PARAM, DIM: for printing */
+  int nargs;
+  struct TirInst *args[3];
+  int nsubs;
+  TirSub subs[MAX_TENSOR_RANK];
+  TirBlock body, body2, cond;
+  struct TirInst *cond_value;
+  Span span;
+  int pos, end; /* program order: this instruction, and the last one inside it */
+  struct PlanVal *plan;
+} TirInst;
+
+/* A kernel parameter as the IR sees it. */
+typedef struct TirParam {
+  const char *name;
+  bool tensor;
+  Scalar elem;
+  int rank;
+  const char *dimname[MAX_TENSOR_RANK]; /* NULL: a literal extent */
+  int64_t dims[MAX_TENSOR_RANK];        /* literal or pinned extent; -1: from the launch */
+} TirParam;
+
+typedef struct TirFunc {
+  const char *name;
+  const KernelInfo *info;
+  int nparams;
+  TirParam *params;
+  TirBlock body;
+  int ninsts;
+  TirInst **insts; /* by id, after tir_number */
+} TirFunc;
+
+TirInst *tir_new(Arena *a, TirFunc *f, TirOp op, TirType ty);
+void tir_append(Arena *a, TirBlock *b, TirInst *inst);
+TirType tir_scalar(Scalar e);
+bool tir_same_type(const TirType *a, const TirType *b);
+int64_t tir_elems(const TirType *t);
+/* Numbers instructions in program order (pos, end) and fills f->insts. */
+void tir_number(Arena *a, TirFunc *f);
+void tir_print(FILE *out, const TirFunc *f);
+/* Checks the IR's invariants; returns false and reports an internal error
+ * through d when one is broken. */
+bool tir_verify(Diags *d, const TirFunc *f, const char *after);
+const char *tir_op_name(int op);
+/* The variant's constants as "A=1, B=2". */
+const char *tir_variant_str(Arena *a, const KernelInfo *info);
+
+/* --------------------------------------------------------------- lower.c */
+
+/* Lowers a kernel checked by sema_check_variant (its AST annotated). */
+TirFunc *lower_kernel(Arena *a, Diags *d, const KernelInfo *info);
+
+/* ---------------------------------------------------------------- plan.c */
+
+typedef enum Residence { RES_UNIFORM, RES_THREAD, RES_REG, RES_SHARED, RES_NONE } Residence;
+
+typedef enum LayoutKind {
+  LAYOUT_NONE,
+  LAYOUT_BLOCKED, /* elements spread over lanes and warps, innermost dim fastest */
+  LAYOUT_MMA_ACC, /* m16n8k16 accumulator fragment */
+  LAYOUT_MMA_A,   /* m16n8k16 A operand fragment (from shared via ldmatrix) */
+  LAYOUT_MMA_B,   /* m16n8k16 B operand fragment (.trans for a [K, N] operand) */
+  LAYOUT_SLICED,  /* a row reduction of a parent layout: one value per row */
+} LayoutKind;
+
+typedef struct Layout {
+  LayoutKind kind;
+  int rank;
+  int spt[MAX_TILE_RANK];   /* blocked: elements per thread along each dim */
+  int tpw[MAX_TILE_RANK];   /* threads per warp along each dim */
+  int wpc[MAX_TILE_RANK];   /* warps per CTA along each dim */
+  int reps;                 /* blocked: repetitions to cover the tile; mma: fragments per warp */
+  struct Layout *parent;    /* sliced: the layout reduced */
+} Layout;
+
+typedef enum BufKind { BUF_STAGE_VAR, BUF_STAGE_DOT, BUF_SCRATCH } BufKind;
+
+typedef struct PlanBuf {
+  int id;
+  BufKind kind;
+  const char *name;    /* source name, or what the scratch is for */
+  Scalar elem;
+  int rank;
+  int64_t dims[MAX_TILE_RANK]; /* physical */
+  int64_t pitch;       /* elements per row in the allocation */
+  bool padded;         /* @padstage added 8 elements per row */
+  int64_t bytes, offset;
+  int first, last;     /* live range in program positions */
+  TirInst *owner;      /* the LOAD or VAR it holds, or the instruction that needs the scratch */
+} PlanBuf;
+
+typedef struct PlanVal {
+  Residence res;
+  int64_t phys[MAX_TILE_RANK]; /* physical dims: powers of two, layout granules */
+  bool slack;                  /* some physical dim exceeds its logical dim */
+  Layout *layout;
+  PlanBuf *buf;                /* RES_SHARED */
+  bool dot_fma;                /* TIR_DOT: no tensor-core shape; FMA instead */
+} PlanVal;
+
+typedef struct PlanBarrier {
+  int pos;          /* the barrier goes before the instruction at this position */
+  const char *why;
+} PlanBarrier;
+
+typedef struct Plan {
+  TirFunc *f;
+  int threads;
+  int nbufs;
+  PlanBuf **bufs;
+  int64_t shared_bytes, shared_limit;
+  int nbarriers;
+  PlanBarrier *barriers;
+  bool padstage;
+} Plan;
+
+/* Plans the function; returns NULL after reporting an error (over budget). */
+Plan *plan_kernel(Arena *a, Diags *d, TirFunc *f, const char *arch);
+void plan_print(FILE *out, const Plan *p);
+void plan_print_yaml(FILE *out, const Plan *p);
+const char *plan_layout_str(Arena *a, const Layout *l);
+
+/* ---------------------------------------------------------------- interp.c */
+
+/* A tensor argument: row-major contents as doubles (rounded to the element
+ * type on store), and its extents. */
+typedef struct InterpTensor {
+  double *data;
+  int rank;
+  int64_t dims[MAX_TENSOR_RANK];
+} InterpTensor;
+
+typedef struct InterpArg {
+  bool tensor;
+  InterpTensor t;
+  double scalar;
+} InterpArg;
+
+/* Runs every CTA of the grid on the CPU, executing physical tiles with the
+ * plan's masks and staging shared buffers through a simulated shared memory.
+ * Returns false with a message in *err (dims that do not bind, a grid that
+ * is not positive). */
+bool interp_run(const Plan *p, InterpArg *args, int nargs, char *err, size_t errlen);
+
+/* Rounds a double to what an element of type e holds. */
+double interp_round(Scalar e, double v);
+
+#endif

@@ -1,0 +1,6 @@
+@launch(128)
+@aligned(n = 128)
+kernel scale(X: tensor<f32>[N], Y: tensor<f32>[N], n: i32) {
+  let i = ctx.block.x * 128
+  Y[i :+ 128] = 2.0 * X[i :+ 128]
+}

@@ -1,0 +1,6 @@
+@launch(128)
+kernel scale(X: tensor<f32>[N], Y: tensor<f32>[N], alpha: f32) {
+  let i = ctx.block.x * 128
+  alpha = alpha * 0.5
+  Y[i :+ 128] = alpha * X[i :+ 128]
+}

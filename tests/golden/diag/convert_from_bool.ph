@@ -1,0 +1,6 @@
+@launch(128)
+kernel indicator(X: tensor<f32>[N], Y: tensor<f32>[N]) {
+  let i = ctx.block.x * 128
+  let pos = X[i :+ 128] > 0.0
+  Y[i :+ 128] = f32(pos)
+}

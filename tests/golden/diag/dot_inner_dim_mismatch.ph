@@ -1,0 +1,7 @@
+@launch(128)
+kernel qk(Q: tensor<f16>[M, 64], K: tensor<f16>[N, 64], S: tensor<f32>[M, N]) {
+  let r = ctx.block.x * 64
+  let q = Q[r :+ 64, :]
+  let k = K[0 :+ 32, :]
+  S[r :+ 64, 0 :+ 32] = dot(q, k)
+}

@@ -1,0 +1,7 @@
+@launch(128)
+kernel scale(X: tensor<f32>[N], Y: tensor<f32>[N], alpha: f32) {
+  let i = ctx.block.x * 128
+  let x = X[i :+ 128]
+  Y[i :+ 128] = alpha * \
+                x
+}

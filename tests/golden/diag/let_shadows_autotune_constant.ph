@@ -1,0 +1,7 @@
+@autotune(BN in [64, 128])
+@launch(128)
+kernel copy(X: tensor<f32>[N], Y: tensor<f32>[N]) {
+  let BN = 32
+  let i = ctx.block.x * BN
+  Y[i :+ BN] = X[i :+ BN]
+}

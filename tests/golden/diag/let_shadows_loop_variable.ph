@@ -1,0 +1,7 @@
+@launch(128)
+kernel copy(X: tensor<f32>[N], Y: tensor<f32>[N]) {
+  for i in range(0, N, 128) {
+    let i = i + ctx.block.x * 128
+    Y[i :+ 128] = X[i :+ 128]
+  }
+}

@@ -1,0 +1,5 @@
+@launch(128)
+kernel tail(X: tensor<f32>[M, 64], Y: tensor<f32>[M, 16]) {
+  let r = ctx.block.x * 16
+  Y[r :+ 16, :] = X[r :+ 16, 64 :+ 16]
+}
