@@ -163,6 +163,10 @@ typedef struct LexState {
   const char *file;
   int line, column;  /* position of the next character */
   int depth;         /* open ( and [: newlines inside them end nothing */
+  int braces;        /* open { */
+  Span parens[64];   /* where the innermost open ( and [ are */
+  char open_char[64]; /* and which of the two each is */
+  Span brace_at[64]; /* and the innermost open { */
   int last_token;    /* kind of the last token returned (0: none yet) */
   int prev_token;    /* and of the one before it */
   Span last_span;
@@ -214,6 +218,7 @@ struct Symbol {
   double fval;
   int index;    /* parameters: position in the kernel's list */
   void *lowered; /* what lowering bound the name to (src/lower.c) */
+  struct Define *define; /* SYM_CONST from -D: marked used when read */
   Symbol *next; /* next symbol of the same scope */
 };
 
@@ -233,11 +238,12 @@ bool sema_scalar_from_name(const char *name, Scalar *out);
 int sema_scalar_bytes(Scalar s);
 
 /* A constant from the command line: -D NAME=VALUE. */
-typedef struct Define {
+typedef struct Define Define;
+struct Define {
   const char *name;
   const char *value; /* spelling: an integer or a float */
   bool used;
-} Define;
+};
 
 typedef struct SemaOptions {
   Define *defines;

@@ -212,6 +212,7 @@ stmts
   | stmts sep { $$ = $1; }
   | stmts stmt sep { $$ = $1; vec_push(ctx->arena, &$$, $2); }
   | stmts error sep { $$ = $1; yyerrok; }
+  | stmts error block sep { $$ = $1; yyerrok; } /* a bad header: skip its whole block */
   | stmts stray_else sep { $$ = $1; }
   ;
 
@@ -383,7 +384,15 @@ static void phx_error(Span *loc, void *scanner, ParseCtx *ctx, const char *msg) 
   const char *text = msg;
   if (strncmp(text, "syntax error, ", 14) == 0) text += 14;
   diag_error(ctx->diags, *loc, "%s", text);
-  if ((lx->last_token == ']' || lx->last_token == ',') && lx->prev_token == ':')
+  /* the innermost open bracket, unless the error is that bracket itself */
+  bool at_open = lx->depth > 0 && lx->depth <= 64 && lx->parens[lx->depth - 1].first_line == loc->first_line &&
+                 lx->parens[lx->depth - 1].first_column == loc->first_column;
+  if (lx->depth > 0 && lx->depth <= 64 && !at_open) {
+    Span open = lx->parens[lx->depth - 1];
+    diag_note(ctx->diags, open, "the '%c' opened here is not closed", ctx->lex->open_char[lx->depth - 1]);
+  } else if (lx->last_token == 0 && lx->braces > 0 && lx->braces <= 64) {
+    diag_note(ctx->diags, lx->brace_at[lx->braces - 1], "the '{' opened here is not closed");
+  } else if ((lx->last_token == ']' || lx->last_token == ',') && lx->prev_token == ':')
     diag_note(ctx->diags, *loc, "open-ended slices are not supported: write 'start : end', "
                                 "'start :+ length' or ':'");
   else if (lx->last_token == NL && lx->prev_token == '}')

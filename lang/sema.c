@@ -11,6 +11,7 @@
 #include "lang.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,7 +37,7 @@ static bool is_int(Scalar s) { return s >= S_I8 && s <= S_I64; }
 static bool is_numeric(Scalar s) { return s < S_BOOL; }
 
 static int float_rank(Scalar s) { return s == S_F64 ? 3 : s == S_F32 ? 2 : 1; }
-static int int_rank(Scalar s) { return s == S_I64 ? 3 : s == S_I32 ? 2 : 1; }
+static int int_rank(Scalar s) { return s == S_I64 ? 3 : s == S_I32 ? 2 : s == S_I8 || s == S_U8 ? 1 : 0; }
 
 /* -------------------------------------------------------------- types */
 
@@ -57,6 +58,8 @@ typedef struct Sema {
   int errors_at_start;
   bool quiet; /* eval_const reports nothing: the caller only asks */
 } Sema;
+
+enum { MAX_TILE_ELEMS = 1 << 20 };
 
 static Type ty_error_v = {.kind = TY_ERROR};
 static Type *const ty_error = &ty_error_v;
@@ -120,7 +123,10 @@ static void pop_scope(Sema *s) { s->scope = s->scope->up; }
 static Symbol *lookup(Sema *s, const char *name) {
   for (Scope *sc = s->scope; sc; sc = sc->up)
     for (Symbol *y = sc->syms; y; y = y->next)
-      if (strcmp(y->name, name) == 0) return y;
+      if (strcmp(y->name, name) == 0) {
+        if (y->define) y->define->used = true;
+        return y;
+      }
   return NULL;
 }
 
@@ -267,6 +273,8 @@ static bool lin_add(Lin *l, const Lin *m, int64_t k) {
   return true;
 }
 
+static const char ctx_atoms[2][3]; /* addresses stand for ctx.block.* and ctx.grid.* */
+
 static bool linearize(Sema *s, Node *n, Lin *out) {
   memset(out, 0, sizeof *out);
   int64_t v;
@@ -286,11 +294,21 @@ static bool linearize(Sema *s, Node *n, Lin *out) {
   }
   case N_MEMBER: {
     /* ctx.block.x and friends: one atom per (block|grid, axis) */
-    static const char atoms[2][3];
     if (n->a->kind != N_MEMBER || !n->name[0] || n->name[1] || n->name[0] < 'x' || n->name[0] > 'z')
       return false;
     out->n = 1;
-    out->atom[0] = &atoms[n->a->name[0] == 'g'][n->name[0] - 'x'];
+    out->atom[0] = &ctx_atoms[n->a->name[0] == 'g'][n->name[0] - 'x'];
+    out->coef[0] = 1;
+    return true;
+  }
+  case N_CALL: {
+    /* program_id(d) is ctx.block.<d> */
+    int64_t axis;
+    if (n->a->kind != N_NAME || strcmp(n->a->name, "program_id") || lookup(s, "program_id") || n->list.len != 1 ||
+        eval_const_quiet(s, n->list.items[0], &axis) != 1 || axis < 0 || axis > 2)
+      return false;
+    out->n = 1;
+    out->atom[0] = &ctx_atoms[0][axis];
     out->coef[0] = 1;
     return true;
   }
@@ -338,6 +356,7 @@ Scalar sema_join_elem(const Type *a, const Type *b) {
 static bool broadcast(const Type *a, const Type *b, int *rank, int64_t *dims, int *bad_dim) {
   int ra = a->kind == TY_TILE ? a->rank : 0, rb = b->kind == TY_TILE ? b->rank : 0;
   int r = ra > rb ? ra : rb;
+  *rank = r;
   for (int i = 0; i < r; i++) {
     int ia = ra - r + i, ib = rb - r + i;
     int64_t x = ia >= 0 ? a->dims[ia] : 1, y = ib >= 0 ? b->dims[ib] : 1;
@@ -358,7 +377,8 @@ static bool implicit_elem_ok(Scalar src, bool literal, Scalar dst) {
   if (src == S_BOOL || dst == S_BOOL) return false;
   if (literal) return is_int(src) || is_float(dst);
   if (is_float(src)) return is_float(dst) && float_rank(dst) > float_rank(src);
-  if (is_float(dst)) return true;
+  /* an integer converts implicitly only to a float that holds all its values */
+  if (is_float(dst)) return int_rank(src) == 1 || (dst == S_F64 && int_rank(src) == 2);
   return int_rank(dst) > int_rank(src) || (int_rank(dst) == 2 && int_rank(src) == 1);
 }
 
@@ -369,6 +389,34 @@ static bool need_value(Sema *s, Node *n, const Type *t, const char *what) {
   if (t->kind == TY_TENSOR) {
     diag_error(s->d, n->span, "%s: tensor '%s' must be sliced to read it; write %s[...]", what,
                n->kind == N_NAME ? n->name : "?", n->kind == N_NAME ? n->name : "T");
+    return false;
+  }
+  return true;
+}
+
+/* A literal or constant that adopts a type must fit it: var b: i8 = 1000 is
+ * an error, not a silent wrap. */
+static bool check_fits(Sema *s, Node *value, Scalar dst) {
+  if (!value->ty || !value->ty->literal) return true;
+  int64_t v;
+  double f;
+  Node *x = value->kind == N_UNARY && value->op == '-' ? value->a : value;
+  if (is_int(dst) && eval_const_quiet(s, value, &v) == 1) {
+    static const int64_t lo[] = {-128, 0, INT32_MIN, INT64_MIN}, hi[] = {127, 255, INT32_MAX, INT64_MAX};
+    int k = dst == S_I8 ? 0 : dst == S_U8 ? 1 : dst == S_I32 ? 2 : 3;
+    if (v < lo[k] || v > hi[k]) {
+      diag_error(s->d, value->span, "the value %lld does not fit in %s (%lld to %lld)", (long long)v,
+                 sema_scalar_name(dst), (long long)lo[k], (long long)hi[k]);
+      return false;
+    }
+    return true;
+  }
+  if (!is_float(dst) || x->kind != N_FLOAT) return true;
+  f = fabs(x->fval);
+  double max = dst == S_F16 ? 65504.0 : dst == S_BF16 ? 3.3895313892515355e38 : dst == S_F32 ? 3.4028234663852886e38 : INFINITY;
+  if (f > max && !isinf(f)) {
+    diag_error(s->d, value->span, "the value %s is out of range for %s (largest finite: %g)", x->text,
+               sema_scalar_name(dst), max);
     return false;
   }
   return true;
@@ -442,6 +490,9 @@ static Type *check_binary(Sema *s, Node *n) {
   }
   Type *t = rank ? tile_ty(s, compare ? S_BOOL : e, rank, dims) : scalar_ty(s, compare ? S_BOOL : e);
   t->literal = !compare && a->literal && b->literal;
+  int64_t v;
+  if (t->literal && t->elem == S_I32 && eval_const_quiet(s, n, &v) == 1 && (v < INT32_MIN || v > INT32_MAX))
+    t->elem = S_I64; /* 1 << 40 */
   return t;
 }
 
@@ -518,7 +569,7 @@ static Type *check_index(Sema *s, Node *n) {
   }
   const char *bname = n->a->kind == N_NAME ? n->a->name : "value";
   if (base->kind == TY_SCALAR) {
-    diag_error(s->d, n->span, "cannot subscript '%s': it is a %s scalar", bname, sema_scalar_name(base->elem));
+    diag_error(s->d, n->span, "cannot subscript '%s': it is a scalar of type %s", bname, sema_scalar_name(base->elem));
     return ty_error;
   }
   bool tensor = base->kind == TY_TENSOR;
@@ -558,8 +609,11 @@ static Type *check_index(Sema *s, Node *n) {
     }
     if (sub->op == SUB_POINT) {
       if (start_known && (start < 0 || (dim >= 0 && start >= dim))) {
-        diag_error(s->d, sub->span, "index %lld is out of range for dim %d of '%s' (size %lld)",
-                   (long long)start, i, bname, (long long)dim);
+        if (dim >= 0)
+          diag_error(s->d, sub->span, "index %lld is out of range for dim %d of '%s' (size %lld)", (long long)start, i,
+                     bname, (long long)dim);
+        else
+          diag_error(s->d, sub->span, "index %lld of dim %d of '%s' is negative", (long long)start, i, bname);
         ok = false;
       }
       continue;
@@ -719,6 +773,8 @@ static Type *b_rowreduce(Sema *s, Node *call, Type **args) {
   }
   Type *t = as_value(s, args[0]);
   t->dims[t->rank - 1] = 1;
+  /* a sum of bytes overflows a byte at once: it is an i32 */
+  if (strcmp(call->a->name, "rowsum") == 0 && int_rank(t->elem) == 1) t->elem = S_I32;
   return t;
 }
 
@@ -853,7 +909,10 @@ static Type *check_iota(Sema *s, Node *call) {
     Node *arg = call->list.items[i];
     if (arg->kind == N_NAMEDARG) {
       if (strcmp(arg->name, "axis") != 0 || axis_node) {
-        diag_error(s->d, arg->span, "iota takes one named argument, 'axis'; got '%s'", arg->name);
+        if (axis_node && strcmp(arg->name, "axis") == 0)
+          diag_error(s->d, arg->span, "iota's axis is given twice");
+        else
+          diag_error(s->d, arg->span, "iota takes one named argument, 'axis'; got '%s'", arg->name);
         ok = false;
         continue;
       }
@@ -898,7 +957,8 @@ static Type *check_iota(Sema *s, Node *call) {
     return ty_error;
   }
   if (axis_node && (axis < 0 || axis >= rank)) {
-    diag_error(s->d, axis_node->span, "iota axis %lld is out of range for %d dims", (long long)axis, rank);
+    diag_error(s->d, axis_node->span, "iota axis %lld is out of range for a rank-%d tile (0 to %d)", (long long)axis,
+               rank, rank - 1);
     return ty_error;
   }
   return tile_ty(s, S_I32, rank, dims);
@@ -945,6 +1005,7 @@ static Type *check_call(Sema *s, Node *n) {
     if (i < 4) args[i] = t;
     if (t->kind == TY_ERROR || !need_value(s, arg, t, name)) ok = false;
   }
+  if (!ok) return ty_error;
   if (n->list.len < min || n->list.len > max) {
     if (min == max)
       diag_error(s->d, n->span, "%s takes %d argument%s, got %d", name, min, min == 1 ? "" : "s", n->list.len);
@@ -992,6 +1053,14 @@ static Type *check_expr_kind(Sema *s, Node *n);
 /* Every expression node remembers its type for the lowering that follows. */
 static Type *check_expr(Sema *s, Node *n) {
   n->ty = check_expr_kind(s, n);
+  if (n->ty->kind == TY_TILE) {
+    int64_t elems = 1;
+    for (int i = 0; i < n->ty->rank; i++) elems *= n->ty->dims[i];
+    if (elems > MAX_TILE_ELEMS) {
+      diag_error(s->d, n->span, "this tile has %lld elements; a tile holds at most %d", (long long)elems, MAX_TILE_ELEMS);
+      n->ty = ty_error;
+    }
+  }
   return n->ty;
 }
 
@@ -1085,6 +1154,11 @@ static Type *resolve_type(Sema *s, Node *n, bool param) {
       if (dt->kind == TY_ERROR) return ty_error;
       int r = eval_const(s, d, &v);
       if (r < 0) return ty_error;
+      Symbol *fy = d->kind == N_NAME ? lookup(s, d->name) : NULL;
+      if (r == 0 && fy && fy->kind == SYM_CONST && fy->const_float) {
+        diag_error(s->d, d->span, "'%s' is the float constant %g; a tile dim must be an integer", d->name, fy->fval);
+        return ty_error;
+      }
       if (r == 0) {
         diag_error(s->d, d->span, "a tile dim must be a compile-time constant");
         diag_note(s->d, d->span, "constants are integers, @autotune names, -D names and dims they pin");
@@ -1095,11 +1169,19 @@ static Type *resolve_type(Sema *s, Node *n, bool param) {
       diag_error(s->d, d->span, "dim %d of the %s is %lld; dims must be positive", i, n->name, (long long)v);
       return ty_error;
     }
-    if (!tensor && v > (1 << 20)) {
-      diag_error(s->d, d->span, "tile dim %lld is too large (at most %d)", (long long)v, 1 << 20);
+    if (!tensor && v > MAX_TILE_ELEMS) {
+      diag_error(s->d, d->span, "tile dim %lld is too large (at most %d)", (long long)v, MAX_TILE_ELEMS);
       return ty_error;
     }
     t->dims[i] = v;
+  }
+  if (!tensor) {
+    int64_t elems = 1;
+    for (int i = 0; i < t->rank; i++) elems *= t->dims[i];
+    if (elems > MAX_TILE_ELEMS) {
+      diag_error(s->d, n->span, "this tile has %lld elements; a tile holds at most %d", (long long)elems, MAX_TILE_ELEMS);
+      return ty_error;
+    }
   }
   return t;
 }
@@ -1124,8 +1206,11 @@ static void check_decl(Sema *s, Node *n) {
   Type *t;
   if (declared) {
     t = declared;
-    if (init) check_assignable(s, n->a->span, declared, init, arena_printf(s->arena, "initializer of '%s'", n->name));
-    else if (declared->kind != TY_TILE && declared->kind != TY_ERROR) {
+    if (init) {
+      if (check_assignable(s, n->a->span, declared, init, arena_printf(s->arena, "initializer of '%s'", n->name)) &&
+          declared->kind != TY_ERROR)
+        check_fits(s, n->a, declared->elem);
+    } else if (declared->kind != TY_TILE && declared->kind != TY_ERROR) {
       diag_error(s->d, n->span, "'var %s: %s' needs an initializer: only tiles may start undefined", n->name,
                  ty_str(s, declared));
       t = ty_error;
@@ -1176,7 +1261,7 @@ static void check_assign(Sema *s, Node *n) {
                ty_str(s, tt), ty_str(s, value));
     return;
   }
-  check_assignable(s, n->b->span, tt, value, "assignment");
+  if (check_assignable(s, n->b->span, tt, value, "assignment")) check_fits(s, n->b, tt->elem);
 }
 
 static void check_for(Sema *s, Node *n) {
@@ -1195,6 +1280,9 @@ static void check_for(Sema *s, Node *n) {
     if (t->kind == TY_ERROR) continue;
     if (t->kind != TY_SCALAR || !is_int(t->elem))
       diag_error(s->d, parts[i]->span, "the %s of a range must be an integer scalar, got %s", names[i], ty_str(s, t));
+    else if (t->elem == S_I64 && !t->literal)
+      diag_error(s->d, parts[i]->span, "the %s of a range is i64; loop variables are i32: convert with i32(...)",
+                 names[i]);
   }
   int64_t step;
   if (n->c && eval_const(s, n->c, &step) == 1 && step <= 0)
@@ -1307,7 +1395,14 @@ static void collect_autotune(Sema *s, Node *attr, Attrs *at) {
     td.values = arena_alloc(s->arena, sizeof(int64_t) * 64);
     if (n == 2 && vals[0] < vals[1]) {
       /* two values: doubling steps from the first up to the second */
-      for (int64_t v = vals[0]; v <= vals[1] && td.nvalues < 64; v *= 2) td.values[td.nvalues++] = v;
+      for (int64_t v = vals[0]; td.nvalues < 64; v *= 2) {
+        td.values[td.nvalues++] = v;
+        if (v > vals[1] / 2) break; /* the next doubling passes the bound (or overflows) */
+      }
+      if (td.values[td.nvalues - 1] != vals[1])
+        diag_warning(s->d, ((Node *)arg->list.items[1])->span,
+                     "@autotune '%s': doubling from %lld never reaches %lld; the last value is %lld", arg->name,
+                     (long long)vals[0], (long long)vals[1], (long long)td.values[td.nvalues - 1]);
     } else if (n == 2 && vals[0] == vals[1]) {
       td.values[td.nvalues++] = vals[0];
     } else {
@@ -1356,6 +1451,8 @@ static void collect_attrs(Sema *s, Node *k, Attrs *at) {
   }
 }
 
+static void check_grid_names(Sema *s, Node *n);
+
 /* Checks the attributes whose arguments may use constants; runs once per
  * variant, in the kernel scope. */
 static void check_attrs(Sema *s, Attrs *at) {
@@ -1384,7 +1481,7 @@ static void check_attrs(Sema *s, Attrs *at) {
     Node *a = at->pipeline;
     if (a->list.len != 1) diag_error(s->d, a->span, "@pipeline takes one argument, the stage count");
     else if (attr_int(s, a, a->list.items[0], "the stage count", &v) && (v < 2 || v > 8))
-      diag_error(s->d, ((Node *)a->list.items[0])->span, "@pipeline: %lld stages; the count must be from 2 to 8",
+      diag_error(s->d, ((Node *)a->list.items[0])->span, "@pipeline(%lld): the stage count must be from 2 to 8",
                  (long long)v);
   }
   if (at->aligned) {
@@ -1397,7 +1494,15 @@ static void check_attrs(Sema *s, Attrs *at) {
         continue;
       }
       Symbol *y = lookup(s, arg->name);
-      if (!y || (y->kind != SYM_DIM && y->kind != SYM_CONST)) {
+      bool is_dim = false;
+      for (int p = 0; p < s->kernel->list.len; p++) {
+        Node *pt = ((Node *)s->kernel->list.items[p])->type;
+        for (int d = 0; pt && strcmp(pt->name, "tensor") == 0 && d < pt->list.len; d++) {
+          Node *dn = pt->list.items[d];
+          if (dn->kind == N_NAME && strcmp(dn->name, arg->name) == 0) is_dim = true;
+        }
+      }
+      if (!y || !is_dim || (y->kind != SYM_DIM && y->kind != SYM_CONST)) {
         diag_error(s->d, arg->span, "@aligned: '%s' is not a tensor dim of this kernel", arg->name);
         continue;
       }
@@ -1412,20 +1517,25 @@ static void check_attrs(Sema *s, Attrs *at) {
     Node *a = at->grid;
     if (a->list.len < 1 || a->list.len > 3)
       diag_error(s->d, a->span, "@grid takes 1 to 3 expressions (x[, y[, z]]), got %d", a->list.len);
-    for (int i = 0; i < a->list.len && i < 3; i++) {
+    for (int i = 0; i < a->list.len; i++) {
       Node *arg = a->list.items[i];
       if (arg->kind == N_NAMEDARG || arg->kind == N_ATTR_IN) {
         diag_error(s->d, arg->span, "@grid arguments are expressions over dims and constants");
         continue;
       }
+      int e0 = s->d->errors;
+      check_grid_names(s, arg);
+      if (s->d->errors > e0) continue;
       Type *t = check_expr(s, arg);
       if (t->kind == TY_ERROR) continue;
       if (t->kind != TY_SCALAR || !is_int(t->elem)) {
         diag_error(s->d, arg->span, "@grid: the extent must be an integer, got %s", ty_str(s, t));
         continue;
       }
-      if (eval_const(s, arg, &v) == 1 && v <= 0)
-        diag_error(s->d, arg->span, "@grid: extent %lld must be positive", (long long)v);
+      int64_t max = i == 0 ? INT32_MAX : 65535; /* the hardware's grid limits */
+      if (eval_const(s, arg, &v) == 1 && (v <= 0 || v > max))
+        diag_error(s->d, arg->span, "@grid: extent %lld along %c must be from 1 to %lld", (long long)v, "xyz"[i < 3 ? i : 2],
+                   (long long)max);
     }
   }
 }
@@ -1439,6 +1549,9 @@ static void check_grid_names(Sema *s, Node *n) {
     if (y && y->kind != SYM_DIM && y->kind != SYM_CONST)
       diag_error(s->d, n->span, "@grid can use tensor dims and constants; '%s' is a %s", n->name,
                  sym_kind_name[y->kind]);
+    else if (!y && strcmp(n->name, "inf") != 0)
+      diag_error(s->d, n->span, "@grid can use tensor dims and constants; '%s' is neither (names in the kernel "
+                 "body are not visible to @grid)", n->name);
     return;
   }
   if (n->kind == N_MEMBER || n->kind == N_INDEX) {
@@ -1446,6 +1559,10 @@ static void check_grid_names(Sema *s, Node *n) {
     return;
   }
   if (n->kind == N_CALL) {
+    if (n->a->kind == N_NAME && strcmp(n->a->name, "program_id") == 0) {
+      diag_error(s->d, n->span, "@grid can use tensor dims and constants only; program_id is the block index");
+      return;
+    }
     for (int i = 0; i < n->list.len; i++) check_grid_names(s, n->list.items[i]);
     return;
   }
@@ -1466,7 +1583,8 @@ static void declare_const(Sema *s, const char *name, Span span, const char *text
   if (!y) return;
   if (text) {
     char *end;
-    long long v = strtoll(text, &end, 0);
+    bool hex = text[0] == '0' && (text[1] == 'x' || text[1] == 'X');
+    long long v = strtoll(text, &end, hex ? 16 : 10);
     if (*end == 0) {
       y->ival = v;
     } else {
@@ -1476,7 +1594,9 @@ static void declare_const(Sema *s, const char *name, Span span, const char *text
   } else {
     y->ival = ival;
   }
-  y->ty = scalar_ty(s, y->const_float ? S_F32 : S_I32);
+  /* a constant adopts the type it meets, as a literal does */
+  y->ty = scalar_ty(s, y->const_float ? S_F32 : (y->ival < INT32_MIN || y->ival > INT32_MAX) ? S_I64 : S_I32);
+  y->ty->literal = true;
 }
 
 /* Declares parameters and the dims they name. A dim named like a constant
@@ -1506,7 +1626,9 @@ static void declare_params(Sema *s, Node *k) {
       }
     }
     p->ty = t;
-    p->sym = declare(s, t->kind == TY_TENSOR ? SYM_TENSOR : SYM_SCALAR, p->name, t, p->span);
+    /* a tensor whose type is wrong is still a tensor: no cascade of scalar errors */
+    bool tensor = t->kind == TY_TENSOR || (p->type->a && strcmp(p->type->name, "tensor") == 0);
+    p->sym = declare(s, tensor ? SYM_TENSOR : SYM_SCALAR, p->name, t, p->span);
     if (p->sym) p->sym->index = i;
   }
 }
@@ -1546,12 +1668,17 @@ static void check_variant(Sema *s, Node *k, Attrs *at, const int *choice, Kernel
   push_scope(s); /* constants */
   for (int i = 0; i < at->ntune; i++) {
     Define *def = find_define(s, at->tune[i].name);
-    if (def) continue; /* -D pins it */
+    if (def) { /* -D pins it */
+      def->used = true;
+      continue;
+    }
     declare_const(s, at->tune[i].name, at->tune[i].span, NULL, at->tune[i].values[choice[i]]);
   }
   for (int i = 0; i < s->opts->ndefines; i++) {
     Span none = {0};
     declare_const(s, s->opts->defines[i].name, none, s->opts->defines[i].value, 0);
+    if (s->scope->syms && strcmp(s->scope->syms->name, s->opts->defines[i].name) == 0)
+      s->scope->syms->define = &s->opts->defines[i];
   }
   if (info) {
     for (Symbol *y = s->scope->syms; y && info->nconsts < MAX_TUNE + 64; y = y->next) {
@@ -1565,8 +1692,6 @@ static void check_variant(Sema *s, Node *k, Attrs *at, const int *choice, Kernel
   push_scope(s); /* parameters and dims */
   declare_params(s, k);
   check_attrs(s, at);
-  if (at->grid)
-    for (int i = 0; i < at->grid->list.len; i++) check_grid_names(s, at->grid->list.items[i]);
   check_block(s, k->body);
   if (info) fill_info(s, at, info);
   pop_scope(s);
@@ -1695,5 +1820,11 @@ bool sema_check(Arena *a, Diags *d, Node *program, SemaOptions *opts) {
     }
     check_kernel(&s, k);
   }
+  /* a -D that nothing reads is most likely a typo */
+  for (int i = 0; i < opts->ndefines && !d->errors; i++)
+    if (!opts->defines[i].used) {
+      Span none = {.file = NULL};
+      diag_warning(d, none, "-D %s is not used by any kernel", opts->defines[i].name);
+    }
   return d->errors == s.errors_at_start;
 }

@@ -1,6 +1,8 @@
 /* driver.c: the pass order, written out once.
  *
- *   load -> lex -> parse -> check (every @autotune point) -> emit
+ *   load -> lex -> parse -> check (every @autotune point)
+ *   -> for each kernel and variant: check the variant -> lower to tile IR
+ *      -> verify -> plan -> verify
  *
  * --emit=STAGE stops after STAGE and prints what it produced. The output is
  * built in memory and written only when the run succeeds, so a failed run
@@ -21,7 +23,14 @@ static void compile_variants(Arena *arena, Diags *d, Node *program, SemaOptions 
       if (!sema_check_variant(arena, d, kernel, so, v, info)) break;
       TirFunc *f = lower_kernel(arena, d, info);
       if (!f) break;
-      if (o->emit == EMIT_TIR) tir_print(out, f);
+      if (o->emit == EMIT_TIR) {
+        tir_print(out, f);
+        continue;
+      }
+      Plan *p = plan_kernel(arena, d, f, o->arch);
+      if (!p || !tir_verify(d, f, "planning")) break;
+      if (o->emit == EMIT_PLAN) plan_print(out, p);
+      else if (o->emit == EMIT_PLAN_YAML) plan_print_yaml(out, p);
     }
   }
 }

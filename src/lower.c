@@ -357,6 +357,7 @@ static void lower_stmt(Lower *l, Node *n) {
   case N_LET: {
     TirInst *v = lower_expr(l, n->a);
     if (n->type) v = coerce(l, v, type_of(n->ty), n->span);
+    if ((v->op == TIR_LOAD || v->op == TIR_EXTRACT) && !v->name) v->name = n->name; /* names its buffer */
     n->sym->lowered = v;
     break;
   }

@@ -5,6 +5,8 @@
 #include "driver.h"
 
 #include <ctype.h>
+#include <errno.h>
+#include <math.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,8 +31,10 @@ static const char usage_text[] =
     "  -D NAME=VALUE        define the constant NAME (an integer or a float); it\n"
     "                       overrides an @autotune list of the same name\n"
     "  --arch=ARCH          target: sm_90a (default) or sm_80\n"
-    "  --emit=STAGE         stop after STAGE and print it: tokens, ast, tir\n"
-    "  --diagnostics=plain  print diagnostics without the source line and caret\n"
+    "  --emit=STAGE         stop after STAGE and print it: tokens, ast, tir (tile IR),\n"
+    "                       plan, plan-yaml (residence, layouts, shared memory, barriers)\n"
+    "  --diagnostics=STYLE  caret (default: the source line and a caret under the\n"
+    "                       range) or plain (the message lines alone)\n"
     "  --max-errors=N       stop after N errors (default 20, 0: no limit)\n"
     "  --help               print this help and exit\n"
     "  --version            print the version and exit\n"
@@ -52,20 +56,29 @@ static bool is_identifier(const char *s, size_t n) {
   return true;
 }
 
+/* A -D value: a decimal or 0x integer that fits in 64 bits, or a finite
+ * float. A leading zero is decimal, as in the language. */
 static bool is_number(const char *s) {
   char *end;
   if (!*s) return false;
-  strtoll(s, &end, 0);
-  if (*end == 0) return true;
-  strtod(s, &end);
-  return *end == 0;
+  bool hex = s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
+  const char *digits = s[0] == '-' || s[0] == '+' ? s + 1 : s;
+  if (hex || (*digits >= '0' && *digits <= '9')) {
+    errno = 0;
+    strtoll(s, &end, hex ? 16 : 10);
+    if (*end == 0) return errno == 0;
+  }
+  errno = 0;
+  double v = strtod(s, &end);
+  return *end == 0 && errno == 0 && isfinite(v);
 }
 
 static void add_define(Options *o, const char *arg) {
   const char *eq = strchr(arg, '=');
   if (!eq) usage_error("-D needs NAME=VALUE, got '%s'", arg);
   if (!is_identifier(arg, (size_t)(eq - arg))) usage_error("-D: '%s' does not start with a valid name", arg);
-  if (!is_number(eq + 1)) usage_error("-D: the value in '%s' is not an integer or a float", arg);
+  if (!is_number(eq + 1))
+    usage_error("-D: the value in '%s' is not a 64-bit integer or a finite float", arg);
   if (o->d.ndefines == MAX_DEFINES)
     usage_error("too many -D options (the limit is 64), at '%s'", arg);
   for (int i = 0; i < o->d.ndefines; i++)
@@ -122,7 +135,9 @@ static void parse_args(int argc, char **argv, Options *o) {
       if (strcmp(v, "tokens") == 0) o->d.emit = EMIT_TOKENS;
       else if (strcmp(v, "ast") == 0) o->d.emit = EMIT_AST;
       else if (strcmp(v, "tir") == 0) o->d.emit = EMIT_TIR;
-      else usage_error("unknown --emit stage '%s' (stages: tokens, ast, tir)", v);
+      else if (strcmp(v, "plan") == 0) o->d.emit = EMIT_PLAN;
+      else if (strcmp(v, "plan-yaml") == 0) o->d.emit = EMIT_PLAN_YAML;
+      else usage_error("unknown --emit stage '%s' (stages: tokens, ast, tir, plan, plan-yaml)", v);
     } else if ((v = long_value(arg, "--diagnostics"))) {
       if (strcmp(v, "plain") == 0) o->d.plain = true;
       else if (strcmp(v, "caret") == 0) o->d.plain = false;

@@ -260,7 +260,18 @@ Test(parser, error_range_arity) {
 }
 
 Test(parser, error_unterminated_block) {
-  expect_syntax_error("kernel k() {\n  let a = 1\n", "t.ph:3:1: error: unexpected end of file\n");
+  expect_syntax_error("kernel k() {\n  let a = 1\n", "t.ph:3:1: error: unexpected end of file\n"
+                                                  "t.ph:1:12: note: the '{' opened here is not closed\n");
+}
+
+Test(parser, error_unclosed_paren_points_at_the_opener) {
+  expect_syntax_error("kernel k() {\n  let y = f(1 + g(2)\n  let z = 1\n}",
+                      "t.ph:3:3: error: unexpected 'let'\n"
+                      "t.ph:2:12: note: the '(' opened here is not closed\n");
+}
+
+Test(parser, error_in_if_header_skips_its_block) {
+  expect_syntax_error("kernel k() {\n  if a = 0 {\n    let b = 1\n  }\n}", "t.ph:2:8: error: unexpected '='\n");
 }
 
 Test(parser, error_missing_kernel_keyword) {

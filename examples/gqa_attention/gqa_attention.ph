@@ -12,12 +12,16 @@
 // bottom-right aligned, so query i sees keys j <= i + (T - S), and key
 // blocks past the last visible key are not visited.
 //
+// The Q tile and the K and V stages take more than the 48 KB of static
+// shared memory, so the kernel asks for the device's opt-in limit.
+//
 // NQ and D are single-point @autotune lists: defaults that -D overrides
 // (phobosc -D NQ=4 -D D=64 ...), one cubin per group size and head dim.
 @autotune(NQ in [7], D in [128], BQ in [16, 64], BK in [64])
 @launch(128)
 @pipeline
 @padstage
+@dynshared
 @grid(cdiv(S, BQ), HKV, B)
 kernel gqa_attention(Q: tensor<bf16>[B, S, HQ, D],
                      K: tensor<bf16>[B, T, HKV, D],

@@ -1,0 +1,763 @@
+/* plan.c: where every value lives and how it is laid out.
+ *
+ * Decides, for one variant:
+ *   - physical shapes: every tile extent rounded up to a power of two, and
+ *     to the granule of its layout (16 rows and 8 columns for an m16n8k16
+ *     accumulator); the lanes past the logical extent are slack, masked by
+ *     every load, reduction and store;
+ *   - residence: scalars are uniform (each thread computes the same value);
+ *     tiles live in registers with a layout, or in shared memory when they
+ *     are staging tiles (`var t = <slice>`, and loaded views that a dot
+ *     reads) or when a layout change needs a scratch buffer;
+ *   - shared memory: sizes (with @padstage's +8 elements per row for rows
+ *     that are a multiple of 128 bytes), live ranges, byte reuse between
+ *     buffers whose lives do not overlap, 16-byte aligned offsets, budget;
+ *   - barriers: only where a thread reads bytes another thread wrote (or
+ *     writes bytes another thread may still read).
+ */
+#include "tir.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { STATIC_SHARED = 48 * 1024, SHARED_OPTIN_SM90 = 227 * 1024, SHARED_OPTIN_SM80 = 163 * 1024 };
+
+typedef struct Planner {
+  Arena *a;
+  Diags *d;
+  TirFunc *f;
+  Plan *p;
+  int *parent; /* union-find over instruction ids: values tied elementwise */
+  bool mma_ok; /* the target has m16n8k16 */
+  PtrVec bufs;
+  PtrVec barriers;
+} Planner;
+
+static int64_t pow2_ceil(int64_t v) {
+  int64_t p = 1;
+  while (p < v) p <<= 1;
+  return p;
+}
+
+static int find(Planner *P, int x) {
+  while (P->parent[x] != x) x = P->parent[x] = P->parent[P->parent[x]];
+  return x;
+}
+
+static void unite(Planner *P, const TirInst *x, const TirInst *y) {
+  if (x->ty.rank == 0 || y->ty.rank == 0 || x->ty.rank != y->ty.rank) return;
+  int a = find(P, x->id), b = find(P, y->id);
+  if (a != b) P->parent[a] = b;
+}
+
+static PlanVal *pv(const TirInst *in) { return in->plan; }
+
+static void walk(TirBlock *b, void (*fn)(Planner *, TirInst *), Planner *P) {
+  for (int i = 0; i < b->len; i++) {
+    TirInst *in = b->insts[i];
+    fn(P, in);
+    walk(&in->cond, fn, P);
+    walk(&in->body, fn, P);
+    walk(&in->body2, fn, P);
+  }
+}
+
+/* ---------------------------------------------------------- dot paths */
+
+/* The m16n8k16 path needs 16-bit float operands of one type; anything else
+ * (f32, f64, 8-bit integers for now) runs on FMA. */
+static bool dot_uses_mma(Planner *P, const TirInst *dot) {
+  Scalar ea = dot->args[0]->ty.elem, eb = dot->args[1]->ty.elem;
+  return P->mma_ok && ea == eb && (ea == S_F16 || ea == S_BF16);
+}
+
+/* ------------------------------------------------------ physical shapes */
+
+static void tie_values(Planner *P, TirInst *in) {
+  switch (in->op) {
+  case TIR_UNARY:
+  case TIR_MATH:
+  case TIR_CONVERT:
+    unite(P, in, in->args[0]);
+    break;
+  case TIR_BINARY:
+    unite(P, in, in->args[0]);
+    unite(P, in, in->args[1]);
+    break;
+  case TIR_SELECT:
+    for (int i = 0; i < 3; i++) unite(P, in, in->args[i]);
+    break;
+  case TIR_READ: unite(P, in, in->args[0]); break;
+  case TIR_WRITE:
+    if (!in->nsubs) unite(P, in->args[0], in->args[1]);
+    break;
+  default: break;
+  }
+}
+
+static void init_phys(Planner *P, TirInst *in) {
+  PlanVal *v = arena_alloc(P->a, sizeof *v);
+  in->plan = v;
+  v->res = in->ty.rank ? RES_REG : RES_UNIFORM;
+  if (in->op == TIR_STORE || in->op == TIR_WRITE || in->op == TIR_IF || in->op == TIR_WHILE) v->res = RES_NONE;
+  for (int i = 0; i < in->ty.rank; i++) v->phys[i] = pow2_ceil(in->ty.dims[i]);
+}
+
+/* Raises the physical rows of a (possibly rank-3) value so its folded rows
+ * are a multiple of `rows`, and its last dim a multiple of `cols`. */
+static void granule(PlanVal *v, const TirType *t, int64_t rows, int64_t cols) {
+  int r = t->rank;
+  if (v->phys[r - 1] < cols) v->phys[r - 1] = cols;
+  int64_t folded = 1;
+  for (int i = 0; i < r - 1; i++) folded *= v->phys[i];
+  if (folded < rows) v->phys[0] *= rows / folded;
+}
+
+static void dot_granules(Planner *P, TirInst *in) {
+  if (in->op != TIR_DOT) return;
+  PlanVal *v = pv(in);
+  v->dot_fma = !dot_uses_mma(P, in);
+  if (v->dot_fma) return;
+  granule(v, &in->ty, 16, 8);
+  TirInst *a = in->args[0], *b = in->args[1];
+  granule(pv(a), &a->ty, 16, 16);
+  /* b is [K, N] (or [N, K] for dot_t): K to 16, N to 8 */
+  PlanVal *bv = pv(b);
+  int kdim = in->aux ? 1 : 0;
+  if (bv->phys[kdim] < 16) bv->phys[kdim] = 16;
+  if (bv->phys[1 - kdim] < 8) bv->phys[1 - kdim] = 8;
+}
+
+/* Values tied elementwise share one physical shape: the largest. */
+static void unify_phys(Planner *P) {
+  int n = P->f->ninsts;
+  for (int i = 0; i < n; i++) {
+    TirInst *in = P->f->insts[i];
+    if (!in->ty.rank) continue;
+    TirInst *root = P->f->insts[find(P, i)];
+    for (int d = 0; d < in->ty.rank; d++)
+      if (pv(root)->phys[d] < pv(in)->phys[d]) pv(root)->phys[d] = pv(in)->phys[d];
+  }
+  for (int i = 0; i < n; i++) {
+    TirInst *in = P->f->insts[i];
+    if (!in->ty.rank) continue;
+    TirInst *root = P->f->insts[find(P, i)];
+    for (int d = 0; d < in->ty.rank; d++) {
+      pv(in)->phys[d] = pv(root)->phys[d];
+      if (pv(in)->phys[d] > in->ty.dims[d]) pv(in)->slack = true;
+    }
+  }
+}
+
+/* ------------------------------------------------------------- layouts */
+
+static Layout *blocked(Planner *P, const PlanVal *v, int rank, Scalar elem) {
+  Layout *l = arena_alloc(P->a, sizeof *l);
+  l->kind = LAYOUT_BLOCKED;
+  l->rank = rank;
+  int64_t left[MAX_TILE_RANK] = {1, 1, 1};
+  if (rank < 1) rank = 1;
+  for (int i = 0; i < rank; i++) {
+    left[i] = v->phys[i] ? v->phys[i] : 1;
+    l->spt[i] = l->tpw[i] = l->wpc[i] = 1;
+  }
+  /* 16-byte vectors along the innermost dim */
+  int64_t vec = 16 / sema_scalar_bytes(elem);
+  if (vec < 1) vec = 1;
+  if (vec > left[rank - 1]) vec = left[rank - 1];
+  l->spt[rank - 1] = (int)vec;
+  left[rank - 1] /= vec;
+  int lanes = 32, warps = P->p->threads / 32;
+  for (int i = rank - 1; i >= 0 && lanes > 1; i--) {
+    int64_t t = left[i] < lanes ? left[i] : lanes;
+    l->tpw[i] = (int)t;
+    lanes /= (int)t;
+    left[i] /= t;
+  }
+  for (int i = 0; i < rank && warps > 1; i++) {
+    int64_t w = left[i] < warps ? left[i] : warps;
+    if (w < 1) w = 1;
+    l->wpc[i] = (int)w;
+    warps /= (int)w;
+    left[i] /= w;
+  }
+  int64_t reps = 1;
+  for (int i = 0; i < rank; i++) reps *= left[i];
+  l->reps = (int)reps;
+  return l;
+}
+
+static Layout *mma_layout(Planner *P, LayoutKind kind, const PlanVal *v, int rank) {
+  Layout *l = arena_alloc(P->a, sizeof *l);
+  l->kind = kind;
+  l->rank = rank;
+  int64_t rows = 1;
+  for (int i = 0; i < rank - 1; i++) rows *= v->phys[i];
+  int64_t cols = v->phys[rank - 1];
+  int warps = P->p->threads / 32;
+  int64_t slabs = rows / 16;
+  int w = (int)(slabs < warps ? slabs : warps);
+  if (w < 1) w = 1;
+  l->wpc[0] = w;
+  int64_t per_warp = (slabs / w) * (cols / (kind == LAYOUT_MMA_A ? 16 : 8));
+  l->reps = (int)(per_warp < 1 ? 1 : per_warp);
+  return l;
+}
+
+/* The B operand of an FMA dot, [K, N]: each thread keeps whole columns (all
+ * of K) of the output columns it owns, so the product needs no exchange. */
+static Layout *dot_b_layout(Planner *P, const PlanVal *v, Scalar elem, bool trans) {
+  int kd = trans ? 1 : 0, nd = 1 - kd;
+  int64_t k = v->phys[kd], nn = v->phys[nd];
+  Layout *l = arena_alloc(P->a, sizeof *l);
+  l->kind = LAYOUT_BLOCKED;
+  l->rank = 2;
+  int64_t vec = trans ? 1 : 16 / sema_scalar_bytes(elem);
+  if (vec < 1) vec = 1;
+  if (vec > nn) vec = nn;
+  int64_t lanes = nn / vec < 32 ? nn / vec : 32;
+  int64_t warps = P->p->threads / 32;
+  if (warps > nn / (vec * lanes)) warps = nn / (vec * lanes);
+  if (warps < 1) warps = 1;
+  l->spt[kd] = (int)k;
+  l->tpw[kd] = l->wpc[kd] = 1;
+  l->spt[nd] = (int)vec;
+  l->tpw[nd] = (int)lanes;
+  l->wpc[nd] = (int)warps;
+  l->reps = (int)(nn / (vec * lanes * warps));
+  if (l->reps < 1) l->reps = 1;
+  return l;
+}
+
+/* The layout each class of tied values takes: a dot result fixes its class
+ * (accumulator or FMA blocked), then an FMA dot's B operand fixes its own;
+ * everything else is blocked. */
+static void assign_layouts(Planner *P) {
+  int n = P->f->ninsts;
+  Layout **cls = arena_alloc(P->a, sizeof(Layout *) * (size_t)n);
+  /* 1. dot results */
+  for (int i = 0; i < n; i++) {
+    TirInst *in = P->f->insts[i];
+    if (in->op != TIR_DOT) continue;
+    int root = find(P, i);
+    if (!cls[root])
+      cls[root] = pv(in)->dot_fma ? blocked(P, pv(in), in->ty.rank, in->ty.elem)
+                                  : mma_layout(P, LAYOUT_MMA_ACC, pv(in), in->ty.rank);
+  }
+  /* 2. an FMA dot's B operand */
+  for (int i = 0; i < n; i++) {
+    TirInst *in = P->f->insts[i];
+    if (in->op != TIR_DOT || !pv(in)->dot_fma || pv(in->args[1])->res != RES_REG) continue;
+    int root = find(P, in->args[1]->id);
+    if (!cls[root]) cls[root] = dot_b_layout(P, pv(in->args[1]), in->args[1]->ty.elem, in->aux);
+  }
+  /* 3. row reductions: their input's layout with the rows kept, for the
+   * whole class they feed (the running max and sum of a softmax) */
+  for (int i = 0; i < n; i++) {
+    TirInst *in = P->f->insts[i];
+    if (in->op != TIR_REDUCE) continue;
+    TirInst *x = in->args[0];
+    int xr = find(P, x->id), root = find(P, i);
+    if (!cls[xr]) cls[xr] = blocked(P, pv(x), x->ty.rank, x->ty.elem);
+    if (!cls[root]) {
+      Layout *l = arena_alloc(P->a, sizeof *l);
+      l->kind = LAYOUT_SLICED;
+      l->rank = in->ty.rank;
+      l->parent = cls[xr];
+      cls[root] = l;
+    }
+  }
+  /* 4. the rest */
+  for (int i = 0; i < n; i++) {
+    TirInst *in = P->f->insts[i];
+    PlanVal *v = pv(in);
+    if (v->res != RES_REG) continue;
+    int root = find(P, i);
+    if (!cls[root]) cls[root] = blocked(P, v, in->ty.rank, in->ty.elem);
+    v->layout = cls[root];
+  }
+}
+
+/* -------------------------------------------------------- shared memory */
+
+static PlanBuf *new_buf(Planner *P, BufKind kind, const char *name, Scalar elem, int rank, const int64_t *phys,
+                        TirInst *owner) {
+  PlanBuf *b = arena_alloc(P->a, sizeof *b);
+  b->id = P->bufs.len;
+  b->kind = kind;
+  b->name = name;
+  b->elem = elem;
+  b->rank = rank;
+  for (int i = 0; i < rank; i++) b->dims[i] = phys[i];
+  b->owner = owner;
+  b->first = b->last = owner->pos;
+  b->pitch = rank ? phys[rank - 1] : 1;
+  /* @padstage: a staging tile whose rows are a whole number of 128-byte
+   * lines gets 8 more elements per row, so a column spreads over banks */
+  int64_t row_bytes = b->pitch * sema_scalar_bytes(elem);
+  if (P->p->padstage && kind != BUF_SCRATCH && row_bytes % 128 == 0) {
+    b->pitch += 8;
+    b->padded = true;
+  }
+  int64_t rows = 1;
+  for (int i = 0; i + 1 < rank; i++) rows *= phys[i];
+  b->bytes = rows * b->pitch * sema_scalar_bytes(elem);
+  vec_push(P->a, &P->bufs, b);
+  return b;
+}
+
+/* Staging: `var t = <slice>` slots, and loads that a dot reads. */
+static void choose_staging(Planner *P, TirInst *in) {
+  if (in->op == TIR_WRITE && !in->nsubs && in->args[1]->op == TIR_LOAD && in->args[0]->ty.rank &&
+      !pv(in->args[0])->buf) {
+    TirInst *slot = in->args[0], *load = in->args[1];
+    PlanBuf *b = new_buf(P, BUF_STAGE_VAR, slot->name, slot->ty.elem, slot->ty.rank, pv(slot)->phys, slot);
+    pv(slot)->res = RES_SHARED;
+    pv(slot)->buf = b;
+    /* the load copies global straight into the slot's buffer */
+    pv(load)->res = RES_SHARED;
+    pv(load)->buf = b;
+  }
+  if (in->op == TIR_DOT) {
+    for (int k = 0; k < 2; k++) {
+      TirInst *opnd = in->args[k];
+      if (opnd->op == TIR_LOAD && !pv(opnd)->buf) {
+        const char *name = opnd->name ? opnd->name : arena_printf(P->a, "%s view (%%%d)", P->f->params[opnd->aux].name, opnd->id);
+        PlanBuf *b = new_buf(P, BUF_STAGE_DOT, name, opnd->ty.elem, opnd->ty.rank, pv(opnd)->phys, opnd);
+        pv(opnd)->res = RES_SHARED;
+        pv(opnd)->buf = b;
+      }
+    }
+  }
+}
+
+/* Register tiles that must change layout go through scratch buffers: a
+ * transpose, a dot operand that is not in the operand's layout, a point
+ * read out of a register tile (broadcast to every thread), a reduction
+ * whose rows span several warps. */
+static void choose_scratch(Planner *P, TirInst *in) {
+  if (in->op == TIR_TRANSPOSE && pv(in->args[0])->res == RES_REG) {
+    TirInst *x = in->args[0];
+    new_buf(P, BUF_SCRATCH, arena_printf(P->a, "transpose of %%%d", x->id), x->ty.elem, x->ty.rank, pv(x)->phys, in);
+  }
+  if (in->op == TIR_EXTRACT && in->ty.rank == 0 && pv(in->args[0])->res == RES_REG) {
+    int64_t one = 1;
+    new_buf(P, BUF_SCRATCH, arena_printf(P->a, "broadcast of %%%d", in->id), in->ty.elem, 1, &one, in);
+  }
+  if (in->op == TIR_DOT) {
+    for (int k = 0; k < 2; k++) {
+      TirInst *x = in->args[k];
+      PlanVal *xv = pv(x);
+      if (xv->res != RES_REG) continue;
+      bool fma = pv(in)->dot_fma;
+      /* FMA: A is read along its rows by every thread of an output row, so
+       * it is shared; B keeps its columns with the threads that own them
+       * when its layout is free to follow (not fixed by another dot).
+       * mma: an A that comes from an accumulator is re-packed in
+       * registers; B is always read from shared with ldmatrix. */
+      bool fixed = xv->layout && xv->layout->kind != LAYOUT_BLOCKED;
+      bool from_acc = false;
+      for (TirInst *y = x; y; y = (y->op == TIR_CONVERT || y->op == TIR_READ) ? y->args[0] : NULL)
+        if (y->op == TIR_DOT || (y->op == TIR_VAR && xv->layout && xv->layout->kind == LAYOUT_MMA_ACC)) from_acc = true;
+      bool need = fma ? (k == 0 || fixed) : (k == 1 || !from_acc);
+      if (need)
+        new_buf(P, BUF_SCRATCH, arena_printf(P->a, "%s operand of %%%d", k ? "b" : "a", in->id), x->ty.elem,
+                x->ty.rank, xv->phys, in);
+    }
+  }
+  if (in->op == TIR_REDUCE) {
+    Layout *l = pv(in->args[0])->layout;
+    int r = in->args[0]->ty.rank;
+    if (l && l->kind == LAYOUT_BLOCKED && l->wpc[r - 1] > 1) {
+      int64_t rows = 1;
+      for (int i = 0; i < r - 1; i++) rows *= pv(in->args[0])->phys[i];
+      int64_t dims[2] = {rows, l->wpc[r - 1]};
+      new_buf(P, BUF_SCRATCH, arena_printf(P->a, "cross-warp %s of %%%d", in->aux == TRED_MAX ? "max" : "sum", in->id),
+              in->ty.elem, 2, dims, in);
+    }
+  }
+}
+
+/* ---------------------------------------------------------- live ranges */
+
+/* Uses of buffer contents: (position, write?) */
+typedef struct Access {
+  int pos;
+  bool write;
+  PlanBuf *buf;
+} Access;
+
+typedef struct Accesses {
+  Access *items;
+  int len, cap;
+} Accesses;
+
+static void add_access(Planner *P, Accesses *acc, int pos, bool write, PlanBuf *b) {
+  if (acc->len == acc->cap) {
+    int cap = acc->cap ? acc->cap * 2 : 32;
+    Access *n = arena_alloc(P->a, sizeof *n * (size_t)cap);
+    if (acc->len) memcpy(n, acc->items, sizeof *n * (size_t)acc->len);
+    acc->items = n;
+    acc->cap = cap;
+  }
+  acc->items[acc->len++] = (Access){pos, write, b};
+}
+
+/* Every access to a shared buffer, in program order. */
+static void collect_accesses(Planner *P, TirBlock *blk, Accesses *acc) {
+  for (int i = 0; i < blk->len; i++) {
+    TirInst *in = blk->insts[i];
+    /* reads of operands that live in shared memory */
+    for (int k = 0; k < in->nargs; k++) {
+      TirInst *x = in->args[k];
+      if (pv(x)->res != RES_SHARED || x->op == TIR_VAR) continue;
+      if (in->op == TIR_WRITE && k == 1 && pv(in->args[0])->buf == pv(x)->buf) continue; /* the staging copy itself */
+      add_access(P, acc, in->pos, false, pv(x)->buf);
+    }
+    if (in->op == TIR_READ && pv(in->args[0])->res == RES_SHARED) add_access(P, acc, in->pos, false, pv(in->args[0])->buf);
+    if (in->op == TIR_LOAD && pv(in)->res == RES_SHARED) add_access(P, acc, in->pos, true, pv(in)->buf);
+    if (in->op == TIR_WRITE && pv(in->args[0])->res == RES_SHARED && in->args[1]->op != TIR_LOAD)
+      add_access(P, acc, in->pos, true, pv(in->args[0])->buf);
+    if (in->op == TIR_WRITE && in->nsubs && pv(in->args[0])->res == RES_SHARED && in->args[1]->op == TIR_LOAD)
+      add_access(P, acc, in->pos, true, pv(in->args[0])->buf);
+    for (int b = 0; b < P->bufs.len; b++) {
+      PlanBuf *buf = P->bufs.items[b];
+      if (buf->kind == BUF_SCRATCH && buf->owner == in) {
+        add_access(P, acc, in->pos, true, buf);
+        add_access(P, acc, in->pos, false, buf);
+      }
+    }
+    collect_accesses(P, &in->cond, acc);
+    collect_accesses(P, &in->body, acc);
+    collect_accesses(P, &in->body2, acc);
+  }
+}
+
+/* A buffer lives from its first access to its last, and through the whole
+ * of any loop that touches it but does not contain its definition (the
+ * next iteration reads what this one left). */
+static void live_ranges(Planner *P, Accesses *acc) {
+  for (int b = 0; b < P->bufs.len; b++) {
+    PlanBuf *buf = P->bufs.items[b];
+    int def = buf->owner->pos, first = def, last = def;
+    bool any = false;
+    for (int i = 0; i < acc->len; i++) {
+      if (acc->items[i].buf != buf) continue;
+      int pos = acc->items[i].pos;
+      if (!any || pos < first) first = pos;
+      if (!any || pos > last) last = pos;
+      any = true;
+    }
+    for (int changed = 1; changed;) {
+      changed = 0;
+      for (int i = 0; i < P->f->ninsts; i++) {
+        TirInst *loop = P->f->insts[i];
+        if (loop->op != TIR_FOR && loop->op != TIR_WHILE) continue;
+        bool has_def = loop->pos < def && def <= loop->end;
+        bool touches = false;
+        for (int k = 0; k < acc->len; k++)
+          if (acc->items[k].buf == buf && loop->pos < acc->items[k].pos && acc->items[k].pos <= loop->end)
+            touches = true;
+        if (touches && !has_def && (first > loop->pos || last < loop->end)) {
+          if (first > loop->pos) first = loop->pos;
+          if (last < loop->end) last = loop->end;
+          changed = 1;
+        }
+      }
+    }
+    buf->first = first;
+    buf->last = last;
+  }
+}
+
+static int cmp_buf(const void *x, const void *y) {
+  const PlanBuf *a = *(PlanBuf *const *)x, *b = *(PlanBuf *const *)y;
+  if (a->first != b->first) return a->first < b->first ? -1 : 1;
+  if (a->bytes != b->bytes) return a->bytes > b->bytes ? -1 : 1;
+  return a->id - b->id;
+}
+
+static bool lives_overlap(const PlanBuf *a, const PlanBuf *b) { return a->first <= b->last && b->first <= a->last; }
+static bool bytes_overlap(const PlanBuf *a, const PlanBuf *b) {
+  return a->offset < b->offset + b->bytes && b->offset < a->offset + a->bytes;
+}
+
+/* First fit: each buffer takes the lowest 16-byte aligned offset that no
+ * buffer alive at the same time occupies. */
+static void allocate(Planner *P) {
+  int n = P->bufs.len;
+  PlanBuf **order = arena_alloc(P->a, sizeof(PlanBuf *) * (size_t)(n + 1));
+  for (int i = 0; i < n; i++) order[i] = P->bufs.items[i];
+  qsort(order, (size_t)n, sizeof *order, cmp_buf);
+  int64_t top = 0;
+  for (int i = 0; i < n; i++) {
+    PlanBuf *b = order[i];
+    int64_t off = 0;
+    for (bool moved = true; moved;) {
+      moved = false;
+      for (int j = 0; j < i; j++) {
+        PlanBuf *o = order[j];
+        b->offset = off;
+        if (lives_overlap(b, o) && bytes_overlap(b, o)) {
+          off = (o->offset + o->bytes + 15) / 16 * 16;
+          moved = true;
+        }
+      }
+    }
+    b->offset = off;
+    if (off + b->bytes > top) top = off + b->bytes;
+  }
+  P->p->shared_bytes = top;
+}
+
+/* ------------------------------------------------------------ barriers */
+
+typedef struct Hazards {
+  PlanBuf *dirty[64]; /* written since the last barrier */
+  int ndirty;
+  PlanBuf *read[64];  /* read since the last barrier */
+  int nread;
+} Hazards;
+
+static bool overlaps_any(PlanBuf **set, int n, const PlanBuf *b, bool other_only) {
+  for (int i = 0; i < n; i++)
+    if (bytes_overlap(set[i], b) && (!other_only || set[i] != b)) return true;
+  return false;
+}
+
+static void add_barrier(Planner *P, int pos, const char *why) {
+  for (int i = 0; i < P->barriers.len; i++)
+    if (((PlanBarrier *)P->barriers.items[i])->pos == pos) return;
+  PlanBarrier *b = arena_alloc(P->a, sizeof *b);
+  b->pos = pos;
+  b->why = why;
+  vec_push(P->a, &P->barriers, b);
+}
+
+static void hazards_at(Planner *P, Hazards *h, Accesses *acc, int pos) {
+  for (int i = 0; i < acc->len; i++) {
+    Access *x = &acc->items[i];
+    if (x->pos != pos) continue;
+    bool scratch_pair = x->buf->kind == BUF_SCRATCH;
+    if (!x->write) {
+      if (scratch_pair) continue; /* its barrier is counted with the write */
+      if (overlaps_any(h->dirty, h->ndirty, x->buf, false)) {
+        add_barrier(P, pos, arena_printf(P->a, "%s is read after other threads wrote it", x->buf->name));
+        h->ndirty = h->nread = 0;
+      }
+      if (h->nread < 64) h->read[h->nread++] = x->buf;
+    } else {
+      if (overlaps_any(h->read, h->nread, x->buf, false) || overlaps_any(h->dirty, h->ndirty, x->buf, true)) {
+        add_barrier(P, pos, arena_printf(P->a, "%s is rewritten while other threads may still read it", x->buf->name));
+        h->ndirty = h->nread = 0;
+      }
+      if (scratch_pair) {
+        /* written and read back within the instruction: one barrier inside */
+        add_barrier(P, -1 - pos, arena_printf(P->a, "inside %%%d: %s", pos, x->buf->name));
+        h->ndirty = 0;
+        if (h->nread < 64) h->read[h->nread++] = x->buf;
+        continue;
+      }
+      if (h->ndirty < 64) h->dirty[h->ndirty++] = x->buf;
+    }
+  }
+}
+
+static void barrier_walk(Planner *P, TirBlock *blk, Hazards *h, Accesses *acc) {
+  for (int i = 0; i < blk->len; i++) {
+    TirInst *in = blk->insts[i];
+    /* a value's operands are read before the instruction writes its result */
+    hazards_at(P, h, acc, in->pos);
+    if (in->op == TIR_FOR || in->op == TIR_WHILE) {
+      /* twice: the second pass sees what the end of an iteration leaves
+       * for the start of the next */
+      for (int pass = 0; pass < 2; pass++) {
+        barrier_walk(P, &in->cond, h, acc);
+        barrier_walk(P, &in->body, h, acc);
+      }
+    } else if (in->op == TIR_IF) {
+      Hazards h2 = *h;
+      barrier_walk(P, &in->body, h, acc);
+      barrier_walk(P, &in->body2, &h2, acc);
+      /* after the branch: the union of what either side left */
+      for (int k = 0; k < h2.ndirty && h->ndirty < 64; k++) h->dirty[h->ndirty++] = h2.dirty[k];
+      for (int k = 0; k < h2.nread && h->nread < 64; k++) h->read[h->nread++] = h2.read[k];
+    }
+  }
+}
+
+/* ------------------------------------------------------------- driver */
+
+static int cmp_barrier(const void *x, const void *y) {
+  const PlanBarrier *a = x, *b = y;
+  int pa = a->pos < 0 ? -1 - a->pos : a->pos, pb = b->pos < 0 ? -1 - b->pos : b->pos;
+  return pa != pb ? pa - pb : a->pos - b->pos;
+}
+
+Plan *plan_kernel(Arena *a, Diags *d, TirFunc *f, const char *arch) {
+  Plan *p = arena_alloc(a, sizeof *p);
+  p->f = f;
+  p->threads = f->info->threads;
+  p->padstage = f->info->padstage;
+  bool sm90 = !arch || strcmp(arch, "sm_90a") == 0;
+  p->shared_limit = f->info->dynshared ? (sm90 ? SHARED_OPTIN_SM90 : SHARED_OPTIN_SM80) : STATIC_SHARED;
+  Planner P = {.a = a, .d = d, .f = f, .p = p, .mma_ok = true};
+  P.parent = arena_alloc(a, sizeof(int) * (size_t)(f->ninsts + 1));
+  for (int i = 0; i < f->ninsts; i++) P.parent[i] = i;
+
+  walk(&f->body, init_phys, &P);
+  walk(&f->body, tie_values, &P);
+  walk(&f->body, dot_granules, &P);
+  unify_phys(&P);
+  walk(&f->body, choose_staging, &P);
+  assign_layouts(&P);
+  walk(&f->body, choose_scratch, &P);
+
+  Accesses acc = {0};
+  collect_accesses(&P, &f->body, &acc);
+  live_ranges(&P, &acc);
+  allocate(&P);
+  Hazards h = {0};
+  barrier_walk(&P, &f->body, &h, &acc);
+
+  p->nbufs = P.bufs.len;
+  p->bufs = (PlanBuf **)P.bufs.items;
+  p->nbarriers = P.barriers.len;
+  p->barriers = arena_alloc(a, sizeof(PlanBarrier) * (size_t)(p->nbarriers + 1));
+  for (int i = 0; i < p->nbarriers; i++) p->barriers[i] = *(PlanBarrier *)P.barriers.items[i];
+  qsort(p->barriers, (size_t)p->nbarriers, sizeof *p->barriers, cmp_barrier);
+
+  if (p->shared_bytes > p->shared_limit) {
+    diag_error(d, f->info->kernel->span,
+               "kernel '%s' needs %lld bytes of shared memory; the limit is %lld%s", f->name,
+               (long long)p->shared_bytes, (long long)p->shared_limit,
+               f->info->dynshared ? " (the device's opt-in maximum)" : " (static; @dynshared raises it)");
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    if (mem) {
+      plan_print(mem, p);
+      fclose(mem);
+      diag_note(d, f->info->kernel->span, "the plan, for @autotune point [%s]:\n%s", tir_variant_str(a, f->info), text);
+      free(text);
+    }
+    return NULL;
+  }
+  return p;
+}
+
+/* ------------------------------------------------------------ printing */
+
+static const char *res_names[] = {"uniform", "thread", "reg", "shared", "-"};
+static const char *buf_kinds[] = {"staging var", "staging dot operand", "scratch"};
+
+static void shape(FILE *out, int rank, const int64_t *dims) {
+  fputc('[', out);
+  for (int i = 0; i < rank; i++) fprintf(out, "%s%lld", i ? ", " : "", (long long)dims[i]);
+  fputc(']', out);
+}
+
+const char *plan_layout_str(Arena *a, const Layout *l) {
+  if (!l) return "-";
+  switch (l->kind) {
+  case LAYOUT_BLOCKED: {
+    char buf[160];
+    int n = snprintf(buf, sizeof buf, "blocked spt=");
+    for (int i = 0; i < l->rank; i++) n += snprintf(buf + n, sizeof buf - (size_t)n, "%s%d", i ? "x" : "", l->spt[i]);
+    n += snprintf(buf + n, sizeof buf - (size_t)n, " tpw=");
+    for (int i = 0; i < l->rank; i++) n += snprintf(buf + n, sizeof buf - (size_t)n, "%s%d", i ? "x" : "", l->tpw[i]);
+    n += snprintf(buf + n, sizeof buf - (size_t)n, " wpc=");
+    for (int i = 0; i < l->rank; i++) n += snprintf(buf + n, sizeof buf - (size_t)n, "%s%d", i ? "x" : "", l->wpc[i]);
+    snprintf(buf + n, sizeof buf - (size_t)n, " reps=%d", l->reps);
+    return arena_strdup(a, buf);
+  }
+  case LAYOUT_MMA_ACC: return arena_printf(a, "mma16x8x16.acc warps=%d frags=%d", l->wpc[0], l->reps);
+  case LAYOUT_MMA_A: return arena_printf(a, "mma16x8x16.a warps=%d frags=%d", l->wpc[0], l->reps);
+  case LAYOUT_MMA_B: return arena_printf(a, "mma16x8x16.b frags=%d", l->reps);
+  case LAYOUT_SLICED: return arena_printf(a, "sliced(last dim) of %s", plan_layout_str(a, l->parent));
+  case LAYOUT_NONE: break;
+  }
+  return "-";
+}
+
+void plan_print(FILE *out, const Plan *p) {
+  const TirFunc *f = p->f;
+  Arena *a = arena_new();
+  fprintf(out, "plan %s [%s] threads %d\n", f->name, tir_variant_str(a, f->info), p->threads);
+  fputs("values:\n", out);
+  for (int i = 0; i < f->ninsts; i++) {
+    const TirInst *in = f->insts[i];
+    const PlanVal *v = in->plan;
+    if (in->ty.rank == 0 || in->op == TIR_STORE || in->op == TIR_WRITE) continue;
+    fprintf(out, "  %%%-4d %-9s %-4s ", in->id, tir_op_name(in->op), sema_scalar_name(in->ty.elem));
+    int64_t logical[MAX_TILE_RANK];
+    for (int d = 0; d < in->ty.rank; d++) logical[d] = in->ty.dims[d];
+    shape(out, in->ty.rank, logical);
+    fputs(" phys ", out);
+    shape(out, in->ty.rank, v->phys);
+    fprintf(out, "%s %s", v->slack ? " masked" : "", res_names[v->res]);
+    if (v->res == RES_SHARED) fprintf(out, " buf #%d", v->buf->id);
+    else if (v->layout) fprintf(out, " %s", plan_layout_str(a, v->layout));
+    if (in->op == TIR_DOT) fprintf(out, " %s", v->dot_fma ? "fma" : "mma.m16n8k16");
+    fputc('\n', out);
+  }
+  fputs("shared buffers:\n", out);
+  for (int i = 0; i < p->nbufs; i++) {
+    const PlanBuf *b = p->bufs[i];
+    fprintf(out, "  #%d %-24s %-20s %s ", b->id, b->name, buf_kinds[b->kind], sema_scalar_name(b->elem));
+    shape(out, b->rank, b->dims);
+    fprintf(out, " pitch %lld (%lld B)%s  %lld B at %lld  live %d..%d\n", (long long)b->pitch,
+            (long long)(b->pitch * sema_scalar_bytes(b->elem)), b->padded ? " +8 padstage" : "", (long long)b->bytes,
+            (long long)b->offset, b->first, b->last);
+  }
+  fprintf(out, "shared total: %lld bytes (limit %lld)\n", (long long)p->shared_bytes, (long long)p->shared_limit);
+  fprintf(out, "barriers: %d\n", p->nbarriers);
+  for (int i = 0; i < p->nbarriers; i++) {
+    const PlanBarrier *b = &p->barriers[i];
+    if (b->pos < 0) fprintf(out, "  within %%%d: %s\n", -1 - b->pos, b->why);
+    else fprintf(out, "  before %%%d: %s\n", b->pos, b->why);
+  }
+  arena_free(a);
+}
+
+static void yaml_shape(FILE *out, int rank, const int64_t *dims) {
+  fputc('[', out);
+  for (int i = 0; i < rank; i++) fprintf(out, "%s%lld", i ? ", " : "", (long long)dims[i]);
+  fputc(']', out);
+}
+
+/* The same facts as YAML, for tools. Names are quoted: they may hold
+ * spaces and '%'. */
+void plan_print_yaml(FILE *out, const Plan *p) {
+  const TirFunc *f = p->f;
+  Arena *a = arena_new();
+  fprintf(out, "- kernel: %s\n  variant: \"%s\"\n  threads: %d\n  shared_bytes: %lld\n  shared_limit: %lld\n",
+          f->name, tir_variant_str(a, f->info), p->threads, (long long)p->shared_bytes, (long long)p->shared_limit);
+  fputs("  values:\n", out);
+  for (int i = 0; i < f->ninsts; i++) {
+    const TirInst *in = f->insts[i];
+    const PlanVal *v = in->plan;
+    if (in->ty.rank == 0 || in->op == TIR_STORE || in->op == TIR_WRITE) continue;
+    int64_t logical[MAX_TILE_RANK];
+    for (int d = 0; d < in->ty.rank; d++) logical[d] = in->ty.dims[d];
+    fprintf(out, "    - {id: %d, op: %s, elem: %s, shape: ", in->id, tir_op_name(in->op), sema_scalar_name(in->ty.elem));
+    yaml_shape(out, in->ty.rank, logical);
+    fputs(", phys: ", out);
+    yaml_shape(out, in->ty.rank, v->phys);
+    fprintf(out, ", masked: %s, residence: %s", v->slack ? "true" : "false", res_names[v->res]);
+    if (v->res == RES_SHARED) fprintf(out, ", buffer: %d", v->buf->id);
+    else if (v->layout) fprintf(out, ", layout: \"%s\"", plan_layout_str(a, v->layout));
+    fputs("}\n", out);
+  }
+  fputs("  buffers:\n", out);
+  for (int i = 0; i < p->nbufs; i++) {
+    const PlanBuf *b = p->bufs[i];
+    fprintf(out, "    - {id: %d, name: \"%s\", kind: %s, elem: %s, dims: ", b->id, b->name,
+            b->kind == BUF_SCRATCH ? "scratch" : "staging", sema_scalar_name(b->elem));
+    yaml_shape(out, b->rank, b->dims);
+    fprintf(out, ", pitch: %lld, padded: %s, bytes: %lld, offset: %lld, live: [%d, %d]}\n", (long long)b->pitch,
+            b->padded ? "true" : "false", (long long)b->bytes, (long long)b->offset, b->first, b->last);
+  }
+  fprintf(out, "  barriers: %d\n", p->nbarriers);
+  arena_free(a);
+}
