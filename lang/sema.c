@@ -1770,6 +1770,7 @@ int sema_variant_count(Arena *a, Diags *d, Node *kernel, SemaOptions *opts) {
   Sema s;
   Scope top;
   init_sema(&s, a, d, opts, &top);
+  s.kernel = kernel;
   Attrs at;
   Diags quiet = *d; /* sema_check reported these already */
   quiet.silent = true;
@@ -1798,6 +1799,7 @@ bool sema_check_variant(Arena *a, Diags *d, Node *kernel, SemaOptions *opts, int
   if (quiet.errors || index < 0 || index >= total) return false;
   int choice[MAX_TUNE];
   point_choice(&s, &at, index, choice);
+  s.kernel = kernel;
   info->kernel = kernel;
   info->index = index;
   info->count = (int)total;

@@ -441,7 +441,10 @@ TirFunc *lower_kernel(Arena *a, Diags *d, const KernelInfo *info) {
       p->dims[dd] = pn->ty->dims[dd];
     }
   }
-  Lower l = {.a = a, .d = d, .f = f, .cur = &f->body};
+  Lower l = {.a = a, .d = d, .f = f, .cur = &f->grid};
+  for (int i = 0; i < info->ngrid; i++)
+    f->grid_value[f->ngrid++] = coerce(&l, lower_expr(&l, info->grid[i]), tir_scalar(S_I32), info->grid[i]->span);
+  l.cur = &f->body;
   lower_block(&l, k->body, &f->body);
   tir_number(a, f);
   if (!tir_verify(d, f, "lowering")) return NULL;

@@ -605,6 +605,7 @@ Plan *plan_kernel(Arena *a, Diags *d, TirFunc *f, const char *arch) {
   P.parent = arena_alloc(a, sizeof(int) * (size_t)(f->ninsts + 1));
   for (int i = 0; i < f->ninsts; i++) P.parent[i] = i;
 
+  walk(&f->grid, init_phys, &P);
   walk(&f->body, init_phys, &P);
   walk(&f->body, tie_values, &P);
   walk(&f->body, dot_granules, &P);

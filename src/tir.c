@@ -55,7 +55,7 @@ static int number_block(TirFunc *f, TirBlock *b, int pos) {
 
 void tir_number(Arena *a, TirFunc *f) {
   f->insts = arena_alloc(a, sizeof(TirInst *) * (size_t)(f->ninsts + 1));
-  f->ninsts = number_block(f, &f->body, 0);
+  f->ninsts = number_block(f, &f->body, number_block(f, &f->grid, 0));
 }
 
 static const char *op_names[] = {"const", "param", "dim",     "ctx",    "unary",  "binary", "math",
@@ -198,6 +198,13 @@ void tir_print(FILE *out, const TirFunc *f) {
     }
     fputs("]\n", out);
   }
+  if (f->ngrid) {
+    fputs("  grid {\n", out);
+    print_block(out, f, &f->grid, 2);
+    fputs("  } ->", out);
+    for (int i = 0; i < f->ngrid; i++) fprintf(out, " %%%d", f->grid_value[i]->id);
+    fputc('\n', out);
+  }
   print_block(out, f, &f->body, 1);
 }
 
@@ -314,6 +321,11 @@ bool tir_verify(Diags *d, const TirFunc *f, const char *after) {
     v.defined = arena_alloc(a, (size_t)f->ninsts);
   }
   memset(v.defined, 0, (size_t)f->ninsts);
+  for (int i = 0; i < f->grid.len && v.ok; i++) verify_inst(&v, f->grid.insts[i]);
+  for (int i = 0; i < f->ngrid && v.ok; i++)
+    if (!f->grid_value[i] || f->grid_value[i]->ty.rank || f->grid_value[i]->ty.elem < S_I8 ||
+        f->grid_value[i]->ty.elem > S_I64)
+      fail(&v, f->grid.len ? f->grid.insts[0] : f->body.insts[0], "grid extent is not an integer scalar");
   /* the top level's values stay visible to the end of the kernel */
   for (int i = 0; i < f->body.len && v.ok; i++) verify_inst(&v, f->body.insts[i]);
   arena_free(a);

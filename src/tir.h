@@ -95,6 +95,9 @@ typedef struct TirFunc {
   int nparams;
   TirParam *params;
   TirBlock body;
+  TirBlock grid;              /* computes the @grid extents from dims and constants */
+  int ngrid;
+  struct TirInst *grid_value[3];
   int ninsts;
   TirInst **insts; /* by id, after tir_number */
 } TirFunc;
@@ -205,11 +208,12 @@ typedef struct InterpArg {
   double scalar;
 } InterpArg;
 
-/* Runs every CTA of the grid on the CPU, executing physical tiles with the
+/* Runs every CTA of the grid (`grid`, three extents, or NULL for the
+ * kernel's @grid) on the CPU, executing physical tiles with the
  * plan's masks and staging shared buffers through a simulated shared memory.
  * Returns false with a message in *err (dims that do not bind, a grid that
  * is not positive). */
-bool interp_run(const Plan *p, InterpArg *args, int nargs, char *err, size_t errlen);
+bool interp_run(const Plan *p, InterpArg *args, int nargs, const int64_t *grid, char *err, size_t errlen);
 
 /* Rounds a double to what an element of type e holds. */
 double interp_round(Scalar e, double v);

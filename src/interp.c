@@ -1,0 +1,757 @@
+/* interp.c: the CPU reference interpreter of a planned kernel.
+ *
+ * It runs what the GPU will run, as far as data goes: every tile value has
+ * the plan's physical shape; loads fill slack lanes (past the logical
+ * extent, or past the tensor's end) with zero; reductions and dot
+ * contractions skip slack; stores skip it. Values the plan puts in shared
+ * memory are written to a simulated shared memory at their planned offset
+ * and pitch and read back from there, scratch buffers are clobbered when
+ * their owner runs, and slots start as NaN. So a wrong mask, a wrong pitch,
+ * or two buffers sharing bytes while both are alive shows up as a wrong
+ * answer without a GPU.
+ *
+ * Arithmetic is done in double and rounded to the element type after every
+ * operation (f16 and bf16 round to nearest even), integers wrap. */
+#include "tir.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------ rounding */
+
+static double round_f16(double v) {
+  if (isnan(v) || isinf(v)) return v;
+  double a = fabs(v);
+  if (a >= 65520.0) return v > 0 ? INFINITY : -INFINITY; /* past the largest finite half, rounded */
+  int e;
+  frexp(a, &e); /* a = m * 2^e, m in [0.5, 1) */
+  int exp = e - 1;
+  if (exp < -14) exp = -14;       /* subnormals share the smallest exponent */
+  double ulp = ldexp(1.0, exp - 10);
+  double q = a / ulp;
+  double r = nearbyint(q);        /* the default mode: nearest, ties to even */
+  return copysign(r * ulp, v);
+}
+
+static double round_bf16(double v) {
+  float f = (float)v;
+  if (isnan(f)) return v;
+  uint32_t bits;
+  memcpy(&bits, &f, 4);
+  uint32_t lsb = (bits >> 16) & 1;
+  bits += 0x7fff + lsb;
+  bits &= 0xffff0000u;
+  memcpy(&f, &bits, 4);
+  return f;
+}
+
+static int64_t wrap(int64_t v, int bits, bool is_signed) {
+  uint64_t m = bits == 64 ? ~0ull : (1ull << bits) - 1;
+  uint64_t u = (uint64_t)v & m;
+  if (is_signed && bits < 64 && (u >> (bits - 1))) u |= ~m;
+  return (int64_t)u;
+}
+
+/* float -> integer: truncate toward zero, saturate, NaN -> 0 (as cvt.rzi.sat) */
+static int64_t to_int(double v, Scalar e) {
+  if (isnan(v)) return 0;
+  double lo = e == S_I8 ? -128 : e == S_U8 ? 0 : e == S_I32 ? INT32_MIN : -9.2233720368547758e18;
+  double hi = e == S_I8 ? 127 : e == S_U8 ? 255 : e == S_I32 ? INT32_MAX : 9.2233720368547748e18;
+  v = trunc(v);
+  return (int64_t)(v < lo ? lo : v > hi ? hi : v);
+}
+
+double interp_round(Scalar e, double v) {
+  switch (e) {
+  case S_F16: return round_f16(v);
+  case S_BF16: return round_bf16(v);
+  case S_F32: return (double)(float)v;
+  case S_F64: return v;
+  case S_I8: return (double)wrap((int64_t)v, 8, true);
+  case S_U8: return (double)wrap((int64_t)v, 8, false);
+  case S_I32: return (double)wrap((int64_t)v, 32, true);
+  case S_I64: return v;
+  case S_BOOL: return v != 0;
+  case S_NONE: break;
+  }
+  return v;
+}
+
+static bool is_float_elem(Scalar e) { return e <= S_F64; }
+
+/* ------------------------------------------------------------- values */
+
+typedef struct Val {
+  int rank;
+  int64_t phys[MAX_TILE_RANK];
+  int64_t n; /* physical elements */
+  double *d;
+} Val;
+
+typedef struct Interp {
+  const Plan *p;
+  const TirFunc *f;
+  InterpArg *args;
+  int nargs;
+  int64_t *dims;    /* per param and dim: bound extents */
+  Val **vals;       /* by instruction id */
+  unsigned char *smem;
+  int64_t block[3], grid[3];
+  int64_t cta;           /* the running CTA's number */
+  int64_t **writer;      /* per tensor param: which CTA (+1) stored each element */
+  char *err;
+  size_t errlen;
+  bool failed;
+} Interp;
+
+static bool fail(Interp *I, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static bool fail(Interp *I, const char *fmt, ...) {
+  if (!I->failed) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(I->err, I->errlen, fmt, ap);
+    va_end(ap);
+  }
+  I->failed = true;
+  return false;
+}
+
+static Val *new_val(const TirInst *in) {
+  Val *v = calloc(1, sizeof *v);
+  if (!v) diag_ice("interp: out of memory");
+  v->rank = in->ty.rank;
+  v->n = 1;
+  for (int i = 0; i < v->rank; i++) {
+    v->phys[i] = in->plan ? in->plan->phys[i] : in->ty.dims[i];
+    v->n *= v->phys[i];
+  }
+  v->d = calloc((size_t)v->n, sizeof(double));
+  if (!v->d) diag_ice("interp: out of memory for %lld elements", (long long)v->n);
+  return v;
+}
+
+static void free_val(Val *v) {
+  if (!v) return;
+  free(v->d);
+  free(v);
+}
+
+static void set_val(Interp *I, const TirInst *in, Val *v) {
+  free_val(I->vals[in->id]);
+  I->vals[in->id] = v;
+}
+
+/* physical coordinates of flat index i */
+static void coords(const Val *v, int64_t i, int64_t *c) {
+  for (int d = v->rank - 1; d >= 0; d--) {
+    c[d] = i % v->phys[d];
+    i /= v->phys[d];
+  }
+}
+
+static int64_t flat(const Val *v, const int64_t *c) {
+  int64_t i = 0;
+  for (int d = 0; d < v->rank; d++) i = i * v->phys[d] + c[d];
+  return i;
+}
+
+/* ------------------------------------------------------ shared memory */
+
+static void encode(unsigned char *p, Scalar e, double v) {
+  switch (e) {
+  case S_F16:
+  case S_BF16: {
+    /* stored as the 16-bit pattern of the rounded value */
+    float f = (float)v;
+    uint32_t b;
+    memcpy(&b, &f, 4);
+    uint16_t h;
+    if (e == S_BF16) {
+      h = (uint16_t)(b >> 16);
+    } else {
+      /* exact: v is already a half value */
+      uint32_t sign = (b >> 16) & 0x8000;
+      double a = fabs(v);
+      if (isnan(v)) h = 0x7e00;
+      else if (isinf(v)) h = (uint16_t)(sign | 0x7c00);
+      else if (a < ldexp(1.0, -14)) h = (uint16_t)(sign | (uint32_t)(a / ldexp(1.0, -24)));
+      else {
+        int ex;
+        double m = frexp(a, &ex); /* a = m 2^ex */
+        h = (uint16_t)(sign | (uint32_t)(ex + 14) << 10 | (uint32_t)((m * 2 - 1) * 1024));
+      }
+    }
+    memcpy(p, &h, 2);
+    return;
+  }
+  case S_F32: {
+    float f = (float)v;
+    memcpy(p, &f, 4);
+    return;
+  }
+  case S_F64: memcpy(p, &v, 8); return;
+  case S_I8:
+  case S_U8:
+  case S_BOOL: *p = (unsigned char)(int64_t)v; return;
+  case S_I32: {
+    int32_t x = (int32_t)(int64_t)v;
+    memcpy(p, &x, 4);
+    return;
+  }
+  case S_I64: {
+    int64_t x = (int64_t)v;
+    memcpy(p, &x, 8);
+    return;
+  }
+  case S_NONE: return;
+  }
+}
+
+static double decode(const unsigned char *p, Scalar e) {
+  switch (e) {
+  case S_F16: {
+    uint16_t h;
+    memcpy(&h, p, 2);
+    int ex = (h >> 10) & 31, m = h & 1023;
+    double v = ex == 0 ? ldexp(m, -24) : ex == 31 ? (m ? NAN : INFINITY) : ldexp(1024 + m, ex - 25);
+    return h & 0x8000 ? -v : v;
+  }
+  case S_BF16: {
+    uint16_t h;
+    memcpy(&h, p, 2);
+    uint32_t b = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &b, 4);
+    return f;
+  }
+  case S_F32: {
+    float f;
+    memcpy(&f, p, 4);
+    return f;
+  }
+  case S_F64: {
+    double d;
+    memcpy(&d, p, 8);
+    return d;
+  }
+  case S_I8: return (int8_t)*p;
+  case S_U8: return *p;
+  case S_BOOL: return *p != 0;
+  case S_I32: {
+    int32_t x;
+    memcpy(&x, p, 4);
+    return x;
+  }
+  case S_I64: {
+    int64_t x;
+    memcpy(&x, p, 8);
+    return (double)x;
+  }
+  case S_NONE: break;
+  }
+  return 0;
+}
+
+/* byte address of an element of a buffer, at physical coordinates c */
+static int64_t buf_addr(const PlanBuf *b, const int64_t *c) {
+  int64_t row = 0;
+  for (int d = 0; d + 1 < b->rank; d++) row = row * b->dims[d] + c[d];
+  return b->offset + (row * b->pitch + c[b->rank - 1]) * sema_scalar_bytes(b->elem);
+}
+
+static void store_shared(Interp *I, const PlanBuf *b, const Val *v) {
+  int64_t c[MAX_TILE_RANK];
+  for (int64_t i = 0; i < v->n; i++) {
+    coords(v, i, c);
+    encode(I->smem + buf_addr(b, c), b->elem, v->d[i]);
+  }
+}
+
+static Val *load_shared(Interp *I, const PlanBuf *b, const TirInst *shape) {
+  Val *v = new_val(shape);
+  int64_t c[MAX_TILE_RANK];
+  for (int64_t i = 0; i < v->n; i++) {
+    coords(v, i, c);
+    v->d[i] = decode(I->smem + buf_addr(b, c), b->elem);
+  }
+  return v;
+}
+
+/* A scratch buffer's bytes hold nothing useful once its owner ran. */
+static void clobber_scratch(Interp *I, const TirInst *owner) {
+  for (int i = 0; i < I->p->nbufs; i++) {
+    const PlanBuf *b = I->p->bufs[i];
+    if (b->kind == BUF_SCRATCH && b->owner == owner) memset(I->smem + b->offset, 0xa5, (size_t)b->bytes);
+  }
+}
+
+/* The current value of an operand: from shared memory when it lives there. */
+static Val *get(Interp *I, const TirInst *x, bool *owned) {
+  *owned = false;
+  if (x->plan && x->plan->res == RES_SHARED && x->op != TIR_VAR) {
+    *owned = true;
+    return load_shared(I, x->plan->buf, x);
+  }
+  return I->vals[x->id];
+}
+
+/* ------------------------------------------------------------ operations */
+
+static double scalar_of(Interp *I, const TirInst *x) {
+  bool owned;
+  Val *v = get(I, x, &owned);
+  double r = v->d[0];
+  if (owned) free_val(v);
+  return r;
+}
+
+static double binop(int op, Scalar e, double a, double b) {
+  bool f = is_float_elem(e);
+  int64_t x = (int64_t)a, y = (int64_t)b;
+  switch (op) {
+  case '+': return a + b;
+  case '-': return a - b;
+  case '*': return f ? a * b : (double)(int64_t)((uint64_t)x * (uint64_t)y);
+  case '/':
+    if (f) return a / b;
+    if (y == 0) return 0; /* undefined on the GPU; 0 here */
+    if (x == INT64_MIN && y == -1) return (double)x;
+    return (double)(x / y);
+  case '%':
+    if (y == 0) return 0;
+    if (x == INT64_MIN && y == -1) return 0;
+    return (double)(x % y);
+  case '<': return a < b;
+  case '>': return a > b;
+  case '&': return (double)(x & y);
+  case '|': return (double)(x | y);
+  case '^': return (double)(x ^ y);
+  case TOP_MAX: return f ? fmax(a, b) : (a > b ? a : b);
+  case TOP_MIN: return f ? fmin(a, b) : (a < b ? a : b);
+  case TOP_CDIV:
+    if (y <= 0) return 0;
+    return (double)(x >= 0 ? (x + y - 1) / y : x / y);
+  }
+  const char *s = ast_op_name(op);
+  if (!s) return 0;
+  if (!strcmp(s, "==")) return a == b;
+  if (!strcmp(s, "!=")) return a != b;
+  if (!strcmp(s, "<=")) return a <= b;
+  if (!strcmp(s, ">=")) return a >= b;
+  if (!strcmp(s, "&&")) return a != 0 && b != 0;
+  if (!strcmp(s, "||")) return a != 0 || b != 0;
+  if (!strcmp(s, "<<")) return y < 0 || y > 63 ? 0 : (double)(int64_t)((uint64_t)x << y);
+  if (!strcmp(s, ">>")) return y < 0 || y > 63 ? (x < 0 ? -1 : 0) : (double)(x >> y);
+  return 0;
+}
+
+static double mathop(int m, double v) {
+  switch (m) {
+  case TMATH_EXP: return exp(v);
+  case TMATH_LOG: return log(v);
+  case TMATH_SQRT: return sqrt(v);
+  case TMATH_TANH: return tanh(v);
+  }
+  return v;
+}
+
+/* the element of src at the coordinates of an output element, broadcasting
+ * NumPy-style (trailing dims aligned; an extent-1 dim repeats) */
+static double bcast_at(const Val *src, const TirInst *sx, int out_rank, const int64_t *c) {
+  if (src->rank == 0) return src->d[0];
+  int64_t sc[MAX_TILE_RANK];
+  for (int d = 0; d < src->rank; d++) {
+    int64_t cd = c[out_rank - src->rank + d];
+    if (sx->ty.dims[d] == 1) cd = 0;
+    if (cd >= src->phys[d]) return 0; /* slack of a narrower physical shape */
+    sc[d] = cd;
+  }
+  return src->d[flat(src, sc)];
+}
+
+static bool exec_block(Interp *I, const TirBlock *b);
+
+/* start values and lengths of an access's subscripts */
+static void sub_starts(Interp *I, const TirInst *in, int64_t *start) {
+  for (int i = 0; i < in->nsubs; i++) start[i] = (int64_t)scalar_of(I, in->subs[i].start);
+}
+
+static int64_t tensor_dim(Interp *I, int param, int d) { return I->dims[param * MAX_TENSOR_RANK + d]; }
+
+static int64_t tensor_offset(Interp *I, int param, const int64_t *g) {
+  const InterpTensor *t = &I->args[param].t;
+  int64_t off = 0;
+  for (int d = 0; d < t->rank; d++) off = off * t->dims[d] + g[d];
+  return off;
+}
+
+/* Global coordinates of output element c of a load or store; false when
+ * the lane is slack (past the logical extent) or past the tensor's end. */
+static bool global_coords(Interp *I, const TirInst *in, const int64_t *start, const int64_t *c, int64_t *g) {
+  int k = 0;
+  for (int i = 0; i < in->nsubs; i++) {
+    int64_t off = 0;
+    if (!in->subs[i].point) {
+      off = c[k++];
+      if (off >= in->subs[i].len) return false; /* slack: masked */
+    }
+    g[i] = start[i] + off;
+    if (g[i] < 0 || g[i] >= tensor_dim(I, in->aux, i)) return false; /* past the tensor: masked */
+  }
+  return true;
+}
+
+static bool exec_load(Interp *I, const TirInst *in) {
+  Val *v = new_val(in);
+  int64_t start[MAX_TENSOR_RANK], c[MAX_TILE_RANK] = {0}, g[MAX_TENSOR_RANK];
+  sub_starts(I, in, start);
+  const InterpTensor *t = &I->args[in->aux].t;
+  for (int64_t i = 0; i < v->n; i++) {
+    coords(v, i, c);
+    v->d[i] = global_coords(I, in, start, c, g) ? t->data[tensor_offset(I, in->aux, g)] : 0.0;
+  }
+  if (in->plan && in->plan->res == RES_SHARED) store_shared(I, in->plan->buf, v);
+  set_val(I, in, v);
+  return true;
+}
+
+static bool exec_store(Interp *I, const TirInst *in) {
+  bool owned;
+  Val *v = get(I, in->args[0], &owned);
+  int64_t start[MAX_TENSOR_RANK], c[MAX_TILE_RANK] = {0}, g[MAX_TENSOR_RANK];
+  sub_starts(I, in, start);
+  InterpTensor *t = &I->args[in->aux].t;
+  Scalar e = I->f->params[in->aux].elem;
+  if (!I->writer[in->aux]) {
+    int64_t n = 1;
+    for (int d = 0; d < t->rank; d++) n *= t->dims[d];
+    I->writer[in->aux] = calloc((size_t)n, sizeof(int64_t));
+    if (!I->writer[in->aux]) diag_ice("interp: out of memory");
+  }
+  for (int64_t i = 0; i < v->n && !I->failed; i++) {
+    coords(v, i, c);
+    if (!global_coords(I, in, start, c, g)) continue;
+    int64_t off = tensor_offset(I, in->aux, g);
+    /* two CTAs storing one element race on the GPU, whatever order runs here */
+    int64_t *w = &I->writer[in->aux][off];
+    if (*w && *w != I->cta + 1) {
+      char gs[96];
+      int k = 0;
+      for (int d = 0; d < in->nsubs; d++) k += snprintf(gs + k, sizeof gs - (size_t)k, "%s%lld", d ? ", " : "", (long long)g[d]);
+      fail(I, "CTAs %lld and %lld both store %s[%s]: a race on the GPU (store at line %d)", (long long)*w - 1,
+           (long long)I->cta, I->f->params[in->aux].name, gs, in->span.first_line);
+      break;
+    }
+    *w = I->cta + 1;
+    t->data[off] = interp_round(e, v->d[i]);
+  }
+  if (owned) free_val(v);
+  return true;
+}
+
+/* extract from a tile, or write into part of a slot: the element of the
+ * whole at sub-tile coordinate c */
+static bool sub_coords(const TirInst *in, const int64_t *start, const int64_t *c, const Val *whole,
+                       const TirInst *whole_inst, int64_t *wc) {
+  int k = 0;
+  for (int i = 0; i < in->nsubs; i++) {
+    int64_t off = 0;
+    if (!in->subs[i].point) {
+      off = c[k++];
+      if (off >= in->subs[i].len) return false;
+    }
+    wc[i] = start[i] + off;
+    if (wc[i] < 0 || wc[i] >= whole_inst->ty.dims[i] || wc[i] >= whole->phys[i]) return false;
+  }
+  return true;
+}
+
+static void exec_dot(Interp *I, const TirInst *in, const Val *a, const Val *b) {
+  Val *v = new_val(in);
+  const TirInst *ai = in->args[0];
+  int ar = ai->ty.rank;
+  int64_t K = ai->ty.dims[ar - 1]; /* logical: the contraction skips slack */
+  int64_t c[MAX_TILE_RANK], ac[MAX_TILE_RANK], bc[2];
+  for (int64_t i = 0; i < v->n; i++) {
+    coords(v, i, c);
+    int64_t n = c[ar - 1];
+    double sum = 0;
+    for (int d = 0; d < ar - 1; d++) ac[d] = c[d];
+    bool out = false;
+    for (int d = 0; d < ar - 1; d++)
+      if (ac[d] >= a->phys[d]) out = true;
+    for (int64_t k = 0; k < K && !out; k++) {
+      ac[ar - 1] = k;
+      if (in->aux) bc[0] = n, bc[1] = k;
+      else bc[0] = k, bc[1] = n;
+      if (bc[0] >= b->phys[0] || bc[1] >= b->phys[1]) continue;
+      sum += a->d[flat(a, ac)] * b->d[flat(b, bc)];
+    }
+    v->d[i] = interp_round(in->ty.elem, sum);
+  }
+  set_val(I, in, v);
+}
+
+static bool exec_inst(Interp *I, const TirInst *in) {
+  bool own[3] = {false, false, false};
+  Val *a = NULL, *b = NULL, *c3 = NULL;
+  if (in->op != TIR_VAR && in->op != TIR_READ && in->op != TIR_WRITE && in->op != TIR_FOR && in->op != TIR_STORE) {
+    if (in->nargs > 0) a = get(I, in->args[0], &own[0]);
+    if (in->nargs > 1) b = get(I, in->args[1], &own[1]);
+    if (in->nargs > 2) c3 = get(I, in->args[2], &own[2]);
+  }
+  clobber_scratch(I, in);
+  Scalar e = in->ty.elem;
+  Val *v = NULL;
+  int64_t c[MAX_TILE_RANK] = {0};
+  switch (in->op) {
+  case TIR_CONST:
+    v = new_val(in);
+    v->d[0] = is_float_elem(e) ? interp_round(e, in->fval) : (double)in->ival;
+    break;
+  case TIR_PARAM: v = new_val(in), v->d[0] = interp_round(e, I->args[in->aux].scalar); break;
+  case TIR_DIM: v = new_val(in), v->d[0] = (double)tensor_dim(I, in->aux, in->aux2); break;
+  case TIR_CTX: v = new_val(in), v->d[0] = (double)(in->aux < 3 ? I->block[in->aux] : I->grid[in->aux - 3]); break;
+  case TIR_UNARY:
+    v = new_val(in);
+    for (int64_t i = 0; i < v->n; i++) {
+      double x = a->d[i < a->n ? i : 0];
+      v->d[i] = interp_round(e, in->aux == '-' ? -x : in->aux == '!' ? (double)(x == 0) : (double)~(int64_t)x);
+    }
+    break;
+  case TIR_BINARY: {
+    Scalar oe = in->args[0]->ty.elem;
+    v = new_val(in);
+    for (int64_t i = 0; i < v->n; i++) v->d[i] = interp_round(e, binop(in->aux, oe, a->d[i], b->d[i]));
+    break;
+  }
+  case TIR_MATH:
+    v = new_val(in);
+    for (int64_t i = 0; i < v->n; i++) v->d[i] = interp_round(e, mathop(in->aux, a->d[i]));
+    break;
+  case TIR_CONVERT:
+    v = new_val(in);
+    for (int64_t i = 0; i < v->n; i++)
+      v->d[i] = is_float_elem(e) ? interp_round(e, a->d[i])
+                : is_float_elem(in->args[0]->ty.elem) ? (double)to_int(a->d[i], e)
+                                                       : interp_round(e, a->d[i]);
+    break;
+  case TIR_SELECT:
+    v = new_val(in);
+    for (int64_t i = 0; i < v->n; i++) v->d[i] = a->d[i] != 0 ? b->d[i] : c3->d[i];
+    break;
+  case TIR_SPLAT:
+    v = new_val(in);
+    for (int64_t i = 0; i < v->n; i++) v->d[i] = a->d[0];
+    break;
+  case TIR_BROADCAST:
+    v = new_val(in);
+    for (int64_t i = 0; i < v->n; i++) {
+      coords(v, i, c);
+      v->d[i] = bcast_at(a, in->args[0], v->rank, c);
+    }
+    break;
+  case TIR_IOTA:
+    v = new_val(in);
+    for (int64_t i = 0; i < v->n; i++) {
+      coords(v, i, c);
+      v->d[i] = (double)c[in->aux];
+    }
+    break;
+  case TIR_REDUCE: {
+    v = new_val(in);
+    int r = in->ty.rank;
+    int64_t len = in->args[0]->ty.dims[r - 1]; /* logical: slack gives the identity */
+    for (int64_t i = 0; i < v->n; i++) {
+      coords(v, i, c);
+      double acc = in->aux == TRED_MAX ? -INFINITY : 0;
+      for (int64_t k = 0; k < len && k < a->phys[r - 1]; k++) {
+        c[r - 1] = k;
+        double x = a->d[flat(a, c)];
+        acc = in->aux == TRED_MAX ? (x > acc || isnan(x) ? x : acc) : acc + x;
+      }
+      v->d[i] = interp_round(e, acc);
+    }
+    break;
+  }
+  case TIR_DOT: exec_dot(I, in, a, b); break;
+  case TIR_TRANSPOSE:
+    v = new_val(in);
+    for (int64_t i = 0; i < v->n; i++) {
+      coords(v, i, c);
+      int64_t sc[2] = {c[1], c[0]};
+      v->d[i] = sc[0] < a->phys[0] && sc[1] < a->phys[1] ? a->d[flat(a, sc)] : 0;
+    }
+    break;
+  case TIR_LOAD: exec_load(I, in); break;
+  case TIR_STORE: exec_store(I, in); break;
+  case TIR_EXTRACT: {
+    v = new_val(in);
+    int64_t start[MAX_TENSOR_RANK], wc[MAX_TILE_RANK];
+    sub_starts(I, in, start);
+    for (int64_t i = 0; i < v->n; i++) {
+      coords(v, i, c);
+      v->d[i] = sub_coords(in, start, c, a, in->args[0], wc) ? a->d[flat(a, wc)] : 0;
+    }
+    break;
+  }
+  case TIR_VAR: {
+    v = new_val(in);
+    /* slots start undefined: NaN for floats, a pattern for integers */
+    for (int64_t i = 0; i < v->n; i++) v->d[i] = is_float_elem(e) ? NAN : (e == S_BOOL ? 1 : -0x5a5a);
+    if (in->plan && in->plan->res == RES_SHARED) store_shared(I, in->plan->buf, v);
+    break;
+  }
+  case TIR_READ: {
+    const TirInst *slot = in->args[0];
+    if (slot->plan && slot->plan->res == RES_SHARED) {
+      v = load_shared(I, slot->plan->buf, slot);
+    } else {
+      Val *s = I->vals[slot->id];
+      v = new_val(in);
+      memcpy(v->d, s->d, sizeof(double) * (size_t)v->n);
+    }
+    break;
+  }
+  case TIR_WRITE: {
+    const TirInst *slot = in->args[0];
+    bool shared = slot->plan && slot->plan->res == RES_SHARED;
+    bool vown;
+    Val *val = get(I, in->args[1], &vown);
+    Val *s = shared ? load_shared(I, slot->plan->buf, slot) : I->vals[slot->id];
+    if (!in->nsubs) {
+      memcpy(s->d, val->d, sizeof(double) * (size_t)s->n);
+    } else {
+      int64_t start[MAX_TENSOR_RANK], wc[MAX_TILE_RANK];
+      sub_starts(I, in, start);
+      for (int64_t i = 0; i < val->n; i++) {
+        coords(val, i, c);
+        if (sub_coords(in, start, c, s, slot, wc)) s->d[flat(s, wc)] = val->d[i];
+      }
+    }
+    if (shared) {
+      store_shared(I, slot->plan->buf, s);
+      free_val(s);
+    }
+    if (vown) free_val(val);
+    break;
+  }
+  case TIR_FOR: {
+    int64_t lo = (int64_t)scalar_of(I, in->args[0]), hi = (int64_t)scalar_of(I, in->args[1]);
+    int64_t step = (int64_t)scalar_of(I, in->args[2]);
+    if (step <= 0 && lo < hi) return fail(I, "loop %s: step %lld is not positive", in->name, (long long)step);
+    Val *iv = new_val(in);
+    set_val(I, in, iv);
+    for (int64_t k = lo; k < hi && !I->failed; k += step) {
+      iv->d[0] = (double)k;
+      if (!exec_block(I, &in->body)) return false;
+    }
+    break;
+  }
+  case TIR_WHILE: {
+    for (int64_t iter = 0;; iter++) {
+      if (iter > 100000000) return fail(I, "a while loop ran 1e8 iterations; giving up");
+      if (!exec_block(I, &in->cond)) return false;
+      if (I->vals[in->cond_value->id]->d[0] == 0) break;
+      if (!exec_block(I, &in->body)) return false;
+    }
+    break;
+  }
+  case TIR_IF:
+    if (!exec_block(I, a->d[0] != 0 ? &in->body : &in->body2)) return false;
+    break;
+  }
+  if (own[0]) free_val(a);
+  if (own[1]) free_val(b);
+  if (own[2]) free_val(c3);
+  if (v) set_val(I, in, v);
+  return !I->failed;
+}
+
+static bool exec_block(Interp *I, const TirBlock *b) {
+  for (int i = 0; i < b->len; i++)
+    if (!exec_inst(I, b->insts[i])) return false;
+  return true;
+}
+
+/* Binds every symbolic dim from the tensors' shapes. */
+static bool bind_dims(Interp *I) {
+  const TirFunc *f = I->f;
+  const char *names[64];
+  int64_t values[64];
+  int from[64], nb = 0;
+  for (int p = 0; p < f->nparams; p++) {
+    const TirParam *tp = &f->params[p];
+    if (!tp->tensor) continue;
+    const InterpArg *arg = &I->args[p];
+    if (!arg->tensor || arg->t.rank != tp->rank)
+      return fail(I, "parameter '%s': expected a rank-%d tensor", tp->name, tp->rank);
+    for (int d = 0; d < tp->rank; d++) {
+      int64_t got = arg->t.dims[d];
+      I->dims[p * MAX_TENSOR_RANK + d] = got;
+      if (got <= 0) return fail(I, "parameter '%s' dim %d is %lld; dims must be positive", tp->name, d, (long long)got);
+      if (tp->dims[d] >= 0 && got != tp->dims[d])
+        return fail(I, "parameter '%s' dim %d (%s) is %lld, but this variant needs %lld", tp->name, d,
+                    tp->dimname[d] ? tp->dimname[d] : "literal", (long long)got, (long long)tp->dims[d]);
+      if (!tp->dimname[d]) continue;
+      int k = 0;
+      while (k < nb && strcmp(names[k], tp->dimname[d])) k++;
+      if (k < nb && values[k] != got)
+        return fail(I, "parameter '%s' dim %d (%s) is %lld, but '%s' gave %s = %lld", tp->name, d, tp->dimname[d],
+                    (long long)got, f->params[from[k]].name, names[k], (long long)values[k]);
+      if (k == nb && nb < 64) {
+        names[nb] = tp->dimname[d];
+        values[nb] = got;
+        from[nb++] = p;
+      }
+    }
+  }
+  return true;
+}
+
+bool interp_run(const Plan *p, InterpArg *args, int nargs, const int64_t *grid, char *err, size_t errlen) {
+  const TirFunc *f = p->f;
+  Interp I = {.p = p, .f = f, .args = args, .nargs = nargs, .err = err, .errlen = errlen};
+  if (err && errlen) err[0] = 0;
+  if (nargs != f->nparams) {
+    fail(&I, "kernel '%s' takes %d arguments, got %d", f->name, f->nparams, nargs);
+    return false;
+  }
+  I.dims = calloc((size_t)(f->nparams + 1) * MAX_TENSOR_RANK, sizeof(int64_t));
+  I.vals = calloc((size_t)f->ninsts + 1, sizeof(Val *));
+  I.smem = calloc((size_t)p->shared_bytes + 16, 1);
+  I.writer = calloc((size_t)f->nparams + 1, sizeof(int64_t *));
+  if (!I.dims || !I.vals || !I.smem || !I.writer) diag_ice("interp: out of memory");
+  bool ok = bind_dims(&I);
+  if (ok) {
+    ok = exec_block(&I, &f->grid);
+    for (int d = 0; d < 3; d++) I.grid[d] = 1;
+    for (int d = 0; ok && d < f->ngrid; d++) {
+      I.grid[d] = (int64_t)I.vals[f->grid_value[d]->id]->d[0];
+      if (I.grid[d] <= 0) ok = fail(&I, "@grid extent %c evaluates to %lld", "xyz"[d], (long long)I.grid[d]);
+    }
+    if (ok && grid)
+      for (int d = 0; d < 3; d++) I.grid[d] = grid[d];
+    if (ok && !f->ngrid && !grid) ok = fail(&I, "kernel '%s' has no @grid and no grid was given", f->name);
+  }
+  /* CTAs run last to first: a CTA that stores outside its own tile is then
+   * not hidden by a later neighbour overwriting the same elements (and the
+   * writer check above names the race either way) */
+  for (int64_t z = I.grid[2] - 1; ok && z >= 0; z--)
+    for (int64_t y = I.grid[1] - 1; ok && y >= 0; y--)
+      for (int64_t x = I.grid[0] - 1; ok && x >= 0; x--) {
+        I.block[0] = x, I.block[1] = y, I.block[2] = z;
+        I.cta = (z * I.grid[1] + y) * I.grid[0] + x;
+        memset(I.smem, 0xcd, (size_t)p->shared_bytes); /* shared memory starts as garbage */
+        ok = exec_block(&I, &f->body);
+      }
+  for (int i = 0; i < f->ninsts; i++) free_val(I.vals[i]);
+  for (int i = 0; i < f->nparams; i++) free(I.writer[i]);
+  free(I.writer);
+  free(I.vals);
+  free(I.dims);
+  free(I.smem);
+  return ok;
+}

@@ -1,0 +1,96 @@
+/* harness.h: the conformance harness.
+ *
+ * A case is a YAML file in spec/conformance/ beside the .ph it runs:
+ *
+ *   source: gqa.ph              the kernel file, relative to the case
+ *   kernel: gqa_attention       optional when the file has one kernel
+ *   constants: {NQ: 7, BQ: 16}  -D values; every remaining @autotune point runs
+ *   params:                     every kernel parameter, by name
+ *     Q: {shape: [2, 37, 14, 64], fill: normal, seed: 7}
+ *     O: {shape: [2, 37, 14, 64], fill: poison}
+ *     scale: 0.125
+ *   reference: gqa              a double-precision function in refs*.c
+ *   outputs: [O]
+ *   tolerance: {rel: 1e-5, abs: 1e-6}
+ *   grid: [2, 1, 1]             the launch grid, for a kernel without @grid
+ *   same_as:                    optional: the outputs must also equal a rerun
+ *     constants: {NQ: 1}        with other constants
+ *     repeat: {K: [2, 7]}       and inputs repeated along a dim (heads expanded)
+ *
+ * Fills: normal (scale: s), uniform [lo, hi], int [lo, hi], poison (NaN, or
+ * -77 for integers), iota. Inputs are rounded to the parameter's element
+ * type before the reference sees them. An element passes when
+ * |got - ref| <= abs + rel * |ref|; every output element counts. */
+#ifndef PHOBOS_HARNESS_H
+#define PHOBOS_HARNESS_H
+
+#include "tir.h"
+
+enum { CASE_MAX_PARAMS = 16, CASE_MAX_CONSTS = 16 };
+
+typedef struct CaseParam {
+  const char *name;
+  bool tensor;
+  Scalar elem;      /* from the kernel */
+  int rank;
+  int64_t dims[MAX_TENSOR_RANK];
+  int64_t n;
+  double *data;     /* tensor contents, row-major */
+  double scalar;
+  const char *fill;
+  double lo, hi, scale;
+  uint64_t seed;
+} CaseParam;
+
+typedef struct Case {
+  const char *path, *dir, *name;
+  const char *source, *kernel, *reference;
+  Define consts[CASE_MAX_CONSTS];
+  int nconsts;
+  CaseParam params[CASE_MAX_PARAMS];
+  int nparams;
+  const char *outputs[8];
+  int noutputs;
+  double rel, abs;
+  int64_t grid[3];
+  bool has_grid;
+  bool has_same_as;
+  Define same_consts[CASE_MAX_CONSTS];
+  int nsame_consts;
+  struct { const char *name; int dim, times; } repeat[4];
+  int nrepeat;
+} Case;
+
+/* A reference: fills the outputs (allocated, NaN) from the inputs. */
+typedef struct RefCtx {
+  Case *c;
+  char *err;
+  size_t errlen;
+} RefCtx;
+
+typedef bool (*RefFn)(RefCtx *r);
+
+typedef struct RefEntry {
+  const char *name;
+  RefFn fn;
+} RefEntry;
+
+extern const RefEntry harness_refs[];      /* refs.c, ends with {NULL, NULL} */
+extern const RefEntry harness_refs_more[]; /* refs_more.c, likewise */
+
+/* Accessors for references. */
+CaseParam *ref_param(RefCtx *r, const char *name);          /* fails the case when missing */
+double ref_scalar(RefCtx *r, const char *name);
+int64_t ref_const(RefCtx *r, const char *name);             /* a case constant */
+double *ref_at(CaseParam *p, const int64_t *idx);           /* element at full coordinates */
+int64_t ref_off(const CaseParam *p, const int64_t *idx);
+
+/* Loads a case; false with a message. */
+bool harness_load(const char *path, Case *c, char *err, size_t errlen);
+/* Releases what harness_load allocated (safe after a failed load). */
+void harness_free(Case *c);
+/* Runs a loaded case on the interpreter (every variant) against its
+ * reference; false with a message naming the first mismatches. */
+bool harness_run_interp(Case *c, char *err, size_t errlen);
+
+#endif

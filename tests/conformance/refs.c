@@ -1,0 +1,101 @@
+/* refs.c: double-precision references for the conformance cases of the
+ * shipped kernels (q8_matvec, GQA attention) and of the Phobos spec's own
+ * examples (SGEMM, flash attention). Inputs arrive already rounded to their
+ * element types; outputs are compared after the kernel rounds its own. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "harness.h"
+
+/* C[0, n] = sum_k A[0, k] * W[k, n] * S[k / 32, n]   (Q8_0: 32 weights a scale) */
+static bool ref_q8_matvec(RefCtx *r) {
+  CaseParam *A = ref_param(r, "A"), *W = ref_param(r, "W"), *S = ref_param(r, "S"), *C = ref_param(r, "C");
+  int64_t K = A->dims[1], N = W->dims[1];
+  for (int64_t n = 0; n < N; n++) {
+    double acc = 0;
+    for (int64_t k = 0; k < K; k++) acc += A->data[k] * W->data[k * N + n] * S->data[(k / 32) * N + n];
+    C->data[n] = acc;
+  }
+  return true;
+}
+
+/* C = alpha * A @ B + beta * C */
+static bool ref_sgemm(RefCtx *r) {
+  CaseParam *A = ref_param(r, "A"), *B = ref_param(r, "B"), *C = ref_param(r, "C");
+  double alpha = ref_scalar(r, "alpha"), beta = ref_scalar(r, "beta");
+  int64_t M = A->dims[0], K = A->dims[1], N = B->dims[1];
+  for (int64_t i = 0; i < M; i++)
+    for (int64_t j = 0; j < N; j++) {
+      double acc = 0;
+      for (int64_t k = 0; k < K; k++) acc += A->data[i * K + k] * B->data[k * N + j];
+      C->data[i * N + j] = alpha * acc + beta * C->data[i * N + j];
+    }
+  return true;
+}
+
+/* O = softmax(scale * Q K^T) V over rows of Q [Nq, D], K and V [Nk, D] */
+static bool ref_flash_attention(RefCtx *r) {
+  CaseParam *Q = ref_param(r, "Q"), *K = ref_param(r, "K"), *V = ref_param(r, "V"), *O = ref_param(r, "O");
+  double scale = ref_scalar(r, "scale");
+  int64_t NQ = Q->dims[0], NK = K->dims[0], D = Q->dims[1];
+  double *s = malloc(sizeof(double) * (size_t)NK);
+  for (int64_t i = 0; i < NQ; i++) {
+    double m = -INFINITY, l = 0;
+    for (int64_t j = 0; j < NK; j++) {
+      double dotv = 0;
+      for (int64_t d = 0; d < D; d++) dotv += Q->data[i * D + d] * K->data[j * D + d];
+      s[j] = dotv * scale;
+      if (s[j] > m) m = s[j];
+    }
+    for (int64_t j = 0; j < NK; j++) l += (s[j] = exp(s[j] - m));
+    for (int64_t d = 0; d < D; d++) {
+      double acc = 0;
+      for (int64_t j = 0; j < NK; j++) acc += s[j] * V->data[j * D + d];
+      O->data[i * D + d] = acc / l;
+    }
+  }
+  free(s);
+  return true;
+}
+
+/* GQA: Q and O [B, S, HQ, D], K and V [B, T, HKV, D]; query head h reads KV
+ * head h / (HQ / HKV). Causal is bottom-right aligned: query i sees keys
+ * j <= i + (T - S). */
+static bool ref_gqa_attention(RefCtx *r) {
+  CaseParam *Q = ref_param(r, "Q"), *K = ref_param(r, "K"), *V = ref_param(r, "V"), *O = ref_param(r, "O");
+  double scale = ref_scalar(r, "scale");
+  bool causal = ref_scalar(r, "causal") != 0;
+  int64_t B = Q->dims[0], S = Q->dims[1], HQ = Q->dims[2], D = Q->dims[3], T = K->dims[1], HKV = K->dims[2];
+  int64_t nq = HQ / HKV;
+  double *s = malloc(sizeof(double) * (size_t)T);
+  for (int64_t b = 0; b < B; b++)
+    for (int64_t i = 0; i < S; i++)
+      for (int64_t h = 0; h < HQ; h++) {
+        int64_t kvh = h / nq, last = causal ? i + (T - S) : T - 1;
+        if (last > T - 1) last = T - 1;
+        double m = -INFINITY, l = 0;
+        for (int64_t j = 0; j <= last; j++) {
+          double dotv = 0;
+          for (int64_t d = 0; d < D; d++)
+            dotv += Q->data[((b * S + i) * HQ + h) * D + d] * K->data[((b * T + j) * HKV + kvh) * D + d];
+          s[j] = dotv * scale;
+          if (s[j] > m) m = s[j];
+        }
+        for (int64_t j = 0; j <= last; j++) l += (s[j] = exp(s[j] - m));
+        for (int64_t d = 0; d < D; d++) {
+          double acc = 0;
+          for (int64_t j = 0; j <= last; j++) acc += s[j] * V->data[((b * T + j) * HKV + kvh) * D + d];
+          O->data[((b * S + i) * HQ + h) * D + d] = last < 0 ? NAN : acc / l;
+        }
+      }
+  free(s);
+  return true;
+}
+
+const RefEntry harness_refs[] = {
+    {"q8_matvec", ref_q8_matvec},
+    {"sgemm", ref_sgemm},
+    {"flash_attention", ref_flash_attention},
+    {"gqa_attention", ref_gqa_attention},
+    {NULL, NULL},
+};
