@@ -61,7 +61,7 @@ int driver_compile(const DriverOptions *o, FILE *out, FILE *err) {
       SemaOptions so = {.defines = o->defines, .ndefines = o->ndefines, .max_variants = 4096};
       if (sema_check(arena, &diags, program, &so)) {
         if (o->emit == EMIT_AST) ast_print(mem, program);
-        else if (o->emit >= EMIT_TIR) compile_variants(arena, &diags, program, &so, o, mem);
+        else compile_variants(arena, &diags, program, &so, o, mem); /* a plain check plans too */
       }
     }
   }

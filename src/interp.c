@@ -395,7 +395,9 @@ static bool global_coords(Interp *I, const TirInst *in, const int64_t *start, co
     int64_t off = 0;
     if (!in->subs[i].point) {
       off = c[k++];
+#ifndef PHOBOS_BREAK_SLACK_MASK /* tests/test_mutation.c proves the suite notices */
       if (off >= in->subs[i].len) return false; /* slack: masked */
+#endif
     }
     g[i] = start[i] + off;
     if (g[i] < 0 || g[i] >= tensor_dim(I, in->aux, i)) return false; /* past the tensor: masked */

@@ -306,6 +306,38 @@ static PlanBuf *new_buf(Planner *P, BufKind kind, const char *name, Scalar elem,
   return b;
 }
 
+static bool uses(const TirInst *user, const TirInst *v) {
+  for (int k = 0; k < user->nargs; k++)
+    if (user->args[k] == v) return true;
+  for (int k = 0; k < user->nsubs; k++)
+    if (user->subs[k].start == v) return true;
+  return false;
+}
+
+/* Whether the slot a READ reads is written again while the value read is
+ * still in use: then the value needs its own copy, it cannot stay an alias
+ * of the slot's shared buffer. */
+static bool written_while_alive(Planner *P, const TirInst *read) {
+  int end = read->pos;
+  for (int i = 0; i < P->f->ninsts; i++) {
+    const TirInst *u = P->f->insts[i];
+    if (!uses(u, read)) continue;
+    if (u->pos > end) end = u->pos;
+    /* a use in a loop that the read is outside of lives through the loop */
+    for (int j = 0; j < P->f->ninsts; j++) {
+      const TirInst *l = P->f->insts[j];
+      bool loop = l->op == TIR_FOR || l->op == TIR_WHILE;
+      if (loop && l->pos < u->pos && u->pos <= l->end && !(l->pos < read->pos && read->pos <= l->end) && l->end > end)
+        end = l->end;
+    }
+  }
+  for (int i = 0; i < P->f->ninsts; i++) {
+    const TirInst *w = P->f->insts[i];
+    if (w->op == TIR_WRITE && w->args[0] == read->args[0] && w->pos > read->pos && w->pos <= end) return true;
+  }
+  return false;
+}
+
 /* Staging: `var t = <slice>` slots, and loads that a dot reads. */
 static void choose_staging(Planner *P, TirInst *in) {
   if (in->op == TIR_WRITE && !in->nsubs && in->args[1]->op == TIR_LOAD && in->args[0]->ty.rank &&
@@ -317,6 +349,12 @@ static void choose_staging(Planner *P, TirInst *in) {
     /* the load copies global straight into the slot's buffer */
     pv(load)->res = RES_SHARED;
     pv(load)->buf = b;
+  }
+  /* reading a shared slot is reading its buffer: a dot takes its operand
+   * from there, not through registers and a scratch buffer */
+  if (in->op == TIR_READ && pv(in->args[0])->res == RES_SHARED && !written_while_alive(P, in)) {
+    pv(in)->res = RES_SHARED;
+    pv(in)->buf = pv(in->args[0])->buf;
   }
   if (in->op == TIR_DOT) {
     for (int k = 0; k < 2; k++) {
@@ -414,7 +452,7 @@ static void collect_accesses(Planner *P, TirBlock *blk, Accesses *acc) {
       if (in->op == TIR_WRITE && k == 1 && pv(in->args[0])->buf == pv(x)->buf) continue; /* the staging copy itself */
       add_access(P, acc, in->pos, false, pv(x)->buf);
     }
-    if (in->op == TIR_READ && pv(in->args[0])->res == RES_SHARED) add_access(P, acc, in->pos, false, pv(in->args[0])->buf);
+    /* (a READ of a shared slot is counted where its value is used) */
     if (in->op == TIR_LOAD && pv(in)->res == RES_SHARED) add_access(P, acc, in->pos, true, pv(in)->buf);
     if (in->op == TIR_WRITE && pv(in->args[0])->res == RES_SHARED && in->args[1]->op != TIR_LOAD)
       add_access(P, acc, in->pos, true, pv(in->args[0])->buf);
@@ -553,7 +591,7 @@ static void hazards_at(Planner *P, Hazards *h, Accesses *acc, int pos) {
       }
       if (scratch_pair) {
         /* written and read back within the instruction: one barrier inside */
-        add_barrier(P, -1 - pos, arena_printf(P->a, "inside %%%d: %s", pos, x->buf->name));
+        add_barrier(P, -1 - pos, arena_printf(P->a, "%s is written and read back", x->buf->name));
         h->ndirty = 0;
         if (h->nread < 64) h->read[h->nread++] = x->buf;
         continue;
@@ -639,7 +677,10 @@ Plan *plan_kernel(Arena *a, Diags *d, TirFunc *f, const char *arch) {
     if (mem) {
       plan_print(mem, p);
       fclose(mem);
-      diag_note(d, f->info->kernel->span, "the plan, for @autotune point [%s]:\n%s", tir_variant_str(a, f->info), text);
+      if (len && text[len - 1] == '\n') text[len - 1] = 0;
+      const char *v = tir_variant_str(a, f->info);
+      diag_note(d, f->info->kernel->span, "the plan%s%s%s:\n%s", *v ? ", for @autotune point [" : "", v, *v ? "]" : "",
+                text);
       free(text);
     }
     return NULL;

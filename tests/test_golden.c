@@ -2,6 +2,7 @@
  *
  *   golden/diag/NAME.ph  ->  NAME.err   diagnostics (plain) and exit status
  *   golden/ast/NAME.ph   ->  NAME.ast   the --emit=ast dump
+ *   golden/plan/NAME.ph  ->  NAME.plan  the --emit=plan dump (offsets, sizes, barriers)
  *
  * A first line "// phobosc: -D A=1 -D B=2" passes constants. Regenerate an
  * expected file with tests/update-golden.sh after checking the change. */
@@ -62,6 +63,7 @@ ParameterizedTestParameters(golden, file) {
   Case *cases = cr_malloc(sizeof(Case) * cap);
   size_t n = list_dir("diag", cases, 0, cap);
   n = list_dir("ast", cases, n, cap);
+  n = list_dir("plan", cases, n, cap);
   return cr_make_param_array(Case, cases, n, free_cases);
 }
 
@@ -91,13 +93,14 @@ ParameterizedTest(Case *c, golden, file) {
   snprintf(dir, sizeof dir, "%s/golden/%s", getenv("TEST_SRCDIR"), c->dir);
   cr_assert_eq(chdir(dir), 0, "cannot enter %s", dir);
   snprintf(ph, sizeof ph, "%s.ph", c->name);
-  bool ast = strcmp(c->dir, "ast") == 0;
-  snprintf(expected_path, sizeof expected_path, "%s/%s.%s", dir, c->name, ast ? "ast" : "err");
+  bool plan = strcmp(c->dir, "plan") == 0;
+  bool ast = strcmp(c->dir, "ast") == 0 || plan; /* both print output and no diagnostics */
+  snprintf(expected_path, sizeof expected_path, "%s/%s.%s", dir, c->name, plan ? "plan" : ast ? "ast" : "err");
   char *expected = slurp(expected_path);
   cr_assert_not_null(expected, "missing expected file %s", expected_path);
   char *text = slurp(ph);
   Define defs[16];
-  DriverOptions o = {.input = ph, .arch = "sm_90a", .emit = ast ? EMIT_AST : EMIT_CHECK, .plain = true,
+  DriverOptions o = {.input = ph, .arch = "sm_90a", .emit = plan ? EMIT_PLAN : ast ? EMIT_AST : EMIT_CHECK, .plain = true,
                      .max_errors = 20, .defines = defs, .ndefines = read_defines(text, defs, 16)};
   char *obuf = NULL, *ebuf = NULL;
   size_t olen = 0, elen = 0;

@@ -7,7 +7,7 @@ build=${1:?usage: update-golden.sh BUILD_DIR [files]}
 shift
 phobosc=$(cd "$build" && pwd)/src/phobosc
 here=$(cd "$(dirname "$0")" && pwd)
-for dir in diag ast; do
+for dir in diag ast plan; do
   cd "$here/golden/$dir" || exit 1
   for ph in *.ph; do
     [ -e "$ph" ] || continue
@@ -18,7 +18,10 @@ for dir in diag ast; do
     first=$(head -n1 "$ph")
     case "$first" in "// phobosc:"*) read -r -a args <<< "${first#// phobosc:}" ;; esac
     name=${ph%.ph}
-    if [ "$dir" = ast ]; then
+    if [ "$dir" = plan ]; then
+      "$phobosc" --diagnostics=plain --emit=plan "${args[@]}" "$ph" > "$name.plan"
+      echo "exit: $?" >> "$name.plan"
+    elif [ "$dir" = ast ]; then
       "$phobosc" --diagnostics=plain --emit=ast "${args[@]}" "$ph" > "$name.ast"
       echo "exit: $?" >> "$name.ast"
     else

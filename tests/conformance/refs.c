@@ -92,7 +92,15 @@ static bool ref_gqa_attention(RefCtx *r) {
   return true;
 }
 
+/* B = 3 A (as A + 2 A) */
+static bool ref_triple(RefCtx *r) {
+  CaseParam *A = ref_param(r, "A"), *B = ref_param(r, "B");
+  for (int64_t i = 0; i < A->n; i++) B->data[i] = A->data[i] + 2 * A->data[i];
+  return true;
+}
+
 const RefEntry harness_refs[] = {
+    {"triple", ref_triple},
     {"q8_matvec", ref_q8_matvec},
     {"sgemm", ref_sgemm},
     {"flash_attention", ref_flash_attention},

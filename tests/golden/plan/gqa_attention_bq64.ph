@@ -1,0 +1,67 @@
+// phobosc: -D BQ=64
+// GQA attention, first draft: Q [B, S, HQ, D], K and V [B, T, HKV, D],
+// O [B, S, HQ, D]. Each KV head serves NQ = HQ / HKV query heads.
+//
+// One CTA takes BQ query positions of one batch entry and one KV head, with
+// all NQ query heads of that group: the Q tile is [BQ, NQ, D], so K and V
+// are read once per group instead of once per query head. NQ need not be a
+// power of two (7 for Hq 28 / Hkv 4); the compiler pads the tile's NQ axis
+// to one and masks the slack, the kernel never mentions the padding.
+//
+// Online softmax (FlashAttention-2 style): a running max m and sum l per
+// row, the accumulator rescaled when the max moves. Causal masking is
+// bottom-right aligned, so query i sees keys j <= i + (T - S), and key
+// blocks past the last visible key are not visited.
+//
+// The Q tile and the K and V stages take more than the 48 KB of static
+// shared memory, so the kernel asks for the device's opt-in limit.
+//
+// NQ and D are single-point @autotune lists: defaults that -D overrides
+// (phobosc -D NQ=4 -D D=64 ...), one cubin per group size and head dim.
+@autotune(NQ in [7], D in [128], BQ in [16, 64], BK in [64])
+@launch(128)
+@pipeline
+@padstage
+@dynshared
+@grid(cdiv(S, BQ), HKV, B)
+kernel gqa_attention(Q: tensor<bf16>[B, S, HQ, D],
+                     K: tensor<bf16>[B, T, HKV, D],
+                     V: tensor<bf16>[B, T, HKV, D],
+                     O: tensor<bf16>[B, S, HQ, D],
+                     scale: f32,
+                     causal: bool) {
+  let s0 = ctx.block.x * BQ
+  let h = ctx.block.y
+  let b = ctx.block.z
+
+  let q = Q[b, s0 :+ BQ, h * NQ :+ NQ, :]          // [BQ, NQ, D]
+  var acc: tile<f32>[BQ, NQ, D] = 0.0
+  var m: tile<f32>[BQ, NQ, 1] = -inf
+  var l: tile<f32>[BQ, NQ, 1] = 0.0
+
+  // the last key any row of this block may see
+  var t_end = T
+  if causal {
+    t_end = min(T, s0 + BQ + T - S)
+  }
+  let qpos = s0 + (T - S) + iota(BQ, NQ, BK, axis = 0)
+
+  for t0 in range(0, t_end, BK) {
+    let k = K[b, t0 :+ BK, h, :]                   // [BK, D]
+    let v = V[b, t0 :+ BK, h, :]
+    var sc: tile<f32>[BQ, NQ, BK] = dot_t(q, k) * scale
+    let kpos = t0 + iota(BQ, NQ, BK, axis = 2)
+    sc = where(kpos < T && (!causal || kpos <= qpos), sc, -inf)
+
+    var mnew: tile<f32>[BQ, NQ, 1] = tmax(m, rowmax(sc))
+    // a row with no visible key yet keeps m = -inf; subtract 0 there, not -inf
+    let msafe = where(mnew == -inf, 0.0, mnew)
+    var p: tile<f32>[BQ, NQ, BK] = exp(sc - msafe)
+    var corr: tile<f32>[BQ, NQ, 1] = exp(m - msafe)
+    l = l * corr + rowsum(p)
+    acc = acc * corr + dot(bf16(p), v)
+    m = mnew
+  }
+
+  O[b, s0 :+ BQ, h * NQ :+ NQ, :] = bf16(acc / l)
+}

@@ -1,0 +1,7 @@
+// Rows of 32 f16 without @padstage: [8, 32].
+
+@grid(1)
+kernel stage(K: tensor<f16>[64, 128], O: tensor<f16>[8, 32]) {
+  var k = K[0 :+ 8, 0 :+ 32]
+  O[0 :+ 8, 0 :+ 32] = k
+}
