@@ -111,7 +111,7 @@ ParameterizedTest(Case *c, golden, file) {
   fclose(err);
   if (ast) {
     cr_expect_str_eq(ebuf, "", "%s/%s: diagnostics:\n%s", c->dir, ph, ebuf);
-    cr_expect_str_eq(obuf, expected, "%s/%s: AST differs", c->dir, ph);
+    cr_expect_str_eq(obuf, expected, "%s/%s: the output differs from the expected file", c->dir, ph);
   } else {
     cr_expect_str_eq(obuf, "", "%s/%s printed output", c->dir, ph);
     cr_expect_str_eq(ebuf, expected, "%s/%s: diagnostics differ:\n--- got\n%s--- want\n%s", c->dir, ph, ebuf,
