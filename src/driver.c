@@ -44,6 +44,14 @@ int driver_compile(const DriverOptions *o, FILE *out, FILE *err) {
     arena_free(arena);
     return DRIVER_SOURCE_ERROR;
   }
+  int status = driver_compile_source(o, &src, out, err);
+  arena_free(arena);
+  return status;
+}
+
+int driver_compile_source(const DriverOptions *o, const Source *src_in, FILE *out, FILE *err) {
+  Arena *arena = arena_new();
+  Source src = *src_in;
   Diags diags;
   diag_init(&diags, &src, err, o->plain);
   diags.max_errors = o->max_errors;

@@ -22,5 +22,7 @@ typedef struct DriverOptions {
 /* Runs the passes on one file. Output goes to opts->output or to out;
  * diagnostics to err. Returns a DRIVER_* status. */
 int driver_compile(const DriverOptions *opts, FILE *out, FILE *err);
+/* The same on a source already in memory (the fuzz target's entry). */
+int driver_compile_source(const DriverOptions *opts, const Source *src, FILE *out, FILE *err);
 
 #endif

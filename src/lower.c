@@ -55,10 +55,18 @@ static TirInst *const_int(Lower *l, Scalar e, int64_t v, Span at) {
   return c;
 }
 
+/* float -> int64 without undefined behaviour: truncate, saturate, NaN -> 0 */
+static int64_t sat_int(double v) {
+  if (isnan(v)) return 0;
+  if (v >= 9.2233720368547758e18) return INT64_MAX;
+  if (v <= -9.2233720368547758e18) return INT64_MIN;
+  return (int64_t)v;
+}
+
 static TirInst *const_float(Lower *l, Scalar e, double v, Span at) {
   TirInst *c = emit(l, TIR_CONST, tir_scalar(e), at);
   c->fval = v;
-  c->ival = (int64_t)v;
+  c->ival = sat_int(v);
   return c;
 }
 
@@ -70,7 +78,7 @@ static TirInst *coerce(Lower *l, TirInst *v, TirType to, Span at) {
   if (v->ty.elem != to.elem) {
     if (v->op == TIR_CONST) {
       v = is_float_elem(to.elem) ? const_float(l, to.elem, is_float_elem(v->ty.elem) ? v->fval : (double)v->ival, at)
-                                 : const_int(l, to.elem, is_float_elem(v->ty.elem) ? (int64_t)v->fval : v->ival, at);
+                                 : const_int(l, to.elem, is_float_elem(v->ty.elem) ? sat_int(v->fval) : v->ival, at);
     } else {
       TirType t = v->ty;
       t.elem = to.elem;

@@ -69,6 +69,20 @@ run "-oFILE" 0 --emit=ast "-o$tmp/q8b.ast" "$q8"
 if [ -s "$tmp/q8b.ast" ]; then ok "-oFILE written"; else not_ok "-oFILE written"; fi
 run "stdin input" 0 --emit=ast - < "$q8"
 
+run "--emit=tir" 0 --emit=tir "$q8"
+has "tir has the loop" out "= for %"
+has "tir names the variant" out "kernel q8_matvec [TILE_N=64, BLK=32] (variant 1 of 1)"
+run "--emit=plan" 0 --emit=plan "$q8"
+has "plan stages a" out "#0 a "
+has "plan total" out "shared total: 128 bytes"
+run "--emit=plan with @padstage" 0 --emit=plan "$PROJECT_ROOT/examples/q8_matvec/q8_matvec_padstage.ph"
+has "padstage grows a to 160 bytes" out "shared total: 160 bytes"
+run "--emit=plan-yaml" 0 --emit=plan-yaml "$q8"
+has "plan-yaml lists buffers" out "  buffers:"
+has "plan-yaml buffer entry" out "{id: 0, name: \"a\", kind: staging, elem: f32, dims: [1, 32], pitch: 32"
+run "gqa plans for every point" 0 --emit=plan "$PROJECT_ROOT/examples/gqa_attention/gqa_attention.ph"
+if [ "$(grep -c '^plan gqa_attention' "$tmp/out")" -eq 3 ]; then ok "three gqa variants planned"; else not_ok "three gqa variants planned"; fi
+
 printf 'kernel k() {\n  let a = nope\n}\n' > "$tmp/bad.ph"
 run "source error" 1 --emit=ast -o "$tmp/bad.ast" "$tmp/bad.ph"
 has "located error" err "bad.ph:2:11: error: use of undeclared name 'nope'"

@@ -3,6 +3,7 @@
  *   golden/diag/NAME.ph  ->  NAME.err   diagnostics (plain) and exit status
  *   golden/ast/NAME.ph   ->  NAME.ast   the --emit=ast dump
  *   golden/plan/NAME.ph  ->  NAME.plan  the --emit=plan dump (offsets, sizes, barriers)
+ *   golden/fuzz/NAME.ph                 a fuzzer finding: compiles to plans with exit 0 or 1
  *
  * A first line "// phobosc: -D A=1 -D B=2" passes constants. Regenerate an
  * expected file with tests/update-golden.sh after checking the change. */
@@ -64,6 +65,7 @@ ParameterizedTestParameters(golden, file) {
   size_t n = list_dir("diag", cases, 0, cap);
   n = list_dir("ast", cases, n, cap);
   n = list_dir("plan", cases, n, cap);
+  n = list_dir("fuzz", cases, n, cap);
   return cr_make_param_array(Case, cases, n, free_cases);
 }
 
@@ -93,6 +95,16 @@ ParameterizedTest(Case *c, golden, file) {
   snprintf(dir, sizeof dir, "%s/golden/%s", getenv("TEST_SRCDIR"), c->dir);
   cr_assert_eq(chdir(dir), 0, "cannot enter %s", dir);
   snprintf(ph, sizeof ph, "%s.ph", c->name);
+  if (strcmp(c->dir, "fuzz") == 0) {
+    char path[3072];
+    snprintf(path, sizeof path, "%s/%s.ph", dir, c->name);
+    FILE *null = fopen("/dev/null", "w");
+    DriverOptions fo = {.input = path, .arch = "sm_90a", .emit = EMIT_PLAN, .plain = true, .max_errors = 20};
+    int st = driver_compile(&fo, null, null);
+    fclose(null);
+    cr_assert(st == 0 || st == 1, "fuzz/%s.ph: exit %d", c->name, st);
+    return;
+  }
   bool plan = strcmp(c->dir, "plan") == 0;
   bool ast = strcmp(c->dir, "ast") == 0 || plan; /* both print output and no diagnostics */
   snprintf(expected_path, sizeof expected_path, "%s/%s.%s", dir, c->name, plan ? "plan" : ast ? "ast" : "err");
