@@ -8,13 +8,16 @@
  * built in memory and written only when the run succeeds, so a failed run
  * leaves no partial file behind. */
 #include "driver.h"
+#include "manifest.h"
 #include "tir.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 /* Every variant of every kernel through the middle of the compiler. */
-static void compile_variants(Arena *arena, Diags *d, Node *program, SemaOptions *so, const DriverOptions *o,
-                             FILE *out) {
+static void compile_variants(Arena *arena, Diags *d, const Source *src, Node *program, SemaOptions *so,
+                             const DriverOptions *o, FILE *out) {
+  PtrVec plans = {0};
   for (int k = 0; k < program->list.len && !d->errors; k++) {
     Node *kernel = program->list.items[k];
     int n = sema_variant_count(arena, d, kernel, so);
@@ -31,7 +34,17 @@ static void compile_variants(Arena *arena, Diags *d, Node *program, SemaOptions 
       if (!p || !tir_verify(d, f, "planning")) break;
       if (o->emit == EMIT_PLAN) plan_print(out, p);
       else if (o->emit == EMIT_PLAN_YAML) plan_print_yaml(out, p);
+      vec_push(arena, &plans, p);
     }
+  }
+  if (o->emit == EMIT_MANIFEST && !d->errors) {
+    char err[512] = "";
+    const char *base = o->input ? strrchr(o->input, '/') : NULL;
+    const char *name = base ? base + 1 : o->input ? o->input : "kernel.ph";
+    size_t n = strlen(name);
+    const char *cubin = arena_printf(arena, "%.*s.cubin", (int)(n > 3 && !strcmp(name + n - 3, ".ph") ? n - 3 : n), name);
+    if (!manifest_write(out, src, o->arch, cubin, (Plan **)plans.items, plans.len, err, sizeof err))
+      diag_ice("%s", err);
   }
 }
 
@@ -69,7 +82,7 @@ int driver_compile_source(const DriverOptions *o, const Source *src_in, FILE *ou
       SemaOptions so = {.defines = o->defines, .ndefines = o->ndefines, .max_variants = 4096};
       if (sema_check(arena, &diags, program, &so)) {
         if (o->emit == EMIT_AST) ast_print(mem, program);
-        else compile_variants(arena, &diags, program, &so, o, mem); /* a plain check plans too */
+        else compile_variants(arena, &diags, &src, program, &so, o, mem); /* a plain check plans too */
       }
     }
   }

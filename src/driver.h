@@ -6,7 +6,7 @@
 
 enum { DRIVER_OK = 0, DRIVER_SOURCE_ERROR = 1, DRIVER_USAGE = 2, DRIVER_ICE = 4 };
 
-typedef enum Emit { EMIT_CHECK, EMIT_TOKENS, EMIT_AST, EMIT_TIR, EMIT_PLAN, EMIT_PLAN_YAML } Emit;
+typedef enum Emit { EMIT_CHECK, EMIT_TOKENS, EMIT_AST, EMIT_TIR, EMIT_PLAN, EMIT_PLAN_YAML, EMIT_MANIFEST } Emit;
 
 typedef struct DriverOptions {
   const char *input;  /* path, or "-" for standard input */

@@ -33,7 +33,8 @@ static const char usage_text[] =
     "                       overrides an @autotune list of the same name\n"
     "  --arch=ARCH          target: sm_90a (default) or sm_80\n"
     "  --emit=STAGE         stop after STAGE and print it: tokens, ast, tir (tile IR),\n"
-    "                       plan, plan-yaml (residence, layouts, shared memory, barriers)\n"
+    "                       plan, plan-yaml (residence, layouts, shared memory, barriers),\n"
+    "                       manifest (the YAML the runtime reads beside a cubin)\n"
     "  --diagnostics=STYLE  caret (default: the source line and a caret under the\n"
     "                       range) or plain (the message lines alone)\n"
     "  --max-errors=N       stop after N errors (default 20, 0: no limit)\n"
@@ -138,7 +139,8 @@ static void parse_args(int argc, char **argv, Options *o) {
       else if (strcmp(v, "tir") == 0) o->d.emit = EMIT_TIR;
       else if (strcmp(v, "plan") == 0) o->d.emit = EMIT_PLAN;
       else if (strcmp(v, "plan-yaml") == 0) o->d.emit = EMIT_PLAN_YAML;
-      else usage_error("unknown --emit stage '%s' (stages: tokens, ast, tir, plan, plan-yaml)", v);
+      else if (strcmp(v, "manifest") == 0) o->d.emit = EMIT_MANIFEST;
+      else usage_error("unknown --emit stage '%s' (stages: tokens, ast, tir, plan, plan-yaml, manifest)", v);
     } else if ((v = long_value(arg, "--diagnostics"))) {
       if (strcmp(v, "plain") == 0) o->d.plain = true;
       else if (strcmp(v, "caret") == 0) o->d.plain = false;

@@ -296,10 +296,13 @@ static void verify_inst(Verify *v, const TirInst *in) {
   }
   v->defined[in->id] = 1;
   if (in->op == TIR_WHILE) {
-    verify_block(v, &in->cond);
+    /* the condition is a value of its own region: check it before the
+     * region's values go out of scope */
+    for (int i = 0; i < in->cond.len && v->ok; i++) verify_inst(v, in->cond.insts[i]);
     if (!in->cond_value || !v->defined[in->cond_value->id] || in->cond_value->ty.rank != 0 ||
         in->cond_value->ty.elem != S_BOOL)
       return fail(v, in, "while condition is not a bool scalar of its region");
+    for (int i = 0; i < in->cond.len; i++) v->defined[in->cond.insts[i]->id] = 0;
   }
   verify_block(v, &in->body);
   verify_block(v, &in->body2);

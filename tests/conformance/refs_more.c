@@ -1,7 +1,657 @@
 /* refs_more.c: references for the conformance cases that pin down single
- * statements and builtins. */
+ * statements and builtins. Inputs arrive already rounded to their element
+ * types; every reference computes in double. */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "harness.h"
 
+/* element (i, j) of a rank-2 parameter, and the like for rank 3 and 4 */
+#define E2(p, i, j) ((p)->data[(int64_t)(i) * (p)->dims[1] + (j)])
+#define E3(p, i, j, k) ((p)->data[((int64_t)(i) * (p)->dims[1] + (j)) * (p)->dims[2] + (k)])
+#define E4(p, i, j, k, l) ((p)->data[(((int64_t)(i) * (p)->dims[1] + (j)) * (p)->dims[2] + (k)) * (p)->dims[3] + (l)])
+
+/* ------------------------------------------------------------ statements */
+
+/* Y = (2x + 1) * x */
+static bool ref_let_var_assign(RefCtx *r) {
+  CaseParam *X = ref_param(r, "X"), *Y = ref_param(r, "Y");
+  for (int64_t i = 0; i < X->n; i++) Y->data[i] = (2 * X->data[i] + 1) * X->data[i];
+  return true;
+}
+
+/* Z = ((x + y) * 3 - x) / y */
+static bool ref_compound_tile(RefCtx *r) {
+  CaseParam *X = ref_param(r, "X"), *Y = ref_param(r, "Y"), *Z = ref_param(r, "Z");
+  for (int64_t i = 0; i < X->n; i++) {
+    double x = X->data[i], y = Y->data[i];
+    Z->data[i] = ((x + y) * 3 - x) / y;
+  }
+  return true;
+}
+
+/* C = ((C + X) * 2 - 0.5) / 4 */
+static bool ref_compound_tensor(RefCtx *r) {
+  CaseParam *X = ref_param(r, "X"), *C = ref_param(r, "C");
+  for (int64_t i = 0; i < X->n; i++) C->data[i] = ((C->data[i] + X->data[i]) * 2 - 0.5) / 4;
+  return true;
+}
+
+/* Y[i, :] = X[i, :] * (i % 5 + 1) */
+static bool ref_var_rows(RefCtx *r) {
+  CaseParam *X = ref_param(r, "X"), *Y = ref_param(r, "Y");
+  for (int64_t i = 0; i < X->dims[0]; i++)
+    for (int64_t j = 0; j < X->dims[1]; j++) E2(Y, i, j) = E2(X, i, j) * (double)(i % 5 + 1);
+  return true;
+}
+
+/* Y = X + (j - j % 3); in each block of 4 rows, [0, 0] = 100 and
+ * [3, 11] = 100 + the block-filled [3, 10] */
+static bool ref_var_cols(RefCtx *r) {
+  CaseParam *X = ref_param(r, "X"), *Y = ref_param(r, "Y");
+  int64_t M = X->dims[0];
+  for (int64_t i = 0; i < M; i++)
+    for (int64_t j = 0; j < 12; j++) E2(Y, i, j) = E2(X, i, j) + (double)(j - j % 3);
+  for (int64_t r0 = 0; r0 < M; r0 += 4) {
+    E2(Y, r0, 0) = 100;
+    if (r0 + 3 < M) E2(Y, r0 + 3, 11) = 100 + E2(Y, r0 + 3, 10);
+  }
+  return true;
+}
+
+/* Y[0] = sum of rows 1..N-1, Y[1] = sum of rows 2, 5, 8, ... */
+static bool ref_for_ranges(RefCtx *r) {
+  CaseParam *X = ref_param(r, "X"), *Y = ref_param(r, "Y");
+  int64_t N = X->dims[0], C = X->dims[1];
+  for (int64_t j = 0; j < C; j++) {
+    double s = 0, e = 0;
+    for (int64_t i = 1; i < N; i++) s += E2(X, i, j);
+    for (int64_t i = 2; i < N; i += 3) e += E2(X, i, j);
+    E2(Y, 0, j) = s;
+    E2(Y, 1, j) = e;
+  }
+  return true;
+}
+
+/* acc = acc * 0.5 + X[i] for i < n */
+static bool ref_while_loop(RefCtx *r) {
+  CaseParam *X = ref_param(r, "X"), *Y = ref_param(r, "Y");
+  int64_t n = (int64_t)ref_scalar(r, "n");
+  for (int64_t j = 0; j < X->dims[1]; j++) {
+    double acc = 0;
+    for (int64_t i = 0; i < n; i++) acc = acc * 0.5 + E2(X, i, j);
+    E2(Y, 0, j) = acc;
+  }
+  return true;
+}
+
+/* by block of 4 rows b: b == 0: x + 1; b odd: 2x; else -x */
+static bool ref_if_chain(RefCtx *r) {
+  CaseParam *X = ref_param(r, "X"), *Y = ref_param(r, "Y");
+  for (int64_t i = 0; i < X->dims[0]; i++) {
+    int64_t b = i / 4;
+    for (int64_t j = 0; j < X->dims[1]; j++) {
+      double x = E2(X, i, j);
+      E2(Y, i, j) = b == 0 ? x + 1 : b % 2 == 1 ? 2 * x : -x;
+    }
+  }
+  return true;
+}
+
+/* t = flag ? x * x : x; then mode < 0: t - 1, mode == 0: t + 10, else t * -3 */
+static bool ref_if_param(RefCtx *r) {
+  CaseParam *X = ref_param(r, "X"), *Y = ref_param(r, "Y");
+  bool flag = ref_scalar(r, "flag") != 0;
+  double mode = ref_scalar(r, "mode");
+  for (int64_t i = 0; i < X->n; i++) {
+    double t = X->data[i];
+    if (flag) t = t * t;
+    Y->data[i] = mode < 0 ? t - 1 : mode == 0 ? t + 10 : t * -3;
+  }
+  return true;
+}
+
+/* C = A @ B (dot) or A @ B^T (dot_t), A of rank 2 or 3 with its leading
+ * dims folded into rows, as C's are: C [.., N] from A [.., K] and B [K, N]
+ * (or [N, K]). */
+static void matmul(RefCtx *r, bool transposed) {
+  CaseParam *A = ref_param(r, "A"), *B = ref_param(r, "B"), *C = ref_param(r, "C");
+  int64_t K = A->dims[A->rank - 1], N = C->dims[C->rank - 1], rows = C->n / N;
+  for (int64_t i = 0; i < rows; i++)
+    for (int64_t j = 0; j < N; j++) {
+      double acc = 0;
+      for (int64_t k = 0; k < K; k++)
+        acc += A->data[i * K + k] * (transposed ? B->data[j * K + k] : B->data[k * N + j]);
+      C->data[i * N + j] = acc;
+    }
+}
+
+static bool ref_matmul(RefCtx *r) {
+  matmul(r, false);
+  return true;
+}
+
+static bool ref_matmul_t(RefCtx *r) {
+  matmul(r, true);
+  return true;
+}
+
+/* ------------------------------------------------------------- rounding */
+
+/* v rounded to a binary float with p significant bits and smallest normal
+ * exponent emin, to nearest, ties to even; past `over` it is infinite. */
+static double round_to(double v, int p, int emin, double over) {
+  if (!isfinite(v) || v == 0) return v;
+  if (fabs(v) >= over) return v > 0 ? INFINITY : -INFINITY;
+  int e;
+  frexp(fabs(v), &e);
+  int lead = e - 1 < emin ? emin : e - 1; /* the exponent of the leading bit */
+  double q = ldexp(1.0, lead - (p - 1));  /* one unit in the last place */
+  return nearbyint(v / q) * q;
+}
+
+static double to_f16(double v) { return round_to(v, 11, -14, 65520.0); }
+static double to_bf16(double v) { return round_to(v, 8, -126, ldexp(2.0 - ldexp(1.0, -8), 127)); }
+
+/* float to integer: truncate toward zero and saturate */
+static double to_int_sat(double v, double lo, double hi) {
+  v = trunc(v);
+  return v < lo ? lo : v > hi ? hi : v;
+}
+
+/* ----------------------------------------------------- elementwise builtins */
+
+#define UNARY_REF(fname, expr)                                   \
+  static bool fname(RefCtx *r) {                                 \
+    CaseParam *X = ref_param(r, "X"), *Y = ref_param(r, "Y");    \
+    for (int64_t i = 0; i < X->n; i++) {                         \
+      double x = X->data[i];                                     \
+      Y->data[i] = (expr);                                       \
+    }                                                            \
+    return true;                                                 \
+  }
+
+UNARY_REF(ref_math_exp, exp(x))
+UNARY_REF(ref_math_log, log(x))
+UNARY_REF(ref_math_sqrt, sqrt(x))
+UNARY_REF(ref_math_tanh, tanh(x))
+
+/* Y = max(max(x, R[i]), -0.5), Z = min(x, C[j]) */
+static bool ref_tmax_tmin(RefCtx *r) {
+  CaseParam *X = ref_param(r, "X"), *R = ref_param(r, "R"), *C = ref_param(r, "C"), *Y = ref_param(r, "Y"),
+            *Z = ref_param(r, "Z");
+  for (int64_t i = 0; i < X->dims[0]; i++)
+    for (int64_t j = 0; j < X->dims[1]; j++) {
+      double x = E2(X, i, j);
+      E2(Y, i, j) = fmax(fmax(x, R->data[i]), -0.5);
+      E2(Z, i, j) = fmin(x, C->data[j]);
+    }
+  return true;
+}
+
+/* per row: min(a, b), max(a, b), cdiv(a, max(1, |c|)) */
+static bool ref_scalar_min_max_cdiv(RefCtx *r) {
+  CaseParam *P = ref_param(r, "P"), *Y = ref_param(r, "Y");
+  for (int64_t i = 0; i < P->dims[0]; i++) {
+    double a = E2(P, i, 0), b = E2(P, i, 1), c = fmax(1, fabs(E2(P, i, 2)));
+    E2(Y, i, 0) = fmin(a, b);
+    E2(Y, i, 1) = fmax(a, b);
+    E2(Y, i, 2) = ceil(a / c);
+  }
+  return true;
+}
+
+/* Y = X^T */
+static bool ref_transpose(RefCtx *r) {
+  CaseParam *X = ref_param(r, "X"), *Y = ref_param(r, "Y");
+  for (int64_t i = 0; i < X->dims[0]; i++)
+    for (int64_t j = 0; j < X->dims[1]; j++) E2(Y, j, i) = E2(X, i, j);
+  return true;
+}
+
+/* Y = x > w ? x : 2w, Z = x < 0 ? 0 : x */
+static bool ref_where_select(RefCtx *r) {
+  CaseParam *X = ref_param(r, "X"), *W = ref_param(r, "W"), *Y = ref_param(r, "Y"), *Z = ref_param(r, "Z");
+  for (int64_t i = 0; i < X->n; i++) {
+    double x = X->data[i], w = W->data[i];
+    Y->data[i] = x > w ? x : 2 * w;
+    Z->data[i] = x < 0 ? 0 : x;
+  }
+  return true;
+}
+
+/* Y[i, j] = 100 i + j */
+static bool ref_iota_2d(RefCtx *r) {
+  CaseParam *Y = ref_param(r, "Y");
+  for (int64_t i = 0; i < Y->dims[0]; i++)
+    for (int64_t j = 0; j < Y->dims[1]; j++) E2(Y, i, j) = (double)(100 * i + j);
+  return true;
+}
+
+/* Y[a, b, c] = 100 a + 10 b + c */
+static bool ref_iota_3d(RefCtx *r) {
+  CaseParam *Y = ref_param(r, "Y");
+  for (int64_t a = 0; a < Y->dims[0]; a++)
+    for (int64_t b = 0; b < Y->dims[1]; b++)
+      for (int64_t c = 0; c < Y->dims[2]; c++) E3(Y, a, b, c) = (double)(100 * a + 10 * b + c);
+  return true;
+}
+
+/* ------------------------------------------------------------ reductions */
+
+/* MX, SM (when present) = max and sum over the last dim of X; A (when
+ * present) = max over the first 7 columns. */
+static bool ref_rowreduce(RefCtx *r) {
+  CaseParam *X = ref_param(r, "X");
+  int64_t C = X->dims[X->rank - 1], rows = X->n / C;
+  const char *names[4] = {"MX", "SM", "A", "B"};
+  for (int o = 0; o < 4; o++) {
+    CaseParam *O = NULL;
+    for (int i = 0; i < r->c->nparams; i++)
+      if (!strcmp(r->c->params[i].name, names[o])) O = &r->c->params[i];
+    if (!O) continue;
+    for (int64_t i = 0; i < rows; i++) {
+      double mx = -INFINITY, sm = 0;
+      for (int64_t j = 0; j < (o == 2 ? 7 : C); j++) {
+        double x = X->data[i * C + j];
+        mx = fmax(mx, x);
+        sm += x;
+      }
+      O->data[i] = o == 1 ? sm : mx;
+    }
+  }
+  return true;
+}
+
+/* S = rowsum, MX = rowmax of an i8 tensor */
+static bool ref_rowsum_i8(RefCtx *r) {
+  CaseParam *X = ref_param(r, "X"), *S = ref_param(r, "S"), *MX = ref_param(r, "MX");
+  for (int64_t i = 0; i < X->dims[0]; i++) {
+    double s = 0, m = -INFINITY;
+    for (int64_t j = 0; j < X->dims[1]; j++) s += E2(X, i, j), m = fmax(m, E2(X, i, j));
+    S->data[i] = s;
+    MX->data[i] = m;
+  }
+  return true;
+}
+
+/* ----------------------------------------------------------- conversions */
+
+/* H = f16(x), BH = bf16(x) */
+static bool ref_to_f16_bf16(RefCtx *r) {
+  CaseParam *X = ref_param(r, "X"), *H = ref_param(r, "H"), *BH = ref_param(r, "BH");
+  for (int64_t i = 0; i < X->n; i++) {
+    H->data[i] = to_f16(X->data[i]);
+    BH->data[i] = to_bf16(X->data[i]);
+  }
+  return true;
+}
+
+/* S = (float)D, P = X * W in double */
+static bool ref_to_f32_f64(RefCtx *r) {
+  CaseParam *D = ref_param(r, "D"), *X = ref_param(r, "X"), *W = ref_param(r, "W"), *S = ref_param(r, "S"),
+            *P = ref_param(r, "P");
+  for (int64_t i = 0; i < D->n; i++) {
+    S->data[i] = (double)(float)D->data[i];
+    P->data[i] = X->data[i] * W->data[i];
+  }
+  return true;
+}
+
+/* truncation toward zero, saturated to each type */
+static bool ref_to_int(RefCtx *r) {
+  CaseParam *X = ref_param(r, "X"), *L = ref_param(r, "L");
+  CaseParam *A = ref_param(r, "A"), *B = ref_param(r, "B"), *C = ref_param(r, "C"), *D = ref_param(r, "D"),
+            *E = ref_param(r, "E");
+  for (int64_t i = 0; i < X->n; i++) {
+    double x = X->data[i], l = L->data[i];
+    A->data[i] = to_int_sat(x, -128, 127);
+    B->data[i] = to_int_sat(x, 0, 255);
+    C->data[i] = to_int_sat(x, -2147483648.0, 2147483647.0);
+    D->data[i] = to_int_sat(l, -2147483648.0, 2147483647.0);
+    E->data[i] = trunc(l);
+  }
+  return true;
+}
+
+/* F = i * 0.5, H = j, P = i * i in 64 bits */
+static bool ref_int_to_other(RefCtx *r) {
+  CaseParam *I = ref_param(r, "I"), *J = ref_param(r, "J"), *F = ref_param(r, "F"), *H = ref_param(r, "H"),
+            *P = ref_param(r, "P");
+  for (int64_t k = 0; k < I->n; k++) {
+    F->data[k] = I->data[k] * 0.5;
+    H->data[k] = J->data[k];
+    P->data[k] = I->data[k] * I->data[k];
+  }
+  return true;
+}
+
+/* ------------------------------------------------------------- operators */
+
+/* NX = -x, NI = -i, CI = ~i, NB = !(x > 0) */
+static bool ref_unary_ops(RefCtx *r) {
+  CaseParam *X = ref_param(r, "X"), *I = ref_param(r, "I"), *NX = ref_param(r, "NX"), *NI = ref_param(r, "NI"),
+            *CI = ref_param(r, "CI"), *NB = ref_param(r, "NB");
+  for (int64_t k = 0; k < X->n; k++) {
+    NX->data[k] = -X->data[k];
+    NI->data[k] = -I->data[k];
+    CI->data[k] = (double)~(int64_t)I->data[k];
+    NB->data[k] = X->data[k] > 0 ? 0 : 1;
+  }
+  return true;
+}
+
+/* Y[.., 0..4] = a + b, a - b, a * b, a / d, a % d with d = b >= 0 ? b + 1 : b */
+static bool ref_int_arith(RefCtx *r) {
+  CaseParam *A = ref_param(r, "A"), *B = ref_param(r, "B"), *Y = ref_param(r, "Y");
+  for (int64_t k = 0; k < A->n; k++) {
+    int64_t a = (int64_t)A->data[k], b = (int64_t)B->data[k], d = b >= 0 ? b + 1 : b;
+    double *y = &Y->data[k * 5];
+    y[0] = (double)(a + b);
+    y[1] = (double)(a - b);
+    y[2] = (double)(a * b);
+    y[3] = (double)(a / d);
+    y[4] = (double)(a % d);
+  }
+  return true;
+}
+
+/* Y[.., 0..3] = a + b, a - b, a * b, a / b, each rounded to f16 */
+static bool ref_f16_arith(RefCtx *r) {
+  CaseParam *A = ref_param(r, "A"), *B = ref_param(r, "B"), *Y = ref_param(r, "Y");
+  for (int64_t k = 0; k < A->n; k++) {
+    double a = A->data[k], b = B->data[k], *y = &Y->data[k * 4];
+    y[0] = to_f16(a + b);
+    y[1] = to_f16(a - b);
+    y[2] = to_f16(a * b);
+    y[3] = to_f16(a / b);
+  }
+  return true;
+}
+
+/* Y[.., 0..4] = a << s, a >> s (arithmetic), a & 0x5a5, a | s, a ^ (77 s) */
+static bool ref_bit_ops(RefCtx *r) {
+  CaseParam *A = ref_param(r, "A"), *S = ref_param(r, "S"), *Y = ref_param(r, "Y");
+  for (int64_t k = 0; k < A->n; k++) {
+    int64_t a = (int64_t)A->data[k], s = (int64_t)S->data[k];
+    double *y = &Y->data[k * 5];
+    y[0] = (double)(a * ((int64_t)1 << s));
+    y[1] = floor((double)a / (double)((int64_t)1 << s));
+    y[2] = (double)(a & 0x5a5);
+    y[3] = (double)(a | s);
+    y[4] = (double)(a ^ (s * 77));
+  }
+  return true;
+}
+
+/* comparisons and logic, one bit each */
+static bool ref_compare_logic(RefCtx *r) {
+  CaseParam *A = ref_param(r, "A"), *B = ref_param(r, "B"), *Y = ref_param(r, "Y");
+  for (int64_t k = 0; k < A->n; k++) {
+    double a = A->data[k], b = B->data[k];
+    bool an = a < 0, bn = b < 0;
+    int v = (a < b) | (a > b) << 1 | (a <= b) << 2 | (a >= b) << 3 | (a == b) << 4 | (a != b) << 5 |
+            (an && bn) << 6 | (an || bn) << 7 | (an != bn) << 8 | (an && bn) << 9 | (an || bn) << 10;
+    Y->data[k] = v;
+  }
+  return true;
+}
+
+/* Y = x R[i] + C[j] - V[j] s + R[i] C[j] */
+static bool ref_broadcast(RefCtx *r) {
+  CaseParam *X = ref_param(r, "X"), *R = ref_param(r, "R"), *C = ref_param(r, "C"), *V = ref_param(r, "V"),
+            *Y = ref_param(r, "Y");
+  double s = ref_scalar(r, "s");
+  for (int64_t i = 0; i < X->dims[0]; i++)
+    for (int64_t j = 0; j < X->dims[1]; j++)
+      E2(Y, i, j) = E2(X, i, j) * R->data[i] + C->data[j] - V->data[j] * s + R->data[i] * C->data[j];
+  return true;
+}
+
+/* ------------------------------------------------------------ subscripts */
+
+/* Y = t * S[b, 2] + t[1, 3], t the 5 rows of block b (zero past the end) */
+static bool ref_point_subscript(RefCtx *r) {
+  CaseParam *X = ref_param(r, "X"), *S = ref_param(r, "S"), *Y = ref_param(r, "Y");
+  int64_t M = X->dims[0];
+  for (int64_t i = 0; i < M; i++) {
+    int64_t b = i / 5, p = b * 5 + 1;
+    double pv = p < M ? E2(X, p, 3) : 0;
+    for (int64_t j = 0; j < 12; j++) E2(Y, i, j) = E2(X, i, j) * E2(S, b, 2) + pv;
+  }
+  return true;
+}
+
+/* t = 2 X[8b :+ 8] (zero past the end); A[b] = t[2 :+ 5, 3 : 10],
+ * R[b] = t[b % 8], W[b] = t[j :+ 3] with j = (b + k) % 6 */
+static bool ref_extract_subtile(RefCtx *r) {
+  CaseParam *X = ref_param(r, "X"), *A = ref_param(r, "A"), *R = ref_param(r, "R"), *W = ref_param(r, "W");
+  int64_t M = X->dims[0], G = A->dims[0], k = (int64_t)ref_scalar(r, "k");
+#define T(b, i, j) ((b) * 8 + (i) < M ? 2 * E2(X, (b) * 8 + (i), j) : 0.0)
+  for (int64_t b = 0; b < G; b++) {
+    for (int64_t i = 0; i < 5; i++)
+      for (int64_t j = 0; j < 7; j++) E3(A, b, i, j) = T(b, 2 + i, 3 + j);
+    for (int64_t j = 0; j < 12; j++) E2(R, b, j) = T(b, b % 8, j);
+    int64_t s = (b + k) % 6;
+    for (int64_t i = 0; i < 3; i++)
+      for (int64_t j = 0; j < 12; j++) E3(W, b, i, j) = T(b, s + i, j);
+  }
+#undef T
+  return true;
+}
+
+/* Y = 3 X; Z[p, s, j] = X[p, s, 6 + j] - 1 */
+static bool ref_rank3_slices(RefCtx *r) {
+  CaseParam *X = ref_param(r, "X"), *Y = ref_param(r, "Y"), *Z = ref_param(r, "Z");
+  for (int64_t k = 0; k < X->n; k++) Y->data[k] = 3 * X->data[k];
+  for (int64_t p = 0; p < 2; p++)
+    for (int64_t s = 0; s < X->dims[1]; s++)
+      for (int64_t j = 0; j < 6; j++) E3(Z, p, s, j) = E3(X, p, s, 6 + j) - 1;
+  return true;
+}
+
+/* Y[a, i, c, :] = X[a, i, c, :] + 10 X[a, 1, c, :]; R[a, c, :] = X[a, 0, c, :] X[a, 2, c, 5] */
+static bool ref_rank4_slices(RefCtx *r) {
+  CaseParam *X = ref_param(r, "X"), *Y = ref_param(r, "Y"), *R = ref_param(r, "R");
+  for (int64_t a = 0; a < X->dims[0]; a++)
+    for (int64_t c = 0; c < X->dims[2]; c++)
+      for (int64_t j = 0; j < 12; j++) {
+        for (int64_t i = 0; i < 3; i++) E4(Y, a, i, c, j) = E4(X, a, i, c, j) + 10 * E4(X, a, 1, c, j);
+        E3(R, a, c, j) = E4(X, a, 0, c, j) * E4(X, a, 2, c, 5);
+      }
+  return true;
+}
+
+/* ---------------------------------------------------------------- ragged */
+
+/* Y = 2X + 1 */
+static bool ref_ragged_copy(RefCtx *r) {
+  CaseParam *X = ref_param(r, "X"), *Y = ref_param(r, "Y");
+  for (int64_t k = 0; k < X->n; k++) Y->data[k] = 2 * X->data[k] + 1;
+  return true;
+}
+
+/* R = rowsum(X), S[i, j] = X[i, 4 + j] or 0 past the end */
+static bool ref_ragged_load_zero(RefCtx *r) {
+  CaseParam *X = ref_param(r, "X"), *R = ref_param(r, "R"), *S = ref_param(r, "S");
+  int64_t N = X->dims[1];
+  for (int64_t i = 0; i < X->dims[0]; i++) {
+    double s = 0;
+    for (int64_t j = 0; j < N; j++) s += E2(X, i, j);
+    R->data[i] = s;
+    for (int64_t j = 0; j < 16; j++) E2(S, i, j) = 4 + j < N ? E2(X, i, 4 + j) : 0;
+  }
+  return true;
+}
+
+/* Y = 3X - 2 */
+static bool ref_npot_tiles(RefCtx *r) {
+  CaseParam *X = ref_param(r, "X"), *Y = ref_param(r, "Y");
+  for (int64_t k = 0; k < X->n; k++) Y->data[k] = 3 * X->data[k] - 2;
+  return true;
+}
+
+/* R = rowsum(X); C[g, j] = sum of X[21 g + i, j] over i < 7 (zero past the end) */
+static bool ref_npot_reduce(RefCtx *r) {
+  CaseParam *X = ref_param(r, "X"), *R = ref_param(r, "R"), *C = ref_param(r, "C");
+  int64_t M = X->dims[0];
+  for (int64_t i = 0; i < M; i++) {
+    double s = 0;
+    for (int64_t j = 0; j < 96; j++) s += E2(X, i, j);
+    R->data[i] = s;
+  }
+  for (int64_t g = 0; g < C->dims[0]; g++)
+    for (int64_t j = 0; j < 5; j++) {
+      double s = 0;
+      for (int64_t i = 0; i < 7 && 21 * g + i < M; i++) s += E2(X, 21 * g + i, j);
+      E2(C, g, j) = s;
+    }
+  return true;
+}
+
+/* --------------------------------------------------------- more statements */
+
+/* Y = X * 0.5 + the CTA that owns the block of 4 rows (block index mod 3) */
+static bool ref_grid_stride(RefCtx *r) {
+  CaseParam *X = ref_param(r, "X"), *Y = ref_param(r, "Y");
+  for (int64_t i = 0; i < X->dims[0]; i++)
+    for (int64_t j = 0; j < X->dims[1]; j++) E2(Y, i, j) = E2(X, i, j) * 0.5 + (double)((i / 4) % 3);
+  return true;
+}
+
+/* Y[i] = [sum, prod(1 + x / 8), count(x > 0)], C[i] = count(x > 0) */
+static bool ref_scalar_vars(RefCtx *r) {
+  CaseParam *X = ref_param(r, "X"), *Y = ref_param(r, "Y"), *C = ref_param(r, "C");
+  for (int64_t i = 0; i < X->dims[0]; i++) {
+    double s = 0, p = 1;
+    int n = 0;
+    for (int64_t j = 0; j < X->dims[1]; j++) {
+      double x = E2(X, i, j);
+      s += x;
+      p *= 1 + x / 8;
+      n += x > 0;
+    }
+    E2(Y, i, 0) = s;
+    E2(Y, i, 1) = p;
+    E2(Y, i, 2) = n;
+    C->data[i] = n;
+  }
+  return true;
+}
+
+/* SE = rowsum(exp(x)), MQ = rowmax(-x^2 - 1) over 12 columns; MS the same
+ * two summed over the first 7 columns */
+static bool ref_reduce_computed(RefCtx *r) {
+  CaseParam *X = ref_param(r, "X"), *SE = ref_param(r, "SE"), *MQ = ref_param(r, "MQ"), *MS = ref_param(r, "MS");
+  for (int64_t i = 0; i < X->dims[0]; i++) {
+    double se = 0, mq = -INFINITY, se7 = 0, mq7 = -INFINITY;
+    for (int64_t j = 0; j < 12; j++) {
+      double x = E2(X, i, j), q = -(x * x) - 1;
+      se += exp(x);
+      mq = fmax(mq, q);
+      if (j < 7) se7 += exp(x), mq7 = fmax(mq7, q);
+    }
+    SE->data[i] = se;
+    MQ->data[i] = mq;
+    MS->data[i] = mq7 + se7;
+  }
+  return true;
+}
+
+/* F = h + bh (f32), G = f16(i + h), P = a * 1.5, S = a + u */
+static bool ref_join_types(RefCtx *r) {
+  CaseParam *H = ref_param(r, "H"), *BH = ref_param(r, "BH"), *I = ref_param(r, "I"), *A = ref_param(r, "A"),
+            *U = ref_param(r, "U"), *F = ref_param(r, "F"), *G = ref_param(r, "G"), *P = ref_param(r, "P"),
+            *S = ref_param(r, "S");
+  for (int64_t k = 0; k < H->n; k++) {
+    F->data[k] = (double)(float)(H->data[k] + BH->data[k]);
+    G->data[k] = to_f16(I->data[k] + H->data[k]);
+    P->data[k] = A->data[k] * 1.5;
+    S->data[k] = A->data[k] + U->data[k];
+  }
+  return true;
+}
+
+/* C = exp(A) @ exp(B), D = exp(A) @ exp(BT)^T */
+static bool ref_dot_slack(RefCtx *r) {
+  CaseParam *A = ref_param(r, "A"), *B = ref_param(r, "B"), *BT = ref_param(r, "BT"), *C = ref_param(r, "C"),
+            *D = ref_param(r, "D");
+  for (int64_t i = 0; i < A->dims[0]; i++)
+    for (int64_t j = 0; j < 12; j++) {
+      double c = 0, d = 0;
+      for (int64_t k = 0; k < 7; k++) {
+        c += exp(E2(A, i, k)) * exp(E2(B, k, j));
+        d += exp(E2(A, i, k)) * exp(E2(BT, j, k));
+      }
+      E2(C, i, j) = c;
+      E2(D, i, j) = d;
+    }
+  return true;
+}
+
+/* C = A' @ B with A'[:, k] = 0 where k % 16 < 4 */
+static bool ref_dot_var_write(RefCtx *r) {
+  CaseParam *A = ref_param(r, "A"), *B = ref_param(r, "B"), *C = ref_param(r, "C");
+  int64_t M = A->dims[0], K = A->dims[1], N = B->dims[1];
+  for (int64_t i = 0; i < M; i++)
+    for (int64_t j = 0; j < N; j++) {
+      double acc = 0;
+      for (int64_t k = 0; k < K; k++)
+        if (k % 16 >= 4) acc += E2(A, i, k) * E2(B, k, j);
+      E2(C, i, j) = acc;
+    }
+  return true;
+}
+
 const RefEntry harness_refs_more[] = {
+    {"let_var_assign", ref_let_var_assign},
+    {"compound_tile", ref_compound_tile},
+    {"compound_tensor", ref_compound_tensor},
+    {"var_rows", ref_var_rows},
+    {"var_cols", ref_var_cols},
+    {"for_ranges", ref_for_ranges},
+    {"while_loop", ref_while_loop},
+    {"if_chain", ref_if_chain},
+    {"if_param", ref_if_param},
+    {"matmul", ref_matmul},
+    {"matmul_t", ref_matmul_t},
+    {"math_exp", ref_math_exp},
+    {"math_log", ref_math_log},
+    {"math_sqrt", ref_math_sqrt},
+    {"math_tanh", ref_math_tanh},
+    {"tmax_tmin", ref_tmax_tmin},
+    {"scalar_min_max_cdiv", ref_scalar_min_max_cdiv},
+    {"transpose", ref_transpose},
+    {"where_select", ref_where_select},
+    {"iota_2d", ref_iota_2d},
+    {"iota_3d", ref_iota_3d},
+    {"rowreduce", ref_rowreduce},
+    {"rowsum_i8", ref_rowsum_i8},
+    {"to_f16_bf16", ref_to_f16_bf16},
+    {"to_f32_f64", ref_to_f32_f64},
+    {"to_int", ref_to_int},
+    {"int_to_other", ref_int_to_other},
+    {"unary_ops", ref_unary_ops},
+    {"int_arith", ref_int_arith},
+    {"f16_arith", ref_f16_arith},
+    {"bit_ops", ref_bit_ops},
+    {"compare_logic", ref_compare_logic},
+    {"broadcast", ref_broadcast},
+    {"point_subscript", ref_point_subscript},
+    {"extract_subtile", ref_extract_subtile},
+    {"rank3_slices", ref_rank3_slices},
+    {"rank4_slices", ref_rank4_slices},
+    {"ragged_copy", ref_ragged_copy},
+    {"ragged_load_zero", ref_ragged_load_zero},
+    {"npot_tiles", ref_npot_tiles},
+    {"npot_reduce", ref_npot_reduce},
+    {"grid_stride", ref_grid_stride},
+    {"scalar_vars", ref_scalar_vars},
+    {"reduce_computed", ref_reduce_computed},
+    {"join_types", ref_join_types},
+    {"dot_slack", ref_dot_slack},
+    {"dot_var_write", ref_dot_var_write},
     {NULL, NULL},
 };

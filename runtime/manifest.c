@@ -1,0 +1,348 @@
+/* manifest.c: reads the YAML manifest phobosc writes beside each cubin.
+ *
+ *   phobos_manifest: 1
+ *   compiler: phobosc 0.1.0
+ *   source: q8_matvec.ph
+ *   source_hash: 1f2e3d4c5b6a7988
+ *   arch: sm_90a
+ *   cubin: q8_matvec.cubin
+ *   kernels:
+ *     - name: q8_matvec
+ *       params:
+ *         - {name: A, kind: tensor, dtype: f32, dims: [1, K], written: false}
+ *         - {name: scale, kind: scalar, dtype: f32}
+ *       variants:
+ *         - entry: q8_matvec__v0
+ *           constants: {TILE_N: 64, BLK: 32}
+ *           pinned: {}                 dims fixed by this variant
+ *           grid: ["N 64 cdiv", "1"]   postfix over dims and integers; [] without @grid
+ *           threads: 256
+ *           shared_bytes: 128
+ *           dynamic_shared: false
+ *
+ * Every problem is reported with the file, the line and the field. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+
+#include "rt.h"
+
+static const char *dtype_names[] = {"f16", "bf16", "f32", "f64", "i8", "u8", "i32", "i64", "bool"};
+static const int dtype_bytes[] = {2, 2, 4, 8, 1, 1, 4, 8, 1};
+
+const char *mf_dtype_name(phobos_dtype t) { return (unsigned)t <= PHOBOS_BOOL ? dtype_names[t] : "?"; }
+int mf_dtype_bytes(phobos_dtype t) { return (unsigned)t <= PHOBOS_BOOL ? dtype_bytes[t] : 0; }
+
+typedef struct P {
+  yaml_document_t doc;
+  const char *path;
+  char *err;
+  size_t errlen;
+  bool failed;
+} P;
+
+static bool bad(P *p, yaml_node_t *at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static bool bad(P *p, yaml_node_t *at, const char *fmt, ...) {
+  if (p->failed) return false;
+  p->failed = true;
+  int n = snprintf(p->err, p->errlen, "%s:%zu: ", p->path, at ? at->start_mark.line + 1 : 0);
+  va_list ap;
+  va_start(ap, fmt);
+  if (n >= 0 && (size_t)n < p->errlen) vsnprintf(p->err + n, p->errlen - (size_t)n, fmt, ap);
+  va_end(ap);
+  return false;
+}
+
+static yaml_node_t *N(P *p, int id) { return yaml_document_get_node(&p->doc, id); }
+
+static const char *str(yaml_node_t *n) { return n && n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : NULL; }
+
+static yaml_node_t *get(P *p, yaml_node_t *m, const char *key) {
+  if (!m || m->type != YAML_MAPPING_NODE) return NULL;
+  for (yaml_node_pair_t *q = m->data.mapping.pairs.start; q < m->data.mapping.pairs.top; q++) {
+    const char *k = str(N(p, q->key));
+    if (k && !strcmp(k, key)) return N(p, q->value);
+  }
+  return NULL;
+}
+
+static int count(yaml_node_t *n) {
+  if (!n) return -1;
+  if (n->type == YAML_SEQUENCE_NODE) return (int)(n->data.sequence.items.top - n->data.sequence.items.start);
+  if (n->type == YAML_MAPPING_NODE) return (int)(n->data.mapping.pairs.top - n->data.mapping.pairs.start);
+  return -1;
+}
+
+static char *dup_str(P *p, yaml_node_t *m, const char *key) {
+  const char *s = str(get(p, m, key));
+  if (!s) {
+    bad(p, m, "'%s' is missing or not a string", key);
+    return NULL;
+  }
+  char *d = strdup(s);
+  if (!d) bad(p, m, "out of memory");
+  return d;
+}
+
+static bool parse_int(const char *s, int64_t *out) {
+  if (!s || !*s) return false;
+  char *end;
+  errno = 0;
+  long long v = strtoll(s, &end, 10);
+  if (*end || errno) return false;
+  *out = v;
+  return true;
+}
+
+static bool get_int(P *p, yaml_node_t *m, const char *key, int64_t lo, int64_t hi, int64_t *out) {
+  yaml_node_t *n = get(p, m, key);
+  if (!parse_int(str(n), out)) return bad(p, n ? n : m, "'%s' must be an integer", key);
+  if (*out < lo || *out > hi)
+    return bad(p, n, "'%s' is %lld; it must be from %lld to %lld", key, (long long)*out, (long long)lo, (long long)hi);
+  return true;
+}
+
+static bool get_bool(P *p, yaml_node_t *m, const char *key, bool dflt, bool *out) {
+  yaml_node_t *n = get(p, m, key);
+  const char *s = str(n);
+  if (!n) return *out = dflt, true;
+  if (s && !strcmp(s, "true")) return *out = true, true;
+  if (s && !strcmp(s, "false")) return *out = false, true;
+  return bad(p, n, "'%s' must be true or false", key);
+}
+
+static bool parse_dtype(P *p, yaml_node_t *m, phobos_dtype *out) {
+  yaml_node_t *n = get(p, m, "dtype");
+  const char *s = str(n);
+  for (int i = 0; s && i <= PHOBOS_BOOL; i++)
+    if (!strcmp(s, dtype_names[i])) return *out = (phobos_dtype)i, true;
+  return bad(p, n ? n : m, "'dtype' must be one of f16 bf16 f32 f64 i8 u8 i32 i64 bool");
+}
+
+static bool is_name(const char *s) {
+  if (!s || !(*s == '_' || (*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z'))) return false;
+  for (; *s; s++)
+    if (!(*s == '_' || (*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9'))) return false;
+  return true;
+}
+
+static bool parse_param(P *p, yaml_node_t *n, MfParam *out) {
+  if (!n || n->type != YAML_MAPPING_NODE) return bad(p, n, "a parameter is a mapping");
+  if (!(out->name = dup_str(p, n, "name"))) return false;
+  const char *kind = str(get(p, n, "kind"));
+  if (!kind || (strcmp(kind, "tensor") && strcmp(kind, "scalar")))
+    return bad(p, n, "parameter '%s': 'kind' must be tensor or scalar", out->name);
+  out->tensor = !strcmp(kind, "tensor");
+  if (!parse_dtype(p, n, &out->dtype)) return false;
+  if (!get_bool(p, n, "written", false, &out->written)) return false;
+  if (!out->tensor) return true;
+  yaml_node_t *dims = get(p, n, "dims");
+  int rank = count(dims);
+  if (!dims || dims->type != YAML_SEQUENCE_NODE || rank < 1 || rank > PHOBOS_MAX_RANK)
+    return bad(p, dims ? dims : n, "parameter '%s': 'dims' must list 1 to %d extents", out->name, PHOBOS_MAX_RANK);
+  out->rank = rank;
+  for (int d = 0; d < rank; d++) {
+    const char *s = str(N(p, dims->data.sequence.items.start[d]));
+    int64_t v;
+    out->dim[d] = -1;
+    if (parse_int(s, &v) && v > 0) {
+      out->dim[d] = v;
+    } else if (is_name(s)) {
+      out->dimname[d] = strdup(s);
+    } else {
+      return bad(p, dims, "parameter '%s': dim %d '%s' is neither a name nor a positive integer", out->name, d,
+                 s ? s : "?");
+    }
+  }
+  return true;
+}
+
+static bool parse_grid(P *p, yaml_node_t *n, MfVariant *v) {
+  int axes = count(n);
+  if (!n || n->type != YAML_SEQUENCE_NODE || axes < 0 || axes > 3)
+    return bad(p, n, "variant '%s': 'grid' must list up to 3 postfix programs", v->entry);
+  v->ngrid = axes;
+  for (int a = 0; a < axes; a++) {
+    const char *prog = str(N(p, n->data.sequence.items.start[a]));
+    if (!prog) return bad(p, n, "variant '%s': grid axis %d is not a string", v->entry, a);
+    char *copy = strdup(prog), *save = NULL;
+    int depth = 0;
+    for (char *t = strtok_r(copy, " ", &save); t; t = strtok_r(NULL, " ", &save)) {
+      if (v->nops[a] == MF_MAX_GRID_OPS) {
+        bad(p, n, "variant '%s': grid axis %d is longer than %d tokens", v->entry, a, MF_MAX_GRID_OPS);
+        free(copy);
+        return false;
+      }
+      MfGridOp *op = &v->ops[a][v->nops[a]++];
+      int64_t iv;
+      static const char *ops2[] = {"+", "-", "*", "/", "%", "cdiv", "min", "max"};
+      bool binary = false;
+      for (size_t k = 0; k < sizeof ops2 / sizeof ops2[0]; k++) binary |= !strcmp(t, ops2[k]);
+      if (binary || !strcmp(t, "neg")) {
+        op->kind = MF_OP;
+        snprintf(op->op, sizeof op->op, "%s", t);
+        depth -= binary ? 1 : 0;
+        if (depth < 1) {
+          bad(p, n, "variant '%s': grid axis %d: '%s' lacks operands in \"%s\"", v->entry, a, t, prog);
+          free(copy);
+          return false;
+        }
+      } else if (parse_int(t, &iv)) {
+        op->kind = MF_INT, op->v = iv, depth++;
+      } else if (is_name(t)) {
+        op->kind = MF_DIM, op->name = strdup(t), depth++;
+      } else {
+        bad(p, n, "variant '%s': grid axis %d: bad token '%s' in \"%s\"", v->entry, a, t, prog);
+        free(copy);
+        return false;
+      }
+    }
+    free(copy);
+    if (depth != 1) return bad(p, n, "variant '%s': grid axis %d \"%s\" does not leave one value", v->entry, a, prog);
+  }
+  return true;
+}
+
+static bool parse_pairs(P *p, yaml_node_t *n, const char *what, const char *entry, int *count_out, char ***names,
+                        int64_t **values) {
+  *count_out = 0;
+  if (!n) return true;
+  if (n->type != YAML_MAPPING_NODE) return bad(p, n, "variant '%s': '%s' must be a mapping", entry, what);
+  int c = count(n);
+  if (c < 0) c = 0;
+  *names = calloc((size_t)c + 1, sizeof(char *));
+  *values = calloc((size_t)c + 1, sizeof(int64_t));
+  for (yaml_node_pair_t *q = n->data.mapping.pairs.start; q < n->data.mapping.pairs.top; q++) {
+    const char *k = str(N(p, q->key)), *val = str(N(p, q->value));
+    int64_t iv;
+    if (!is_name(k) || !parse_int(val, &iv))
+      return bad(p, n, "variant '%s': '%s' maps names to integers", entry, what);
+    (*names)[*count_out] = strdup(k);
+    (*values)[(*count_out)++] = iv;
+  }
+  return true;
+}
+
+static bool parse_variant(P *p, yaml_node_t *n, MfVariant *v) {
+  if (!n || n->type != YAML_MAPPING_NODE) return bad(p, n, "a variant is a mapping");
+  if (!(v->entry = dup_str(p, n, "entry"))) return false;
+  int64_t t, sb;
+  if (!parse_pairs(p, get(p, n, "constants"), "constants", v->entry, &v->nconsts, &v->const_name, &v->const_value) ||
+      !parse_pairs(p, get(p, n, "pinned"), "pinned", v->entry, &v->npinned, &v->pinned_name, &v->pinned_value) ||
+      !parse_grid(p, get(p, n, "grid"), v) || !get_int(p, n, "threads", 32, 1024, &t) ||
+      !get_int(p, n, "shared_bytes", 0, 1 << 30, &sb) || !get_bool(p, n, "dynamic_shared", false, &v->dynamic_shared))
+    return false;
+  if (t % 32) return bad(p, get(p, n, "threads"), "variant '%s': threads %lld is not a multiple of 32", v->entry, (long long)t);
+  v->threads = (int)t;
+  v->shared_bytes = sb;
+  return true;
+}
+
+static bool parse_kernel(P *p, yaml_node_t *n, MfKernel *k) {
+  if (!n || n->type != YAML_MAPPING_NODE) return bad(p, n, "a kernel is a mapping");
+  if (!(k->name = dup_str(p, n, "name"))) return false;
+  yaml_node_t *params = get(p, n, "params"), *variants = get(p, n, "variants");
+  if (!params || params->type != YAML_SEQUENCE_NODE) return bad(p, n, "kernel '%s': 'params' must be a list", k->name);
+  if (!variants || variants->type != YAML_SEQUENCE_NODE || count(variants) < 1)
+    return bad(p, n, "kernel '%s': 'variants' must list at least one variant", k->name);
+  int np = count(params);
+  k->nparams = np < 0 ? 0 : np;
+  k->params = calloc((size_t)k->nparams + 1, sizeof(MfParam));
+  for (int i = 0; i < k->nparams; i++)
+    if (!parse_param(p, N(p, params->data.sequence.items.start[i]), &k->params[i])) return false;
+  int nv = count(variants);
+  k->nvariants = nv < 1 ? 1 : nv;
+  k->variants = calloc((size_t)k->nvariants, sizeof(MfVariant));
+  for (int i = 0; i < k->nvariants; i++)
+    if (!parse_variant(p, N(p, variants->data.sequence.items.start[i]), &k->variants[i])) return false;
+  /* grid programs may name only dims of this kernel */
+  for (int i = 0; i < k->nvariants; i++)
+    for (int a = 0; a < k->variants[i].ngrid; a++)
+      for (int o = 0; o < k->variants[i].nops[a]; o++) {
+        MfGridOp *op = &k->variants[i].ops[a][o];
+        bool found = op->kind != MF_DIM;
+        for (int q = 0; q < k->nparams && !found; q++)
+          for (int d = 0; d < k->params[q].rank; d++)
+            if (k->params[q].dimname[d] && !strcmp(k->params[q].dimname[d], op->name)) found = true;
+        if (!found)
+          return bad(p, variants, "kernel '%s': grid of '%s' uses '%s', which is no tensor dim", k->name,
+                     k->variants[i].entry, op->name);
+      }
+  return true;
+}
+
+bool mf_load(const char *path, Manifest *m, char *err, size_t errlen) {
+  memset(m, 0, sizeof *m);
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    snprintf(err, errlen, "cannot open manifest %s: %s", path, strerror(errno));
+    return false;
+  }
+  P p = {.path = path, .err = err, .errlen = errlen};
+  yaml_parser_t parser;
+  yaml_parser_initialize(&parser);
+  yaml_parser_set_input_file(&parser, f);
+  if (!yaml_parser_load(&parser, &p.doc)) {
+    snprintf(err, errlen, "%s:%zu:%zu: not valid YAML: %s", path, parser.problem_mark.line + 1,
+             parser.problem_mark.column + 1, parser.problem ? parser.problem : "?");
+    yaml_parser_delete(&parser);
+    fclose(f);
+    return false;
+  }
+  yaml_parser_delete(&parser);
+  fclose(f);
+  yaml_node_t *root = yaml_document_get_root_node(&p.doc);
+  int64_t abi = 0;
+  bool ok = false;
+  if (!root || root->type != YAML_MAPPING_NODE) {
+    bad(&p, root, "a manifest is a YAML mapping");
+  } else if (get_int(&p, root, "phobos_manifest", 1, 1000, &abi)) {
+    m->abi = (int)abi;
+    if (abi != 1) {
+      bad(&p, root, "manifest format %lld is newer than this runtime reads (1)", (long long)abi);
+    } else if ((m->compiler = dup_str(&p, root, "compiler")) && (m->source = dup_str(&p, root, "source")) &&
+               (m->source_hash = dup_str(&p, root, "source_hash")) && (m->arch = dup_str(&p, root, "arch")) &&
+               (m->cubin = dup_str(&p, root, "cubin"))) {
+      yaml_node_t *ks = get(&p, root, "kernels");
+      if (!ks || ks->type != YAML_SEQUENCE_NODE || count(ks) < 1) {
+        bad(&p, ks ? ks : root, "'kernels' must list at least one kernel");
+      } else {
+        int nk = count(ks);
+        m->nkernels = nk < 1 ? 1 : nk;
+        m->kernels = calloc((size_t)m->nkernels, sizeof(MfKernel));
+        ok = true;
+        for (int i = 0; i < m->nkernels && ok; i++) ok = parse_kernel(&p, N(&p, ks->data.sequence.items.start[i]), &m->kernels[i]);
+      }
+    }
+  }
+  yaml_document_delete(&p.doc);
+  if (!ok) mf_free(m);
+  return ok;
+}
+
+void mf_free(Manifest *m) {
+  for (int i = 0; i < m->nkernels; i++) {
+    MfKernel *k = &m->kernels[i];
+    for (int j = 0; k->params && j < k->nparams; j++) {
+      free(k->params[j].name);
+      for (int d = 0; d < PHOBOS_MAX_RANK; d++) free(k->params[j].dimname[d]);
+    }
+    for (int j = 0; k->variants && j < k->nvariants; j++) {
+      MfVariant *v = &k->variants[j];
+      free(v->entry);
+      for (int c = 0; c < v->nconsts; c++) free(v->const_name[c]);
+      for (int c = 0; c < v->npinned; c++) free(v->pinned_name[c]);
+      free(v->const_name), free(v->const_value), free(v->pinned_name), free(v->pinned_value);
+      for (int a = 0; a < 3; a++)
+        for (int o = 0; o < v->nops[a]; o++) free(v->ops[a][o].name);
+    }
+    free(k->name);
+    free(k->params);
+    free(k->variants);
+  }
+  free(m->kernels);
+  free(m->compiler), free(m->source), free(m->source_hash), free(m->arch), free(m->cubin);
+  memset(m, 0, sizeof *m);
+}

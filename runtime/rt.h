@@ -1,0 +1,207 @@
+/* rt.h: libphobos internals, one section per file of runtime/. Every name
+ * has its file's prefix: cu_ (cuda.c), mf_ (manifest.c), rt_ (runtime.c),
+ * at_ (autotune.c). */
+#ifndef PHOBOS_RT_H
+#define PHOBOS_RT_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "phobos.h"
+
+/* --------------------------------------------------------------- cuda.c */
+
+/* The few driver types and entry points the runtime needs, declared here
+ * so that building libphobos needs no CUDA headers. */
+typedef int CUresult;
+typedef int CUdevice;
+typedef struct CUctx_st *CUcontext;
+typedef struct CUmod_st *CUmodule;
+typedef struct CUfunc_st *CUfunction;
+typedef struct CUstream_st *CUstream;
+typedef struct CUevent_st *CUevent;
+typedef unsigned long long CUdeviceptr;
+
+enum {
+  CU_SUCCESS = 0,
+  CU_ATTR_MAX_THREADS_PER_BLOCK = 1,
+  CU_ATTR_MAX_GRID_X = 5,
+  CU_ATTR_MAX_GRID_Y = 6,
+  CU_ATTR_MAX_GRID_Z = 7,
+  CU_ATTR_SM_COUNT = 16,
+  CU_ATTR_CC_MAJOR = 75,
+  CU_ATTR_CC_MINOR = 76,
+  CU_ATTR_SHARED_OPTIN = 97,
+  CU_FUNC_SHARED_SIZE_BYTES = 1,
+  CU_FUNC_MAX_DYNAMIC_SHARED = 8,
+};
+
+typedef struct CuApi {
+  void *lib;
+  CUresult (*Init)(unsigned);
+  CUresult (*DeviceGetCount)(int *);
+  CUresult (*DeviceGet)(CUdevice *, int);
+  CUresult (*DeviceGetAttribute)(int *, int, CUdevice);
+  CUresult (*DeviceGetName)(char *, int, CUdevice);
+  CUresult (*DevicePrimaryCtxRetain)(CUcontext *, CUdevice);
+  CUresult (*DevicePrimaryCtxRelease)(CUdevice);
+  CUresult (*CtxSetCurrent)(CUcontext);
+  CUresult (*CtxSynchronize)(void);
+  CUresult (*ModuleLoadData)(CUmodule *, const void *);
+  CUresult (*ModuleUnload)(CUmodule);
+  CUresult (*ModuleGetFunction)(CUfunction *, CUmodule, const char *);
+  CUresult (*FuncGetAttribute)(int *, int, CUfunction);
+  CUresult (*FuncSetAttribute)(CUfunction, int, int);
+  CUresult (*LaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, CUstream,
+                           void **, void **);
+  CUresult (*MemAlloc)(CUdeviceptr *, size_t);
+  CUresult (*MemFree)(CUdeviceptr);
+  CUresult (*MemcpyDtoDAsync)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
+  CUresult (*MemcpyHtoD)(CUdeviceptr, const void *, size_t);
+  CUresult (*MemcpyDtoH)(void *, CUdeviceptr, size_t);
+  CUresult (*MemsetD8)(CUdeviceptr, unsigned char, size_t);
+  CUresult (*EventCreate)(CUevent *, unsigned);
+  CUresult (*EventDestroy)(CUevent);
+  CUresult (*EventRecord)(CUevent, CUstream);
+  CUresult (*EventSynchronize)(CUevent);
+  CUresult (*EventElapsedTime)(float *, CUevent, CUevent);
+  CUresult (*StreamSynchronize)(CUstream);
+  CUresult (*GetErrorName)(CUresult, const char **);
+  CUresult (*GetErrorString)(CUresult, const char **);
+} CuApi;
+
+/* Opens libcuda once per process (PHOBOS_LIBCUDA overrides its path) and
+ * initializes the driver; NULL with *why set when it cannot. */
+const CuApi *cu_api(const char **why);
+/* "CUDA_ERROR_X (text)" for a result. */
+const char *cu_error(const CuApi *cu, CUresult r, char *buf, size_t len);
+
+/* ----------------------------------------------------------- manifest.c */
+
+enum { MF_MAX_GRID_OPS = 32 };
+
+typedef struct MfParam {
+  char *name;
+  bool tensor;
+  bool written;        /* the kernel stores to it */
+  phobos_dtype dtype;
+  int rank;
+  char *dimname[PHOBOS_MAX_RANK]; /* NULL: a literal extent */
+  int64_t dim[PHOBOS_MAX_RANK];   /* literal extents; -1 where named */
+} MfParam;
+
+/* One grid extent as a postfix program over dims and integers. */
+typedef struct MfGridOp {
+  enum { MF_DIM, MF_INT, MF_OP } kind;
+  char *name; /* MF_DIM */
+  int64_t v;  /* MF_INT */
+  char op[8]; /* MF_OP: + - * / % cdiv min max neg */
+} MfGridOp;
+
+typedef struct MfVariant {
+  char *entry;
+  int nconsts;
+  char **const_name;
+  int64_t *const_value;
+  int npinned;
+  char **pinned_name;  /* dims this variant fixes (named like a constant) */
+  int64_t *pinned_value;
+  int ngrid;
+  int nops[3];
+  MfGridOp ops[3][MF_MAX_GRID_OPS];
+  int threads;
+  int64_t shared_bytes;
+  bool dynamic_shared;
+  CUfunction fn;       /* set by phobos_module_load */
+} MfVariant;
+
+typedef struct MfKernel {
+  char *name;
+  int nparams;
+  MfParam *params;
+  int nvariants;
+  MfVariant *variants;
+} MfKernel;
+
+typedef struct Manifest {
+  int abi;
+  char *compiler, *source, *source_hash, *arch, *cubin;
+  int nkernels;
+  MfKernel *kernels;
+} Manifest;
+
+/* Parses a manifest; false with a message naming the file, line and field. */
+bool mf_load(const char *path, Manifest *out, char *err, size_t errlen);
+void mf_free(Manifest *m);
+const char *mf_dtype_name(phobos_dtype t);
+int mf_dtype_bytes(phobos_dtype t);
+
+/* ------------------------------------------------------------ runtime.c */
+
+typedef struct phobos_module phobos_module;
+
+/* The dims a launch binds, by name, and the variant chosen for them. */
+typedef struct RtBinding {
+  int ndims;
+  const char *name[32];
+  int64_t value[32];
+} RtBinding;
+
+struct phobos_context {
+  const CuApi *cu;
+  int ordinal;
+  CUdevice dev;
+  CUcontext cuctx;
+  bool retained;
+  char name[128];
+  int64_t max_grid[3];
+  int max_shared_optin;
+  char err[1024];
+  phobos_module *modules;
+  struct AtCache *cache; /* autotune.c */
+  phobos_status cache_status; /* PHOBOS_CACHE_IGNORED after an unreadable cache file */
+};
+
+struct phobos_kernel {
+  phobos_module *mod;
+  MfKernel *mf;
+  const char *last_variant;
+  bool explicit_grid; /* phobos_launch_grid: the caller's grid replaces @grid */
+  int64_t grid[3];
+};
+
+struct phobos_module {
+  phobos_context *ctx;
+  Manifest mf;
+  CUmodule cumod;
+  phobos_kernel *kernels;
+  phobos_module *next;
+};
+
+/* Whether a cubin's ELF structure lies inside its `len` bytes (the driver
+ * takes no length and would read past a truncated file). */
+bool rt_elf_ok(const unsigned char *p, size_t len, char *why, size_t wlen);
+/* Records a failure's message on the context; returns s. */
+phobos_status rt_set_err(phobos_context *ctx, phobos_status s, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Checks arguments against a kernel's parameters and binds its dims; on
+ * failure the status and a message naming the parameter, dim and values. */
+phobos_status rt_bind(const MfKernel *k, const phobos_arg *args, int nargs, RtBinding *b, char *err, size_t errlen);
+/* Launches one variant; `override` replaces tensor pointers (autotuning's
+ * scratch copies) where non-zero. */
+phobos_status rt_launch_variant(phobos_kernel *k, MfVariant *v, const phobos_arg *args, const RtBinding *b,
+                                const CUdeviceptr *override, CUstream stream);
+
+/* ----------------------------------------------------------- autotune.c */
+
+/* Picks among variants that fit: the cached choice for this shape, or the
+ * fastest when timed on scratch copies of the written tensors. */
+phobos_status at_choose(phobos_kernel *k, const phobos_arg *args, const RtBinding *b, MfVariant **fits, int nfits,
+                        CUstream stream, MfVariant **chosen);
+void at_free(phobos_context *ctx);
+/* Whether a variant's pinned dims agree with a binding. */
+bool rt_variant_fits(const MfVariant *v, const RtBinding *b);
+/* Evaluates the variant's grid; false with a message (zero, negative,
+ * overflowing or beyond `max`). */
+bool rt_grid(const MfVariant *v, const RtBinding *b, const int64_t max[3], int64_t grid[3], char *err, size_t errlen);
+
+#endif

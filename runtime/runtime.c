@@ -1,0 +1,551 @@
+/* runtime.c: contexts, modules, kernels, argument checks and launches.
+ *
+ * The launch ABI (manifest `phobos_manifest: 1`): parameters in declaration
+ * order; a tensor passes its device pointer (.u64) followed by its extents
+ * as .s32, one per dim; a scalar passes f32 for f16/bf16/f32, f64, s32 for
+ * i8/u8/i32 and bool, s64 for i64. */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rt.h"
+
+static const char *status_names[] = {"PHOBOS_OK",           "PHOBOS_NO_DRIVER",    "PHOBOS_NO_DEVICE",
+                                     "PHOBOS_CUDA_ERROR",   "PHOBOS_IO_ERROR",     "PHOBOS_BAD_MANIFEST",
+                                     "PHOBOS_BAD_CUBIN",    "PHOBOS_NOT_FOUND",    "PHOBOS_BAD_ARGUMENT",
+                                     "PHOBOS_BAD_SHAPE",    "PHOBOS_BAD_POINTER",  "PHOBOS_NO_VARIANT",
+                                     "PHOBOS_LAUNCH_LIMIT", "PHOBOS_CACHE_IGNORED", "PHOBOS_OUT_OF_MEMORY",
+                                     "PHOBOS_INVALID"};
+
+const char *phobos_status_name(phobos_status s) {
+  return (unsigned)s < sizeof status_names / sizeof status_names[0] ? status_names[s] : "PHOBOS_UNKNOWN_STATUS";
+}
+
+phobos_status rt_set_err(phobos_context *ctx, phobos_status s, const char *fmt, ...) {
+  if (ctx) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(ctx->err, sizeof ctx->err, fmt, ap);
+    va_end(ap);
+  }
+  return s;
+}
+
+const char *phobos_last_error(const phobos_context *ctx) { return ctx ? ctx->err : "no context (NULL)"; }
+
+/* Calls a driver entry point and turns a failure into a status. */
+#define CU_CHECK(ctx, call, what)                                                             \
+  do {                                                                                        \
+    CUresult r_ = (call);                                                                     \
+    if (r_ != CU_SUCCESS) {                                                                   \
+      char b_[200];                                                                           \
+      return rt_set_err(ctx, PHOBOS_CUDA_ERROR, "%s failed: %s", what, cu_error((ctx)->cu, r_, b_, sizeof b_)); \
+    }                                                                                         \
+  } while (0)
+
+phobos_status phobos_context_create(int ordinal, phobos_context **out) {
+  if (!out) return PHOBOS_INVALID;
+  phobos_context *ctx = calloc(1, sizeof *ctx);
+  *out = ctx;
+  if (!ctx) return PHOBOS_OUT_OF_MEMORY;
+  ctx->ordinal = ordinal;
+  const char *why = NULL;
+  ctx->cu = cu_api(&why);
+  if (!ctx->cu) return rt_set_err(ctx, PHOBOS_NO_DRIVER, "%s", why);
+  int n = 0;
+  CU_CHECK(ctx, ctx->cu->DeviceGetCount(&n), "cuDeviceGetCount");
+  if (ordinal < 0 || ordinal >= n)
+    return rt_set_err(ctx, PHOBOS_NO_DEVICE, "device ordinal %d: this machine has %d CUDA device%s", ordinal, n,
+                   n == 1 ? "" : "s");
+  CU_CHECK(ctx, ctx->cu->DeviceGet(&ctx->dev, ordinal), "cuDeviceGet");
+  CU_CHECK(ctx, ctx->cu->DevicePrimaryCtxRetain(&ctx->cuctx, ctx->dev), "cuDevicePrimaryCtxRetain");
+  ctx->retained = true;
+  CU_CHECK(ctx, ctx->cu->CtxSetCurrent(ctx->cuctx), "cuCtxSetCurrent");
+  CU_CHECK(ctx, ctx->cu->DeviceGetName(ctx->name, sizeof ctx->name, ctx->dev), "cuDeviceGetName");
+  int v;
+  static const int attrs[3] = {CU_ATTR_MAX_GRID_X, CU_ATTR_MAX_GRID_Y, CU_ATTR_MAX_GRID_Z};
+  for (int i = 0; i < 3; i++) {
+    CU_CHECK(ctx, ctx->cu->DeviceGetAttribute(&v, attrs[i], ctx->dev), "cuDeviceGetAttribute(max grid)");
+    ctx->max_grid[i] = v;
+  }
+  CU_CHECK(ctx, ctx->cu->DeviceGetAttribute(&ctx->max_shared_optin, CU_ATTR_SHARED_OPTIN, ctx->dev),
+           "cuDeviceGetAttribute(shared opt-in)");
+  return PHOBOS_OK;
+}
+
+void phobos_context_destroy(phobos_context *ctx) {
+  if (!ctx) return;
+  while (ctx->modules) phobos_module_unload(ctx->modules);
+  at_free(ctx);
+  if (ctx->retained) ctx->cu->DevicePrimaryCtxRelease(ctx->dev);
+  free(ctx);
+}
+
+/* ------------------------------------------------------------- modules */
+
+static char *read_file(const char *path, size_t *len, int *err) {
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    *err = errno;
+    return NULL;
+  }
+  size_t cap = 1 << 16, n = 0;
+  char *buf = malloc(cap);
+  size_t got;
+  while (buf && (got = fread(buf + n, 1, cap - n, f)) > 0) {
+    n += got;
+    if (n == cap) {
+      char *nb = realloc(buf, cap *= 2);
+      if (!nb) free(buf);
+      buf = nb;
+    }
+  }
+  fclose(f);
+  *len = n;
+  *err = buf ? 0 : ENOMEM;
+  return buf;
+}
+
+static uint64_t rd(const unsigned char *p, int bytes) {
+  uint64_t v = 0;
+  for (int i = bytes - 1; i >= 0; i--) v = v << 8 | p[i];
+  return v;
+}
+
+/* cuModuleLoadData takes no length: a truncated or damaged cubin would make
+ * the driver read past the buffer. So the ELF structure is checked first:
+ * a 64-bit little-endian CUDA ELF whose header tables and sections lie
+ * inside the file. */
+bool rt_elf_ok(const unsigned char *p, size_t len, char *why, size_t wlen) {
+  if (len < 64 || memcmp(p, "\177ELF", 4) != 0) return snprintf(why, wlen, "no ELF header (%zu bytes)", len), false;
+  if (p[4] != 2 || p[5] != 1) return snprintf(why, wlen, "not a 64-bit little-endian ELF"), false;
+  if (rd(p + 18, 2) != 190) return snprintf(why, wlen, "an ELF for machine %llu, not CUDA (190)", (unsigned long long)rd(p + 18, 2)), false;
+  uint64_t phoff = rd(p + 0x20, 8), shoff = rd(p + 0x28, 8);
+  uint64_t phent = rd(p + 0x36, 2), phnum = rd(p + 0x38, 2), shent = rd(p + 0x3a, 2), shnum = rd(p + 0x3c, 2);
+  if ((shnum && shent != 64) || (phnum && phent != 56)) return snprintf(why, wlen, "unexpected ELF table entry sizes"), false;
+  if (shoff > len || shnum * 64 > len - shoff || phoff > len || phnum * 56 > len - phoff)
+    return snprintf(why, wlen, "truncated: its header tables end past the file's %zu bytes", len), false;
+  for (uint64_t i = 0; i < shnum; i++) {
+    const unsigned char *sh = p + shoff + i * 64;
+    uint64_t type = rd(sh + 4, 4), off = rd(sh + 0x18, 8), size = rd(sh + 0x20, 8);
+    if (type != 8 /* NOBITS */ && (off > len || size > len - off))
+      return snprintf(why, wlen, "truncated: section %llu ends past the file's %zu bytes", (unsigned long long)i, len), false;
+  }
+  for (uint64_t i = 0; i < phnum; i++) {
+    const unsigned char *ph = p + phoff + i * 56;
+    uint64_t off = rd(ph + 8, 8), size = rd(ph + 0x20, 8);
+    if (off > len || size > len - off)
+      return snprintf(why, wlen, "truncated: segment %llu ends past the file's %zu bytes", (unsigned long long)i, len), false;
+  }
+  return true;
+}
+
+/* The manifest beside a cubin: the same path with .yaml for .cubin. */
+static char *manifest_path(const char *cubin) {
+  size_t n = strlen(cubin);
+  const char *ext = n > 6 && !strcmp(cubin + n - 6, ".cubin") ? cubin + n - 6 : cubin + n;
+  char *p = malloc((size_t)(ext - cubin) + 6);
+  if (!p) return NULL;
+  memcpy(p, cubin, (size_t)(ext - cubin));
+  strcpy(p + (ext - cubin), ".yaml");
+  return p;
+}
+
+phobos_status phobos_module_load(phobos_context *ctx, const char *cubin_path, phobos_module **out) {
+  if (!ctx || !cubin_path || !out) return rt_set_err(ctx, PHOBOS_INVALID, "phobos_module_load: NULL argument");
+  *out = NULL;
+  if (!ctx->cu) return rt_set_err(ctx, PHOBOS_NO_DRIVER, "no CUDA driver: the context has no device");
+  phobos_module *m = calloc(1, sizeof *m);
+  if (!m) return rt_set_err(ctx, PHOBOS_OUT_OF_MEMORY, "out of memory loading %s", cubin_path);
+  m->ctx = ctx;
+  char *mpath = manifest_path(cubin_path);
+  char err[900];
+  if (!mpath || !mf_load(mpath, &m->mf, err, sizeof err)) {
+    phobos_status s = mpath && strstr(err, "cannot open manifest") ? PHOBOS_IO_ERROR : PHOBOS_BAD_MANIFEST;
+    rt_set_err(ctx, s, "%s", mpath ? err : "out of memory");
+    free(mpath);
+    free(m);
+    return s;
+  }
+  free(mpath);
+  size_t len;
+  int e;
+  char *image = read_file(cubin_path, &len, &e);
+  if (!image) {
+    mf_free(&m->mf);
+    free(m);
+    return rt_set_err(ctx, PHOBOS_IO_ERROR, "cannot read cubin %s: %s", cubin_path, strerror(e));
+  }
+  char why[200];
+  if (!rt_elf_ok((const unsigned char *)image, len, why, sizeof why)) {
+    free(image);
+    mf_free(&m->mf);
+    free(m);
+    return rt_set_err(ctx, PHOBOS_BAD_CUBIN, "%s is not a usable cubin: %s", cubin_path, why);
+  }
+  CUresult r = ctx->cu->CtxSetCurrent(ctx->cuctx);
+  if (r == CU_SUCCESS) r = ctx->cu->ModuleLoadData(&m->cumod, image);
+  free(image);
+  if (r != CU_SUCCESS) {
+    char b[200];
+    mf_free(&m->mf);
+    free(m);
+    return rt_set_err(ctx, PHOBOS_BAD_CUBIN, "the driver rejected %s: %s", cubin_path, cu_error(ctx->cu, r, b, sizeof b));
+  }
+  m->kernels = calloc((size_t)m->mf.nkernels, sizeof(phobos_kernel));
+  if (!m->kernels) {
+    ctx->cu->ModuleUnload(m->cumod);
+    mf_free(&m->mf);
+    free(m);
+    return rt_set_err(ctx, PHOBOS_OUT_OF_MEMORY, "out of memory loading %s", cubin_path);
+  }
+  /* every variant the manifest names must be in the cubin */
+  for (int i = 0; i < m->mf.nkernels; i++) {
+    m->kernels[i] = (phobos_kernel){.mod = m, .mf = &m->mf.kernels[i]};
+    for (int j = 0; j < m->mf.kernels[i].nvariants; j++) {
+      MfVariant *v = &m->mf.kernels[i].variants[j];
+      r = ctx->cu->ModuleGetFunction(&v->fn, m->cumod, v->entry);
+      if (r != CU_SUCCESS) {
+        char b[200];
+        rt_set_err(ctx, PHOBOS_BAD_MANIFEST, "manifest of %s names entry '%s', which the cubin lacks: %s", cubin_path,
+                v->entry, cu_error(ctx->cu, r, b, sizeof b));
+        ctx->cu->ModuleUnload(m->cumod);
+        mf_free(&m->mf);
+        free(m->kernels);
+        free(m);
+        return PHOBOS_BAD_MANIFEST;
+      }
+    }
+  }
+  m->next = ctx->modules;
+  ctx->modules = m;
+  *out = m;
+  return PHOBOS_OK;
+}
+
+void phobos_module_unload(phobos_module *m) {
+  if (!m) return;
+  phobos_context *ctx = m->ctx;
+  for (phobos_module **p = &ctx->modules; *p; p = &(*p)->next)
+    if (*p == m) {
+      *p = m->next;
+      break;
+    }
+  if (m->cumod) ctx->cu->ModuleUnload(m->cumod);
+  mf_free(&m->mf);
+  free(m->kernels);
+  free(m);
+}
+
+phobos_status phobos_kernel_get(phobos_module *m, const char *name, phobos_kernel **out) {
+  if (!m || !name || !out) return rt_set_err(m ? m->ctx : NULL, PHOBOS_INVALID, "phobos_kernel_get: NULL argument");
+  for (int i = 0; i < m->mf.nkernels; i++)
+    if (!strcmp(m->mf.kernels[i].name, name)) {
+      *out = &m->kernels[i];
+      return PHOBOS_OK;
+    }
+  char list[400] = "";
+  int n = 0;
+  for (int i = 0; i < m->mf.nkernels && n < (int)sizeof list - 80; i++)
+    n += snprintf(list + n, sizeof list - (size_t)n, "%s%s", i ? ", " : "", m->mf.kernels[i].name);
+  *out = NULL;
+  return rt_set_err(m->ctx, PHOBOS_NOT_FOUND, "no kernel '%s' in %s (it has: %s)", name, m->mf.cubin, list);
+}
+
+phobos_status phobos_cache_status(const phobos_context *ctx) { return ctx ? ctx->cache_status : PHOBOS_INVALID; }
+
+const char *phobos_kernel_last_variant(const phobos_kernel *k) { return k && k->last_variant ? k->last_variant : ""; }
+
+/* ------------------------------------------------------ argument checks */
+
+static bool fail(char *err, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static bool fail(char *err, size_t len, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(err, len, fmt, ap);
+  va_end(ap);
+  return false;
+}
+
+static const char *arg_kind_name(phobos_arg_kind k) {
+  return k == PHOBOS_ARG_TENSOR ? "a tensor" : k == PHOBOS_ARG_INT ? "an int" : k == PHOBOS_ARG_FLOAT ? "a float" : k == PHOBOS_ARG_BOOL ? "a bool" : "an unknown kind";
+}
+
+#define BAD(status, ...) (fail(err, errlen, __VA_ARGS__), (status))
+
+phobos_status rt_bind(const MfKernel *k, const phobos_arg *args, int nargs, RtBinding *b, char *err, size_t errlen) {
+  memset(b, 0, sizeof *b);
+  if (nargs != k->nparams)
+    return BAD(PHOBOS_BAD_ARGUMENT, "kernel '%s' takes %d argument%s, got %d", k->name, k->nparams, k->nparams == 1 ? "" : "s",
+                nargs);
+  if (!args && nargs) return BAD(PHOBOS_INVALID, "kernel '%s': args is NULL", k->name);
+  const char *from[32];
+  for (int i = 0; i < k->nparams; i++) {
+    const MfParam *p = &k->params[i];
+    const phobos_arg *a = &args[i];
+    if (p->tensor) {
+      if (a->kind != PHOBOS_ARG_TENSOR)
+        return BAD(PHOBOS_BAD_ARGUMENT, "argument %d ('%s') must be a tensor, got %s", i, p->name, arg_kind_name(a->kind));
+      const phobos_tensor *t = &a->tensor;
+      if (t->dtype != p->dtype)
+        return BAD(PHOBOS_BAD_ARGUMENT, "tensor '%s' must hold %s, got %s", p->name, mf_dtype_name(p->dtype), mf_dtype_name(t->dtype));
+      if (t->rank != p->rank)
+        return BAD(PHOBOS_BAD_SHAPE, "tensor '%s' must have rank %d, got %d", p->name, p->rank, t->rank);
+      if (!t->data) return BAD(PHOBOS_BAD_POINTER, "tensor '%s': the data pointer is NULL", p->name);
+      int eb = mf_dtype_bytes(p->dtype);
+      if (t->data % (uint64_t)eb)
+        return BAD(PHOBOS_BAD_POINTER, "tensor '%s': data pointer 0x%llx is not aligned to its %d-byte elements", p->name,
+                    (unsigned long long)t->data, eb);
+      int64_t expect = 1;
+      for (int d = p->rank - 1; d >= 0; d--) {
+        int64_t got = t->shape[d];
+        if (got <= 0)
+          return BAD(PHOBOS_BAD_SHAPE, "tensor '%s' dim %d%s%s%s is %lld; extents must be positive", p->name, d,
+                      p->dimname[d] ? " (" : "", p->dimname[d] ? p->dimname[d] : "", p->dimname[d] ? ")" : "",
+                      (long long)got);
+        if (got > INT32_MAX)
+          return BAD(PHOBOS_BAD_SHAPE, "tensor '%s' dim %d is %lld; extents must fit in 32 bits", p->name, d, (long long)got);
+        if (t->strides[d] && t->strides[d] != expect)
+          return BAD(PHOBOS_BAD_ARGUMENT, "tensor '%s' dim %d has stride %lld; this version takes contiguous row-major "
+                      "tensors (stride %lld)", p->name, d, (long long)t->strides[d], (long long)expect);
+        expect *= got;
+        if (!p->dimname[d]) {
+          if (got != p->dim[d])
+            return BAD(PHOBOS_BAD_SHAPE, "tensor '%s' dim %d must be %lld, got %lld", p->name, d, (long long)p->dim[d],
+                        (long long)got);
+          continue;
+        }
+        int j = 0;
+        while (j < b->ndims && strcmp(b->name[j], p->dimname[d])) j++;
+        if (j < b->ndims) {
+          if (b->value[j] != got)
+            return BAD(PHOBOS_BAD_SHAPE, "tensor '%s' dim %d (%s) is %lld, but %s = %lld from tensor '%s'", p->name, d,
+                        p->dimname[d], (long long)got, p->dimname[d], (long long)b->value[j], from[j]);
+        } else if (b->ndims < 32) {
+          b->name[b->ndims] = p->dimname[d];
+          from[b->ndims] = p->name;
+          b->value[b->ndims++] = got;
+        }
+      }
+    } else {
+      bool is_float = p->dtype <= PHOBOS_F64;
+      bool ok = a->kind == PHOBOS_ARG_FLOAT ? is_float
+                : a->kind == PHOBOS_ARG_INT ? (p->dtype != PHOBOS_BOOL)
+                : a->kind == PHOBOS_ARG_BOOL ? p->dtype == PHOBOS_BOOL
+                                              : false;
+      if (!ok)
+        return BAD(PHOBOS_BAD_ARGUMENT, "argument %d ('%s') is a %s scalar, got %s", i, p->name, mf_dtype_name(p->dtype),
+                    arg_kind_name(a->kind));
+      if (a->kind == PHOBOS_ARG_FLOAT && !isfinite(a->f) && p->dtype != PHOBOS_F64 && p->dtype != PHOBOS_F32)
+        return BAD(PHOBOS_BAD_ARGUMENT, "argument %d ('%s') is %g, not representable in %s", i, p->name, a->f,
+                    mf_dtype_name(p->dtype));
+    }
+  }
+  return PHOBOS_OK;
+}
+
+bool rt_variant_fits(const MfVariant *v, const RtBinding *b) {
+  for (int i = 0; i < v->npinned; i++)
+    for (int j = 0; j < b->ndims; j++)
+      if (!strcmp(v->pinned_name[i], b->name[j]) && v->pinned_value[i] != b->value[j]) return false;
+  return true;
+}
+
+bool rt_grid(const MfVariant *v, const RtBinding *b, const int64_t max[3], int64_t grid[3], char *err, size_t errlen) {
+  grid[0] = grid[1] = grid[2] = 1;
+  if (!v->ngrid) return fail(err, errlen, "variant '%s' has no @grid: launch it with phobos_launch_grid", v->entry);
+  for (int a = 0; a < v->ngrid; a++) {
+    int64_t st[MF_MAX_GRID_OPS];
+    int sp = 0;
+    for (int o = 0; o < v->nops[a]; o++) {
+      const MfGridOp *op = &v->ops[a][o];
+      if (op->kind == MF_INT) {
+        st[sp++] = op->v;
+      } else if (op->kind == MF_DIM) {
+        int j = 0;
+        while (j < b->ndims && strcmp(b->name[j], op->name)) j++;
+        if (j == b->ndims) return fail(err, errlen, "variant '%s': grid uses dim '%s', which no tensor gave", v->entry, op->name);
+        st[sp++] = b->value[j];
+      } else if (!strcmp(op->op, "neg")) {
+        st[sp - 1] = -st[sp - 1];
+      } else {
+        int64_t y = st[--sp], x = st[sp - 1], r = 0;
+        bool ovf = false;
+        if (!strcmp(op->op, "+")) ovf = __builtin_add_overflow(x, y, &r);
+        else if (!strcmp(op->op, "-")) ovf = __builtin_sub_overflow(x, y, &r);
+        else if (!strcmp(op->op, "*")) ovf = __builtin_mul_overflow(x, y, &r);
+        else if (!strcmp(op->op, "min")) r = x < y ? x : y;
+        else if (!strcmp(op->op, "max")) r = x > y ? x : y;
+        else {
+          if (y == 0) return fail(err, errlen, "variant '%s': grid axis %c divides by zero", v->entry, "xyz"[a]);
+          if (!strcmp(op->op, "/")) r = x / y;
+          else if (!strcmp(op->op, "%")) r = x % y;
+          else r = y > 0 && x > 0 ? (x + y - 1) / y : x / y; /* cdiv */
+        }
+        if (ovf) return fail(err, errlen, "variant '%s': grid axis %c overflows", v->entry, "xyz"[a]);
+        st[sp - 1] = r;
+      }
+    }
+    grid[a] = st[0];
+    if (grid[a] <= 0)
+      return fail(err, errlen, "variant '%s': grid axis %c evaluates to %lld; nothing to launch", v->entry, "xyz"[a],
+                  (long long)grid[a]);
+    if (max && grid[a] > max[a])
+      return fail(err, errlen, "variant '%s': grid axis %c is %lld, beyond the device's %lld", v->entry, "xyz"[a],
+                  (long long)grid[a], (long long)max[a]);
+  }
+  return true;
+}
+
+/* -------------------------------------------------------------- launch */
+
+/* The kernel parameter buffer, laid out as the ABI above says. */
+typedef struct Params {
+  void *ptrs[160];
+  union {
+    uint64_t u64;
+    int32_t s32;
+    int64_t s64;
+    float f32;
+    double f64;
+  } vals[160];
+  int n;
+} Params;
+
+static void pack(const MfKernel *k, const phobos_arg *args, const CUdeviceptr *override, Params *p) {
+  p->n = 0;
+  for (int i = 0; i < k->nparams; i++) {
+    const MfParam *mp = &k->params[i];
+    const phobos_arg *a = &args[i];
+    if (mp->tensor) {
+      p->vals[p->n].u64 = override && override[i] ? override[i] : a->tensor.data;
+      p->ptrs[p->n] = &p->vals[p->n];
+      p->n++;
+      for (int d = 0; d < mp->rank; d++) {
+        p->vals[p->n].s32 = (int32_t)a->tensor.shape[d];
+        p->ptrs[p->n] = &p->vals[p->n];
+        p->n++;
+      }
+      continue;
+    }
+    double f = a->kind == PHOBOS_ARG_FLOAT ? a->f : (double)a->i;
+    int64_t iv = a->kind == PHOBOS_ARG_FLOAT ? (int64_t)a->f : a->i;
+    if (mp->dtype == PHOBOS_F64) p->vals[p->n].f64 = f;
+    else if (mp->dtype <= PHOBOS_F32) p->vals[p->n].f32 = (float)f;
+    else if (mp->dtype == PHOBOS_I64) p->vals[p->n].s64 = iv;
+    else p->vals[p->n].s32 = (int32_t)(mp->dtype == PHOBOS_BOOL ? iv != 0 : iv);
+    p->ptrs[p->n] = &p->vals[p->n];
+    p->n++;
+  }
+}
+
+phobos_status rt_launch_variant(phobos_kernel *k, MfVariant *v, const phobos_arg *args, const RtBinding *b,
+                                    const CUdeviceptr *override, CUstream stream) {
+  phobos_context *ctx = k->mod->ctx;
+  char err[512];
+  int64_t grid[3];
+  if (k->explicit_grid) {
+    for (int a = 0; a < 3; a++) {
+      grid[a] = k->grid[a];
+      if (grid[a] < 1 || grid[a] > ctx->max_grid[a])
+        return rt_set_err(ctx, PHOBOS_LAUNCH_LIMIT, "grid axis %c is %lld; the device allows 1 to %lld", "xyz"[a],
+                          (long long)grid[a], (long long)ctx->max_grid[a]);
+    }
+  } else if (!rt_grid(v, b, ctx->max_grid, grid, err, sizeof err)) {
+    return rt_set_err(ctx, PHOBOS_LAUNCH_LIMIT, "%s", err);
+  }
+  int dyn = 0;
+  if (v->dynamic_shared) {
+    if (v->shared_bytes > ctx->max_shared_optin)
+      return rt_set_err(ctx, PHOBOS_LAUNCH_LIMIT, "variant '%s' needs %lld bytes of shared memory; device %d allows %d",
+                     v->entry, (long long)v->shared_bytes, ctx->ordinal, ctx->max_shared_optin);
+    dyn = (int)v->shared_bytes;
+    CU_CHECK(ctx, ctx->cu->FuncSetAttribute(v->fn, CU_FUNC_MAX_DYNAMIC_SHARED, dyn),
+             "cuFuncSetAttribute(max dynamic shared memory)");
+  }
+  Params p;
+  pack(k->mf, args, override, &p);
+  CU_CHECK(ctx, ctx->cu->CtxSetCurrent(ctx->cuctx), "cuCtxSetCurrent");
+  CU_CHECK(ctx,
+           ctx->cu->LaunchKernel(v->fn, (unsigned)grid[0], (unsigned)grid[1], (unsigned)grid[2], (unsigned)v->threads,
+                                 1, 1, (unsigned)dyn, stream, p.ptrs, NULL),
+           "cuLaunchKernel");
+  return PHOBOS_OK;
+}
+
+phobos_status phobos_launch_grid(phobos_kernel *k, const phobos_arg *args, int nargs, const int64_t grid[3],
+                                 void *stream) {
+  if (!k || !grid) return k ? rt_set_err(k->mod->ctx, PHOBOS_INVALID, "phobos_launch_grid: grid is NULL") : PHOBOS_INVALID;
+  k->explicit_grid = true;
+  memcpy(k->grid, grid, sizeof k->grid);
+  phobos_status s = phobos_launch(k, args, nargs, stream);
+  k->explicit_grid = false;
+  return s;
+}
+
+phobos_status phobos_launch(phobos_kernel *k, const phobos_arg *args, int nargs, void *stream) {
+  if (!k) return PHOBOS_INVALID;
+  phobos_context *ctx = k->mod->ctx;
+  char err[900];
+  RtBinding b;
+  phobos_status bs = rt_bind(k->mf, args, nargs, &b, err, sizeof err);
+  if (bs != PHOBOS_OK) return rt_set_err(ctx, bs, "%s", err);
+  MfVariant *fits[256];
+  int nfits = 0;
+  for (int i = 0; i < k->mf->nvariants && nfits < 256; i++)
+    if (rt_variant_fits(&k->mf->variants[i], &b)) fits[nfits++] = &k->mf->variants[i];
+  if (!nfits) {
+    const MfVariant *v0 = &k->mf->variants[0];
+    char pins[300] = "";
+    int n = 0;
+    for (int i = 0; i < v0->npinned && n < (int)sizeof pins - 60; i++)
+      n += snprintf(pins + n, sizeof pins - (size_t)n, "%s%s = %lld", i ? ", " : "", v0->pinned_name[i],
+                    (long long)v0->pinned_value[i]);
+    return rt_set_err(ctx, PHOBOS_NO_VARIANT, "kernel '%s': no compiled variant fits these shapes (the first needs %s); "
+                   "recompile with -D for them", k->mf->name, pins);
+  }
+  MfVariant *v = fits[0];
+  if (nfits > 1) {
+    phobos_status s = at_choose(k, args, &b, fits, nfits, (CUstream)stream, &v);
+    if (s != PHOBOS_OK) return s;
+  }
+  k->last_variant = v->entry;
+  return rt_launch_variant(k, v, args, &b, NULL, (CUstream)stream);
+}
+
+phobos_arg phobos_tensor_arg(uint64_t data, phobos_dtype dtype, int rank, const int64_t *shape) {
+  phobos_arg a;
+  memset(&a, 0, sizeof a);
+  a.kind = PHOBOS_ARG_TENSOR;
+  a.tensor.data = data;
+  a.tensor.dtype = dtype;
+  a.tensor.rank = rank < 0 ? 0 : rank > PHOBOS_MAX_RANK ? PHOBOS_MAX_RANK : rank;
+  for (int i = 0; shape && i < a.tensor.rank; i++) a.tensor.shape[i] = shape[i];
+  return a;
+}
+
+phobos_arg phobos_int_arg(int64_t v) {
+  phobos_arg a;
+  memset(&a, 0, sizeof a);
+  a.kind = PHOBOS_ARG_INT;
+  a.i = v;
+  return a;
+}
+
+phobos_arg phobos_float_arg(double v) {
+  phobos_arg a;
+  memset(&a, 0, sizeof a);
+  a.kind = PHOBOS_ARG_FLOAT;
+  a.f = v;
+  return a;
+}
+
+phobos_arg phobos_bool_arg(int v) {
+  phobos_arg a;
+  memset(&a, 0, sizeof a);
+  a.kind = PHOBOS_ARG_BOOL;
+  a.i = v != 0;
+  return a;
+}

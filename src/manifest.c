@@ -1,0 +1,215 @@
+/* manifest.c: the YAML manifest written beside a cubin (libyaml emitter).
+ * It is everything the runtime needs to launch a variant without the
+ * source: parameters and their symbolic dims, which tensors are written,
+ * each variant's entry name, constants, pinned dims, grid (as a postfix
+ * program over dims), threads and shared memory. runtime/manifest.c reads
+ * it; the format is described there. */
+#include "manifest.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+
+typedef struct Em {
+  yaml_emitter_t e;
+  bool ok;
+} Em;
+
+static void ev_scalar(Em *m, const char *s, bool quoted) {
+  yaml_event_t ev;
+  m->ok = m->ok && yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)s, -1, 1, 1,
+                                                quoted ? YAML_DOUBLE_QUOTED_SCALAR_STYLE : YAML_PLAIN_SCALAR_STYLE) &&
+          yaml_emitter_emit(&m->e, &ev);
+}
+
+static void ev_int(Em *m, int64_t v) {
+  char b[32];
+  snprintf(b, sizeof b, "%lld", (long long)v);
+  ev_scalar(m, b, false);
+}
+
+static void ev_map(Em *m, bool start, bool flow) {
+  yaml_event_t ev;
+  m->ok = m->ok &&
+          (start ? yaml_mapping_start_event_initialize(&ev, NULL, NULL, 1, flow ? YAML_FLOW_MAPPING_STYLE : YAML_BLOCK_MAPPING_STYLE)
+                 : yaml_mapping_end_event_initialize(&ev)) &&
+          yaml_emitter_emit(&m->e, &ev);
+}
+
+static void ev_seq(Em *m, bool start, bool flow) {
+  yaml_event_t ev;
+  m->ok = m->ok &&
+          (start ? yaml_sequence_start_event_initialize(&ev, NULL, NULL, 1, flow ? YAML_FLOW_SEQUENCE_STYLE : YAML_BLOCK_SEQUENCE_STYLE)
+                 : yaml_sequence_end_event_initialize(&ev)) &&
+          yaml_emitter_emit(&m->e, &ev);
+}
+
+static void kv(Em *m, const char *k, const char *v) {
+  ev_scalar(m, k, false);
+  ev_scalar(m, v, false);
+}
+
+static void kv_int(Em *m, const char *k, int64_t v) {
+  ev_scalar(m, k, false);
+  ev_int(m, v);
+}
+
+uint64_t manifest_hash(const char *text, size_t len) {
+  uint64_t h = 1469598103934665603ull;
+  for (size_t i = 0; i < len; i++) h = (h ^ (unsigned char)text[i]) * 1099511628211ull;
+  return h;
+}
+
+const char *manifest_entry(Arena *a, const TirFunc *f) { return arena_printf(a, "%s__v%d", f->name, f->info->index); }
+
+/* A grid value as postfix tokens; false when it uses something the runtime
+ * cannot evaluate (it never does: sema allows dims and constants only). */
+static bool postfix(const TirInst *in, char *buf, size_t len, size_t *n) {
+  const char *tok = NULL;
+  char num[32];
+  switch (in->op) {
+  case TIR_CONST:
+    snprintf(num, sizeof num, "%lld", (long long)in->ival);
+    tok = num;
+    break;
+  case TIR_DIM: tok = in->name; break;
+  case TIR_CONVERT: return postfix(in->args[0], buf, len, n);
+  case TIR_UNARY:
+    if (in->aux != '-' || !postfix(in->args[0], buf, len, n)) return false;
+    tok = "neg";
+    break;
+  case TIR_BINARY: {
+    if (!postfix(in->args[0], buf, len, n) || !postfix(in->args[1], buf, len, n)) return false;
+    static const struct { int op; const char *s; } ops[] = {{'+', "+"}, {'-', "-"}, {'*', "*"}, {'/', "/"}, {'%', "%"},
+                                                             {TOP_CDIV, "cdiv"}, {TOP_MIN, "min"}, {TOP_MAX, "max"}};
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+      if (ops[i].op == in->aux) tok = ops[i].s;
+    if (!tok) return false;
+    break;
+  }
+  default: return false;
+  }
+  int w = snprintf(buf + *n, len - *n, "%s%s", *n ? " " : "", tok);
+  if (w < 0 || (size_t)w >= len - *n) return false;
+  *n += (size_t)w;
+  return true;
+}
+
+static bool writes_param(const TirBlock *b, int param) {
+  for (int i = 0; i < b->len; i++) {
+    const TirInst *in = b->insts[i];
+    if (in->op == TIR_STORE && in->aux == param) return true;
+    if (writes_param(&in->body, param) || writes_param(&in->body2, param) || writes_param(&in->cond, param)) return true;
+  }
+  return false;
+}
+
+bool manifest_write(FILE *out, const Source *src, const char *arch, const char *cubin, Plan **plans, int nplans,
+                    char *err, size_t errlen) {
+  Em m = {.ok = true};
+  yaml_emitter_initialize(&m.e);
+  yaml_emitter_set_output_file(&m.e, out);
+  yaml_emitter_set_width(&m.e, 160);
+  yaml_event_t ev;
+  m.ok = yaml_stream_start_event_initialize(&ev, YAML_UTF8_ENCODING) && yaml_emitter_emit(&m.e, &ev) &&
+         yaml_document_start_event_initialize(&ev, NULL, NULL, NULL, 1) && yaml_emitter_emit(&m.e, &ev);
+  Arena *a = arena_new();
+  ev_map(&m, true, false);
+  kv_int(&m, "phobos_manifest", 1);
+  kv(&m, "compiler", "phobosc " PHOBOS_VERSION);
+  const char *base = strrchr(src->name, '/');
+  kv(&m, "source", base ? base + 1 : src->name);
+  kv(&m, "source_hash", arena_printf(a, "%016llx", (unsigned long long)manifest_hash(src->text, src->len)));
+  kv(&m, "arch", arch);
+  kv(&m, "cubin", cubin);
+  ev_scalar(&m, "kernels", false);
+  ev_seq(&m, true, false);
+  for (int i = 0; i < nplans;) {
+    const TirFunc *f = plans[i]->f;
+    int j = i;
+    while (j < nplans && plans[j]->f->info->kernel == f->info->kernel) j++;
+    ev_map(&m, true, false);
+    kv(&m, "name", f->name);
+    ev_scalar(&m, "params", false);
+    ev_seq(&m, true, false);
+    for (int p = 0; p < f->nparams; p++) {
+      const TirParam *tp = &f->params[p];
+      ev_map(&m, true, true);
+      kv(&m, "name", tp->name);
+      kv(&m, "kind", tp->tensor ? "tensor" : "scalar");
+      kv(&m, "dtype", sema_scalar_name(tp->elem));
+      if (tp->tensor) {
+        ev_scalar(&m, "dims", false);
+        ev_seq(&m, true, true);
+        for (int d = 0; d < tp->rank; d++) {
+          if (tp->dimname[d]) ev_scalar(&m, tp->dimname[d], false);
+          else ev_int(&m, tp->dims[d]);
+        }
+        ev_seq(&m, false, true);
+        bool written = false;
+        for (int v = i; v < j; v++) written |= writes_param(&plans[v]->f->body, p);
+        kv(&m, "written", written ? "true" : "false");
+      }
+      ev_map(&m, false, true);
+    }
+    ev_seq(&m, false, false);
+    ev_scalar(&m, "variants", false);
+    ev_seq(&m, true, false);
+    for (int v = i; v < j; v++) {
+      const Plan *pl = plans[v];
+      const TirFunc *vf = pl->f;
+      const KernelInfo *info = vf->info;
+      ev_map(&m, true, false);
+      kv(&m, "entry", manifest_entry(a, vf));
+      ev_scalar(&m, "constants", false);
+      ev_map(&m, true, true);
+      for (int c = info->nconsts - 1; c >= 0; c--)
+        if (!info->const_is_float[c]) kv_int(&m, info->const_names[c], info->const_values[c]);
+      ev_map(&m, false, true);
+      /* dims named like a constant are fixed by this variant */
+      ev_scalar(&m, "pinned", false);
+      ev_map(&m, true, true);
+      const char *seen[64];
+      int nseen = 0;
+      for (int p = 0; p < vf->nparams; p++)
+        for (int d = 0; d < vf->params[p].rank; d++) {
+          const TirParam *tp = &vf->params[p];
+          if (!tp->dimname[d] || tp->dims[d] < 0) continue;
+          bool dup = false;
+          for (int s = 0; s < nseen; s++) dup |= !strcmp(seen[s], tp->dimname[d]);
+          if (dup || nseen == 64) continue;
+          seen[nseen++] = tp->dimname[d];
+          kv_int(&m, tp->dimname[d], tp->dims[d]);
+        }
+      ev_map(&m, false, true);
+      ev_scalar(&m, "grid", false);
+      ev_seq(&m, true, true);
+      for (int g = 0; g < vf->ngrid; g++) {
+        char buf[512];
+        size_t n = 0;
+        buf[0] = 0;
+        if (!postfix(vf->grid_value[g], buf, sizeof buf, &n)) {
+          snprintf(err, errlen, "kernel '%s': grid axis %d cannot be written as a postfix program", vf->name, g);
+          m.ok = false;
+        }
+        ev_scalar(&m, buf, true);
+      }
+      ev_seq(&m, false, true);
+      kv_int(&m, "threads", pl->threads);
+      kv_int(&m, "shared_bytes", pl->shared_bytes);
+      kv(&m, "dynamic_shared", info->dynshared ? "true" : "false");
+      ev_map(&m, false, false);
+    }
+    ev_seq(&m, false, false);
+    ev_map(&m, false, false);
+    i = j;
+  }
+  ev_seq(&m, false, false);
+  ev_map(&m, false, false);
+  m.ok = m.ok && yaml_document_end_event_initialize(&ev, 1) && yaml_emitter_emit(&m.e, &ev) &&
+         yaml_stream_end_event_initialize(&ev) && yaml_emitter_emit(&m.e, &ev);
+  if (!m.ok && !*err) snprintf(err, errlen, "writing the manifest failed: %s", m.e.problem ? m.e.problem : "?");
+  yaml_emitter_delete(&m.e);
+  arena_free(a);
+  return m.ok;
+}

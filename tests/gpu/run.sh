@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# The GPU job, run on the device machine over a build folder made here:
+#   bash tests/gpu/run.sh BUILD_DIR
+# Runs the GPU test programs, then again under compute-sanitizer (memcheck),
+# and prints a short table last. Needs no compiler: everything was built here.
+set -uo pipefail
+build=${1:-build}
+out=${OUT:-/tmp}
+status=0
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null | sed 's/^/# gpu: /'
+rows=()
+run() { # NAME COMMAND...
+  local name=$1
+  shift
+  local t0=$(date +%s%N)
+  "$@" > "$out/$name.log" 2>&1
+  local rc=$?
+  local t1=$(date +%s%N)
+  local summary=$(grep -E '^# [0-9]+ passed' "$out/$name.log" | tail -1 | sed 's/^# //')
+  [ -n "$summary" ] || summary=$(grep -E 'ERROR SUMMARY' "$out/$name.log" | tail -1)
+  rows+=("$(printf '%-34s rc=%-3s %6dms  %s' "$name" "$rc" "$(( (t1 - t0) / 1000000 ))" "$summary")")
+  grep -E '^not ok|Bail out|ERROR SUMMARY: [1-9]' "$out/$name.log" | head -20
+  [ $rc -lt 128 ] || { echo "# $name died by signal $((rc - 128)); its last lines:"; tail -5 "$out/$name.log"; }
+  [ $rc -eq 0 ] || status=1
+}
+run gpu_runtime "$build/tests/gpu/gpu_runtime" "$build/tests/gpu"
+if command -v compute-sanitizer >/dev/null; then
+  # the suite provokes driver errors on purpose (a manifest naming a missing entry): only memory errors count
+  run gpu_runtime.memcheck compute-sanitizer --tool memcheck --leak-check full --report-api-errors no --error-exitcode 1 \
+    "$build/tests/gpu/gpu_runtime" "$build/tests/gpu"
+fi
+echo "==== GPU summary"
+printf '%s\n' "${rows[@]}"
+exit $status

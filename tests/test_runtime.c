@@ -1,0 +1,320 @@
+/* test_runtime.c: libphobos without a GPU: statuses, the "no CUDA driver"
+ * path, manifest parsing (good and hostile), argument binding and grid
+ * evaluation. tests/gpu/ covers what needs the device. */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "rt.h"
+
+static char *write_temp(const char *text, const char *suffix) {
+  static char path[256];
+  snprintf(path, sizeof path, "/tmp/phobos_rt_XXXXXX%s", suffix);
+  int fd = mkstemps(path, (int)strlen(suffix));
+  cr_assert(fd >= 0);
+  cr_assert_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+  close(fd);
+  return path;
+}
+
+static const char *good_manifest =
+    "phobos_manifest: 1\n"
+    "compiler: phobosc 0.1.0\n"
+    "source: q8.ph\n"
+    "source_hash: 0123456789abcdef\n"
+    "arch: sm_90a\n"
+    "cubin: q8.cubin\n"
+    "kernels:\n"
+    "- name: q8_matvec\n"
+    "  params:\n"
+    "  - {name: A, kind: tensor, dtype: f32, dims: [1, K], written: false}\n"
+    "  - {name: W, kind: tensor, dtype: i8, dims: [K, N], written: false}\n"
+    "  - {name: S, kind: tensor, dtype: f32, dims: [KB, N], written: false}\n"
+    "  - {name: C, kind: tensor, dtype: f32, dims: [1, N], written: true}\n"
+    "  - {name: scale, kind: scalar, dtype: f32}\n"
+    "  variants:\n"
+    "  - entry: q8_matvec__v0\n"
+    "    constants: {TILE_N: 64, BLK: 32}\n"
+    "    pinned: {}\n"
+    "    grid: [\"N 64 cdiv\", \"1\"]\n"
+    "    threads: 256\n"
+    "    shared_bytes: 128\n"
+    "    dynamic_shared: false\n";
+
+static Manifest load_ok(const char *text) {
+  char err[1024];
+  Manifest m;
+  bool ok = mf_load(write_temp(text, ".yaml"), &m, err, sizeof err);
+  cr_assert(ok, "%s", err);
+  return m;
+}
+
+static void expect_bad(const char *text, const char *want) {
+  char err[1024];
+  Manifest m;
+  cr_assert_not(mf_load(write_temp(text, ".yaml"), &m, err, sizeof err), "accepted: %s", text);
+  cr_assert(strstr(err, want), "message '%s' lacks '%s'", err, want);
+}
+
+static char *replaced(const char *from, const char *to) {
+  const char *at = strstr(good_manifest, from);
+  cr_assert_not_null(at, "test bug: '%s' not in the manifest", from);
+  char *s = malloc(strlen(good_manifest) + strlen(to) + 1);
+  size_t pre = (size_t)(at - good_manifest);
+  memcpy(s, good_manifest, pre);
+  strcpy(s + pre, to);
+  strcat(s, at + strlen(from));
+  return s;
+}
+
+Test(runtime, status_names) {
+  cr_assert_str_eq(phobos_status_name(PHOBOS_OK), "PHOBOS_OK");
+  cr_assert_str_eq(phobos_status_name(PHOBOS_NO_DRIVER), "PHOBOS_NO_DRIVER");
+  cr_assert_str_eq(phobos_status_name(PHOBOS_INVALID), "PHOBOS_INVALID");
+  cr_assert_str_eq(phobos_status_name((phobos_status)999), "PHOBOS_UNKNOWN_STATUS");
+}
+
+Test(runtime, no_driver_is_a_status_not_a_crash) {
+  setenv("PHOBOS_LIBCUDA", "/nonexistent/libcuda.so.1", 1);
+  phobos_context *ctx = NULL;
+  cr_assert_eq(phobos_context_create(0, &ctx), PHOBOS_NO_DRIVER);
+  cr_assert_not_null(ctx);
+  cr_assert(strstr(phobos_last_error(ctx), "no CUDA driver"), "%s", phobos_last_error(ctx));
+  phobos_module *m = NULL;
+  cr_assert_eq(phobos_module_load(ctx, "x.cubin", &m), PHOBOS_NO_DRIVER);
+  cr_assert_null(m);
+  phobos_context_destroy(ctx);
+}
+
+Test(runtime, null_handles) {
+  cr_assert_eq(phobos_context_create(0, NULL), PHOBOS_INVALID);
+  cr_assert_eq(phobos_launch(NULL, NULL, 0, NULL), PHOBOS_INVALID);
+  cr_assert_str_eq(phobos_last_error(NULL), "no context (NULL)");
+  phobos_context_destroy(NULL);
+  phobos_module_unload(NULL);
+}
+
+Test(runtime, manifest_parses) {
+  Manifest m = load_ok(good_manifest);
+  cr_assert_eq(m.nkernels, 1);
+  MfKernel *k = &m.kernels[0];
+  cr_assert_str_eq(k->name, "q8_matvec");
+  cr_assert_eq(k->nparams, 5);
+  cr_assert_eq(k->params[1].dtype, PHOBOS_I8);
+  cr_assert_str_eq(k->params[1].dimname[1], "N");
+  cr_assert_eq(k->params[0].dim[0], 1);
+  cr_assert(k->params[3].written);
+  cr_assert_eq(k->variants[0].ngrid, 2);
+  cr_assert_eq(k->variants[0].threads, 256);
+  cr_assert_str_eq(k->variants[0].const_name[0], "TILE_N");
+  mf_free(&m);
+}
+
+Test(runtime, manifest_hostile_inputs) {
+  expect_bad("", "a manifest is a YAML mapping");
+  expect_bad("[1, 2", "not valid YAML");
+  expect_bad("phobos_manifest: 2\n", "newer than this runtime reads");
+  expect_bad(replaced("compiler: phobosc 0.1.0\n", ""), "'compiler' is missing");
+  expect_bad(replaced("dtype: i8", "dtype: i7"), "'dtype' must be one of");
+  expect_bad(replaced("kind: tensor, dtype: f32, dims: [1, K]", "kind: matrix, dtype: f32, dims: [1, K]"), "'kind' must be tensor or scalar");
+  expect_bad(replaced("dims: [K, N]", "dims: [K, -3]"), "neither a name nor a positive integer");
+  expect_bad(replaced("dims: [K, N]", "dims: [1, 2, 3, 4, 5, 6]"), "must list 1 to 5 extents");
+  expect_bad(replaced("\"N 64 cdiv\"", "\"N cdiv\""), "lacks operands");
+  expect_bad(replaced("\"N 64 cdiv\"", "\"N 64\""), "does not leave one value");
+  expect_bad(replaced("\"N 64 cdiv\"", "\"M 64 cdiv\""), "uses 'M', which is no tensor dim");
+  expect_bad(replaced("\"N 64 cdiv\"", "\"N $ cdiv\""), "bad token '$'");
+  expect_bad(replaced("threads: 256", "threads: 100"), "not a multiple of 32");
+  expect_bad(replaced("threads: 256", "threads: 4096"), "must be from 32 to 1024");
+  expect_bad(replaced("threads: 256", "threads: many"), "'threads' must be an integer");
+  expect_bad(replaced("dynamic_shared: false", "dynamic_shared: maybe"), "must be true or false");
+  expect_bad(replaced("    constants: {TILE_N: 64, BLK: 32}\n", "    constants: [64]\n"), "'constants' must be a mapping");
+  expect_bad(replaced("  - entry: q8_matvec__v0\n", "  - notentry: x\n"), "'entry' is missing");
+}
+
+Test(runtime, manifest_missing_file) {
+  char err[512];
+  Manifest m;
+  cr_assert_not(mf_load("/nonexistent/x.yaml", &m, err, sizeof err));
+  cr_assert(strstr(err, "cannot open manifest /nonexistent/x.yaml"), "%s", err);
+}
+
+/* ---- binding */
+
+static phobos_arg args[5];
+
+static void q8_args(int64_t K, int64_t N) {
+  args[0] = phobos_tensor_arg(0x10000, PHOBOS_F32, 2, (int64_t[]){1, K});
+  args[1] = phobos_tensor_arg(0x20000, PHOBOS_I8, 2, (int64_t[]){K, N});
+  args[2] = phobos_tensor_arg(0x30000, PHOBOS_F32, 2, (int64_t[]){K / 32, N});
+  args[3] = phobos_tensor_arg(0x40000, PHOBOS_F32, 2, (int64_t[]){1, N});
+  args[4] = phobos_float_arg(0.5);
+}
+
+static void expect_bind(phobos_status want, const char *msg) {
+  Manifest m = load_ok(good_manifest);
+  RtBinding b;
+  char err[600] = "";
+  phobos_status s = rt_bind(&m.kernels[0], args, 5, &b, err, sizeof err);
+  cr_assert_eq(s, want, "got %s: %s", phobos_status_name(s), err);
+  if (msg) cr_assert(strstr(err, msg), "message '%s' lacks '%s'", err, msg);
+  mf_free(&m);
+}
+
+Test(runtime, bind_ok_and_grid) {
+  q8_args(4096, 14336);
+  Manifest m = load_ok(good_manifest);
+  RtBinding b;
+  char err[600];
+  cr_assert_eq(rt_bind(&m.kernels[0], args, 5, &b, err, sizeof err), PHOBOS_OK, "%s", err);
+  cr_assert_eq(b.ndims, 3); /* K, N, KB */
+  int64_t grid[3], max[3] = {2147483647, 65535, 65535};
+  cr_assert(rt_grid(&m.kernels[0].variants[0], &b, max, grid, err, sizeof err), "%s", err);
+  cr_assert_eq(grid[0], 224);
+  cr_assert_eq(grid[1], 1);
+  cr_assert_eq(grid[2], 1);
+  int64_t small[3] = {100, 1, 1};
+  cr_assert_not(rt_grid(&m.kernels[0].variants[0], &b, small, grid, err, sizeof err));
+  cr_assert(strstr(err, "grid axis x is 224, beyond the device's 100"), "%s", err);
+  mf_free(&m);
+}
+
+Test(runtime, bind_errors_name_parameter_dim_and_values) {
+  q8_args(4096, 14336);
+  args[1].tensor.shape[0] = 2048;
+  expect_bind(PHOBOS_BAD_SHAPE, "tensor 'W' dim 0 (K) is 2048, but K = 4096 from tensor 'A'");
+  q8_args(4096, 14336);
+  args[0].tensor.shape[0] = 2;
+  expect_bind(PHOBOS_BAD_SHAPE, "tensor 'A' dim 0 must be 1, got 2");
+  q8_args(4096, 14336);
+  args[3].tensor.shape[1] = 0;
+  expect_bind(PHOBOS_BAD_SHAPE, "tensor 'C' dim 1 (N) is 0; extents must be positive");
+  q8_args(4096, 14336);
+  args[3].tensor.shape[1] = -5;
+  expect_bind(PHOBOS_BAD_SHAPE, "is -5; extents must be positive");
+  q8_args(4096, 14336);
+  args[2].tensor.data = 0;
+  expect_bind(PHOBOS_BAD_POINTER, "tensor 'S': the data pointer is NULL");
+  q8_args(4096, 14336);
+  args[0].tensor.data = 0x10002;
+  expect_bind(PHOBOS_BAD_POINTER, "tensor 'A': data pointer 0x10002 is not aligned to its 4-byte elements");
+  q8_args(4096, 14336);
+  args[1].tensor.dtype = PHOBOS_U8;
+  expect_bind(PHOBOS_BAD_ARGUMENT, "tensor 'W' must hold i8, got u8");
+  q8_args(4096, 14336);
+  args[1].tensor.rank = 3;
+  expect_bind(PHOBOS_BAD_SHAPE, "tensor 'W' must have rank 2, got 3");
+  q8_args(4096, 14336);
+  args[4] = phobos_int_arg(3); /* an int for a float scalar converts */
+  expect_bind(PHOBOS_OK, NULL);
+  args[4] = phobos_bool_arg(1);
+  expect_bind(PHOBOS_BAD_ARGUMENT, "argument 4 ('scale') is a f32 scalar, got a bool");
+  q8_args(4096, 14336);
+  args[2] = phobos_float_arg(1.0);
+  expect_bind(PHOBOS_BAD_ARGUMENT, "argument 2 ('S') must be a tensor, got a float");
+  q8_args(4096, 14336);
+  args[1].tensor.strides[0] = 9999;
+  expect_bind(PHOBOS_BAD_ARGUMENT, "tensor 'W' dim 0 has stride 9999");
+}
+
+Test(runtime, bind_wrong_count) {
+  q8_args(64, 64);
+  Manifest m = load_ok(good_manifest);
+  RtBinding b;
+  char err[600];
+  cr_assert_eq(rt_bind(&m.kernels[0], args, 3, &b, err, sizeof err), PHOBOS_BAD_ARGUMENT);
+  cr_assert(strstr(err, "kernel 'q8_matvec' takes 5 arguments, got 3"), "%s", err);
+  mf_free(&m);
+}
+
+Test(runtime, grid_zero_and_no_grid) {
+  q8_args(64, 64);
+  char *text = replaced("\"N 64 cdiv\"", "\"N 64 /\"");
+  Manifest m = load_ok(text);
+  RtBinding b;
+  char err[600];
+  args[1].tensor.shape[1] = args[2].tensor.shape[1] = args[3].tensor.shape[1] = 10; /* N = 10: 10 / 64 = 0 */
+  cr_assert_eq(rt_bind(&m.kernels[0], args, 5, &b, err, sizeof err), PHOBOS_OK, "%s", err);
+  int64_t grid[3];
+  cr_assert_not(rt_grid(&m.kernels[0].variants[0], &b, NULL, grid, err, sizeof err));
+  cr_assert(strstr(err, "grid axis x evaluates to 0; nothing to launch"), "%s", err);
+  m.kernels[0].variants[0].ngrid = 0;
+  cr_assert_not(rt_grid(&m.kernels[0].variants[0], &b, NULL, grid, err, sizeof err));
+  cr_assert(strstr(err, "has no @grid: launch it with phobos_launch_grid"), "%s", err);
+  mf_free(&m);
+  free(text);
+}
+
+Test(runtime, grid_overflow) {
+  q8_args(64, 64);
+  char *text = replaced("\"N 64 cdiv\"", "\"N 9223372036854775807 *\"");
+  Manifest m = load_ok(text);
+  RtBinding b;
+  char err[600];
+  cr_assert_eq(rt_bind(&m.kernels[0], args, 5, &b, err, sizeof err), PHOBOS_OK, "%s", err);
+  int64_t grid[3];
+  cr_assert_not(rt_grid(&m.kernels[0].variants[0], &b, NULL, grid, err, sizeof err));
+  cr_assert(strstr(err, "grid axis x overflows"), "%s", err);
+  mf_free(&m);
+  free(text);
+}
+
+Test(runtime, variant_fits_pinned_dims) {
+  char *text = replaced("    pinned: {}\n", "    pinned: {N: 128}\n");
+  Manifest m = load_ok(text);
+  RtBinding b = {.ndims = 1, .name = {"N"}, .value = {128}};
+  cr_assert(rt_variant_fits(&m.kernels[0].variants[0], &b));
+  b.value[0] = 64;
+  cr_assert_not(rt_variant_fits(&m.kernels[0].variants[0], &b));
+  mf_free(&m);
+  free(text);
+}
+
+Test(runtime, compiler_manifest_round_trips) {
+  /* what phobosc writes, the runtime reads */
+  char cmd[4096], path[] = "/tmp/phobos_mf_XXXXXX.yaml";
+  int fd = mkstemps(path, 5);
+  cr_assert(fd >= 0);
+  close(fd);
+  snprintf(cmd, sizeof cmd, "%s --emit=manifest -o %s %s/examples/gqa_attention/gqa_attention.ph", getenv("PHOBOSC"),
+           path, getenv("PROJECT_ROOT"));
+  cr_assert_eq(system(cmd), 0, "%s", cmd);
+  char err[1024];
+  Manifest m;
+  cr_assert(mf_load(path, &m, err, sizeof err), "%s", err);
+  cr_assert_eq(m.kernels[0].nvariants, 3);
+  MfVariant *v = &m.kernels[0].variants[2];
+  cr_assert_str_eq(v->entry, "gqa_attention__v2");
+  cr_assert(v->dynamic_shared);
+  cr_assert_eq(v->threads, 128);
+  cr_assert_eq(v->npinned, 1);
+  cr_assert_str_eq(v->pinned_name[0], "D");
+  cr_assert(m.kernels[0].params[3].written);
+  cr_assert_not(m.kernels[0].params[0].written);
+  RtBinding b = {.ndims = 4, .name = {"B", "S", "HKV", "D"}, .value = {2, 1000, 4, 128}};
+  int64_t grid[3];
+  cr_assert(rt_grid(v, &b, NULL, grid, err, sizeof err), "%s", err);
+  cr_assert_eq(grid[0], 16); /* cdiv(1000, 64) */
+  cr_assert_eq(grid[1], 4);
+  cr_assert_eq(grid[2], 2);
+  mf_free(&m);
+  unlink(path);
+}
+
+Test(runtime, truncated_and_foreign_cubins_are_refused_before_the_driver) {
+  char path[4096], why[200];
+  snprintf(path, sizeof path, "%s/../build/tests/gpu/kernels.cubin", getenv("TEST_SRCDIR"));
+  FILE *f = fopen(getenv("GPU_CUBIN") ? getenv("GPU_CUBIN") : path, "rb");
+  if (!f) cr_skip_test("no cubin built here (nvcc missing)");
+  static unsigned char buf[1 << 20];
+  size_t len = fread(buf, 1, sizeof buf, f);
+  fclose(f);
+  cr_assert(rt_elf_ok(buf, len, why, sizeof why), "%s", why);
+  for (size_t cut = 64; cut < len; cut += len / 7 + 1)
+    cr_assert_not(rt_elf_ok(buf, cut, why, sizeof why), "a cubin cut to %zu of %zu bytes passed", cut, len);
+  cr_assert(strstr(why, "truncated"), "%s", why);
+  buf[18] = 62; /* x86-64 */
+  cr_assert_not(rt_elf_ok(buf, len, why, sizeof why));
+  cr_assert(strstr(why, "not CUDA"), "%s", why);
+  cr_assert_not(rt_elf_ok((const unsigned char *)"hello", 5, why, sizeof why));
+}
