@@ -8,11 +8,55 @@
  * built in memory and written only when the run succeeds, so a failed run
  * leaves no partial file behind. */
 #include "driver.h"
+#include "cubin.h"
 #include "manifest.h"
+#include "ptx.h"
 #include "tir.h"
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* -o K.cubin: the PTX through ptxas into K.cubin, and K.yaml beside it.
+ * The PTX is written beside the output first; it stays there when ptxas
+ * fails, so the printed command reproduces the failure. */
+static void write_cubin(Arena *arena, Diags *d, const DriverOptions *o, const Source *src, const char *ptx,
+                        size_t ptx_len, Plan **plans, int nplans, const int64_t *shared) {
+  const char *cubin = o->output;
+  size_t n = strlen(cubin);
+  int stem = (int)(n > 6 && !strcmp(cubin + n - 6, ".cubin") ? n - 6 : n);
+  const char *ptx_path = arena_printf(arena, "%.*s.ptx", stem, cubin);
+  const char *yaml_path = arena_printf(arena, "%.*s.yaml", stem, cubin);
+  FILE *f = fopen(ptx_path, "wb");
+  if (!f || fwrite(ptx, 1, ptx_len, f) != ptx_len || fclose(f) != 0) {
+    diag_error(d, (Span){0}, "cannot write %s", ptx_path);
+    return;
+  }
+  double t0 = now();
+  if (!cubin_assemble(ptx_path, cubin, o->arch ? o->arch : "sm_90a", o->verbose, d->out)) {
+    d->errors++;
+    return;
+  }
+  if (o->verbose) fprintf(d->out, "phobosc: ptxas: %.1f ms\n", (now() - t0) * 1e3);
+  unlink(ptx_path);
+  FILE *y = fopen(yaml_path, "wb");
+  char err[512] = "";
+  const char *slash = strrchr(cubin, '/');
+  if (!y || !manifest_write(y, src, o->arch ? o->arch : "sm_90a", slash ? slash + 1 : cubin, plans, nplans, shared,
+                            err, sizeof err)) {
+    diag_error(d, (Span){0}, "cannot write the manifest %s%s%s", yaml_path, *err ? ": " : "", err);
+    if (y) fclose(y);
+    return;
+  }
+  if (fclose(y) != 0) diag_error(d, (Span){0}, "cannot write the manifest %s", yaml_path);
+}
 
 /* Every variant of every kernel through the middle of the compiler. */
 static void compile_variants(Arena *arena, Diags *d, const Source *src, Node *program, SemaOptions *so,
@@ -37,15 +81,40 @@ static void compile_variants(Arena *arena, Diags *d, const Source *src, Node *pr
       vec_push(arena, &plans, p);
     }
   }
-  if (o->emit == EMIT_MANIFEST && !d->errors) {
-    char err[512] = "";
+  if (d->errors || (o->emit != EMIT_MANIFEST && o->emit != EMIT_PTX && o->emit != EMIT_CUBIN)) return;
+  /* the PTX module: every variant of every kernel as its own entry */
+  double t0 = now();
+  const char *arch = o->arch ? o->arch : "sm_90a";
+  char *ptx = NULL;
+  size_t ptx_len = 0;
+  FILE *pf = open_memstream(&ptx, &ptx_len);
+  bool dyn = false;
+  for (int i = 0; i < plans.len; i++) dyn |= ((Plan *)plans.items[i])->f->info->dynshared;
+  ptx_emit_header(pf, arch, dyn);
+  int64_t *shared = arena_alloc(arena, sizeof(int64_t) * (size_t)(plans.len + 1));
+  for (int i = 0; i < plans.len && !d->errors; i++) {
+    Plan *p = plans.items[i];
+    ptx_emit_kernel(arena, d, p, arch, manifest_entry(arena, p->f), pf, &shared[i]);
+  }
+  fclose(pf);
+  if (o->verbose) fprintf(stderr, "phobosc: PTX for %d variant%s: %.2f ms\n", plans.len, plans.len == 1 ? "" : "s", (now() - t0) * 1e3);
+  if (!d->errors) {
     const char *base = o->input ? strrchr(o->input, '/') : NULL;
     const char *name = base ? base + 1 : o->input ? o->input : "kernel.ph";
     size_t n = strlen(name);
-    const char *cubin = arena_printf(arena, "%.*s.cubin", (int)(n > 3 && !strcmp(name + n - 3, ".ph") ? n - 3 : n), name);
-    if (!manifest_write(out, src, o->arch, cubin, (Plan **)plans.items, plans.len, err, sizeof err))
-      diag_ice("%s", err);
+    int stem = (int)(n > 3 && !strcmp(name + n - 3, ".ph") ? n - 3 : n);
+    if (o->emit == EMIT_PTX) {
+      fwrite(ptx, 1, ptx_len, out);
+    } else if (o->emit == EMIT_MANIFEST) {
+      char err[512] = "";
+      if (!manifest_write(out, src, arch, arena_printf(arena, "%.*s.cubin", stem, name), (Plan **)plans.items,
+                          plans.len, shared, err, sizeof err))
+        diag_ice("%s", err);
+    } else {
+      write_cubin(arena, d, o, src, ptx, ptx_len, (Plan **)plans.items, plans.len, shared);
+    }
   }
+  free(ptx);
 }
 
 int driver_compile(const DriverOptions *o, FILE *out, FILE *err) {

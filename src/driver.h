@@ -6,7 +6,9 @@
 
 enum { DRIVER_OK = 0, DRIVER_SOURCE_ERROR = 1, DRIVER_USAGE = 2, DRIVER_ICE = 4 };
 
-typedef enum Emit { EMIT_CHECK, EMIT_TOKENS, EMIT_AST, EMIT_TIR, EMIT_PLAN, EMIT_PLAN_YAML, EMIT_MANIFEST } Emit;
+typedef enum Emit {
+  EMIT_CHECK, EMIT_TOKENS, EMIT_AST, EMIT_TIR, EMIT_PLAN, EMIT_PLAN_YAML, EMIT_MANIFEST, EMIT_PTX, EMIT_CUBIN
+} Emit;
 
 typedef struct DriverOptions {
   const char *input;  /* path, or "-" for standard input */
@@ -17,6 +19,7 @@ typedef struct DriverOptions {
   int max_errors;
   Define *defines;
   int ndefines;
+  bool verbose;       /* -v: stage times and ptxas's resource report */
 } DriverOptions;
 
 /* Runs the passes on one file. Output goes to opts->output or to out;

@@ -105,7 +105,7 @@ static bool writes_param(const TirBlock *b, int param) {
 }
 
 bool manifest_write(FILE *out, const Source *src, const char *arch, const char *cubin, Plan **plans, int nplans,
-                    char *err, size_t errlen) {
+                    const int64_t *shared_bytes, char *err, size_t errlen) {
   Em m = {.ok = true};
   yaml_emitter_initialize(&m.e);
   yaml_emitter_set_output_file(&m.e, out);
@@ -196,7 +196,7 @@ bool manifest_write(FILE *out, const Source *src, const char *arch, const char *
       }
       ev_seq(&m, false, true);
       kv_int(&m, "threads", pl->threads);
-      kv_int(&m, "shared_bytes", pl->shared_bytes);
+      kv_int(&m, "shared_bytes", shared_bytes ? shared_bytes[v] : pl->shared_bytes);
       kv(&m, "dynamic_shared", info->dynshared ? "true" : "false");
       ev_map(&m, false, false);
     }

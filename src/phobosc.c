@@ -22,9 +22,11 @@ typedef struct Options {
 static const char usage_text[] =
     "Usage: phobosc [options] FILE.ph\n"
     "\n"
-    "Compiles a phobos kernel file. Without --emit, checks FILE (syntax, names,\n"
-    "types, shapes and attributes under every @autotune point, then lowers and\n"
-    "plans every variant: shared memory over budget is an error) and writes nothing.\n"
+    "Compiles a phobos kernel file. With -o FILE.cubin, writes the cubin (every\n"
+    "@autotune variant an entry, assembled by ptxas) and FILE.yaml beside it, the\n"
+    "manifest libphobos reads. Without --emit or a .cubin output, checks FILE\n"
+    "(syntax, names, types, shapes and attributes under every @autotune point,\n"
+    "then lowers and plans every variant) and writes nothing.\n"
     "FILE may be '-' for standard input.\n"
     "\n"
     "Options:\n"
@@ -34,7 +36,9 @@ static const char usage_text[] =
     "  --arch=ARCH          target: sm_90a (default) or sm_80\n"
     "  --emit=STAGE         stop after STAGE and print it: tokens, ast, tir (tile IR),\n"
     "                       plan, plan-yaml (residence, layouts, shared memory, barriers),\n"
-    "                       manifest (the YAML the runtime reads beside a cubin)\n"
+    "                       manifest (the YAML the runtime reads beside a cubin),\n"
+    "                       ptx, cubin (needs -o FILE)\n"
+    "  -v                   print the time of each stage and ptxas's resource report\n"
     "  --diagnostics=STYLE  caret (default: the source line and a caret under the\n"
     "                       range) or plain (the message lines alone)\n"
     "  --max-errors=N       stop after N errors (default 20, 0: no limit)\n"
@@ -116,6 +120,8 @@ static void parse_args(int argc, char **argv, Options *o) {
     } else if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
       fputs(usage_text, stdout);
       exit(0);
+    } else if (strcmp(arg, "-v") == 0) {
+      o->d.verbose = true;
     } else if (strcmp(arg, "--version") == 0) {
       printf("phobosc %s\n", PHOBOS_VERSION);
       exit(0);
@@ -140,7 +146,9 @@ static void parse_args(int argc, char **argv, Options *o) {
       else if (strcmp(v, "plan") == 0) o->d.emit = EMIT_PLAN;
       else if (strcmp(v, "plan-yaml") == 0) o->d.emit = EMIT_PLAN_YAML;
       else if (strcmp(v, "manifest") == 0) o->d.emit = EMIT_MANIFEST;
-      else usage_error("unknown --emit stage '%s' (stages: tokens, ast, tir, plan, plan-yaml, manifest)", v);
+      else if (strcmp(v, "ptx") == 0) o->d.emit = EMIT_PTX;
+      else if (strcmp(v, "cubin") == 0) o->d.emit = EMIT_CUBIN;
+      else usage_error("unknown --emit stage '%s' (stages: tokens, ast, tir, plan, plan-yaml, manifest, ptx, cubin)", v);
     } else if ((v = long_value(arg, "--diagnostics"))) {
       if (strcmp(v, "plain") == 0) o->d.plain = true;
       else if (strcmp(v, "caret") == 0) o->d.plain = false;
@@ -155,6 +163,9 @@ static void parse_args(int argc, char **argv, Options *o) {
     }
   }
   if (!o->d.input) usage_error("%s", "no input file");
+  size_t n = o->d.output ? strlen(o->d.output) : 0;
+  if (o->d.emit == EMIT_CHECK && n > 6 && !strcmp(o->d.output + n - 6, ".cubin")) o->d.emit = EMIT_CUBIN;
+  if (o->d.emit == EMIT_CUBIN && !o->d.output) usage_error("%s", "a cubin needs an output file: -o FILE.cubin");
 }
 
 /* A crash is a compiler bug: say so and exit 4 rather than die by signal. */

@@ -275,6 +275,7 @@ typedef struct Compiled {
   Arena *arena;
   Plan *plans[256];
   int nplans;
+  Source src;
 } Compiled;
 
 static bool compile_case(Case *c, Define *consts, int nconsts, Compiled *out, char *err, size_t errlen) {
@@ -285,6 +286,7 @@ static bool compile_case(Case *c, Define *consts, int nconsts, Compiled *out, ch
   Source src;
   const char *why;
   if (!source_load(out->arena, path, &src, &why)) return fail(err, errlen, "cannot read %s: %s", path, why);
+  out->src = src;
   char *dbuf = NULL;
   size_t dlen = 0;
   FILE *dout = open_memstream(&dbuf, &dlen);
@@ -331,13 +333,13 @@ static bool compile_case(Case *c, Define *consts, int nconsts, Compiled *out, ch
 
 /* ------------------------------------------------------------- running */
 
-static CaseParam *find_param(Case *c, const char *name) {
+CaseParam *harness_param(Case *c, const char *name) {
   for (int i = 0; i < c->nparams; i++)
     if (strcmp(c->params[i].name, name) == 0) return &c->params[i];
   return NULL;
 }
 
-static bool is_output(const Case *c, const char *name) {
+bool harness_is_output(const Case *c, const char *name) {
   for (int i = 0; i < c->noutputs; i++)
     if (strcmp(c->outputs[i], name) == 0) return true;
   return false;
@@ -345,15 +347,16 @@ static bool is_output(const Case *c, const char *name) {
 
 /* An output with a fill other than poison is read and written (C in
  * C = alpha A B + beta C): it starts from its inputs, not from poison. */
-static bool is_inout(const Case *c, const CaseParam *p) { return is_output(c, p->name) && strcmp(p->fill, "poison"); }
+bool harness_is_inout(const Case *c, const CaseParam *p) { return harness_is_output(c, p->name) && strcmp(p->fill, "poison"); }
 
-/* Runs one plan on copies of the case's tensors; outputs land in outs[]
- * (by parameter index), poisoned first. */
-static bool run_plan(Case *c, const Plan *p, double **outs, char *err, size_t errlen) {
+/* The interpreter runner: one plan on copies of the case's tensors;
+ * outputs land in outs[] (by parameter index), poisoned first. */
+static bool interp_plan(void *self, Case *c, const Plan *p, int index, double **outs, char *err, size_t errlen) {
+  (void)self, (void)index;
   const TirFunc *f = p->f;
   InterpArg args[CASE_MAX_PARAMS];
   for (int i = 0; i < f->nparams; i++) {
-    CaseParam *cp = find_param(c, f->params[i].name);
+    CaseParam *cp = harness_param(c, f->params[i].name);
     InterpArg *a = &args[i];
     memset(a, 0, sizeof *a);
     if (f->params[i].tensor) {
@@ -362,7 +365,7 @@ static bool run_plan(Case *c, const Plan *p, double **outs, char *err, size_t er
       memcpy(a->t.dims, cp->dims, sizeof cp->dims);
       a->t.data = malloc(sizeof(double) * (size_t)cp->n);
       memcpy(a->t.data, cp->data, sizeof(double) * (size_t)cp->n);
-      if (is_output(c, cp->name) && !is_inout(c, cp))
+      if (harness_is_output(c, cp->name) && !harness_is_inout(c, cp))
         for (int64_t k = 0; k < cp->n; k++) a->t.data[k] = is_float_elem(cp->elem) ? NAN : -77; /* poison */
     } else {
       a->scalar = cp->scalar;
@@ -373,7 +376,7 @@ static bool run_plan(Case *c, const Plan *p, double **outs, char *err, size_t er
   if (!ok) fail(err, errlen, "interpreter: %s", ierr);
   for (int i = 0; i < f->nparams; i++) {
     if (!args[i].tensor) continue;
-    if (ok && outs && is_output(c, f->params[i].name)) outs[i] = args[i].t.data;
+    if (ok && outs && harness_is_output(c, f->params[i].name)) outs[i] = args[i].t.data;
     else free(args[i].t.data);
   }
   return ok;
@@ -439,6 +442,11 @@ static void repeat_param(CaseParam *p, int dim, int times) {
 }
 
 bool harness_run_interp(Case *c, char *err, size_t errlen) {
+  Runner r = {.run = interp_plan};
+  return harness_run(c, &r, err, errlen);
+}
+
+bool harness_run(Case *c, const Runner *runner, char *err, size_t errlen) {
   Compiled comp;
   if (!compile_case(c, c->consts, c->nconsts, &comp, err, errlen)) {
     arena_free(comp.arena);
@@ -448,7 +456,7 @@ bool harness_run_interp(Case *c, char *err, size_t errlen) {
   bool ok = true;
   /* every kernel parameter has a case entry, and element types come from the kernel */
   for (int i = 0; i < f->nparams && ok; i++) {
-    CaseParam *cp = find_param(c, f->params[i].name);
+    CaseParam *cp = harness_param(c, f->params[i].name);
     if (!cp) ok = fail(err, errlen, "%s: params has no entry for '%s'", c->name, f->params[i].name);
     else if (cp->tensor != f->params[i].tensor)
       ok = fail(err, errlen, "%s: '%s' is a %s in the kernel", c->name, cp->name, f->params[i].tensor ? "tensor" : "scalar");
@@ -458,7 +466,7 @@ bool harness_run_interp(Case *c, char *err, size_t errlen) {
     }
   }
   for (int i = 0; i < c->noutputs && ok; i++)
-    if (!find_param(c, c->outputs[i]) || !find_param(c, c->outputs[i])->tensor)
+    if (!harness_param(c, c->outputs[i]) || !harness_param(c, c->outputs[i])->tensor)
       ok = fail(err, errlen, "%s: output '%s' is not a tensor parameter", c->name, c->outputs[i]);
   RefFn ref = ok ? find_ref(c->reference) : NULL;
   if (ok && !ref) ok = fail(err, errlen, "%s: no reference named '%s'", c->name, c->reference);
@@ -467,10 +475,10 @@ bool harness_run_interp(Case *c, char *err, size_t errlen) {
   if (ok) {
     for (int i = 0; i < c->nparams; i++) {
       CaseParam *cp = &c->params[i];
-      if (!cp->tensor || !is_output(c, cp->name)) continue;
+      if (!cp->tensor || !harness_is_output(c, cp->name)) continue;
       saved[i] = cp->data;
       cp->data = malloc(sizeof(double) * (size_t)cp->n);
-      for (int64_t k = 0; k < cp->n; k++) cp->data[k] = is_inout(c, cp) ? saved[i][k] : NAN;
+      for (int64_t k = 0; k < cp->n; k++) cp->data[k] = harness_is_inout(c, cp) ? saved[i][k] : NAN;
     }
     RefCtx r = {.c = c, .err = err, .errlen = errlen};
     ok = ref(&r);
@@ -481,15 +489,16 @@ bool harness_run_interp(Case *c, char *err, size_t errlen) {
       }
   }
   double *first_outs[CASE_MAX_PARAMS] = {0};
+  if (ok && runner->begin) ok = runner->begin(runner->self, c, comp.plans, comp.nplans, &comp.src, err, errlen);
   for (int v = 0; v < comp.nplans && ok; v++) {
     double *outs[CASE_MAX_PARAMS] = {0};
     const Plan *p = comp.plans[v];
-    ok = run_plan(c, p, outs, err, errlen);
+    ok = runner->run(runner->self, c, p, v, outs, err, errlen);
     char what[256];
     snprintf(what, sizeof what, "variant [%s]", tir_variant_str(comp.arena, p->f->info));
     for (int i = 0; i < p->f->nparams && ok; i++) {
       if (!outs[i]) continue;
-      CaseParam *cp = find_param(c, p->f->params[i].name);
+      CaseParam *cp = harness_param(c, p->f->params[i].name);
       int ci = (int)(cp - c->params);
       ok = compare(c, cp, outs[i], want[ci], what, err, errlen);
     }
@@ -512,7 +521,7 @@ bool harness_run_interp(Case *c, char *err, size_t errlen) {
     ok = compile_case(c, merged, nm, &comp2, err, errlen);
     Case c2 = *c;
     for (int i = 0; ok && i < c->nrepeat; i++) {
-      CaseParam *cp = find_param(&c2, c->repeat[i].name);
+      CaseParam *cp = harness_param(&c2, c->repeat[i].name);
       if (!cp) {
         ok = fail(err, errlen, "%s: same_as repeats unknown '%s'", c->name, c->repeat[i].name);
         break;
@@ -522,12 +531,14 @@ bool harness_run_interp(Case *c, char *err, size_t errlen) {
       cp->data = copy;
       repeat_param(cp, c->repeat[i].dim, c->repeat[i].times);
     }
+    if (ok && runner->end) runner->end(runner->self);
+    if (ok && runner->begin) ok = runner->begin(runner->self, &c2, comp2.plans, comp2.nplans, &comp2.src, err, errlen);
     for (int v = 0; ok && v < comp2.nplans; v++) {
       double *outs[CASE_MAX_PARAMS] = {0};
-      ok = run_plan(&c2, comp2.plans[v], outs, err, errlen);
+      ok = runner->run(runner->self, &c2, comp2.plans[v], v, outs, err, errlen);
       for (int i = 0; i < comp2.plans[v]->f->nparams; i++) {
         if (!outs[i]) continue;
-        CaseParam *cp = find_param(c, comp2.plans[v]->f->params[i].name);
+        CaseParam *cp = harness_param(c, comp2.plans[v]->f->params[i].name);
         int ci = (int)(cp - c->params);
         if (ok && first_outs[ci])
           ok = compare(c, cp, outs[i], first_outs[ci], "the same_as rerun (vs. the first variant)", err, errlen);
@@ -535,8 +546,8 @@ bool harness_run_interp(Case *c, char *err, size_t errlen) {
       }
     }
     for (int i = 0; i < c->nrepeat; i++) {
-      CaseParam *cp = find_param(&c2, c->repeat[i].name);
-      if (cp && cp->data != find_param(c, c->repeat[i].name)->data) free(cp->data);
+      CaseParam *cp = harness_param(&c2, c->repeat[i].name);
+      if (cp && cp->data != harness_param(c, c->repeat[i].name)->data) free(cp->data);
     }
     arena_free(comp2.arena);
   }
@@ -544,6 +555,7 @@ bool harness_run_interp(Case *c, char *err, size_t errlen) {
     free(want[i]);
     free(first_outs[i]);
   }
+  if (runner->end) runner->end(runner->self);
   arena_free(comp.arena);
   return ok;
 }
@@ -551,7 +563,7 @@ bool harness_run_interp(Case *c, char *err, size_t errlen) {
 /* ------------------------------------------------------ reference helpers */
 
 CaseParam *ref_param(RefCtx *r, const char *name) {
-  CaseParam *p = find_param(r->c, name);
+  CaseParam *p = harness_param(r->c, name);
   if (!p) {
     fprintf(stderr, "reference %s: no param '%s'\n", r->c->reference, name);
     abort(); /* a harness bug, not a kernel bug */

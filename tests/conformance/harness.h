@@ -87,6 +87,25 @@ int64_t ref_off(const CaseParam *p, const int64_t *idx);
 
 /* Loads a case; false with a message. */
 bool harness_load(const char *path, Case *c, char *err, size_t errlen);
+/* Where a case's variants run: the interpreter, or the GPU. `begin` sees
+ * every planned variant of one compilation (the GPU runner builds its
+ * cubin there); `run` runs one of them on the case's tensors (outputs
+ * poisoned first) and hands back the outputs, by parameter index. */
+typedef struct Runner {
+  void *self;
+  bool (*begin)(void *self, Case *c, Plan **plans, int nplans, const Source *src, char *err, size_t errlen);
+  bool (*run)(void *self, Case *c, const Plan *p, int index, double **outs, char *err, size_t errlen);
+  void (*end)(void *self);
+} Runner;
+
+/* Runs a loaded case with a runner: every variant against the reference,
+ * then the same_as rerun. */
+bool harness_run(Case *c, const Runner *r, char *err, size_t errlen);
+/* Whether an output is also read (its fill is not poison). */
+bool harness_is_inout(const Case *c, const CaseParam *p);
+bool harness_is_output(const Case *c, const char *name);
+CaseParam *harness_param(Case *c, const char *name);
+
 /* Releases what harness_load allocated (safe after a failed load). */
 void harness_free(Case *c);
 /* Runs a loaded case on the interpreter (every variant) against its

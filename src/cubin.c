@@ -1,0 +1,81 @@
+/* cubin.c: PTX to cubin with ptxas, run as a child process.
+ *
+ * ptxas is found through $PHOBOS_PTXAS, then PATH, then /usr/local/cuda/bin.
+ * When it fails, the .ptx is kept beside the output and the exact command
+ * that reproduces the failure is printed, with ptxas's own messages. */
+#include "cubin.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+static bool executable(const char *p) { return access(p, X_OK) == 0; }
+
+const char *cubin_find_ptxas(char *buf, size_t len) {
+  const char *env = getenv("PHOBOS_PTXAS");
+  if (env && *env) return env;
+  const char *path = getenv("PATH");
+  while (path && *path) {
+    const char *colon = strchr(path, ':');
+    size_t n = colon ? (size_t)(colon - path) : strlen(path);
+    snprintf(buf, len, "%.*s/ptxas", (int)n, path);
+    if (n && executable(buf)) return buf;
+    path = colon ? colon + 1 : NULL;
+  }
+  snprintf(buf, len, "/usr/local/cuda/bin/ptxas");
+  return executable(buf) ? buf : NULL;
+}
+
+bool cubin_assemble(const char *ptx_path, const char *cubin_path, const char *arch, bool verbose, FILE *err) {
+  char pbuf[4096];
+  const char *ptxas = cubin_find_ptxas(pbuf, sizeof pbuf);
+  if (!ptxas) {
+    fprintf(err, "phobosc: error: ptxas not found (set PHOBOS_PTXAS, or put the CUDA toolkit's bin on PATH)\n");
+    return false;
+  }
+  char archarg[64];
+  snprintf(archarg, sizeof archarg, "-arch=%s", arch);
+  char *argv[] = {(char *)ptxas, archarg, "-O3", verbose ? "-v" : "-O3", "-o", (char *)cubin_path, (char *)ptx_path, NULL};
+  int pipefd[2];
+  if (pipe(pipefd) != 0) {
+    fprintf(err, "phobosc: error: pipe: %s\n", strerror(errno));
+    return false;
+  }
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, pipefd[1], 1);
+  posix_spawn_file_actions_adddup2(&fa, pipefd[1], 2);
+  posix_spawn_file_actions_addclose(&fa, pipefd[0]);
+  pid_t pid;
+  int rc = posix_spawn(&pid, ptxas, &fa, NULL, argv, environ);
+  posix_spawn_file_actions_destroy(&fa);
+  close(pipefd[1]);
+  char *msg = NULL;
+  size_t mlen = 0;
+  FILE *m = open_memstream(&msg, &mlen);
+  char chunk[4096];
+  ssize_t got;
+  while (rc == 0 && (got = read(pipefd[0], chunk, sizeof chunk)) > 0) fwrite(chunk, 1, (size_t)got, m);
+  close(pipefd[0]);
+  fclose(m);
+  int status = 0;
+  if (rc == 0) waitpid(pid, &status, 0);
+  bool ok = rc == 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  if (ok && verbose && mlen) fputs(msg, err);
+  if (!ok) {
+    if (rc != 0) fprintf(err, "phobosc: error: cannot run %s: %s\n", ptxas, strerror(rc));
+    else if (WIFSIGNALED(status)) fprintf(err, "phobosc: error: ptxas died by signal %d\n", WTERMSIG(status));
+    else fprintf(err, "phobosc: error: ptxas failed (exit %d):\n%s", WEXITSTATUS(status), msg ? msg : "");
+    fprintf(err, "phobosc: note: the PTX is kept in %s; reproduce with:\n  %s %s -O3 -o %s %s\n", ptx_path, ptxas, archarg,
+            cubin_path, ptx_path);
+  }
+  free(msg);
+  return ok;
+}

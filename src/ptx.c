@@ -1,0 +1,1026 @@
+/* ptx.c: the PTX emitter, first version.
+ *
+ * How values map to the machine:
+ *   - scalars are uniform: every thread computes the same value in one
+ *     register, so every branch and loop is uniform and bar.sync is safe
+ *     anywhere;
+ *   - a register tile is spread over the CTA's T threads flat and cyclic:
+ *     thread t holds physical elements t, t + T, t + 2T, ... in an
+ *     unrolled array of registers (consecutive threads, consecutive
+ *     elements: global accesses coalesce);
+ *   - values the plan puts in shared memory (staging tiles) live in their
+ *     planned buffers at their planned offset and pitch, with the plan's
+ *     barriers;
+ *   - an operation that needs another thread's elements (broadcast, row
+ *     reduction, dot, transpose, sub-tile reads and writes, a point read
+ *     of a register tile) goes through an exchange area after the planned
+ *     buffers: bar.sync, each thread stores its elements, bar.sync, each
+ *     thread reads what its results need. Correct for every shape; the
+ *     layouts the planner computes (mma fragments, sliced rows) are what
+ *     the next version uses to skip the exchange.
+ *   - f16 and bf16 are computed in f32 registers and rounded back after
+ *     every operation, i8 and u8 in 32-bit registers and wrapped, as the
+ *     interpreter does; bool is 0 or 1 in a 32-bit register.
+ *
+ * Masks: a lane past a slice's logical extent (slack) or past the
+ * tensor's end loads zero and stores nothing; reductions and dot
+ * contractions run over logical extents only. */
+#include "ptx.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef enum RegClass { RC_F32, RC_F64, RC_B32, RC_B64, RC_PRED, RC_COUNT } RegClass;
+static const char *rc_decl[] = {".f32", ".f64", ".b32", ".b64", ".pred"};
+static const char *rc_prefix[] = {"%f", "%d", "%r", "%rd", "%p"};
+
+typedef struct Emitter {
+  Arena *a;
+  Diags *d;
+  const Plan *p;
+  const TirFunc *f;
+  FILE *body;
+  int ntemp[RC_COUNT];
+  int label;
+  int T;             /* threads */
+  int64_t exch_off;  /* exchange area: offset and size in bytes */
+  int64_t exch_bytes;
+  bool failed;
+  char *decls;       /* per-value register arrays */
+  size_t decls_len;
+  FILE *declf;
+  bool *barrier_before; /* by position: a planned barrier */
+} Emitter;
+
+static void out(Emitter *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void out(Emitter *e, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fputs("  ", e->body);
+  vfprintf(e->body, fmt, ap);
+  fputc('\n', e->body);
+  va_end(ap);
+}
+
+static void unsupported(Emitter *e, const TirInst *in, const char *what) {
+  if (!e->failed)
+    diag_error(e->d, in->span, "the PTX backend cannot compile this yet: %s", what);
+  e->failed = true;
+}
+
+static RegClass rc_of(Scalar s) {
+  switch (s) {
+  case S_F16:
+  case S_BF16:
+  case S_F32: return RC_F32;
+  case S_F64: return RC_F64;
+  case S_I64: return RC_B64;
+  default: return RC_B32;
+  }
+}
+
+static const char *tmp(Emitter *e, RegClass rc) {
+  return arena_printf(e->a, "%st%d", rc_prefix[rc], e->ntemp[rc]++);
+}
+
+static int new_label(Emitter *e) { return e->label++; }
+
+/* elements of a value this thread holds */
+static int64_t phys_elems(const TirInst *in) {
+  int64_t n = 1;
+  for (int i = 0; i < in->ty.rank; i++) n *= in->plan->phys[i];
+  return n;
+}
+
+static int nregs(Emitter *e, const TirInst *in) {
+  if (in->ty.rank == 0) return 1;
+  return (int)((phys_elems(in) + e->T - 1) / e->T);
+}
+
+/* the register holding element k of value `in` (k = 0 for scalars) */
+static const char *reg(Emitter *e, const TirInst *in, int k) {
+  return arena_printf(e->a, "%sv%d_%d", rc_prefix[rc_of(in->ty.elem)], in->id, k);
+}
+
+static void declare_value(Emitter *e, const TirInst *in) {
+  fprintf(e->declf, "  .reg %s %sv%d_<%d>;\n", rc_decl[rc_of(in->ty.elem)], rc_prefix[rc_of(in->ty.elem)], in->id,
+          nregs(e, in));
+}
+
+static int log2i(int64_t v) {
+  int l = 0;
+  while ((1ll << l) < v) l++;
+  return l;
+}
+
+/* PTX type suffixes for arithmetic in a register class */
+static const char *arith_type(Scalar s) {
+  switch (s) {
+  case S_F16:
+  case S_BF16:
+  case S_F32: return "f32";
+  case S_F64: return "f64";
+  case S_I64: return "s64";
+  case S_U8: return "u32";
+  case S_BOOL: return "u32";
+  default: return "s32";
+  }
+}
+
+/* Rounds a register to what its element type holds, after an operation. */
+static void round_reg(Emitter *e, Scalar s, const char *r) {
+  if (s == S_F16) {
+    out(e, "{ .reg .b16 %%h; cvt.rn.f16.f32 %%h, %s; cvt.f32.f16 %s, %%h; }", r, r);
+  } else if (s == S_BF16) {
+    const char *b = tmp(e, RC_B32);
+    /* round to nearest even at bit 16, in integer arithmetic (any target) */
+    out(e, "mov.b32 %s, %s;", b, r);
+    const char *lsb = tmp(e, RC_B32);
+    out(e, "bfe.u32 %s, %s, 16, 1;", lsb, b);
+    out(e, "add.u32 %s, %s, 32767;", lsb, lsb);
+    const char *nan = tmp(e, RC_PRED);
+    out(e, "testp.notanumber.f32 %s, %s;", nan, r);
+    out(e, "@!%s add.u32 %s, %s, %s;", nan, b, b, lsb);
+    out(e, "and.b32 %s, %s, 0xffff0000;", b, b);
+    out(e, "mov.b32 %s, %s;", r, b);
+  } else if (s == S_I8) {
+    out(e, "cvt.s32.s8 %s, %s;", r, r);
+  } else if (s == S_U8) {
+    out(e, "and.b32 %s, %s, 255;", r, r);
+  }
+}
+
+/* ------------------------------------------------------------ addresses */
+
+static const char *pname(int p, const char *what) {
+  static char buf[8][64];
+  static int slot;
+  char *b = buf[slot++ & 7];
+  snprintf(b, 64, "%s%d", what, p);
+  return b;
+}
+
+/* The flat physical index of this thread's element k: tid + k * T. */
+static const char *flat_index(Emitter *e, int k) {
+  const char *r = tmp(e, RC_B32);
+  out(e, "add.u32 %s, %%tid_, %d;", r, k * e->T);
+  return r;
+}
+
+/* coordinate d of a flat index, for a value of physical shape phys */
+static const char *coord(Emitter *e, const char *flat, const int64_t *phys, int rank, int d) {
+  int shift = 0;
+  for (int i = d + 1; i < rank; i++) shift += log2i(phys[i]);
+  const char *r = tmp(e, RC_B32);
+  out(e, "shr.u32 %s, %s, %d;", r, flat, shift);
+  out(e, "and.b32 %s, %s, %lld;", r, r, (long long)(phys[d] - 1));
+  return r;
+}
+
+static int elem_bytes_mem(Scalar s) { return sema_scalar_bytes(s); }
+
+/* register bytes in the exchange area */
+static int exch_bytes(Scalar s) { return rc_of(s) == RC_F64 || rc_of(s) == RC_B64 ? 8 : 4; }
+
+static const char *zero(RegClass rc) {
+  return rc == RC_F32 ? "0f00000000" : rc == RC_F64 ? "0d0000000000000000" : "0";
+}
+
+static const char *mov_type(RegClass rc) { return rc == RC_F32 ? "f32" : rc == RC_F64 ? "f64" : rc == RC_B64 ? "b64" : "b32"; }
+
+/* Loads element from global memory at address `addr` into register r. */
+static void ld_global(Emitter *e, Scalar s, const char *r, const char *addr, const char *pred) {
+  const char *g = pred ? arena_printf(e->a, "@%s ", pred) : "";
+  switch (s) {
+  case S_F32: out(e, "%sld.global.f32 %s, [%s];", g, r, addr); break;
+  case S_F64: out(e, "%sld.global.f64 %s, [%s];", g, r, addr); break;
+  case S_I64: out(e, "%sld.global.s64 %s, [%s];", g, r, addr); break;
+  case S_I32: out(e, "%sld.global.s32 %s, [%s];", g, r, addr); break;
+  case S_I8: out(e, "%sld.global.s8 %s, [%s];", g, r, addr); break;
+  case S_U8:
+  case S_BOOL: out(e, "%sld.global.u8 %s, [%s];", g, r, addr); break;
+  case S_F16: {
+    const char *t = tmp(e, RC_B32);
+    out(e, "mov.b32 %s, 0;", t);
+    out(e, "%sld.global.u16 %s, [%s];", g, t, addr);
+    out(e, "{ .reg .b16 %%hl; cvt.u16.u32 %%hl, %s; cvt.f32.f16 %s, %%hl; }", t, r);
+    break;
+  }
+  case S_BF16: {
+    const char *t = tmp(e, RC_B32);
+    out(e, "mov.b32 %s, 0;", t);
+    out(e, "%sld.global.u16 %s, [%s];", g, t, addr);
+    out(e, "shl.b32 %s, %s, 16;", t, t);
+    out(e, "mov.b32 %s, %s;", r, t);
+    break;
+  }
+  default: break;
+  }
+}
+
+static void st_mem(Emitter *e, const char *space, Scalar s, const char *addr, const char *r, const char *pred) {
+  const char *g = pred ? arena_printf(e->a, "@%s ", pred) : "";
+  switch (s) {
+  case S_F32: out(e, "%sst.%s.f32 [%s], %s;", g, space, addr, r); break;
+  case S_F64: out(e, "%sst.%s.f64 [%s], %s;", g, space, addr, r); break;
+  case S_I64: out(e, "%sst.%s.s64 [%s], %s;", g, space, addr, r); break;
+  case S_I32: out(e, "%sst.%s.s32 [%s], %s;", g, space, addr, r); break;
+  case S_I8:
+  case S_U8:
+  case S_BOOL: out(e, "%sst.%s.u8 [%s], %s;", g, space, addr, r); break;
+  case S_F16:
+  case S_BF16: {
+    const char *t = tmp(e, RC_B32);
+    if (s == S_F16) out(e, "{ .reg .b16 %%hs; cvt.rn.f16.f32 %%hs, %s; cvt.u32.u16 %s, %%hs; }", r, t);
+    else {
+      out(e, "mov.b32 %s, %s;", t, r);
+      out(e, "shr.u32 %s, %s, 16;", t, t); /* already rounded to bf16 */
+    }
+    out(e, "%sst.%s.u16 [%s], %s;", g, space, addr, t);
+    break;
+  }
+  default: break;
+  }
+}
+
+static void ld_shared(Emitter *e, Scalar s, const char *r, const char *addr) {
+  switch (s) {
+  case S_F32: out(e, "ld.shared.f32 %s, [%s];", r, addr); break;
+  case S_F64: out(e, "ld.shared.f64 %s, [%s];", r, addr); break;
+  case S_I64: out(e, "ld.shared.s64 %s, [%s];", r, addr); break;
+  case S_I32: out(e, "ld.shared.s32 %s, [%s];", r, addr); break;
+  case S_I8: out(e, "ld.shared.s8 %s, [%s];", r, addr); break;
+  case S_U8:
+  case S_BOOL: out(e, "ld.shared.u8 %s, [%s];", r, addr); break;
+  case S_F16: {
+    const char *t = tmp(e, RC_B32);
+    out(e, "ld.shared.u16 %s, [%s];", t, addr);
+    out(e, "{ .reg .b16 %%hl; cvt.u16.u32 %%hl, %s; cvt.f32.f16 %s, %%hl; }", t, r);
+    break;
+  }
+  case S_BF16: {
+    const char *t = tmp(e, RC_B32);
+    out(e, "ld.shared.u16 %s, [%s];", t, addr);
+    out(e, "shl.b32 %s, %s, 16;", t, t);
+    out(e, "mov.b32 %s, %s;", r, t);
+    break;
+  }
+  default: break;
+  }
+}
+
+/* shared address of physical coordinates c in a planned buffer */
+static const char *buf_addr(Emitter *e, const PlanBuf *b, const char *const *c) {
+  const char *row = tmp(e, RC_B32);
+  out(e, "mov.u32 %s, 0;", row);
+  for (int d = 0; d + 1 < b->rank; d++) out(e, "mad.lo.u32 %s, %s, %lld, %s;", row, row, (long long)b->dims[d], c[d]);
+  const char *a = tmp(e, RC_B32);
+  out(e, "mad.lo.u32 %s, %s, %lld, %s;", a, row, (long long)b->pitch, c[b->rank - 1]);
+  out(e, "mad.lo.u32 %s, %s, %d, %%smem_;", a, a, sema_scalar_bytes(b->elem));
+  if (b->offset) out(e, "add.u32 %s, %s, %lld;", a, a, (long long)b->offset);
+  return a;
+}
+
+/* ------------------------------------------------------- register views */
+
+/* Register k of an operand: its own register, or a load from its shared
+ * buffer when the plan keeps it there. */
+static const char *operand(Emitter *e, const TirInst *x, int k) {
+  if (x->ty.rank == 0 || x->plan->res != RES_SHARED) return reg(e, x, k);
+  const PlanBuf *b = x->plan->buf;
+  const char *r = tmp(e, rc_of(x->ty.elem));
+  const char *fl = flat_index(e, k);
+  const char *c[MAX_TILE_RANK];
+  for (int d = 0; d < x->ty.rank; d++) c[d] = coord(e, fl, x->plan->phys, x->ty.rank, d);
+  /* the thread's last element may lie past the tile: read element 0 instead */
+  const char *in_range = tmp(e, RC_PRED);
+  out(e, "setp.lt.u32 %s, %s, %lld;", in_range, fl, (long long)phys_elems(x));
+  for (int d = 0; d < x->ty.rank; d++) out(e, "selp.b32 %s, %s, 0, %s;", c[d], c[d], in_range);
+  ld_shared(e, x->ty.elem, r, buf_addr(e, b, c));
+  return r;
+}
+
+/* ------------------------------------------------------------ exchange */
+
+/* Stores value x (all its elements, from whatever holds them) into the
+ * exchange area at byte offset `at`, flat physical order. */
+static void exch_store(Emitter *e, const TirInst *x, int64_t at) {
+  int n = nregs(e, x);
+  int64_t elems = x->ty.rank ? phys_elems(x) : 1;
+  int eb = exch_bytes(x->ty.elem);
+  for (int k = 0; k < n; k++) {
+    const char *r = operand(e, x, k);
+    const char *fl = x->ty.rank ? flat_index(e, k) : "0";
+    const char *pr = tmp(e, RC_PRED);
+    if (x->ty.rank) out(e, "setp.lt.u32 %s, %s, %lld;", pr, fl, (long long)elems);
+    else out(e, "setp.eq.u32 %s, %%tid_, 0;", pr);
+    const char *ad = tmp(e, RC_B32);
+    if (x->ty.rank) out(e, "mad.lo.u32 %s, %s, %d, %%smem_;", ad, fl, eb);
+    else out(e, "mov.u32 %s, %%smem_;", ad);
+    out(e, "add.u32 %s, %s, %lld;", ad, ad, (long long)(e->exch_off + at));
+    out(e, "@%s st.shared.%s [%s], %s;", pr, eb == 8 ? "b64" : "b32", ad, r);
+  }
+}
+
+/* Reads element at flat physical index `fl` (a register) of a value stored
+ * in the exchange area at `at`. */
+static void exch_load(Emitter *e, const TirInst *x, int64_t at, const char *fl, const char *r) {
+  int eb = exch_bytes(x->ty.elem);
+  const char *ad = tmp(e, RC_B32);
+  out(e, "mad.lo.u32 %s, %s, %d, %%smem_;", ad, fl, eb);
+  out(e, "add.u32 %s, %s, %lld;", ad, ad, (long long)(e->exch_off + at));
+  out(e, "ld.shared.%s %s, [%s];", eb == 8 ? "b64" : "b32", r, ad);
+}
+
+static void exch_need(Emitter *e, int64_t bytes) {
+  if (bytes > e->exch_bytes) e->exch_bytes = bytes;
+}
+
+static int64_t value_exch_bytes(const TirInst *x) {
+  return (x->ty.rank ? (int64_t)((phys_elems(x) + 0)) : 1) * exch_bytes(x->ty.elem);
+}
+
+/* the flat physical index of coordinates c in a value of shape phys */
+static const char *flat_of(Emitter *e, const char *const *c, const int64_t *phys, int rank) {
+  const char *r = tmp(e, RC_B32);
+  out(e, "mov.u32 %s, 0;", r);
+  for (int d = 0; d < rank; d++) {
+    out(e, "shl.b32 %s, %s, %d;", r, r, log2i(phys[d]));
+    out(e, "or.b32 %s, %s, %s;", r, r, c[d]);
+  }
+  return r;
+}
+
+/* ------------------------------------------------------------ operations */
+
+static void emit_block(Emitter *e, const TirBlock *b);
+
+static const char *ptx_binop(Emitter *e, const TirInst *in, Scalar s) {
+  bool fl = rc_of(s) == RC_F32 || rc_of(s) == RC_F64;
+  const char *t = arith_type(s);
+  switch (in->aux) {
+  case '+': return arena_printf(e->a, "add.%s", fl ? (rc_of(s) == RC_F64 ? "rn.f64" : "rn.f32") : t);
+  case '-': return arena_printf(e->a, "sub.%s", fl ? (rc_of(s) == RC_F64 ? "rn.f64" : "rn.f32") : t);
+  case '*': return arena_printf(e->a, fl ? "mul.rn.%s" : "mul.lo.%s", t);
+  case '/': return arena_printf(e->a, fl ? "div.rn.%s" : "div.%s", t);
+  case '%': return arena_printf(e->a, "rem.%s", t);
+  case '&': return rc_of(s) == RC_B64 ? "and.b64" : "and.b32";
+  case '|': return rc_of(s) == RC_B64 ? "or.b64" : "or.b32";
+  case '^': return rc_of(s) == RC_B64 ? "xor.b64" : "xor.b32";
+  case TOP_MAX: return arena_printf(e->a, "max.%s", t);
+  case TOP_MIN: return arena_printf(e->a, "min.%s", t);
+  }
+  return NULL;
+}
+
+static const char *cmp_name(int op) {
+  switch (op) {
+  case '<': return "lt";
+  case '>': return "gt";
+  }
+  const char *s = ast_op_name(op);
+  if (!s) return NULL;
+  if (!strcmp(s, "<=")) return "le";
+  if (!strcmp(s, ">=")) return "ge";
+  if (!strcmp(s, "==")) return "eq";
+  if (!strcmp(s, "!=")) return "ne";
+  return NULL;
+}
+
+static void emit_binary(Emitter *e, const TirInst *in) {
+  Scalar os = in->args[0]->ty.elem;
+  const char *opn = ast_op_name(in->aux);
+  for (int k = 0; k < nregs(e, in); k++) {
+    const char *a = operand(e, in->args[0], k), *b = operand(e, in->args[1], k), *d = reg(e, in, k);
+    const char *cmp = cmp_name(in->aux);
+    if (cmp) {
+      const char *p = tmp(e, RC_PRED);
+      const char *ct = os == S_BOOL ? "u32" : arith_type(os);
+      out(e, "setp.%s.%s %s, %s, %s;", cmp, ct, p, a, b);
+      out(e, "selp.u32 %s, 1, 0, %s;", d, p);
+      continue;
+    }
+    if (opn && (!strcmp(opn, "&&") || !strcmp(opn, "||"))) {
+      out(e, "%s.b32 %s, %s, %s;", opn[0] == '&' ? "and" : "or", d, a, b);
+      continue;
+    }
+    if (opn && (!strcmp(opn, "<<") || !strcmp(opn, ">>"))) {
+      const char *sh = tmp(e, RC_B32);
+      if (rc_of(os) == RC_B64) out(e, "cvt.u32.u64 %s, %s;", sh, b);
+      else out(e, "mov.b32 %s, %s;", sh, b);
+      out(e, "min.u32 %s, %s, %d;", sh, sh, rc_of(os) == RC_B64 ? 64 : 32);
+      const char *w = rc_of(os) == RC_B64 ? "64" : "32";
+      if (opn[0] == '<') out(e, "shl.b%s %s, %s, %s;", w, d, a, sh);
+      else out(e, "shr.%s %s, %s, %s;", os == S_U8 ? (w[0] == '6' ? "u64" : "u32") : (w[0] == '6' ? "s64" : "s32"), d, a, sh);
+      round_reg(e, in->ty.elem, d);
+      continue;
+    }
+    if (in->aux == TOP_CDIV) {
+      /* (a + b - 1) / b for a >= 0, a / b otherwise (as the interpreter) */
+      const char *t = arith_type(os), *q = tmp(e, rc_of(os)), *p = tmp(e, RC_PRED);
+      out(e, "add.%s %s, %s, %s;", t, q, a, b);
+      out(e, "sub.%s %s, %s, 1;", t, q, q);
+      out(e, "setp.lt.%s %s, %s, 0;", t, p, a);
+      out(e, "selp.%s %s, %s, %s, %s;", rc_of(os) == RC_B64 ? "b64" : "b32", q, a, q, p);
+      out(e, "div.%s %s, %s, %s;", t, d, q, b);
+      continue;
+    }
+    const char *op = ptx_binop(e, in, os);
+    if (!op) return unsupported(e, in, "this operator");
+    out(e, "%s %s, %s, %s;", op, d, a, b);
+    round_reg(e, in->ty.elem, d);
+  }
+}
+
+static void emit_math(Emitter *e, const TirInst *in) {
+  if (rc_of(in->ty.elem) == RC_F64) return unsupported(e, in, "exp, log, sqrt and tanh on f64");
+  for (int k = 0; k < nregs(e, in); k++) {
+    const char *a = operand(e, in->args[0], k), *d = reg(e, in, k);
+    switch (in->aux) {
+    case TMATH_EXP:
+      out(e, "mul.f32 %s, %s, 0f3FB8AA3B;", d, a); /* log2(e) */
+      out(e, "ex2.approx.f32 %s, %s;", d, d);
+      break;
+    case TMATH_LOG:
+      out(e, "lg2.approx.f32 %s, %s;", d, a);
+      out(e, "mul.f32 %s, %s, 0f3F317218;", d, d); /* ln(2) */
+      break;
+    case TMATH_SQRT: out(e, "sqrt.rn.f32 %s, %s;", d, a); break;
+    case TMATH_TANH: {
+      /* 1 - 2 / (exp(2x) + 1), saturating for large |x| */
+      const char *t = tmp(e, RC_F32);
+      out(e, "mul.f32 %s, %s, 0f4038AA3B;", t, a); /* 2 log2(e) */
+      out(e, "ex2.approx.f32 %s, %s;", t, t);
+      out(e, "add.f32 %s, %s, 0f3F800000;", t, t);
+      out(e, "rcp.rn.f32 %s, %s;", t, t);
+      out(e, "fma.rn.f32 %s, %s, 0fC0000000, 0f3F800000;", d, t);
+      break;
+    }
+    }
+    round_reg(e, in->ty.elem, d);
+  }
+}
+
+static void emit_convert(Emitter *e, const TirInst *in) {
+  Scalar from = in->args[0]->ty.elem, to = in->ty.elem;
+  RegClass rf = rc_of(from), rt = rc_of(to);
+  for (int k = 0; k < nregs(e, in); k++) {
+    const char *a = operand(e, in->args[0], k), *d = reg(e, in, k);
+    if (rf == rt && rf != RC_F32) {
+      out(e, "mov.%s %s, %s;", mov_type(rt), d, a);
+    } else if (rf == RC_F32 && rt == RC_F32) {
+      out(e, "mov.f32 %s, %s;", d, a);
+    } else if ((rf == RC_F32 || rf == RC_F64) && (rt == RC_F32 || rt == RC_F64)) {
+      out(e, "cvt%s.%s.%s %s, %s;", rt == RC_F32 ? ".rn" : "", rt == RC_F32 ? "f32" : "f64", rf == RC_F32 ? "f32" : "f64", d, a);
+    } else if (rt == RC_F32 || rt == RC_F64) {
+      out(e, "cvt.rn.%s.%s %s, %s;", rt == RC_F32 ? "f32" : "f64", arith_type(from), d, a);
+    } else if (rf == RC_F32 || rf == RC_F64) {
+      /* toward zero, saturating, NaN -> 0 (cvt.rzi.sat) */
+      const char *it = to == S_I64 ? "s64" : to == S_U8 ? "u32" : "s32";
+      out(e, "cvt.rzi.%s.%s %s, %s;", it, rf == RC_F32 ? "f32" : "f64", d, a); /* clamps; NaN gives 0 */
+      if (to == S_I8) out(e, "max.s32 %s, %s, -128; min.s32 %s, %s, 127;", d, d, d, d);
+      if (to == S_U8) out(e, "min.u32 %s, %s, 255;", d, d);
+    } else {
+      out(e, "cvt.%s.%s %s, %s;", rt == RC_B64 ? "s64" : "s32", rf == RC_B64 ? "s64" : (from == S_U8 ? "u32" : "s32"), d, a);
+    }
+    round_reg(e, to, d);
+  }
+}
+
+/* global address of element g[] of tensor p, in a 64-bit register */
+static const char *tensor_addr(Emitter *e, int p, const char *const *g) {
+  const TirParam *tp = &e->f->params[p];
+  const char *lin = tmp(e, RC_B64);
+  out(e, "mov.u64 %s, 0;", lin);
+  for (int d = 0; d < tp->rank; d++) {
+    const char *ge = tmp(e, RC_B64);
+    out(e, "cvt.s64.s32 %s, %s;", ge, g[d]);
+    out(e, "mad.lo.s64 %s, %s, %%ext%d_%d, %s;", lin, lin, p, d, ge);
+  }
+  const char *ad = tmp(e, RC_B64);
+  out(e, "mad.lo.s64 %s, %s, %d, %%base%d;", ad, lin, elem_bytes_mem(tp->elem), p);
+  return ad;
+}
+
+/* For element k of a load/store: the global coordinates and a predicate
+ * that is false for slack lanes and lanes past the tensor's end. */
+static const char *access_lane(Emitter *e, const TirInst *in, const int64_t *phys, int rank, int k, const char **g) {
+  const char *fl = flat_index(e, k);
+  const char *ok = tmp(e, RC_PRED);
+  int64_t elems = 1;
+  for (int d = 0; d < rank; d++) elems *= phys[d];
+  /* a scalar is uniform: every thread reads it (one stores it, below) */
+  if (rank) out(e, "setp.lt.u32 %s, %s, %lld;", ok, fl, (long long)elems);
+  else out(e, "setp.eq.u32 %s, 0, 0;", ok);
+  int j = 0;
+  for (int i = 0; i < in->nsubs; i++) {
+    const char *start = reg(e, in->subs[i].start, 0);
+    if (in->subs[i].point) {
+      g[i] = start;
+    } else {
+      const char *c = coord(e, fl, phys, rank, j++);
+#ifndef PHOBOS_BREAK_SLACK_MASK
+      const char *p = tmp(e, RC_PRED);
+      out(e, "setp.lt.and.u32 %s, %s, %lld, %s;", p, c, (long long)in->subs[i].len, ok); /* slack */
+      out(e, "mov.pred %s, %s;", ok, p);
+#endif
+      const char *gi = tmp(e, RC_B32);
+      out(e, "add.s32 %s, %s, %s;", gi, start, c);
+      g[i] = gi;
+    }
+    const char *p2 = tmp(e, RC_PRED);
+    out(e, "setp.lt.and.u32 %s, %s, %%ext32_%d_%d, %s;", p2, g[i], in->aux, i, ok); /* unsigned: also >= 0 */
+    out(e, "mov.pred %s, %s;", ok, p2);
+  }
+  return ok;
+}
+
+static void emit_load(Emitter *e, const TirInst *in) {
+  bool shared = in->plan->res == RES_SHARED;
+  int rank = in->ty.rank;
+  for (int k = 0; k < nregs(e, in); k++) {
+    const char *g[MAX_TENSOR_RANK];
+    const char *ok = access_lane(e, in, in->plan->phys, rank, k, g);
+    const char *ad = tensor_addr(e, in->aux, g);
+    const char *r = shared ? tmp(e, rc_of(in->ty.elem)) : reg(e, in, k);
+    out(e, "mov.%s %s, %s;", mov_type(rc_of(in->ty.elem)), r, zero(rc_of(in->ty.elem)));
+    ld_global(e, in->ty.elem, r, ad, ok);
+    if (shared) {
+      const PlanBuf *b = in->plan->buf;
+      const char *fl = flat_index(e, k);
+      const char *in_range = tmp(e, RC_PRED);
+      out(e, "setp.lt.u32 %s, %s, %lld;", in_range, fl, (long long)phys_elems(in));
+      const char *c[MAX_TILE_RANK];
+      for (int d = 0; d < rank; d++) c[d] = coord(e, fl, in->plan->phys, rank, d);
+      st_mem(e, "shared", in->ty.elem, buf_addr(e, b, c), r, in_range);
+    }
+  }
+}
+
+static void emit_store(Emitter *e, const TirInst *in) {
+  const TirInst *v = in->args[0];
+  int rank = v->ty.rank;
+  for (int k = 0; k < nregs(e, v); k++) {
+    const char *g[MAX_TENSOR_RANK];
+    const char *ok = access_lane(e, in, rank ? v->plan->phys : NULL, rank, k, g);
+    if (!rank) {
+      const char *p = tmp(e, RC_PRED);
+      out(e, "setp.eq.and.u32 %s, %%tid_, 0, %s;", p, ok); /* one thread stores a scalar */
+      ok = p;
+    }
+    const char *r = operand(e, v, k);
+    st_mem(e, "global", e->f->params[in->aux].elem, tensor_addr(e, in->aux, g), r, ok);
+  }
+}
+
+/* An operation whose result elements need others' elements: sources go to
+ * the exchange area first. Emits the barrier pair and returns offsets. */
+static void exchange(Emitter *e, const TirInst *const *src, int n, int64_t *at) {
+  int64_t off = 0;
+  for (int i = 0; i < n; i++) {
+    at[i] = off;
+    off += (value_exch_bytes(src[i]) + 15) / 16 * 16;
+  }
+  exch_need(e, off);
+  out(e, "bar.sync 0;");
+  for (int i = 0; i < n; i++) exch_store(e, src[i], at[i]);
+  out(e, "bar.sync 0;");
+}
+
+static void emit_broadcast(Emitter *e, const TirInst *in) {
+  const TirInst *x = in->args[0];
+  int64_t at;
+  exchange(e, &x, 1, &at);
+  int r = in->ty.rank, xr = x->ty.rank;
+  for (int k = 0; k < nregs(e, in); k++) {
+    const char *fl = flat_index(e, k);
+    const char *c[MAX_TILE_RANK], *sc[MAX_TILE_RANK];
+    for (int d = 0; d < r; d++) c[d] = coord(e, fl, in->plan->phys, r, d);
+    for (int d = 0; d < xr; d++) {
+      const char *cd = c[r - xr + d];
+      if (x->ty.dims[d] == 1) cd = "0";
+      const char *m = tmp(e, RC_B32);
+      out(e, "min.u32 %s, %s, %lld;", m, cd, (long long)(x->plan->phys[d] - 1));
+      sc[d] = m;
+    }
+    exch_load(e, x, at, flat_of(e, sc, x->plan->phys, xr), reg(e, in, k));
+  }
+}
+
+static void emit_transpose(Emitter *e, const TirInst *in) {
+  const TirInst *x = in->args[0];
+  int64_t at;
+  exchange(e, &x, 1, &at);
+  for (int k = 0; k < nregs(e, in); k++) {
+    const char *fl = flat_index(e, k);
+    const char *c0 = coord(e, fl, in->plan->phys, 2, 0), *c1 = coord(e, fl, in->plan->phys, 2, 1);
+    const char *sc[2] = {tmp(e, RC_B32), tmp(e, RC_B32)};
+    out(e, "min.u32 %s, %s, %lld;", sc[0], c1, (long long)(x->plan->phys[0] - 1));
+    out(e, "min.u32 %s, %s, %lld;", sc[1], c0, (long long)(x->plan->phys[1] - 1));
+    exch_load(e, x, at, flat_of(e, sc, x->plan->phys, 2), reg(e, in, k));
+  }
+}
+
+static void emit_reduce(Emitter *e, const TirInst *in) {
+  const TirInst *x = in->args[0];
+  int64_t at;
+  exchange(e, &x, 1, &at);
+  int r = in->ty.rank;
+  int64_t len = x->ty.dims[r - 1];
+  RegClass rc = rc_of(in->ty.elem);
+  const char *t = arith_type(in->ty.elem);
+  for (int k = 0; k < nregs(e, in); k++) {
+    const char *fl = flat_index(e, k);
+    const char *c[MAX_TILE_RANK];
+    for (int d = 0; d < r; d++) c[d] = coord(e, fl, in->plan->phys, r, d);
+    const char *d = reg(e, in, k);
+    if (in->aux == TRED_MAX)
+      out(e, "mov.%s %s, %s;", mov_type(rc), d,
+          rc == RC_F32 ? "0fFF800000" : rc == RC_F64 ? "0dFFF0000000000000" : rc == RC_B64 ? "0x8000000000000000" : "0x80000000");
+    else out(e, "mov.%s %s, %s;", mov_type(rc), d, zero(rc));
+    /* over the logical extent only: slack gives the identity */
+    const char *j = tmp(e, RC_B32);
+    int L = new_label(e);
+    out(e, "mov.u32 %s, 0;", j);
+    fprintf(e->body, "$Lred%d:\n", L);
+    const char *sc[MAX_TILE_RANK];
+    for (int q = 0; q < r - 1; q++) sc[q] = c[q];
+    sc[r - 1] = j;
+    const char *v = tmp(e, rc_of(x->ty.elem));
+    exch_load(e, x, at, flat_of(e, sc, x->plan->phys, r), v);
+    if (rc_of(x->ty.elem) != rc) {
+      const char *cv = tmp(e, rc);
+      out(e, "cvt.%s.%s %s, %s;", rc == RC_B64 ? "s64" : "s32", arith_type(x->ty.elem), cv, v);
+      v = cv;
+    }
+    if (in->aux == TRED_MAX) out(e, "max.%s %s, %s, %s;", t, d, d, v);
+    else out(e, "add.%s %s, %s, %s;", t, d, d, v);
+    out(e, "add.u32 %s, %s, 1;", j, j);
+    const char *p = tmp(e, RC_PRED);
+    out(e, "setp.lt.u32 %s, %s, %lld;", p, j, (long long)len);
+    out(e, "@%s bra $Lred%d;", p, L);
+    round_reg(e, in->ty.elem, d);
+  }
+}
+
+/* dot and dot_t: each thread computes its output elements over the logical
+ * contraction, reading operands from their shared buffers or from the
+ * exchange area. */
+static void emit_dot(Emitter *e, const TirInst *in) {
+  const TirInst *a = in->args[0], *b = in->args[1];
+  const TirInst *src[2];
+  int nsrc = 0;
+  if (a->plan->res != RES_SHARED) src[nsrc++] = a;
+  if (b->plan->res != RES_SHARED) src[nsrc++] = b;
+  int64_t at[2] = {0, 0};
+  if (nsrc) exchange(e, src, nsrc, at);
+  else out(e, "bar.sync 0;"); /* staged operands: their stores are complete (planned barriers cover it) */
+  int64_t at_a = a->plan->res == RES_SHARED ? -1 : at[0];
+  int64_t at_b = b->plan->res == RES_SHARED ? -1 : at[nsrc - 1];
+  int r = in->ty.rank;
+  int64_t K = a->ty.dims[a->ty.rank - 1];
+  RegClass rc = rc_of(in->ty.elem);
+  const char *t = arith_type(in->ty.elem);
+  for (int k = 0; k < nregs(e, in); k++) {
+    const char *fl = flat_index(e, k);
+    const char *c[MAX_TILE_RANK];
+    for (int d = 0; d < r; d++) c[d] = coord(e, fl, in->plan->phys, r, d);
+    const char *acc = reg(e, in, k);
+    out(e, "mov.%s %s, %s;", mov_type(rc), acc, zero(rc));
+    const char *kk = tmp(e, RC_B32);
+    int L = new_label(e);
+    out(e, "mov.u32 %s, 0;", kk);
+    fprintf(e->body, "$Ldot%d:\n", L);
+    /* a[.., m, kk] */
+    const char *ac[MAX_TILE_RANK];
+    for (int d = 0; d < r - 1; d++) {
+      const char *m = tmp(e, RC_B32);
+      out(e, "min.u32 %s, %s, %lld;", m, c[d], (long long)(a->plan->phys[d] - 1));
+      ac[d] = m;
+    }
+    ac[r - 1] = kk;
+    const char *n = tmp(e, RC_B32);
+    out(e, "min.u32 %s, %s, %lld;", n, c[r - 1], (long long)(b->plan->phys[in->aux ? 0 : 1] - 1));
+    const char *bc[2] = {in->aux ? n : kk, in->aux ? kk : n};
+    const char *va = tmp(e, rc_of(a->ty.elem)), *vb = tmp(e, rc_of(b->ty.elem));
+    if (at_a < 0) ld_shared(e, a->ty.elem, va, buf_addr(e, a->plan->buf, ac));
+    else exch_load(e, a, at_a, flat_of(e, ac, a->plan->phys, a->ty.rank), va);
+    if (at_b < 0) ld_shared(e, b->ty.elem, vb, buf_addr(e, b->plan->buf, bc));
+    else exch_load(e, b, at_b, flat_of(e, bc, b->plan->phys, 2), vb);
+    if (rc == RC_F32 || rc == RC_F64) {
+      if (rc_of(a->ty.elem) != rc) { /* f32 operands of an f64 dot were joined already */
+        const char *x = tmp(e, rc), *y = tmp(e, rc);
+        out(e, "cvt.f64.f32 %s, %s;", x, va);
+        out(e, "cvt.f64.f32 %s, %s;", y, vb);
+        va = x, vb = y;
+      }
+      out(e, "fma.rn.%s %s, %s, %s, %s;", t, acc, va, vb, acc);
+    } else {
+      out(e, "mad.lo.s32 %s, %s, %s, %s;", acc, va, vb, acc);
+    }
+    out(e, "add.u32 %s, %s, 1;", kk, kk);
+    const char *p = tmp(e, RC_PRED);
+    out(e, "setp.lt.u32 %s, %s, %lld;", p, kk, (long long)K);
+    out(e, "@%s bra $Ldot%d;", p, L);
+    round_reg(e, in->ty.elem, acc);
+  }
+}
+
+/* A sub-tile or an element of a tile value. */
+static void emit_extract(Emitter *e, const TirInst *in) {
+  const TirInst *x = in->args[0];
+  bool shared = x->plan->res == RES_SHARED;
+  int64_t at = 0;
+  if (!shared) exchange(e, &x, 1, &at);
+  int xr = x->ty.rank;
+  for (int k = 0; k < nregs(e, in); k++) {
+    const char *fl = in->ty.rank ? flat_index(e, k) : "0";
+    const char *c[MAX_TILE_RANK], *wc[MAX_TILE_RANK];
+    int j = 0;
+    for (int i = 0; i < in->nsubs; i++) {
+      const char *start = reg(e, in->subs[i].start, 0);
+      const char *w = tmp(e, RC_B32);
+      if (in->subs[i].point) {
+        out(e, "mov.b32 %s, %s;", w, start);
+      } else {
+        c[j] = coord(e, fl, in->plan->phys, in->ty.rank, j);
+        out(e, "add.s32 %s, %s, %s;", w, start, c[j]);
+        j++;
+      }
+      out(e, "min.u32 %s, %s, %lld;", w, w, (long long)(x->plan->phys[i] - 1)); /* stays inside the tile */
+      wc[i] = w;
+    }
+    const char *d = reg(e, in, k);
+    if (shared) ld_shared(e, x->ty.elem, d, buf_addr(e, x->plan->buf, wc));
+    else exch_load(e, x, at, flat_of(e, wc, x->plan->phys, xr), d);
+  }
+}
+
+static void emit_write(Emitter *e, const TirInst *in) {
+  const TirInst *slot = in->args[0], *v = in->args[1];
+  bool shared = slot->plan->res == RES_SHARED;
+  if (!in->nsubs) {
+    if (shared && v->op == TIR_LOAD && v->plan->buf == slot->plan->buf) return; /* the load staged it there */
+    if (shared) out(e, "bar.sync 0;"); /* others may still read the old contents */
+    for (int k = 0; k < nregs(e, slot); k++) {
+      const char *r = operand(e, v, k);
+      if (!shared) {
+        out(e, "mov.%s %s, %s;", mov_type(rc_of(slot->ty.elem)), reg(e, slot, k), r);
+        continue;
+      }
+      const char *fl = flat_index(e, k);
+      const char *pr = tmp(e, RC_PRED);
+      out(e, "setp.lt.u32 %s, %s, %lld;", pr, fl, (long long)phys_elems(slot));
+      const char *c[MAX_TILE_RANK];
+      for (int d = 0; d < slot->ty.rank; d++) c[d] = coord(e, fl, slot->plan->phys, slot->ty.rank, d);
+      st_mem(e, "shared", slot->ty.elem, buf_addr(e, slot->plan->buf, c), r, pr);
+    }
+    if (shared) out(e, "bar.sync 0;");
+    return;
+  }
+  /* a sub-tile: each slot element inside the region takes the value's
+   * element at its relative coordinates, read from the exchange area */
+  int64_t at = 0;
+  if (v->ty.rank) exchange(e, &v, 1, &at);
+  int sr = slot->ty.rank;
+  for (int k = 0; k < nregs(e, slot); k++) {
+    const char *fl = flat_index(e, k);
+    const char *inside = tmp(e, RC_PRED);
+    out(e, "setp.lt.u32 %s, %s, %lld;", inside, fl, (long long)phys_elems(slot));
+    const char *c[MAX_TILE_RANK], *rel[MAX_TILE_RANK];
+    int j = 0;
+    for (int i = 0; i < sr; i++) {
+      c[i] = coord(e, fl, slot->plan->phys, sr, i);
+      const char *start = reg(e, in->subs[i].start, 0);
+      const char *off = tmp(e, RC_B32), *p = tmp(e, RC_PRED);
+      out(e, "sub.s32 %s, %s, %s;", off, c[i], start);
+      /* inside when 0 <= off < len (unsigned compare covers both) */
+      out(e, "setp.lt.and.u32 %s, %s, %lld, %s;", p, off, (long long)in->subs[i].len, inside);
+      out(e, "mov.pred %s, %s;", inside, p);
+      if (!in->subs[i].point) {
+        const char *m = tmp(e, RC_B32);
+        out(e, "min.u32 %s, %s, %lld;", m, off, (long long)(v->ty.rank ? v->plan->phys[j] - 1 : 0));
+        rel[j++] = m;
+      }
+    }
+    const char *val = tmp(e, rc_of(slot->ty.elem));
+    if (v->ty.rank) exch_load(e, v, at, flat_of(e, rel, v->plan->phys, v->ty.rank), val);
+    else out(e, "mov.%s %s, %s;", mov_type(rc_of(slot->ty.elem)), val, reg(e, v, 0));
+    if (!shared) {
+      out(e, "@%s mov.%s %s, %s;", inside, mov_type(rc_of(slot->ty.elem)), reg(e, slot, k), val);
+    } else {
+      st_mem(e, "shared", slot->ty.elem, buf_addr(e, slot->plan->buf, c), val, inside);
+    }
+  }
+  if (shared) out(e, "bar.sync 0;");
+}
+
+static void emit_inst(Emitter *e, const TirInst *in) {
+  if (e->failed) return;
+  if (in->pos < e->f->ninsts && e->barrier_before[in->pos]) out(e, "bar.sync 0; // planned");
+  if (in->op != TIR_STORE && in->op != TIR_WRITE && in->op != TIR_IF && in->op != TIR_WHILE) declare_value(e, in);
+  int n = nregs(e, in);
+  const char *d0 = reg(e, in, 0);
+  RegClass rc = rc_of(in->ty.elem);
+  switch (in->op) {
+  case TIR_CONST:
+    if (rc == RC_F32) {
+      float f = (float)in->fval;
+      uint32_t bits;
+      memcpy(&bits, &f, 4);
+      out(e, "mov.b32 %s, 0x%08x;", d0, bits);
+      round_reg(e, in->ty.elem, d0);
+    } else if (rc == RC_F64) {
+      uint64_t bits;
+      double v = in->fval;
+      memcpy(&bits, &v, 8);
+      out(e, "mov.b64 %s, 0x%016llx;", d0, (unsigned long long)bits);
+    } else if (rc == RC_B64) {
+      out(e, "mov.b64 %s, %lld;", d0, (long long)in->ival);
+    } else {
+      out(e, "mov.b32 %s, %d;", d0, (int32_t)in->ival);
+      round_reg(e, in->ty.elem, d0);
+    }
+    break;
+  case TIR_PARAM: {
+    const char *pt = in->ty.elem == S_F64 ? "f64" : rc == RC_F32 ? "f32" : in->ty.elem == S_I64 ? "s64" : "s32";
+    out(e, "ld.param.%s %s, [%s];", pt, d0, pname(in->aux, "p"));
+    round_reg(e, in->ty.elem, d0);
+    break;
+  }
+  case TIR_DIM: out(e, "mov.b32 %s, %%ext32_%d_%d;", d0, in->aux, in->aux2); break;
+  case TIR_CTX: {
+    static const char *sr[] = {"%ctaid.x", "%ctaid.y", "%ctaid.z", "%nctaid.x", "%nctaid.y", "%nctaid.z"};
+    out(e, "mov.u32 %s, %s;", d0, sr[in->aux]);
+    break;
+  }
+  case TIR_UNARY:
+    for (int k = 0; k < n; k++) {
+      const char *a = operand(e, in->args[0], k), *d = reg(e, in, k);
+      if (in->aux == '-') out(e, "neg.%s %s, %s;", arith_type(in->ty.elem)[0] == 'u' ? "s32" : arith_type(in->ty.elem), d, a);
+      else if (in->aux == '!') out(e, "xor.b32 %s, %s, 1;", d, a);
+      else out(e, "not.%s %s, %s;", rc == RC_B64 ? "b64" : "b32", d, a);
+      round_reg(e, in->ty.elem, d);
+    }
+    break;
+  case TIR_BINARY: emit_binary(e, in); break;
+  case TIR_MATH: emit_math(e, in); break;
+  case TIR_CONVERT: emit_convert(e, in); break;
+  case TIR_SELECT:
+    for (int k = 0; k < n; k++) {
+      const char *c = operand(e, in->args[0], k), *a = operand(e, in->args[1], k), *b = operand(e, in->args[2], k);
+      const char *p = tmp(e, RC_PRED);
+      out(e, "setp.ne.u32 %s, %s, 0;", p, c);
+      out(e, "selp.%s %s, %s, %s, %s;", mov_type(rc), reg(e, in, k), a, b, p);
+    }
+    break;
+  case TIR_SPLAT:
+    for (int k = 0; k < n; k++) out(e, "mov.%s %s, %s;", mov_type(rc), reg(e, in, k), reg(e, in->args[0], 0));
+    break;
+  case TIR_BROADCAST: emit_broadcast(e, in); break;
+  case TIR_IOTA:
+    for (int k = 0; k < n; k++) {
+      const char *c = coord(e, flat_index(e, k), in->plan->phys, in->ty.rank, in->aux);
+      out(e, "mov.b32 %s, %s;", reg(e, in, k), c);
+    }
+    break;
+  case TIR_REDUCE: emit_reduce(e, in); break;
+  case TIR_DOT: emit_dot(e, in); break;
+  case TIR_TRANSPOSE: emit_transpose(e, in); break;
+  case TIR_LOAD: emit_load(e, in); break;
+  case TIR_STORE: emit_store(e, in); break;
+  case TIR_EXTRACT: emit_extract(e, in); break;
+  case TIR_VAR:
+    /* a register slot starts undefined; a shared one lives in its buffer */
+    break;
+  case TIR_READ: {
+    const TirInst *slot = in->args[0];
+    if (slot->plan->res == RES_SHARED && in->plan->res == RES_SHARED) break; /* read from the buffer at use */
+    for (int k = 0; k < n; k++) out(e, "mov.%s %s, %s;", mov_type(rc), reg(e, in, k), operand(e, slot, k));
+    break;
+  }
+  case TIR_WRITE: emit_write(e, in); break;
+  case TIR_FOR: {
+    int L = new_label(e);
+    const char *i = d0, *p = tmp(e, RC_PRED);
+    out(e, "mov.b32 %s, %s;", i, reg(e, in->args[0], 0));
+    fprintf(e->body, "$Lfor%d:\n", L);
+    out(e, "setp.ge.s32 %s, %s, %s;", p, i, reg(e, in->args[1], 0));
+    out(e, "@%s bra $Lend%d;", p, L);
+    emit_block(e, &in->body);
+    out(e, "add.s32 %s, %s, %s;", i, i, reg(e, in->args[2], 0));
+    out(e, "bra.uni $Lfor%d;", L);
+    fprintf(e->body, "$Lend%d:\n", L);
+    break;
+  }
+  case TIR_WHILE: {
+    int L = new_label(e);
+    const char *p = tmp(e, RC_PRED);
+    fprintf(e->body, "$Lwhile%d:\n", L);
+    emit_block(e, &in->cond);
+    out(e, "setp.eq.u32 %s, %s, 0;", p, reg(e, in->cond_value, 0));
+    out(e, "@%s bra $Lwend%d;", p, L);
+    emit_block(e, &in->body);
+    out(e, "bra.uni $Lwhile%d;", L);
+    fprintf(e->body, "$Lwend%d:\n", L);
+    break;
+  }
+  case TIR_IF: {
+    int L = new_label(e);
+    const char *p = tmp(e, RC_PRED);
+    out(e, "setp.eq.u32 %s, %s, 0;", p, reg(e, in->args[0], 0));
+    out(e, "@%s bra $Lelse%d;", p, L);
+    emit_block(e, &in->body);
+    out(e, "bra.uni $Lfi%d;", L);
+    fprintf(e->body, "$Lelse%d:\n", L);
+    emit_block(e, &in->body2);
+    fprintf(e->body, "$Lfi%d:\n", L);
+    break;
+  }
+  }
+}
+
+static void emit_block(Emitter *e, const TirBlock *b) {
+  for (int i = 0; i < b->len && !e->failed; i++) emit_inst(e, b->insts[i]);
+}
+
+static const char *param_ptx_type(Scalar s) {
+  return s == S_F64 ? "f64" : s <= S_F32 ? "f32" : s == S_I64 ? "s64" : "s32";
+}
+
+bool ptx_emit_kernel(Arena *a, Diags *d, const Plan *p, const char *arch, const char *entry, FILE *out_f,
+                     int64_t *shared_total) {
+  Emitter e = {.a = a, .d = d, .p = p, .f = p->f, .T = p->threads};
+  const TirFunc *f = p->f;
+  char *body = NULL, *decls = NULL;
+  size_t blen = 0, dlen = 0;
+  e.body = open_memstream(&body, &blen);
+  e.declf = open_memstream(&decls, &dlen);
+  e.exch_off = (p->shared_bytes + 15) / 16 * 16;
+  e.barrier_before = arena_alloc(a, (size_t)f->ninsts + 1);
+  for (int i = 0; i < p->nbarriers; i++)
+    if (p->barriers[i].pos >= 0 && p->barriers[i].pos < f->ninsts) e.barrier_before[p->barriers[i].pos] = true;
+  (void)arch;
+  /* the grid block computes nothing the kernel needs */
+  emit_block(&e, &f->body);
+  fclose(e.body);
+  fclose(e.declf);
+  if (e.failed) {
+    free(body);
+    free(decls);
+    return false;
+  }
+  int64_t total = e.exch_off + e.exch_bytes;
+  if (!e.exch_bytes) total = p->shared_bytes;
+  *shared_total = total;
+  const KernelInfo *info = f->info;
+  fprintf(out_f, "\n.visible .entry %s(\n", entry);
+  bool first = true;
+  for (int i = 0; i < f->nparams; i++) {
+    const TirParam *tp = &f->params[i];
+    if (tp->tensor) {
+      fprintf(out_f, "%s  .param .u64 base_param%d", first ? "" : ",\n", i);
+      first = false;
+      for (int dd = 0; dd < tp->rank; dd++) fprintf(out_f, ",\n  .param .s32 ext_param%d_%d", i, dd);
+    } else {
+      fprintf(out_f, "%s  .param .%s p%d", first ? "" : ",\n", param_ptx_type(tp->elem), i);
+      first = false;
+    }
+  }
+  fprintf(out_f, ")\n  .maxntid %d, 1, 1\n", p->threads);
+  if (info->min_blocks) fprintf(out_f, "  .minnctapersm %d\n", info->min_blocks);
+  if (info->max_regs) fprintf(out_f, "  .maxnreg %d\n", info->max_regs);
+  fputs("{\n", out_f);
+  if (total > 0) {
+    if (info->dynshared) fputs("  .reg .b32 %smem_;\n  mov.u32 %smem_, dsmem;\n", out_f);
+    else fprintf(out_f, "  .shared .align 16 .b8 smem[%lld];\n  .reg .b32 %%smem_;\n  mov.u32 %%smem_, smem;\n", (long long)total);
+  } else {
+    fputs("  .reg .b32 %smem_;\n  mov.u32 %smem_, 0;\n", out_f);
+  }
+  fputs("  .reg .b32 %tid_;\n  mov.u32 %tid_, %tid.x;\n", out_f);
+  for (int i = 0; i < f->nparams; i++) {
+    const TirParam *tp = &f->params[i];
+    if (!tp->tensor) continue;
+    fprintf(out_f, "  .reg .b64 %%base%d;\n  ld.param.u64 %%base%d, [base_param%d];\n  cvta.to.global.u64 %%base%d, %%base%d;\n",
+            i, i, i, i, i);
+    for (int dd = 0; dd < tp->rank; dd++)
+      fprintf(out_f, "  .reg .b32 %%ext32_%d_%d;\n  ld.param.s32 %%ext32_%d_%d, [ext_param%d_%d];\n  .reg .b64 %%ext%d_%d;\n"
+                     "  cvt.s64.s32 %%ext%d_%d, %%ext32_%d_%d;\n",
+              i, dd, i, dd, i, dd, i, dd, i, dd, i, dd);
+  }
+  fputs(decls ? decls : "", out_f);
+  for (int rc = 0; rc < RC_COUNT; rc++)
+    if (e.ntemp[rc]) fprintf(out_f, "  .reg %s %st<%d>;\n", rc_decl[rc], rc_prefix[rc], e.ntemp[rc]);
+  fputs(body ? body : "", out_f);
+  fputs("  ret;\n}\n", out_f);
+  free(body);
+  free(decls);
+  return true;
+}
+
+void ptx_emit_header(FILE *out, const char *arch, bool any_dynshared) {
+  fprintf(out, "// Generated by phobosc %s\n.version 8.0\n.target %s\n.address_size 64\n", PHOBOS_VERSION, arch);
+  if (any_dynshared) fputs(".extern .shared .align 16 .b8 dsmem[];\n", out);
+}

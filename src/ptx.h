@@ -1,0 +1,15 @@
+/* ptx.h: the PTX emitter (ptx.c) and the ptxas step (cubin.c). */
+#ifndef PHOBOS_PTX_H
+#define PHOBOS_PTX_H
+
+#include "tir.h"
+
+/* The module header: PTX version, target, the dynamic shared symbol. */
+void ptx_emit_header(FILE *out, const char *arch, bool any_dynshared);
+/* One planned variant as an entry; false after reporting what it cannot
+ * compile. *shared_total: the bytes of shared memory the entry uses (the
+ * plan's buffers and the exchange area). */
+bool ptx_emit_kernel(Arena *a, Diags *d, const Plan *p, const char *arch, const char *entry, FILE *out,
+                     int64_t *shared_total);
+
+#endif

@@ -1,0 +1,291 @@
+/* gpu_conformance.c: every conformance case on the GPU, as TAP.
+ *
+ * The same harness as the interpreter suite (tests/conformance/harness.c:
+ * seeded inputs, double-precision references, every variant, same_as
+ * reruns), with a runner that compiles the case's variants to one cubin
+ * (PTX emitter, ptxas) and its manifest, loads it with libphobos, uploads
+ * the inputs, poisons the outputs, launches each variant and reads back.
+ *
+ * Usage: gpu_conformance CASE.yaml...   (ptxas: PHOBOS_PTXAS, PATH or
+ * /usr/local/cuda/bin). Without a device it prints one skip line. */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "conformance/harness.h"
+#include "cubin.h"
+#include "manifest.h"
+#include "ptx.h"
+#include "rt.h"
+
+typedef struct Gpu {
+  phobos_context *ctx;
+  const CuApi *cu;
+  phobos_module *mod;
+  Arena *arena;
+  char dir[64];
+  int serial;
+} Gpu;
+
+static bool gfail(char *err, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static bool gfail(char *err, size_t len, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(err, len, fmt, ap);
+  va_end(ap);
+  return false;
+}
+
+static void gpu_end(void *self) {
+  Gpu *g = self;
+  if (g->mod) phobos_module_unload(g->mod);
+  g->mod = NULL;
+  arena_free(g->arena);
+  g->arena = NULL;
+}
+
+static bool gpu_begin(void *self, Case *c, Plan **plans, int nplans, const Source *src, char *err, size_t errlen) {
+  Gpu *g = self;
+  gpu_end(g);
+  g->arena = arena_new();
+  char ptx_path[256], cubin_path[256], yaml_path[256];
+  snprintf(ptx_path, sizeof ptx_path, "%s/k%d.ptx", g->dir, g->serial);
+  snprintf(cubin_path, sizeof cubin_path, "%s/k%d.cubin", g->dir, g->serial);
+  snprintf(yaml_path, sizeof yaml_path, "%s/k%d.yaml", g->dir, g->serial++);
+  FILE *pf = fopen(ptx_path, "w");
+  if (!pf) return gfail(err, errlen, "cannot write %s", ptx_path);
+  bool dyn = false;
+  for (int i = 0; i < nplans; i++) dyn |= plans[i]->f->info->dynshared;
+  ptx_emit_header(pf, "sm_90a", dyn);
+  int64_t *shared = arena_alloc(g->arena, sizeof(int64_t) * (size_t)(nplans + 1));
+  char *dbuf = NULL;
+  size_t dlen = 0;
+  FILE *dout = open_memstream(&dbuf, &dlen);
+  Diags d;
+  diag_init(&d, src, dout, true);
+  for (int i = 0; i < nplans && !d.errors; i++)
+    ptx_emit_kernel(g->arena, &d, plans[i], "sm_90a", manifest_entry(g->arena, plans[i]->f), pf, &shared[i]);
+  fclose(pf);
+  fclose(dout);
+  if (d.errors) {
+    gfail(err, errlen, "%s: PTX emission failed:\n%s", c->name, dbuf);
+    free(dbuf);
+    return false;
+  }
+  free(dbuf);
+  char *pbuf = NULL;
+  size_t plen = 0;
+  FILE *pe = open_memstream(&pbuf, &plen);
+  bool ok = cubin_assemble(ptx_path, cubin_path, "sm_90a", false, pe);
+  fclose(pe);
+  if (!ok) {
+    gfail(err, errlen, "%s: ptxas failed:\n%s", c->name, pbuf);
+    free(pbuf);
+    return false;
+  }
+  free(pbuf);
+  FILE *y = fopen(yaml_path, "w");
+  char merr[512] = "";
+  if (!y || !manifest_write(y, src, "sm_90a", strrchr(cubin_path, '/') + 1, plans, nplans, shared, merr, sizeof merr)) {
+    if (y) fclose(y);
+    return gfail(err, errlen, "%s: manifest: %s", c->name, merr);
+  }
+  fclose(y);
+  phobos_status s = phobos_module_load(g->ctx, cubin_path, &g->mod);
+  if (s != PHOBOS_OK) return gfail(err, errlen, "%s: %s: %s", c->name, phobos_status_name(s), phobos_last_error(g->ctx));
+  unlink(ptx_path);
+  return true;
+}
+
+/* element conversions between the harness's doubles and device bytes */
+static void to_bytes(Scalar e, double v, unsigned char *p) {
+  switch (e) {
+  case S_F32: {
+    float f = (float)v;
+    memcpy(p, &f, 4);
+    break;
+  }
+  case S_F64: memcpy(p, &v, 8); break;
+  case S_BF16: {
+    float f = (float)v; /* already a bf16 value: its upper half */
+    uint32_t b;
+    memcpy(&b, &f, 4);
+    uint16_t h = (uint16_t)(b >> 16);
+    if (isnan(v)) h = 0x7fc0;
+    memcpy(p, &h, 2);
+    break;
+  }
+  case S_F16: {
+    uint16_t h;
+    double a = fabs(v);
+    uint16_t sign = signbit(v) ? 0x8000 : 0;
+    if (isnan(v)) h = 0x7e00;
+    else if (isinf(v)) h = sign | 0x7c00;
+    else if (a < ldexp(1.0, -14)) h = sign | (uint16_t)(a / ldexp(1.0, -24));
+    else {
+      int ex;
+      double m = frexp(a, &ex);
+      h = (uint16_t)(sign | (uint16_t)((ex + 14) << 10) | (uint16_t)((m * 2 - 1) * 1024));
+    }
+    memcpy(p, &h, 2);
+    break;
+  }
+  case S_I8:
+  case S_U8:
+  case S_BOOL: *p = (unsigned char)(int64_t)v; break;
+  case S_I32: {
+    int32_t x = (int32_t)(int64_t)v;
+    memcpy(p, &x, 4);
+    break;
+  }
+  case S_I64: {
+    int64_t x = (int64_t)v;
+    memcpy(p, &x, 8);
+    break;
+  }
+  default: break;
+  }
+}
+
+static double from_bytes(Scalar e, const unsigned char *p) {
+  switch (e) {
+  case S_F32: {
+    float f;
+    memcpy(&f, p, 4);
+    return f;
+  }
+  case S_F64: {
+    double d;
+    memcpy(&d, p, 8);
+    return d;
+  }
+  case S_BF16: {
+    uint16_t h;
+    memcpy(&h, p, 2);
+    uint32_t b = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &b, 4);
+    return f;
+  }
+  case S_F16: {
+    uint16_t h;
+    memcpy(&h, p, 2);
+    int ex = (h >> 10) & 31, m = h & 1023;
+    double v = ex == 0 ? ldexp(m, -24) : ex == 31 ? (m ? NAN : INFINITY) : ldexp(1024 + m, ex - 25);
+    return h & 0x8000 ? -v : v;
+  }
+  case S_I8: return (int8_t)*p;
+  case S_U8: return *p;
+  case S_BOOL: return *p;
+  case S_I32: {
+    int32_t x;
+    memcpy(&x, p, 4);
+    return x;
+  }
+  case S_I64: {
+    int64_t x;
+    memcpy(&x, p, 8);
+    return (double)x;
+  }
+  default: return 0;
+  }
+}
+
+static phobos_dtype dtype_of(Scalar s) { return (phobos_dtype)s; /* same order */ }
+
+static bool gpu_run(void *self, Case *c, const Plan *p, int index, double **outs, char *err, size_t errlen) {
+  Gpu *g = self;
+  const TirFunc *f = p->f;
+  phobos_kernel *k;
+  if (phobos_kernel_get(g->mod, f->name, &k) != PHOBOS_OK) return gfail(err, errlen, "%s", phobos_last_error(g->ctx));
+  MfVariant *v = &k->mf->variants[index];
+  phobos_arg args[CASE_MAX_PARAMS];
+  CUdeviceptr dev[CASE_MAX_PARAMS] = {0};
+  size_t bytes[CASE_MAX_PARAMS] = {0};
+  bool ok = true;
+  for (int i = 0; i < f->nparams && ok; i++) {
+    CaseParam *cp = harness_param(c, f->params[i].name);
+    if (!cp->tensor) {
+      bool fl = cp->elem <= S_F64;
+      args[i] = cp->elem == S_BOOL ? phobos_bool_arg(cp->scalar != 0) : fl ? phobos_float_arg(cp->scalar) : phobos_int_arg((int64_t)cp->scalar);
+      continue;
+    }
+    int eb = sema_scalar_bytes(cp->elem);
+    bytes[i] = (size_t)cp->n * (size_t)eb;
+    unsigned char *h = malloc(bytes[i] + 16);
+    bool poison = harness_is_output(c, cp->name) && !harness_is_inout(c, cp);
+    for (int64_t j = 0; j < cp->n; j++) {
+      if (poison && cp->elem <= S_F64) memset(h + j * eb, 0xff, (size_t)eb); /* NaN */
+      else to_bytes(cp->elem, poison ? -77 : cp->data[j], h + j * eb);
+    }
+    CUresult r = g->cu->MemAlloc(&dev[i], bytes[i] + 16);
+    if (r == CU_SUCCESS) r = g->cu->MemcpyHtoD(dev[i], h, bytes[i]);
+    free(h);
+    if (r != CU_SUCCESS) ok = gfail(err, errlen, "allocating or uploading %s failed (%d)", cp->name, r);
+    args[i] = phobos_tensor_arg(dev[i], dtype_of(cp->elem), cp->rank, cp->dims);
+  }
+  RtBinding b;
+  char berr[600];
+  if (ok && rt_bind(k->mf, args, f->nparams, &b, berr, sizeof berr) != PHOBOS_OK) ok = gfail(err, errlen, "bind: %s", berr);
+  if (ok) {
+    k->explicit_grid = c->has_grid;
+    if (c->has_grid) memcpy(k->grid, c->grid, sizeof k->grid);
+    phobos_status s = rt_launch_variant(k, v, args, &b, NULL, NULL);
+    k->explicit_grid = false;
+    if (s != PHOBOS_OK) ok = gfail(err, errlen, "launch %s: %s: %s", v->entry, phobos_status_name(s), phobos_last_error(g->ctx));
+  }
+  if (ok) {
+    CUresult r = g->cu->CtxSynchronize();
+    char cb[200];
+    if (r != CU_SUCCESS) ok = gfail(err, errlen, "%s faulted: %s", v->entry, cu_error(g->cu, r, cb, sizeof cb));
+  }
+  for (int i = 0; i < f->nparams; i++) {
+    if (!dev[i]) continue;
+    CaseParam *cp = harness_param(c, f->params[i].name);
+    if (ok && harness_is_output(c, cp->name)) {
+      unsigned char *h = malloc(bytes[i] + 16);
+      if (g->cu->MemcpyDtoH(h, dev[i], bytes[i]) != CU_SUCCESS) ok = gfail(err, errlen, "download of %s failed", cp->name);
+      double *o = malloc(sizeof(double) * (size_t)cp->n);
+      for (int64_t j = 0; j < cp->n; j++) o[j] = from_bytes(cp->elem, h + j * sema_scalar_bytes(cp->elem));
+      free(h);
+      outs[i] = o;
+    }
+    g->cu->MemFree(dev[i]);
+  }
+  return ok;
+}
+
+int main(int argc, char **argv) {
+  setvbuf(stdout, NULL, _IONBF, 0);
+  Gpu g = {0};
+  phobos_status s = phobos_context_create(0, &g.ctx);
+  if (s != PHOBOS_OK) {
+    printf("1..0 # SKIP no CUDA device: %s\n# 0 passed, 0 failed, %d skipped\n", phobos_last_error(g.ctx), argc - 1);
+    phobos_context_destroy(g.ctx);
+    return 0;
+  }
+  const char *why;
+  g.cu = cu_api(&why);
+  snprintf(g.dir, sizeof g.dir, "/tmp/phobos_gpuconf_XXXXXX");
+  if (!mkdtemp(g.dir)) return 1;
+  Runner r = {.self = &g, .begin = gpu_begin, .run = gpu_run, .end = gpu_end};
+  int passed = 0, failed = 0;
+  for (int i = 1; i < argc; i++) {
+    Case c;
+    static char err[16384];
+    err[0] = 0;
+    bool ok = harness_load(argv[i], &c, err, sizeof err) && harness_run(&c, &r, err, sizeof err);
+    const char *base = strrchr(argv[i], '/');
+    printf("%s %d - %s\n", ok ? "ok" : "not ok", i, base ? base + 1 : argv[i]);
+    if (!ok)
+      for (char *line = strtok(err, "\n"); line; line = strtok(NULL, "\n")) printf("#   %s\n", line);
+    ok ? passed++ : failed++;
+    harness_free(&c);
+  }
+  printf("1..%d\n# %d passed, %d failed\n", argc - 1, passed, failed);
+  phobos_context_destroy(g.ctx);
+  return failed ? 1 : 0;
+}
