@@ -589,11 +589,62 @@ static void exchange(Emitter *e, const TirInst *const *src, int n, int64_t *at) 
   out(e, "bar.sync 0;");
 }
 
+/* A value read from global memory into registers (a load, or the
+ * transpose of one) can be read again at any coordinates instead of being
+ * exchanged: every thread loads what it needs, no barrier. */
+static bool reloadable(const TirInst *x) {
+  if (x->plan->res != RES_REG) return false;
+  if (x->op == TIR_LOAD) return true;
+  return x->op == TIR_TRANSPOSE && x->args[0]->op == TIR_LOAD && x->args[0]->plan->res == RES_REG;
+}
+
+/* Loads element c (logical coordinates of x, in registers) of a reloadable
+ * x into r, masked as the original load was. */
+static void reload_at(Emitter *e, const TirInst *x, const char *const *c, const char *r) {
+  const TirInst *ld = x->op == TIR_LOAD ? x : x->args[0];
+  const char *lc[MAX_TILE_RANK];
+  if (x->op == TIR_TRANSPOSE) lc[0] = c[1], lc[1] = c[0];
+  else
+    for (int d = 0; d < ld->ty.rank; d++) lc[d] = c[d];
+  const char *ok = tmp(e, RC_PRED), *g[MAX_TENSOR_RANK];
+  out(e, "setp.eq.u32 %s, 0, 0;", ok);
+  int j = 0;
+  for (int i = 0; i < ld->nsubs; i++) {
+    const char *start = reg(e, ld->subs[i].start, 0);
+    if (ld->subs[i].point) {
+      g[i] = start;
+    } else {
+      const char *cc = lc[j++];
+      const char *p = tmp(e, RC_PRED);
+      out(e, "setp.lt.and.u32 %s, %s, %lld, %s;", p, cc, (long long)ld->subs[i].len, ok);
+      out(e, "mov.pred %s, %s;", ok, p);
+      const char *gi = tmp(e, RC_B32);
+      out(e, "add.s32 %s, %s, %s;", gi, start, cc);
+      g[i] = gi;
+    }
+    const char *p2 = tmp(e, RC_PRED);
+    out(e, "setp.lt.and.u32 %s, %s, %%ext32_%d_%d, %s;", p2, g[i], ld->aux, i, ok);
+    out(e, "mov.pred %s, %s;", ok, p2);
+  }
+  out(e, "mov.%s %s, %s;", mov_type(rc_of(ld->ty.elem)), r, zero(rc_of(ld->ty.elem)));
+  ld_global(e, ld->ty.elem, r, tensor_addr(e, ld->aux, g), ok);
+}
+
 static void emit_broadcast(Emitter *e, const TirInst *in) {
   const TirInst *x = in->args[0];
+  int r = in->ty.rank, xr = x->ty.rank;
+  if (reloadable(x)) {
+    for (int k = 0; k < nregs(e, in); k++) {
+      const char *fl = flat_index(e, k);
+      const char *c[MAX_TILE_RANK], *sc[MAX_TILE_RANK];
+      for (int d = 0; d < r; d++) c[d] = coord(e, fl, in->plan->phys, r, d);
+      for (int d = 0; d < xr; d++) sc[d] = x->ty.dims[d] == 1 ? "0" : c[r - xr + d];
+      reload_at(e, x, sc, reg(e, in, k));
+    }
+    return;
+  }
   int64_t at;
   exchange(e, &x, 1, &at);
-  int r = in->ty.rank, xr = x->ty.rank;
   for (int k = 0; k < nregs(e, in); k++) {
     const char *fl = flat_index(e, k);
     const char *c[MAX_TILE_RANK], *sc[MAX_TILE_RANK];
@@ -611,6 +662,14 @@ static void emit_broadcast(Emitter *e, const TirInst *in) {
 
 static void emit_transpose(Emitter *e, const TirInst *in) {
   const TirInst *x = in->args[0];
+  if (reloadable(in)) {
+    for (int k = 0; k < nregs(e, in); k++) {
+      const char *fl = flat_index(e, k);
+      const char *c[2] = {coord(e, fl, in->plan->phys, 2, 0), coord(e, fl, in->plan->phys, 2, 1)};
+      reload_at(e, in, c, reg(e, in, k));
+    }
+    return;
+  }
   int64_t at;
   exchange(e, &x, 1, &at);
   for (int k = 0; k < nregs(e, in); k++) {

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The GPU job, run on the device machine over a build folder made here:
-#   bash tests/gpu/run.sh BUILD_DIR
+#   bash tests/gpu/run.sh BUILD_DIR [--bench [PEERS.py]]
 # Runs the GPU test programs, then again under compute-sanitizer (memcheck),
 # and prints a short table last. Needs no compiler: everything was built here.
 set -uo pipefail
@@ -25,6 +25,7 @@ run() { # NAME COMMAND...
 }
 run gpu_runtime "$build/tests/gpu/gpu_runtime" "$build/tests/gpu"
 run gpu_conformance "$build/tests/gpu/gpu_conformance" spec/conformance/*.yaml
+[ -x "$build/examples/q8_matvec_host" ] && run q8_matvec_check "$build/examples/q8_matvec_host" "$build/examples"
 if command -v compute-sanitizer >/dev/null; then
   # memcheck and racecheck over a sample: the shipped examples and a few of each kind
   sample=(spec/conformance/{q8_matvec_seed,gqa_nq7_causal,sgemm_ragged,flash_attention,reduce_ragged,dot_rank3,stmt_var_cols,builtin_transpose}.yaml)
@@ -33,6 +34,11 @@ if command -v compute-sanitizer >/dev/null; then
   # the suite provokes driver errors on purpose (a manifest naming a missing entry): only memory errors count
   run gpu_runtime.memcheck compute-sanitizer --tool memcheck --leak-check full --report-api-errors no --error-exitcode 1 \
     "$build/tests/gpu/gpu_runtime" "$build/tests/gpu"
+fi
+if [ "${2:-}" = --bench ]; then
+  [ -x "$build/examples/q8_matvec_host" ] && "$build/examples/q8_matvec_host" --bench "$build/examples" | tee "$out/q8_bench.log"
+  # the peers in the same call: Triton and torch on the same card, same moment
+  [ -n "${3:-}" ] && PYTHONUNBUFFERED=1 python3 "$3" > "$out/peers.log" 2>&1 && sed -n '/==== summary/,$p' "$out/peers.log"
 fi
 echo "==== GPU summary"
 printf '%s\n' "${rows[@]}"

@@ -1,0 +1,225 @@
+/* q8_matvec_host.c: runs the Q8_0 matvec kernels through libphobos,
+ * checks them against a double-precision CPU reference, and with --bench
+ * times them beside a device-to-device copy measured in the same run.
+ *
+ *   q8_matvec_host [--bench] DIR     DIR holds q8_matvec.cubin and
+ *                                    q8_matvec_wide.cubin (with their .yaml)
+ *
+ * Inputs are fresh random values (A normal, W bytes in [-127, 127], S
+ * scales in [0.001, 0.02]); C is poisoned with NaN before each launch.
+ * Every CUDA call is checked. Bytes moved: K*N + (K/32)*N*4 + K*4 + N*4. */
+#include <cuda.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "phobos.h"
+
+#define CK(call)                                                                  \
+  do {                                                                            \
+    CUresult r_ = (call);                                                         \
+    if (r_ != CUDA_SUCCESS) {                                                     \
+      const char *s_ = NULL;                                                      \
+      cuGetErrorString(r_, &s_);                                                  \
+      fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call, s_ ? s_ : "?"); \
+      exit(2);                                                                    \
+    }                                                                             \
+  } while (0)
+
+#define PK(call)                                                                  \
+  do {                                                                            \
+    phobos_status s_ = (call);                                                    \
+    if (s_ != PHOBOS_OK) {                                                        \
+      fprintf(stderr, "%s:%d: %s: %s: %s\n", __FILE__, __LINE__, #call, phobos_status_name(s_), phobos_last_error(ctx)); \
+      exit(2);                                                                    \
+    }                                                                             \
+  } while (0)
+
+static phobos_context *ctx;
+static unsigned long long rng = 88172645463325252ull;
+
+static double uniform(void) {
+  rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+  return (double)(rng >> 11) / 9007199254740992.0;
+}
+
+static double normal(void) {
+  double u = uniform() + 1e-300, v = uniform();
+  return sqrt(-2 * log(u)) * cos(2 * M_PI * v);
+}
+
+typedef struct Problem {
+  int64_t K, N;
+  CUdeviceptr A, W, S, C;
+  float *hA, *hS, *hC;
+  signed char *hW;
+} Problem;
+
+static void make(Problem *p, int64_t K, int64_t N) {
+  p->K = K, p->N = N;
+  int64_t KB = K / 32;
+  p->hA = malloc(sizeof(float) * (size_t)K);
+  p->hW = malloc((size_t)(K * N));
+  p->hS = malloc(sizeof(float) * (size_t)(KB * N));
+  p->hC = malloc(sizeof(float) * (size_t)N);
+  for (int64_t i = 0; i < K; i++) p->hA[i] = (float)normal();
+  for (int64_t i = 0; i < K * N; i++) p->hW[i] = (signed char)(int)floor(uniform() * 255 - 127);
+  for (int64_t i = 0; i < KB * N; i++) p->hS[i] = (float)(0.001 + 0.019 * uniform());
+  CK(cuMemAlloc(&p->A, sizeof(float) * (size_t)K));
+  CK(cuMemAlloc(&p->W, (size_t)(K * N)));
+  CK(cuMemAlloc(&p->S, sizeof(float) * (size_t)(KB * N)));
+  CK(cuMemAlloc(&p->C, sizeof(float) * (size_t)N));
+  CK(cuMemcpyHtoD(p->A, p->hA, sizeof(float) * (size_t)K));
+  CK(cuMemcpyHtoD(p->W, p->hW, (size_t)(K * N)));
+  CK(cuMemcpyHtoD(p->S, p->hS, sizeof(float) * (size_t)(KB * N)));
+}
+
+static void destroy(Problem *p) {
+  CK(cuMemFree(p->A));
+  CK(cuMemFree(p->W));
+  CK(cuMemFree(p->S));
+  CK(cuMemFree(p->C));
+  free(p->hA), free(p->hW), free(p->hS), free(p->hC);
+}
+
+static void launch(phobos_kernel *k, Problem *p, int tile_n) {
+  phobos_arg args[4] = {phobos_tensor_arg(p->A, PHOBOS_F32, 2, (int64_t[]){1, p->K}),
+                        phobos_tensor_arg(p->W, PHOBOS_I8, 2, (int64_t[]){p->K, p->N}),
+                        phobos_tensor_arg(p->S, PHOBOS_F32, 2, (int64_t[]){p->K / 32, p->N}),
+                        phobos_tensor_arg(p->C, PHOBOS_F32, 2, (int64_t[]){1, p->N})};
+  if (tile_n) { /* the seed's kernel has no @grid */
+    int64_t grid[3] = {(p->N + tile_n - 1) / tile_n, 1, 1};
+    PK(phobos_launch_grid(k, args, 4, grid, NULL));
+  } else {
+    PK(phobos_launch(k, args, 4, NULL));
+  }
+}
+
+/* max |c - ref| / max |ref| over every output, and the NaN count */
+static double check(phobos_kernel *k, Problem *p, int tile_n, int *nans) {
+  CK(cuMemsetD8(p->C, 0xff, sizeof(float) * (size_t)p->N)); /* poison: NaN */
+  launch(k, p, tile_n);
+  CK(cuCtxSynchronize());
+  CK(cuMemcpyDtoH(p->hC, p->C, sizeof(float) * (size_t)p->N));
+  double maxerr = 0, maxref = 0;
+  *nans = 0;
+  for (int64_t n = 0; n < p->N; n++) {
+    double ref = 0;
+    for (int64_t kk = 0; kk < p->K; kk++) ref += (double)p->hA[kk] * p->hW[kk * p->N + n] * p->hS[(kk / 32) * p->N + n];
+    if (isnan(p->hC[n])) (*nans)++;
+    maxerr = fmax(maxerr, fabs(p->hC[n] - ref));
+    maxref = fmax(maxref, fabs(ref));
+  }
+  return maxerr / maxref;
+}
+
+static int cmpf(const void *a, const void *b) {
+  float x = *(const float *)a, y = *(const float *)b;
+  return x < y ? -1 : x > y;
+}
+
+static double median_us(phobos_kernel *k, Problem *p, int tile_n, int reps) {
+  CUevent e0, e1;
+  CK(cuEventCreate(&e0, 0));
+  CK(cuEventCreate(&e1, 0));
+  for (int i = 0; i < 5; i++) launch(k, p, tile_n);
+  float *t = malloc(sizeof(float) * (size_t)reps);
+  for (int i = 0; i < reps; i++) {
+    CK(cuEventRecord(e0, NULL));
+    launch(k, p, tile_n);
+    CK(cuEventRecord(e1, NULL));
+    CK(cuEventSynchronize(e1));
+    CK(cuEventElapsedTime(&t[i], e0, e1));
+  }
+  qsort(t, (size_t)reps, sizeof(float), cmpf);
+  double us = t[reps / 2] * 1e3;
+  free(t);
+  CK(cuEventDestroy(e0));
+  CK(cuEventDestroy(e1));
+  return us;
+}
+
+/* device-to-device copy of 1 GiB: bytes read + written per second */
+static double copy_tbps(void) {
+  size_t n = (size_t)1 << 30;
+  CUdeviceptr a, b;
+  CK(cuMemAlloc(&a, n));
+  CK(cuMemAlloc(&b, n));
+  CK(cuMemsetD8(a, 1, n));
+  CUevent e0, e1;
+  CK(cuEventCreate(&e0, 0));
+  CK(cuEventCreate(&e1, 0));
+  float t[21];
+  for (int i = 0; i < 3; i++) CK(cuMemcpyDtoDAsync(b, a, n, NULL));
+  for (int i = 0; i < 21; i++) {
+    CK(cuEventRecord(e0, NULL));
+    CK(cuMemcpyDtoDAsync(b, a, n, NULL));
+    CK(cuEventRecord(e1, NULL));
+    CK(cuEventSynchronize(e1));
+    CK(cuEventElapsedTime(&t[i], e0, e1));
+  }
+  qsort(t, 21, sizeof(float), cmpf);
+  CK(cuMemFree(a));
+  CK(cuMemFree(b));
+  CK(cuEventDestroy(e0));
+  CK(cuEventDestroy(e1));
+  return 2.0 * (double)n / (t[10] * 1e-3) / 1e12;
+}
+
+int main(int argc, char **argv) {
+  bool bench = argc > 1 && !strcmp(argv[1], "--bench");
+  const char *dir = argc > 1 + bench ? argv[1 + bench] : "build/examples";
+  phobos_status s = phobos_context_create(0, &ctx);
+  if (s != PHOBOS_OK) {
+    printf("q8_matvec: skipped: %s: %s\n", phobos_status_name(s), phobos_last_error(ctx));
+    phobos_context_destroy(ctx);
+    return 0;
+  }
+  CK(cuInit(0)); /* the runtime made the primary context current */
+  char path[1024];
+  phobos_module *seed_mod, *wide_mod;
+  phobos_kernel *seed, *wide;
+  snprintf(path, sizeof path, "%s/q8_matvec.cubin", dir);
+  PK(phobos_module_load(ctx, path, &seed_mod));
+  PK(phobos_kernel_get(seed_mod, "q8_matvec", &seed));
+  snprintf(path, sizeof path, "%s/q8_matvec_wide.cubin", dir);
+  PK(phobos_module_load(ctx, path, &wide_mod));
+  PK(phobos_kernel_get(wide_mod, "q8_matvec_wide", &wide));
+
+  static const int64_t shapes[][2] = {{96, 100}, {4096, 4096}, {4096, 14336}, {14336, 4096}, {8192, 28672}};
+  int failures = 0;
+  for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+    Problem p;
+    make(&p, shapes[i][0], shapes[i][1]);
+    int nans;
+    double e1 = check(seed, &p, 64, &nans);
+    printf("check seed q8_matvec K=%-6lld N=%-6lld rel err %.2e, %d NaN  %s\n", (long long)p.K, (long long)p.N, e1, nans,
+           e1 < 1e-5 && !nans ? "ok" : "FAIL");
+    failures += !(e1 < 1e-5 && !nans);
+    double e2 = check(wide, &p, 0, &nans);
+    printf("check wide q8_matvec K=%-6lld N=%-6lld rel err %.2e, %d NaN  %s\n", (long long)p.K, (long long)p.N, e2, nans,
+           e2 < 1e-5 && !nans ? "ok" : "FAIL");
+    failures += !(e2 < 1e-5 && !nans);
+    destroy(&p);
+  }
+  if (bench) {
+    double copy = copy_tbps();
+    printf("\n==== q8_matvec on %s (copy: %.2f TB/s read+write, same run)\n", "device 0", copy);
+    printf("%-14s %10s %10s %8s %10s %10s %8s\n", "K x N", "seed us", "TB/s", "vs copy", "wide us", "TB/s", "vs copy");
+    for (size_t i = 1; i < sizeof shapes / sizeof shapes[0]; i++) {
+      Problem p;
+      make(&p, shapes[i][0], shapes[i][1]);
+      double bytes = (double)(p.K * p.N + (p.K / 32) * p.N * 4 + p.K * 4 + p.N * 4);
+      double us1 = median_us(seed, &p, 64, 51), us2 = median_us(wide, &p, 0, 51);
+      double t1 = bytes / (us1 * 1e-6) / 1e12, t2 = bytes / (us2 * 1e-6) / 1e12;
+      printf("%6lldx%-7lld %10.1f %10.2f %7.0f%% %10.1f %10.2f %7.0f%%\n", (long long)p.K, (long long)p.N, us1, t1,
+             100 * t1 / copy, us2, t2, 100 * t2 / copy);
+      destroy(&p);
+    }
+  }
+  phobos_context_destroy(ctx);
+  printf("%d passed, %d failed\n", (int)(2 * (sizeof shapes / sizeof shapes[0])) - failures, failures);
+  return failures ? 1 : 0;
+}
