@@ -724,10 +724,52 @@ static void emit_reduce(Emitter *e, const TirInst *in) {
   }
 }
 
+/* Element (0, k) of a one-row A that every thread can read by itself: from
+ * its shared buffer, or the scalar it was splat from. */
+static const char *row_elem(Emitter *e, const TirInst *a, int64_t k) {
+  if (a->op == TIR_SPLAT) return reg(e, a->args[0], 0);
+  const char *c0 = tmp(e, RC_B32), *c1 = tmp(e, RC_B32);
+  out(e, "mov.u32 %s, 0;", c0);
+  out(e, "mov.u32 %s, %lld;", c1, (long long)k);
+  const char *cc[2] = {c0, c1};
+  const char *r = tmp(e, rc_of(a->ty.elem));
+  ld_shared(e, a->ty.elem, r, buf_addr(e, a->plan->buf, cc));
+  return r;
+}
+
+/* A row times a matrix whose columns the threads already own: [1, K] x
+ * [K, N] with B in registers and N a multiple of the thread count (the flat
+ * distribution then gives thread t the columns t, t + T, ... with every k
+ * of them). Each thread contracts its own columns: no exchange, no barrier.
+ * A comes from shared memory (a staged view, read by all lanes at once) or
+ * is a splat scalar. */
+static bool emit_dot_columns(Emitter *e, const TirInst *in) {
+  const TirInst *a = in->args[0], *b = in->args[1];
+  if (in->aux || a->ty.rank != 2 || a->plan->phys[0] != 1 || b->plan->res != RES_REG || b->plan->phys[1] % e->T ||
+      in->plan->phys[1] != b->plan->phys[1] || (a->op != TIR_SPLAT && a->plan->res != RES_SHARED))
+    return false;
+  int per = (int)(b->plan->phys[1] / e->T); /* columns per thread */
+  int64_t K = a->ty.dims[1];
+  RegClass rc = rc_of(in->ty.elem);
+  const char *t = arith_type(in->ty.elem);
+  for (int j = 0; j < per; j++) out(e, "mov.%s %s, %s;", mov_type(rc), reg(e, in, j), zero(rc));
+  for (int64_t k = 0; k < K; k++) {
+    const char *av = row_elem(e, a, k);
+    for (int j = 0; j < per; j++) {
+      const char *bv = reg(e, b, (int)(k * per + j));
+      if (rc == RC_F32 || rc == RC_F64) out(e, "fma.rn.%s %s, %s, %s, %s;", t, reg(e, in, j), av, bv, reg(e, in, j));
+      else out(e, "mad.lo.s32 %s, %s, %s, %s;", reg(e, in, j), av, bv, reg(e, in, j));
+    }
+  }
+  for (int j = 0; j < per; j++) round_reg(e, in->ty.elem, reg(e, in, j));
+  return true;
+}
+
 /* dot and dot_t: each thread computes its output elements over the logical
  * contraction, reading operands from their shared buffers or from the
  * exchange area. */
 static void emit_dot(Emitter *e, const TirInst *in) {
+  if (emit_dot_columns(e, in)) return;
   const TirInst *a = in->args[0], *b = in->args[1];
   const TirInst *src[2];
   int nsrc = 0;

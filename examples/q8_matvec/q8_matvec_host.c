@@ -2,8 +2,9 @@
  * checks them against a double-precision CPU reference, and with --bench
  * times them beside a device-to-device copy measured in the same run.
  *
- *   q8_matvec_host [--bench] DIR     DIR holds q8_matvec.cubin and
- *                                    q8_matvec_wide.cubin (with their .yaml)
+ *   q8_matvec_host [--bench] DIR     DIR holds q8_matvec.cubin,
+ *                                    q8_matvec_wide.cubin and q8_matvec_split.cubin
+ *                                    (with their .yaml)
  *
  * Inputs are fresh random values (A normal, W bytes in [-127, 127], S
  * scales in [0.001, 0.02]); C is poisoned with NaN before each launch.
@@ -51,8 +52,8 @@ static double normal(void) {
 }
 
 typedef struct Problem {
-  int64_t K, N;
-  CUdeviceptr A, W, S, C;
+  int64_t K, N, ksplit;
+  CUdeviceptr A, W, S, C, P;
   float *hA, *hS, *hC;
   signed char *hW;
 } Problem;
@@ -71,6 +72,11 @@ static void make(Problem *p, int64_t K, int64_t N) {
   CK(cuMemAlloc(&p->W, (size_t)(K * N)));
   CK(cuMemAlloc(&p->S, sizeof(float) * (size_t)(KB * N)));
   CK(cuMemAlloc(&p->C, sizeof(float) * (size_t)N));
+  /* split K until there are about 4096 CTAs of 64 threads, in whole blocks of 32 */
+  p->ksplit = 4096 * 64 / N;
+  if (p->ksplit > K / 32) p->ksplit = K / 32;
+  if (p->ksplit < 1) p->ksplit = 1;
+  CK(cuMemAlloc(&p->P, sizeof(float) * (size_t)(N * p->ksplit)));
   CK(cuMemcpyHtoD(p->A, p->hA, sizeof(float) * (size_t)K));
   CK(cuMemcpyHtoD(p->W, p->hW, (size_t)(K * N)));
   CK(cuMemcpyHtoD(p->S, p->hS, sizeof(float) * (size_t)(KB * N)));
@@ -81,10 +87,24 @@ static void destroy(Problem *p) {
   CK(cuMemFree(p->W));
   CK(cuMemFree(p->S));
   CK(cuMemFree(p->C));
+  CK(cuMemFree(p->P));
   free(p->hA), free(p->hW), free(p->hS), free(p->hC);
 }
 
+static phobos_kernel *reducer;
+
 static void launch(phobos_kernel *k, Problem *p, int tile_n) {
+  if (tile_n < 0) { /* split K: partial rows into P, then their sum into C */
+    phobos_arg a[4] = {phobos_tensor_arg(p->A, PHOBOS_F32, 2, (int64_t[]){1, p->K}),
+                       phobos_tensor_arg(p->W, PHOBOS_I8, 2, (int64_t[]){p->K, p->N}),
+                       phobos_tensor_arg(p->S, PHOBOS_F32, 2, (int64_t[]){p->K / 32, p->N}),
+                       phobos_tensor_arg(p->P, PHOBOS_F32, 2, (int64_t[]){p->ksplit, p->N})};
+    PK(phobos_launch(k, a, 4, NULL));
+    phobos_arg r[2] = {phobos_tensor_arg(p->P, PHOBOS_F32, 2, (int64_t[]){p->ksplit, p->N}),
+                       phobos_tensor_arg(p->C, PHOBOS_F32, 2, (int64_t[]){1, p->N})};
+    PK(phobos_launch(reducer, r, 2, NULL));
+    return;
+  }
   phobos_arg args[4] = {phobos_tensor_arg(p->A, PHOBOS_F32, 2, (int64_t[]){1, p->K}),
                         phobos_tensor_arg(p->W, PHOBOS_I8, 2, (int64_t[]){p->K, p->N}),
                         phobos_tensor_arg(p->S, PHOBOS_F32, 2, (int64_t[]){p->K / 32, p->N}),
@@ -187,6 +207,12 @@ int main(int argc, char **argv) {
   snprintf(path, sizeof path, "%s/q8_matvec_wide.cubin", dir);
   PK(phobos_module_load(ctx, path, &wide_mod));
   PK(phobos_kernel_get(wide_mod, "q8_matvec_wide", &wide));
+  phobos_module *split_mod;
+  phobos_kernel *split;
+  snprintf(path, sizeof path, "%s/q8_matvec_split.cubin", dir);
+  PK(phobos_module_load(ctx, path, &split_mod));
+  PK(phobos_kernel_get(split_mod, "q8_matvec_split", &split));
+  PK(phobos_kernel_get(split_mod, "q8_reduce", &reducer));
 
   static const int64_t shapes[][2] = {{96, 100}, {4096, 4096}, {4096, 14336}, {14336, 4096}, {8192, 28672}};
   int failures = 0;
@@ -202,24 +228,29 @@ int main(int argc, char **argv) {
     printf("check wide q8_matvec K=%-6lld N=%-6lld rel err %.2e, %d NaN  %s\n", (long long)p.K, (long long)p.N, e2, nans,
            e2 < 1e-5 && !nans ? "ok" : "FAIL");
     failures += !(e2 < 1e-5 && !nans);
+    double e3 = check(split, &p, -1, &nans);
+    printf("check split-K q8_matvec K=%-6lld N=%-6lld rel err %.2e, %d NaN  %s (KSPLIT %lld)\n", (long long)p.K,
+           (long long)p.N, e3, nans, e3 < 1e-5 && !nans ? "ok" : "FAIL", (long long)p.ksplit);
+    failures += !(e3 < 1e-5 && !nans);
     destroy(&p);
   }
   if (bench) {
     double copy = copy_tbps();
     printf("\n==== q8_matvec on %s (copy: %.2f TB/s read+write, same run)\n", "device 0", copy);
-    printf("%-14s %10s %10s %8s %10s %10s %8s\n", "K x N", "seed us", "TB/s", "vs copy", "wide us", "TB/s", "vs copy");
+    printf("%-14s %9s %6s %7s %9s %6s %7s %9s %6s %7s\n", "K x N", "seed us", "TB/s", "vs copy", "wide us", "TB/s",
+           "vs copy", "split us", "TB/s", "vs copy");
     for (size_t i = 1; i < sizeof shapes / sizeof shapes[0]; i++) {
       Problem p;
       make(&p, shapes[i][0], shapes[i][1]);
       double bytes = (double)(p.K * p.N + (p.K / 32) * p.N * 4 + p.K * 4 + p.N * 4);
-      double us1 = median_us(seed, &p, 64, 51), us2 = median_us(wide, &p, 0, 51);
-      double t1 = bytes / (us1 * 1e-6) / 1e12, t2 = bytes / (us2 * 1e-6) / 1e12;
-      printf("%6lldx%-7lld %10.1f %10.2f %7.0f%% %10.1f %10.2f %7.0f%%\n", (long long)p.K, (long long)p.N, us1, t1,
-             100 * t1 / copy, us2, t2, 100 * t2 / copy);
+      double us1 = median_us(seed, &p, 64, 51), us2 = median_us(wide, &p, 0, 51), us3 = median_us(split, &p, -1, 51);
+      double t1 = bytes / (us1 * 1e-6) / 1e12, t2 = bytes / (us2 * 1e-6) / 1e12, t3 = bytes / (us3 * 1e-6) / 1e12;
+      printf("%6lldx%-7lld %9.1f %6.2f %6.0f%% %9.1f %6.2f %6.0f%% %9.1f %6.2f %6.0f%%\n", (long long)p.K, (long long)p.N,
+             us1, t1, 100 * t1 / copy, us2, t2, 100 * t2 / copy, us3, t3, 100 * t3 / copy);
       destroy(&p);
     }
   }
   phobos_context_destroy(ctx);
-  printf("%d passed, %d failed\n", (int)(2 * (sizeof shapes / sizeof shapes[0])) - failures, failures);
+  printf("%d passed, %d failed\n", (int)(3 * (sizeof shapes / sizeof shapes[0])) - failures, failures);
   return failures ? 1 : 0;
 }

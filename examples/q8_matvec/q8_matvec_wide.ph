@@ -1,28 +1,26 @@
-// Q8_0 matvec, written for the first PTX backend: C[1, N] = A[1, K] @ (W * S).
-//
-// The seed's kernel (q8_matvec.ph) contracts a [1, 32] x [32, 64] dot every
-// iteration; the first backend exchanges dot operands through shared memory,
-// two barriers each time. This version never exchanges inside the loop: a
-// CTA takes TN = 256 columns with 256 threads, so each thread's elements of
-// the [32, 256] weight tile are exactly one column (the flat distribution
-// puts consecutive threads on consecutive columns: coalesced byte loads).
-// The activations and scales broadcast by loading again, not by exchange.
-// The 32 partial rows are summed once, after the loop, with a dot.
-@autotune(TN in [256])
-@launch(256)
-@grid(cdiv(N, TN))
+// Q8_0 matvec, the seed's kernel (q8_matvec.ph) made wide for the first PTX
+// backend: a CTA of TILE_N threads takes TILE_N columns, so each thread owns
+// one column of the [BLK, TILE_N] weight tile with all BLK of its rows, and
+// dot(a, wf) contracts inside each thread, reading the staged activations
+// from shared memory: no exchange in the loop. TILE_N = threads is tuned:
+// more CTAs for small N, wider rows for large.
+@autotune(TILE_N in [64, 256], BLK in [32])
+@launch(TILE_N)
+@grid(cdiv(N, TILE_N))
 kernel q8_matvec_wide(A: tensor<f32>[1, K],
                       W: tensor<i8>[K, N],
                       S: tensor<f32>[KB, N],
                       C: tensor<f32>[1, N]) {
-  let n0 = ctx.block.x * TN
-  var acc: tile<f32>[32, TN] = 0.0
-  for k in range(0, K, 32) {
-    let w = W[k :+ 32, n0 :+ TN]             // [32, TN] bytes, one column per thread
-    let a = transpose(A[0 :+ 1, k :+ 32])    // [32, 1] activations of this block
-    let s = S[k / 32 :+ 1, n0 :+ TN]         // [1, TN] the block's scales
-    acc += f32(w) * a * s
+  let pn = ctx.block.x
+  var acc: tile<f32>[1, TILE_N] = 0.0
+  for k in range(0, K, BLK) {
+    let b = k / BLK
+    let a = A[0 :+ 1, k :+ BLK]
+    let w = W[k :+ BLK, pn * TILE_N :+ TILE_N]
+    let s = S[b :+ 1, pn * TILE_N :+ TILE_N]
+    var wf: tile<f32>[BLK, TILE_N] = f32(w)
+    var part: tile<f32>[1, TILE_N] = dot(a, wf)
+    acc += part * s
   }
-  var ones: tile<f32>[1, 32] = 1.0
-  C[0 :+ 1, n0 :+ TN] = dot(ones, acc)
+  C[0 :+ 1, pn * TILE_N :+ TILE_N] = acc
 }

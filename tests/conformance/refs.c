@@ -92,6 +92,32 @@ static bool ref_gqa_attention(RefCtx *r) {
   return true;
 }
 
+/* P[y, n]: the Q8_0 sum over the y-th chunk of K, chunk = cdiv(K, KSPLIT 32) 32 */
+static bool ref_q8_split(RefCtx *r) {
+  CaseParam *A = ref_param(r, "A"), *W = ref_param(r, "W"), *S = ref_param(r, "S"), *P = ref_param(r, "P");
+  int64_t K = A->dims[1], N = W->dims[1], KS = P->dims[0];
+  int64_t chunk = (K + KS * 32 - 1) / (KS * 32) * 32;
+  for (int64_t y = 0; y < KS; y++)
+    for (int64_t n = 0; n < N; n++) {
+      double acc = 0;
+      for (int64_t k = y * chunk; k < K && k < (y + 1) * chunk; k++)
+        acc += A->data[k] * W->data[k * N + n] * S->data[(k / 32) * N + n];
+      P->data[y * N + n] = acc;
+    }
+  return true;
+}
+
+/* C[0, n] = sum over rows of P */
+static bool ref_rows_sum(RefCtx *r) {
+  CaseParam *P = ref_param(r, "P"), *C = ref_param(r, "C");
+  for (int64_t n = 0; n < P->dims[1]; n++) {
+    double acc = 0;
+    for (int64_t y = 0; y < P->dims[0]; y++) acc += P->data[y * P->dims[1] + n];
+    C->data[n] = acc;
+  }
+  return true;
+}
+
 /* B = 3 A (as A + 2 A) */
 static bool ref_triple(RefCtx *r) {
   CaseParam *A = ref_param(r, "A"), *B = ref_param(r, "B");
@@ -101,6 +127,8 @@ static bool ref_triple(RefCtx *r) {
 
 const RefEntry harness_refs[] = {
     {"triple", ref_triple},
+    {"q8_split", ref_q8_split},
+    {"rows_sum", ref_rows_sum},
     {"q8_matvec", ref_q8_matvec},
     {"sgemm", ref_sgemm},
     {"flash_attention", ref_flash_attention},

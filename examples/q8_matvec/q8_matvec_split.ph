@@ -1,0 +1,43 @@
+// Q8_0 matvec with the K loop split across CTAs, for when N alone does not
+// give the GPU enough CTAs to keep its memory system busy (N / TN below a
+// few thousand CTAs): CTA (x, y) takes TN columns and the y-th of KSPLIT
+// chunks of K, and writes its partial sums to row y of P. q8_reduce adds
+// the KSPLIT rows. The host picks KSPLIT (P's first dim) from the shape.
+//
+// Inside, the loop is the seed's: each of the TN threads owns one column
+// of the [32, TN] weight tile, and dot(a, wf) contracts within the thread.
+@autotune(TN in [64, 256])
+@launch(TN)
+@grid(cdiv(N, TN), KSPLIT)
+kernel q8_matvec_split(A: tensor<f32>[1, K],
+                       W: tensor<i8>[K, N],
+                       S: tensor<f32>[KB, N],
+                       P: tensor<f32>[KSPLIT, N]) {
+  let pn = ctx.block.x
+  let chunk = cdiv(K, KSPLIT * 32) * 32
+  let k0 = ctx.block.y * chunk
+  let k1 = min(K, k0 + chunk)
+  var acc: tile<f32>[1, TN] = 0.0
+  for k in range(k0, k1, 32) {
+    let a = A[0 :+ 1, k :+ 32]
+    let w = W[k :+ 32, pn * TN :+ TN]
+    let s = S[k / 32 :+ 1, pn * TN :+ TN]
+    var wf: tile<f32>[32, TN] = f32(w)
+    var part: tile<f32>[1, TN] = dot(a, wf)
+    acc += part * s
+  }
+  P[ctx.block.y :+ 1, pn * TN :+ TN] = acc
+}
+
+// C[1, N] = the sum of P's KSPLIT rows.
+@autotune(TN in [256])
+@launch(TN)
+@grid(cdiv(N, TN))
+kernel q8_reduce(P: tensor<f32>[KSPLIT, N], C: tensor<f32>[1, N]) {
+  let pn = ctx.block.x
+  var acc: tile<f32>[1, TN] = 0.0
+  for r in range(0, KSPLIT) {
+    acc += P[r :+ 1, pn * TN :+ TN]
+  }
+  C[0 :+ 1, pn * TN :+ TN] = acc
+}
