@@ -918,8 +918,17 @@ static void emit_write(Emitter *e, const TirInst *in) {
   if (shared) out(e, "bar.sync 0;");
 }
 
+/* Register tiles are unrolled per thread: past this many elements a thread
+ * the code would be huge and spill; such tiles wait for layouts that keep
+ * them in shared memory or tensor-core fragments. */
+enum { MAX_REGS_PER_VALUE = 1024 };
+
 static void emit_inst(Emitter *e, const TirInst *in) {
   if (e->failed) return;
+  if (in->ty.rank && in->plan->res != RES_SHARED && nregs(e, in) > MAX_REGS_PER_VALUE)
+    return unsupported(e, in, arena_printf(e->a, "a register tile of %lld elements is %d per thread with %d threads "
+                                                 "(at most %d): use smaller tiles or more threads",
+                                           (long long)phys_elems(in), nregs(e, in), e->T, MAX_REGS_PER_VALUE));
   if (in->pos < e->f->ninsts && e->barrier_before[in->pos]) out(e, "bar.sync 0; // planned");
   if (in->op != TIR_STORE && in->op != TIR_WRITE && in->op != TIR_IF && in->op != TIR_WHILE) declare_value(e, in);
   int n = nregs(e, in);

@@ -83,6 +83,38 @@ has "plan-yaml buffer entry" out "{id: 0, name: \"a\", kind: staging, elem: f32,
 run "gqa plans for every point" 0 --emit=plan "$PROJECT_ROOT/examples/gqa_attention/gqa_attention.ph"
 if [ "$(grep -c '^plan gqa_attention' "$tmp/out")" -eq 3 ]; then ok "three gqa variants planned"; else not_ok "three gqa variants planned"; fi
 
+run "--emit=manifest" 0 --emit=manifest "$q8"
+has "manifest format" out "phobos_manifest: 1"
+has "manifest entry" out "entry: q8_matvec__v0"
+run "--emit=ptx" 0 --emit=ptx "$q8"
+has "ptx entry" out ".visible .entry q8_matvec__v0("
+has "ptx target sm_90a" out ".target sm_90a"
+has "ptx launch bound" out ".maxntid 256, 1, 1"
+run "--emit=ptx --arch=sm_80" 0 --emit=ptx --arch=sm_80 "$q8"
+has "ptx target sm_80" out ".target sm_80"
+run "--emit=cubin needs -o" 2 --emit=cubin "$q8"
+has "cubin usage message" err "a cubin needs an output file"
+printf '@grid(1)\nkernel big(A: tensor<f32>[1024, 1024]) {\n  A[0 :+ 1024, 0 :+ 1024] = A[0 :+ 1024, 0 :+ 1024] * 2.0\n}\n' > "$tmp/big.ph"
+run "tile too big for registers" 1 --emit=ptx --diagnostics=plain "$tmp/big.ph"
+has "backend limit named" err "a register tile of 1048576 elements is 8192 per thread with 128 threads (at most 1024)"
+if command -v ptxas >/dev/null || [ -x /usr/local/cuda/bin/ptxas ]; then
+  run "-o FILE.cubin" 0 -v -o "$tmp/q8.cubin" "$q8"
+  if [ "$(head -c 4 "$tmp/q8.cubin" | od -An -c | tr -d ' ')" = "177ELF" ]; then ok "cubin is an ELF"; else not_ok "cubin is an ELF"; fi
+  if grep -q "entry: q8_matvec__v0" "$tmp/q8.yaml"; then ok "manifest beside the cubin"; else not_ok "manifest beside the cubin"; fi
+  if [ ! -e "$tmp/q8.ptx" ]; then ok "no stray .ptx after success"; else not_ok "no stray .ptx after success"; fi
+  has "-v reports ptxas" err "phobosc: ptxas:"
+  has "-v reports registers" err "registers"
+  PHOBOS_PTXAS=/bin/false "$PHOBOSC" -o "$tmp/f.cubin" "$q8" >"$tmp/out" 2>"$tmp/err"
+  if [ $? -eq 1 ]; then ok "failing ptxas: exit 1"; else not_ok "failing ptxas: exit 1"; fi
+  has "failing ptxas reported" err "phobosc: error: ptxas failed (exit 1)"
+  has "repro command printed" err "reproduce with:"
+  if [ -s "$tmp/f.ptx" ]; then ok "the PTX is kept after a ptxas failure"; else not_ok "the PTX is kept after a ptxas failure"; fi
+  PHOBOS_PTXAS=/nonexistent/ptxas "$PHOBOSC" -o "$tmp/g.cubin" "$q8" >"$tmp/out" 2>"$tmp/err"
+  has "missing ptxas reported" err "cannot run /nonexistent/ptxas"
+else
+  echo "# ptxas not found: cubin tests skipped"
+fi
+
 printf 'kernel k() {\n  let a = nope\n}\n' > "$tmp/bad.ph"
 run "source error" 1 --emit=ast -o "$tmp/bad.ast" "$tmp/bad.ph"
 has "located error" err "bad.ph:2:11: error: use of undeclared name 'nope'"

@@ -1,6 +1,6 @@
-/* fuzz_compiler.c: a libFuzzer target for the whole compiler as far as it
- * goes: lexer, parser, sema under every @autotune point, lowering, the IR
- * verifier and the planner. Any crash, sanitizer report, hang or exit (an
+/* fuzz_compiler.c: a libFuzzer target for the whole compiler up to PTX
+ * text: lexer, parser, sema under every @autotune point, lowering, the IR
+ * verifier, the planner and the PTX emitter (not ptxas). Any crash, sanitizer report, hang or exit (an
  * internal compiler error exits 4) is a finding. Build and run with
  * tests/fuzz/run.sh. */
 #include <stdint.h>
@@ -21,7 +21,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   Source src = {.name = "fuzz.ph", .text = text, .len = size};
   /* two constants, so that -D paths run too */
   Define defs[2] = {{.name = "NQ", .value = "7"}, {.name = "BQ", .value = "16"}};
-  DriverOptions o = {.input = "fuzz.ph", .arch = (size & 1) ? "sm_80" : "sm_90a", .emit = EMIT_PLAN,
+  DriverOptions o = {.input = "fuzz.ph", .arch = (size & 1) ? "sm_80" : "sm_90a", .emit = EMIT_PTX,
                      .plain = (size & 2) != 0, .max_errors = 20, .defines = defs, .ndefines = (size & 4) ? 2 : 0};
   driver_compile_source(&o, &src, sink, sink);
   free(text);
