@@ -159,7 +159,7 @@ static int64_t flat(const Val *v, const int64_t *c) {
 
 /* ------------------------------------------------------ shared memory */
 
-static void encode(unsigned char *p, Scalar e, double v) {
+void interp_encode(unsigned char *p, Scalar e, double v) {
   switch (e) {
   case S_F16:
   case S_BF16: {
@@ -209,7 +209,7 @@ static void encode(unsigned char *p, Scalar e, double v) {
   }
 }
 
-static double decode(const unsigned char *p, Scalar e) {
+double interp_decode(const unsigned char *p, Scalar e) {
   switch (e) {
   case S_F16: {
     uint16_t h;
@@ -265,7 +265,7 @@ static void store_shared(Interp *I, const PlanBuf *b, const Val *v) {
   int64_t c[MAX_TILE_RANK];
   for (int64_t i = 0; i < v->n; i++) {
     coords(v, i, c);
-    encode(I->smem + buf_addr(b, c), b->elem, v->d[i]);
+    interp_encode(I->smem + buf_addr(b, c), b->elem, v->d[i]);
   }
 }
 
@@ -274,7 +274,7 @@ static Val *load_shared(Interp *I, const PlanBuf *b, const TirInst *shape) {
   int64_t c[MAX_TILE_RANK];
   for (int64_t i = 0; i < v->n; i++) {
     coords(v, i, c);
-    v->d[i] = decode(I->smem + buf_addr(b, c), b->elem);
+    v->d[i] = interp_decode(I->smem + buf_addr(b, c), b->elem);
   }
   return v;
 }

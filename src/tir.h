@@ -217,5 +217,9 @@ bool interp_run(const Plan *p, InterpArg *args, int nargs, const int64_t *grid, 
 
 /* Rounds a double to what an element of type e holds. */
 double interp_round(Scalar e, double v);
+/* An element's bytes in memory (little-endian; f16 and bf16 as their 16-bit
+ * patterns), from and to a double that holds a value of that type. */
+void interp_encode(unsigned char *p, Scalar e, double v);
+double interp_decode(const unsigned char *p, Scalar e);
 
 #endif

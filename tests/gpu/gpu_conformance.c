@@ -100,100 +100,6 @@ static bool gpu_begin(void *self, Case *c, Plan **plans, int nplans, const Sourc
   return true;
 }
 
-/* element conversions between the harness's doubles and device bytes */
-static void to_bytes(Scalar e, double v, unsigned char *p) {
-  switch (e) {
-  case S_F32: {
-    float f = (float)v;
-    memcpy(p, &f, 4);
-    break;
-  }
-  case S_F64: memcpy(p, &v, 8); break;
-  case S_BF16: {
-    float f = (float)v; /* already a bf16 value: its upper half */
-    uint32_t b;
-    memcpy(&b, &f, 4);
-    uint16_t h = (uint16_t)(b >> 16);
-    if (isnan(v)) h = 0x7fc0;
-    memcpy(p, &h, 2);
-    break;
-  }
-  case S_F16: {
-    uint16_t h;
-    double a = fabs(v);
-    uint16_t sign = signbit(v) ? 0x8000 : 0;
-    if (isnan(v)) h = 0x7e00;
-    else if (isinf(v)) h = sign | 0x7c00;
-    else if (a < ldexp(1.0, -14)) h = sign | (uint16_t)(a / ldexp(1.0, -24));
-    else {
-      int ex;
-      double m = frexp(a, &ex);
-      h = (uint16_t)(sign | (uint16_t)((ex + 14) << 10) | (uint16_t)((m * 2 - 1) * 1024));
-    }
-    memcpy(p, &h, 2);
-    break;
-  }
-  case S_I8:
-  case S_U8:
-  case S_BOOL: *p = (unsigned char)(int64_t)v; break;
-  case S_I32: {
-    int32_t x = (int32_t)(int64_t)v;
-    memcpy(p, &x, 4);
-    break;
-  }
-  case S_I64: {
-    int64_t x = (int64_t)v;
-    memcpy(p, &x, 8);
-    break;
-  }
-  default: break;
-  }
-}
-
-static double from_bytes(Scalar e, const unsigned char *p) {
-  switch (e) {
-  case S_F32: {
-    float f;
-    memcpy(&f, p, 4);
-    return f;
-  }
-  case S_F64: {
-    double d;
-    memcpy(&d, p, 8);
-    return d;
-  }
-  case S_BF16: {
-    uint16_t h;
-    memcpy(&h, p, 2);
-    uint32_t b = (uint32_t)h << 16;
-    float f;
-    memcpy(&f, &b, 4);
-    return f;
-  }
-  case S_F16: {
-    uint16_t h;
-    memcpy(&h, p, 2);
-    int ex = (h >> 10) & 31, m = h & 1023;
-    double v = ex == 0 ? ldexp(m, -24) : ex == 31 ? (m ? NAN : INFINITY) : ldexp(1024 + m, ex - 25);
-    return h & 0x8000 ? -v : v;
-  }
-  case S_I8: return (int8_t)*p;
-  case S_U8: return *p;
-  case S_BOOL: return *p;
-  case S_I32: {
-    int32_t x;
-    memcpy(&x, p, 4);
-    return x;
-  }
-  case S_I64: {
-    int64_t x;
-    memcpy(&x, p, 8);
-    return (double)x;
-  }
-  default: return 0;
-  }
-}
-
 static phobos_dtype dtype_of(Scalar s) { return (phobos_dtype)s; /* same order */ }
 
 static bool gpu_run(void *self, Case *c, const Plan *p, int index, double **outs, char *err, size_t errlen) {
@@ -219,7 +125,7 @@ static bool gpu_run(void *self, Case *c, const Plan *p, int index, double **outs
     bool poison = harness_is_output(c, cp->name) && !harness_is_inout(c, cp);
     for (int64_t j = 0; j < cp->n; j++) {
       if (poison && cp->elem <= S_F64) memset(h + j * eb, 0xff, (size_t)eb); /* NaN */
-      else to_bytes(cp->elem, poison ? -77 : cp->data[j], h + j * eb);
+      else interp_encode(h + j * eb, cp->elem, poison ? -77 : cp->data[j]);
     }
     CUresult r = g->cu->MemAlloc(&dev[i], bytes[i] + 16);
     if (r == CU_SUCCESS) r = g->cu->MemcpyHtoD(dev[i], h, bytes[i]);
@@ -249,7 +155,7 @@ static bool gpu_run(void *self, Case *c, const Plan *p, int index, double **outs
       unsigned char *h = malloc(bytes[i] + 16);
       if (g->cu->MemcpyDtoH(h, dev[i], bytes[i]) != CU_SUCCESS) ok = gfail(err, errlen, "download of %s failed", cp->name);
       double *o = malloc(sizeof(double) * (size_t)cp->n);
-      for (int64_t j = 0; j < cp->n; j++) o[j] = from_bytes(cp->elem, h + j * sema_scalar_bytes(cp->elem));
+      for (int64_t j = 0; j < cp->n; j++) o[j] = interp_decode(h + j * sema_scalar_bytes(cp->elem), cp->elem);
       free(h);
       outs[i] = o;
     }
