@@ -537,7 +537,73 @@ static const char *access_lane(Emitter *e, const TirInst *in, const int64_t *phy
   return ok;
 }
 
+/* A rank-2 register load whose rows are each covered by whole rounds of
+ * threads (T a multiple of the physical row): a thread keeps its column
+ * across its registers and steps down rows by T / row, so the column's
+ * mask and the address are computed once and each element costs one
+ * compare and one add. The common case of a weight tile. */
+static bool emit_load_rows(Emitter *e, const TirInst *in) {
+  if (in->ty.rank != 2 || in->plan->res != RES_REG) return false;
+  int64_t p0 = in->plan->phys[0], p1 = in->plan->phys[1];
+  if (e->T % p1) return false;
+  int spans[2], ns = 0;
+  for (int i = 0; i < in->nsubs; i++)
+    if (!in->subs[i].point) spans[ns++] = i;
+  if (ns != 2) return false;
+  int64_t rpr = e->T / p1; /* rows a round of threads covers */
+  int i0 = spans[0], i1 = spans[1];
+  const char *c1 = tmp(e, RC_B32), *r0 = tmp(e, RC_B32);
+  out(e, "and.b32 %s, %%tid_, %lld;", c1, (long long)(p1 - 1));
+  out(e, "shr.u32 %s, %%tid_, %d;", r0, log2i(p1));
+  /* the column's mask, and the point subscripts', once */
+  const char *ok = tmp(e, RC_PRED), *g[MAX_TENSOR_RANK];
+  out(e, "setp.lt.u32 %s, %s, %lld;", ok, c1, (long long)in->subs[i1].len);
+  for (int i = 0; i < in->nsubs; i++) {
+    const char *start = reg(e, in->subs[i].start, 0);
+    if (i == i0) {
+      const char *gi = tmp(e, RC_B32);
+      out(e, "add.s32 %s, %s, %s;", gi, start, r0);
+      g[i] = gi;
+      continue;
+    }
+    if (i == i1) {
+      const char *gi = tmp(e, RC_B32);
+      out(e, "add.s32 %s, %s, %s;", gi, start, c1);
+      g[i] = gi;
+    } else {
+      g[i] = start;
+    }
+    const char *p = tmp(e, RC_PRED);
+    out(e, "setp.lt.and.u32 %s, %s, %%ext32_%d_%d, %s;", p, g[i], in->aux, i, ok);
+    out(e, "mov.pred %s, %s;", ok, p);
+  }
+  /* rows left in the tensor below this thread's first row */
+  const char *left = tmp(e, RC_B32);
+  out(e, "sub.s32 %s, %%ext32_%d_%d, %s;", left, in->aux, i0, g[i0]);
+  const char *ad = tensor_addr(e, in->aux, g);
+  /* one round of threads further: rpr rows, rpr * (the extents after i0) elements */
+  const char *step = tmp(e, RC_B64);
+  out(e, "mov.u64 %s, %lld;", step, (long long)(rpr * elem_bytes_mem(in->ty.elem)));
+  for (int d = i0 + 1; d < e->f->params[in->aux].rank; d++) out(e, "mul.lo.s64 %s, %s, %%ext%d_%d;", step, step, in->aux, d);
+  RegClass rc = rc_of(in->ty.elem);
+  for (int k = 0; k < nregs(e, in); k++) {
+    const char *r = reg(e, in, k);
+    out(e, "mov.%s %s, %s;", mov_type(rc), r, zero(rc));
+    int64_t row = (int64_t)k * rpr; /* this register's row, less r0 */
+    if (row >= p0) continue;        /* past the physical tile */
+    if (k) out(e, "add.s64 %s, %s, %s;", ad, ad, step);
+    const char *p = tmp(e, RC_PRED), *q = tmp(e, RC_PRED), *z = tmp(e, RC_PRED);
+    /* r0 + row < len0 (slack), start0 + r0 + row inside [0, extent) */
+    out(e, "setp.lt.and.s32 %s, %s, %lld, %s;", p, r0, (long long)(in->subs[i0].len - row), ok);
+    out(e, "setp.gt.and.s32 %s, %s, %lld, %s;", q, left, (long long)row, p);
+    out(e, "setp.ge.and.s32 %s, %s, %lld, %s;", z, g[i0], (long long)-row, q);
+    ld_global(e, in->ty.elem, r, ad, z);
+  }
+  return true;
+}
+
 static void emit_load(Emitter *e, const TirInst *in) {
+  if (emit_load_rows(e, in)) return;
   bool shared = in->plan->res == RES_SHARED;
   int rank = in->ty.rank;
   for (int k = 0; k < nregs(e, in); k++) {
@@ -728,12 +794,11 @@ static void emit_reduce(Emitter *e, const TirInst *in) {
  * its shared buffer, or the scalar it was splat from. */
 static const char *row_elem(Emitter *e, const TirInst *a, int64_t k) {
   if (a->op == TIR_SPLAT) return reg(e, a->args[0], 0);
-  const char *c0 = tmp(e, RC_B32), *c1 = tmp(e, RC_B32);
-  out(e, "mov.u32 %s, 0;", c0);
-  out(e, "mov.u32 %s, %lld;", c1, (long long)k);
-  const char *cc[2] = {c0, c1};
+  /* row 0 of the buffer: its address plus k elements, as an immediate */
+  const PlanBuf *b = a->plan->buf;
   const char *r = tmp(e, rc_of(a->ty.elem));
-  ld_shared(e, a->ty.elem, r, buf_addr(e, a->plan->buf, cc));
+  const char *ad = arena_printf(e->a, "%%smem_+%lld", (long long)(b->offset + k * sema_scalar_bytes(b->elem)));
+  ld_shared(e, a->ty.elem, r, ad);
   return r;
 }
 
