@@ -1150,6 +1150,15 @@ bool ptx_emit_kernel(Arena *a, Diags *d, const Plan *p, const char *arch, const 
   int64_t total = e.exch_off + e.exch_bytes;
   if (!e.exch_bytes) total = p->shared_bytes;
   *shared_total = total;
+  if (total > p->shared_limit) {
+    diag_error(d, f->info->kernel->span,
+               "kernel '%s' needs %lld bytes of shared memory with the backend's exchange area (%lld bytes); the "
+               "limit is %lld%s", f->name, (long long)total, (long long)e.exch_bytes, (long long)p->shared_limit,
+               f->info->dynshared ? "" : " (static; @dynshared raises it)");
+    free(body);
+    free(decls);
+    return false;
+  }
   const KernelInfo *info = f->info;
   fprintf(out_f, "\n.visible .entry %s(\n", entry);
   bool first = true;
