@@ -411,12 +411,17 @@ static bool check_fits(Sema *s, Node *value, Scalar dst) {
     }
     return true;
   }
-  if (!is_float(dst) || x->kind != N_FLOAT) return true;
-  f = fabs(x->fval);
+  if (!is_float(dst)) return true;
+  /* a float literal, or a float constant from -D */
+  Symbol *fy = x->kind == N_NAME ? lookup(s, x->name) : NULL;
+  if (x->kind == N_FLOAT) f = x->fval;
+  else if (fy && fy->kind == SYM_CONST && fy->const_float) f = fy->fval;
+  else return true;
+  if (x != value) f = -f;
   double max = dst == S_F16 ? 65504.0 : dst == S_BF16 ? 3.3895313892515355e38 : dst == S_F32 ? 3.4028234663852886e38 : INFINITY;
-  if (f > max && !isinf(f)) {
-    diag_error(s->d, value->span, "the value %s is out of range for %s (largest finite: %g)", x->text,
-               sema_scalar_name(dst), max);
+  if (fabs(f) > max && !isinf(f)) {
+    diag_error(s->d, value->span, "the value %g is out of range for %s (largest finite: %g)", f, sema_scalar_name(dst),
+               max);
     return false;
   }
   return true;
@@ -479,6 +484,11 @@ static Type *check_binary(Sema *s, Node *n) {
   if (!logical && !compare && !bitwise && !shift && e == S_BOOL) {
     diag_error(s->d, n->span, "operator '%s' needs numeric operands, got bool", op);
     return ty_error;
+  }
+  /* a literal meeting a typed operand takes its type: q + 1000 with an i8 q */
+  if (a->literal != b->literal && !logical && !shift) {
+    Node *lit = a->literal ? n->a : n->b;
+    if (!check_fits(s, lit, e)) return ty_error;
   }
   int rank, bad;
   int64_t dims[MAX_TENSOR_RANK];
@@ -1283,6 +1293,8 @@ static void check_for(Sema *s, Node *n) {
     else if (t->elem == S_I64 && !t->literal)
       diag_error(s->d, parts[i]->span, "the %s of a range is i64; loop variables are i32: convert with i32(...)",
                  names[i]);
+    else
+      check_fits(s, parts[i], S_I32); /* range(0, 5000000000) */
   }
   int64_t step;
   if (n->c && eval_const(s, n->c, &step) == 1 && step <= 0)
@@ -1583,7 +1595,8 @@ static void declare_const(Sema *s, const char *name, Span span, const char *text
   if (!y) return;
   if (text) {
     char *end;
-    bool hex = text[0] == '0' && (text[1] == 'x' || text[1] == 'X');
+    const char *digits = text[0] == '-' || text[0] == '+' ? text + 1 : text;
+    bool hex = digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X');
     long long v = strtoll(text, &end, hex ? 16 : 10);
     if (*end == 0) {
       y->ival = v;

@@ -323,7 +323,9 @@ phobos_status rt_bind(const MfKernel *k, const phobos_arg *args, int nargs, RtBi
           if (b->value[j] != got)
             return BAD(PHOBOS_BAD_SHAPE, "tensor '%s' dim %d (%s) is %lld, but %s = %lld from tensor '%s'", p->name, d,
                         p->dimname[d], (long long)got, p->dimname[d], (long long)b->value[j], from[j]);
-        } else if (b->ndims < 32) {
+        } else if (b->ndims == 32) {
+          return BAD(PHOBOS_BAD_ARGUMENT, "kernel '%s' names more than 32 dims; this runtime binds at most 32", k->name);
+        } else {
           b->name[b->ndims] = p->dimname[d];
           from[b->ndims] = p->name;
           b->value[b->ndims++] = got;
@@ -338,6 +340,13 @@ phobos_status rt_bind(const MfKernel *k, const phobos_arg *args, int nargs, RtBi
       if (!ok)
         return BAD(PHOBOS_BAD_ARGUMENT, "argument %d ('%s') is a %s scalar, got %s", i, p->name, mf_dtype_name(p->dtype),
                     arg_kind_name(a->kind));
+      if (a->kind != PHOBOS_ARG_FLOAT && p->dtype != PHOBOS_I64 && p->dtype <= PHOBOS_I32 && p->dtype >= PHOBOS_I8) {
+        int64_t lo = p->dtype == PHOBOS_I8 ? -128 : p->dtype == PHOBOS_U8 ? 0 : INT32_MIN;
+        int64_t hi = p->dtype == PHOBOS_I8 ? 127 : p->dtype == PHOBOS_U8 ? 255 : INT32_MAX;
+        if (a->i < lo || a->i > hi)
+          return BAD(PHOBOS_BAD_ARGUMENT, "argument %d ('%s') is %lld, outside %s (%lld to %lld)", i, p->name,
+                     (long long)a->i, mf_dtype_name(p->dtype), (long long)lo, (long long)hi);
+      }
       if (a->kind == PHOBOS_ARG_FLOAT && !isfinite(a->f) && p->dtype != PHOBOS_F64 && p->dtype != PHOBOS_F32)
         return BAD(PHOBOS_BAD_ARGUMENT, "argument %d ('%s') is %g, not representable in %s", i, p->name, a->f,
                     mf_dtype_name(p->dtype));

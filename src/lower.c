@@ -118,7 +118,7 @@ static TirInst *lower_name(Lower *l, Node *n) {
   }
   switch (y->kind) {
   case SYM_CONST:
-    return y->const_float ? const_float(l, S_F32, y->fval, n->span) : const_int(l, S_I32, y->ival, n->span);
+    return y->const_float ? const_float(l, S_F32, y->fval, n->span) : const_int(l, y->ty->elem, y->ival, n->span);
   case SYM_DIM: return dim_value(l, y->name, n->span);
   case SYM_SCALAR: {
     TirInst *v = emit(l, TIR_PARAM, type_of(y->ty), n->span);

@@ -68,8 +68,8 @@ static bool is_identifier(const char *s, size_t n) {
 static bool is_number(const char *s) {
   char *end;
   if (!*s) return false;
-  bool hex = s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
   const char *digits = s[0] == '-' || s[0] == '+' ? s + 1 : s;
+  bool hex = digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X');
   if (hex || (*digits >= '0' && *digits <= '9')) {
     errno = 0;
     strtoll(s, &end, hex ? 16 : 10);

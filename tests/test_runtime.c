@@ -282,9 +282,9 @@ Test(runtime, compiler_manifest_round_trips) {
   char err[1024];
   Manifest m;
   cr_assert(mf_load(path, &m, err, sizeof err), "%s", err);
-  cr_assert_eq(m.kernels[0].nvariants, 3);
-  MfVariant *v = &m.kernels[0].variants[2];
-  cr_assert_str_eq(v->entry, "gqa_attention__v2");
+  cr_assert_eq(m.kernels[0].nvariants, 2);
+  MfVariant *v = &m.kernels[0].variants[1];
+  cr_assert_str_eq(v->entry, "gqa_attention__v1");
   cr_assert(v->dynamic_shared);
   cr_assert_eq(v->threads, 128);
   cr_assert_eq(v->npinned, 1);
@@ -294,7 +294,7 @@ Test(runtime, compiler_manifest_round_trips) {
   RtBinding b = {.ndims = 4, .name = {"B", "S", "HKV", "D"}, .value = {2, 1000, 4, 128}};
   int64_t grid[3];
   cr_assert(rt_grid(v, &b, NULL, grid, err, sizeof err), "%s", err);
-  cr_assert_eq(grid[0], 16); /* cdiv(1000, 64) */
+  cr_assert_eq(grid[0], 32); /* cdiv(1000, 32) */
   cr_assert_eq(grid[1], 4);
   cr_assert_eq(grid[2], 2);
   mf_free(&m);
@@ -317,4 +317,19 @@ Test(runtime, truncated_and_foreign_cubins_are_refused_before_the_driver) {
   cr_assert_not(rt_elf_ok(buf, len, why, sizeof why));
   cr_assert(strstr(why, "not CUDA"), "%s", why);
   cr_assert_not(rt_elf_ok((const unsigned char *)"hello", 5, why, sizeof why));
+}
+
+Test(runtime, integer_scalars_must_fit_their_type) {
+  char *text = replaced("{name: scale, kind: scalar, dtype: f32}", "{name: scale, kind: scalar, dtype: i8}");
+  Manifest m = load_ok(text);
+  q8_args(64, 64);
+  RtBinding b;
+  char err[600];
+  args[4] = phobos_int_arg(127);
+  cr_assert_eq(rt_bind(&m.kernels[0], args, 5, &b, err, sizeof err), PHOBOS_OK, "%s", err);
+  args[4] = phobos_int_arg(300);
+  cr_assert_eq(rt_bind(&m.kernels[0], args, 5, &b, err, sizeof err), PHOBOS_BAD_ARGUMENT);
+  cr_assert(strstr(err, "argument 4 ('scale') is 300, outside i8 (-128 to 127)"), "%s", err);
+  mf_free(&m);
+  free(text);
 }

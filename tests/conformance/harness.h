@@ -17,8 +17,8 @@
  *     constants: {NQ: 1}        with other constants
  *     repeat: {K: [2, 7]}       and inputs repeated along a dim (heads expanded)
  *
- * Fills: normal (scale: s), uniform [lo, hi], int [lo, hi], poison (NaN, or
- * -77 for integers), iota. Inputs are rounded to the parameter's element
+ * Fills: normal (scale: s), uniform and int over `range: [lo, hi]`, poison
+ * (NaN, or -77 for integers), iota. Inputs are rounded to the parameter's element
  * type before the reference sees them. An element passes when
  * |got - ref| <= abs + rel * |ref|; every output element counts. */
 #ifndef PHOBOS_HARNESS_H

@@ -2,14 +2,16 @@
 # Builds the compiler fuzz target with clang (libFuzzer, ASan, UBSan) and runs
 # it for a given time on both cores, seeded with every .ph in the repository.
 #   tests/fuzz/run.sh SECONDS [JOBS]
-# Findings land in build-fuzz/findings/; each one becomes a test in
-# tests/golden/fuzz/ (an input that must compile without crashing).
+# Findings land in $FUZZ_OUT/findings/ (default build-fuzz/), cleared at the start of a
+# run; each one becomes a test in tests/golden/fuzz/ (an input that must compile
+# without crashing).
 set -euo pipefail
 secs=${1:-60}
 jobs=${2:-$(nproc)}
 root=$(cd "$(dirname "$0")/../.." && pwd)
-out=$root/build-fuzz
+out=${FUZZ_OUT:-$root/build-fuzz}
 mkdir -p "$out/gen" "$out/corpus" "$out/findings"
+rm -f "$out"/findings/*
 if ! command -v clang >/dev/null || ! clang -fsanitize=fuzzer -x c /dev/null -c -o /dev/null 2>/dev/null; then
   echo "fuzz: clang with libFuzzer is not installed (Debian: clang libclang-rt-14-dev); skipped"
   exit 0
