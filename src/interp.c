@@ -569,7 +569,9 @@ static bool exec_inst(Interp *I, const TirInst *in) {
     for (int64_t i = 0; i < v->n; i++) {
       coords(v, i, c);
       double acc = in->aux == TRED_MAX ? -INFINITY : 0;
-      for (int64_t k = 0; k < len && k < a->phys[r - 1]; k++) {
+      bool outside = false; /* a row the input's physical shape does not have: slack */
+      for (int d = 0; d < r - 1; d++) outside |= c[d] >= a->phys[d];
+      for (int64_t k = 0; k < len && k < a->phys[r - 1] && !outside; k++) {
         c[r - 1] = k;
         double x = a->d[flat(a, c)];
         acc = in->aux == TRED_MAX ? (x > acc || isnan(x) ? x : acc) : acc + x;
@@ -603,7 +605,8 @@ static bool exec_inst(Interp *I, const TirInst *in) {
     v = new_val(in);
     /* slots start undefined: NaN for floats, a pattern for integers */
     for (int64_t i = 0; i < v->n; i++) v->d[i] = is_float_elem(e) ? NAN : (e == S_BOOL ? 1 : -0x5a5a);
-    if (in->plan && in->plan->res == RES_SHARED) store_shared(I, in->plan->buf, v);
+    /* a shared slot's bytes hold garbage already (poisoned at the CTA's
+     * start); its buffer's life begins at its first write, not here */
     break;
   }
   case TIR_READ: {

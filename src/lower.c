@@ -72,13 +72,31 @@ static TirInst *const_float(Lower *l, Scalar e, double v, Span at) {
 
 static bool is_float_elem(Scalar e) { return e <= S_F64; }
 
+/* A constant converted as the language converts values: float to integer
+ * truncates and saturates to the target's range, integer to a narrower
+ * integer wraps, bool is 0 or 1. */
+static int64_t const_to_int(const TirInst *v, Scalar to) {
+  static const int64_t lo[] = {-128, 0, INT32_MIN, INT64_MIN}, hi[] = {127, 255, INT32_MAX, INT64_MAX};
+  int k = to == S_I8 ? 0 : to == S_U8 ? 1 : to == S_I32 ? 2 : 3;
+  if (to == S_BOOL) return is_float_elem(v->ty.elem) ? v->fval != 0 : v->ival != 0;
+  if (is_float_elem(v->ty.elem)) {
+    int64_t t = sat_int(trunc(v->fval));
+    return t < lo[k] ? lo[k] : t > hi[k] ? hi[k] : t;
+  }
+  uint64_t u = (uint64_t)v->ival;
+  if (to == S_I8) return (int8_t)(u & 0xff);
+  if (to == S_U8) return (int64_t)(u & 0xff);
+  if (to == S_I32) return (int32_t)(u & 0xffffffffu);
+  return v->ival;
+}
+
 /* Converts v to element type `elem` and shape `to`: a constant is re-typed,
  * anything else converted, then splat or broadcast. */
 static TirInst *coerce(Lower *l, TirInst *v, TirType to, Span at) {
   if (v->ty.elem != to.elem) {
     if (v->op == TIR_CONST) {
       v = is_float_elem(to.elem) ? const_float(l, to.elem, is_float_elem(v->ty.elem) ? v->fval : (double)v->ival, at)
-                                 : const_int(l, to.elem, is_float_elem(v->ty.elem) ? sat_int(v->fval) : v->ival, at);
+                                 : const_int(l, to.elem, const_to_int(v, to.elem), at);
     } else {
       TirType t = v->ty;
       t.elem = to.elem;
@@ -275,7 +293,11 @@ static TirInst *lower_expr(Lower *l, Node *n) {
     TirInst *x = lower_expr(l, n->a);
     TirType rt = type_of(n->ty);
     if (n->op == '-' && x->op == TIR_CONST) { /* -inf, -1.0: fold */
-      if (l->cur->len && l->cur->insts[l->cur->len - 1] == x) l->cur->len--;
+      /* drop the operand's constant only when this expression made it: a
+       * let-bound constant has other users */
+      bool fresh = n->a->kind == N_INT || n->a->kind == N_FLOAT ||
+                   (n->a->kind == N_NAME && (!n->a->sym || n->a->sym->kind == SYM_CONST));
+      if (fresh && l->cur->len && l->cur->insts[l->cur->len - 1] == x) l->cur->len--;
       return is_float_elem(x->ty.elem) ? const_float(l, x->ty.elem, -x->fval, n->span)
                                        : const_int(l, x->ty.elem, -x->ival, n->span);
     }

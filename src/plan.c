@@ -339,6 +339,16 @@ static bool written_while_alive(Planner *P, const TirInst *read) {
 }
 
 /* Staging: `var t = <slice>` slots, and loads that a dot reads. */
+static int use_count(Planner *P, const TirInst *v) {
+  int n = 0;
+  for (int i = 0; i < P->f->ninsts; i++) {
+    const TirInst *u = P->f->insts[i];
+    for (int k = 0; k < u->nargs; k++) n += u->args[k] == v;
+    for (int k = 0; k < u->nsubs; k++) n += u->subs[k].start == v;
+  }
+  return n;
+}
+
 static void choose_staging(Planner *P, TirInst *in) {
   if (in->op == TIR_WRITE && !in->nsubs && in->args[1]->op == TIR_LOAD && in->args[0]->ty.rank &&
       !pv(in->args[0])->buf) {
@@ -346,9 +356,13 @@ static void choose_staging(Planner *P, TirInst *in) {
     PlanBuf *b = new_buf(P, BUF_STAGE_VAR, slot->name, slot->ty.elem, slot->ty.rank, pv(slot)->phys, slot);
     pv(slot)->res = RES_SHARED;
     pv(slot)->buf = b;
-    /* the load copies global straight into the slot's buffer */
-    pv(load)->res = RES_SHARED;
-    pv(load)->buf = b;
+    /* the load copies global straight into the slot's buffer, when this
+     * write is all it is for (a let-bound load read elsewhere keeps its own
+     * value: the slot may be rewritten while it lives) */
+    if (use_count(P, load) == 1 && !pv(load)->buf && load->pos == in->pos - 1) {
+      pv(load)->res = RES_SHARED;
+      pv(load)->buf = b;
+    }
   }
   /* reading a shared slot is reading its buffer: a dot takes its operand
    * from there, not through registers and a scratch buffer */
@@ -454,10 +468,14 @@ static void collect_accesses(Planner *P, TirBlock *blk, Accesses *acc) {
     }
     /* (a READ of a shared slot is counted where its value is used) */
     if (in->op == TIR_LOAD && pv(in)->res == RES_SHARED) add_access(P, acc, in->pos, true, pv(in)->buf);
-    if (in->op == TIR_WRITE && pv(in->args[0])->res == RES_SHARED && in->args[1]->op != TIR_LOAD)
+    /* writes into a shared slot, except the staging copy (the load wrote
+     * the buffer itself, at the load) */
+    if (in->op == TIR_WRITE && pv(in->args[0])->res == RES_SHARED &&
+        (in->nsubs || pv(in->args[1])->buf != pv(in->args[0])->buf))
       add_access(P, acc, in->pos, true, pv(in->args[0])->buf);
-    if (in->op == TIR_WRITE && in->nsubs && pv(in->args[0])->res == RES_SHARED && in->args[1]->op == TIR_LOAD)
-      add_access(P, acc, in->pos, true, pv(in->args[0])->buf);
+    /* a read of a shared slot into registers reads the buffer here */
+    if (in->op == TIR_READ && pv(in->args[0])->res == RES_SHARED && pv(in)->res != RES_SHARED)
+      add_access(P, acc, in->pos, false, pv(in->args[0])->buf);
     for (int b = 0; b < P->bufs.len; b++) {
       PlanBuf *buf = P->bufs.items[b];
       if (buf->kind == BUF_SCRATCH && buf->owner == in) {
@@ -572,6 +590,18 @@ static void add_barrier(Planner *P, int pos, const char *why) {
   vec_push(P->a, &P->barriers, b);
 }
 
+/* Adds b to a hazard set once; a full set is emptied by a barrier, which
+ * is always safe. */
+static void note(Planner *P, Hazards *h, PlanBuf **set, int *n, PlanBuf *b, int pos) {
+  for (int i = 0; i < *n; i++)
+    if (set[i] == b) return;
+  if (*n == 64) {
+    add_barrier(P, pos, arena_printf(P->a, "more than 64 buffers in flight before %%%d", pos));
+    h->ndirty = h->nread = 0;
+  }
+  set[(*n)++] = b;
+}
+
 static void hazards_at(Planner *P, Hazards *h, Accesses *acc, int pos) {
   for (int i = 0; i < acc->len; i++) {
     Access *x = &acc->items[i];
@@ -583,7 +613,7 @@ static void hazards_at(Planner *P, Hazards *h, Accesses *acc, int pos) {
         add_barrier(P, pos, arena_printf(P->a, "%s is read after other threads wrote it", x->buf->name));
         h->ndirty = h->nread = 0;
       }
-      if (h->nread < 64) h->read[h->nread++] = x->buf;
+      note(P, h, h->read, &h->nread, x->buf, pos);
     } else {
       if (overlaps_any(h->read, h->nread, x->buf, false) || overlaps_any(h->dirty, h->ndirty, x->buf, true)) {
         add_barrier(P, pos, arena_printf(P->a, "%s is rewritten while other threads may still read it", x->buf->name));
@@ -593,12 +623,18 @@ static void hazards_at(Planner *P, Hazards *h, Accesses *acc, int pos) {
         /* written and read back within the instruction: one barrier inside */
         add_barrier(P, -1 - pos, arena_printf(P->a, "%s is written and read back", x->buf->name));
         h->ndirty = 0;
-        if (h->nread < 64) h->read[h->nread++] = x->buf;
+        note(P, h, h->read, &h->nread, x->buf, pos);
         continue;
       }
-      if (h->ndirty < 64) h->dirty[h->ndirty++] = x->buf;
+      note(P, h, h->dirty, &h->ndirty, x->buf, pos);
     }
   }
+}
+
+/* h becomes the union of h and o (what either path leaves pending). */
+static void merge(Planner *P, Hazards *h, Hazards *o, int pos) {
+  for (int k = 0; k < o->ndirty; k++) note(P, h, h->dirty, &h->ndirty, o->dirty[k], pos);
+  for (int k = 0; k < o->nread; k++) note(P, h, h->read, &h->nread, o->read[k], pos);
 }
 
 static void barrier_walk(Planner *P, TirBlock *blk, Hazards *h, Accesses *acc) {
@@ -608,18 +644,22 @@ static void barrier_walk(Planner *P, TirBlock *blk, Hazards *h, Accesses *acc) {
     hazards_at(P, h, acc, in->pos);
     if (in->op == TIR_FOR || in->op == TIR_WHILE) {
       /* twice: the second pass sees what the end of an iteration leaves
-       * for the start of the next */
+       * for the start of the next; then the exit condition. The loop may
+       * also not run at all: what follows sees either state. */
+      Hazards skip = *h;
+      barrier_walk(P, &in->cond, &skip, acc);
       for (int pass = 0; pass < 2; pass++) {
         barrier_walk(P, &in->cond, h, acc);
         barrier_walk(P, &in->body, h, acc);
       }
+      barrier_walk(P, &in->cond, h, acc);
+      merge(P, h, &skip, in->end + 1);
     } else if (in->op == TIR_IF) {
       Hazards h2 = *h;
       barrier_walk(P, &in->body, h, acc);
       barrier_walk(P, &in->body2, &h2, acc);
       /* after the branch: the union of what either side left */
-      for (int k = 0; k < h2.ndirty && h->ndirty < 64; k++) h->dirty[h->ndirty++] = h2.dirty[k];
-      for (int k = 0; k < h2.nread && h->nread < 64; k++) h->read[h->nread++] = h2.read[k];
+      merge(P, h, &h2, in->end + 1);
     }
   }
 }

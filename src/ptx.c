@@ -771,7 +771,11 @@ static void emit_reduce(Emitter *e, const TirInst *in) {
     out(e, "mov.u32 %s, 0;", j);
     fprintf(e->body, "$Lred%d:\n", L);
     const char *sc[MAX_TILE_RANK];
-    for (int q = 0; q < r - 1; q++) sc[q] = c[q];
+    for (int q = 0; q < r - 1; q++) { /* rows past the input's physical shape are slack: stay inside it */
+      const char *m = tmp(e, RC_B32);
+      out(e, "min.u32 %s, %s, %lld;", m, c[q], (long long)(x->plan->phys[q] - 1));
+      sc[q] = m;
+    }
     sc[r - 1] = j;
     const char *v = tmp(e, rc_of(x->ty.elem));
     exch_load(e, x, at, flat_of(e, sc, x->plan->phys, r), v);
