@@ -102,6 +102,23 @@ static bool gpu_begin(void *self, Case *c, Plan **plans, int nplans, const Sourc
 
 static phobos_dtype dtype_of(Scalar s) { return (phobos_dtype)s; /* same order */ }
 
+/* Every tensor lies between two guard regions of GUARD bytes filled with
+ * GUARD_BYTE; a kernel that writes outside its tensor (a mask that lets the
+ * slack through) changes them, and the case fails even where the output
+ * itself is right. 256 keeps the tensor as aligned as cuMemAlloc's. Guards
+ * are readable memory, so they would hide a read past the end from
+ * compute-sanitizer: run.sh sets PHOBOS_GPU_GUARD=0 under memcheck. */
+static size_t GUARD = 256;
+enum { GUARD_BYTE = 0xa5 };
+
+static bool guards_intact(const unsigned char *h, size_t bytes, size_t *where) {
+  for (size_t j = 0; j < GUARD; j++) {
+    if (h[j] != GUARD_BYTE) return *where = j, false;
+    if (h[GUARD + bytes + j] != GUARD_BYTE) return *where = GUARD + bytes + j, false;
+  }
+  return true;
+}
+
 static bool gpu_run(void *self, Case *c, const Plan *p, int index, double **outs, char *err, size_t errlen) {
   Gpu *g = self;
   const TirFunc *f = p->f;
@@ -121,17 +138,18 @@ static bool gpu_run(void *self, Case *c, const Plan *p, int index, double **outs
     }
     int eb = sema_scalar_bytes(cp->elem);
     bytes[i] = (size_t)cp->n * (size_t)eb;
-    unsigned char *h = malloc(bytes[i] + 16);
+    unsigned char *h = malloc(bytes[i] + 2 * GUARD), *t = h + GUARD;
+    memset(h, GUARD_BYTE, bytes[i] + 2 * GUARD);
     bool poison = harness_is_output(c, cp->name) && !harness_is_inout(c, cp);
     for (int64_t j = 0; j < cp->n; j++) {
-      if (poison && cp->elem <= S_F64) memset(h + j * eb, 0xff, (size_t)eb); /* NaN */
-      else interp_encode(h + j * eb, cp->elem, poison ? -77 : cp->data[j]);
+      if (poison && cp->elem <= S_F64) memset(t + j * eb, 0xff, (size_t)eb); /* NaN */
+      else interp_encode(t + j * eb, cp->elem, poison ? -77 : cp->data[j]);
     }
-    CUresult r = g->cu->MemAlloc(&dev[i], bytes[i] + 16);
-    if (r == CU_SUCCESS) r = g->cu->MemcpyHtoD(dev[i], h, bytes[i]);
+    CUresult r = g->cu->MemAlloc(&dev[i], bytes[i] + 2 * GUARD);
+    if (r == CU_SUCCESS) r = g->cu->MemcpyHtoD(dev[i], h, bytes[i] + 2 * GUARD);
     free(h);
     if (r != CU_SUCCESS) ok = gfail(err, errlen, "allocating or uploading %s failed (%d)", cp->name, r);
-    args[i] = phobos_tensor_arg(dev[i], dtype_of(cp->elem), cp->rank, cp->dims);
+    args[i] = phobos_tensor_arg(dev[i] + GUARD, dtype_of(cp->elem), cp->rank, cp->dims);
   }
   RtBinding b;
   char berr[600];
@@ -151,13 +169,20 @@ static bool gpu_run(void *self, Case *c, const Plan *p, int index, double **outs
   for (int i = 0; i < f->nparams; i++) {
     if (!dev[i]) continue;
     CaseParam *cp = harness_param(c, f->params[i].name);
-    if (ok && harness_is_output(c, cp->name)) {
-      unsigned char *h = malloc(bytes[i] + 16);
-      if (g->cu->MemcpyDtoH(h, dev[i], bytes[i]) != CU_SUCCESS) ok = gfail(err, errlen, "download of %s failed", cp->name);
-      double *o = malloc(sizeof(double) * (size_t)cp->n);
-      for (int64_t j = 0; j < cp->n; j++) o[j] = interp_decode(h + j * sema_scalar_bytes(cp->elem), cp->elem);
+    if (ok) {
+      unsigned char *h = malloc(bytes[i] + 2 * GUARD);
+      size_t at;
+      if (g->cu->MemcpyDtoH(h, dev[i], bytes[i] + 2 * GUARD) != CU_SUCCESS)
+        ok = gfail(err, errlen, "download of %s failed", cp->name);
+      else if (!guards_intact(h, bytes[i], &at))
+        ok = gfail(err, errlen, "%s wrote outside tensor '%s': byte %lld from its start is 0x%02x, not the guard's 0x%02x",
+                   v->entry, cp->name, (long long)at - GUARD, h[at], GUARD_BYTE);
+      else if (harness_is_output(c, cp->name)) {
+        double *o = malloc(sizeof(double) * (size_t)cp->n);
+        for (int64_t j = 0; j < cp->n; j++) o[j] = interp_decode(h + GUARD + j * sema_scalar_bytes(cp->elem), cp->elem);
+        outs[i] = o;
+      }
       free(h);
-      outs[i] = o;
     }
     g->cu->MemFree(dev[i]);
   }
@@ -173,7 +198,8 @@ int main(int argc, char **argv) {
     phobos_context_destroy(g.ctx);
     return 0;
   }
-  const char *why;
+  const char *why, *guard = getenv("PHOBOS_GPU_GUARD");
+  if (guard) GUARD = (size_t)strtoul(guard, NULL, 0) / 256 * 256;
   g.cu = cu_api(&why);
   snprintf(g.dir, sizeof g.dir, "/tmp/phobos_gpuconf_XXXXXX");
   if (!mkdtemp(g.dir)) return 1;

@@ -86,7 +86,11 @@ static void test_axpy(phobos_module *mod, const char *cache_dir) {
   size_t bytes = sizeof(float) * (size_t)n;
   float *x = malloc(bytes), *y = malloc(bytes), *out = malloc(bytes);
   for (int i = 0; i < n; i++) x[i] = (float)rnd(), y[i] = (float)rnd();
-  CUdeviceptr dx = dev_alloc(bytes), dy = dev_alloc(bytes);
+  /* Y sits between two 256-byte guards: neither the launches nor the
+   * refused ones below may write outside it */
+  enum { G = 256 };
+  CUdeviceptr dx = dev_alloc(bytes), dy_base = dev_alloc(bytes + 2 * G), dy = dy_base + G;
+  if (cu->MemsetD8(dy_base, 0xa5, bytes + 2 * G) != CU_SUCCESS) printf("Bail out! cuMemsetD8\n"), exit(1);
   h2d(dx, x, bytes);
   h2d(dy, y, bytes);
   phobos_arg args[3] = {phobos_tensor_arg(dx, PHOBOS_F32, 1, (int64_t[]){n}),
@@ -140,8 +144,16 @@ static void test_axpy(phobos_module *mod, const char *cache_dir) {
   bad_args[0].tensor.shape[0] = bad_args[1].tensor.shape[0] = 0;
   s = phobos_launch(k, bad_args, 3, NULL);
   check(s == PHOBOS_BAD_SHAPE, "zero-length tensors: %s: %s", phobos_status_name(s), phobos_last_error(ctx));
+  sync_ok("axpy and the refused launches");
+  unsigned char guard[2][G];
+  d2h(guard[0], dy_base, G);
+  d2h(guard[1], dy + bytes, G);
+  int touched = 0;
+  for (int j = 0; j < G; j++) touched += (guard[0][j] != 0xa5) + (guard[1][j] != 0xa5);
+  check(touched == 0, "the guards around Y are intact after the autotuned launch, the cached one and 5 refusals (%d bytes changed)",
+        touched);
   cu->MemFree(dx);
-  cu->MemFree(dy);
+  cu->MemFree(dy_base);
   free(x), free(y), free(out);
 }
 
