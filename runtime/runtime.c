@@ -440,7 +440,9 @@ static void pack(const MfKernel *k, const phobos_arg *args, const CUdeviceptr *o
       continue;
     }
     double f = a->kind == PHOBOS_ARG_FLOAT ? a->f : (double)a->i;
-    int64_t iv = a->kind == PHOBOS_ARG_FLOAT ? (int64_t)a->f : a->i;
+    /* binding lets a float argument reach float parameters only; casting
+     * it to int64 anyway would be undefined for inf or 1e30 */
+    int64_t iv = a->kind == PHOBOS_ARG_FLOAT ? 0 : a->i;
     if (mp->dtype == PHOBOS_F64) p->vals[p->n].f64 = f;
     else if (mp->dtype <= PHOBOS_F32) p->vals[p->n].f32 = (float)f;
     else if (mp->dtype == PHOBOS_I64) p->vals[p->n].s64 = iv;

@@ -63,15 +63,19 @@ static int64_t to_int(double v, Scalar e) {
   return (int64_t)(v < lo ? lo : v > hi ? hi : v);
 }
 
+/* Every double -> int64 in the interpreter goes through here: a plain cast
+ * is undefined past int64 (a float operand of a binop, an f32 -inf). */
+static int64_t i64(double v) { return to_int(v, S_I64); }
+
 double interp_round(Scalar e, double v) {
   switch (e) {
   case S_F16: return round_f16(v);
   case S_BF16: return round_bf16(v);
   case S_F32: return (double)(float)v;
   case S_F64: return v;
-  case S_I8: return (double)wrap((int64_t)v, 8, true);
-  case S_U8: return (double)wrap((int64_t)v, 8, false);
-  case S_I32: return (double)wrap((int64_t)v, 32, true);
+  case S_I8: return (double)wrap(i64(v), 8, true);
+  case S_U8: return (double)wrap(i64(v), 8, false);
+  case S_I32: return (double)wrap(i64(v), 32, true);
   case S_I64: return v;
   case S_BOOL: return v != 0;
   case S_NONE: break;
@@ -194,14 +198,14 @@ void interp_encode(unsigned char *p, Scalar e, double v) {
   case S_F64: memcpy(p, &v, 8); return;
   case S_I8:
   case S_U8:
-  case S_BOOL: *p = (unsigned char)(int64_t)v; return;
+  case S_BOOL: *p = (unsigned char)i64(v); return;
   case S_I32: {
-    int32_t x = (int32_t)(int64_t)v;
+    int32_t x = (int32_t)i64(v);
     memcpy(p, &x, 4);
     return;
   }
   case S_I64: {
-    int64_t x = (int64_t)v;
+    int64_t x = i64(v);
     memcpy(p, &x, 8);
     return;
   }
@@ -309,7 +313,7 @@ static double scalar_of(Interp *I, const TirInst *x) {
 
 static double binop(int op, Scalar e, double a, double b) {
   bool f = is_float_elem(e);
-  int64_t x = (int64_t)a, y = (int64_t)b;
+  int64_t x = i64(a), y = i64(b);
   switch (op) {
   case '+': return a + b;
   case '-': return a - b;
@@ -375,7 +379,7 @@ static bool exec_block(Interp *I, const TirBlock *b);
 
 /* start values and lengths of an access's subscripts */
 static void sub_starts(Interp *I, const TirInst *in, int64_t *start) {
-  for (int i = 0; i < in->nsubs; i++) start[i] = (int64_t)scalar_of(I, in->subs[i].start);
+  for (int i = 0; i < in->nsubs; i++) start[i] = i64(scalar_of(I, in->subs[i].start));
 }
 
 static int64_t tensor_dim(Interp *I, int param, int d) { return I->dims[param * MAX_TENSOR_RANK + d]; }
@@ -520,7 +524,7 @@ static bool exec_inst(Interp *I, const TirInst *in) {
     v = new_val(in);
     for (int64_t i = 0; i < v->n; i++) {
       double x = a->d[i < a->n ? i : 0];
-      v->d[i] = interp_round(e, in->aux == '-' ? -x : in->aux == '!' ? (double)(x == 0) : (double)~(int64_t)x);
+      v->d[i] = interp_round(e, in->aux == '-' ? -x : in->aux == '!' ? (double)(x == 0) : (double)~i64(x));
     }
     break;
   case TIR_BINARY: {
@@ -644,8 +648,8 @@ static bool exec_inst(Interp *I, const TirInst *in) {
     break;
   }
   case TIR_FOR: {
-    int64_t lo = (int64_t)scalar_of(I, in->args[0]), hi = (int64_t)scalar_of(I, in->args[1]);
-    int64_t step = (int64_t)scalar_of(I, in->args[2]);
+    int64_t lo = i64(scalar_of(I, in->args[0])), hi = i64(scalar_of(I, in->args[1]));
+    int64_t step = i64(scalar_of(I, in->args[2]));
     if (step <= 0 && lo < hi) return fail(I, "loop %s: step %lld is not positive", in->name, (long long)step);
     Val *iv = new_val(in);
     set_val(I, in, iv);
@@ -734,7 +738,7 @@ bool interp_run(const Plan *p, InterpArg *args, int nargs, const int64_t *grid, 
     ok = exec_block(&I, &f->grid);
     for (int d = 0; d < 3; d++) I.grid[d] = 1;
     for (int d = 0; ok && d < f->ngrid; d++) {
-      I.grid[d] = (int64_t)I.vals[f->grid_value[d]->id]->d[0];
+      I.grid[d] = i64(I.vals[f->grid_value[d]->id]->d[0]);
       if (I.grid[d] <= 0) ok = fail(&I, "@grid extent %c evaluates to %lld", "xyz"[d], (long long)I.grid[d]);
     }
     if (ok && grid)

@@ -3,7 +3,7 @@
  *   golden/diag/NAME.ph  ->  NAME.err   diagnostics (plain) and exit status
  *   golden/ast/NAME.ph   ->  NAME.ast   the --emit=ast dump
  *   golden/plan/NAME.ph  ->  NAME.plan  the --emit=plan dump (offsets, sizes, barriers)
- *   golden/fuzz/NAME.ph                 a fuzzer finding: compiles to plans with exit 0 or 1
+ *   golden/fuzz/NAME.ph                 a fuzzer finding: compiles to PTX text (as the fuzz target does) with exit 0 or 1
  *
  * A first line "// phobosc: -D A=1 -D B=2" passes constants. Regenerate an
  * expected file with tests/update-golden.sh after checking the change. */
@@ -99,7 +99,7 @@ ParameterizedTest(Case *c, golden, file) {
     char path[3072];
     snprintf(path, sizeof path, "%s/%s.ph", dir, c->name);
     FILE *null = fopen("/dev/null", "w");
-    DriverOptions fo = {.input = path, .arch = "sm_90a", .emit = EMIT_PLAN, .plain = true, .max_errors = 20};
+    DriverOptions fo = {.input = path, .arch = "sm_90a", .emit = EMIT_PTX, .plain = true, .max_errors = 20};
     int st = driver_compile(&fo, null, null);
     fclose(null);
     cr_assert(st == 0 || st == 1, "fuzz/%s.ph: exit %d", c->name, st);
