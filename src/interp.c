@@ -54,18 +54,9 @@ static int64_t wrap(int64_t v, int bits, bool is_signed) {
   return (int64_t)u;
 }
 
-/* float -> integer: truncate toward zero, saturate, NaN -> 0 (as cvt.rzi.sat) */
-static int64_t to_int(double v, Scalar e) {
-  if (isnan(v)) return 0;
-  double lo = e == S_I8 ? -128 : e == S_U8 ? 0 : e == S_I32 ? INT32_MIN : -9.2233720368547758e18;
-  double hi = e == S_I8 ? 127 : e == S_U8 ? 255 : e == S_I32 ? INT32_MAX : 9.2233720368547748e18;
-  v = trunc(v);
-  return (int64_t)(v < lo ? lo : v > hi ? hi : v);
-}
-
-/* Every double -> int64 in the interpreter goes through here: a plain cast
- * is undefined past int64 (a float operand of a binop, an f32 -inf). */
-static int64_t i64(double v) { return to_int(v, S_I64); }
+/* every double -> int64 here: a plain cast is undefined past int64 (a
+ * float operand of a binop, an f32 -inf) */
+static int64_t i64(double v) { return tir_float_to_int(v, S_I64); }
 
 double interp_round(Scalar e, double v) {
   switch (e) {
@@ -541,7 +532,7 @@ static bool exec_inst(Interp *I, const TirInst *in) {
     v = new_val(in);
     for (int64_t i = 0; i < v->n; i++)
       v->d[i] = is_float_elem(e) ? interp_round(e, a->d[i])
-                : is_float_elem(in->args[0]->ty.elem) ? (double)to_int(a->d[i], e)
+                : is_float_elem(in->args[0]->ty.elem) ? (double)tir_float_to_int(a->d[i], e)
                                                        : interp_round(e, a->d[i]);
     break;
   case TIR_SELECT:

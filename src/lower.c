@@ -55,18 +55,10 @@ static TirInst *const_int(Lower *l, Scalar e, int64_t v, Span at) {
   return c;
 }
 
-/* float -> int64 without undefined behaviour: truncate, saturate, NaN -> 0 */
-static int64_t sat_int(double v) {
-  if (isnan(v)) return 0;
-  if (v >= 9.2233720368547758e18) return INT64_MAX;
-  if (v <= -9.2233720368547758e18) return INT64_MIN;
-  return (int64_t)v;
-}
-
 static TirInst *const_float(Lower *l, Scalar e, double v, Span at) {
   TirInst *c = emit(l, TIR_CONST, tir_scalar(e), at);
   c->fval = v;
-  c->ival = sat_int(v);
+  c->ival = tir_float_to_int(v, S_I64);
   return c;
 }
 
@@ -76,13 +68,8 @@ static bool is_float_elem(Scalar e) { return e <= S_F64; }
  * truncates and saturates to the target's range, integer to a narrower
  * integer wraps, bool is 0 or 1. */
 static int64_t const_to_int(const TirInst *v, Scalar to) {
-  static const int64_t lo[] = {-128, 0, INT32_MIN, INT64_MIN}, hi[] = {127, 255, INT32_MAX, INT64_MAX};
-  int k = to == S_I8 ? 0 : to == S_U8 ? 1 : to == S_I32 ? 2 : 3;
   if (to == S_BOOL) return is_float_elem(v->ty.elem) ? v->fval != 0 : v->ival != 0;
-  if (is_float_elem(v->ty.elem)) {
-    int64_t t = sat_int(trunc(v->fval));
-    return t < lo[k] ? lo[k] : t > hi[k] ? hi[k] : t;
-  }
+  if (is_float_elem(v->ty.elem)) return tir_float_to_int(v->fval, to);
   uint64_t u = (uint64_t)v->ival;
   if (to == S_I8) return (int8_t)(u & 0xff);
   if (to == S_U8) return (int64_t)(u & 0xff);

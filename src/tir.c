@@ -1,5 +1,6 @@
 /* tir.c: the tile IR: construction, numbering, the --emit=tir printer and
  * the verifier that runs after every pass. */
+#include <math.h>
 #include "tir.h"
 
 #include <string.h>
@@ -11,6 +12,14 @@ bool tir_same_type(const TirType *a, const TirType *b) {
   for (int i = 0; i < a->rank; i++)
     if (a->dims[i] != b->dims[i]) return false;
   return true;
+}
+
+int64_t tir_float_to_int(double v, Scalar e) {
+  if (isnan(v)) return 0;
+  double lo = e == S_I8 ? -128 : e == S_U8 ? 0 : e == S_I32 ? INT32_MIN : -9.2233720368547758e18;
+  double hi = e == S_I8 ? 127 : e == S_U8 ? 255 : e == S_I32 ? INT32_MAX : 9.2233720368547748e18;
+  v = trunc(v);
+  return (int64_t)(v < lo ? lo : v > hi ? hi : v);
 }
 
 int64_t tir_elems(const TirType *t) {

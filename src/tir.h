@@ -107,6 +107,11 @@ void tir_append(Arena *a, TirBlock *b, TirInst *inst);
 TirType tir_scalar(Scalar e);
 bool tir_same_type(const TirType *a, const TirType *b);
 int64_t tir_elems(const TirType *t);
+/* The language's float -> integer conversion (as cvt.rzi.sat): truncate
+ * toward zero, saturate to e's range (i8 u8 i32 i64), NaN -> 0. Every
+ * double -> integer in lowering and the interpreter goes through it: a
+ * plain cast is undefined past the target's range. */
+int64_t tir_float_to_int(double v, Scalar e);
 /* Numbers instructions in program order (pos, end) and fills f->insts. */
 void tir_number(Arena *a, TirFunc *f);
 void tir_print(FILE *out, const TirFunc *f);

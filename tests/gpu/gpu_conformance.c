@@ -102,19 +102,19 @@ static bool gpu_begin(void *self, Case *c, Plan **plans, int nplans, const Sourc
 
 static phobos_dtype dtype_of(Scalar s) { return (phobos_dtype)s; /* same order */ }
 
-/* Every tensor lies between two guard regions of GUARD bytes filled with
+/* Every tensor lies between two guard regions of guard_len bytes filled with
  * GUARD_BYTE; a kernel that writes outside its tensor (a mask that lets the
  * slack through) changes them, and the case fails even where the output
  * itself is right. 256 keeps the tensor as aligned as cuMemAlloc's. Guards
  * are readable memory, so they would hide a read past the end from
  * compute-sanitizer: run.sh sets PHOBOS_GPU_GUARD=0 under memcheck. */
-static size_t GUARD = 256;
+static size_t guard_len = 256;
 enum { GUARD_BYTE = 0xa5 };
 
 static bool guards_intact(const unsigned char *h, size_t bytes, size_t *where) {
-  for (size_t j = 0; j < GUARD; j++) {
+  for (size_t j = 0; j < guard_len; j++) {
     if (h[j] != GUARD_BYTE) return *where = j, false;
-    if (h[GUARD + bytes + j] != GUARD_BYTE) return *where = GUARD + bytes + j, false;
+    if (h[guard_len + bytes + j] != GUARD_BYTE) return *where = guard_len + bytes + j, false;
   }
   return true;
 }
@@ -138,18 +138,18 @@ static bool gpu_run(void *self, Case *c, const Plan *p, int index, double **outs
     }
     int eb = sema_scalar_bytes(cp->elem);
     bytes[i] = (size_t)cp->n * (size_t)eb;
-    unsigned char *h = malloc(bytes[i] + 2 * GUARD), *t = h + GUARD;
-    memset(h, GUARD_BYTE, bytes[i] + 2 * GUARD);
+    unsigned char *h = malloc(bytes[i] + 2 * guard_len), *t = h + guard_len;
+    memset(h, GUARD_BYTE, bytes[i] + 2 * guard_len);
     bool poison = harness_is_output(c, cp->name) && !harness_is_inout(c, cp);
     for (int64_t j = 0; j < cp->n; j++) {
       if (poison && cp->elem <= S_F64) memset(t + j * eb, 0xff, (size_t)eb); /* NaN */
       else interp_encode(t + j * eb, cp->elem, poison ? -77 : cp->data[j]);
     }
-    CUresult r = g->cu->MemAlloc(&dev[i], bytes[i] + 2 * GUARD);
-    if (r == CU_SUCCESS) r = g->cu->MemcpyHtoD(dev[i], h, bytes[i] + 2 * GUARD);
+    CUresult r = g->cu->MemAlloc(&dev[i], bytes[i] + 2 * guard_len);
+    if (r == CU_SUCCESS) r = g->cu->MemcpyHtoD(dev[i], h, bytes[i] + 2 * guard_len);
     free(h);
     if (r != CU_SUCCESS) ok = gfail(err, errlen, "allocating or uploading %s failed (%d)", cp->name, r);
-    args[i] = phobos_tensor_arg(dev[i] + GUARD, dtype_of(cp->elem), cp->rank, cp->dims);
+    args[i] = phobos_tensor_arg(dev[i] + guard_len, dtype_of(cp->elem), cp->rank, cp->dims);
   }
   RtBinding b;
   char berr[600];
@@ -170,16 +170,16 @@ static bool gpu_run(void *self, Case *c, const Plan *p, int index, double **outs
     if (!dev[i]) continue;
     CaseParam *cp = harness_param(c, f->params[i].name);
     if (ok) {
-      unsigned char *h = malloc(bytes[i] + 2 * GUARD);
+      unsigned char *h = malloc(bytes[i] + 2 * guard_len);
       size_t at;
-      if (g->cu->MemcpyDtoH(h, dev[i], bytes[i] + 2 * GUARD) != CU_SUCCESS)
+      if (g->cu->MemcpyDtoH(h, dev[i], bytes[i] + 2 * guard_len) != CU_SUCCESS)
         ok = gfail(err, errlen, "download of %s failed", cp->name);
       else if (!guards_intact(h, bytes[i], &at))
         ok = gfail(err, errlen, "%s wrote outside tensor '%s': byte %lld from its start is 0x%02x, not the guard's 0x%02x",
-                   v->entry, cp->name, (long long)at - GUARD, h[at], GUARD_BYTE);
+                   v->entry, cp->name, (long long)at - guard_len, h[at], GUARD_BYTE);
       else if (harness_is_output(c, cp->name)) {
         double *o = malloc(sizeof(double) * (size_t)cp->n);
-        for (int64_t j = 0; j < cp->n; j++) o[j] = interp_decode(h + GUARD + j * sema_scalar_bytes(cp->elem), cp->elem);
+        for (int64_t j = 0; j < cp->n; j++) o[j] = interp_decode(h + guard_len + j * sema_scalar_bytes(cp->elem), cp->elem);
         outs[i] = o;
       }
       free(h);
@@ -199,7 +199,7 @@ int main(int argc, char **argv) {
     return 0;
   }
   const char *why, *guard = getenv("PHOBOS_GPU_GUARD");
-  if (guard) GUARD = (size_t)strtoul(guard, NULL, 0) / 256 * 256;
+  if (guard) guard_len = (size_t)strtoul(guard, NULL, 0) / 256 * 256;
   g.cu = cu_api(&why);
   snprintf(g.dir, sizeof g.dir, "/tmp/phobos_gpuconf_XXXXXX");
   if (!mkdtemp(g.dir)) return 1;
