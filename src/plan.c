@@ -664,6 +664,47 @@ static void barrier_walk(Planner *P, TirBlock *blk, Hazards *h, Accesses *acc) {
   }
 }
 
+/* Moves each barrier up its block to just after the last instruction that
+ * touches shared memory, loads from global memory or holds control flow:
+ * the shared accesses it separates stay on the same sides, the global
+ * loads are issued before the wait (their latency overlaps it), and the
+ * register work in between (a weight tile's conversion) runs after it, so
+ * only the loaded words are live across the wait and ptxas may interleave
+ * that work with what follows. */
+static bool touches_shared(const Accesses *acc, const TirInst *in) {
+  for (int i = 0; i < acc->len; i++)
+    if (acc->items[i].pos >= in->pos && acc->items[i].pos <= in->end) return true;
+  return false;
+}
+
+static void hoist_barriers(Planner *P, TirBlock *blk, const Accesses *acc) {
+  for (int i = 0; i < blk->len; i++) {
+    TirInst *in = blk->insts[i];
+    hoist_barriers(P, &in->cond, acc);
+    hoist_barriers(P, &in->body, acc);
+    hoist_barriers(P, &in->body2, acc);
+    for (int b = 0; b < P->barriers.len; b++) {
+      PlanBarrier *bar = P->barriers.items[b];
+      if (bar->pos != in->pos) continue;
+      int to = in->pos;
+      for (int j = i - 1; j >= 0; j--) {
+        const TirInst *x = blk->insts[j];
+        if (x->op == TIR_FOR || x->op == TIR_WHILE || x->op == TIR_IF || x->op == TIR_LOAD || touches_shared(acc, x)) break;
+        to = x->pos;
+      }
+      bool taken = false;
+      for (int c = 0; c < P->barriers.len; c++)
+        if (c != b && ((PlanBarrier *)P->barriers.items[c])->pos == to) taken = true;
+      if (taken) { /* one barrier there already serves both */
+        P->barriers.items[b] = P->barriers.items[--P->barriers.len];
+        b--;
+      } else {
+        bar->pos = to;
+      }
+    }
+  }
+}
+
 /* ------------------------------------------------------------- driver */
 
 static int cmp_barrier(const void *x, const void *y) {
@@ -698,6 +739,7 @@ Plan *plan_kernel(Arena *a, Diags *d, TirFunc *f, const char *arch) {
   allocate(&P);
   Hazards h = {0};
   barrier_walk(&P, &f->body, &h, &acc);
+  hoist_barriers(&P, &f->body, &acc);
 
   p->nbufs = P.bufs.len;
   p->bufs = (PlanBuf **)P.bufs.items;

@@ -45,6 +45,7 @@ typedef struct Emitter {
   int ntemp[RC_COUNT];
   int label;
   int T;             /* threads */
+  int V;             /* elements per chunk of the flat distribution (1, 2 or 4) */
   int64_t exch_off;  /* exchange area: offset and size in bytes */
   int64_t exch_bytes;
   bool failed;
@@ -52,6 +53,14 @@ typedef struct Emitter {
   size_t decls_len;
   FILE *declf;
   bool *barrier_before; /* by position: a planned barrier */
+  /* loads whose packed words are unpacked at their first use, so a
+   * barrier in between holds only the packed bytes (see flush_unpack) */
+  struct Pending {
+    const struct TirInst *in;
+    const char **w;
+    int nw, rows;
+  } pending[8];
+  int npending;
 } Emitter;
 
 static void out(Emitter *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -96,7 +105,8 @@ static int64_t phys_elems(const TirInst *in) {
 
 static int nregs(Emitter *e, const TirInst *in) {
   if (in->ty.rank == 0) return 1;
-  return (int)((phys_elems(in) + e->T - 1) / e->T);
+  int64_t round = (int64_t)e->T * e->V;
+  return (int)((phys_elems(in) + round - 1) / round * e->V);
 }
 
 /* the register holding element k of value `in` (k = 0 for scalars) */
@@ -162,10 +172,14 @@ static const char *pname(int p, const char *what) {
   return b;
 }
 
-/* The flat physical index of this thread's element k: tid + k * T. */
+/* The flat physical index of this thread's element k. Chunks of V
+ * consecutive elements go round the threads: register k of thread t holds
+ * element ((k / V) * T + t) * V + k % V, so a thread's V registers of one
+ * chunk are neighbours in a row (one vector access) and consecutive
+ * threads hold consecutive chunks (coalesced). %tidv_ is t * V. */
 static const char *flat_index(Emitter *e, int k) {
   const char *r = tmp(e, RC_B32);
-  out(e, "add.u32 %s, %%tid_, %d;", r, k * e->T);
+  out(e, "add.u32 %s, %%tidv_, %d;", r, (k / e->V) * e->T * e->V + k % e->V);
   return r;
 }
 
@@ -474,6 +488,14 @@ static void emit_convert(Emitter *e, const TirInst *in) {
       out(e, "mov.f32 %s, %s;", d, a);
     } else if ((rf == RC_F32 || rf == RC_F64) && (rt == RC_F32 || rt == RC_F64)) {
       out(e, "cvt%s.%s.%s %s, %s;", rt == RC_F32 ? ".rn" : "", rt == RC_F32 ? "f32" : "f64", rf == RC_F32 ? "f32" : "f64", d, a);
+    } else if (rt == RC_F32 && (from == S_I8 || from == S_U8 || from == S_BOOL)) {
+      /* exact without the conversion unit (a quarter of the FMA rate): the
+       * byte plus 128 (signed) as the mantissa of 2^23, minus that float */
+      const char *b = tmp(e, RC_B32);
+      if (from == S_I8) out(e, "add.s32 %s, %s, 0x4B000080;", b, a);
+      else out(e, "or.b32 %s, %s, 0x4B000000;", b, a);
+      out(e, "mov.b32 %s, %s;", d, b);
+      out(e, "sub.f32 %s, %s, %s;", d, d, from == S_I8 ? "0f4B000080" : "0f4B000000");
     } else if (rt == RC_F32 || rt == RC_F64) {
       out(e, "cvt.rn.%s.%s %s, %s;", rt == RC_F32 ? "f32" : "f64", arith_type(from), d, a);
     } else if (rf == RC_F32 || rf == RC_F64) {
@@ -537,67 +559,173 @@ static const char *access_lane(Emitter *e, const TirInst *in, const int64_t *phy
   return ok;
 }
 
+/* Unpacks the b32 words w[] of a vector load into the V registers from k. */
+static void unpack_words(Emitter *e, const TirInst *in, int k, const char *const *w) {
+  Scalar s = in->ty.elem;
+  int eb = elem_bytes_mem(s);
+  for (int v = 0; v < e->V; v++) {
+    const char *r = reg(e, in, k + v), *word = w[v * eb / 4];
+    int at = v * eb % 4 * 8; /* bit offset in its word */
+    if (eb == 1) out(e, "bfe.%s %s, %s, %d, 8;", s == S_I8 ? "s32" : "u32", r, word, at);
+    else if (s == S_F16) out(e, "{ .reg .b16 %%hl; .reg .b32 %%hw; shr.u32 %%hw, %s, %d; cvt.u16.u32 %%hl, %%hw; cvt.f32.f16 %s, %%hl; }", word, at, r);
+    else if (at) out(e, "and.b32 %s, %s, 0xFFFF0000;", r, word); /* bf16: the high half is an f32 already */
+    else out(e, "shl.b32 %s, %s, 16;", r, word);
+  }
+}
+
+/* Unpacks pending loads: all of them (x NULL), or the one of value x. */
+static void flush_unpack(Emitter *e, const TirInst *x) {
+  for (int i = 0; i < e->npending; i++) {
+    struct Pending *pd = &e->pending[i];
+    if (x && pd->in != x) continue;
+    const TirInst *in = pd->in;
+    int V = e->V, eb = elem_bytes_mem(in->ty.elem);
+    for (int j = 0; j < pd->rows; j++) {
+      const char **wj = pd->w + j * pd->nw;
+      if (eb == 4) {
+        for (int v = 0; v < V; v++) out(e, "mov.b32 %s, %s;", reg(e, in, j * V + v), wj[v]);
+        continue;
+      }
+      const char *wv[4] = {wj[0], pd->nw > 1 ? wj[1] : wj[0], wj[0], wj[0]};
+      unpack_words(e, in, j * V, wv);
+    }
+    e->pending[i--] = e->pending[--e->npending];
+  }
+}
+
 /* A rank-2 register load whose rows are each covered by whole rounds of
- * threads (T a multiple of the physical row): a thread keeps its column
- * across its registers and steps down rows by T / row, so the column's
- * mask and the address are computed once and each element costs one
- * compare and one add. The common case of a weight tile. */
+ * chunks (T * V a multiple of the physical row): a thread keeps its
+ * columns across its registers and steps down rows by T * V / row, so the
+ * column masks and the address are computed once and each row costs two
+ * compares and an add. With V > 1 a row's V elements are one vector load
+ * when they are all inside the tensor and the address is aligned to the
+ * vector (checked once, at run time: the base and the extents are only
+ * known then); otherwise the same rows load element by element. The
+ * common case of a weight tile. */
 static bool emit_load_rows(Emitter *e, const TirInst *in) {
   if (in->ty.rank != 2 || in->plan->res != RES_REG) return false;
   int64_t p0 = in->plan->phys[0], p1 = in->plan->phys[1];
-  if (e->T % p1) return false;
+  int64_t TV = (int64_t)e->T * e->V;
+  if (TV % p1 || p1 % e->V) return false;
   int spans[2], ns = 0;
   for (int i = 0; i < in->nsubs; i++)
     if (!in->subs[i].point) spans[ns++] = i;
   if (ns != 2) return false;
-  int64_t rpr = e->T / p1; /* rows a round of threads covers */
-  int i0 = spans[0], i1 = spans[1];
+  int64_t rpr = TV / p1; /* rows a round of chunks covers */
+  int i0 = spans[0], i1 = spans[1], V = e->V, eb = elem_bytes_mem(in->ty.elem);
   const char *c1 = tmp(e, RC_B32), *r0 = tmp(e, RC_B32);
-  out(e, "and.b32 %s, %%tid_, %lld;", c1, (long long)(p1 - 1));
-  out(e, "shr.u32 %s, %%tid_, %d;", r0, log2i(p1));
-  /* the column's mask, and the point subscripts', once */
+  out(e, "and.b32 %s, %%tidv_, %lld;", c1, (long long)(p1 - 1));
+  out(e, "shr.u32 %s, %%tidv_, %d;", r0, log2i(p1));
+  /* the point subscripts' masks, once */
   const char *ok = tmp(e, RC_PRED), *g[MAX_TENSOR_RANK];
-  out(e, "setp.lt.u32 %s, %s, %lld;", ok, c1, (long long)in->subs[i1].len);
+  out(e, "setp.eq.u32 %s, 0, 0;", ok);
   for (int i = 0; i < in->nsubs; i++) {
     const char *start = reg(e, in->subs[i].start, 0);
-    if (i == i0) {
+    if (i == i0 || i == i1) {
       const char *gi = tmp(e, RC_B32);
-      out(e, "add.s32 %s, %s, %s;", gi, start, r0);
+      out(e, "add.s32 %s, %s, %s;", gi, start, i == i0 ? r0 : c1);
       g[i] = gi;
       continue;
     }
-    if (i == i1) {
-      const char *gi = tmp(e, RC_B32);
-      out(e, "add.s32 %s, %s, %s;", gi, start, c1);
-      g[i] = gi;
-    } else {
-      g[i] = start;
-    }
+    g[i] = start;
     const char *p = tmp(e, RC_PRED);
     out(e, "setp.lt.and.u32 %s, %s, %%ext32_%d_%d, %s;", p, g[i], in->aux, i, ok);
     out(e, "mov.pred %s, %s;", ok, p);
   }
-  /* rows left in the tensor below this thread's first row */
-  const char *left = tmp(e, RC_B32);
-  out(e, "sub.s32 %s, %%ext32_%d_%d, %s;", left, in->aux, i0, g[i0]);
-  const char *ad = tensor_addr(e, in->aux, g);
-  /* one round of threads further: rpr rows, rpr * (the extents after i0) elements */
+  /* column v of the chunk: inside the slice (slack) and the tensor */
+  const char *colok[4];
+  for (int v = 0; v < V; v++) {
+    const char *p = tmp(e, RC_PRED), *q = tmp(e, RC_PRED), *gc = tmp(e, RC_B32);
+    out(e, "setp.lt.and.u32 %s, %s, %lld, %s;", p, c1, (long long)(in->subs[i1].len - v), ok);
+    out(e, "add.s32 %s, %s, %d;", gc, g[i1], v);
+    out(e, "setp.lt.and.u32 %s, %s, %%ext32_%d_%d, %s;", q, gc, in->aux, i1, p);
+    colok[v] = q;
+  }
+  /* rows this thread may load: below the slice's length and the tensor's end */
+  const char *lim = tmp(e, RC_B32), *t = tmp(e, RC_B32);
+  out(e, "sub.s32 %s, %%ext32_%d_%d, %s;", lim, in->aux, i0, g[i0]);
+  out(e, "sub.s32 %s, %lld, %s;", t, (long long)in->subs[i0].len, r0);
+  out(e, "min.s32 %s, %s, %s;", lim, lim, t);
+  const char *ad0 = tensor_addr(e, in->aux, g);
+  /* one round further: rpr rows, rpr * (the extents after i0) elements */
   const char *step = tmp(e, RC_B64);
-  out(e, "mov.u64 %s, %lld;", step, (long long)(rpr * elem_bytes_mem(in->ty.elem)));
+  out(e, "mov.u64 %s, %lld;", step, (long long)(rpr * eb));
   for (int d = i0 + 1; d < e->f->params[in->aux].rank; d++) out(e, "mul.lo.s64 %s, %s, %%ext%d_%d;", step, step, in->aux, d);
   RegClass rc = rc_of(in->ty.elem);
-  for (int k = 0; k < nregs(e, in); k++) {
+  int nk = nregs(e, in);
+  int L = new_label(e);
+  const char *ad = tmp(e, RC_B64);
+  if (V > 1 && eb <= 4) {
+    /* Rows go into b32 words, vector loaded when all V columns are in and
+     * the address and the row step are aligned to the vector, else byte by
+     * byte; the words are unpacked after the paths join, so only the
+     * packed bytes are live across the branch. */
+    const char *al = tmp(e, RC_B64), *vp = tmp(e, RC_PRED), *vq = tmp(e, RC_PRED);
+    out(e, "or.b64 %s, %s, %s;", al, ad0, step);
+    out(e, "and.b64 %s, %s, %d;", al, al, V * eb - 1);
+    out(e, "setp.eq.and.u64 %s, %s, 0, %s;", vp, al, colok[0]);
+    out(e, "and.pred %s, %s, %s;", vq, vp, colok[V - 1]);
+    int nw = (V * eb + 3) / 4, rows = nk / V;
+    const char **w = arena_alloc(e->a, sizeof(char *) * (size_t)(rows * nw));
+    for (int i = 0; i < rows * nw; i++) {
+      w[i] = tmp(e, RC_B32);
+      out(e, "mov.b32 %s, 0;", w[i]);
+    }
+    for (int pass = 0; pass < 2; pass++) {
+      if (pass == 0) out(e, "@!%s bra $Lldel%d;", vq, L);
+      else fprintf(e->body, "$Lldel%d:\n", L);
+      out(e, "mov.b64 %s, %s;", ad, ad0);
+      for (int j = 0; j < rows; j++) {
+        int64_t row = (int64_t)j * rpr;
+        if (row >= p0) continue;
+        if (j) out(e, "add.s64 %s, %s, %s;", ad, ad, step);
+        const char **wj = w + j * nw;
+        if (pass == 0) {
+          const char *q = tmp(e, RC_PRED), *z = tmp(e, RC_PRED);
+          out(e, "setp.gt.s32 %s, %s, %lld;", q, lim, (long long)row);
+          out(e, "setp.ge.and.s32 %s, %s, %lld, %s;", z, g[i0], (long long)-row, q);
+          if (V * eb == 16) out(e, "@%s ld.global.v4.b32 {%s, %s, %s, %s}, [%s];", z, wj[0], wj[1], wj[2], wj[3], ad);
+          else if (V * eb == 8) out(e, "@%s ld.global.v2.b32 {%s, %s}, [%s];", z, wj[0], wj[1], ad);
+          else if (V * eb == 4) out(e, "@%s ld.global.b32 %s, [%s];", z, wj[0], ad);
+          else out(e, "@%s ld.global.u16 %s, [%s];", z, wj[0], ad);
+          continue;
+        }
+        for (int v = 0; v < V; v++) {
+          const char *q = tmp(e, RC_PRED), *z = tmp(e, RC_PRED), *x = tmp(e, RC_B32), *av = tmp(e, RC_B64);
+          out(e, "setp.gt.and.s32 %s, %s, %lld, %s;", q, lim, (long long)row, colok[v]);
+          out(e, "setp.ge.and.s32 %s, %s, %lld, %s;", z, g[i0], (long long)-row, q);
+          out(e, "add.s64 %s, %s, %d;", av, ad, v * eb);
+          out(e, "mov.b32 %s, 0;", x);
+          out(e, "@%s ld.global.%s %s, [%s];", z, eb == 4 ? "b32" : eb == 2 ? "u16" : "u8", x, av);
+          const char *wv = wj[v * eb / 4];
+          if (eb == 4) out(e, "mov.b32 %s, %s;", wv, x);
+          else out(e, "bfi.b32 %s, %s, %s, %d, %d;", wv, x, wv, v * eb % 4 * 8, eb * 8);
+        }
+      }
+      if (pass == 0) out(e, "bra.uni $Llddone%d;", L);
+    }
+    fprintf(e->body, "$Llddone%d:\n", L);
+    if (e->npending == (int)(sizeof e->pending / sizeof e->pending[0])) flush_unpack(e, NULL);
+    e->pending[e->npending++] = (struct Pending){in, w, nw, rows};
+    return true;
+  }
+  out(e, "mov.b64 %s, %s;", ad, ad0);
+  for (int k = 0; k < nk; k++) {
+    int v = k % V;
+    int64_t row = (int64_t)(k / V) * rpr; /* this register's row, less r0 */
     const char *r = reg(e, in, k);
     out(e, "mov.%s %s, %s;", mov_type(rc), r, zero(rc));
-    int64_t row = (int64_t)k * rpr; /* this register's row, less r0 */
-    if (row >= p0) continue;        /* past the physical tile */
-    if (k) out(e, "add.s64 %s, %s, %s;", ad, ad, step);
-    const char *p = tmp(e, RC_PRED), *q = tmp(e, RC_PRED), *z = tmp(e, RC_PRED);
-    /* r0 + row < len0 (slack), start0 + r0 + row inside [0, extent) */
-    out(e, "setp.lt.and.s32 %s, %s, %lld, %s;", p, r0, (long long)(in->subs[i0].len - row), ok);
-    out(e, "setp.gt.and.s32 %s, %s, %lld, %s;", q, left, (long long)row, p);
+    if (row >= p0) continue; /* past the physical tile */
+    if (k && !v) out(e, "add.s64 %s, %s, %s;", ad, ad, step);
+    const char *q = tmp(e, RC_PRED), *z = tmp(e, RC_PRED);
+    out(e, "setp.gt.and.s32 %s, %s, %lld, %s;", q, lim, (long long)row, colok[v]);
     out(e, "setp.ge.and.s32 %s, %s, %lld, %s;", z, g[i0], (long long)-row, q);
-    ld_global(e, in->ty.elem, r, ad, z);
+    const char *av = ad;
+    if (v) {
+      av = tmp(e, RC_B64);
+      out(e, "add.s64 %s, %s, %d;", av, ad, v * eb);
+    }
+    ld_global(e, in->ty.elem, r, av, z);
   }
   return true;
 }
@@ -814,7 +942,8 @@ static const char *row_elem(Emitter *e, const TirInst *a, int64_t k) {
  * is a splat scalar. */
 static bool emit_dot_columns(Emitter *e, const TirInst *in) {
   const TirInst *a = in->args[0], *b = in->args[1];
-  if (in->aux || a->ty.rank != 2 || a->plan->phys[0] != 1 || b->plan->res != RES_REG || b->plan->phys[1] % e->T ||
+  int64_t TV = (int64_t)e->T * e->V;
+  if (in->aux || a->ty.rank != 2 || a->plan->phys[0] != 1 || b->plan->res != RES_REG || b->plan->phys[1] % TV ||
       in->plan->phys[1] != b->plan->phys[1] || (a->op != TIR_SPLAT && a->plan->res != RES_SHARED))
     return false;
   int per = (int)(b->plan->phys[1] / e->T); /* columns per thread */
@@ -822,8 +951,19 @@ static bool emit_dot_columns(Emitter *e, const TirInst *in) {
   RegClass rc = rc_of(in->ty.elem);
   const char *t = arith_type(in->ty.elem);
   for (int j = 0; j < per; j++) out(e, "mov.%s %s, %s;", mov_type(rc), reg(e, in, j), zero(rc));
+  /* an f32 row in shared memory is read four elements at a time where aligned */
+  bool v4 = a->op != TIR_SPLAT && a->ty.elem == S_F32;
+  const char *quad[4] = {0};
   for (int64_t k = 0; k < K; k++) {
-    const char *av = row_elem(e, a, k);
+    const char *av;
+    int64_t off = v4 ? a->plan->buf->offset + k * 4 : 0;
+    if (v4 && k % 4 == 0 && k + 4 <= K && off % 16 == 0) {
+      for (int q = 0; q < 4; q++) quad[q] = tmp(e, RC_F32);
+      out(e, "ld.shared.v4.f32 {%s, %s, %s, %s}, [%%smem_+%lld];", quad[0], quad[1], quad[2], quad[3], (long long)off);
+    } else if (k % 4 == 0) {
+      quad[0] = NULL;
+    }
+    av = quad[0] ? quad[k % 4] : row_elem(e, a, k);
     for (int j = 0; j < per; j++) {
       const char *bv = reg(e, b, (int)(k * per + j));
       if (rc == RC_F32 || rc == RC_F64) out(e, "fma.rn.%s %s, %s, %s, %s;", t, reg(e, in, j), av, bv, reg(e, in, j));
@@ -999,6 +1139,9 @@ static void emit_inst(Emitter *e, const TirInst *in) {
                                                  "(at most %d): use smaller tiles or more threads",
                                            (long long)phys_elems(in), nregs(e, in), e->T, MAX_REGS_PER_VALUE));
   if (in->pos < e->f->ninsts && e->barrier_before[in->pos]) out(e, "bar.sync 0; // planned");
+  if (in->op == TIR_FOR || in->op == TIR_WHILE || in->op == TIR_IF) flush_unpack(e, NULL);
+  for (int i = 0; i < in->nargs; i++)
+    if (in->args[i]) flush_unpack(e, in->args[i]);
   if (in->op != TIR_STORE && in->op != TIR_WRITE && in->op != TIR_IF && in->op != TIR_WHILE) declare_value(e, in);
   int n = nregs(e, in);
   const char *d0 = reg(e, in, 0);
@@ -1123,16 +1266,40 @@ static void emit_inst(Emitter *e, const TirInst *in) {
 
 static void emit_block(Emitter *e, const TirBlock *b) {
   for (int i = 0; i < b->len && !e->failed; i++) emit_inst(e, b->insts[i]);
+  flush_unpack(e, NULL); /* a value may be used after its block, on another path */
 }
 
 static const char *param_ptx_type(Scalar s) {
   return s == S_F64 ? "f64" : s <= S_F32 ? "f32" : s == S_I64 ? "s64" : "s32";
 }
 
+/* The widest chunk (4, 2, 1) that divides every register tile of the
+ * kernel into whole rounds of T chunks along whole rows: then no thread
+ * holds a partial chunk, every chunk lies in one row, and a thread that
+ * owns a column of one tile owns it in every tile of that row length. */
+static bool chunks_fit(const TirBlock *b, int64_t T, int64_t v) {
+  for (int i = 0; i < b->len; i++) {
+    const TirInst *in = b->insts[i];
+    if (in->plan && in->ty.rank && in->plan->res == RES_REG) {
+      int64_t inner = in->plan->phys[in->ty.rank - 1];
+      if (inner % v || phys_elems(in) % (T * v)) return false;
+    }
+    if (!chunks_fit(&in->body, T, v) || !chunks_fit(&in->body2, T, v) || !chunks_fit(&in->cond, T, v)) return false;
+  }
+  return true;
+}
+
+static int chunk_width(const TirBlock *b, int T) {
+  for (int v = 4; v > 1; v /= 2)
+    if (chunks_fit(b, T, v)) return v;
+  return 1;
+}
+
 bool ptx_emit_kernel(Arena *a, Diags *d, const Plan *p, const char *arch, const char *entry, FILE *out_f,
                      int64_t *shared_total) {
   Emitter e = {.a = a, .d = d, .p = p, .f = p->f, .T = p->threads};
   const TirFunc *f = p->f;
+  e.V = chunk_width(&f->body, e.T);
   char *body = NULL, *decls = NULL;
   size_t blen = 0, dlen = 0;
   e.body = open_memstream(&body, &blen);
@@ -1187,7 +1354,7 @@ bool ptx_emit_kernel(Arena *a, Diags *d, const Plan *p, const char *arch, const 
   } else {
     fputs("  .reg .b32 %smem_;\n  mov.u32 %smem_, 0;\n", out_f);
   }
-  fputs("  .reg .b32 %tid_;\n  mov.u32 %tid_, %tid.x;\n", out_f);
+  fprintf(out_f, "  .reg .b32 %%tid_, %%tidv_;\n  mov.u32 %%tid_, %%tid.x;\n  mul.lo.u32 %%tidv_, %%tid_, %d;\n", e.V);
   for (int i = 0; i < f->nparams; i++) {
     const TirParam *tp = &f->params[i];
     if (!tp->tensor) continue;

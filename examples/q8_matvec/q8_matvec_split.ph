@@ -4,10 +4,13 @@
 // chunks of K, and writes its partial sums to row y of P. q8_reduce adds
 // the KSPLIT rows. The host picks KSPLIT (P's first dim) from the shape.
 //
-// Inside, the loop is the seed's: each of the TN threads owns one column
-// of the [32, TN] weight tile, and dot(a, wf) contracts within the thread.
-@autotune(TN in [64, 256])
-@launch(TN)
+// Inside, the loop is the seed's with TN / 4 threads: each thread owns four
+// neighbouring columns of the [32, TN] weight tile (one 4-byte load per
+// row), and dot(a, wf) contracts within the thread. The weight and scale
+// loads come before the activations' staging so that they are in flight
+// while the CTA waits at the staging barrier.
+@autotune(TN in [512, 1024])
+@launch(TN / 4)
 @grid(cdiv(N, TN), KSPLIT)
 kernel q8_matvec_split(A: tensor<f32>[1, K],
                        W: tensor<i8>[K, N],
@@ -19,9 +22,9 @@ kernel q8_matvec_split(A: tensor<f32>[1, K],
   let k1 = min(K, k0 + chunk)
   var acc: tile<f32>[1, TN] = 0.0
   for k in range(k0, k1, 32) {
-    let a = A[0 :+ 1, k :+ 32]
     let w = W[k :+ 32, pn * TN :+ TN]
     let s = S[k / 32 :+ 1, pn * TN :+ TN]
+    let a = A[0 :+ 1, k :+ 32]
     var wf: tile<f32>[32, TN] = f32(w)
     var part: tile<f32>[1, TN] = dot(a, wf)
     acc += part * s
