@@ -61,7 +61,10 @@ typedef struct Emitter {
     int nw, rows;
   } pending[8];
   int npending;
+  int *uses; /* by value id: how many instructions read it */
 } Emitter;
+
+static struct Pending *fusable_convert(Emitter *e, const TirInst *in);
 
 static void out(Emitter *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void out(Emitter *e, const char *fmt, ...) {
@@ -480,6 +483,30 @@ static void emit_math(Emitter *e, const TirInst *in) {
 static void emit_convert(Emitter *e, const TirInst *in) {
   Scalar from = in->args[0]->ty.elem, to = in->ty.elem;
   RegClass rf = rc_of(from), rt = rc_of(to);
+  struct Pending *pd = fusable_convert(e, in);
+  if (pd) {
+    /* bytes of packed words to floats, two instructions a byte: prmt puts
+     * the byte (plus 128 when signed: the xor, once a word) under the
+     * exponent of 2^23, and a subtraction takes that float off */
+    int V = e->V;
+    for (int j = 0; j < pd->rows; j++) {
+      const char *w = pd->w[j * pd->nw];
+      if (from == S_I8) {
+        const char *x = tmp(e, RC_B32);
+        out(e, "xor.b32 %s, %s, 0x80808080;", x, w);
+        w = x;
+      }
+      for (int v = 0; v < V; v++) {
+        const char *t = tmp(e, RC_B32), *d = reg(e, in, j * V + v);
+        out(e, "prmt.b32 %s, %s, 0x4B000000, 0x%x;", t, w, 0x7540 | v);
+        out(e, "mov.b32 %s, %s;", d, t);
+        out(e, "sub.f32 %s, %s, %s;", d, d, from == S_I8 ? "0f4B000080" : "0f4B000000");
+        round_reg(e, to, d);
+      }
+    }
+    *pd = e->pending[--e->npending];
+    return;
+  }
   for (int k = 0; k < nregs(e, in); k++) {
     const char *a = operand(e, in->args[0], k), *d = reg(e, in, k);
     if (rf == rt && rf != RC_F32) {
@@ -593,6 +620,18 @@ static void flush_unpack(Emitter *e, const TirInst *x) {
   }
 }
 
+/* A conversion of bytes to floats whose operand is a pending load read by
+ * nothing else converts straight from the packed words (see emit_convert):
+ * the pending entry, or NULL. */
+static struct Pending *fusable_convert(Emitter *e, const TirInst *in) {
+  if (in->op != TIR_CONVERT || rc_of(in->ty.elem) != RC_F32) return NULL;
+  const TirInst *x = in->args[0];
+  if ((x->ty.elem != S_I8 && x->ty.elem != S_U8 && x->ty.elem != S_BOOL) || e->uses[x->id] != 1) return NULL;
+  for (int i = 0; i < e->npending; i++)
+    if (e->pending[i].in == x) return &e->pending[i];
+  return NULL;
+}
+
 /* A rank-2 register load whose rows are each covered by whole rounds of
  * chunks (T * V a multiple of the physical row): a thread keeps its
  * columns across its registers and steps down rows by T * V / row, so the
@@ -671,8 +710,15 @@ static bool emit_load_rows(Emitter *e, const TirInst *in) {
       w[i] = tmp(e, RC_B32);
       out(e, "mov.b32 %s, 0;", w[i]);
     }
-    for (int pass = 0; pass < 2; pass++) {
-      if (pass == 0) out(e, "@!%s bra $Lldel%d;", vq, L);
+    /* every row inside too (the common case away from the tensor's
+     * ends): the vector loads need no predicate */
+    int64_t last = (p0 - 1) / rpr * rpr; /* this thread's last row, less r0 */
+    const char *ar = tmp(e, RC_PRED), *ag = tmp(e, RC_PRED);
+    out(e, "setp.gt.and.s32 %s, %s, %lld, %s;", ar, lim, (long long)last, vq);
+    out(e, "setp.ge.and.s32 %s, %s, 0, %s;", ag, g[i0], ar);
+    for (int pass = 0; pass < 3; pass++) {
+      if (pass == 0) out(e, "@!%s bra $Lldrow%d;", ag, L);
+      else if (pass == 1) fprintf(e->body, "$Lldrow%d:\n  @!%s bra $Lldel%d;\n", L, vq, L);
       else fprintf(e->body, "$Lldel%d:\n", L);
       out(e, "mov.b64 %s, %s;", ad, ad0);
       for (int j = 0; j < rows; j++) {
@@ -680,14 +726,18 @@ static bool emit_load_rows(Emitter *e, const TirInst *in) {
         if (row >= p0) continue;
         if (j) out(e, "add.s64 %s, %s, %s;", ad, ad, step);
         const char **wj = w + j * nw;
-        if (pass == 0) {
-          const char *q = tmp(e, RC_PRED), *z = tmp(e, RC_PRED);
-          out(e, "setp.gt.s32 %s, %s, %lld;", q, lim, (long long)row);
-          out(e, "setp.ge.and.s32 %s, %s, %lld, %s;", z, g[i0], (long long)-row, q);
-          if (V * eb == 16) out(e, "@%s ld.global.v4.b32 {%s, %s, %s, %s}, [%s];", z, wj[0], wj[1], wj[2], wj[3], ad);
-          else if (V * eb == 8) out(e, "@%s ld.global.v2.b32 {%s, %s}, [%s];", z, wj[0], wj[1], ad);
-          else if (V * eb == 4) out(e, "@%s ld.global.b32 %s, [%s];", z, wj[0], ad);
-          else out(e, "@%s ld.global.u16 %s, [%s];", z, wj[0], ad);
+        if (pass < 2) {
+          const char *z = "";
+          if (pass == 1) {
+            const char *q = tmp(e, RC_PRED), *zp = tmp(e, RC_PRED);
+            out(e, "setp.gt.s32 %s, %s, %lld;", q, lim, (long long)row);
+            out(e, "setp.ge.and.s32 %s, %s, %lld, %s;", zp, g[i0], (long long)-row, q);
+            z = arena_printf(e->a, "@%s ", zp);
+          }
+          if (V * eb == 16) out(e, "%sld.global.v4.b32 {%s, %s, %s, %s}, [%s];", z, wj[0], wj[1], wj[2], wj[3], ad);
+          else if (V * eb == 8) out(e, "%sld.global.v2.b32 {%s, %s}, [%s];", z, wj[0], wj[1], ad);
+          else if (V * eb == 4) out(e, "%sld.global.b32 %s, [%s];", z, wj[0], ad);
+          else out(e, "%sld.global.u16 %s, [%s];", z, wj[0], ad);
           continue;
         }
         for (int v = 0; v < V; v++) {
@@ -702,7 +752,7 @@ static bool emit_load_rows(Emitter *e, const TirInst *in) {
           else out(e, "bfi.b32 %s, %s, %s, %d, %d;", wv, x, wv, v * eb % 4 * 8, eb * 8);
         }
       }
-      if (pass == 0) out(e, "bra.uni $Llddone%d;", L);
+      if (pass < 2) out(e, "bra.uni $Llddone%d;", L);
     }
     fprintf(e->body, "$Llddone%d:\n", L);
     if (e->npending == (int)(sizeof e->pending / sizeof e->pending[0])) flush_unpack(e, NULL);
@@ -729,6 +779,9 @@ static bool emit_load_rows(Emitter *e, const TirInst *in) {
   }
   return true;
 }
+
+static void emit_inst(Emitter *e, const TirInst *in);
+static void emit_for(Emitter *e, const TirInst *in);
 
 static void emit_load(Emitter *e, const TirInst *in) {
   if (emit_load_rows(e, in)) return;
@@ -1140,8 +1193,9 @@ static void emit_inst(Emitter *e, const TirInst *in) {
                                            (long long)phys_elems(in), nregs(e, in), e->T, MAX_REGS_PER_VALUE));
   if (in->pos < e->f->ninsts && e->barrier_before[in->pos]) out(e, "bar.sync 0; // planned");
   if (in->op == TIR_FOR || in->op == TIR_WHILE || in->op == TIR_IF) flush_unpack(e, NULL);
-  for (int i = 0; i < in->nargs; i++)
-    if (in->args[i]) flush_unpack(e, in->args[i]);
+  if (!fusable_convert(e, in))
+    for (int i = 0; i < in->nargs; i++)
+      if (in->args[i]) flush_unpack(e, in->args[i]);
   if (in->op != TIR_STORE && in->op != TIR_WRITE && in->op != TIR_IF && in->op != TIR_WHILE) declare_value(e, in);
   int n = nregs(e, in);
   const char *d0 = reg(e, in, 0);
@@ -1224,19 +1278,7 @@ static void emit_inst(Emitter *e, const TirInst *in) {
     break;
   }
   case TIR_WRITE: emit_write(e, in); break;
-  case TIR_FOR: {
-    int L = new_label(e);
-    const char *i = d0, *p = tmp(e, RC_PRED);
-    out(e, "mov.b32 %s, %s;", i, reg(e, in->args[0], 0));
-    fprintf(e->body, "$Lfor%d:\n", L);
-    out(e, "setp.ge.s32 %s, %s, %s;", p, i, reg(e, in->args[1], 0));
-    out(e, "@%s bra $Lend%d;", p, L);
-    emit_block(e, &in->body);
-    out(e, "add.s32 %s, %s, %s;", i, i, reg(e, in->args[2], 0));
-    out(e, "bra.uni $Lfor%d;", L);
-    fprintf(e->body, "$Lend%d:\n", L);
-    break;
-  }
+  case TIR_FOR: emit_for(e, in); break;
   case TIR_WHILE: {
     int L = new_label(e);
     const char *p = tmp(e, RC_PRED);
@@ -1262,6 +1304,19 @@ static void emit_inst(Emitter *e, const TirInst *in) {
     break;
   }
   }
+}
+
+static void emit_for(Emitter *e, const TirInst *in) {
+  int L = new_label(e);
+  const char *i = reg(e, in, 0), *p = tmp(e, RC_PRED);
+  out(e, "mov.b32 %s, %s;", i, reg(e, in->args[0], 0));
+  fprintf(e->body, "$Lfor%d:\n", L);
+  out(e, "setp.ge.s32 %s, %s, %s;", p, i, reg(e, in->args[1], 0));
+  out(e, "@%s bra $Lend%d;", p, L);
+  emit_block(e, &in->body);
+  out(e, "add.s32 %s, %s, %s;", i, i, reg(e, in->args[2], 0));
+  out(e, "bra.uni $Lfor%d;", L);
+  fprintf(e->body, "$Lend%d:\n", L);
 }
 
 static void emit_block(Emitter *e, const TirBlock *b) {
@@ -1300,6 +1355,16 @@ bool ptx_emit_kernel(Arena *a, Diags *d, const Plan *p, const char *arch, const 
   Emitter e = {.a = a, .d = d, .p = p, .f = p->f, .T = p->threads};
   const TirFunc *f = p->f;
   e.V = chunk_width(&f->body, e.T);
+  e.uses = arena_alloc(a, sizeof(int) * (size_t)(f->ninsts + 1));
+  for (int i = 0; i < f->ninsts; i++) {
+    const TirInst *x = f->insts[i];
+    if (!x) continue;
+    for (int j = 0; j < x->nargs; j++)
+      if (x->args[j]) e.uses[x->args[j]->id]++;
+    if (x->cond_value) e.uses[x->cond_value->id]++;
+    for (int j = 0; j < x->nsubs; j++)
+      if (x->subs[j].start) e.uses[x->subs[j].start->id]++;
+  }
   char *body = NULL, *decls = NULL;
   size_t blen = 0, dlen = 0;
   e.body = open_memstream(&body, &blen);

@@ -32,15 +32,37 @@ kernel q8_matvec_split(A: tensor<f32>[1, K],
   P[ctx.block.y :+ 1, pn * TN :+ TN] = acc
 }
 
-// C[1, N] = the sum of P's KSPLIT rows.
-@autotune(TN in [256])
-@launch(TN)
+// C[1, N] = the sum of P's KSPLIT rows. Sixteen rows per iteration, each
+// its own load and all loaded before the first add, so sixteen loads per
+// thread are in flight at once (one at a time would make the sum as slow
+// as KSPLIT memory latencies); rows past KSPLIT load as zero. Threads own
+// four neighbouring columns (16-byte loads) and CTAs are small, so that
+// even N = 4096 gives the GPU enough of them.
+@autotune(TN in [128, 256])
+@launch(TN / 4)
 @grid(cdiv(N, TN))
 kernel q8_reduce(P: tensor<f32>[KSPLIT, N], C: tensor<f32>[1, N]) {
-  let pn = ctx.block.x
+  let c = ctx.block.x * TN
   var acc: tile<f32>[1, TN] = 0.0
-  for r in range(0, KSPLIT) {
-    acc += P[r :+ 1, pn * TN :+ TN]
+  for r in range(0, KSPLIT, 16) {
+    let p0 = P[r :+ 1, c :+ TN]
+    let p1 = P[r + 1 :+ 1, c :+ TN]
+    let p2 = P[r + 2 :+ 1, c :+ TN]
+    let p3 = P[r + 3 :+ 1, c :+ TN]
+    let p4 = P[r + 4 :+ 1, c :+ TN]
+    let p5 = P[r + 5 :+ 1, c :+ TN]
+    let p6 = P[r + 6 :+ 1, c :+ TN]
+    let p7 = P[r + 7 :+ 1, c :+ TN]
+    let p8 = P[r + 8 :+ 1, c :+ TN]
+    let p9 = P[r + 9 :+ 1, c :+ TN]
+    let p10 = P[r + 10 :+ 1, c :+ TN]
+    let p11 = P[r + 11 :+ 1, c :+ TN]
+    let p12 = P[r + 12 :+ 1, c :+ TN]
+    let p13 = P[r + 13 :+ 1, c :+ TN]
+    let p14 = P[r + 14 :+ 1, c :+ TN]
+    let p15 = P[r + 15 :+ 1, c :+ TN]
+    acc += (((p0 + p1) + (p2 + p3)) + ((p4 + p5) + (p6 + p7))) +
+           (((p8 + p9) + (p10 + p11)) + ((p12 + p13) + (p14 + p15)))
   }
-  C[0 :+ 1, pn * TN :+ TN] = acc
+  C[0 :+ 1, c :+ TN] = acc
 }
