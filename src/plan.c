@@ -295,7 +295,7 @@ static PlanBuf *new_buf(Planner *P, BufKind kind, const char *name, Scalar elem,
   /* @padstage: a staging tile whose rows are a whole number of 128-byte
    * lines gets 8 more elements per row, so a column spreads over banks */
   int64_t row_bytes = b->pitch * sema_scalar_bytes(elem);
-  if (P->p->padstage && kind != BUF_SCRATCH && row_bytes % 128 == 0) {
+  if (P->p->padstage && (kind == BUF_STAGE_VAR || kind == BUF_STAGE_DOT) && row_bytes % 128 == 0) {
     b->pitch += 8;
     b->padded = true;
   }
@@ -495,6 +495,7 @@ static void collect_accesses(Planner *P, TirBlock *blk, Accesses *acc) {
 static void live_ranges(Planner *P, Accesses *acc) {
   for (int b = 0; b < P->bufs.len; b++) {
     PlanBuf *buf = P->bufs.items[b];
+    if (buf->kind == BUF_RING || buf->kind == BUF_MBAR) continue; /* live over their loop, set when made */
     int def = buf->owner->pos, first = def, last = def;
     bool any = false;
     for (int i = 0; i < acc->len; i++) {
@@ -564,6 +565,113 @@ static void allocate(Planner *P) {
     if (off + b->bytes > top) top = off + b->bytes;
   }
   P->p->shared_bytes = top;
+}
+
+/* ------------------------------------------------------------ pipeline */
+
+/* @pipeline(S) on sm_90a: a register load directly in a for loop's body
+ * whose tile rows are whole 16-byte runs of the tensor's rows gets a ring
+ * of S stage buffers, filled by bulk copies (cp.async.bulk) completing on
+ * one mbarrier per stage, S - 1 iterations ahead of the threads that read
+ * it (the backend emits the producer and the consumer). Its subscripts
+ * must be computable for a later iteration: pure scalar arithmetic on the
+ * loop variable and values from before the loop. */
+static bool pure_in_loop(const TirInst *x, const TirInst *loop, int depth) {
+  if (x == loop || x->pos < loop->pos || x->pos > loop->end) return true; /* the loop variable, or from before */
+  if (x->ty.rank || depth > 64) return false;
+  switch (x->op) {
+  case TIR_CONST: case TIR_DIM: case TIR_CTX: case TIR_PARAM: case TIR_BINARY: case TIR_UNARY: case TIR_CONVERT:
+  case TIR_SELECT:
+    break;
+  default: return false; /* a variable's value may change from one iteration to the next */
+  }
+  for (int i = 0; i < x->nargs; i++)
+    if (x->args[i] && !pure_in_loop(x->args[i], loop, depth + 1)) return false;
+  return true;
+}
+
+/* NULL when the load can take the ring, else why not */
+static const char *pipe_reject(Planner *P, const TirInst *loop, const TirInst *ld) {
+  const PlanVal *v = ld->plan;
+  if (v->res != RES_REG) return "it is staged in shared memory by plain loads";
+  if (ld->ty.rank != 2) return arena_printf(P->a, "its tile has rank %d (the ring takes rank 2)", ld->ty.rank);
+  int spans = 0;
+  for (int i = 0; i < ld->nsubs; i++) spans += !ld->subs[i].point;
+  if (spans != 2 || ld->subs[ld->nsubs - 1].point) return "its rows do not run along the tensor's last dimension";
+  if (v->slack) return "an extent is not a power of two (the slack needs the tensor copy's zero fill)";
+  int64_t row = v->phys[1] * sema_scalar_bytes(ld->ty.elem);
+  if (row % 16) return arena_printf(P->a, "its rows are %lld bytes, not a multiple of 16", (long long)row);
+  if (v->phys[0] > 256) return arena_printf(P->a, "it has %lld rows (at most 256)", (long long)v->phys[0]);
+  for (int i = 0; i < ld->nsubs; i++)
+    if (!pure_in_loop(ld->subs[i].start, loop, 0))
+      return "a subscript depends on a value that changes inside the loop other than the loop variable";
+  return NULL;
+}
+
+static int pipe_loops(Planner *P, TirBlock *blk, int stages, const char **why) {
+  int n = 0;
+  for (int i = 0; i < blk->len; i++) {
+    TirInst *loop = blk->insts[i];
+    n += pipe_loops(P, &loop->body, stages, why) + pipe_loops(P, &loop->body2, stages, why);
+    if (loop->op != TIR_FOR) continue;
+    PlanBuf *mbar = NULL;
+    for (int k = 0; k < loop->body.len; k++) {
+      TirInst *ld = loop->body.insts[k];
+      if (ld->op != TIR_LOAD) continue;
+      const char *r = pipe_reject(P, loop, ld);
+      if (r) {
+        ld->plan->path = arena_printf(P->a, "plain loads: %s", r);
+        if (!*why) *why = arena_printf(P->a, "the load at %d:%d: %s", ld->span.first_line, ld->span.first_column, r);
+        continue;
+      }
+      if (!mbar) {
+        int64_t d[1] = {stages};
+        mbar = new_buf(P, BUF_MBAR, "mbarriers", S_I64, 1, d, loop);
+        mbar->first = loop->pos, mbar->last = loop->end;
+      }
+      int64_t d[3] = {stages, ld->plan->phys[0], ld->plan->phys[1]};
+      PlanBuf *ring = new_buf(P, BUF_RING, arena_printf(P->a, "ring of %%%d", ld->id), ld->ty.elem, 3, d, ld);
+      ring->first = loop->pos, ring->last = loop->end;
+      ld->plan->ring = ring;
+      ld->plan->mbar = mbar;
+      ld->plan->path = arena_printf(P->a, "bulk copies into ring #%d, %d stages", ring->id, stages);
+      n++;
+    }
+  }
+  return n;
+}
+
+/* Whether any for loop loads from a tensor directly in its body. */
+static bool loop_loads(const TirBlock *blk) {
+  for (int i = 0; i < blk->len; i++) {
+    const TirInst *in = blk->insts[i];
+    if (loop_loads(&in->body) || loop_loads(&in->body2)) return true;
+    if (in->op != TIR_FOR) continue;
+    for (int k = 0; k < in->body.len; k++)
+      if (in->body.insts[k]->op == TIR_LOAD) return true;
+  }
+  return false;
+}
+
+/* A kernel with no loop load at all is an error; loads the ring does not
+ * take yet (staged ones, for one) say why in their plan's path. */
+static void choose_pipeline(Planner *P, bool sm90) {
+  const KernelInfo *info = P->f->info;
+  if (!info->pipeline_stages) return;
+  if (!loop_loads(&P->f->body)) {
+    Span at = info->kernel->span;
+    for (int i = 0; i < info->kernel->attrs.len; i++) {
+      const Node *n = info->kernel->attrs.items[i];
+      if (n->name && strcmp(n->name, "pipeline") == 0) at = n->span;
+    }
+    diag_error(P->d, at,
+               "@pipeline: nothing in kernel '%s' can be pipelined: no for loop loads a tile from a tensor", P->f->name);
+    return;
+  }
+  if (!sm90) return; /* sm_80 has no bulk copies: the loads stay plain */
+  const char *why = NULL;
+  P->p->stages = info->pipeline_stages;
+  if (!pipe_loops(P, &P->f->body, P->p->stages, &why)) P->p->stages = 0;
 }
 
 /* ------------------------------------------------------------ barriers */
@@ -732,6 +840,7 @@ Plan *plan_kernel(Arena *a, Diags *d, TirFunc *f, const char *arch) {
   walk(&f->body, choose_staging, &P);
   assign_layouts(&P);
   walk(&f->body, choose_scratch, &P);
+  choose_pipeline(&P, sm90);
 
   Accesses acc = {0};
   collect_accesses(&P, &f->body, &acc);
@@ -773,7 +882,7 @@ Plan *plan_kernel(Arena *a, Diags *d, TirFunc *f, const char *arch) {
 /* ------------------------------------------------------------ printing */
 
 static const char *res_names[] = {"uniform", "thread", "reg", "shared", "-"};
-static const char *buf_kinds[] = {"staging var", "staging dot operand", "scratch"};
+static const char *buf_kinds[] = {"staging var", "staging dot operand", "scratch", "pipeline ring", "mbarriers"};
 
 static void shape(FILE *out, int rank, const int64_t *dims) {
   fputc('[', out);
@@ -823,6 +932,7 @@ void plan_print(FILE *out, const Plan *p) {
     if (v->res == RES_SHARED) fprintf(out, " buf #%d", v->buf->id);
     else if (v->layout) fprintf(out, " %s", plan_layout_str(a, v->layout));
     if (in->op == TIR_DOT) fprintf(out, " %s", v->dot_fma ? "fma" : "mma.m16n8k16");
+    if (v->path) fprintf(out, "\n        path: %s", v->path);
     fputc('\n', out);
   }
   fputs("shared buffers:\n", out);
@@ -871,13 +981,15 @@ void plan_print_yaml(FILE *out, const Plan *p) {
     fprintf(out, ", masked: %s, residence: %s", v->slack ? "true" : "false", res_names[v->res]);
     if (v->res == RES_SHARED) fprintf(out, ", buffer: %d", v->buf->id);
     else if (v->layout) fprintf(out, ", layout: \"%s\"", plan_layout_str(a, v->layout));
+    if (v->path) fprintf(out, ", path: \"%s\"", v->path);
     fputs("}\n", out);
   }
   fputs("  buffers:\n", out);
   for (int i = 0; i < p->nbufs; i++) {
     const PlanBuf *b = p->bufs[i];
     fprintf(out, "    - {id: %d, name: \"%s\", kind: %s, elem: %s, dims: ", b->id, b->name,
-            b->kind == BUF_SCRATCH ? "scratch" : "staging", sema_scalar_name(b->elem));
+            b->kind == BUF_SCRATCH ? "scratch" : b->kind == BUF_RING ? "ring" : b->kind == BUF_MBAR ? "mbarriers" : "staging",
+            sema_scalar_name(b->elem));
     yaml_shape(out, b->rank, b->dims);
     fprintf(out, ", pitch: %lld, padded: %s, bytes: %lld, offset: %lld, live: [%d, %d]}\n", (long long)b->pitch,
             b->padded ? "true" : "false", (long long)b->bytes, (long long)b->offset, b->first, b->last);

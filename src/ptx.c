@@ -62,6 +62,11 @@ typedef struct Emitter {
   } pending[8];
   int npending;
   int *uses; /* by value id: how many instructions read it */
+  /* the @pipeline loop being emitted: its stage registers (see emit_for) */
+  const struct TirInst *ring_loop;
+  const char *cst, *pst, *phase; /* consumer stage, producer stage, parity bits */
+  bool waited;                   /* this iteration's stage is complete */
+  bool replay;                   /* re-emitting scalars for a later iteration: no declarations, no barriers */
 } Emitter;
 
 static struct Pending *fusable_convert(Emitter *e, const TirInst *in);
@@ -641,7 +646,9 @@ static struct Pending *fusable_convert(Emitter *e, const TirInst *in) {
  * vector (checked once, at run time: the base and the extents are only
  * known then); otherwise the same rows load element by element. The
  * common case of a weight tile. */
-static bool emit_load_rows(Emitter *e, const TirInst *in) {
+/* words: NULL, or registers for the packed words to go into (the pointer
+ * path of a pipelined load, joining its ring path), with no pending unpack */
+static bool emit_load_rows(Emitter *e, const TirInst *in, const char **words) {
   if (in->ty.rank != 2 || in->plan->res != RES_REG) return false;
   int64_t p0 = in->plan->phys[0], p1 = in->plan->phys[1];
   int64_t TV = (int64_t)e->T * e->V;
@@ -705,9 +712,9 @@ static bool emit_load_rows(Emitter *e, const TirInst *in) {
     out(e, "setp.eq.and.u64 %s, %s, 0, %s;", vp, al, colok[0]);
     out(e, "and.pred %s, %s, %s;", vq, vp, colok[V - 1]);
     int nw = (V * eb + 3) / 4, rows = nk / V;
-    const char **w = arena_alloc(e->a, sizeof(char *) * (size_t)(rows * nw));
+    const char **w = words ? words : arena_alloc(e->a, sizeof(char *) * (size_t)(rows * nw));
     for (int i = 0; i < rows * nw; i++) {
-      w[i] = tmp(e, RC_B32);
+      if (!words) w[i] = tmp(e, RC_B32);
       out(e, "mov.b32 %s, 0;", w[i]);
     }
     /* every row inside too (the common case away from the tensor's
@@ -755,6 +762,7 @@ static bool emit_load_rows(Emitter *e, const TirInst *in) {
       if (pass < 2) out(e, "bra.uni $Llddone%d;", L);
     }
     fprintf(e->body, "$Llddone%d:\n", L);
+    if (words) return true;
     if (e->npending == (int)(sizeof e->pending / sizeof e->pending[0])) flush_unpack(e, NULL);
     e->pending[e->npending++] = (struct Pending){in, w, nw, rows};
     return true;
@@ -782,9 +790,11 @@ static bool emit_load_rows(Emitter *e, const TirInst *in) {
 
 static void emit_inst(Emitter *e, const TirInst *in);
 static void emit_for(Emitter *e, const TirInst *in);
+static void emit_ring_load(Emitter *e, const TirInst *in);
 
 static void emit_load(Emitter *e, const TirInst *in) {
-  if (emit_load_rows(e, in)) return;
+  if (in->plan->ring && e->ring_loop) return emit_ring_load(e, in);
+  if (emit_load_rows(e, in, NULL)) return;
   bool shared = in->plan->res == RES_SHARED;
   int rank = in->ty.rank;
   for (int k = 0; k < nregs(e, in); k++) {
@@ -1191,12 +1201,12 @@ static void emit_inst(Emitter *e, const TirInst *in) {
     return unsupported(e, in, arena_printf(e->a, "a register tile of %lld elements is %d per thread with %d threads "
                                                  "(at most %d): use smaller tiles or more threads",
                                            (long long)phys_elems(in), nregs(e, in), e->T, MAX_REGS_PER_VALUE));
-  if (in->pos < e->f->ninsts && e->barrier_before[in->pos]) out(e, "bar.sync 0; // planned");
+  if (!e->replay && in->pos < e->f->ninsts && e->barrier_before[in->pos]) out(e, "bar.sync 0; // planned");
   if (in->op == TIR_FOR || in->op == TIR_WHILE || in->op == TIR_IF) flush_unpack(e, NULL);
   if (!fusable_convert(e, in))
     for (int i = 0; i < in->nargs; i++)
       if (in->args[i]) flush_unpack(e, in->args[i]);
-  if (in->op != TIR_STORE && in->op != TIR_WRITE && in->op != TIR_IF && in->op != TIR_WHILE) declare_value(e, in);
+  if (in->op != TIR_STORE && in->op != TIR_WRITE && in->op != TIR_IF && in->op != TIR_WHILE && !e->replay) declare_value(e, in);
   int n = nregs(e, in);
   const char *d0 = reg(e, in, 0);
   RegClass rc = rc_of(in->ty.elem);
@@ -1306,17 +1316,300 @@ static void emit_inst(Emitter *e, const TirInst *in) {
   }
 }
 
+/* ------------------------------------------------------------ @pipeline
+ *
+ * A loop whose loads the plan gave rings (plan.c, choose_pipeline): at
+ * loop entry thread 0 initialises one mbarrier per stage; warp 0 issues
+ * the first stages - 1 iterations' tiles as bulk copies (one per tile row,
+ * a lane each), each stage's mbarrier expecting their bytes; at the top
+ * of every iteration, after a barrier that frees the stage the previous
+ * iteration read, it issues iteration i + stages - 1. The threads wait on
+ * their stage's mbarrier with phase parity and read the tile from the ring
+ * in the register distribution (vector shared loads). A tile that the
+ * copy cannot take whole (past a tensor end, a misaligned base or row
+ * pitch) is loaded by the pointer path instead, in the same iteration; its
+ * stage's mbarrier is then only arrived at, so the phases stay in step.
+ * The subscripts of a later iteration are the body's scalars replayed with
+ * the loop variable advanced. */
+
+static bool in_chain(const TirInst *x, const TirInst *r, const TirInst *loop, int depth) {
+  if (depth > 64 || r == loop || r->pos < loop->pos || r->pos > loop->end) return false;
+  if (r == x) return true;
+  for (int j = 0; j < r->nargs; j++)
+    if (r->args[j] && in_chain(x, r->args[j], loop, depth + 1)) return true;
+  return false;
+}
+
+static int ring_loads(const TirInst *loop, const TirInst **loads) {
+  int n = 0;
+  for (int k = 0; k < loop->body.len && n < 8; k++)
+    if (loop->body.insts[k]->op == TIR_LOAD && loop->body.insts[k]->plan->ring) loads[n++] = loop->body.insts[k];
+  return n;
+}
+
+/* Uniform: the whole physical tile of ld is inside its tensor, the tile's
+ * first element is 16-byte aligned and so is the row pitch. */
+static const char *ring_eligible(Emitter *e, const TirInst *ld) {
+  const TirParam *tp = &e->f->params[ld->aux];
+  int eb = elem_bytes_mem(ld->ty.elem), i0 = -1, j = 0;
+  const char *ok = tmp(e, RC_PRED), *g[MAX_TENSOR_RANK];
+  out(e, "setp.eq.u32 %s, 0, 0;", ok);
+  for (int i = 0; i < ld->nsubs; i++) {
+    const char *st = reg(e, ld->subs[i].start, 0);
+    g[i] = st;
+    const char *p = tmp(e, RC_PRED), *last = tmp(e, RC_B32);
+    if (ld->subs[i].point) {
+      out(e, "setp.lt.and.u32 %s, %s, %%ext32_%d_%d, %s;", p, st, ld->aux, i, ok);
+    } else {
+      if (i0 < 0) i0 = i;
+      int64_t ph = ld->plan->phys[j++];
+      /* 0 <= start and start + phys <= extent */
+      out(e, "add.s32 %s, %s, %lld;", last, st, (long long)ph);
+      out(e, "setp.ge.and.s32 %s, %s, 0, %s;", p, st, ok);
+      out(e, "setp.le.and.s32 %s, %s, %%ext32_%d_%d, %s;", ok, last, ld->aux, i, p);
+      continue;
+    }
+    out(e, "mov.pred %s, %s;", ok, p);
+  }
+  const char *ad = tensor_addr(e, ld->aux, g), *pitch = tmp(e, RC_B64), *al = tmp(e, RC_B64), *p = tmp(e, RC_PRED);
+  out(e, "mov.u64 %s, %d;", pitch, eb);
+  for (int d = i0 + 1; d < tp->rank; d++) out(e, "mul.lo.s64 %s, %s, %%ext%d_%d;", pitch, pitch, ld->aux, d);
+  out(e, "or.b64 %s, %s, %s;", al, ad, pitch);
+  out(e, "and.b64 %s, %s, 15;", al, al);
+  out(e, "setp.eq.and.u64 %s, %s, 0, %s;", p, al, ok);
+  return p;
+}
+
+static int64_t ring_stage_bytes(const TirInst *ld) {
+  return ld->plan->phys[0] * ld->plan->phys[1] * elem_bytes_mem(ld->ty.elem);
+}
+
+static const char *mbar_addr(Emitter *e, const PlanBuf *mbar, const char *stage) {
+  const char *a = tmp(e, RC_B32);
+  out(e, "mad.lo.u32 %s, %s, 8, %%smem_;", a, stage);
+  out(e, "add.u32 %s, %s, %lld;", a, a, (long long)mbar->offset);
+  return a;
+}
+
+/* Warp 0 issues the copies of the iteration whose loop value is in j (the
+ * caller checked j < end) into stage pst; every thread advances pst. */
+static void ring_issue(Emitter *e, const TirInst *loop, const TirInst **loads, int n, const char *j) {
+  int L = new_label(e);
+  const char *w0 = tmp(e, RC_PRED);
+  out(e, "setp.ge.u32 %s, %%tid_, 32;", w0);
+  out(e, "@%s bra $Lrs%d;", w0, L);
+  /* the scalars the subscripts need, for loop value j */
+  const char *iv = reg(e, loop, 0), *saved = tmp(e, RC_B32);
+  out(e, "mov.b32 %s, %s;", saved, iv);
+  out(e, "mov.b32 %s, %s;", iv, j);
+  e->replay = true;
+  for (int k = 0; k < loop->body.len; k++) {
+    const TirInst *x = loop->body.insts[k];
+    bool need = false;
+    for (int q = 0; q < n && !need; q++)
+      for (int s = 0; s < loads[q]->nsubs && !need; s++) need = in_chain(x, loads[q]->subs[s].start, loop, 0);
+    if (need && !x->ty.rank) emit_inst(e, x);
+  }
+  e->replay = false;
+  const char *elig[8], *tx = tmp(e, RC_B32);
+  out(e, "mov.u32 %s, 0;", tx);
+  for (int q = 0; q < n; q++) {
+    elig[q] = ring_eligible(e, loads[q]);
+    const char *t = tmp(e, RC_B32);
+    out(e, "selp.u32 %s, %lld, 0, %s;", t, (long long)ring_stage_bytes(loads[q]), elig[q]);
+    out(e, "add.u32 %s, %s, %s;", tx, tx, t);
+  }
+  const PlanBuf *mbar = loads[0]->plan->mbar;
+  const char *bar = mbar_addr(e, mbar, e->pst), *lane0 = tmp(e, RC_PRED), *state = tmp(e, RC_B64);
+  out(e, "setp.eq.u32 %s, %%tid_, 0;", lane0);
+  out(e, "@%s mbarrier.arrive.expect_tx.shared::cta.b64 %s, [%s], %s;", lane0, state, bar, tx);
+  /* the stage's bytes were last read through the generic proxy */
+  out(e, "fence.proxy.async.shared::cta;");
+  out(e, "bar.warp.sync -1;");
+  for (int q = 0; q < n; q++) {
+    const TirInst *ld = loads[q];
+    int eb = elem_bytes_mem(ld->ty.elem), i0 = -1, i1 = -1;
+    for (int i = 0; i < ld->nsubs; i++)
+      if (!ld->subs[i].point) {
+        if (i0 < 0) i0 = i;
+        else i1 = i;
+      }
+    (void)i1;
+    int64_t p0 = ld->plan->phys[0], row = ld->plan->phys[1] * eb;
+    int S = new_label(e);
+    out(e, "@!%s bra $Lrq%d;", elig[q], S);
+    const char *g[MAX_TENSOR_RANK];
+    for (int i = 0; i < ld->nsubs; i++) g[i] = reg(e, ld->subs[i].start, 0);
+    for (int64_t r0 = 0; r0 < p0; r0 += 32) {
+      const char *r = tmp(e, RC_B32), *in = tmp(e, RC_PRED), *gr = tmp(e, RC_B32);
+      out(e, "add.u32 %s, %%tid_, %lld;", r, (long long)r0);
+      out(e, "setp.lt.u32 %s, %s, %lld;", in, r, (long long)p0);
+      out(e, "add.s32 %s, %s, %s;", gr, g[i0], r);
+      const char *gg[MAX_TENSOR_RANK];
+      for (int i = 0; i < ld->nsubs; i++) gg[i] = i == i0 ? gr : g[i];
+      const char *src = tensor_addr(e, ld->aux, gg), *dst = tmp(e, RC_B32);
+      out(e, "mad.lo.u32 %s, %s, %lld, %%smem_;", dst, e->pst, (long long)ring_stage_bytes(ld));
+      out(e, "mad.lo.u32 %s, %s, %lld, %s;", dst, r, (long long)row, dst);
+      out(e, "add.u32 %s, %s, %lld;", dst, dst, (long long)ld->plan->ring->offset);
+      out(e, "@%s cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%s], [%s], %lld, [%s];", in, dst,
+          src, (long long)row, bar);
+    }
+    fprintf(e->body, "$Lrq%d:\n", S);
+  }
+  out(e, "mov.b32 %s, %s;", iv, saved);
+  fprintf(e->body, "$Lrs%d:\n", L);
+  const char *p = tmp(e, RC_PRED);
+  out(e, "add.u32 %s, %s, 1;", e->pst, e->pst);
+  out(e, "setp.eq.u32 %s, %s, %d;", p, e->pst, e->p->stages);
+  out(e, "selp.u32 %s, 0, %s, %s;", e->pst, e->pst, p);
+}
+
+/* The consumer side of a ringed load, at its place in the body. */
+static void emit_ring_load(Emitter *e, const TirInst *in) {
+  const PlanBuf *mbar = in->plan->mbar;
+  if (!e->waited) { /* the stage's mbarrier: all of this iteration's tiles */
+    const char *bar = mbar_addr(e, mbar, e->cst), *par = tmp(e, RC_B32), *done = tmp(e, RC_PRED);
+    out(e, "shr.u32 %s, %s, %s;", par, e->phase, e->cst);
+    out(e, "and.b32 %s, %s, 1;", par, par);
+    int L = new_label(e);
+    fprintf(e->body, "$Lrw%d:\n", L);
+    out(e, "mbarrier.try_wait.parity.shared::cta.b64 %s, [%s], %s;", done, bar, par);
+    out(e, "@!%s bra $Lrw%d;", done, L);
+    e->waited = true;
+  }
+  int V = e->V, eb = elem_bytes_mem(in->ty.elem), nk = nregs(e, in);
+  int64_t p1 = in->plan->phys[1], TV = (int64_t)e->T * V, elems = phys_elems(in);
+  bool wordy = V > 1 && eb <= 4 && V * eb >= 4 && TV % p1 == 0 && p1 % V == 0;
+  int nw = wordy ? V * eb / 4 : 0, chunks = nk / V;
+  const char **w = wordy ? arena_alloc(e->a, sizeof(char *) * (size_t)(chunks * nw)) : NULL;
+  for (int i = 0; i < chunks * nw; i++) w[i] = tmp(e, RC_B32);
+  const char *ok = ring_eligible(e, in);
+  int L = new_label(e);
+  out(e, "@!%s bra $Lrp%d;", ok, L);
+  const char *base = tmp(e, RC_B32);
+  out(e, "mad.lo.u32 %s, %s, %lld, %%smem_;", base, e->cst, (long long)ring_stage_bytes(in));
+  out(e, "add.u32 %s, %s, %lld;", base, base, (long long)in->plan->ring->offset);
+  out(e, "mad.lo.u32 %s, %%tidv_, %d, %s;", base, eb, base); /* the dense tile: element f at f * eb */
+  for (int c = 0; c < chunks; c++) {
+    int64_t off = (int64_t)c * TV * eb;
+    if (wordy) {
+      const char **wc = w + c * nw;
+      if (nw == 4) out(e, "ld.shared.v4.b32 {%s, %s, %s, %s}, [%s+%lld];", wc[0], wc[1], wc[2], wc[3], base, (long long)off);
+      else if (nw == 2) out(e, "ld.shared.v2.b32 {%s, %s}, [%s+%lld];", wc[0], wc[1], base, (long long)off);
+      else out(e, "ld.shared.b32 %s, [%s+%lld];", wc[0], base, (long long)off);
+      continue;
+    }
+    for (int v = 0; v < V; v++) {
+      int k = c * V + v;
+      const char *r = reg(e, in, k), *fl = flat_index(e, k), *pin = tmp(e, RC_PRED);
+      RegClass rc = rc_of(in->ty.elem);
+      out(e, "mov.%s %s, %s;", mov_type(rc), r, zero(rc));
+      out(e, "setp.lt.u32 %s, %s, %lld;", pin, fl, (long long)elems);
+      int F = new_label(e);
+      out(e, "@!%s bra $Lrf%d;", pin, F);
+      ld_shared(e, in->ty.elem, r, arena_printf(e->a, "%s+%lld", base, (long long)(off + v * eb)));
+      fprintf(e->body, "$Lrf%d:\n", F);
+    }
+  }
+  out(e, "bra.uni $Lrj%d;", L);
+  fprintf(e->body, "$Lrp%d:\n", L);
+  if (wordy) {
+    emit_load_rows(e, in, w);
+  } else {
+    if (!emit_load_rows(e, in, NULL)) { /* the general path, as emit_load */
+      for (int k = 0; k < nk; k++) {
+        const char *g[MAX_TENSOR_RANK];
+        const char *okk = access_lane(e, in, in->plan->phys, 2, k, g);
+        out(e, "mov.%s %s, %s;", mov_type(rc_of(in->ty.elem)), reg(e, in, k), zero(rc_of(in->ty.elem)));
+        ld_global(e, in->ty.elem, reg(e, in, k), tensor_addr(e, in->aux, g), okk);
+      }
+    }
+    flush_unpack(e, in);
+  }
+  fprintf(e->body, "$Lrj%d:\n", L);
+  if (wordy) {
+    if (e->npending == (int)(sizeof e->pending / sizeof e->pending[0])) flush_unpack(e, NULL);
+    e->pending[e->npending++] = (struct Pending){in, w, nw, chunks};
+  }
+}
+
 static void emit_for(Emitter *e, const TirInst *in) {
   int L = new_label(e);
   const char *i = reg(e, in, 0), *p = tmp(e, RC_PRED);
+  const char *end = reg(e, in->args[1], 0), *step = reg(e, in->args[2], 0);
+  const TirInst *loads[8];
+  int n = e->ring_loop ? 0 : ring_loads(in, loads); /* one ringed loop at a time: an inner loop's loads stay plain */
   out(e, "mov.b32 %s, %s;", i, reg(e, in->args[0], 0));
+  const TirInst *outer = e->ring_loop;
+  const char *ocst = e->cst, *opst = e->pst, *oph = e->phase;
+  bool owaited = e->waited;
+  int S = e->p->stages;
+  if (n) {
+    const PlanBuf *mbar = loads[0]->plan->mbar;
+    e->ring_loop = in;
+    e->cst = tmp(e, RC_B32), e->pst = tmp(e, RC_B32), e->phase = tmp(e, RC_B32);
+    out(e, "mov.u32 %s, 0;", e->cst);
+    out(e, "mov.u32 %s, 0;", e->pst);
+    out(e, "mov.u32 %s, 0;", e->phase);
+    /* the ring's bytes may have held other buffers just before */
+    const char *t0 = tmp(e, RC_PRED);
+    out(e, "bar.sync 0;");
+    out(e, "setp.eq.u32 %s, %%tid_, 0;", t0);
+    for (int s = 0; s < S; s++)
+      out(e, "@%s mbarrier.init.shared::cta.b64 [%%smem_+%lld], 1;", t0, (long long)(mbar->offset + 8 * s));
+    out(e, "@%s fence.mbarrier_init.release.cluster;", t0);
+    out(e, "fence.proxy.async.shared::cta;");
+    out(e, "bar.sync 0;");
+    /* the prologue: iterations 0 .. S - 2 */
+    int P = new_label(e);
+    const char *j = tmp(e, RC_B32);
+    out(e, "mov.b32 %s, %s;", j, i);
+    for (int q = 0; q + 1 < S; q++) {
+      out(e, "setp.ge.s32 %s, %s, %s;", p, j, end);
+      out(e, "@%s bra $Lrpro%d;", p, P);
+      ring_issue(e, in, loads, n, j);
+      out(e, "add.s32 %s, %s, %s;", j, j, step);
+    }
+    fprintf(e->body, "$Lrpro%d:\n", P);
+  }
   fprintf(e->body, "$Lfor%d:\n", L);
-  out(e, "setp.ge.s32 %s, %s, %s;", p, i, reg(e, in->args[1], 0));
+  out(e, "setp.ge.s32 %s, %s, %s;", p, i, end);
   out(e, "@%s bra $Lend%d;", p, L);
+  if (n) {
+    /* the stage the previous iteration read is free: refill it with
+     * iteration i + S - 1 (a barrier planned first in the body is this one) */
+    if (in->body.len && e->barrier_before[in->body.insts[0]->pos]) e->barrier_before[in->body.insts[0]->pos] = false;
+    out(e, "bar.sync 0;");
+    const char *j = tmp(e, RC_B32), *q = tmp(e, RC_PRED), *ahead = tmp(e, RC_B32);
+    out(e, "mul.lo.s32 %s, %s, %d;", ahead, step, S - 1);
+    out(e, "add.s32 %s, %s, %s;", j, i, ahead);
+    int K = new_label(e);
+    out(e, "setp.ge.s32 %s, %s, %s;", q, j, end);
+    out(e, "@%s bra $Lrk%d;", q, K);
+    ring_issue(e, in, loads, n, j);
+    fprintf(e->body, "$Lrk%d:\n", K);
+    e->waited = false;
+  }
   emit_block(e, &in->body);
-  out(e, "add.s32 %s, %s, %s;", i, i, reg(e, in->args[2], 0));
+  if (n) { /* the consumer moves to the next stage */
+    const char *b = tmp(e, RC_B32), *q = tmp(e, RC_PRED);
+    out(e, "shl.b32 %s, 1, %s;", b, e->cst);
+    out(e, "xor.b32 %s, %s, %s;", e->phase, e->phase, b);
+    out(e, "add.u32 %s, %s, 1;", e->cst, e->cst);
+    out(e, "setp.eq.u32 %s, %s, %d;", q, e->cst, S);
+    out(e, "selp.u32 %s, 0, %s, %s;", e->cst, e->cst, q);
+  }
+  out(e, "add.s32 %s, %s, %s;", i, i, step);
   out(e, "bra.uni $Lfor%d;", L);
   fprintf(e->body, "$Lend%d:\n", L);
+  if (n) { /* every thread is past its last wait before the mbarriers go */
+    const char *t0 = tmp(e, RC_PRED);
+    const PlanBuf *mbar = loads[0]->plan->mbar;
+    out(e, "bar.sync 0;");
+    out(e, "setp.eq.u32 %s, %%tid_, 0;", t0);
+    for (int s = 0; s < S; s++) out(e, "@%s mbarrier.inval.shared::cta.b64 [%%smem_+%lld];", t0, (long long)(mbar->offset + 8 * s));
+  }
+  e->ring_loop = outer, e->cst = ocst, e->pst = opst, e->phase = oph, e->waited = owaited;
 }
 
 static void emit_block(Emitter *e, const TirBlock *b) {

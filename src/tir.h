@@ -150,7 +150,13 @@ typedef struct Layout {
   struct Layout *parent;    /* sliced: the layout reduced */
 } Layout;
 
-typedef enum BufKind { BUF_STAGE_VAR, BUF_STAGE_DOT, BUF_SCRATCH } BufKind;
+typedef enum BufKind {
+  BUF_STAGE_VAR,
+  BUF_STAGE_DOT,
+  BUF_SCRATCH,
+  BUF_RING, /* @pipeline: [stages, rows, cols] of a loop's register load, filled by bulk copies */
+  BUF_MBAR, /* @pipeline: one 8-byte mbarrier per stage of a loop */
+} BufKind;
 
 typedef struct PlanBuf {
   int id;
@@ -173,6 +179,8 @@ typedef struct PlanVal {
   Layout *layout;
   PlanBuf *buf;                /* RES_SHARED */
   bool dot_fma;                /* TIR_DOT: no tensor-core shape; FMA instead */
+  PlanBuf *ring, *mbar;        /* TIR_LOAD under @pipeline: its ring and its loop's mbarriers */
+  const char *path;            /* TIR_LOAD in a @pipeline loop: the path it takes and why */
 } PlanVal;
 
 typedef struct PlanBarrier {
@@ -189,6 +197,7 @@ typedef struct Plan {
   int nbarriers;
   PlanBarrier *barriers;
   bool padstage;
+  int stages;      /* @pipeline on sm_90a: the ring depth; 0 otherwise */
 } Plan;
 
 /* Plans the function; returns NULL after reporting an error (over budget). */

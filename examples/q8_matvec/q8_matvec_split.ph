@@ -8,7 +8,9 @@
 // neighbouring columns of the [32, TN] weight tile (one 4-byte load per
 // row), and dot(a, wf) contracts within the thread. The weight and scale
 // loads come before the activations' staging so that they are in flight
-// while the CTA waits at the staging barrier.
+// while the CTA waits at the staging barrier. (With @pipeline the tiles
+// would stream through rings of bulk copies; on the H200 that is slower
+// here than the threads' own loads: see spec/conformance/pipeline.ph.)
 @autotune(TN in [512, 1024])
 @launch(TN / 4)
 @grid(cdiv(N, TN), KSPLIT)
