@@ -648,8 +648,18 @@ static struct Pending *fusable_convert(Emitter *e, const TirInst *in) {
  * common case of a weight tile. */
 /* words: NULL, or registers for the packed words to go into (the pointer
  * path of a pipelined load, joining its ring path), with no pending unpack */
+static bool emit_load_rows_at(Emitter *e, const TirInst *in, const char **words, const char **c1_out,
+                              const char **r0_out);
+
 static bool emit_load_rows(Emitter *e, const TirInst *in, const char **words) {
-  if (in->ty.rank != 2 || in->plan->res != RES_REG) return false;
+  return emit_load_rows_at(e, in, words, NULL, NULL);
+}
+
+/* c1, r0: where the thread's first chunk lies in the tile (for a staged
+ * load, which stores the words itself; then words must be given) */
+static bool emit_load_rows_at(Emitter *e, const TirInst *in, const char **words, const char **c1_out,
+                              const char **r0_out) {
+  if (in->ty.rank != 2 || (in->plan->res != RES_REG && !words)) return false;
   int64_t p0 = in->plan->phys[0], p1 = in->plan->phys[1];
   int64_t TV = (int64_t)e->T * e->V;
   if (TV % p1 || p1 % e->V) return false;
@@ -662,6 +672,7 @@ static bool emit_load_rows(Emitter *e, const TirInst *in, const char **words) {
   const char *c1 = tmp(e, RC_B32), *r0 = tmp(e, RC_B32);
   out(e, "and.b32 %s, %%tidv_, %lld;", c1, (long long)(p1 - 1));
   out(e, "shr.u32 %s, %%tidv_, %d;", r0, log2i(p1));
+  if (c1_out) *c1_out = c1, *r0_out = r0;
   /* the point subscripts' masks, once */
   const char *ok = tmp(e, RC_PRED), *g[MAX_TENSOR_RANK];
   out(e, "setp.eq.u32 %s, 0, 0;", ok);
@@ -792,9 +803,47 @@ static void emit_inst(Emitter *e, const TirInst *in);
 static void emit_for(Emitter *e, const TirInst *in);
 static void emit_ring_load(Emitter *e, const TirInst *in);
 
+/* A staged rank-2 load whose rows are covered by whole rounds of chunks:
+ * the rows path of emit_load_rows into packed words (vector loads where
+ * aligned), then one vector st.shared of each chunk into the buffer at
+ * its pitch, slack and rows past the tensor included (as zeros). */
+static bool emit_stage_rows(Emitter *e, const TirInst *in) {
+  const PlanBuf *b = in->plan->buf;
+  int V = e->V, eb = elem_bytes_mem(in->ty.elem);
+  if (in->plan->res != RES_SHARED || in->ty.rank != 2 || V == 1 || eb > 4 || V * eb < 4 || b->rank != 2 ||
+      b->pitch % V)
+    return false;
+  int64_t p0 = in->plan->phys[0], p1 = in->plan->phys[1], TV = (int64_t)e->T * V;
+  int spans = 0;
+  for (int i = 0; i < in->nsubs; i++) spans += !in->subs[i].point;
+  if (spans != 2 || TV % p1 || p1 % V) return false;
+  int nw = V * eb / 4, rows = nregs(e, in) / V;
+  const char **w = arena_alloc(e->a, sizeof(char *) * (size_t)(rows * nw));
+  for (int i = 0; i < rows * nw; i++) w[i] = tmp(e, RC_B32);
+  const char *c1, *r0;
+  if (!emit_load_rows_at(e, in, w, &c1, &r0)) return false;
+  int64_t rpr = TV / p1;
+  const char *a0 = tmp(e, RC_B32);
+  out(e, "mad.lo.u32 %s, %s, %lld, %s;", a0, r0, (long long)b->pitch, c1);
+  out(e, "mad.lo.u32 %s, %s, %d, %%smem_;", a0, a0, eb);
+  out(e, "add.u32 %s, %s, %lld;", a0, a0, (long long)b->offset);
+  for (int j = 0; j < rows; j++) {
+    int64_t row = (int64_t)j * rpr;
+    if (row >= p0) break;
+    const char *p = tmp(e, RC_PRED), **wj = w + j * nw;
+    out(e, "setp.lt.u32 %s, %s, %lld;", p, r0, (long long)(p0 - row)); /* a row of the buffer */
+    long long off = (long long)(row * b->pitch * eb);
+    if (nw == 4) out(e, "@%s st.shared.v4.b32 [%s+%lld], {%s, %s, %s, %s};", p, a0, off, wj[0], wj[1], wj[2], wj[3]);
+    else if (nw == 2) out(e, "@%s st.shared.v2.b32 [%s+%lld], {%s, %s};", p, a0, off, wj[0], wj[1]);
+    else out(e, "@%s st.shared.b32 [%s+%lld], %s;", p, a0, off, wj[0]);
+  }
+  return true;
+}
+
 static void emit_load(Emitter *e, const TirInst *in) {
   if (in->plan->ring && e->ring_loop) return emit_ring_load(e, in);
   if (emit_load_rows(e, in, NULL)) return;
+  if (emit_stage_rows(e, in)) return;
   bool shared = in->plan->res == RES_SHARED;
   int rank = in->ty.rank;
   for (int k = 0; k < nregs(e, in); k++) {

@@ -8,11 +8,13 @@
 // neighbouring columns of the [32, TN] weight tile (one 4-byte load per
 // row), and dot(a, wf) contracts within the thread. The weight and scale
 // loads come before the activations' staging so that they are in flight
-// while the CTA waits at the staging barrier. (With @pipeline the tiles
-// would stream through rings of bulk copies; on the H200 that is slower
-// here than the threads' own loads: see spec/conformance/pipeline.ph.)
+// while the CTA waits at the staging barrier. @launch asks for 4096 / TN
+// CTAs per SM (2048 threads), which holds ptxas to 64 registers. (With
+// @pipeline the tiles would stream through rings of bulk copies; on the
+// H200 that is slower here than the threads' own loads: see
+// spec/conformance/pipeline.ph and spec/LANGUAGE.md 15.9.)
 @autotune(TN in [512, 1024])
-@launch(TN / 4)
+@launch(TN / 4, 4096 / TN)
 @grid(cdiv(N, TN), KSPLIT)
 kernel q8_matvec_split(A: tensor<f32>[1, K],
                        W: tensor<i8>[K, N],
