@@ -202,6 +202,12 @@ bool harness_load(const char *path, Case *c, char *err, size_t errlen) {
       num(scalar(seq_at(&y, range, 0)), &cp->lo);
       num(scalar(seq_at(&y, range, 1)), &cp->hi);
     }
+    double mis = 0;
+    if (map_get(&y, v, "misalign") && (!num(scalar(map_get(&y, v, "misalign")), &mis) || mis < 0 || mis > 128)) {
+      fail(err, errlen, "%s: param %s: misalign must be a byte count from 0 to 128", path, cp->name);
+      goto done;
+    }
+    cp->misalign = (int)mis;
     double seed;
     cp->seed = num(scalar(map_get(&y, v, "seed")), &seed) ? (uint64_t)seed * 2654435761u + 1 : hash(c->name, cp->name);
   }

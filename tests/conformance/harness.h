@@ -40,6 +40,7 @@ typedef struct CaseParam {
   const char *fill;
   double lo, hi, scale;
   uint64_t seed;
+  int misalign;     /* GPU run: the data pointer sits this many bytes past an aligned one */
 } CaseParam;
 
 typedef struct Case {

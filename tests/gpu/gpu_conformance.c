@@ -111,11 +111,12 @@ static phobos_dtype dtype_of(Scalar s) { return (phobos_dtype)s; /* same order *
 static size_t guard_len = 256;
 enum { GUARD_BYTE = 0xa5 };
 
-static bool guards_intact(const unsigned char *h, size_t bytes, size_t *where) {
-  for (size_t j = 0; j < guard_len; j++) {
+/* front: the guard before the tensor, guard_len plus the case's misalign */
+static bool guards_intact(const unsigned char *h, size_t front, size_t bytes, size_t *where) {
+  for (size_t j = 0; j < front; j++)
     if (h[j] != GUARD_BYTE) return *where = j, false;
-    if (h[guard_len + bytes + j] != GUARD_BYTE) return *where = guard_len + bytes + j, false;
-  }
+  for (size_t j = 0; j < guard_len; j++)
+    if (h[front + bytes + j] != GUARD_BYTE) return *where = front + bytes + j, false;
   return true;
 }
 
@@ -127,7 +128,7 @@ static bool gpu_run(void *self, Case *c, const Plan *p, int index, double **outs
   MfVariant *v = &k->mf->variants[index];
   phobos_arg args[CASE_MAX_PARAMS];
   CUdeviceptr dev[CASE_MAX_PARAMS] = {0};
-  size_t bytes[CASE_MAX_PARAMS] = {0};
+  size_t bytes[CASE_MAX_PARAMS] = {0}, front[CASE_MAX_PARAMS] = {0};
   bool ok = true;
   for (int i = 0; i < f->nparams && ok; i++) {
     CaseParam *cp = harness_param(c, f->params[i].name);
@@ -138,18 +139,20 @@ static bool gpu_run(void *self, Case *c, const Plan *p, int index, double **outs
     }
     int eb = sema_scalar_bytes(cp->elem);
     bytes[i] = (size_t)cp->n * (size_t)eb;
-    unsigned char *h = malloc(bytes[i] + 2 * guard_len), *t = h + guard_len;
-    memset(h, GUARD_BYTE, bytes[i] + 2 * guard_len);
+    front[i] = guard_len + (size_t)cp->misalign; /* misalign: a base only that far from an aligned one */
+    size_t all = front[i] + bytes[i] + guard_len;
+    unsigned char *h = malloc(all), *t = h + front[i];
+    memset(h, GUARD_BYTE, all);
     bool poison = harness_is_output(c, cp->name) && !harness_is_inout(c, cp);
     for (int64_t j = 0; j < cp->n; j++) {
       if (poison && cp->elem <= S_F64) memset(t + j * eb, 0xff, (size_t)eb); /* NaN */
       else interp_encode(t + j * eb, cp->elem, poison ? -77 : cp->data[j]);
     }
-    CUresult r = g->cu->MemAlloc(&dev[i], bytes[i] + 2 * guard_len);
-    if (r == CU_SUCCESS) r = g->cu->MemcpyHtoD(dev[i], h, bytes[i] + 2 * guard_len);
+    CUresult r = g->cu->MemAlloc(&dev[i], all);
+    if (r == CU_SUCCESS) r = g->cu->MemcpyHtoD(dev[i], h, all);
     free(h);
     if (r != CU_SUCCESS) ok = gfail(err, errlen, "allocating or uploading %s failed (%d)", cp->name, r);
-    args[i] = phobos_tensor_arg(dev[i] + guard_len, dtype_of(cp->elem), cp->rank, cp->dims);
+    args[i] = phobos_tensor_arg(dev[i] + front[i], dtype_of(cp->elem), cp->rank, cp->dims);
   }
   RtBinding b;
   char berr[600];
@@ -170,16 +173,17 @@ static bool gpu_run(void *self, Case *c, const Plan *p, int index, double **outs
     if (!dev[i]) continue;
     CaseParam *cp = harness_param(c, f->params[i].name);
     if (ok) {
-      unsigned char *h = malloc(bytes[i] + 2 * guard_len);
+      size_t all = front[i] + bytes[i] + guard_len;
+      unsigned char *h = malloc(all);
       size_t at;
-      if (g->cu->MemcpyDtoH(h, dev[i], bytes[i] + 2 * guard_len) != CU_SUCCESS)
+      if (g->cu->MemcpyDtoH(h, dev[i], all) != CU_SUCCESS)
         ok = gfail(err, errlen, "download of %s failed", cp->name);
-      else if (!guards_intact(h, bytes[i], &at))
+      else if (!guards_intact(h, front[i], bytes[i], &at))
         ok = gfail(err, errlen, "%s wrote outside tensor '%s': byte %lld from its start is 0x%02x, not the guard's 0x%02x",
-                   v->entry, cp->name, (long long)at - guard_len, h[at], GUARD_BYTE);
+                   v->entry, cp->name, (long long)at - (long long)front[i], h[at], GUARD_BYTE);
       else if (harness_is_output(c, cp->name)) {
         double *o = malloc(sizeof(double) * (size_t)cp->n);
-        for (int64_t j = 0; j < cp->n; j++) o[j] = interp_decode(h + guard_len + j * sema_scalar_bytes(cp->elem), cp->elem);
+        for (int64_t j = 0; j < cp->n; j++) o[j] = interp_decode(h + front[i] + j * sema_scalar_bytes(cp->elem), cp->elem);
         outs[i] = o;
       }
       free(h);
