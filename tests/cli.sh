@@ -92,6 +92,28 @@ has "ptx target sm_90a" out ".target sm_90a"
 has "ptx launch bound" out ".maxntid 256, 1, 1"
 run "--emit=ptx --arch=sm_80" 0 --emit=ptx --arch=sm_80 "$q8"
 has "ptx target sm_80" out ".target sm_80"
+lacks() { # lacks NAME FILE TEXT
+  if ! grep -qF -- "$3" "$tmp/$2"; then ok "$1"; else not_ok "$1" "$2 has: $3"; fi
+}
+# the split q8 kernel: four columns a thread, rows as 4-byte words, bytes to floats by prmt
+split="$PROJECT_ROOT/examples/q8_matvec/q8_matvec_split.ph"
+run "--emit=ptx split q8" 0 --emit=ptx "$split"
+has "chunks of 4 per thread" out "mul.lo.u32 %tidv_, %tid_, 4;"
+has "a weight row is one 4-byte load" out "ld.global.b32"
+has "bytes to floats from the packed words" out "prmt.b32"
+has "the scale row is one 16-byte load" out "ld.global.v4.b32"
+# @pipeline: rings filled by bulk copies on sm_90a, nothing of it on sm_80
+pipe="$PROJECT_ROOT/spec/conformance/pipeline.ph"
+run "--emit=ptx @pipeline" 0 --emit=ptx "$pipe"
+has "pipeline: bulk copies" out "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes"
+has "pipeline: parity waits" out "mbarrier.try_wait.parity.shared::cta.b64"
+has "pipeline: expect-tx" out "mbarrier.arrive.expect_tx.shared::cta.b64"
+has "pipeline: mbarriers invalidated at loop exit" out "mbarrier.inval.shared::cta.b64"
+run "--emit=plan @pipeline" 0 --emit=plan "$pipe"
+has "plan: the ring" out "pipeline ring"
+has "plan: the load's path" out "path: bulk copies into ring"
+run "--emit=ptx @pipeline sm_80" 0 --emit=ptx --arch=sm_80 "$pipe"
+lacks "pipeline on sm_80: no bulk copies" out "cp.async.bulk"
 run "--emit=cubin needs -o" 2 --emit=cubin "$q8"
 has "cubin usage message" err "a cubin needs an output file"
 printf '@grid(1)\nkernel big(A: tensor<f32>[1024, 1024]) {\n  A[0 :+ 1024, 0 :+ 1024] = A[0 :+ 1024, 0 :+ 1024] * 2.0\n}\n' > "$tmp/big.ph"
@@ -111,6 +133,8 @@ if command -v ptxas >/dev/null || [ -x /usr/local/cuda/bin/ptxas ]; then
   if [ -s "$tmp/f.ptx" ]; then ok "the PTX is kept after a ptxas failure"; else not_ok "the PTX is kept after a ptxas failure"; fi
   PHOBOS_PTXAS=/nonexistent/ptxas "$PHOBOSC" -o "$tmp/g.cubin" "$q8" >"$tmp/out" 2>"$tmp/err"
   has "missing ptxas reported" err "cannot run /nonexistent/ptxas"
+  run "@pipeline assembles (bulk copies, mbarriers)" 0 -o "$tmp/pipe.cubin" "$pipe"
+  run "split q8 assembles" 0 -o "$tmp/split.cubin" "$split"
 else
   echo "# ptxas not found: cubin tests skipped"
 fi
