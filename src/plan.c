@@ -608,17 +608,19 @@ static const char *pipe_reject(Planner *P, const TirInst *loop, const TirInst *l
   return NULL;
 }
 
-static int pipe_loops(Planner *P, TirBlock *blk, int stages, const char **why) {
+/* inside: the enclosing loop with rings, if any; the backend streams one
+ * loop at a time, so a loop inside it keeps plain loads. */
+static int pipe_loops(Planner *P, TirBlock *blk, int stages, const char **why, const TirInst *inside) {
   int n = 0;
   for (int i = 0; i < blk->len; i++) {
     TirInst *loop = blk->insts[i];
-    n += pipe_loops(P, &loop->body, stages, why) + pipe_loops(P, &loop->body2, stages, why);
-    if (loop->op != TIR_FOR) continue;
     PlanBuf *mbar = NULL;
-    for (int k = 0; k < loop->body.len; k++) {
+    for (int k = 0; loop->op == TIR_FOR && k < loop->body.len; k++) {
       TirInst *ld = loop->body.insts[k];
       if (ld->op != TIR_LOAD) continue;
-      const char *r = pipe_reject(P, loop, ld);
+      const char *r = inside ? arena_printf(P->a, "the enclosing loop at %d:%d has the rings", inside->span.first_line,
+                                            inside->span.first_column)
+                             : pipe_reject(P, loop, ld);
       if (r) {
         ld->plan->path = arena_printf(P->a, "plain loads: %s", r);
         if (!*why) *why = arena_printf(P->a, "the load at %d:%d: %s", ld->span.first_line, ld->span.first_column, r);
@@ -637,6 +639,8 @@ static int pipe_loops(Planner *P, TirBlock *blk, int stages, const char **why) {
       ld->plan->path = arena_printf(P->a, "bulk copies into ring #%d, %d stages", ring->id, stages);
       n++;
     }
+    const TirInst *in = mbar ? loop : inside;
+    n += pipe_loops(P, &loop->body, stages, why, in) + pipe_loops(P, &loop->body2, stages, why, in);
   }
   return n;
 }
@@ -671,7 +675,7 @@ static void choose_pipeline(Planner *P, bool sm90) {
   if (!sm90) return; /* sm_80 has no bulk copies: the loads stay plain */
   const char *why = NULL;
   P->p->stages = info->pipeline_stages;
-  if (!pipe_loops(P, &P->f->body, P->p->stages, &why)) P->p->stages = 0;
+  if (!pipe_loops(P, &P->f->body, P->p->stages, &why, NULL)) P->p->stages = 0;
 }
 
 /* ------------------------------------------------------------ barriers */

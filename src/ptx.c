@@ -841,7 +841,7 @@ static bool emit_stage_rows(Emitter *e, const TirInst *in) {
 }
 
 static void emit_load(Emitter *e, const TirInst *in) {
-  if (in->plan->ring && e->ring_loop) return emit_ring_load(e, in);
+  if (in->plan->ring && e->ring_loop && in->plan->mbar->owner == e->ring_loop) return emit_ring_load(e, in);
   if (emit_load_rows(e, in, NULL)) return;
   if (emit_stage_rows(e, in)) return;
   bool shared = in->plan->res == RES_SHARED;

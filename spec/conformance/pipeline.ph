@@ -42,3 +42,19 @@ kernel q8_split_pipe(A: tensor<f32>[1, K],
   P[ctx.block.y :+ 1, pn * TN :+ TN] = acc
 }
 
+
+// A ringed loop with a loop inside: the outer load of each 16-row block
+// takes the ring, the inner loop's loads stay plain (one streamed loop at
+// a time): Y[r + i] = X[r + i] + X[16 (r / 16) + i mod 8].
+@pipeline(3)
+@launch(64)
+@grid(cdiv(N, 64))
+kernel pipe_nested(X: tensor<f32>[M, N], Y: tensor<f32>[M, N]) {
+  let c0 = ctx.block.x * 64
+  for r in range(0, M, 16) {
+    let a = X[r :+ 8, c0 :+ 64]
+    for q in range(0, 2) {
+      Y[r + q * 8 :+ 8, c0 :+ 64] = X[r + q * 8 :+ 8, c0 :+ 64] + a
+    }
+  }
+}

@@ -473,6 +473,18 @@ static bool ref_ragged_copy(RefCtx *r) {
   return true;
 }
 
+/* Y[r, c] = X[r, c] + X[16 (r / 16) + r mod 8, c] (spec/conformance/pipeline.ph) */
+static bool ref_pipe_nested(RefCtx *r) {
+  CaseParam *X = ref_param(r, "X"), *Y = ref_param(r, "Y");
+  int64_t M = X->dims[0], N = X->dims[1];
+  for (int64_t i = 0; i < M; i++)
+    for (int64_t j = 0; j < N; j++) {
+      int64_t a = 16 * (i / 16) + i % 8; /* always < M: row i exists, and a <= i */
+      Y->data[i * N + j] = X->data[i * N + j] + X->data[a * N + j];
+    }
+  return true;
+}
+
 /* R = rowsum(X), S[i, j] = X[i, 4 + j] or 0 past the end */
 static bool ref_ragged_load_zero(RefCtx *r) {
   CaseParam *X = ref_param(r, "X"), *R = ref_param(r, "R"), *S = ref_param(r, "S");
@@ -644,6 +656,7 @@ const RefEntry harness_refs_more[] = {
     {"rank3_slices", ref_rank3_slices},
     {"rank4_slices", ref_rank4_slices},
     {"ragged_copy", ref_ragged_copy},
+    {"pipe_nested", ref_pipe_nested},
     {"ragged_load_zero", ref_ragged_load_zero},
     {"npot_tiles", ref_npot_tiles},
     {"npot_reduce", ref_npot_reduce},

@@ -244,6 +244,35 @@ static void test_files(const char *dir) {
   s = phobos_module_load(ctx, tmp, &m);
   check(s == PHOBOS_BAD_MANIFEST && strstr(phobos_last_error(ctx), "ghost__v0"), "manifest names an entry the cubin lacks: %s: %s",
         phobos_status_name(s), phobos_last_error(ctx));
+  /* a manifest asking for more dynamic shared memory than the device has */
+  FILE *in = fopen(yaml, "rb");
+  char text[8192];
+  size_t len = in ? fread(text, 1, sizeof text - 1, in) : 0;
+  if (in) fclose(in);
+  text[len] = 0;
+  char *at = strstr(text, "shared_bytes: 102400");
+  check(at != NULL, "the reverse variant's shared_bytes found in %s", yaml);
+  if (!at) return;
+  snprintf(tmp, sizeof tmp, "%s/kernels.yaml", d);
+  f = fopen(tmp, "wb");
+  fwrite(text, 1, (size_t)(at - text), f);
+  fputs("shared_bytes: 300000", f);
+  fputs(at + strlen("shared_bytes: 102400"), f);
+  fclose(f);
+  snprintf(tmp, sizeof tmp, "%s/kernels.cubin", d);
+  s = phobos_module_load(ctx, tmp, &m);
+  check(s == PHOBOS_OK, "manifest with 300000 shared bytes loads: %s %s", phobos_status_name(s), phobos_last_error(ctx));
+  if (s != PHOBOS_OK) return;
+  phobos_kernel *k;
+  check(phobos_kernel_get(m, "reverse", &k) == PHOBOS_OK, "reverse found");
+  CUdeviceptr dx = dev_alloc(sizeof(float) * 25600), dy = dev_alloc(sizeof(float) * 25600);
+  phobos_arg args[2] = {phobos_tensor_arg(dx, PHOBOS_F32, 1, (int64_t[]){25600}),
+                        phobos_tensor_arg(dy, PHOBOS_F32, 1, (int64_t[]){25600})};
+  s = phobos_launch(k, args, 2, NULL);
+  check(s == PHOBOS_LAUNCH_LIMIT && strstr(phobos_last_error(ctx), "needs 300000 bytes of shared memory"),
+        "shared memory over the device's limit refused: %s: %s", phobos_status_name(s), phobos_last_error(ctx));
+  cu->MemFree(dx);
+  cu->MemFree(dy);
 }
 
 int main(int argc, char **argv) {
