@@ -20,6 +20,7 @@ typedef struct DriverOptions {
   Define *defines;
   int ndefines;
   bool verbose;       /* -v: stage times and ptxas's resource report */
+  bool no_tma;        /* --no-tma: no asynchronous bulk copies (@pipeline rings), for A/B runs */
 } DriverOptions;
 
 /* Runs the passes on one file. Output goes to opts->output or to out;

@@ -34,6 +34,8 @@ static const char usage_text[] =
     "  -D NAME=VALUE        define the constant NAME (an integer or a float); it\n"
     "                       overrides an @autotune list of the same name\n"
     "  --arch=ARCH          target: sm_90a (default) or sm_80\n"
+    "  --no-tma             no asynchronous bulk copies: @pipeline loops load with\n"
+    "                       the threads' own loads (to compare the two)\n"
     "  --emit=STAGE         stop after STAGE and print it: tokens, ast, tir (tile IR),\n"
     "                       plan, plan-yaml (residence, layouts, shared memory, barriers),\n"
     "                       manifest (the YAML the runtime reads beside a cubin),\n"
@@ -136,6 +138,8 @@ static void parse_args(int argc, char **argv, Options *o) {
       add_define(o, argv[i]);
     } else if (strncmp(arg, "-D", 2) == 0) {
       add_define(o, arg + 2);
+    } else if (strcmp(arg, "--no-tma") == 0) {
+      o->d.no_tma = true;
     } else if ((v = long_value(arg, "--arch"))) {
       if (strcmp(v, "sm_90a") != 0 && strcmp(v, "sm_80") != 0)
         usage_error("unsupported --arch '%s' (supported: sm_90a, sm_80)", v);

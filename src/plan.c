@@ -645,6 +645,16 @@ static int pipe_loops(Planner *P, TirBlock *blk, int stages, const char **why, c
   return n;
 }
 
+static void mark_no_async(TirBlock *blk) {
+  for (int i = 0; i < blk->len; i++) {
+    TirInst *in = blk->insts[i];
+    mark_no_async(&in->body);
+    mark_no_async(&in->body2);
+    for (int k = 0; in->op == TIR_FOR && k < in->body.len; k++)
+      if (in->body.insts[k]->op == TIR_LOAD) in->body.insts[k]->plan->path = "plain loads: --no-tma";
+  }
+}
+
 /* Whether any for loop loads from a tensor directly in its body. */
 static bool loop_loads(const TirBlock *blk) {
   for (int i = 0; i < blk->len; i++) {
@@ -659,7 +669,7 @@ static bool loop_loads(const TirBlock *blk) {
 
 /* A kernel with no loop load at all is an error; loads the ring does not
  * take yet (staged ones, for one) say why in their plan's path. */
-static void choose_pipeline(Planner *P, bool sm90) {
+static void choose_pipeline(Planner *P, bool sm90, bool no_async) {
   const KernelInfo *info = P->f->info;
   if (!info->pipeline_stages) return;
   if (!loop_loads(&P->f->body)) {
@@ -673,6 +683,10 @@ static void choose_pipeline(Planner *P, bool sm90) {
     return;
   }
   if (!sm90) return; /* sm_80 has no bulk copies: the loads stay plain */
+  if (no_async) { /* --no-tma: the same kernel on the threads' loads, to compare */
+    mark_no_async(&P->f->body);
+    return;
+  }
   const char *why = NULL;
   P->p->stages = info->pipeline_stages;
   if (!pipe_loops(P, &P->f->body, P->p->stages, &why, NULL)) P->p->stages = 0;
@@ -825,7 +839,7 @@ static int cmp_barrier(const void *x, const void *y) {
   return pa != pb ? pa - pb : a->pos - b->pos;
 }
 
-Plan *plan_kernel(Arena *a, Diags *d, TirFunc *f, const char *arch) {
+Plan *plan_kernel(Arena *a, Diags *d, TirFunc *f, const char *arch, bool no_async) {
   Plan *p = arena_alloc(a, sizeof *p);
   p->f = f;
   p->threads = f->info->threads;
@@ -844,7 +858,7 @@ Plan *plan_kernel(Arena *a, Diags *d, TirFunc *f, const char *arch) {
   walk(&f->body, choose_staging, &P);
   assign_layouts(&P);
   walk(&f->body, choose_scratch, &P);
-  choose_pipeline(&P, sm90);
+  choose_pipeline(&P, sm90, no_async);
 
   Accesses acc = {0};
   collect_accesses(&P, &f->body, &acc);

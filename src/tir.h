@@ -201,7 +201,8 @@ typedef struct Plan {
 } Plan;
 
 /* Plans the function; returns NULL after reporting an error (over budget). */
-Plan *plan_kernel(Arena *a, Diags *d, TirFunc *f, const char *arch);
+/* no_async: @pipeline keeps plain loads (phobosc --no-tma) */
+Plan *plan_kernel(Arena *a, Diags *d, TirFunc *f, const char *arch, bool no_async);
 void plan_print(FILE *out, const Plan *p);
 void plan_print_yaml(FILE *out, const Plan *p);
 const char *plan_layout_str(Arena *a, const Layout *l);

@@ -326,7 +326,7 @@ static bool compile_case(Case *c, Define *consts, int nconsts, Compiled *out, ch
       KernelInfo *info = arena_alloc(out->arena, sizeof *info);
       if (!sema_check_variant(out->arena, &d, kernel, &so, v, info)) break;
       TirFunc *f = lower_kernel(out->arena, &d, info);
-      Plan *p = f ? plan_kernel(out->arena, &d, f, "sm_90a") : NULL;
+      Plan *p = f ? plan_kernel(out->arena, &d, f, "sm_90a", false) : NULL;
       if (p) out->plans[out->nplans++] = p;
     }
   }
