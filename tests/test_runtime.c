@@ -286,7 +286,7 @@ Test(runtime, compiler_manifest_round_trips) {
   MfVariant *v = &m.kernels[0].variants[1];
   cr_assert_str_eq(v->entry, "gqa_attention__v1");
   cr_assert(v->dynamic_shared);
-  cr_assert_eq(v->threads, 128);
+  cr_assert_eq(v->threads, 256);
   cr_assert_eq(v->npinned, 1);
   cr_assert_str_eq(v->pinned_name[0], "D");
   cr_assert(m.kernels[0].params[3].written);
@@ -294,7 +294,7 @@ Test(runtime, compiler_manifest_round_trips) {
   RtBinding b = {.ndims = 4, .name = {"B", "S", "HKV", "D"}, .value = {2, 1000, 4, 128}};
   int64_t grid[3];
   cr_assert(rt_grid(v, &b, NULL, grid, err, sizeof err), "%s", err);
-  cr_assert_eq(grid[0], 32); /* cdiv(1000, 32) */
+  cr_assert_eq(grid[0], 63); /* cdiv(1000, 16) */
   cr_assert_eq(grid[1], 4);
   cr_assert_eq(grid[2], 2);
   mf_free(&m);
