@@ -1249,6 +1249,10 @@ static void check_assign(Sema *s, Node *n) {
   }
   Symbol *y = lookup(s, root->name);
   if (!y) {
+    if (strcmp(root->name, "inf") == 0) { /* the one name that is a value without a symbol */
+      diag_error(s->d, target->span, "cannot %s 'inf': it is a constant", target->kind == N_INDEX ? "store into" : "assign to");
+      return;
+    }
     check_expr(s, target); /* reports the undeclared name */
     return;
   }
