@@ -83,10 +83,12 @@ static void out(Emitter *e, const char *fmt, ...) {
 
 /* A barrier of the T threads that run the kernel's code: bar.sync 0, or
  * with a producer warp (which never takes part) the named barrier 1 of T. */
-static void cta_sync(Emitter *e) {
-  if (e->p->producer) out(e, "bar.sync 1, %d;", e->T);
-  else out(e, "bar.sync 0;");
+static void cta_sync_why(Emitter *e, const char *why) {
+  if (e->p->producer) out(e, "bar.sync 1, %d;%s", e->T, why);
+  else out(e, "bar.sync 0;%s", why);
 }
+
+static void cta_sync(Emitter *e) { cta_sync_why(e, ""); }
 
 static void unsupported(Emitter *e, const TirInst *in, const char *what) {
   if (!e->failed)
@@ -1257,10 +1259,7 @@ static void emit_inst(Emitter *e, const TirInst *in) {
     return unsupported(e, in, arena_printf(e->a, "a register tile of %lld elements is %d per thread with %d threads "
                                                  "(at most %d): use smaller tiles or more threads",
                                            (long long)phys_elems(in), nregs(e, in), e->T, MAX_REGS_PER_VALUE));
-  if (!e->replay && in->pos < e->f->ninsts && e->barrier_before[in->pos]) {
-    cta_sync(e);
-    out(e, "// planned");
-  }
+  if (!e->replay && in->pos < e->f->ninsts && e->barrier_before[in->pos]) cta_sync_why(e, " // planned");
   if (in->op == TIR_FOR || in->op == TIR_WHILE || in->op == TIR_IF) flush_unpack(e, NULL);
   if (!fusable_convert(e, in))
     for (int i = 0; i < in->nargs; i++)
@@ -1870,7 +1869,8 @@ bool ptx_emit_kernel(Arena *a, Diags *d, const Plan *p, const char *arch, const 
   } else {
     fputs("  .reg .b32 %smem_;\n  mov.u32 %smem_, 0;\n", out_f);
   }
-  fprintf(out_f, "  .reg .b32 %%tid_, %%tidv_, %%plane_;\n  mov.u32 %%tid_, %%tid.x;\n  mul.lo.u32 %%tidv_, %%tid_, %d;\n", e.V);
+  fprintf(out_f, "  .reg .b32 %%tid_, %%tidv_%s;\n  mov.u32 %%tid_, %%tid.x;\n  mul.lo.u32 %%tidv_, %%tid_, %d;\n",
+          p->producer ? ", %plane_" : "", e.V);
   for (int i = 0; i < f->nparams; i++) {
     const TirParam *tp = &f->params[i];
     if (!tp->tensor) continue;
