@@ -195,7 +195,7 @@ bool manifest_write(FILE *out, const Source *src, const char *arch, const char *
         ev_scalar(&m, buf, true);
       }
       ev_seq(&m, false, true);
-      kv_int(&m, "threads", pl->threads);
+      kv_int(&m, "threads", pl->launch_threads); /* with a producer warp, 32 more than the plan's */
       kv_int(&m, "shared_bytes", shared_bytes ? shared_bytes[v] : pl->shared_bytes);
       kv(&m, "dynamic_shared", info->dynshared ? "true" : "false");
       ev_map(&m, false, false);

@@ -655,6 +655,70 @@ static void mark_no_async(TirBlock *blk) {
   }
 }
 
+/* Pure scalar arithmetic on parameters, dims, the CTA index and constants,
+ * outside every loop: a producer warp can compute it by itself. */
+static bool pure_prelude(const TirInst *x, int depth) {
+  if (x->ty.rank || depth > 64) return false;
+  switch (x->op) {
+  case TIR_CONST: case TIR_DIM: case TIR_CTX: case TIR_PARAM: case TIR_BINARY: case TIR_UNARY: case TIR_CONVERT:
+  case TIR_SELECT:
+    break;
+  default: return false;
+  }
+  for (int i = 0; i < x->nargs; i++)
+    if (x->args[i] && !pure_prelude(x->args[i], depth + 1)) return false;
+  return true;
+}
+
+/* The values from before the loop that x (in the loop) is computed from
+ * are pure_prelude. */
+static bool prelude_ok(const TirInst *x, const TirInst *loop, int depth) {
+  if (x == loop || depth > 64) return x == loop;
+  if (x->pos < loop->pos || x->pos > loop->end) return pure_prelude(x, 0);
+  for (int i = 0; i < x->nargs; i++)
+    if (x->args[i] && !prelude_ok(x->args[i], loop, depth + 1)) return false;
+  return true;
+}
+
+/* A ringed loop alone at the top of the kernel, whose bounds and ringed
+ * subscripts a warp can compute without the other threads, gets a
+ * producer warp: threads T .. T + 31 issue the copies, waiting on one
+ * "empty" mbarrier per stage that the consumer warps arrive at when they
+ * are done with it, so the issue work is off the consumers' path and no
+ * CTA barrier is needed for the ring. The rings and mbarriers then live
+ * the whole kernel (the producer starts at once). */
+static void choose_producer(Planner *P) {
+  Plan *p = P->p;
+  const TirInst *loop = NULL;
+  int nloops = 0;
+  PlanBuf *mbar = NULL;
+  for (int i = 0; i < P->bufs.len; i++) {
+    PlanBuf *b = P->bufs.items[i];
+    if (b->kind == BUF_MBAR) nloops++, mbar = b, loop = b->owner;
+  }
+  if (nloops != 1 || p->threads + 32 > 1024) return;
+  bool top = false;
+  for (int i = 0; i < P->f->body.len; i++) top = top || P->f->body.insts[i] == loop;
+  if (!top) return;
+  for (int i = 0; i < 3; i++)
+    if (!pure_prelude(loop->args[i], 0)) return;
+  for (int k = 0; k < loop->body.len; k++) {
+    const TirInst *ld = loop->body.insts[k];
+    if (ld->op != TIR_LOAD || !ld->plan->ring) continue;
+    for (int j = 0; j < ld->nsubs; j++)
+      if (!prelude_ok(ld->subs[j].start, loop, 0)) return;
+  }
+  p->producer = true;
+  p->launch_threads = p->threads + 32;
+  mbar->dims[0] *= 2; /* full, then empty */
+  mbar->pitch = mbar->dims[0];
+  mbar->bytes *= 2;
+  for (int i = 0; i < P->bufs.len; i++) {
+    PlanBuf *b = P->bufs.items[i];
+    if (b->kind == BUF_MBAR || b->kind == BUF_RING) b->first = 0, b->last = P->f->ninsts;
+  }
+}
+
 /* Whether any for loop loads from a tensor directly in its body. */
 static bool loop_loads(const TirBlock *blk) {
   for (int i = 0; i < blk->len; i++) {
@@ -690,6 +754,7 @@ static void choose_pipeline(Planner *P, bool sm90, bool no_async) {
   const char *why = NULL;
   P->p->stages = info->pipeline_stages;
   if (!pipe_loops(P, &P->f->body, P->p->stages, &why, NULL)) P->p->stages = 0;
+  else choose_producer(P);
 }
 
 /* ------------------------------------------------------------ barriers */
@@ -843,6 +908,7 @@ Plan *plan_kernel(Arena *a, Diags *d, TirFunc *f, const char *arch, bool no_asyn
   Plan *p = arena_alloc(a, sizeof *p);
   p->f = f;
   p->threads = f->info->threads;
+  p->launch_threads = p->threads;
   p->padstage = f->info->padstage;
   bool sm90 = !arch || strcmp(arch, "sm_90a") == 0;
   p->shared_limit = f->info->dynshared ? (sm90 ? SHARED_OPTIN_SM90 : SHARED_OPTIN_SM80) : STATIC_SHARED;
@@ -934,7 +1000,8 @@ const char *plan_layout_str(Arena *a, const Layout *l) {
 void plan_print(FILE *out, const Plan *p) {
   const TirFunc *f = p->f;
   Arena *a = arena_new();
-  fprintf(out, "plan %s [%s] threads %d\n", f->name, tir_variant_str(a, f->info), p->threads);
+  fprintf(out, "plan %s [%s] threads %d%s\n", f->name, tir_variant_str(a, f->info), p->threads,
+          p->producer ? " + a producer warp" : "");
   fputs("values:\n", out);
   for (int i = 0; i < f->ninsts; i++) {
     const TirInst *in = f->insts[i];
@@ -983,8 +1050,9 @@ static void yaml_shape(FILE *out, int rank, const int64_t *dims) {
 void plan_print_yaml(FILE *out, const Plan *p) {
   const TirFunc *f = p->f;
   Arena *a = arena_new();
-  fprintf(out, "- kernel: %s\n  variant: \"%s\"\n  threads: %d\n  shared_bytes: %lld\n  shared_limit: %lld\n",
-          f->name, tir_variant_str(a, f->info), p->threads, (long long)p->shared_bytes, (long long)p->shared_limit);
+  fprintf(out, "- kernel: %s\n  variant: \"%s\"\n  threads: %d\n  producer_warp: %s\n  shared_bytes: %lld\n"
+          "  shared_limit: %lld\n", f->name, tir_variant_str(a, f->info), p->threads, p->producer ? "true" : "false",
+          (long long)p->shared_bytes, (long long)p->shared_limit);
   fputs("  values:\n", out);
   for (int i = 0; i < f->ninsts; i++) {
     const TirInst *in = f->insts[i];

@@ -81,6 +81,15 @@ static void out(Emitter *e, const char *fmt, ...) {
   va_end(ap);
 }
 
+/* A barrier of the T threads that run the kernel's code: bar.sync 0, or
+ * with a producer warp (which never takes part) the named barrier 1 of T. */
+static void cta_sync_why(Emitter *e, const char *why) {
+  if (e->p->producer) out(e, "bar.sync 1, %d;%s", e->T, why);
+  else out(e, "bar.sync 0;%s", why);
+}
+
+static void cta_sync(Emitter *e) { cta_sync_why(e, ""); }
+
 static void unsupported(Emitter *e, const TirInst *in, const char *what) {
   if (!e->failed)
     diag_error(e->d, in->span, "the PTX backend cannot compile this yet: %s", what);
@@ -890,9 +899,9 @@ static void exchange(Emitter *e, const TirInst *const *src, int n, int64_t *at) 
     off += (value_exch_bytes(src[i]) + 15) / 16 * 16;
   }
   exch_need(e, off);
-  out(e, "bar.sync 0;");
+  cta_sync(e);
   for (int i = 0; i < n; i++) exch_store(e, src[i], at[i]);
-  out(e, "bar.sync 0;");
+  cta_sync(e);
 }
 
 /* A value read from global memory into registers (a load, or the
@@ -1098,7 +1107,7 @@ static void emit_dot(Emitter *e, const TirInst *in) {
   if (b->plan->res != RES_SHARED) src[nsrc++] = b;
   int64_t at[2] = {0, 0};
   if (nsrc) exchange(e, src, nsrc, at);
-  else out(e, "bar.sync 0;"); /* staged operands: their stores are complete (planned barriers cover it) */
+  else cta_sync(e); /* staged operands: their stores are complete (planned barriers cover it) */
   int64_t at_a = a->plan->res == RES_SHARED ? -1 : at[0];
   int64_t at_b = b->plan->res == RES_SHARED ? -1 : at[nsrc - 1];
   int r = in->ty.rank;
@@ -1185,7 +1194,7 @@ static void emit_write(Emitter *e, const TirInst *in) {
   bool shared = slot->plan->res == RES_SHARED;
   if (!in->nsubs) {
     if (shared && v->op == TIR_LOAD && v->plan->buf == slot->plan->buf) return; /* the load staged it there */
-    if (shared) out(e, "bar.sync 0;"); /* others may still read the old contents */
+    if (shared) cta_sync(e); /* others may still read the old contents */
     for (int k = 0; k < nregs(e, slot); k++) {
       const char *r = operand(e, v, k);
       if (!shared) {
@@ -1199,7 +1208,7 @@ static void emit_write(Emitter *e, const TirInst *in) {
       for (int d = 0; d < slot->ty.rank; d++) c[d] = coord(e, fl, slot->plan->phys, slot->ty.rank, d);
       st_mem(e, "shared", slot->ty.elem, buf_addr(e, slot->plan->buf, c), r, pr);
     }
-    if (shared) out(e, "bar.sync 0;");
+    if (shared) cta_sync(e);
     return;
   }
   /* a sub-tile: each slot element inside the region takes the value's
@@ -1236,7 +1245,7 @@ static void emit_write(Emitter *e, const TirInst *in) {
       st_mem(e, "shared", slot->ty.elem, buf_addr(e, slot->plan->buf, c), val, inside);
     }
   }
-  if (shared) out(e, "bar.sync 0;");
+  if (shared) cta_sync(e);
 }
 
 /* Register tiles are unrolled per thread: past this many elements a thread
@@ -1250,7 +1259,7 @@ static void emit_inst(Emitter *e, const TirInst *in) {
     return unsupported(e, in, arena_printf(e->a, "a register tile of %lld elements is %d per thread with %d threads "
                                                  "(at most %d): use smaller tiles or more threads",
                                            (long long)phys_elems(in), nregs(e, in), e->T, MAX_REGS_PER_VALUE));
-  if (!e->replay && in->pos < e->f->ninsts && e->barrier_before[in->pos]) out(e, "bar.sync 0; // planned");
+  if (!e->replay && in->pos < e->f->ninsts && e->barrier_before[in->pos]) cta_sync_why(e, " // planned");
   if (in->op == TIR_FOR || in->op == TIR_WHILE || in->op == TIR_IF) flush_unpack(e, NULL);
   if (!fusable_convert(e, in))
     for (int i = 0; i < in->nargs; i++)
@@ -1433,10 +1442,11 @@ static int64_t ring_stage_bytes(const TirInst *ld) {
   return ld->plan->phys[0] * ld->plan->phys[1] * elem_bytes_mem(ld->ty.elem);
 }
 
-static const char *mbar_addr(Emitter *e, const PlanBuf *mbar, const char *stage) {
+/* first: 0 for the stage's "full" mbarrier, stages for its "empty" one */
+static const char *mbar_addr(Emitter *e, const PlanBuf *mbar, const char *stage, int first) {
   const char *a = tmp(e, RC_B32);
   out(e, "mad.lo.u32 %s, %s, 8, %%smem_;", a, stage);
-  out(e, "add.u32 %s, %s, %lld;", a, a, (long long)mbar->offset);
+  out(e, "add.u32 %s, %s, %lld;", a, a, (long long)(mbar->offset + 8 * first));
   return a;
 }
 
@@ -1444,9 +1454,12 @@ static const char *mbar_addr(Emitter *e, const PlanBuf *mbar, const char *stage)
  * caller checked j < end) into stage pst; every thread advances pst. */
 static void ring_issue(Emitter *e, const TirInst *loop, const TirInst **loads, int n, const char *j) {
   int L = new_label(e);
-  const char *w0 = tmp(e, RC_PRED);
-  out(e, "setp.ge.u32 %s, %%tid_, 32;", w0);
-  out(e, "@%s bra $Lrs%d;", w0, L);
+  const char *lane = e->p->producer ? "%plane_" : "%tid_"; /* the producer warp's lanes, or warp 0's */
+  if (!e->p->producer) {
+    const char *w0 = tmp(e, RC_PRED);
+    out(e, "setp.ge.u32 %s, %%tid_, 32;", w0);
+    out(e, "@%s bra $Lrs%d;", w0, L);
+  }
   /* the scalars the subscripts need, for loop value j */
   const char *iv = reg(e, loop, 0), *saved = tmp(e, RC_B32);
   out(e, "mov.b32 %s, %s;", saved, iv);
@@ -1469,8 +1482,8 @@ static void ring_issue(Emitter *e, const TirInst *loop, const TirInst **loads, i
     out(e, "add.u32 %s, %s, %s;", tx, tx, t);
   }
   const PlanBuf *mbar = loads[0]->plan->mbar;
-  const char *bar = mbar_addr(e, mbar, e->pst), *lane0 = tmp(e, RC_PRED), *state = tmp(e, RC_B64);
-  out(e, "setp.eq.u32 %s, %%tid_, 0;", lane0);
+  const char *bar = mbar_addr(e, mbar, e->pst, 0), *lane0 = tmp(e, RC_PRED), *state = tmp(e, RC_B64);
+  out(e, "setp.eq.u32 %s, %s, 0;", lane0, lane);
   out(e, "@%s mbarrier.arrive.expect_tx.shared::cta.b64 %s, [%s], %s;", lane0, state, bar, tx);
   /* the stage's bytes were last read through the generic proxy */
   out(e, "fence.proxy.async.shared::cta;");
@@ -1491,7 +1504,7 @@ static void ring_issue(Emitter *e, const TirInst *loop, const TirInst **loads, i
     for (int i = 0; i < ld->nsubs; i++) g[i] = reg(e, ld->subs[i].start, 0);
     for (int64_t r0 = 0; r0 < p0; r0 += 32) {
       const char *r = tmp(e, RC_B32), *in = tmp(e, RC_PRED), *gr = tmp(e, RC_B32);
-      out(e, "add.u32 %s, %%tid_, %lld;", r, (long long)r0);
+      out(e, "add.u32 %s, %s, %lld;", r, lane, (long long)r0);
       out(e, "setp.lt.u32 %s, %s, %lld;", in, r, (long long)p0);
       out(e, "add.s32 %s, %s, %s;", gr, g[i0], r);
       const char *gg[MAX_TENSOR_RANK];
@@ -1517,7 +1530,7 @@ static void ring_issue(Emitter *e, const TirInst *loop, const TirInst **loads, i
 static void emit_ring_load(Emitter *e, const TirInst *in) {
   const PlanBuf *mbar = in->plan->mbar;
   if (!e->waited) { /* the stage's mbarrier: all of this iteration's tiles */
-    const char *bar = mbar_addr(e, mbar, e->cst), *par = tmp(e, RC_B32), *done = tmp(e, RC_PRED);
+    const char *bar = mbar_addr(e, mbar, e->cst, 0), *par = tmp(e, RC_B32), *done = tmp(e, RC_PRED);
     out(e, "shr.u32 %s, %s, %s;", par, e->phase, e->cst);
     out(e, "and.b32 %s, %s, 1;", par, par);
     int L = new_label(e);
@@ -1593,7 +1606,13 @@ static void emit_for(Emitter *e, const TirInst *in) {
   const char *ocst = e->cst, *opst = e->pst, *oph = e->phase;
   bool owaited = e->waited;
   int S = e->p->stages;
-  if (n) {
+  bool prod = n && e->p->producer; /* the producer warp fills the ring (emit_producer) */
+  if (prod) {
+    e->ring_loop = in;
+    e->cst = tmp(e, RC_B32), e->phase = tmp(e, RC_B32);
+    out(e, "mov.u32 %s, 0;", e->cst);
+    out(e, "mov.u32 %s, 0;", e->phase);
+  } else if (n) {
     const PlanBuf *mbar = loads[0]->plan->mbar;
     e->ring_loop = in;
     e->cst = tmp(e, RC_B32), e->pst = tmp(e, RC_B32), e->phase = tmp(e, RC_B32);
@@ -1602,13 +1621,13 @@ static void emit_for(Emitter *e, const TirInst *in) {
     out(e, "mov.u32 %s, 0;", e->phase);
     /* the ring's bytes may have held other buffers just before */
     const char *t0 = tmp(e, RC_PRED);
-    out(e, "bar.sync 0;");
+    cta_sync(e);
     out(e, "setp.eq.u32 %s, %%tid_, 0;", t0);
     for (int s = 0; s < S; s++)
       out(e, "@%s mbarrier.init.shared::cta.b64 [%%smem_+%lld], 1;", t0, (long long)(mbar->offset + 8 * s));
     out(e, "@%s fence.mbarrier_init.release.cluster;", t0);
     out(e, "fence.proxy.async.shared::cta;");
-    out(e, "bar.sync 0;");
+    cta_sync(e);
     /* the prologue: iterations 0 .. S - 2 */
     int P = new_label(e);
     const char *j = tmp(e, RC_B32);
@@ -1624,11 +1643,13 @@ static void emit_for(Emitter *e, const TirInst *in) {
   fprintf(e->body, "$Lfor%d:\n", L);
   out(e, "setp.ge.s32 %s, %s, %s;", p, i, end);
   out(e, "@%s bra $Lend%d;", p, L);
-  if (n) {
+  if (prod) {
+    e->waited = false;
+  } else if (n) {
     /* the stage the previous iteration read is free: refill it with
      * iteration i + S - 1 (a barrier planned first in the body is this one) */
     if (in->body.len && e->barrier_before[in->body.insts[0]->pos]) e->barrier_before[in->body.insts[0]->pos] = false;
-    out(e, "bar.sync 0;");
+    cta_sync(e);
     const char *j = tmp(e, RC_B32), *q = tmp(e, RC_PRED), *ahead = tmp(e, RC_B32);
     out(e, "mul.lo.s32 %s, %s, %d;", ahead, step, S - 1);
     out(e, "add.s32 %s, %s, %s;", j, i, ahead);
@@ -1640,6 +1661,10 @@ static void emit_for(Emitter *e, const TirInst *in) {
     e->waited = false;
   }
   emit_block(e, &in->body);
+  if (prod) { /* every thread is done with its stage: the producer may refill it */
+    const char *st = tmp(e, RC_B64);
+    out(e, "mbarrier.arrive.shared::cta.b64 %s, [%s];", st, mbar_addr(e, loads[0]->plan->mbar, e->cst, S));
+  }
   if (n) { /* the consumer moves to the next stage */
     const char *b = tmp(e, RC_B32), *q = tmp(e, RC_PRED);
     out(e, "shl.b32 %s, 1, %s;", b, e->cst);
@@ -1651,14 +1676,73 @@ static void emit_for(Emitter *e, const TirInst *in) {
   out(e, "add.s32 %s, %s, %s;", i, i, step);
   out(e, "bra.uni $Lfor%d;", L);
   fprintf(e->body, "$Lend%d:\n", L);
-  if (n) { /* every thread is past its last wait before the mbarriers go */
+  if (n && !prod) { /* every thread is past its last wait before the mbarriers go */
     const char *t0 = tmp(e, RC_PRED);
     const PlanBuf *mbar = loads[0]->plan->mbar;
-    out(e, "bar.sync 0;");
+    cta_sync(e);
     out(e, "setp.eq.u32 %s, %%tid_, 0;", t0);
     for (int s = 0; s < S; s++) out(e, "@%s mbarrier.inval.shared::cta.b64 [%%smem_+%lld];", t0, (long long)(mbar->offset + 8 * s));
   }
   e->ring_loop = outer, e->cst = ocst, e->pst = opst, e->phase = oph, e->waited = owaited;
+}
+
+/* Marks x and what it is computed from, up to the loop. */
+static void mark_chain(const TirInst *x, const TirInst *loop, bool *mark, int depth) {
+  if (!x || x == loop || mark[x->id] || depth > 64) return;
+  mark[x->id] = true;
+  for (int i = 0; i < x->nargs; i++) mark_chain(x->args[i], loop, mark, depth + 1);
+}
+
+/* The producer warp (plan.c, choose_producer): it computes the loop's
+ * bounds and the scalars from before the loop that the subscripts need,
+ * then issues every iteration's tiles into the ring, waiting on a stage's
+ * "empty" mbarrier (all T threads arrive at it when they are done with
+ * the stage) before it fills the stage a second time. */
+static void emit_producer(Emitter *e) {
+  const TirFunc *f = e->f;
+  const TirInst *loop = NULL, *loads[8];
+  for (int i = 0; i < f->body.len && !loop; i++)
+    if (f->body.insts[i]->op == TIR_FOR && ring_loads(f->body.insts[i], loads)) loop = f->body.insts[i];
+  if (!loop) return;
+  int n = ring_loads(loop, loads), S = e->p->stages;
+  bool *mark = arena_alloc(e->a, (size_t)f->ninsts + 1);
+  for (int i = 0; i < 3; i++) mark_chain(loop->args[i], loop, mark, 0);
+  for (int q = 0; q < n; q++)
+    for (int j = 0; j < loads[q]->nsubs; j++) mark_chain(loads[q]->subs[j].start, loop, mark, 0);
+  e->replay = true;
+  for (int i = 0; i < f->body.len && f->body.insts[i] != loop; i++)
+    if (mark[f->body.insts[i]->id]) emit_inst(e, f->body.insts[i]);
+  e->replay = false;
+  const char *j = tmp(e, RC_B32), *cnt = tmp(e, RC_B32), *pe = tmp(e, RC_B32), *p = tmp(e, RC_PRED);
+  const char *end = reg(e, loop->args[1], 0), *step = reg(e, loop->args[2], 0);
+  e->pst = tmp(e, RC_B32);
+  out(e, "mov.b32 %s, %s;", j, reg(e, loop->args[0], 0));
+  out(e, "mov.u32 %s, 0;", cnt);
+  out(e, "mov.u32 %s, 0;", pe);
+  out(e, "mov.u32 %s, 0;", e->pst);
+  int L = new_label(e);
+  fprintf(e->body, "$Lprod%d:\n", L);
+  out(e, "setp.ge.s32 %s, %s, %s;", p, j, end);
+  out(e, "@%s bra $Lprodend%d;", p, L);
+  out(e, "setp.lt.u32 %s, %s, %d;", p, cnt, S);
+  out(e, "@%s bra $Lprodgo%d;", p, L);
+  { /* the stage's previous tiles are consumed */
+    const char *bar = mbar_addr(e, loads[0]->plan->mbar, e->pst, S), *par = tmp(e, RC_B32), *done = tmp(e, RC_PRED);
+    const char *b = tmp(e, RC_B32);
+    out(e, "shr.u32 %s, %s, %s;", par, pe, e->pst);
+    out(e, "and.b32 %s, %s, 1;", par, par);
+    fprintf(e->body, "$Lprodw%d:\n", L);
+    out(e, "mbarrier.try_wait.parity.shared::cta.b64 %s, [%s], %s;", done, bar, par);
+    out(e, "@!%s bra $Lprodw%d;", done, L);
+    out(e, "shl.b32 %s, 1, %s;", b, e->pst);
+    out(e, "xor.b32 %s, %s, %s;", pe, pe, b);
+  }
+  fprintf(e->body, "$Lprodgo%d:\n", L);
+  ring_issue(e, loop, loads, n, j);
+  out(e, "add.u32 %s, %s, 1;", cnt, cnt);
+  out(e, "add.s32 %s, %s, %s;", j, j, step);
+  out(e, "bra.uni $Lprod%d;", L);
+  fprintf(e->body, "$Lprodend%d:\n", L);
 }
 
 static void emit_block(Emitter *e, const TirBlock *b) {
@@ -1716,8 +1800,32 @@ bool ptx_emit_kernel(Arena *a, Diags *d, const Plan *p, const char *arch, const 
   for (int i = 0; i < p->nbarriers; i++)
     if (p->barriers[i].pos >= 0 && p->barriers[i].pos < f->ninsts) e.barrier_before[p->barriers[i].pos] = true;
   (void)arch;
+  const PlanBuf *mbar = NULL;
+  for (int i = 0; i < p->nbufs; i++)
+    if (p->bufs[i]->kind == BUF_MBAR) mbar = p->bufs[i];
+  if (p->producer && mbar) {
+    /* the mbarriers first, seen by every thread; then the producer warp
+     * goes its own way (emit_producer, after the kernel's code) */
+    const char *t0 = tmp(&e, RC_PRED), *pw = tmp(&e, RC_PRED);
+    out(&e, "setp.eq.u32 %s, %%tid_, 0;", t0);
+    for (int s = 0; s < p->stages; s++) {
+      out(&e, "@%s mbarrier.init.shared::cta.b64 [%%smem_+%lld], 1;", t0, (long long)(mbar->offset + 8 * s));
+      out(&e, "@%s mbarrier.init.shared::cta.b64 [%%smem_+%lld], %d;", t0, (long long)(mbar->offset + 8 * (p->stages + s)),
+          e.T);
+    }
+    out(&e, "@%s fence.mbarrier_init.release.cluster;", t0);
+    out(&e, "bar.sync 0;");
+    out(&e, "setp.ge.u32 %s, %%tid_, %d;", pw, e.T);
+    out(&e, "@%s bra $Lproducer;", pw);
+  }
   /* the grid block computes nothing the kernel needs */
   emit_block(&e, &f->body);
+  if (p->producer && mbar && !e.failed) {
+    out(&e, "ret;");
+    fprintf(e.body, "$Lproducer:\n");
+    out(&e, "sub.u32 %%plane_, %%tid_, %d;", e.T);
+    emit_producer(&e);
+  }
   fclose(e.body);
   fclose(e.declf);
   if (e.failed) {
@@ -1751,7 +1859,7 @@ bool ptx_emit_kernel(Arena *a, Diags *d, const Plan *p, const char *arch, const 
       first = false;
     }
   }
-  fprintf(out_f, ")\n  .maxntid %d, 1, 1\n", p->threads);
+  fprintf(out_f, ")\n  .maxntid %d, 1, 1\n", p->launch_threads);
   if (info->min_blocks) fprintf(out_f, "  .minnctapersm %d\n", info->min_blocks);
   if (info->max_regs) fprintf(out_f, "  .maxnreg %d\n", info->max_regs);
   fputs("{\n", out_f);
@@ -1761,7 +1869,8 @@ bool ptx_emit_kernel(Arena *a, Diags *d, const Plan *p, const char *arch, const 
   } else {
     fputs("  .reg .b32 %smem_;\n  mov.u32 %smem_, 0;\n", out_f);
   }
-  fprintf(out_f, "  .reg .b32 %%tid_, %%tidv_;\n  mov.u32 %%tid_, %%tid.x;\n  mul.lo.u32 %%tidv_, %%tid_, %d;\n", e.V);
+  fprintf(out_f, "  .reg .b32 %%tid_, %%tidv_%s;\n  mov.u32 %%tid_, %%tid.x;\n  mul.lo.u32 %%tidv_, %%tid_, %d;\n",
+          p->producer ? ", %plane_" : "", e.V);
   for (int i = 0; i < f->nparams; i++) {
     const TirParam *tp = &f->params[i];
     if (!tp->tensor) continue;

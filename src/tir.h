@@ -198,6 +198,8 @@ typedef struct Plan {
   PlanBarrier *barriers;
   bool padstage;
   int stages;      /* @pipeline on sm_90a: the ring depth; 0 otherwise */
+  bool producer;   /* the rings are filled by a warp of their own, after the T threads */
+  int launch_threads; /* threads, plus 32 with a producer warp */
 } Plan;
 
 /* Plans the function; returns NULL after reporting an error (over budget). */

@@ -58,3 +58,17 @@ kernel pipe_nested(X: tensor<f32>[M, N], Y: tensor<f32>[M, N]) {
     }
   }
 }
+
+// The ringed loop inside an if: no producer warp (its loop is not at the
+// top of the kernel), so warp 0 issues the copies between iterations.
+@pipeline(3)
+@launch(64)
+@grid(cdiv(N, 64))
+kernel pipe_copy_in_if(X: tensor<f32>[M, N], Y: tensor<f32>[M, N]) {
+  let c0 = ctx.block.x * 64
+  if c0 < N {
+    for r in range(0, M, 8) {
+      Y[r :+ 8, c0 :+ 64] = X[r :+ 8, c0 :+ 64] * 2.0 + 1.0
+    }
+  }
+}
