@@ -21,6 +21,7 @@ typedef struct DriverOptions {
   int ndefines;
   bool verbose;       /* -v: stage times and ptxas's resource report */
   bool no_tma;        /* --no-tma: no asynchronous bulk copies (@pipeline rings), for A/B runs */
+  bool producer_warp; /* --producer-warp: @pipeline rings filled by a warp of their own (experimental) */
 } DriverOptions;
 
 /* Runs the passes on one file. Output goes to opts->output or to out;

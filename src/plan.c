@@ -733,7 +733,7 @@ static bool loop_loads(const TirBlock *blk) {
 
 /* A kernel with no loop load at all is an error; loads the ring does not
  * take yet (staged ones, for one) say why in their plan's path. */
-static void choose_pipeline(Planner *P, bool sm90, bool no_async) {
+static void choose_pipeline(Planner *P, bool sm90, unsigned flags) {
   const KernelInfo *info = P->f->info;
   if (!info->pipeline_stages) return;
   if (!loop_loads(&P->f->body)) {
@@ -747,14 +747,14 @@ static void choose_pipeline(Planner *P, bool sm90, bool no_async) {
     return;
   }
   if (!sm90) return; /* sm_80 has no bulk copies: the loads stay plain */
-  if (no_async) { /* --no-tma: the same kernel on the threads' loads, to compare */
+  if (flags & PLAN_NO_ASYNC) { /* --no-tma: the same kernel on the threads' loads, to compare */
     mark_no_async(&P->f->body);
     return;
   }
   const char *why = NULL;
   P->p->stages = info->pipeline_stages;
   if (!pipe_loops(P, &P->f->body, P->p->stages, &why, NULL)) P->p->stages = 0;
-  else choose_producer(P);
+  else if (flags & PLAN_PRODUCER_WARP) choose_producer(P);
 }
 
 /* ------------------------------------------------------------ barriers */
@@ -904,7 +904,7 @@ static int cmp_barrier(const void *x, const void *y) {
   return pa != pb ? pa - pb : a->pos - b->pos;
 }
 
-Plan *plan_kernel(Arena *a, Diags *d, TirFunc *f, const char *arch, bool no_async) {
+Plan *plan_kernel(Arena *a, Diags *d, TirFunc *f, const char *arch, unsigned flags) {
   Plan *p = arena_alloc(a, sizeof *p);
   p->f = f;
   p->threads = f->info->threads;
@@ -924,7 +924,7 @@ Plan *plan_kernel(Arena *a, Diags *d, TirFunc *f, const char *arch, bool no_asyn
   walk(&f->body, choose_staging, &P);
   assign_layouts(&P);
   walk(&f->body, choose_scratch, &P);
-  choose_pipeline(&P, sm90, no_async);
+  choose_pipeline(&P, sm90, flags);
 
   Accesses acc = {0};
   collect_accesses(&P, &f->body, &acc);

@@ -203,8 +203,11 @@ typedef struct Plan {
 } Plan;
 
 /* Plans the function; returns NULL after reporting an error (over budget). */
-/* no_async: @pipeline keeps plain loads (phobosc --no-tma) */
-Plan *plan_kernel(Arena *a, Diags *d, TirFunc *f, const char *arch, bool no_async);
+/* Planner switches: PLAN_NO_ASYNC, @pipeline keeps plain loads (phobosc
+ * --no-tma); PLAN_PRODUCER_WARP, a ringed loop may get a producer warp
+ * (phobosc --producer-warp: not yet run on a GPU, so off by default). */
+enum { PLAN_NO_ASYNC = 1, PLAN_PRODUCER_WARP = 2 };
+Plan *plan_kernel(Arena *a, Diags *d, TirFunc *f, const char *arch, unsigned flags);
 void plan_print(FILE *out, const Plan *p);
 void plan_print_yaml(FILE *out, const Plan *p);
 const char *plan_layout_str(Arena *a, const Layout *l);

@@ -77,6 +77,13 @@ static bool read_consts(Y *y, yaml_node_t *m, Define *out, int *n) {
   return true;
 }
 
+/* PHOBOS_PRODUCER_WARP=1 plans the cases with phobosc --producer-warp's
+ * switch (the GPU run of tests/gpu/run.sh passes it through) */
+static unsigned harness_plan_flags(void) {
+  const char *v = getenv("PHOBOS_PRODUCER_WARP");
+  return v && strcmp(v, "1") == 0 ? PLAN_PRODUCER_WARP : 0;
+}
+
 static uint64_t hash(const char *a, const char *b) {
   uint64_t h = 1469598103934665603ull;
   for (const char *s = a; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
@@ -326,7 +333,7 @@ static bool compile_case(Case *c, Define *consts, int nconsts, Compiled *out, ch
       KernelInfo *info = arena_alloc(out->arena, sizeof *info);
       if (!sema_check_variant(out->arena, &d, kernel, &so, v, info)) break;
       TirFunc *f = lower_kernel(out->arena, &d, info);
-      Plan *p = f ? plan_kernel(out->arena, &d, f, "sm_90a", false) : NULL;
+      Plan *p = f ? plan_kernel(out->arena, &d, f, "sm_90a", harness_plan_flags()) : NULL;
       if (p) out->plans[out->nplans++] = p;
     }
   }

@@ -3,6 +3,7 @@
 #   bash tests/gpu/run.sh BUILD_DIR [--bench [PEERS.py]]
 # Runs the GPU test programs, then again under compute-sanitizer (memcheck),
 # and prints a short table last. Needs no compiler: everything was built here.
+# PHOBOS_PRODUCER_WARP=1 plans the conformance cases as phobosc --producer-warp.
 set -uo pipefail
 build=${1:-build}
 out=${OUT:-/tmp}
