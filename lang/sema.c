@@ -86,18 +86,14 @@ static Type *tile_ty(Sema *s, Scalar e, int rank, const int64_t *dims) {
   return t;
 }
 
+/* "[B, S, 12]": any length (a dim name may be long) */
 static const char *shape_str(Sema *s, const Type *t) {
-  char buf[128];
-  int n = 0;
-  buf[n++] = '[';
+  const char *r = "[";
   for (int i = 0; i < t->rank; i++) {
-    if (t->kind == TY_TENSOR && t->dims[i] < 0)
-      n += snprintf(buf + n, sizeof buf - (size_t)n, "%s%s", i ? ", " : "", t->dimname[i]);
-    else
-      n += snprintf(buf + n, sizeof buf - (size_t)n, "%s%lld", i ? ", " : "", (long long)t->dims[i]);
+    if (t->kind == TY_TENSOR && t->dims[i] < 0) r = arena_printf(s->arena, "%s%s%s", r, i ? ", " : "", t->dimname[i]);
+    else r = arena_printf(s->arena, "%s%s%lld", r, i ? ", " : "", (long long)t->dims[i]);
   }
-  snprintf(buf + n, sizeof buf - (size_t)n, "]");
-  return arena_strdup(s->arena, buf);
+  return arena_printf(s->arena, "%s]", r);
 }
 
 static const char *ty_str(Sema *s, const Type *t) {
