@@ -4,10 +4,12 @@
  *   - scalars are uniform: every thread computes the same value in one
  *     register, so every branch and loop is uniform and bar.sync is safe
  *     anywhere;
- *   - a register tile is spread over the CTA's T threads flat and cyclic:
- *     thread t holds physical elements t, t + T, t + 2T, ... in an
- *     unrolled array of registers (consecutive threads, consecutive
- *     elements: global accesses coalesce);
+ *   - a register tile is spread over the CTA's T threads in chunks of V
+ *     neighbouring elements, cyclically (flat_index): thread t holds
+ *     chunks t, t + T, ... in an unrolled array of registers (consecutive
+ *     threads, consecutive chunks: global accesses coalesce, and a chunk
+ *     in a row is one vector access); V is 1 unless every register tile
+ *     of the kernel divides into whole rounds of chunks (chunk_width);
  *   - values the plan puts in shared memory (staging tiles) live in their
  *     planned buffers at their planned offset and pitch, with the plan's
  *     barriers;
@@ -24,7 +26,11 @@
  *
  * Masks: a lane past a slice's logical extent (slack) or past the
  * tensor's end loads zero and stores nothing; reductions and dot
- * contractions run over logical extents only. */
+ * contractions run over logical extents only.
+ *
+ * @pipeline loops (the plan's rings) are emitted by emit_for with
+ * ring_issue (the bulk copies), emit_ring_load (the consumer side) and,
+ * with a producer warp, emit_producer: spec/LANGUAGE.md 15.9. */
 #include "ptx.h"
 
 #include <math.h>
