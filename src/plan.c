@@ -31,6 +31,7 @@ typedef struct Planner {
   bool mma_ok; /* the target has m16n8k16 */
   PtrVec bufs;
   PtrVec barriers;
+  int *uses; /* tir_use_counts */
 } Planner;
 
 static int64_t pow2_ceil(int64_t v) {
@@ -339,16 +340,6 @@ static bool written_while_alive(Planner *P, const TirInst *read) {
 }
 
 /* Staging: `var t = <slice>` slots, and loads that a dot reads. */
-static int use_count(Planner *P, const TirInst *v) {
-  int n = 0;
-  for (int i = 0; i < P->f->ninsts; i++) {
-    const TirInst *u = P->f->insts[i];
-    for (int k = 0; k < u->nargs; k++) n += u->args[k] == v;
-    for (int k = 0; k < u->nsubs; k++) n += u->subs[k].start == v;
-  }
-  return n;
-}
-
 static void choose_staging(Planner *P, TirInst *in) {
   if (in->op == TIR_WRITE && !in->nsubs && in->args[1]->op == TIR_LOAD && in->args[0]->ty.rank &&
       !pv(in->args[0])->buf) {
@@ -359,7 +350,7 @@ static void choose_staging(Planner *P, TirInst *in) {
     /* the load copies global straight into the slot's buffer, when this
      * write is all it is for (a let-bound load read elsewhere keeps its own
      * value: the slot may be rewritten while it lives) */
-    if (use_count(P, load) == 1 && !pv(load)->buf && load->pos == in->pos - 1) {
+    if (P->uses[load->id] == 1 && !pv(load)->buf && load->pos == in->pos - 1) {
       pv(load)->res = RES_SHARED;
       pv(load)->buf = b;
     }
@@ -576,17 +567,24 @@ static void allocate(Planner *P) {
  * it (the backend emits the producer and the consumer). Its subscripts
  * must be computable for a later iteration: pure scalar arithmetic on the
  * loop variable and values from before the loop. */
-static bool pure_in_loop(const TirInst *x, const TirInst *loop, int depth) {
-  if (x == loop || x->pos < loop->pos || x->pos > loop->end) return true; /* the loop variable, or from before */
+/* x is pure scalar arithmetic (on the loop variable, parameters, dims,
+ * the CTA index and constants; no variable, whose value may change
+ * between iterations). Values from before `loop` are taken as they are
+ * unless `before` too: then they must be pure as well (a producer warp
+ * computes them by itself). loop NULL: every value counts as before. */
+static bool pure_chain(const TirInst *x, const TirInst *loop, bool before, int depth) {
+  if (x == loop) return true;
+  bool outside = !loop || x->pos < loop->pos || x->pos > loop->end;
+  if (outside && !before) return true;
   if (x->ty.rank || depth > 64) return false;
   switch (x->op) {
   case TIR_CONST: case TIR_DIM: case TIR_CTX: case TIR_PARAM: case TIR_BINARY: case TIR_UNARY: case TIR_CONVERT:
   case TIR_SELECT:
     break;
-  default: return false; /* a variable's value may change from one iteration to the next */
+  default: return false;
   }
   for (int i = 0; i < x->nargs; i++)
-    if (x->args[i] && !pure_in_loop(x->args[i], loop, depth + 1)) return false;
+    if (x->args[i] && !pure_chain(x->args[i], loop, before, depth + 1)) return false;
   return true;
 }
 
@@ -603,7 +601,7 @@ static const char *pipe_reject(Planner *P, const TirInst *loop, const TirInst *l
   if (row % 16) return arena_printf(P->a, "its rows are %lld bytes, not a multiple of 16", (long long)row);
   if (v->phys[0] > 256) return arena_printf(P->a, "it has %lld rows (at most 256)", (long long)v->phys[0]);
   for (int i = 0; i < ld->nsubs; i++)
-    if (!pure_in_loop(ld->subs[i].start, loop, 0))
+    if (!pure_chain(ld->subs[i].start, loop, false, 0))
       return "a subscript depends on a value that changes inside the loop other than the loop variable";
   return NULL;
 }
@@ -655,31 +653,6 @@ static void mark_no_async(TirBlock *blk) {
   }
 }
 
-/* Pure scalar arithmetic on parameters, dims, the CTA index and constants,
- * outside every loop: a producer warp can compute it by itself. */
-static bool pure_prelude(const TirInst *x, int depth) {
-  if (x->ty.rank || depth > 64) return false;
-  switch (x->op) {
-  case TIR_CONST: case TIR_DIM: case TIR_CTX: case TIR_PARAM: case TIR_BINARY: case TIR_UNARY: case TIR_CONVERT:
-  case TIR_SELECT:
-    break;
-  default: return false;
-  }
-  for (int i = 0; i < x->nargs; i++)
-    if (x->args[i] && !pure_prelude(x->args[i], depth + 1)) return false;
-  return true;
-}
-
-/* The values from before the loop that x (in the loop) is computed from
- * are pure_prelude. */
-static bool prelude_ok(const TirInst *x, const TirInst *loop, int depth) {
-  if (x == loop || depth > 64) return x == loop;
-  if (x->pos < loop->pos || x->pos > loop->end) return pure_prelude(x, 0);
-  for (int i = 0; i < x->nargs; i++)
-    if (x->args[i] && !prelude_ok(x->args[i], loop, depth + 1)) return false;
-  return true;
-}
-
 /* A ringed loop alone at the top of the kernel, whose bounds and ringed
  * subscripts a warp can compute without the other threads, gets a
  * producer warp: threads T .. T + 31 issue the copies, waiting on one
@@ -701,12 +674,12 @@ static void choose_producer(Planner *P) {
   for (int i = 0; i < P->f->body.len; i++) top = top || P->f->body.insts[i] == loop;
   if (!top) return;
   for (int i = 0; i < 3; i++)
-    if (!pure_prelude(loop->args[i], 0)) return;
+    if (!pure_chain(loop->args[i], NULL, true, 0)) return;
   for (int k = 0; k < loop->body.len; k++) {
     const TirInst *ld = loop->body.insts[k];
     if (ld->op != TIR_LOAD || !ld->plan->ring) continue;
     for (int j = 0; j < ld->nsubs; j++)
-      if (!prelude_ok(ld->subs[j].start, loop, 0)) return;
+      if (!pure_chain(ld->subs[j].start, loop, true, 0)) return;
   }
   p->producer = true;
   p->launch_threads = p->threads + 32;
@@ -912,7 +885,7 @@ Plan *plan_kernel(Arena *a, Diags *d, TirFunc *f, const char *arch, unsigned fla
   p->padstage = f->info->padstage;
   bool sm90 = !arch || strcmp(arch, "sm_90a") == 0;
   p->shared_limit = f->info->dynshared ? (sm90 ? SHARED_OPTIN_SM90 : SHARED_OPTIN_SM80) : STATIC_SHARED;
-  Planner P = {.a = a, .d = d, .f = f, .p = p, .mma_ok = true};
+  Planner P = {.a = a, .d = d, .f = f, .p = p, .mma_ok = true, .uses = tir_use_counts(a, f)};
   P.parent = arena_alloc(a, sizeof(int) * (size_t)(f->ninsts + 1));
   for (int i = 0; i < f->ninsts; i++) P.parent[i] = i;
 

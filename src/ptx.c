@@ -652,17 +652,19 @@ static struct Pending *fusable_convert(Emitter *e, const TirInst *in) {
   return NULL;
 }
 
-/* A rank-2 register load whose rows are each covered by whole rounds of
- * chunks (T * V a multiple of the physical row): a thread keeps its
- * columns across its registers and steps down rows by T * V / row, so the
- * column masks and the address are computed once and each row costs two
- * compares and an add. With V > 1 a row's V elements are one vector load
- * when they are all inside the tensor and the address is aligned to the
- * vector (checked once, at run time: the base and the extents are only
- * known then); otherwise the same rows load element by element. The
- * common case of a weight tile. */
-/* words: NULL, or registers for the packed words to go into (the pointer
- * path of a pipelined load, joining its ring path), with no pending unpack */
+/* A rank-2 load whose rows are each covered by whole rounds of chunks
+ * (T * V a multiple of the physical row): a thread keeps its columns
+ * across its registers and steps down rows by T * V / row, so the column
+ * masks and the address are computed once and each row costs two compares
+ * and an add. With V > 1 a row's V elements are one vector load when they
+ * are all inside the tensor and the address is aligned to the vector
+ * (checked once, at run time: the base and the extents are only known
+ * then); otherwise the same rows load element by element. The common case
+ * of a weight tile.
+ *   words: NULL, or registers for the packed words to go into, with no
+ * pending unpack (the pointer path of a ringed load, joining its ring
+ * path; a staged load, which stores them itself);
+ *   c1_out, r0_out: NULL, or where the thread's first chunk lies. */
 static bool emit_load_rows_at(Emitter *e, const TirInst *in, const char **words, const char **c1_out,
                               const char **r0_out);
 
@@ -670,8 +672,6 @@ static bool emit_load_rows(Emitter *e, const TirInst *in, const char **words) {
   return emit_load_rows_at(e, in, words, NULL, NULL);
 }
 
-/* c1, r0: where the thread's first chunk lies in the tile (for a staged
- * load, which stores the words itself; then words must be given) */
 static bool emit_load_rows_at(Emitter *e, const TirInst *in, const char **words, const char **c1_out,
                               const char **r0_out) {
   if (in->ty.rank != 2 || (in->plan->res != RES_REG && !words)) return false;
@@ -855,10 +855,9 @@ static bool emit_stage_rows(Emitter *e, const TirInst *in) {
   return true;
 }
 
-static void emit_load(Emitter *e, const TirInst *in) {
-  if (in->plan->ring && e->ring_loop && in->plan->mbar->owner == e->ring_loop) return emit_ring_load(e, in);
-  if (emit_load_rows(e, in, NULL)) return;
-  if (emit_stage_rows(e, in)) return;
+/* Any load, element by element: each register's element, masked, and a
+ * staged one stored into its buffer. */
+static void emit_load_elements(Emitter *e, const TirInst *in) {
   bool shared = in->plan->res == RES_SHARED;
   int rank = in->ty.rank;
   for (int k = 0; k < nregs(e, in); k++) {
@@ -878,6 +877,13 @@ static void emit_load(Emitter *e, const TirInst *in) {
       st_mem(e, "shared", in->ty.elem, buf_addr(e, b, c), r, in_range);
     }
   }
+}
+
+static void emit_load(Emitter *e, const TirInst *in) {
+  if (in->plan->ring && e->ring_loop && in->plan->mbar->owner == e->ring_loop) return emit_ring_load(e, in);
+  if (emit_load_rows(e, in, NULL)) return;
+  if (emit_stage_rows(e, in)) return;
+  emit_load_elements(e, in);
 }
 
 static void emit_store(Emitter *e, const TirInst *in) {
@@ -1396,12 +1402,21 @@ static void emit_inst(Emitter *e, const TirInst *in) {
  * The subscripts of a later iteration are the body's scalars replayed with
  * the loop variable advanced. */
 
-static bool in_chain(const TirInst *x, const TirInst *r, const TirInst *loop, int depth) {
-  if (depth > 64 || r == loop || r->pos < loop->pos || r->pos > loop->end) return false;
-  if (r == x) return true;
-  for (int j = 0; j < r->nargs; j++)
-    if (r->args[j] && in_chain(x, r->args[j], loop, depth + 1)) return true;
-  return false;
+/* Marks x and what it is computed from, up to the loop. */
+static void mark_chain(const TirInst *x, const TirInst *loop, bool *mark, int depth) {
+  if (!x || x == loop || mark[x->id] || depth > 64) return;
+  mark[x->id] = true;
+  for (int i = 0; i < x->nargs; i++) mark_chain(x->args[i], loop, mark, depth + 1);
+}
+
+/* The scalars of the loop body that the ringed loads' subscripts need, or
+ * (with the loop's bounds) those from before the loop too: marks by id. */
+static bool *subscript_chains(Emitter *e, const TirInst *loop, const TirInst **loads, int n, bool bounds) {
+  bool *mark = arena_alloc(e->a, (size_t)e->f->ninsts + 1);
+  for (int i = 0; bounds && i < 3; i++) mark_chain(loop->args[i], loop, mark, 0);
+  for (int q = 0; q < n; q++)
+    for (int j = 0; j < loads[q]->nsubs; j++) mark_chain(loads[q]->subs[j].start, loop, mark, 0);
+  return mark;
 }
 
 static int ring_loads(const TirInst *loop, const TirInst **loads) {
@@ -1470,14 +1485,10 @@ static void ring_issue(Emitter *e, const TirInst *loop, const TirInst **loads, i
   const char *iv = reg(e, loop, 0), *saved = tmp(e, RC_B32);
   out(e, "mov.b32 %s, %s;", saved, iv);
   out(e, "mov.b32 %s, %s;", iv, j);
+  bool *need = subscript_chains(e, loop, loads, n, false);
   e->replay = true;
-  for (int k = 0; k < loop->body.len; k++) {
-    const TirInst *x = loop->body.insts[k];
-    bool need = false;
-    for (int q = 0; q < n && !need; q++)
-      for (int s = 0; s < loads[q]->nsubs && !need; s++) need = in_chain(x, loads[q]->subs[s].start, loop, 0);
-    if (need && !x->ty.rank) emit_inst(e, x);
-  }
+  for (int k = 0; k < loop->body.len; k++)
+    if (need[loop->body.insts[k]->id] && !loop->body.insts[k]->ty.rank) emit_inst(e, loop->body.insts[k]);
   e->replay = false;
   const char *elig[8], *tx = tmp(e, RC_B32);
   out(e, "mov.u32 %s, 0;", tx);
@@ -1496,13 +1507,8 @@ static void ring_issue(Emitter *e, const TirInst *loop, const TirInst **loads, i
   out(e, "bar.warp.sync -1;");
   for (int q = 0; q < n; q++) {
     const TirInst *ld = loads[q];
-    int eb = elem_bytes_mem(ld->ty.elem), i0 = -1, i1 = -1;
-    for (int i = 0; i < ld->nsubs; i++)
-      if (!ld->subs[i].point) {
-        if (i0 < 0) i0 = i;
-        else i1 = i;
-      }
-    (void)i1;
+    int eb = elem_bytes_mem(ld->ty.elem), i0 = 0;
+    while (ld->subs[i0].point) i0++; /* the rows' subscript */
     int64_t p0 = ld->plan->phys[0], row = ld->plan->phys[1] * eb;
     int S = new_label(e);
     out(e, "@!%s bra $Lrq%d;", elig[q], S);
@@ -1584,14 +1590,7 @@ static void emit_ring_load(Emitter *e, const TirInst *in) {
   if (wordy) {
     emit_load_rows(e, in, w);
   } else {
-    if (!emit_load_rows(e, in, NULL)) { /* the general path, as emit_load */
-      for (int k = 0; k < nk; k++) {
-        const char *g[MAX_TENSOR_RANK];
-        const char *okk = access_lane(e, in, in->plan->phys, 2, k, g);
-        out(e, "mov.%s %s, %s;", mov_type(rc_of(in->ty.elem)), reg(e, in, k), zero(rc_of(in->ty.elem)));
-        ld_global(e, in->ty.elem, reg(e, in, k), tensor_addr(e, in->aux, g), okk);
-      }
-    }
+    if (!emit_load_rows(e, in, NULL)) emit_load_elements(e, in);
     flush_unpack(e, in);
   }
   fprintf(e->body, "$Lrj%d:\n", L);
@@ -1692,13 +1691,6 @@ static void emit_for(Emitter *e, const TirInst *in) {
   e->ring_loop = outer, e->cst = ocst, e->pst = opst, e->phase = oph, e->waited = owaited;
 }
 
-/* Marks x and what it is computed from, up to the loop. */
-static void mark_chain(const TirInst *x, const TirInst *loop, bool *mark, int depth) {
-  if (!x || x == loop || mark[x->id] || depth > 64) return;
-  mark[x->id] = true;
-  for (int i = 0; i < x->nargs; i++) mark_chain(x->args[i], loop, mark, depth + 1);
-}
-
 /* The producer warp (plan.c, choose_producer): it computes the loop's
  * bounds and the scalars from before the loop that the subscripts need,
  * then issues every iteration's tiles into the ring, waiting on a stage's
@@ -1711,10 +1703,7 @@ static void emit_producer(Emitter *e) {
     if (f->body.insts[i]->op == TIR_FOR && ring_loads(f->body.insts[i], loads)) loop = f->body.insts[i];
   if (!loop) return;
   int n = ring_loads(loop, loads), S = e->p->stages;
-  bool *mark = arena_alloc(e->a, (size_t)f->ninsts + 1);
-  for (int i = 0; i < 3; i++) mark_chain(loop->args[i], loop, mark, 0);
-  for (int q = 0; q < n; q++)
-    for (int j = 0; j < loads[q]->nsubs; j++) mark_chain(loads[q]->subs[j].start, loop, mark, 0);
+  bool *mark = subscript_chains(e, loop, loads, n, true);
   e->replay = true;
   for (int i = 0; i < f->body.len && f->body.insts[i] != loop; i++)
     if (mark[f->body.insts[i]->id]) emit_inst(e, f->body.insts[i]);
@@ -1787,16 +1776,7 @@ bool ptx_emit_kernel(Arena *a, Diags *d, const Plan *p, const char *arch, const 
   Emitter e = {.a = a, .d = d, .p = p, .f = p->f, .T = p->threads};
   const TirFunc *f = p->f;
   e.V = chunk_width(&f->body, e.T);
-  e.uses = arena_alloc(a, sizeof(int) * (size_t)(f->ninsts + 1));
-  for (int i = 0; i < f->ninsts; i++) {
-    const TirInst *x = f->insts[i];
-    if (!x) continue;
-    for (int j = 0; j < x->nargs; j++)
-      if (x->args[j]) e.uses[x->args[j]->id]++;
-    if (x->cond_value) e.uses[x->cond_value->id]++;
-    for (int j = 0; j < x->nsubs; j++)
-      if (x->subs[j].start) e.uses[x->subs[j].start->id]++;
-  }
+  e.uses = tir_use_counts(a, f);
   char *body = NULL, *decls = NULL;
   size_t blen = 0, dlen = 0;
   e.body = open_memstream(&body, &blen);

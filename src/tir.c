@@ -7,6 +7,20 @@
 
 TirType tir_scalar(Scalar e) { return (TirType){.elem = e}; }
 
+int *tir_use_counts(Arena *a, const TirFunc *f) {
+  int *n = arena_alloc(a, sizeof(int) * (size_t)(f->ninsts + 1));
+  for (int i = 0; i < f->ninsts; i++) {
+    const TirInst *x = f->insts[i];
+    if (!x) continue;
+    for (int j = 0; j < x->nargs; j++)
+      if (x->args[j]) n[x->args[j]->id]++;
+    for (int j = 0; j < x->nsubs; j++)
+      if (x->subs[j].start) n[x->subs[j].start->id]++;
+    if (x->cond_value) n[x->cond_value->id]++;
+  }
+  return n;
+}
+
 bool tir_same_type(const TirType *a, const TirType *b) {
   if (a->elem != b->elem || a->rank != b->rank) return false;
   for (int i = 0; i < a->rank; i++)

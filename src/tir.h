@@ -114,6 +114,9 @@ int64_t tir_elems(const TirType *t);
 int64_t tir_float_to_int(double v, Scalar e);
 /* Numbers instructions in program order (pos, end) and fills f->insts. */
 void tir_number(Arena *a, TirFunc *f);
+/* How many instructions read each value (operands, subscript starts, loop
+ * conditions), by id; after tir_number. */
+int *tir_use_counts(Arena *a, const TirFunc *f);
 void tir_print(FILE *out, const TirFunc *f);
 /* Checks the IR's invariants; returns false and reports an internal error
  * through d when one is broken. */
