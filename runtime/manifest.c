@@ -232,7 +232,8 @@ static bool parse_variant(P *p, yaml_node_t *n, MfVariant *v) {
   if (!parse_pairs(p, get(p, n, "constants"), "constants", v->entry, &v->nconsts, &v->const_name, &v->const_value) ||
       !parse_pairs(p, get(p, n, "pinned"), "pinned", v->entry, &v->npinned, &v->pinned_name, &v->pinned_value) ||
       !parse_grid(p, get(p, n, "grid"), v) || !get_int(p, n, "threads", 32, 1024, &t) ||
-      !get_int(p, n, "shared_bytes", 0, 1 << 30, &sb) || !get_bool(p, n, "dynamic_shared", false, &v->dynamic_shared))
+      !get_int(p, n, "shared_bytes", 0, 1 << 30, &sb) || !get_bool(p, n, "dynamic_shared", false, &v->dynamic_shared) ||
+      !get_bool(p, n, "dependent_launch", false, &v->dependent_launch))
     return false;
   if (t % 32) return bad(p, get(p, n, "threads"), "variant '%s': threads %lld is not a multiple of 32", v->entry, (long long)t);
   v->threads = (int)t;

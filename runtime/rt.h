@@ -36,6 +36,25 @@ enum {
   CU_FUNC_MAX_DYNAMIC_SHARED = 8,
 };
 
+/* cuLaunchKernelEx's configuration and one attribute (CUlaunchConfig,
+ * CUlaunchAttribute: the layout cuda.h gives them, an id padded to 8 bytes
+ * and a 64-byte value union). */
+enum { CU_LAUNCH_ATTR_PROGRAMMATIC_STREAM_SERIALIZATION = 6 };
+typedef struct CuLaunchAttr {
+  int id;
+  char pad[4];
+  union {
+    char bytes[64];
+    int allowed;
+  } value;
+} CuLaunchAttr;
+typedef struct CuLaunchConfig {
+  unsigned grid[3], block[3], shared_bytes;
+  CUstream stream;
+  CuLaunchAttr *attrs;
+  unsigned nattrs;
+} CuLaunchConfig;
+
 typedef struct CuApi {
   void *lib;
   CUresult (*Init)(unsigned);
@@ -54,6 +73,8 @@ typedef struct CuApi {
   CUresult (*FuncSetAttribute)(CUfunction, int, int);
   CUresult (*LaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, CUstream,
                            void **, void **);
+  /* optional (CUDA 12): NULL on an older driver, which launches plainly */
+  CUresult (*LaunchKernelEx)(const CuLaunchConfig *, CUfunction, void **, void **);
   CUresult (*MemAlloc)(CUdeviceptr *, size_t);
   CUresult (*MemFree)(CUdeviceptr);
   CUresult (*MemcpyDtoDAsync)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
@@ -112,6 +133,7 @@ typedef struct MfVariant {
   int threads;
   int64_t shared_bytes;
   bool dynamic_shared;
+  bool dependent_launch; /* begins with griddepcontrol.wait: may overlap the previous kernel */
   CUfunction fn;       /* set by phobos_module_load */
 } MfVariant;
 
@@ -156,6 +178,7 @@ struct phobos_context {
   char name[128];
   int64_t max_grid[3];
   int max_shared_optin;
+  bool dependent_launch; /* launch programmatic dependents (PHOBOS_DEPENDENT_LAUNCH=0: never) */
   char err[1024];
   phobos_module *modules;
   struct AtCache *cache; /* autotune.c */

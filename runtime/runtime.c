@@ -72,6 +72,8 @@ phobos_status phobos_context_create(int ordinal, phobos_context **out) {
   }
   CU_CHECK(ctx, ctx->cu->DeviceGetAttribute(&ctx->max_shared_optin, CU_ATTR_SHARED_OPTIN, ctx->dev),
            "cuDeviceGetAttribute(shared opt-in)");
+  const char *dl = getenv("PHOBOS_DEPENDENT_LAUNCH");
+  ctx->dependent_launch = !(dl && !strcmp(dl, "0"));
   return PHOBOS_OK;
 }
 
@@ -479,6 +481,19 @@ phobos_status rt_launch_variant(phobos_kernel *k, MfVariant *v, const phobos_arg
   Params p;
   pack(k->mf, args, override, &p);
   CU_CHECK(ctx, ctx->cu->CtxSetCurrent(ctx->cuctx), "cuCtxSetCurrent");
+  if (v->dependent_launch && ctx->dependent_launch && ctx->cu->LaunchKernelEx) {
+    /* the entry waits for the previous kernel itself (griddepcontrol.wait),
+     * so its launch may overlap that kernel's last wave */
+    CuLaunchAttr attr = {.id = CU_LAUNCH_ATTR_PROGRAMMATIC_STREAM_SERIALIZATION, .value.allowed = 1};
+    CuLaunchConfig cfg = {.grid = {(unsigned)grid[0], (unsigned)grid[1], (unsigned)grid[2]},
+                          .block = {(unsigned)v->threads, 1, 1},
+                          .shared_bytes = (unsigned)dyn,
+                          .stream = stream,
+                          .attrs = &attr,
+                          .nattrs = 1};
+    CU_CHECK(ctx, ctx->cu->LaunchKernelEx(&cfg, v->fn, p.ptrs, NULL), "cuLaunchKernelEx");
+    return PHOBOS_OK;
+  }
   CU_CHECK(ctx,
            ctx->cu->LaunchKernel(v->fn, (unsigned)grid[0], (unsigned)grid[1], (unsigned)grid[2], (unsigned)v->threads,
                                  1, 1, (unsigned)dyn, stream, p.ptrs, NULL),

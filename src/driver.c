@@ -75,7 +75,8 @@ static void compile_variants(Arena *arena, Diags *d, const Source *src, Node *pr
         continue;
       }
       Plan *p = plan_kernel(arena, d, f, o->arch,
-                            (o->no_tma ? PLAN_NO_ASYNC : 0) | (o->producer_warp ? PLAN_PRODUCER_WARP : 0));
+                            (o->no_tma ? PLAN_NO_ASYNC : 0) | (o->producer_warp ? PLAN_PRODUCER_WARP : 0) |
+                                (o->prefetch ? PLAN_PREFETCH : 0));
       if (!p || !tir_verify(d, f, "planning")) break;
       if (o->emit == EMIT_PLAN) plan_print(out, p);
       else if (o->emit == EMIT_PLAN_YAML) plan_print_yaml(out, p);

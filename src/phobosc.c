@@ -37,7 +37,9 @@ static const char usage_text[] =
     "  --no-tma             no asynchronous bulk copies: @pipeline loops load with\n"
     "                       the threads' own loads (to compare the two)\n"
     "  --producer-warp      experimental: a @pipeline loop's copies issued by a warp\n"
-    "                       of their own (not yet run on a GPU)\n"
+    "                       of their own\n"
+    "  --prefetch           experimental: loops load their register tiles one\n"
+    "                       iteration ahead\n"
     "  --emit=STAGE         stop after STAGE and print it: tokens, ast, tir (tile IR),\n"
     "                       plan, plan-yaml (residence, layouts, shared memory, barriers),\n"
     "                       manifest (the YAML the runtime reads beside a cubin),\n"
@@ -144,6 +146,8 @@ static void parse_args(int argc, char **argv, Options *o) {
       o->d.no_tma = true;
     } else if (strcmp(arg, "--producer-warp") == 0) {
       o->d.producer_warp = true;
+    } else if (strcmp(arg, "--prefetch") == 0) {
+      o->d.prefetch = true;
     } else if ((v = long_value(arg, "--arch"))) {
       if (strcmp(v, "sm_90a") != 0 && strcmp(v, "sm_80") != 0)
         usage_error("unsupported --arch '%s' (supported: sm_90a, sm_80)", v);

@@ -59,6 +59,12 @@ typedef struct Emitter {
   size_t decls_len;
   FILE *declf;
   bool *barrier_before; /* by position: a planned barrier */
+  bool sync_pending;    /* a planned barrier before a staged load, not yet emitted */
+  /* --prefetch (emit_for): loads of the loop being emitted whose words the
+   * previous iteration loaded, and those words */
+  const struct TirInst *pf_load[8];
+  const char **pf_words[8];
+  int npf;
   /* loads whose packed words are unpacked at their first use, so a
    * barrier in between holds only the packed bytes (see flush_unpack) */
   struct Pending {
@@ -426,11 +432,23 @@ static const char *cmp_name(int op) {
   return NULL;
 }
 
+/* An integer divisor known at compile time goes in as an immediate: ptxas
+ * turns division by an immediate into a multiply-high or shifts, but
+ * expands division by a register (even one just moved from a constant) into
+ * the general reciprocal sequence, about twenty instructions. */
+static const char *divisor(Emitter *e, const TirInst *in, const TirInst *b, int k) {
+  bool divides = in->aux == '/' || in->aux == '%' || in->aux == TOP_CDIV;
+  RegClass rc = rc_of(b->ty.elem);
+  if (divides && b->op == TIR_CONST && b->ty.rank == 0 && (rc == RC_B32 || rc == RC_B64) && b->ival != 0)
+    return arena_printf(e->a, "%lld", (long long)b->ival);
+  return operand(e, b, k);
+}
+
 static void emit_binary(Emitter *e, const TirInst *in) {
   Scalar os = in->args[0]->ty.elem;
   const char *opn = ast_op_name(in->aux);
   for (int k = 0; k < nregs(e, in); k++) {
-    const char *a = operand(e, in->args[0], k), *b = operand(e, in->args[1], k), *d = reg(e, in, k);
+    const char *a = operand(e, in->args[0], k), *b = divisor(e, in, in->args[1], k), *d = reg(e, in, k);
     const char *cmp = cmp_name(in->aux);
     if (cmp) {
       const char *p = tmp(e, RC_PRED);
@@ -754,10 +772,16 @@ static bool emit_load_rows_at(Emitter *e, const TirInst *in, const char **words,
       else if (pass == 1) fprintf(e->body, "$Lldrow%d:\n  @!%s bra $Lldel%d;\n", L, vq, L);
       else fprintf(e->body, "$Lldel%d:\n", L);
       out(e, "mov.b64 %s, %s;", ad, ad0);
+      /* the vector passes address row j as ad0 + (j * rpr * eb) * pitch,
+       * one 32x32->64-bit multiply-add from ad0 (IMAD.WIDE), when one
+       * extent makes the pitch; the running 64-bit add costs two */
+      int tr = e->f->params[in->aux].rank;
+      bool wide = pass < 2 && i0 + 2 == tr && (int64_t)rows * rpr * eb < INT32_MAX;
       for (int j = 0; j < rows; j++) {
         int64_t row = (int64_t)j * rpr;
         if (row >= p0) continue;
-        if (j) out(e, "add.s64 %s, %s, %s;", ad, ad, step);
+        if (j && wide) out(e, "mad.wide.u32 %s, %%ext32_%d_%d, %lld, %s;", ad, in->aux, tr - 1, (long long)(row * eb), ad0);
+        else if (j) out(e, "add.s64 %s, %s, %s;", ad, ad, step);
         const char **wj = w + j * nw;
         if (pass < 2) {
           const char *z = "";
@@ -822,6 +846,13 @@ static void emit_ring_load(Emitter *e, const TirInst *in);
  * the rows path of emit_load_rows into packed words (vector loads where
  * aligned), then one vector st.shared of each chunk into the buffer at
  * its pitch, slack and rows past the tensor included (as zeros). */
+/* The barrier planned before a staged load (emit_inst leaves it pending). */
+static void emit_pending_sync(Emitter *e) {
+  if (!e->sync_pending) return;
+  e->sync_pending = false;
+  cta_sync_why(e, " // planned");
+}
+
 static bool emit_stage_rows(Emitter *e, const TirInst *in) {
   const PlanBuf *b = in->plan->buf;
   int V = e->V, eb = elem_bytes_mem(in->ty.elem);
@@ -837,6 +868,11 @@ static bool emit_stage_rows(Emitter *e, const TirInst *in) {
   for (int i = 0; i < rows * nw; i++) w[i] = tmp(e, RC_B32);
   const char *c1, *r0;
   if (!emit_load_rows_at(e, in, w, &c1, &r0)) return false;
+  /* A barrier planned before this load guards the buffer's bytes (other
+   * threads may still read the last iteration's tile): it goes here, after
+   * the global loads and before the stores, so the loads' latency overlaps
+   * the wait instead of following it. Only the words are live across it. */
+  emit_pending_sync(e);
   int64_t rpr = TV / p1;
   const char *a0 = tmp(e, RC_B32);
   out(e, "mad.lo.u32 %s, %s, %lld, %s;", a0, r0, (long long)b->pitch, c1);
@@ -880,6 +916,15 @@ static void emit_load_elements(Emitter *e, const TirInst *in) {
 }
 
 static void emit_load(Emitter *e, const TirInst *in) {
+  if (e->sync_pending && emit_stage_rows(e, in)) return; /* the barrier went between its loads and stores */
+  emit_pending_sync(e);
+  for (int q = 0; q < e->npf; q++)
+    if (e->pf_load[q] == in && !e->replay) { /* loaded an iteration ago (emit_for): unpack at first use */
+      if (e->npending == (int)(sizeof e->pending / sizeof e->pending[0])) flush_unpack(e, NULL);
+      int nw = (e->V * elem_bytes_mem(in->ty.elem) + 3) / 4;
+      e->pending[e->npending++] = (struct Pending){in, e->pf_words[q], nw, nregs(e, in) / e->V};
+      return;
+    }
   if (in->plan->ring && e->ring_loop && in->plan->mbar->owner == e->ring_loop) return emit_ring_load(e, in);
   if (emit_load_rows(e, in, NULL)) return;
   if (emit_stage_rows(e, in)) return;
@@ -1265,13 +1310,30 @@ static void emit_write(Emitter *e, const TirInst *in) {
  * them in shared memory or tensor-core fragments. */
 enum { MAX_REGS_PER_VALUE = 1024 };
 
+/* Register-only scalar work: it touches no memory and no tile. */
+static bool scalar_arith(const TirInst *in) {
+  if (in->ty.rank) return false;
+  switch (in->op) {
+  case TIR_CONST: case TIR_PARAM: case TIR_DIM: case TIR_CTX: case TIR_UNARY: case TIR_BINARY: case TIR_MATH:
+  case TIR_CONVERT: case TIR_SELECT:
+    for (int i = 0; i < in->nargs; i++)
+      if (in->args[i] && in->args[i]->ty.rank) return false;
+    return true;
+  default: return false;
+  }
+}
+
 static void emit_inst(Emitter *e, const TirInst *in) {
   if (e->failed) return;
   if (in->ty.rank && in->plan->res != RES_SHARED && nregs(e, in) > MAX_REGS_PER_VALUE)
     return unsupported(e, in, arena_printf(e->a, "a register tile of %lld elements is %d per thread with %d threads "
                                                  "(at most %d): use smaller tiles or more threads",
                                            (long long)phys_elems(in), nregs(e, in), e->T, MAX_REGS_PER_VALUE));
-  if (!e->replay && in->pos < e->f->ninsts && e->barrier_before[in->pos]) cta_sync_why(e, " // planned");
+  /* A planned barrier waits past scalar arithmetic (a staged load's
+   * subscripts) to the staged load, which places it after its global
+   * reads (emit_stage_rows); anything else takes it first. */
+  if (!e->replay && in->pos < e->f->ninsts && e->barrier_before[in->pos]) e->sync_pending = true;
+  if (e->sync_pending && !(in->op == TIR_LOAD && in->plan->res == RES_SHARED) && !scalar_arith(in)) emit_pending_sync(e);
   if (in->op == TIR_FOR || in->op == TIR_WHILE || in->op == TIR_IF) flush_unpack(e, NULL);
   if (!fusable_convert(e, in))
     for (int i = 0; i < in->nargs; i++)
@@ -1600,6 +1662,40 @@ static void emit_ring_load(Emitter *e, const TirInst *in) {
   }
 }
 
+/* --prefetch: a register tile loaded straight into packed words (the
+ * vector rows path of emit_load_rows_at) directly in the loop's body, its
+ * subscripts computed from the loop value by scalar arithmetic only. */
+static bool prefetchable(Emitter *e, const TirInst *loop, const TirInst *in) {
+  if (in->op != TIR_LOAD || in->plan->res != RES_REG || in->plan->ring || in->ty.rank != 2) return false;
+  int64_t p1 = in->plan->phys[1], TV = (int64_t)e->T * e->V;
+  int spans = 0;
+  for (int i = 0; i < in->nsubs; i++) spans += !in->subs[i].point;
+  if (e->V < 2 || elem_bytes_mem(in->ty.elem) > 4 || TV % p1 || p1 % e->V || spans != 2) return false;
+  const TirInst *one[1] = {in};
+  bool *chain = subscript_chains(e, loop, one, 1, false);
+  for (int k = 0; k < loop->body.len; k++) {
+    const TirInst *x = loop->body.insts[k];
+    if (chain[x->id] && !scalar_arith(x)) return false;
+  }
+  return true;
+}
+
+/* Loads the prefetched tiles for loop value j into their "next" words
+ * (the subscripts' scalars replayed with the loop value set to j). */
+static void prefetch_issue(Emitter *e, const TirInst *loop, const TirInst **loads, const char ***next, int n,
+                           const char *j) {
+  const char *iv = reg(e, loop, 0), *saved = tmp(e, RC_B32);
+  out(e, "mov.b32 %s, %s;", saved, iv);
+  out(e, "mov.b32 %s, %s;", iv, j);
+  bool *need = subscript_chains(e, loop, loads, n, false);
+  e->replay = true;
+  for (int k = 0; k < loop->body.len; k++)
+    if (need[loop->body.insts[k]->id] && !loop->body.insts[k]->ty.rank) emit_inst(e, loop->body.insts[k]);
+  for (int q = 0; q < n; q++) emit_load_rows_at(e, loads[q], next[q], NULL, NULL);
+  e->replay = false;
+  out(e, "mov.b32 %s, %s;", iv, saved);
+}
+
 static void emit_for(Emitter *e, const TirInst *in) {
   int L = new_label(e);
   const char *i = reg(e, in, 0), *p = tmp(e, RC_PRED);
@@ -1607,6 +1703,26 @@ static void emit_for(Emitter *e, const TirInst *in) {
   const TirInst *loads[8];
   int n = e->ring_loop ? 0 : ring_loads(in, loads); /* one ringed loop at a time: an inner loop's loads stay plain */
   out(e, "mov.b32 %s, %s;", i, reg(e, in->args[0], 0));
+  /* --prefetch: the next iteration's register tiles are loaded at the top
+   * of this one, so their latency overlaps this iteration's work; the
+   * first iteration's before the loop. One loop at a time. */
+  const TirInst *pfl[8];
+  const char **next[8];
+  int npf = 0, onpf = e->npf;
+  for (int k = 0; e->p->prefetch && !n && !e->npf && k < in->body.len && npf < 8; k++)
+    if (prefetchable(e, in, in->body.insts[k])) pfl[npf++] = in->body.insts[k];
+  for (int q = 0; q < npf; q++) {
+    int nw = (e->V * elem_bytes_mem(pfl[q]->ty.elem) + 3) / 4, words = nw * (nregs(e, pfl[q]) / e->V);
+    next[q] = arena_alloc(e->a, sizeof(char *) * (size_t)words);
+    for (int w = 0; w < words; w++) next[q][w] = tmp(e, RC_B32);
+  }
+  if (npf) {
+    int P = new_label(e);
+    out(e, "setp.ge.s32 %s, %s, %s;", p, i, end);
+    out(e, "@%s bra $Lpf%d;", p, P);
+    prefetch_issue(e, in, pfl, next, npf, i);
+    fprintf(e->body, "$Lpf%d:\n", P);
+  }
   const TirInst *outer = e->ring_loop;
   const char *ocst = e->cst, *opst = e->pst, *oph = e->phase;
   bool owaited = e->waited;
@@ -1648,6 +1764,25 @@ static void emit_for(Emitter *e, const TirInst *in) {
   fprintf(e->body, "$Lfor%d:\n", L);
   out(e, "setp.ge.s32 %s, %s, %s;", p, i, end);
   out(e, "@%s bra $Lend%d;", p, L);
+  if (npf) {
+    for (int q = 0; q < npf; q++) {
+      int nw = (e->V * elem_bytes_mem(pfl[q]->ty.elem) + 3) / 4, words = nw * (nregs(e, pfl[q]) / e->V);
+      const char **cur = arena_alloc(e->a, sizeof(char *) * (size_t)words);
+      for (int w = 0; w < words; w++) {
+        cur[w] = tmp(e, RC_B32);
+        out(e, "mov.b32 %s, %s;", cur[w], next[q][w]);
+      }
+      e->pf_load[q] = pfl[q], e->pf_words[q] = cur;
+    }
+    const char *j = tmp(e, RC_B32), *q = tmp(e, RC_PRED);
+    int K = new_label(e);
+    out(e, "add.s32 %s, %s, %s;", j, i, step);
+    out(e, "setp.ge.s32 %s, %s, %s;", q, j, end);
+    out(e, "@%s bra $Lpfk%d;", q, K);
+    prefetch_issue(e, in, pfl, next, npf, j);
+    fprintf(e->body, "$Lpfk%d:\n", K);
+    e->npf = npf;
+  }
   if (prod) {
     e->waited = false;
   } else if (n) {
@@ -1666,6 +1801,7 @@ static void emit_for(Emitter *e, const TirInst *in) {
     e->waited = false;
   }
   emit_block(e, &in->body);
+  e->npf = onpf;
   if (prod) { /* every thread is done with its stage: the producer may refill it */
     const char *st = tmp(e, RC_B64);
     out(e, "mbarrier.arrive.shared::cta.b64 %s, [%s];", st, mbar_addr(e, loads[0]->plan->mbar, e->cst, S));
@@ -1742,6 +1878,7 @@ static void emit_producer(Emitter *e) {
 
 static void emit_block(Emitter *e, const TirBlock *b) {
   for (int i = 0; i < b->len && !e->failed; i++) emit_inst(e, b->insts[i]);
+  emit_pending_sync(e); /* a barrier never leaves its block */
   flush_unpack(e, NULL); /* a value may be used after its block, on another path */
 }
 
@@ -1866,6 +2003,17 @@ bool ptx_emit_kernel(Arena *a, Diags *d, const Plan *p, const char *arch, const 
       fprintf(out_f, "  .reg .b32 %%ext32_%d_%d;\n  ld.param.s32 %%ext32_%d_%d, [ext_param%d_%d];\n  .reg .b64 %%ext%d_%d;\n"
                      "  cvt.s64.s32 %%ext%d_%d, %%ext32_%d_%d;\n",
               i, dd, i, dd, i, dd, i, dd, i, dd, i, dd);
+  }
+  if (!strcmp(arch, "sm_90a")) {
+    /* Programmatic dependent launch: the runtime may start this grid while
+     * the previous kernel in the stream is still running (its launch and
+     * this prologue overlap that kernel's tail). The wait holds every
+     * thread until that kernel has finished and its writes are visible, so
+     * it comes before any global access, read or write. Signalling our own
+     * dependents at once is safe for the same reason, and lets the next
+     * kernel's CTAs take the slots this grid's last wave frees. Without the
+     * launch attribute both are no-ops. */
+    fputs("  griddepcontrol.wait;\n  griddepcontrol.launch_dependents;\n", out_f);
   }
   fputs(decls ? decls : "", out_f);
   for (int rc = 0; rc < RC_COUNT; rc++)

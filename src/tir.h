@@ -203,13 +203,16 @@ typedef struct Plan {
   int stages;      /* @pipeline on sm_90a: the ring depth; 0 otherwise */
   bool producer;   /* the rings are filled by a warp of their own, after the T threads */
   int launch_threads; /* threads, plus 32 with a producer warp */
+  bool prefetch;   /* PLAN_PREFETCH: loops load register tiles an iteration ahead */
 } Plan;
 
 /* Plans the function; returns NULL after reporting an error (over budget). */
 /* Planner switches: PLAN_NO_ASYNC, @pipeline keeps plain loads (phobosc
  * --no-tma); PLAN_PRODUCER_WARP, a ringed loop may get a producer warp
- * (phobosc --producer-warp: not yet run on a GPU, so off by default). */
-enum { PLAN_NO_ASYNC = 1, PLAN_PRODUCER_WARP = 2 };
+ * (phobosc --producer-warp: slower on the q8 example, so off by default);
+ * PLAN_PREFETCH, loops load their register tiles one iteration ahead
+ * (phobosc --prefetch, experimental: ptx.c, emit_for). */
+enum { PLAN_NO_ASYNC = 1, PLAN_PRODUCER_WARP = 2, PLAN_PREFETCH = 4 };
 Plan *plan_kernel(Arena *a, Diags *d, TirFunc *f, const char *arch, unsigned flags);
 void plan_print(FILE *out, const Plan *p);
 void plan_print_yaml(FILE *out, const Plan *p);

@@ -102,6 +102,31 @@ has "chunks of 4 per thread" out "mul.lo.u32 %tidv_, %tid_, 4;"
 has "a weight row is one 4-byte load" out "ld.global.b32"
 has "bytes to floats from the packed words" out "prmt.b32"
 has "the scale row is one 16-byte load" out "ld.global.v4.b32"
+has "division by a constant takes an immediate" out "div.s32 %rv27_0, %rv22_0, 32;"
+has "weight rows addressed by one wide multiply-add" out "mad.wide.u32"
+# the barrier planned before the activations' staging waits after their
+# global load: in the loop, the 16-byte load of A comes before both barriers
+awk '/^.visible .entry q8_matvec_split__v1/,/^}/' "$tmp/out" | sed -n '/^\$Lfor0:/,/^\$Lend0:/p' | grep -E 'ld.global.v4.b32|bar.sync' | tr -s ' ' > "$tmp/order"
+if [ "$(grep -c ld.global.v4.b32 "$tmp/order")" -ge 4 ] && ! sed -n '/bar.sync/,$p' "$tmp/order" | grep -q ld.global.v4.b32; then
+  ok "staging barrier placed after the staged load's global reads"
+else
+  not_ok "staging barrier placed after the staged load's global reads" "$(cat "$tmp/order")"
+fi
+# programmatic dependent launch: every sm_90a entry waits for the kernel before it
+has "sm_90a entries wait for the previous grid" out "griddepcontrol.wait;"
+has "sm_90a entries release their dependents" out "griddepcontrol.launch_dependents;"
+run "--emit=manifest split q8" 0 --emit=manifest "$split"
+has "manifest: dependent launch allowed" out "dependent_launch: true"
+run "--emit=ptx split q8 sm_80" 0 --emit=ptx --arch=sm_80 "$split"
+lacks "sm_80: no griddepcontrol" out "griddepcontrol"
+run "--emit=manifest split q8 sm_80" 0 --emit=manifest --arch=sm_80 "$split"
+has "sm_80 manifest: no dependent launch" out "dependent_launch: false"
+# --prefetch: a loop's register tiles loaded an iteration ahead
+run "--emit=ptx --prefetch" 0 --emit=ptx --prefetch "$split"
+has "--prefetch: the first iteration's tiles before the loop" out "\$Lpf"
+has "--prefetch: the next iteration's inside it" out "\$Lpfk"
+run "--emit=ptx without --prefetch" 0 --emit=ptx "$split"
+lacks "no prefetch by default" out "\$Lpfk"
 # @pipeline: rings filled by bulk copies on sm_90a, nothing of it on sm_80
 pipe="$PROJECT_ROOT/spec/conformance/pipeline.ph"
 run "--emit=ptx @pipeline" 0 --emit=ptx "$pipe"
@@ -147,6 +172,8 @@ if command -v ptxas >/dev/null || [ -x /usr/local/cuda/bin/ptxas ]; then
   run "@pipeline assembles (bulk copies, mbarriers)" 0 -o "$tmp/pipe.cubin" "$pipe"
   run "@pipeline with a producer warp assembles" 0 --producer-warp -o "$tmp/pipew.cubin" "$pipe"
   run "split q8 assembles" 0 -o "$tmp/split.cubin" "$split"
+  run "split q8 with --prefetch assembles" 0 --prefetch -o "$tmp/splitpf.cubin" "$split"
+  run "split q8 for sm_80 assembles" 0 --arch=sm_80 -o "$tmp/split80.cubin" "$split"
 else
   echo "# ptxas not found: cubin tests skipped"
 fi

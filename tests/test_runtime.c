@@ -108,6 +108,7 @@ Test(runtime, manifest_parses) {
   cr_assert_eq(k->variants[0].ngrid, 2);
   cr_assert_eq(k->variants[0].threads, 256);
   cr_assert_str_eq(k->variants[0].const_name[0], "TILE_N");
+  cr_assert_not(k->variants[0].dependent_launch); /* absent: launched plainly */
   mf_free(&m);
 }
 
@@ -128,6 +129,7 @@ Test(runtime, manifest_hostile_inputs) {
   expect_bad(replaced("threads: 256", "threads: 4096"), "must be from 32 to 1024");
   expect_bad(replaced("threads: 256", "threads: many"), "'threads' must be an integer");
   expect_bad(replaced("dynamic_shared: false", "dynamic_shared: maybe"), "must be true or false");
+  expect_bad(replaced("dynamic_shared: false", "dynamic_shared: false\n    dependent_launch: 2"), "must be true or false");
   expect_bad(replaced("    constants: {TILE_N: 64, BLK: 32}\n", "    constants: [64]\n"), "'constants' must be a mapping");
   expect_bad(replaced("  - entry: q8_matvec__v0\n", "  - notentry: x\n"), "'entry' is missing");
 }
@@ -286,6 +288,7 @@ Test(runtime, compiler_manifest_round_trips) {
   MfVariant *v = &m.kernels[0].variants[1];
   cr_assert_str_eq(v->entry, "gqa_attention__v1");
   cr_assert(v->dynamic_shared);
+  cr_assert(v->dependent_launch); /* sm_90a entries begin with griddepcontrol.wait */
   cr_assert_eq(v->threads, 256);
   cr_assert_eq(v->npinned, 1);
   cr_assert_str_eq(v->pinned_name[0], "D");
