@@ -5,6 +5,9 @@
  *   q8_matvec_host [--bench] DIR     DIR holds q8_matvec.cubin,
  *                                    q8_matvec_wide.cubin and q8_matvec_split.cubin
  *                                    (with their .yaml)
+ *   q8_matvec_host --one K N KSPLIT DIR
+ *                                    the split kernel alone, 20 launches, for a
+ *                                    profiler (ncu --launch-skip 19)
  *
  * Inputs are fresh random values (A normal, W bytes in [-127, 127], S
  * scales in [0.001, 0.02]); C is poisoned with NaN before each launch.
@@ -195,7 +198,8 @@ static double copy_tbps(void) {
 
 int main(int argc, char **argv) {
   bool bench = argc > 1 && !strcmp(argv[1], "--bench");
-  const char *dir = argc > 1 + bench ? argv[1 + bench] : "build/examples";
+  bool one = argc == 6 && !strcmp(argv[1], "--one");
+  const char *dir = one ? argv[5] : argc > 1 + bench ? argv[1 + bench] : "build/examples";
   phobos_status s = phobos_context_create(0, &ctx);
   if (s != PHOBOS_OK) {
     printf("q8_matvec: skipped: %s: %s\n", phobos_status_name(s), phobos_last_error(ctx));
@@ -219,6 +223,16 @@ int main(int argc, char **argv) {
   PK(phobos_kernel_get(split_mod, "q8_matvec_split", &split));
   PK(phobos_kernel_get(split_mod, "q8_reduce", &reducer));
 
+  if (argc == 6 && !strcmp(argv[1], "--one")) {
+    Problem p;
+    make(&p, atoll(argv[2]), atoll(argv[3]));
+    p.ksplit = atoll(argv[4]);
+    printf("split alone K=%lld N=%lld KSPLIT %lld: %.1f us\n", (long long)p.K, (long long)p.N, (long long)p.ksplit,
+           median_us(split, &p, -2, 15));
+    destroy(&p);
+    phobos_context_destroy(ctx);
+    return 0;
+  }
   /* 160 x 1001: rows of an odd byte count, so the weight loads take the
    * element-by-element path (no 4-byte alignment) and the last chunk is cut */
   static const int64_t shapes[][2] = {{160, 1001}, {4096, 4096}, {4096, 14336}, {14336, 4096}, {8192, 28672}};

@@ -8,13 +8,15 @@
 // neighbouring columns of the [32, TN] weight tile (one 4-byte load per
 // row), and dot(a, wf) contracts within the thread. The weight and scale
 // loads come before the activations' staging so that they are in flight
-// while the CTA waits at the staging barrier. @launch asks for 4096 / TN
-// CTAs per SM (2048 threads), which holds ptxas to 64 registers. (With
+// while the CTA waits at the staging barrier. @launch asks for OCC / TN
+// CTAs per SM: OCC 4096 holds ptxas to 64 registers a thread, OCC 2048
+// gives it 128 and half the warps; the autotuner picks per shape (on the
+// H200 either wins somewhere). (With
 // @pipeline the tiles would stream through rings of bulk copies; on the
 // H200 that is slower here than the threads' own loads: see
 // spec/conformance/pipeline.ph and spec/LANGUAGE.md 15.9.)
-@autotune(TN in [512, 1024])
-@launch(TN / 4, 4096 / TN)
+@autotune(TN in [512, 1024], OCC in [2048, 4096])
+@launch(TN / 4, OCC / TN)
 @grid(cdiv(N, TN), KSPLIT)
 kernel q8_matvec_split(A: tensor<f32>[1, K],
                        W: tensor<i8>[K, N],
