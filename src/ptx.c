@@ -1481,6 +1481,22 @@ static bool *subscript_chains(Emitter *e, const TirInst *loop, const TirInst **l
   return mark;
 }
 
+/* Computes the body's scalars that the loads' subscripts need again, with
+ * the loop variable set to j (a later iteration's tiles: the ring's issue,
+ * --prefetch). Returns the register holding the loop variable's own value,
+ * for the caller to put back once the loads are issued. */
+static const char *replay_subscripts(Emitter *e, const TirInst *loop, const TirInst **loads, int n, const char *j) {
+  const char *iv = reg(e, loop, 0), *saved = tmp(e, RC_B32);
+  out(e, "mov.b32 %s, %s;", saved, iv);
+  out(e, "mov.b32 %s, %s;", iv, j);
+  bool *need = subscript_chains(e, loop, loads, n, false);
+  e->replay = true;
+  for (int k = 0; k < loop->body.len; k++)
+    if (need[loop->body.insts[k]->id] && !loop->body.insts[k]->ty.rank) emit_inst(e, loop->body.insts[k]);
+  e->replay = false;
+  return saved;
+}
+
 static int ring_loads(const TirInst *loop, const TirInst **loads) {
   int n = 0;
   for (int k = 0; k < loop->body.len && n < 8; k++)
@@ -1543,15 +1559,7 @@ static void ring_issue(Emitter *e, const TirInst *loop, const TirInst **loads, i
     out(e, "setp.ge.u32 %s, %%tid_, 32;", w0);
     out(e, "@%s bra $Lrs%d;", w0, L);
   }
-  /* the scalars the subscripts need, for loop value j */
-  const char *iv = reg(e, loop, 0), *saved = tmp(e, RC_B32);
-  out(e, "mov.b32 %s, %s;", saved, iv);
-  out(e, "mov.b32 %s, %s;", iv, j);
-  bool *need = subscript_chains(e, loop, loads, n, false);
-  e->replay = true;
-  for (int k = 0; k < loop->body.len; k++)
-    if (need[loop->body.insts[k]->id] && !loop->body.insts[k]->ty.rank) emit_inst(e, loop->body.insts[k]);
-  e->replay = false;
+  const char *saved = replay_subscripts(e, loop, loads, n, j);
   const char *elig[8], *tx = tmp(e, RC_B32);
   out(e, "mov.u32 %s, 0;", tx);
   for (int q = 0; q < n; q++) {
@@ -1592,7 +1600,7 @@ static void ring_issue(Emitter *e, const TirInst *loop, const TirInst **loads, i
     }
     fprintf(e->body, "$Lrq%d:\n", S);
   }
-  out(e, "mov.b32 %s, %s;", iv, saved);
+  out(e, "mov.b32 %s, %s;", reg(e, loop, 0), saved);
   fprintf(e->body, "$Lrs%d:\n", L);
   const char *p = tmp(e, RC_PRED);
   out(e, "add.u32 %s, %s, 1;", e->pst, e->pst);
@@ -1684,16 +1692,11 @@ static bool prefetchable(Emitter *e, const TirInst *loop, const TirInst *in) {
  * (the subscripts' scalars replayed with the loop value set to j). */
 static void prefetch_issue(Emitter *e, const TirInst *loop, const TirInst **loads, const char ***next, int n,
                            const char *j) {
-  const char *iv = reg(e, loop, 0), *saved = tmp(e, RC_B32);
-  out(e, "mov.b32 %s, %s;", saved, iv);
-  out(e, "mov.b32 %s, %s;", iv, j);
-  bool *need = subscript_chains(e, loop, loads, n, false);
+  const char *saved = replay_subscripts(e, loop, loads, n, j);
   e->replay = true;
-  for (int k = 0; k < loop->body.len; k++)
-    if (need[loop->body.insts[k]->id] && !loop->body.insts[k]->ty.rank) emit_inst(e, loop->body.insts[k]);
   for (int q = 0; q < n; q++) emit_load_rows_at(e, loads[q], next[q], NULL, NULL);
   e->replay = false;
-  out(e, "mov.b32 %s, %s;", iv, saved);
+  out(e, "mov.b32 %s, %s;", reg(e, loop, 0), saved);
 }
 
 static void emit_for(Emitter *e, const TirInst *in) {
