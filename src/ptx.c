@@ -772,16 +772,10 @@ static bool emit_load_rows_at(Emitter *e, const TirInst *in, const char **words,
       else if (pass == 1) fprintf(e->body, "$Lldrow%d:\n  @!%s bra $Lldel%d;\n", L, vq, L);
       else fprintf(e->body, "$Lldel%d:\n", L);
       out(e, "mov.b64 %s, %s;", ad, ad0);
-      /* the vector passes address row j as ad0 + (j * rpr * eb) * pitch,
-       * one 32x32->64-bit multiply-add from ad0 (IMAD.WIDE), when one
-       * extent makes the pitch; the running 64-bit add costs two */
-      int tr = e->f->params[in->aux].rank;
-      bool wide = pass < 2 && i0 + 2 == tr && (int64_t)rows * rpr * eb < INT32_MAX;
       for (int j = 0; j < rows; j++) {
         int64_t row = (int64_t)j * rpr;
         if (row >= p0) continue;
-        if (j && wide) out(e, "mad.wide.u32 %s, %%ext32_%d_%d, %lld, %s;", ad, in->aux, tr - 1, (long long)(row * eb), ad0);
-        else if (j) out(e, "add.s64 %s, %s, %s;", ad, ad, step);
+        if (j) out(e, "add.s64 %s, %s, %s;", ad, ad, step);
         const char **wj = w + j * nw;
         if (pass < 2) {
           const char *z = "";

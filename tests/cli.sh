@@ -103,7 +103,6 @@ has "a weight row is one 4-byte load" out "ld.global.b32"
 has "bytes to floats from the packed words" out "prmt.b32"
 has "the scale row is one 16-byte load" out "ld.global.v4.b32"
 has "division by a constant takes an immediate" out "div.s32 %rv27_0, %rv22_0, 32;"
-has "weight rows addressed by one wide multiply-add" out "mad.wide.u32"
 # the barrier planned before the activations' staging waits after their
 # global load: in the loop, the 16-byte load of A comes before both barriers
 awk '/^.visible .entry q8_matvec_split__v1/,/^}/' "$tmp/out" | sed -n '/^\$Lfor0:/,/^\$Lend0:/p' | grep -E 'ld.global.v4.b32|bar.sync' | tr -s ' ' > "$tmp/order"
