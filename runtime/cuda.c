@@ -57,6 +57,7 @@ static void open_driver(void) {
   LOAD(FuncSetAttribute, "cuFuncSetAttribute", NULL);
   LOAD(LaunchKernel, "cuLaunchKernel", NULL);
   *(void **)&api.LaunchKernelEx = sym(lib, "cuLaunchKernelEx", NULL); /* optional */
+  *(void **)&api.TensorMapEncodeTiled = sym(lib, "cuTensorMapEncodeTiled", NULL); /* optional */
   LOAD(MemAlloc, "cuMemAlloc", "cuMemAlloc_v2");
   LOAD(MemFree, "cuMemFree", "cuMemFree_v2");
   LOAD(MemcpyDtoDAsync, "cuMemcpyDtoDAsync", "cuMemcpyDtoDAsync_v2");

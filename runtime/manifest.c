@@ -225,6 +225,40 @@ static bool parse_pairs(P *p, yaml_node_t *n, const char *what, const char *entr
   return true;
 }
 
+/* tensormaps: [{param: NAME, rank: R, box: [..], dtype: T, swizzle: none, fill: zero}] */
+static bool parse_tmaps(P *p, yaml_node_t *n, const MfKernel *k, MfVariant *v) {
+  if (!n) return true;
+  if (n->type != YAML_SEQUENCE_NODE || count(n) > MF_MAX_TMAPS)
+    return bad(p, n, "variant '%s': 'tensormaps' must be a list of at most %d maps", v->entry, MF_MAX_TMAPS);
+  for (int i = 0; i < count(n); i++) {
+    yaml_node_t *t = N(p, n->data.sequence.items.start[i]);
+    if (!t || t->type != YAML_MAPPING_NODE) return bad(p, t ? t : n, "variant '%s': a tensor map is a mapping", v->entry);
+    MfTmap *m = &v->tmaps[v->ntmaps];
+    const char *name = str(get(p, t, "param"));
+    m->param = -1;
+    for (int q = 0; name && q < k->nparams; q++)
+      if (k->params[q].tensor && !strcmp(k->params[q].name, name)) m->param = q;
+    if (m->param < 0) return bad(p, t, "variant '%s': tensor map of '%s', which is no tensor parameter", v->entry, name ? name : "?");
+    int64_t r;
+    if (!get_int(p, t, "rank", 1, 5, &r) || !parse_dtype(p, t, &m->dtype)) return false;
+    if (r != k->params[m->param].rank || m->dtype != k->params[m->param].dtype)
+      return bad(p, t, "variant '%s': the tensor map of '%s' does not match the parameter's rank or dtype", v->entry, name);
+    m->rank = (int)r;
+    yaml_node_t *box = get(p, t, "box");
+    if (!box || box->type != YAML_SEQUENCE_NODE || count(box) != m->rank)
+      return bad(p, box ? box : t, "variant '%s': 'box' must list %d extents", v->entry, m->rank);
+    for (int d = 0; d < m->rank; d++) {
+      if (!parse_int(str(N(p, box->data.sequence.items.start[d])), &m->box[d]) || m->box[d] < 1 || m->box[d] > 256)
+        return bad(p, box, "variant '%s': box extents are integers from 1 to 256", v->entry);
+    }
+    const char *sw = str(get(p, t, "swizzle")), *fill = str(get(p, t, "fill"));
+    if (!sw || strcmp(sw, "none") || !fill || strcmp(fill, "zero"))
+      return bad(p, t, "variant '%s': this runtime reads tensor maps with swizzle none and fill zero", v->entry);
+    v->ntmaps++;
+  }
+  return true;
+}
+
 static bool parse_variant(P *p, yaml_node_t *n, MfVariant *v) {
   if (!n || n->type != YAML_MAPPING_NODE) return bad(p, n, "a variant is a mapping");
   if (!(v->entry = dup_str(p, n, "entry"))) return false;
@@ -257,7 +291,9 @@ static bool parse_kernel(P *p, yaml_node_t *n, MfKernel *k) {
   k->nvariants = nv < 1 ? 1 : nv;
   k->variants = calloc((size_t)k->nvariants, sizeof(MfVariant));
   for (int i = 0; i < k->nvariants; i++)
-    if (!parse_variant(p, N(p, variants->data.sequence.items.start[i]), &k->variants[i])) return false;
+    if (!parse_variant(p, N(p, variants->data.sequence.items.start[i]), &k->variants[i]) ||
+        !parse_tmaps(p, get(p, N(p, variants->data.sequence.items.start[i]), "tensormaps"), k, &k->variants[i]))
+      return false;
   /* grid programs may name only dims of this kernel */
   for (int i = 0; i < k->nvariants; i++)
     for (int a = 0; a < k->variants[i].ngrid; a++)

@@ -73,7 +73,10 @@ typedef struct CuApi {
   CUresult (*FuncSetAttribute)(CUfunction, int, int);
   CUresult (*LaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, CUstream,
                            void **, void **);
-  /* optional (CUDA 12): NULL on an older driver, which launches plainly */
+  /* optional (CUDA 12): NULL on an older driver, which launches plainly
+   * and takes the pointer path of TMA loads */
+  CUresult (*TensorMapEncodeTiled)(void *, int, unsigned, void *, const unsigned long long *, const unsigned long long *,
+                                   const unsigned *, const unsigned *, int, int, int, int);
   CUresult (*LaunchKernelEx)(const CuLaunchConfig *, CUfunction, void **, void **);
   CUresult (*MemAlloc)(CUdeviceptr *, size_t);
   CUresult (*MemFree)(CUdeviceptr);
@@ -119,6 +122,15 @@ typedef struct MfGridOp {
   char op[8]; /* MF_OP: + - * / % cdiv min max neg */
 } MfGridOp;
 
+/* A tensor map the entry takes after its parameters (phobosc --tma). */
+enum { MF_MAX_TMAPS = 8 };
+typedef struct MfTmap {
+  int param;                      /* the tensor parameter's index */
+  int rank;
+  int64_t box[PHOBOS_MAX_RANK];   /* per dim, outermost first */
+  phobos_dtype dtype;
+} MfTmap;
+
 typedef struct MfVariant {
   char *entry;
   int nconsts;
@@ -134,6 +146,8 @@ typedef struct MfVariant {
   int64_t shared_bytes;
   bool dynamic_shared;
   bool dependent_launch; /* begins with griddepcontrol.wait: may overlap the previous kernel */
+  int ntmaps;
+  MfTmap tmaps[MF_MAX_TMAPS];
   CUfunction fn;       /* set by phobos_module_load */
 } MfVariant;
 
@@ -189,6 +203,7 @@ struct phobos_kernel {
   phobos_module *mod;
   MfKernel *mf;
   const char *last_variant;
+  int last_tmaps, last_tmaps_built; /* the last launch's tensor maps, and how many the runtime could build */
   bool explicit_grid; /* phobos_launch_grid: the caller's grid replaces @grid */
   int64_t grid[3];
 };

@@ -260,6 +260,11 @@ phobos_status phobos_cache_status(const phobos_context *ctx) { return ctx ? ctx-
 
 const char *phobos_kernel_last_variant(const phobos_kernel *k) { return k && k->last_variant ? k->last_variant : ""; }
 
+int phobos_kernel_last_tensor_maps(const phobos_kernel *k, int *built) {
+  if (built) *built = k ? k->last_tmaps_built : 0;
+  return k ? k->last_tmaps : 0;
+}
+
 /* ------------------------------------------------------ argument checks */
 
 static bool fail(char *err, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -414,6 +419,9 @@ bool rt_grid(const MfVariant *v, const RtBinding *b, const int64_t max[3], int64
 
 /* The kernel parameter buffer, laid out as the ABI above says. */
 typedef struct Params {
+  _Alignas(64) unsigned char maps[MF_MAX_TMAPS][128]; /* CUtensorMap: 128 bytes, 64-byte aligned */
+  uint32_t map_ok[MF_MAX_TMAPS];
+  int nbuilt;
   void *ptrs[160];
   union {
     uint64_t u64;
@@ -454,6 +462,50 @@ static void pack(const MfKernel *k, const phobos_arg *args, const CUdeviceptr *o
   }
 }
 
+/* The entry's tensor maps (phobosc --tma), after its parameters: each map
+ * and a flag. A map is built when the tensor allows it (base 16-byte
+ * aligned, every row pitch a multiple of 16 bytes, the driver has the
+ * encoder and accepts the map); otherwise the flag is 0 and the kernel
+ * takes its pointer path for those loads: the same answer, never a fault. */
+static const int tmap_dtype[] = {
+    [PHOBOS_F16] = 6, [PHOBOS_BF16] = 9, [PHOBOS_F32] = 7, [PHOBOS_F64] = 8, [PHOBOS_I8] = 0,
+    [PHOBOS_U8] = 0,  [PHOBOS_I32] = 3,  [PHOBOS_I64] = 5, [PHOBOS_BOOL] = 0};
+
+static void pack_tmaps(const CuApi *cu, const MfKernel *k, const MfVariant *v, const phobos_arg *args,
+                       const CUdeviceptr *override, Params *p) {
+  for (int t = 0; t < v->ntmaps; t++) {
+    const MfTmap *m = &v->tmaps[t];
+    const phobos_tensor *ts = &args[m->param].tensor;
+    CUdeviceptr base = override && override[m->param] ? override[m->param] : ts->data;
+    int eb = mf_dtype_bytes(m->dtype), r = m->rank;
+    unsigned long long dims[PHOBOS_MAX_RANK], strides[PHOBOS_MAX_RANK];
+    unsigned box[PHOBOS_MAX_RANK], estr[PHOBOS_MAX_RANK];
+    bool ok = cu->TensorMapEncodeTiled && base % 16 == 0;
+    unsigned long long pitch = (unsigned long long)eb;
+    for (int i = 0; i < r; i++) { /* the driver's order: innermost first */
+      int d = r - 1 - i;
+      dims[i] = (unsigned long long)ts->shape[d];
+      box[i] = (unsigned)m->box[d];
+      estr[i] = 1;
+      if (i) {
+        strides[i - 1] = pitch;
+        ok = ok && pitch % 16 == 0;
+      }
+      pitch *= (unsigned long long)ts->shape[d];
+    }
+    memset(p->maps[t], 0, sizeof p->maps[t]);
+    /* interleave none, swizzle none, L2 promotion 128B, out-of-bounds fill: zeros */
+    if (ok && cu->TensorMapEncodeTiled(p->maps[t], tmap_dtype[m->dtype], (unsigned)r, (void *)(uintptr_t)base, dims,
+                                       strides, box, estr, 0, 0, 2, 0) != CU_SUCCESS)
+      ok = false;
+    p->map_ok[t] = ok;
+    p->nbuilt += ok;
+    p->ptrs[p->n++] = p->maps[t];
+    p->ptrs[p->n++] = &p->map_ok[t];
+  }
+  (void)k;
+}
+
 phobos_status rt_launch_variant(phobos_kernel *k, MfVariant *v, const phobos_arg *args, const RtBinding *b,
                                     const CUdeviceptr *override, CUstream stream) {
   phobos_context *ctx = k->mod->ctx;
@@ -480,6 +532,9 @@ phobos_status rt_launch_variant(phobos_kernel *k, MfVariant *v, const phobos_arg
   }
   Params p;
   pack(k->mf, args, override, &p);
+  p.nbuilt = 0;
+  pack_tmaps(ctx->cu, k->mf, v, args, override, &p);
+  k->last_tmaps = v->ntmaps, k->last_tmaps_built = p.nbuilt;
   CU_CHECK(ctx, ctx->cu->CtxSetCurrent(ctx->cuctx), "cuCtxSetCurrent");
   if (v->dependent_launch && ctx->dependent_launch && ctx->cu->LaunchKernelEx) {
     /* the entry waits for the previous kernel itself (griddepcontrol.wait),

@@ -201,6 +201,27 @@ bool manifest_write(FILE *out, const Source *src, const char *arch, const char *
       /* the entry begins with griddepcontrol.wait (ptx.c): the runtime may
        * launch it as a programmatic dependent of the kernel before it */
       kv(&m, "dependent_launch", !strcmp(arch, "sm_90a") ? "true" : "false");
+      /* --tma: the maps the entry takes after its parameters (each a
+       * 128-byte map and a u32 saying whether the runtime built it) */
+      if (pl->ntmaps) {
+        ev_scalar(&m, "tensormaps", false);
+        ev_seq(&m, true, false);
+        for (int t = 0; t < pl->ntmaps; t++) {
+          const PlanTmap *tm = &pl->tmaps[t];
+          ev_map(&m, true, true);
+          kv(&m, "param", vf->params[tm->param].name);
+          kv_int(&m, "rank", tm->rank);
+          ev_scalar(&m, "box", false);
+          ev_seq(&m, true, true);
+          for (int d = 0; d < tm->rank; d++) ev_int(&m, tm->box[d]);
+          ev_seq(&m, false, true);
+          kv(&m, "dtype", sema_scalar_name(tm->elem));
+          kv(&m, "swizzle", "none");
+          kv(&m, "fill", "zero");
+          ev_map(&m, false, true);
+        }
+        ev_seq(&m, false, false);
+      }
       ev_map(&m, false, false);
     }
     ev_seq(&m, false, false);

@@ -292,6 +292,7 @@ static PlanBuf *new_buf(Planner *P, BufKind kind, const char *name, Scalar elem,
   for (int i = 0; i < rank; i++) b->dims[i] = phys[i];
   b->owner = owner;
   b->first = b->last = owner->pos;
+  b->align = 16;
   b->pitch = rank ? phys[rank - 1] : 1;
   /* @padstage: a staging tile whose rows are a whole number of 128-byte
    * lines gets 8 more elements per row, so a column spreads over banks */
@@ -547,7 +548,7 @@ static void allocate(Planner *P) {
         PlanBuf *o = order[j];
         b->offset = off;
         if (lives_overlap(b, o) && bytes_overlap(b, o)) {
-          off = (o->offset + o->bytes + 15) / 16 * 16;
+          off = (o->offset + o->bytes + b->align - 1) / b->align * b->align;
           moved = true;
         }
       }
@@ -730,6 +731,55 @@ static void choose_pipeline(Planner *P, bool sm90, unsigned flags) {
   else if (flags & PLAN_PRODUCER_WARP) choose_producer(P);
 }
 
+/* ------------------------------------------------------------------ TMA */
+
+/* --tma: a staged load (its tile into a planned buffer) that a tensor copy
+ * can write as it is: no slack (the copy would fill it with the tensor's
+ * next elements, not zeros), a dense buffer (no @padstage pitch), a box of
+ * at most 256 a dim whose innermost row is a multiple of 16 bytes, a tensor
+ * of rank 5 or less, and not under an if (every thread waits for the copy).
+ * It gets a tensor map (shared by loads of the same tensor and box) and a
+ * 128-byte aligned buffer; the backend keeps the pointer path beside it for
+ * launches whose tensor the map cannot describe (tmok = 0). */
+static Scalar tma_elem_ok(Scalar s) { return s != S_BOOL; }
+
+static void choose_tma(Planner *P, TirInst *in) {
+  PlanVal *v = in->plan;
+  Plan *p = P->p;
+  if (in->op != TIR_LOAD || v->res != RES_SHARED || !v->buf || v->ring || v->slack ||
+      !tma_elem_ok(in->ty.elem) || p->ntmaps == MAX_TMAPS)
+    return;
+  const TirParam *tp = &P->f->params[in->aux];
+  const PlanBuf *b = v->buf;
+  if (tp->rank > 5 || b->padded || b->pitch != b->dims[b->rank - 1] || b->rank != in->ty.rank) return;
+  PlanTmap m = {.param = in->aux, .rank = tp->rank, .elem = in->ty.elem};
+  int j = 0;
+  for (int i = 0; i < in->nsubs; i++) {
+    m.box[i] = in->subs[i].point ? 1 : in->subs[i].len;
+    if (!in->subs[i].point && (j >= b->rank || b->dims[j++] != in->subs[i].len)) return;
+    if (m.box[i] < 1 || m.box[i] > 256) return;
+  }
+  if (in->nsubs != tp->rank || (m.box[tp->rank - 1] * sema_scalar_bytes(in->ty.elem)) % 16) return;
+  int idx = -1;
+  for (int i = 0; i < p->ntmaps && idx < 0; i++)
+    if (p->tmaps[i].param == m.param && !memcmp(p->tmaps[i].box, m.box, sizeof m.box)) idx = i;
+  if (idx < 0) p->tmaps[idx = p->ntmaps++] = m;
+  v->tma = idx + 1;
+  v->path = arena_printf(P->a, "tensor copy (TMA) through map %d, pointer path when the map cannot be built", idx);
+  v->buf->align = 128;
+  p->ntma_loads++;
+}
+
+static void walk_tma(Planner *P, TirBlock *blk, bool in_if) {
+  for (int i = 0; i < blk->len; i++) {
+    TirInst *in = blk->insts[i];
+    if (!in_if) choose_tma(P, in);
+    walk_tma(P, &in->body, in_if || in->op == TIR_IF);
+    walk_tma(P, &in->body2, in_if || in->op == TIR_IF);
+    walk_tma(P, &in->cond, in_if || in->op == TIR_IF);
+  }
+}
+
 /* ------------------------------------------------------------ barriers */
 
 typedef struct Hazards {
@@ -899,6 +949,7 @@ Plan *plan_kernel(Arena *a, Diags *d, TirFunc *f, const char *arch, unsigned fla
   assign_layouts(&P);
   walk(&f->body, choose_scratch, &P);
   choose_pipeline(&P, sm90, flags);
+  if (sm90 && (flags & PLAN_TMA) && !(flags & PLAN_NO_ASYNC) && !p->producer) walk_tma(&P, &f->body, false);
 
   Accesses acc = {0};
   collect_accesses(&P, &f->body, &acc);

@@ -62,6 +62,7 @@ typedef struct Emitter {
   bool sync_pending;    /* a planned barrier before a staged load, not yet emitted */
   /* --prefetch (emit_for): loads of the loop being emitted whose words the
    * previous iteration loaded, and those words */
+  int ntma;             /* TMA loads emitted so far: load i waits on tmabar[i] with phase %tmaph<i> */
   const struct TirInst *pf_load[8];
   const char **pf_words[8];
   int npf;
@@ -909,7 +910,51 @@ static void emit_load_elements(Emitter *e, const TirInst *in) {
   }
 }
 
+/* --tma (plan.c, choose_tma): thread 0 issues one tensor copy of the whole
+ * box into the staged buffer, its mbarrier expecting the box's bytes
+ * (elements outside the tensor arrive as zeros and count too), and every
+ * thread waits on the mbarrier's phase. When the runtime could not build
+ * the map for this launch (tmok = 0: a misaligned base or pitch), the
+ * staged pointer path instead. */
+static bool emit_tma_load(Emitter *e, const TirInst *in) {
+  if (!in->plan->tma || e->replay) return false;
+  int m = in->plan->tma - 1, id = e->ntma++, rank = e->p->tmaps[m].rank;
+  const PlanBuf *b = in->plan->buf;
+  int L = new_label(e);
+  const char *use = tmp(e, RC_PRED), *t0 = tmp(e, RC_PRED), *st = tmp(e, RC_B64), *dst = tmp(e, RC_B32),
+             *bar = tmp(e, RC_B32), *done = tmp(e, RC_PRED);
+  out(e, "setp.ne.u32 %s, %%tmok%d, 0;", use, m);
+  out(e, "@!%s bra $Ltmafb%d;", use, L);
+  out(e, "setp.eq.u32 %s, %%tid_, 0;", t0);
+  out(e, "add.u32 %s, %%smem_, %lld;", dst, (long long)b->offset);
+  out(e, "mov.u32 %s, tmabar;", bar);
+  out(e, "add.u32 %s, %s, %d;", bar, bar, 8 * id);
+  char coords[256];
+  size_t n = 0;
+  for (int i = rank - 1; i >= 0; i--) /* innermost first */
+    n += (size_t)snprintf(coords + n, sizeof coords - n, "%s%s", i == rank - 1 ? "" : ", ", reg(e, in->subs[i].start, 0));
+  /* the buffer's bytes were last read through the generic proxy */
+  out(e, "@%s fence.proxy.async.shared::cta;", t0);
+  out(e, "@%s mbarrier.arrive.expect_tx.shared::cta.b64 %s, [%s], %lld;", t0, st, bar, (long long)b->bytes);
+  out(e, "@%s cp.async.bulk.tensor.%dd.shared::cluster.global.mbarrier::complete_tx::bytes [%s], [%%tmap%d, {%s}], [%s];",
+      t0, rank, dst, m, coords, bar);
+  fprintf(e->body, "$Ltmaw%d:\n", L);
+  out(e, "mbarrier.try_wait.parity.shared::cta.b64 %s, [%s], %%tmaph%d;", done, bar, id);
+  out(e, "@!%s bra $Ltmaw%d;", done, L);
+  out(e, "xor.b32 %%tmaph%d, %%tmaph%d, 1;", id, id);
+  out(e, "bra.uni $Ltmadone%d;", L);
+  fprintf(e->body, "$Ltmafb%d:\n", L);
+  if (!emit_stage_rows(e, in)) emit_load_elements(e, in);
+  fprintf(e->body, "$Ltmadone%d:\n", L);
+  return true;
+}
+
 static void emit_load(Emitter *e, const TirInst *in) {
+  if (in->plan->tma && !e->replay) {
+    emit_pending_sync(e);
+    emit_tma_load(e, in);
+    return;
+  }
   if (e->sync_pending && emit_stage_rows(e, in)) return; /* the barrier went between its loads and stores */
   emit_pending_sync(e);
   for (int q = 0; q < e->npf; q++)
@@ -1979,13 +2024,16 @@ bool ptx_emit_kernel(Arena *a, Diags *d, const Plan *p, const char *arch, const 
       first = false;
     }
   }
+  for (int m = 0; m < p->ntmaps; m++) /* after the parameters: each map and whether the runtime built it */
+    fprintf(out_f, ",\n  .param .align 64 .b8 tmap_param%d[128],\n  .param .u32 tmok_param%d", m, m);
   fprintf(out_f, ")\n  .maxntid %d, 1, 1\n", p->launch_threads);
   if (info->min_blocks) fprintf(out_f, "  .minnctapersm %d\n", info->min_blocks);
   if (info->max_regs) fprintf(out_f, "  .maxnreg %d\n", info->max_regs);
   fputs("{\n", out_f);
   if (total > 0) {
     if (info->dynshared) fputs("  .reg .b32 %smem_;\n  mov.u32 %smem_, dsmem;\n", out_f);
-    else fprintf(out_f, "  .shared .align 16 .b8 smem[%lld];\n  .reg .b32 %%smem_;\n  mov.u32 %%smem_, smem;\n", (long long)total);
+    else fprintf(out_f, "  .shared .align %d .b8 smem[%lld];\n  .reg .b32 %%smem_;\n  mov.u32 %%smem_, smem;\n",
+                 p->ntma_loads ? 128 : 16, (long long)total);
   } else {
     fputs("  .reg .b32 %smem_;\n  mov.u32 %smem_, 0;\n", out_f);
   }
@@ -2012,6 +2060,19 @@ bool ptx_emit_kernel(Arena *a, Diags *d, const Plan *p, const char *arch, const 
      * launch attribute both are no-ops. */
     fputs("  griddepcontrol.wait;\n  griddepcontrol.launch_dependents;\n", out_f);
   }
+  for (int m = 0; m < p->ntmaps; m++)
+    fprintf(out_f, "  .reg .b64 %%tmap%d;\n  mov.b64 %%tmap%d, tmap_param%d;\n  cvta.param.u64 %%tmap%d, %%tmap%d;\n"
+                   "  .reg .b32 %%tmok%d;\n  ld.param.u32 %%tmok%d, [tmok_param%d];\n",
+            m, m, m, m, m, m, m, m);
+  if (p->ntma_loads) {
+    /* one mbarrier per TMA load, initialised before any thread waits */
+    fprintf(out_f, "  .shared .align 8 .b64 tmabar[%d];\n  {\n  .reg .pred %%tz;\n  .reg .b32 %%tb;\n"
+                   "  setp.eq.u32 %%tz, %%tid_, 0;\n  mov.u32 %%tb, tmabar;\n", p->ntma_loads);
+    for (int i = 0; i < p->ntma_loads; i++)
+      fprintf(out_f, "  @%%tz mbarrier.init.shared::cta.b64 [%%tb+%d], 1;\n", 8 * i);
+    fputs("  @%tz fence.mbarrier_init.release.cluster;\n  bar.sync 0;\n  }\n", out_f);
+    for (int i = 0; i < p->ntma_loads; i++) fprintf(out_f, "  .reg .b32 %%tmaph%d;\n  mov.u32 %%tmaph%d, 0;\n", i, i);
+  }
   fputs(decls ? decls : "", out_f);
   for (int rc = 0; rc < RC_COUNT; rc++)
     if (e.ntemp[rc]) fprintf(out_f, "  .reg %s %st<%d>;\n", rc_decl[rc], rc_prefix[rc], e.ntemp[rc]);
@@ -2022,7 +2083,7 @@ bool ptx_emit_kernel(Arena *a, Diags *d, const Plan *p, const char *arch, const 
   return true;
 }
 
-void ptx_emit_header(FILE *out, const char *arch, bool any_dynshared) {
+void ptx_emit_header(FILE *out, const char *arch, bool any_dynshared, bool any_tma) {
   fprintf(out, "// Generated by phobosc %s\n.version 8.0\n.target %s\n.address_size 64\n", PHOBOS_VERSION, arch);
-  if (any_dynshared) fputs(".extern .shared .align 16 .b8 dsmem[];\n", out);
+  if (any_dynshared) fprintf(out, ".extern .shared .align %d .b8 dsmem[];\n", any_tma ? 128 : 16);
 }

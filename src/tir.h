@@ -171,6 +171,7 @@ typedef struct PlanBuf {
   int64_t pitch;       /* elements per row in the allocation */
   bool padded;         /* @padstage added 8 elements per row */
   int64_t bytes, offset;
+  int align;           /* bytes: 16, or 128 for a TMA destination */
   int first, last;     /* live range in program positions */
   TirInst *owner;      /* the LOAD or VAR it holds, or the instruction that needs the scratch */
 } PlanBuf;
@@ -184,7 +185,18 @@ typedef struct PlanVal {
   bool dot_fma;                /* TIR_DOT: no tensor-core shape; FMA instead */
   PlanBuf *ring, *mbar;        /* TIR_LOAD under @pipeline: its ring and its loop's mbarriers */
   const char *path;            /* TIR_LOAD in a @pipeline loop: the path it takes and why */
+  int tma;                     /* TIR_LOAD: 1 + its tensor map's index in Plan.tmaps (a TMA copy), else 0 */
 } PlanVal;
+
+/* A tensor map that TMA loads read through (--tma): the runtime builds it
+ * from the tensor argument at launch (cuTensorMapEncodeTiled). */
+typedef struct PlanTmap {
+  int param;                    /* the tensor parameter */
+  int rank;                     /* the tensor's */
+  int64_t box[MAX_TENSOR_RANK]; /* per tensor dim, outermost first: span lengths, 1 for a point */
+  Scalar elem;
+} PlanTmap;
+enum { MAX_TMAPS = 8 };
 
 typedef struct PlanBarrier {
   int pos;          /* the barrier goes before the instruction at this position */
@@ -204,6 +216,9 @@ typedef struct Plan {
   bool producer;   /* the rings are filled by a warp of their own, after the T threads */
   int launch_threads; /* threads, plus 32 with a producer warp */
   bool prefetch;   /* PLAN_PREFETCH: loops load register tiles an iteration ahead */
+  int ntmaps;
+  PlanTmap tmaps[MAX_TMAPS];
+  int ntma_loads;  /* loads that take TMA copies (one mbarrier each) */
 } Plan;
 
 /* Plans the function; returns NULL after reporting an error (over budget). */
@@ -211,8 +226,9 @@ typedef struct Plan {
  * --no-tma); PLAN_PRODUCER_WARP, a ringed loop may get a producer warp
  * (phobosc --producer-warp: slower on the q8 example, so off by default);
  * PLAN_PREFETCH, loops load their register tiles one iteration ahead
- * (phobosc --prefetch, experimental: ptx.c, emit_for). */
-enum { PLAN_NO_ASYNC = 1, PLAN_PRODUCER_WARP = 2, PLAN_PREFETCH = 4 };
+ * (phobosc --prefetch, experimental: ptx.c, emit_for); PLAN_TMA, staged
+ * loads that qualify take TMA tensor copies (phobosc --tma, experimental). */
+enum { PLAN_NO_ASYNC = 1, PLAN_PRODUCER_WARP = 2, PLAN_PREFETCH = 4, PLAN_TMA = 8 };
 Plan *plan_kernel(Arena *a, Diags *d, TirFunc *f, const char *arch, unsigned flags);
 void plan_print(FILE *out, const Plan *p);
 void plan_print_yaml(FILE *out, const Plan *p);

@@ -336,3 +336,52 @@ Test(runtime, integer_scalars_must_fit_their_type) {
   mf_free(&m);
   free(text);
 }
+
+#define TMAP_LINE "    dynamic_shared: false\n    tensormaps:\n    - {param: A, rank: 2, box: [1, 32], dtype: f32, swizzle: none, fill: zero}\n"
+
+Test(runtime, manifest_tensor_maps) {
+  Manifest m = load_ok(replaced("    dynamic_shared: false\n", TMAP_LINE));
+  MfVariant *v = &m.kernels[0].variants[0];
+  cr_assert_eq(v->ntmaps, 1);
+  cr_assert_eq(v->tmaps[0].param, 0);
+  cr_assert_eq(v->tmaps[0].rank, 2);
+  cr_assert_eq(v->tmaps[0].box[0], 1);
+  cr_assert_eq(v->tmaps[0].box[1], 32);
+  cr_assert_eq(v->tmaps[0].dtype, PHOBOS_F32);
+  mf_free(&m);
+  /* what a map may not say */
+  const char *bad[][2] = {
+      {"param: A,", "param: scale,"}, {"param: A,", "param: nope,"}, {"box: [1, 32]", "box: [1, 300]"},
+      {"box: [1, 32]", "box: [32]"},  {"swizzle: none", "swizzle: 128B"}, {"dtype: f32, swizzle", "dtype: i8, swizzle"},
+      {"rank: 2", "rank: 3"},
+  };
+  const char *want[] = {"no tensor parameter", "no tensor parameter", "from 1 to 256", "must list 2 extents",
+                        "swizzle none", "does not match", "does not match"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    char *with = replaced("    dynamic_shared: false\n", TMAP_LINE);
+    char *at = strstr(with, bad[i][0]);
+    cr_assert(at, "%s", bad[i][0]);
+    char text[4096];
+    snprintf(text, sizeof text, "%.*s%s%s", (int)(at - with), with, bad[i][1], at + strlen(bad[i][0]));
+    expect_bad(text, want[i]);
+  }
+}
+
+Test(runtime, compiler_tensor_maps_round_trip) {
+  /* phobosc --tma writes the maps of the staged loads it gives TMA copies */
+  char cmd[4096], path[] = "/tmp/phobos_tma_XXXXXX.yaml";
+  int fd = mkstemps(path, 5);
+  cr_assert(fd >= 0);
+  close(fd);
+  snprintf(cmd, sizeof cmd, "%s --tma --emit=manifest -o %s %s/spec/conformance/sgemm_ragged.ph", getenv("PHOBOSC"), path,
+           getenv("PROJECT_ROOT"));
+  cr_assert_eq(system(cmd), 0, "%s", cmd);
+  char err[1024];
+  Manifest m;
+  cr_assert(mf_load(path, &m, err, sizeof err), "%s", err);
+  MfVariant *v = &m.kernels[0].variants[0];
+  cr_assert_eq(v->ntmaps, 2);
+  cr_assert_eq(v->tmaps[0].rank, 2);
+  mf_free(&m);
+  unlink(path);
+}

@@ -110,6 +110,11 @@ phobos_status phobos_launch_grid(phobos_kernel *k, const phobos_arg *args, int n
 /* The entry name of the variant the last launch used, for reports. */
 const char *phobos_kernel_last_variant(const phobos_kernel *k);
 
+/* The tensor maps the last launch's variant takes (phobosc --tma), and in
+ * *built how many of them the runtime could build for those tensors (the
+ * rest took the pointer path: a misaligned base or row pitch). */
+int phobos_kernel_last_tensor_maps(const phobos_kernel *k, int *built);
+
 /* Argument helpers. */
 phobos_arg phobos_tensor_arg(uint64_t data, phobos_dtype dtype, int rank, const int64_t *shape);
 phobos_arg phobos_int_arg(int64_t v);

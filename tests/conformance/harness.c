@@ -82,7 +82,9 @@ static bool read_consts(Y *y, yaml_node_t *m, Define *out, int *n) {
 static unsigned harness_plan_flags(void) {
   const char *v = getenv("PHOBOS_PRODUCER_WARP");
   const char *f = getenv("PHOBOS_PREFETCH");
-  return (v && strcmp(v, "1") == 0 ? PLAN_PRODUCER_WARP : 0) | (f && strcmp(f, "1") == 0 ? PLAN_PREFETCH : 0);
+  const char *t = getenv("PHOBOS_TMA");
+  return (v && strcmp(v, "1") == 0 ? PLAN_PRODUCER_WARP : 0) | (f && strcmp(f, "1") == 0 ? PLAN_PREFETCH : 0) |
+         (t && strcmp(t, "1") == 0 ? PLAN_TMA : 0);
 }
 
 static uint64_t hash(const char *a, const char *b) {

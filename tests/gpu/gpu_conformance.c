@@ -28,6 +28,7 @@ typedef struct Gpu {
   Arena *arena;
   char dir[64];
   int serial;
+  int tmaps, tmaps_built; /* over every launch: tensor maps taken and built (PHOBOS_TMA=1) */
 } Gpu;
 
 static bool gfail(char *err, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -57,9 +58,10 @@ static bool gpu_begin(void *self, Case *c, Plan **plans, int nplans, const Sourc
   snprintf(yaml_path, sizeof yaml_path, "%s/k%d.yaml", g->dir, g->serial++);
   FILE *pf = fopen(ptx_path, "w");
   if (!pf) return gfail(err, errlen, "cannot write %s", ptx_path);
-  bool dyn = false;
+  bool dyn = false, tma = false;
   for (int i = 0; i < nplans; i++) dyn |= plans[i]->f->info->dynshared;
-  ptx_emit_header(pf, "sm_90a", dyn);
+  for (int i = 0; i < nplans; i++) tma |= plans[i]->ntma_loads > 0;
+  ptx_emit_header(pf, "sm_90a", dyn, tma);
   int64_t *shared = arena_alloc(g->arena, sizeof(int64_t) * (size_t)(nplans + 1));
   char *dbuf = NULL;
   size_t dlen = 0;
@@ -163,6 +165,21 @@ static bool gpu_run(void *self, Case *c, const Plan *p, int index, double **outs
     phobos_status s = rt_launch_variant(k, v, args, &b, NULL, NULL);
     k->explicit_grid = false;
     if (s != PHOBOS_OK) ok = gfail(err, errlen, "launch %s: %s: %s", v->entry, phobos_status_name(s), phobos_last_error(g->ctx));
+    /* with PHOBOS_TMA=1, every map whose tensor has a 16-byte aligned base
+     * and row pitches must be built (else the TMA path would go untested
+     * behind its fallback), and no other */
+    int built, maps = phobos_kernel_last_tensor_maps(k, &built), want = 0;
+    for (int t = 0; t < v->ntmaps; t++) {
+      int q = v->tmaps[t].param;
+      CaseParam *cp = harness_param(c, f->params[q].name);
+      bool fits = front[q] % 16 == 0;
+      int64_t pitch = sema_scalar_bytes(cp->elem);
+      for (int d = cp->rank - 1; d > 0; d--) fits &= (pitch *= cp->dims[d]) % 16 == 0;
+      want += fits;
+    }
+    g->tmaps += maps, g->tmaps_built += built;
+    if (ok && built != want)
+      ok = gfail(err, errlen, "%s: %d of its %d tensor maps were built, %d expected", v->entry, built, maps, want);
   }
   if (ok) {
     CUresult r = g->cu->CtxSynchronize();
@@ -221,6 +238,7 @@ int main(int argc, char **argv) {
     ok ? passed++ : failed++;
     harness_free(&c);
   }
+  if (g.tmaps) printf("# tensor maps: %d built of %d (TMA copies; the rest took the pointer path)\n", g.tmaps_built, g.tmaps);
   printf("1..%d\n# %d passed, %d failed\n", argc - 1, passed, failed);
   phobos_context_destroy(g.ctx);
   return failed ? 1 : 0;

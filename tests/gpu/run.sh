@@ -3,7 +3,8 @@
 #   bash tests/gpu/run.sh BUILD_DIR [--bench [PEERS.py]]
 # Runs the GPU test programs, then again under compute-sanitizer (memcheck),
 # and prints a short table last. Needs no compiler: everything was built here.
-# PHOBOS_PRODUCER_WARP=1 plans the conformance cases as phobosc --producer-warp.
+# PHOBOS_PRODUCER_WARP=1, PHOBOS_PREFETCH=1 and PHOBOS_TMA=1 plan the conformance
+# cases as phobosc --producer-warp, --prefetch and --tma.
 set -uo pipefail
 build=${1:-build}
 out=${OUT:-/tmp}
@@ -20,7 +21,7 @@ run() { # NAME COMMAND...
   local summary=$(grep -E '^# [0-9]+ passed' "$out/$name.log" | tail -1 | sed 's/^# //')
   [ -n "$summary" ] || summary=$(grep -E 'ERROR SUMMARY' "$out/$name.log" | tail -1)
   rows+=("$(printf '%-34s rc=%-3s %6dms  %s' "$name" "$rc" "$(( (t1 - t0) / 1000000 ))" "$summary")")
-  grep -E '^not ok|Bail out|ERROR SUMMARY: [1-9]' "$out/$name.log" | head -20
+  grep -E '^not ok|Bail out|ERROR SUMMARY: [1-9]|^# tensor maps' "$out/$name.log" | head -20
   [ $rc -lt 128 ] || { echo "# $name died by signal $((rc - 128)); its last lines:"; tail -5 "$out/$name.log"; }
   [ $rc -eq 0 ] || status=1
 }
