@@ -244,10 +244,21 @@ static bool parse_tmaps(P *p, yaml_node_t *n, const MfKernel *k, MfVariant *v) {
     if (r != k->params[m->param].rank || m->dtype != k->params[m->param].dtype)
       return bad(p, t, "variant '%s': the tensor map of '%s' does not match the parameter's rank or dtype", v->entry, name);
     m->rank = (int)r;
+    m->split_dim = -1;
+    yaml_node_t *split = get(p, t, "split");
+    if (split) {
+      int64_t sd, si;
+      if (split->type != YAML_SEQUENCE_NODE || count(split) != 2 ||
+          !parse_int(str(N(p, split->data.sequence.items.start[0])), &sd) ||
+          !parse_int(str(N(p, split->data.sequence.items.start[1])), &si) || sd < 0 || sd >= r || si < 1 || r == 5)
+        return bad(p, split, "variant '%s': 'split' is [dim, inner extent] of a tensor of rank 4 or less", v->entry);
+      m->split_dim = (int)sd, m->split_inner = si;
+    }
+    int mr = m->rank + (m->split_dim >= 0);
     yaml_node_t *box = get(p, t, "box");
-    if (!box || box->type != YAML_SEQUENCE_NODE || count(box) != m->rank)
-      return bad(p, box ? box : t, "variant '%s': 'box' must list %d extents", v->entry, m->rank);
-    for (int d = 0; d < m->rank; d++) {
+    if (!box || box->type != YAML_SEQUENCE_NODE || count(box) != mr)
+      return bad(p, box ? box : t, "variant '%s': 'box' must list %d extents", v->entry, mr);
+    for (int d = 0; d < mr; d++) {
       if (!parse_int(str(N(p, box->data.sequence.items.start[d])), &m->box[d]) || m->box[d] < 1 || m->box[d] > 256)
         return bad(p, box, "variant '%s': box extents are integers from 1 to 256", v->entry);
     }

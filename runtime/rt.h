@@ -126,8 +126,10 @@ typedef struct MfGridOp {
 enum { MF_MAX_TMAPS = 8 };
 typedef struct MfTmap {
   int param;                      /* the tensor parameter's index */
-  int rank;
-  int64_t box[PHOBOS_MAX_RANK];   /* per dim, outermost first */
+  int rank;                       /* the tensor's */
+  int split_dim;                  /* -1, or the dim viewed as [extent / split_inner, split_inner] */
+  int64_t split_inner;
+  int64_t box[PHOBOS_MAX_RANK + 1]; /* per map dim (rank + 1 with a split), outermost first */
   phobos_dtype dtype;
 } MfTmap;
 

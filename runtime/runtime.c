@@ -477,21 +477,33 @@ static void pack_tmaps(const CuApi *cu, const MfKernel *k, const MfVariant *v, c
     const MfTmap *m = &v->tmaps[t];
     const phobos_tensor *ts = &args[m->param].tensor;
     CUdeviceptr base = override && override[m->param] ? override[m->param] : ts->data;
-    int eb = mf_dtype_bytes(m->dtype), r = m->rank;
-    unsigned long long dims[PHOBOS_MAX_RANK], strides[PHOBOS_MAX_RANK];
-    unsigned box[PHOBOS_MAX_RANK], estr[PHOBOS_MAX_RANK];
+    int eb = mf_dtype_bytes(m->dtype);
+    /* the map's dims, outermost first: a split dim as [extent / inner, inner] */
+    int64_t shape[PHOBOS_MAX_RANK + 1];
+    int r = 0;
     bool ok = cu->TensorMapEncodeTiled && base % 16 == 0;
+    for (int d = 0; d < m->rank; d++) {
+      if (d == m->split_dim) {
+        ok = ok && ts->shape[d] % m->split_inner == 0;
+        shape[r++] = ts->shape[d] / m->split_inner;
+        shape[r++] = m->split_inner;
+      } else {
+        shape[r++] = ts->shape[d];
+      }
+    }
+    unsigned long long dims[PHOBOS_MAX_RANK + 1], strides[PHOBOS_MAX_RANK + 1];
+    unsigned box[PHOBOS_MAX_RANK + 1], estr[PHOBOS_MAX_RANK + 1];
     unsigned long long pitch = (unsigned long long)eb;
     for (int i = 0; i < r; i++) { /* the driver's order: innermost first */
       int d = r - 1 - i;
-      dims[i] = (unsigned long long)ts->shape[d];
+      dims[i] = (unsigned long long)shape[d];
       box[i] = (unsigned)m->box[d];
       estr[i] = 1;
       if (i) {
         strides[i - 1] = pitch;
         ok = ok && pitch % 16 == 0;
       }
-      pitch *= (unsigned long long)ts->shape[d];
+      pitch *= (unsigned long long)shape[d];
     }
     memset(p->maps[t], 0, sizeof p->maps[t]);
     /* interleave none, swizzle none, L2 promotion 128B, out-of-bounds fill: zeros */

@@ -211,9 +211,16 @@ bool manifest_write(FILE *out, const Source *src, const char *arch, const char *
           ev_map(&m, true, true);
           kv(&m, "param", vf->params[tm->param].name);
           kv_int(&m, "rank", tm->rank);
+          if (tm->split_dim >= 0) { /* pad-and-mask: dim split_dim viewed as [extent / inner, inner] */
+            ev_scalar(&m, "split", false);
+            ev_seq(&m, true, true);
+            ev_int(&m, tm->split_dim);
+            ev_int(&m, tm->split_inner);
+            ev_seq(&m, false, true);
+          }
           ev_scalar(&m, "box", false);
           ev_seq(&m, true, true);
-          for (int d = 0; d < tm->rank; d++) ev_int(&m, tm->box[d]);
+          for (int d = 0; d < tm->rank + (tm->split_dim >= 0); d++) ev_int(&m, tm->box[d]);
           ev_seq(&m, false, true);
           kv(&m, "dtype", sema_scalar_name(tm->elem));
           kv(&m, "swizzle", "none");

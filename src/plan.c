@@ -743,29 +743,72 @@ static void choose_pipeline(Planner *P, bool sm90, unsigned flags) {
  * launches whose tensor the map cannot describe (tmok = 0). */
 static Scalar tma_elem_ok(Scalar s) { return s != S_BOOL; }
 
+/* A span start that is provably x * len: x (an instruction), or with
+ * *konst set a constant x. */
+static bool start_multiple(const TirInst *st, int64_t len, const TirInst **x, int64_t *konst) {
+  *x = NULL;
+  if (st->op == TIR_CONST) {
+    *konst = st->ival / len;
+    return st->ival % len == 0;
+  }
+  if (st->op != TIR_BINARY || st->aux != '*' || st->ty.rank) return false;
+  for (int k = 0; k < 2; k++) {
+    const TirInst *c = st->args[k];
+    if (c->op == TIR_CONST && c->ival == len) {
+      *x = st->args[1 - k];
+      return true;
+    }
+  }
+  return false;
+}
+
 static void choose_tma(Planner *P, TirInst *in) {
   PlanVal *v = in->plan;
   Plan *p = P->p;
-  if (in->op != TIR_LOAD || v->res != RES_SHARED || !v->buf || v->ring || v->slack ||
-      !tma_elem_ok(in->ty.elem) || p->ntmaps == MAX_TMAPS)
+  if (in->op != TIR_LOAD || v->res != RES_SHARED || !v->buf || v->ring || !tma_elem_ok(in->ty.elem) ||
+      p->ntmaps == MAX_TMAPS)
     return;
   const TirParam *tp = &P->f->params[in->aux];
   const PlanBuf *b = v->buf;
-  if (tp->rank > 5 || b->padded || b->pitch != b->dims[b->rank - 1] || b->rank != in->ty.rank) return;
-  PlanTmap m = {.param = in->aux, .rank = tp->rank, .elem = in->ty.elem};
-  int j = 0;
+  if (tp->rank > 5 || b->padded || b->pitch != b->dims[b->rank - 1] || b->rank != in->ty.rank || in->nsubs != tp->rank)
+    return;
+  PlanTmap m = {.param = in->aux, .rank = tp->rank, .elem = in->ty.elem, .split_dim = -1};
+  const TirInst *outer = NULL;
+  int64_t outer_const = 0;
+  int j = 0, md = 0;
   for (int i = 0; i < in->nsubs; i++) {
-    m.box[i] = in->subs[i].point ? 1 : in->subs[i].len;
-    if (!in->subs[i].point && (j >= b->rank || b->dims[j++] != in->subs[i].len)) return;
-    if (m.box[i] < 1 || m.box[i] > 256) return;
+    if (in->subs[i].point) {
+      m.box[md++] = 1;
+      continue;
+    }
+    if (j >= b->rank) return;
+    int64_t len = in->subs[i].len, phys = b->dims[j++];
+    if (phys != len) {
+      /* slack: past the end of a dim of its own, when the start is a
+       * multiple of the span (one such dim, the map's rank at most 5) */
+      if (m.split_dim >= 0 || tp->rank == 5 || !start_multiple(in->subs[i].start, len, &outer, &outer_const)) return;
+      m.split_dim = i, m.split_inner = len;
+      m.box[md++] = 1;
+    }
+    m.box[md++] = phys;
   }
-  if (in->nsubs != tp->rank || (m.box[tp->rank - 1] * sema_scalar_bytes(in->ty.elem)) % 16) return;
+  for (int d = 0; d < md; d++)
+    if (m.box[d] < 1 || m.box[d] > 256) return;
+  if ((m.box[md - 1] * sema_scalar_bytes(in->ty.elem)) % 16) return;
   int idx = -1;
   for (int i = 0; i < p->ntmaps && idx < 0; i++)
-    if (p->tmaps[i].param == m.param && !memcmp(p->tmaps[i].box, m.box, sizeof m.box)) idx = i;
+    if (p->tmaps[i].param == m.param && p->tmaps[i].split_dim == m.split_dim &&
+        p->tmaps[i].split_inner == m.split_inner && !memcmp(p->tmaps[i].box, m.box, sizeof m.box))
+      idx = i;
   if (idx < 0) p->tmaps[idx = p->ntmaps++] = m;
   v->tma = idx + 1;
-  v->path = arena_printf(P->a, "tensor copy (TMA) through map %d, pointer path when the map cannot be built", idx);
+  v->tma_outer = outer, v->tma_outer_const = outer_const;
+  v->path = m.split_dim < 0
+                ? arena_printf(P->a, "tensor copy (TMA) through map %d, pointer path when the map cannot be built", idx)
+                : arena_printf(P->a,
+                               "tensor copy (TMA) through map %d, dim %d viewed as [extent / %lld, %lld] so the "
+                               "slack lies past its end (zero-filled), pointer path when the map cannot be built",
+                               idx, m.split_dim, (long long)m.split_inner, (long long)m.split_inner);
   v->buf->align = 128;
   p->ntma_loads++;
 }

@@ -918,7 +918,8 @@ static void emit_load_elements(Emitter *e, const TirInst *in) {
  * staged pointer path instead. */
 static bool emit_tma_load(Emitter *e, const TirInst *in) {
   if (!in->plan->tma || e->replay) return false;
-  int m = in->plan->tma - 1, id = e->ntma++, rank = e->p->tmaps[m].rank;
+  const PlanTmap *tm = &e->p->tmaps[in->plan->tma - 1];
+  int m = in->plan->tma - 1, id = e->ntma++, rank = tm->rank + (tm->split_dim >= 0);
   const PlanBuf *b = in->plan->buf;
   int L = new_label(e);
   const char *use = tmp(e, RC_PRED), *t0 = tmp(e, RC_PRED), *st = tmp(e, RC_B64), *dst = tmp(e, RC_B32),
@@ -929,10 +930,23 @@ static bool emit_tma_load(Emitter *e, const TirInst *in) {
   out(e, "add.u32 %s, %%smem_, %lld;", dst, (long long)b->offset);
   out(e, "mov.u32 %s, tmabar;", bar);
   out(e, "add.u32 %s, %s, %d;", bar, bar, 8 * id);
+  /* the map's coordinates, outermost first: a split dim's start x * len
+   * is (x, 0) */
+  const char *c[MAX_TENSOR_RANK + 1];
+  int nc = 0;
+  for (int i = 0; i < tm->rank; i++) {
+    if (i == tm->split_dim) {
+      c[nc++] = in->plan->tma_outer ? reg(e, in->plan->tma_outer, 0)
+                                    : arena_printf(e->a, "%lld", (long long)in->plan->tma_outer_const);
+      c[nc++] = "0";
+    } else {
+      c[nc++] = reg(e, in->subs[i].start, 0);
+    }
+  }
   char coords[256];
   size_t n = 0;
-  for (int i = rank - 1; i >= 0; i--) /* innermost first */
-    n += (size_t)snprintf(coords + n, sizeof coords - n, "%s%s", i == rank - 1 ? "" : ", ", reg(e, in->subs[i].start, 0));
+  for (int i = nc - 1; i >= 0; i--) /* innermost first */
+    n += (size_t)snprintf(coords + n, sizeof coords - n, "%s%s", i == nc - 1 ? "" : ", ", c[i]);
   /* the buffer's bytes were last read through the generic proxy */
   out(e, "@%s fence.proxy.async.shared::cta;", t0);
   out(e, "@%s mbarrier.arrive.expect_tx.shared::cta.b64 %s, [%s], %lld;", t0, st, bar, (long long)b->bytes);

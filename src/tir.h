@@ -186,6 +186,8 @@ typedef struct PlanVal {
   PlanBuf *ring, *mbar;        /* TIR_LOAD under @pipeline: its ring and its loop's mbarriers */
   const char *path;            /* TIR_LOAD in a @pipeline loop: the path it takes and why */
   int tma;                     /* TIR_LOAD: 1 + its tensor map's index in Plan.tmaps (a TMA copy), else 0 */
+  const struct TirInst *tma_outer; /* a split span's start is tma_outer * its length: the outer coordinate */
+  int64_t tma_outer_const;         /* ... or this constant, when tma_outer is NULL */
 } PlanVal;
 
 /* A tensor map that TMA loads read through (--tma): the runtime builds it
@@ -193,7 +195,13 @@ typedef struct PlanVal {
 typedef struct PlanTmap {
   int param;                    /* the tensor parameter */
   int rank;                     /* the tensor's */
-  int64_t box[MAX_TENSOR_RANK]; /* per tensor dim, outermost first: span lengths, 1 for a point */
+  /* Pad-and-mask: tensor dim split_dim (or -1) is viewed as [extent / split_inner,
+   * split_inner] (the map's rank is rank + 1), so a span of split_inner elements
+   * padded to a power of two has its slack past the end of its own dim, where the
+   * copy fills zeros (GQA: Q [B, S, HQ, D] as [B, S, HKV, NQ, D]). */
+  int split_dim;
+  int64_t split_inner;
+  int64_t box[MAX_TENSOR_RANK + 1]; /* per map dim, outermost first: span lengths (padded), 1 for a point */
   Scalar elem;
 } PlanTmap;
 enum { MAX_TMAPS = 8 };

@@ -466,6 +466,20 @@ static bool ref_rank4_slices(RefCtx *r) {
 
 /* ---------------------------------------------------------------- ragged */
 
+/* spec/conformance/qload.ph: O = 2Q + 1, R[b, s, h, 0] = the sum of Q[b, s, h, :] */
+static bool ref_qload(RefCtx *r) {
+  CaseParam *Q = ref_param(r, "Q"), *O = harness_param(r->c, "O"), *R = ref_param(r, "R"); /* qload_sum: no O */
+  if (O)
+    for (int64_t k = 0; k < Q->n; k++) O->data[k] = 2 * Q->data[k] + 1;
+  int64_t D = Q->dims[3];
+  for (int64_t k = 0; k < Q->n / D; k++) {
+    double s = 0;
+    for (int64_t d = 0; d < D; d++) s += Q->data[k * D + d];
+    R->data[k] = s;
+  }
+  return true;
+}
+
 /* Y = 2X + 1 */
 static bool ref_ragged_copy(RefCtx *r) {
   CaseParam *X = ref_param(r, "X"), *Y = ref_param(r, "Y");
@@ -656,6 +670,7 @@ const RefEntry harness_refs_more[] = {
     {"rank3_slices", ref_rank3_slices},
     {"rank4_slices", ref_rank4_slices},
     {"ragged_copy", ref_ragged_copy},
+    {"qload", ref_qload},
     {"pipe_nested", ref_pipe_nested},
     {"ragged_load_zero", ref_ragged_load_zero},
     {"npot_tiles", ref_npot_tiles},

@@ -172,9 +172,21 @@ static bool gpu_run(void *self, Case *c, const Plan *p, int index, double **outs
     for (int t = 0; t < v->ntmaps; t++) {
       int q = v->tmaps[t].param;
       CaseParam *cp = harness_param(c, f->params[q].name);
+      const MfTmap *tm = &v->tmaps[t];
       bool fits = front[q] % 16 == 0;
+      int64_t shape[MAX_TENSOR_RANK + 1];
+      int r = 0;
+      for (int d = 0; d < cp->rank; d++) {
+        if (d == tm->split_dim) { /* viewed as [extent / inner, inner] */
+          fits &= cp->dims[d] % tm->split_inner == 0;
+          shape[r++] = cp->dims[d] / tm->split_inner;
+          shape[r++] = tm->split_inner;
+        } else {
+          shape[r++] = cp->dims[d];
+        }
+      }
       int64_t pitch = sema_scalar_bytes(cp->elem);
-      for (int d = cp->rank - 1; d > 0; d--) fits &= (pitch *= cp->dims[d]) % 16 == 0;
+      for (int d = r - 1; d > 0; d--) fits &= (pitch *= shape[d]) % 16 == 0;
       want += fits;
     }
     g->tmaps += maps, g->tmaps_built += built;

@@ -30,7 +30,7 @@ run gpu_conformance "$build/tests/gpu/gpu_conformance" spec/conformance/*.yaml
 [ -x "$build/examples/q8_matvec_host" ] && run q8_matvec_check "$build/examples/q8_matvec_host" "$build/examples"
 if command -v compute-sanitizer >/dev/null; then
   # memcheck and racecheck over a sample: the shipped examples and a few of each kind
-  sample=(spec/conformance/{q8_matvec_seed,q8_matvec_split_ring,q8_matvec_split_ring_misaligned,pipeline_copy,pipeline_unaligned,pipeline_misaligned,pipeline_nested,pipeline_copy_in_if,gqa_nq7_causal,sgemm_ragged,flash_attention,reduce_ragged,dot_rank3,stmt_var_cols,builtin_transpose}.yaml)
+  sample=(spec/conformance/{q8_matvec_seed,q8_matvec_split_ring,q8_matvec_split_ring_misaligned,pipeline_copy,pipeline_unaligned,pipeline_misaligned,pipeline_nested,pipeline_copy_in_if,qload_nq7,qload_sum_nq7_misaligned,gqa_nq7_causal,sgemm_ragged,flash_attention,reduce_ragged,dot_rank3,stmt_var_cols,builtin_transpose}.yaml)
   PHOBOS_GPU_GUARD=0 run gpu_conformance.memcheck compute-sanitizer --tool memcheck --error-exitcode 1 "$build/tests/gpu/gpu_conformance" "${sample[@]}"
   run gpu_conformance.racecheck compute-sanitizer --tool racecheck --error-exitcode 1 "$build/tests/gpu/gpu_conformance" "${sample[@]}"
   # the suite provokes driver errors on purpose (a manifest naming a missing entry): only memory errors count

@@ -1,0 +1,157 @@
+/* qload_bench.c: the memory-bound Q-load tile benchmark of issue 5. The
+ * kernel qload_sum (spec/conformance/qload.ph) reads Q [1, S, HQ, D] f32 as
+ * [BQ, NQ, D] tiles (NQ query heads of one KV head) into shared memory and
+ * writes their sums over D. Two builds of it are timed on the same tensor:
+ * the staged pointer path (phobosc) and TMA tensor copies (phobosc --tma),
+ * whose map views HQ as [HQ / NQ, NQ] when NQ is not a power of two.
+ *
+ *   qload_bench PTR_DIR TMA_DIR S HKV
+ *
+ * Each DIR holds qload.cubin and qload.yaml of the same NQ, D and BQ. Both
+ * results are checked against a double-precision CPU sum (R poisoned with
+ * NaN first); the TMA build must have built its map. Prints one line:
+ * microseconds (median of 51 launches, CUDA events), TB/s of Q read, and the
+ * pointer / TMA time ratio. */
+#include <cuda.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "phobos.h"
+
+#define CK(call)                                                                                 \
+  do {                                                                                           \
+    CUresult r_ = (call);                                                                        \
+    if (r_ != CUDA_SUCCESS) {                                                                    \
+      const char *s_ = NULL;                                                                     \
+      cuGetErrorString(r_, &s_);                                                                 \
+      fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call, s_ ? s_ : "?");       \
+      exit(2);                                                                                   \
+    }                                                                                            \
+  } while (0)
+
+#define PK(call)                                                                                 \
+  do {                                                                                           \
+    phobos_status s_ = (call);                                                                   \
+    if (s_ != PHOBOS_OK) {                                                                       \
+      fprintf(stderr, "%s:%d: %s: %s: %s\n", __FILE__, __LINE__, #call, phobos_status_name(s_),  \
+              phobos_last_error(ctx));                                                           \
+      exit(2);                                                                                   \
+    }                                                                                            \
+  } while (0)
+
+static phobos_context *ctx;
+static unsigned long long rng = 0x9E3779B97F4A7C15ull;
+
+static double uniform(void) {
+  rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+  return (double)(rng >> 11) / 9007199254740992.0;
+}
+
+static int cmpf(const void *a, const void *b) {
+  float x = *(const float *)a, y = *(const float *)b;
+  return x < y ? -1 : x > y;
+}
+
+static int64_t constant(const char *yaml_path, const char *name) {
+  FILE *f = fopen(yaml_path, "r");
+  if (!f) return -1;
+  char line[4096], key[64];
+  snprintf(key, sizeof key, "%s: ", name);
+  int64_t v = -1;
+  while (v < 0 && fgets(line, sizeof line, f)) {
+    char *at = strstr(line, "constants:");
+    char *k = at ? strstr(at, key) : NULL;
+    if (k) v = atoll(k + strlen(key));
+  }
+  fclose(f);
+  return v;
+}
+
+int main(int argc, char **argv) {
+  if (argc != 5) {
+    fprintf(stderr, "usage: qload_bench PTR_DIR TMA_DIR S HKV\n");
+    return 2;
+  }
+  phobos_status st = phobos_context_create(0, &ctx);
+  if (st != PHOBOS_OK) {
+    printf("qload_bench: skipped: %s: %s\n", phobos_status_name(st), phobos_last_error(ctx));
+    phobos_context_destroy(ctx);
+    return 0;
+  }
+  CK(cuInit(0));
+  char path[1024];
+  snprintf(path, sizeof path, "%s/qload.yaml", argv[2]);
+  int64_t NQ = constant(path, "NQ"), D = constant(path, "D"), BQ = constant(path, "BQ");
+  int64_t S = atoll(argv[3]), HKV = atoll(argv[4]), HQ = NQ * HKV;
+  if (NQ < 1 || D < 1 || BQ < 1 || S < 1 || HKV < 1) {
+    fprintf(stderr, "qload_bench: bad constants or sizes (NQ %lld, D %lld, BQ %lld)\n", (long long)NQ, (long long)D,
+            (long long)BQ);
+    return 2;
+  }
+  size_t nq = (size_t)(S * HQ * D), nr = (size_t)(S * HQ);
+  float *hq = malloc(sizeof(float) * nq), *hr = malloc(sizeof(float) * nr);
+  for (size_t i = 0; i < nq; i++) hq[i] = (float)(2 * uniform() - 1);
+  CUdeviceptr q, r;
+  CK(cuMemAlloc(&q, sizeof(float) * nq));
+  CK(cuMemAlloc(&r, sizeof(float) * nr));
+  CK(cuMemcpyHtoD(q, hq, sizeof(float) * nq));
+  phobos_arg args[2] = {phobos_tensor_arg(q, PHOBOS_F32, 4, (int64_t[]){1, S, HQ, D}),
+                        phobos_tensor_arg(r, PHOBOS_F32, 4, (int64_t[]){1, S, HQ, 1})};
+  double us[2];
+  int failures = 0;
+  for (int w = 0; w < 2; w++) {
+    phobos_module *mod;
+    phobos_kernel *k;
+    snprintf(path, sizeof path, "%s/qload.cubin", argv[1 + w]);
+    PK(phobos_module_load(ctx, path, &mod));
+    PK(phobos_kernel_get(mod, "qload_sum", &k));
+    CK(cuMemsetD8(r, 0xff, sizeof(float) * nr)); /* poison: NaN */
+    PK(phobos_launch(k, args, 2, NULL));
+    CK(cuCtxSynchronize());
+    CK(cuMemcpyDtoH(hr, r, sizeof(float) * nr));
+    double maxerr = 0, maxref = 0;
+    int nans = 0;
+    for (size_t row = 0; row < nr; row++) {
+      double ref = 0;
+      for (int64_t d = 0; d < D; d++) ref += hq[row * (size_t)D + (size_t)d];
+      nans += isnan(hr[row]);
+      maxerr = fmax(maxerr, fabs(hr[row] - ref));
+      maxref = fmax(maxref, fabs(ref));
+    }
+    int built, maps = phobos_kernel_last_tensor_maps(k, &built);
+    bool ok = maxerr / maxref < 1e-5 && !nans && (w == 0 ? maps == 0 : maps > 0 && built == maps);
+    if (!ok)
+      printf("qload_bench: %s build wrong: rel err %.2e, %d NaN, %d of %d tensor maps built\n", w ? "TMA" : "pointer",
+             maxerr / maxref, nans, built, maps);
+    failures += !ok;
+    CUevent e0, e1;
+    CK(cuEventCreate(&e0, 0));
+    CK(cuEventCreate(&e1, 0));
+    float t[51];
+    for (int i = 0; i < 5; i++) PK(phobos_launch(k, args, 2, NULL));
+    for (int i = 0; i < 51; i++) {
+      CK(cuEventRecord(e0, NULL));
+      PK(phobos_launch(k, args, 2, NULL));
+      CK(cuEventRecord(e1, NULL));
+      CK(cuEventSynchronize(e1));
+      CK(cuEventElapsedTime(&t[i], e0, e1));
+    }
+    qsort(t, 51, sizeof(float), cmpf);
+    us[w] = t[25] * 1e3;
+    CK(cuEventDestroy(e0));
+    CK(cuEventDestroy(e1));
+  }
+  double bytes = (double)nq * 4 + (double)nr * 4;
+  printf("Q load NQ %lld (tile [%lld, %lld, %lld] f32, S %lld, HQ %lld): pointer %.1f us %.2f TB/s, TMA %.1f us %.2f TB/s, "
+         "TMA speedup %.2fx%s\n",
+         (long long)NQ, (long long)BQ, (long long)NQ, (long long)D, (long long)S, (long long)HQ, us[0],
+         bytes / (us[0] * 1e-6) / 1e12, us[1], bytes / (us[1] * 1e-6) / 1e12, us[0] / us[1], failures ? "  FAIL" : "");
+  CK(cuMemFree(q));
+  CK(cuMemFree(r));
+  free(hq), free(hr);
+  phobos_context_destroy(ctx);
+  return failures ? 1 : 0;
+}
