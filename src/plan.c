@@ -769,9 +769,9 @@ static void choose_tma(Planner *P, TirInst *in) {
       p->ntmaps == MAX_TMAPS)
     return;
   const TirParam *tp = &P->f->params[in->aux];
-  const PlanBuf *b = v->buf;
-  if (tp->rank > 5 || b->padded || b->pitch != b->dims[b->rank - 1] || b->rank != in->ty.rank || in->nsubs != tp->rank)
-    return;
+  PlanBuf *b = v->buf;
+  int64_t dense = b->dims[b->rank - 1];
+  if (tp->rank > 5 || (b->pitch != dense && !b->padded) || b->rank != in->ty.rank || in->nsubs != tp->rank) return;
   PlanTmap m = {.param = in->aux, .rank = tp->rank, .elem = in->ty.elem, .split_dim = -1};
   const TirInst *outer = NULL;
   int64_t outer_const = 0;
@@ -803,6 +803,11 @@ static void choose_tma(Planner *P, TirInst *in) {
   if (idx < 0) p->tmaps[idx = p->ntmaps++] = m;
   v->tma = idx + 1;
   v->tma_outer = outer, v->tma_outer_const = outer_const;
+  if (b->padded) { /* the copy writes rows dense: TMA over @padstage's pitch (swizzle would keep both) */
+    b->bytes = b->bytes / b->pitch * dense;
+    b->pitch = dense;
+    b->padded = false;
+  }
   v->path = m.split_dim < 0
                 ? arena_printf(P->a, "tensor copy (TMA) through map %d, pointer path when the map cannot be built", idx)
                 : arena_printf(P->a,

@@ -143,6 +143,15 @@ run "--emit=ptx without --tma" 0 --emit=ptx "$ragged"
 lacks "no tensor copies by default" out "cp.async.bulk.tensor"
 run "--emit=ptx --tma --arch=sm_80" 0 --emit=ptx --tma --arch=sm_80 "$ragged"
 lacks "--tma on sm_80: none" out "cp.async.bulk.tensor"
+gqa="$PROJECT_ROOT/examples/gqa_attention/gqa_attention.ph"
+for d in 64 128; do
+  run "GQA --tma D=$d" 0 --emit=ptx --tma -D D=$d "$gqa"
+  has "GQA D=$d: Q [BQ, 7, D] by one tensor copy through a rank-5 map" out "cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes"
+  has "GQA D=$d: K and V by tensor copies" out "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes"
+done
+run "GQA --tma plan" 0 --emit=plan --tma "$gqa"
+has "GQA plan: HQ viewed as [HQ / 7, 7]" out "dim 2 viewed as [extent / 7, 7] so the slack lies past its end (zero-filled)"
+lacks "GQA plan: TMA over @padstage for the copied tiles" out "+8 padstage"
 run "--emit=ptx --tma --no-tma" 0 --emit=ptx --tma --no-tma "$ragged"
 lacks "--no-tma wins" out "cp.async.bulk.tensor"
 # @pipeline: rings filled by bulk copies on sm_90a, nothing of it on sm_80
