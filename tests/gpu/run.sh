@@ -4,7 +4,8 @@
 # Runs the GPU test programs, then again under compute-sanitizer (memcheck),
 # and prints a short table last. Needs no compiler: everything was built here.
 # PHOBOS_PRODUCER_WARP=1, PHOBOS_PREFETCH=1 and PHOBOS_TMA=1 plan the conformance
-# cases as phobosc --producer-warp, --prefetch and --tma.
+# cases as phobosc --producer-warp, --prefetch and --tma; the suite runs once
+# plain and once with PHOBOS_TMA=1 (and --bench times the Q load both ways).
 set -uo pipefail
 build=${1:-build}
 out=${OUT:-/tmp}
@@ -37,7 +38,19 @@ if command -v compute-sanitizer >/dev/null; then
   run gpu_runtime.memcheck compute-sanitizer --tool memcheck --leak-check full --report-api-errors no --error-exitcode 1 \
     "$build/tests/gpu/gpu_runtime" "$build/tests/gpu"
 fi
+# the suite again with TMA tensor copies (phobosc --tma): every map that the
+# tensors allow must be built; the sanitizers over the kernels that copy most
+PHOBOS_TMA=1 run gpu_conformance.tma "$build/tests/gpu/gpu_conformance" spec/conformance/*.yaml
+if command -v compute-sanitizer >/dev/null; then
+  tsample=(spec/conformance/{qload_nq7,qload_nq3,qload_sum_nq7_misaligned,gqa_nq7_causal,gqa_nq8_d64,sgemm_ragged,flash_attention}.yaml)
+  PHOBOS_TMA=1 PHOBOS_GPU_GUARD=0 run gpu_conformance.tma.memcheck compute-sanitizer --tool memcheck --error-exitcode 1 \
+    "$build/tests/gpu/gpu_conformance" "${tsample[@]}"
+  PHOBOS_TMA=1 run gpu_conformance.tma.racecheck compute-sanitizer --tool racecheck --error-exitcode 1 \
+    "$build/tests/gpu/gpu_conformance" "${tsample[@]}"
+fi
 if [ "${2:-}" = --bench ]; then
+  # the Q-load tile with and without TMA copies (compiles on this machine: ptxas is here)
+  [ -x "$build/tests/gpu/qload_bench" ] && bash tests/gpu/qload_ab.sh "$build" | tee "$out/qload_ab.log" | grep '^Q load'
   [ -x "$build/examples/q8_matvec_host" ] && "$build/examples/q8_matvec_host" --bench "$build/examples" | tee "$out/q8_bench.log"
   # the peers in the same call: Triton and torch on the same card, same moment
   [ -n "${3:-}" ] && PYTHONUNBUFFERED=1 python3 "$3" > "$out/peers.log" 2>&1 && sed -n '/==== summary/,$p' "$out/peers.log"
