@@ -269,6 +269,7 @@ typedef struct KernelInfo {
   int min_blocks, max_regs; /* 0: not given */
   int pipeline_stages;    /* 0: no @pipeline */
   bool padstage, dynshared;
+  bool no_tma;            /* @no_tma: no asynchronous copies in this kernel (phobosc --no-tma for it alone) */
   int ngrid;
   Node *grid[3];          /* @grid expressions, annotated */
   int naligned;

@@ -1342,12 +1342,12 @@ static void check_block(Sema *s, Node *block) {
 /* ---------------------------------------------------------- attributes */
 
 typedef struct Attrs {
-  Node *launch, *autotune_first, *pipeline, *padstage, *aligned, *dynshared, *grid;
+  Node *launch, *autotune_first, *pipeline, *padstage, *aligned, *dynshared, *grid, *no_tma;
   TuneDim *tune;
   int ntune;
 } Attrs;
 
-static const char *known_attrs[] = {"launch", "autotune", "pipeline", "padstage", "aligned", "dynshared", "grid"};
+static const char *known_attrs[] = {"launch", "autotune", "pipeline", "padstage", "aligned", "dynshared", "grid", "no_tma"};
 
 /* Evaluates an attribute argument that must be an integer constant. */
 static bool attr_int(Sema *s, Node *attr, Node *arg, const char *what, int64_t *out) {
@@ -1445,6 +1445,7 @@ static void collect_attrs(Sema *s, Node *k, Attrs *at) {
                   : strcmp(a->name, "padstage") == 0  ? &at->padstage
                   : strcmp(a->name, "aligned") == 0   ? &at->aligned
                   : strcmp(a->name, "dynshared") == 0 ? &at->dynshared
+                  : strcmp(a->name, "no_tma") == 0    ? &at->no_tma
                                                       : &at->grid;
     if (strcmp(a->name, "autotune") == 0) {
       /* several @autotune lines add up */
@@ -1458,7 +1459,7 @@ static void collect_attrs(Sema *s, Node *k, Attrs *at) {
       continue;
     }
     *slot = a;
-    if ((slot == &at->padstage || slot == &at->dynshared) && a->has_args)
+    if ((slot == &at->padstage || slot == &at->dynshared || slot == &at->no_tma) && a->has_args)
       diag_error(s->d, a->span, "@%s takes no arguments", a->name);
   }
 }
@@ -1665,6 +1666,7 @@ static void fill_info(Sema *s, Attrs *at, KernelInfo *info) {
   }
   info->padstage = at->padstage != NULL;
   info->dynshared = at->dynshared != NULL;
+  info->no_tma = at->no_tma != NULL;
   if (at->grid)
     for (int i = 0; i < at->grid->list.len && i < 3; i++) info->grid[info->ngrid++] = at->grid->list.items[i];
   if (at->aligned)

@@ -644,13 +644,13 @@ static int pipe_loops(Planner *P, TirBlock *blk, int stages, const char **why, c
   return n;
 }
 
-static void mark_no_async(TirBlock *blk) {
+static void mark_no_async(TirBlock *blk, const char *why) {
   for (int i = 0; i < blk->len; i++) {
     TirInst *in = blk->insts[i];
-    mark_no_async(&in->body);
-    mark_no_async(&in->body2);
+    mark_no_async(&in->body, why);
+    mark_no_async(&in->body2, why);
     for (int k = 0; in->op == TIR_FOR && k < in->body.len; k++)
-      if (in->body.insts[k]->op == TIR_LOAD) in->body.insts[k]->plan->path = "plain loads: --no-tma";
+      if (in->body.insts[k]->op == TIR_LOAD) in->body.insts[k]->plan->path = why;
   }
 }
 
@@ -721,8 +721,8 @@ static void choose_pipeline(Planner *P, bool sm90, unsigned flags) {
     return;
   }
   if (!sm90) return; /* sm_80 has no bulk copies: the loads stay plain */
-  if (flags & PLAN_NO_ASYNC) { /* --no-tma: the same kernel on the threads' loads, to compare */
-    mark_no_async(&P->f->body);
+  if ((flags & PLAN_NO_ASYNC) || info->no_tma) { /* the same kernel on the threads' loads, to compare */
+    mark_no_async(&P->f->body, info->no_tma ? "plain loads: @no_tma" : "plain loads: --no-tma");
     return;
   }
   const char *why = NULL;
@@ -997,7 +997,8 @@ Plan *plan_kernel(Arena *a, Diags *d, TirFunc *f, const char *arch, unsigned fla
   assign_layouts(&P);
   walk(&f->body, choose_scratch, &P);
   choose_pipeline(&P, sm90, flags);
-  if (sm90 && (flags & PLAN_TMA) && !(flags & PLAN_NO_ASYNC) && !p->producer) walk_tma(&P, &f->body, false);
+  if (sm90 && (flags & PLAN_TMA) && !(flags & PLAN_NO_ASYNC) && !f->info->no_tma && !p->producer)
+    walk_tma(&P, &f->body, false);
 
   Accesses acc = {0};
   collect_accesses(&P, &f->body, &acc);

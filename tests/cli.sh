@@ -152,6 +152,13 @@ done
 run "GQA --tma plan" 0 --emit=plan --tma "$gqa"
 has "GQA plan: HQ viewed as [HQ / 7, 7]" out "dim 2 viewed as [extent / 7, 7] so the slack lies past its end (zero-filled)"
 lacks "GQA plan: TMA over @padstage for the copied tiles" out "+8 padstage"
+# @no_tma: the per-kernel --no-tma (the same kernel without it takes the copies)
+grep -v '^@no_tma$' "$PROJECT_ROOT/tests/golden/plan/no_tma_pipeline.ph" > "$tmp/with_tma.ph"
+run "without @no_tma" 0 --emit=plan --tma "$tmp/with_tma.ph"
+has "without @no_tma: a ring" out "path: bulk copies into ring"
+has "without @no_tma: a tensor copy" out "path: tensor copy (TMA)"
+run "@no_tma PTX" 0 --emit=ptx --tma "$PROJECT_ROOT/tests/golden/plan/no_tma_pipeline.ph"
+lacks "@no_tma: no bulk or tensor copies" out "cp.async.bulk"
 run "--emit=ptx --tma --no-tma" 0 --emit=ptx --tma --no-tma "$ragged"
 lacks "--no-tma wins" out "cp.async.bulk.tensor"
 # @pipeline: rings filled by bulk copies on sm_90a, nothing of it on sm_80
