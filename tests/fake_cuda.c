@@ -1,0 +1,145 @@
+/* fake_cuda.c: a stand-in for libcuda.so.1, so that the runtime's launch
+ * path runs in CI without a GPU (test_runtime_launch.c points
+ * PHOBOS_LIBCUDA here). It has every entry point the runtime loads, with
+ * the runtime's own view of their types (runtime/rt.h): device memory is
+ * host memory, modules and functions are tokens, events time nothing, and
+ * launches and tensor-map encodings are recorded for the test to read
+ * (fake_cuda_state). Like the driver, the encoder refuses an address or a
+ * stride that is not a multiple of 16 bytes and a box over 256. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fake_cuda.h"
+
+static FakeCuda st;
+
+FakeCuda *fake_cuda_state(void) { return &st; }
+
+void fake_cuda_param_sizes(int n, const int *sizes) {
+  st.nsizes = n < FAKE_MAX_PARAMS ? n : FAKE_MAX_PARAMS;
+  for (int i = 0; i < st.nsizes; i++) st.sizes[i] = sizes[i];
+}
+
+static void copy_params(void **params) {
+  st.nparams = 0;
+  for (int i = 0; params && i < st.nsizes; i++) {
+    int sz = st.sizes[i] <= 128 ? st.sizes[i] : 128;
+    memcpy(st.params[i], params[i], (size_t)sz);
+    st.nparams++;
+  }
+}
+
+int cuInit(unsigned flags) { return (int)flags; }
+int cuDeviceGetCount(int *n) { return *n = 1, 0; }
+int cuDeviceGet(int *d, int ordinal) { return *d = ordinal, 0; }
+int cuDeviceGetAttribute(int *v, int attr, int dev) {
+  (void)dev;
+  switch (attr) {
+  case 1: *v = 1024; break;                /* max threads per block */
+  case 5: *v = 2147483647; break;          /* grid x */
+  case 6: case 7: *v = 65535; break;       /* grid y, z */
+  case 16: *v = 132; break;                /* SMs */
+  case 75: *v = 9; break;                  /* compute capability */
+  case 76: *v = 0; break;
+  case 97: *v = 232448; break;             /* shared memory opt-in */
+  default: *v = 0; break;
+  }
+  return 0;
+}
+int cuDeviceGetName(char *name, int len, int dev) {
+  (void)dev;
+  strncpy(name, "Fake H200", (size_t)len - 1);
+  name[len - 1] = 0;
+  return 0;
+}
+int cuDevicePrimaryCtxRetain(void **ctx, int dev) { return *ctx = (void *)(uintptr_t)(dev + 1), 0; }
+int cuDevicePrimaryCtxRelease_v2(int dev) { return (void)dev, 0; }
+int cuCtxSetCurrent(void *ctx) { return (void)ctx, 0; }
+int cuCtxSynchronize(void) { return 0; }
+int cuModuleLoadData(void **mod, const void *image) { return (void)image, *mod = &st, 0; }
+int cuModuleUnload(void *mod) { return (void)mod, 0; }
+int cuModuleGetFunction(void **fn, void *mod, const char *name) {
+  (void)mod;
+  strncpy(st.function, name, sizeof st.function - 1);
+  *fn = st.function;
+  return 0;
+}
+int cuFuncGetAttribute(int *v, int attr, void *fn) { return (void)attr, (void)fn, *v = 0, 0; }
+int cuFuncSetAttribute(void *fn, int attr, int v) { return (void)fn, (void)attr, (void)v, 0; }
+int cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz, unsigned smem,
+                   void *stream, void **params, void **extra) {
+  (void)fn, (void)by, (void)bz, (void)stream, (void)extra;
+  st.plain_launches++;
+  st.grid[0] = gx, st.grid[1] = gy, st.grid[2] = gz, st.block = bx, st.shared = smem, st.nattrs = 0;
+  copy_params(params);
+  return 0;
+}
+
+/* the runtime's CuLaunchConfig and CuLaunchAttr */
+typedef struct Attr {
+  int id;
+  char pad[4];
+  union {
+    char bytes[64];
+    int allowed;
+  } value;
+} Attr;
+typedef struct Config {
+  unsigned grid[3], block[3], shared_bytes;
+  void *stream;
+  Attr *attrs;
+  unsigned nattrs;
+} Config;
+
+int cuLaunchKernelEx(const Config *c, void *fn, void **params, void **extra) {
+  (void)fn, (void)extra;
+  st.ex_launches++;
+  memcpy(st.grid, c->grid, sizeof st.grid);
+  st.block = c->block[0], st.shared = c->shared_bytes, st.nattrs = (int)c->nattrs;
+  if (c->nattrs) st.attr_id = c->attrs[0].id, st.attr_value = c->attrs[0].value.allowed;
+  copy_params(params);
+  return 0;
+}
+
+int cuTensorMapEncodeTiled(void *map, int dtype, unsigned rank, void *addr, const unsigned long long *dims,
+                           const unsigned long long *strides, const unsigned *box, const unsigned *estr, int interleave,
+                           int swizzle, int l2, int fill) {
+  (void)estr, (void)interleave, (void)swizzle, (void)l2, (void)fill;
+  st.encodes++;
+  st.enc_dtype = dtype, st.enc_rank = rank, st.enc_addr = (uint64_t)(uintptr_t)addr;
+  for (unsigned i = 0; i < rank && i < 6; i++) st.enc_dims[i] = dims[i], st.enc_box[i] = box[i];
+  for (unsigned i = 0; i + 1 < rank && i < 5; i++) st.enc_strides[i] = strides[i];
+  if ((uintptr_t)addr % 16 || rank < 1 || rank > 5) return 1; /* CUDA_ERROR_INVALID_VALUE */
+  for (unsigned i = 0; i + 1 < rank; i++)
+    if (strides[i] % 16) return 1;
+  for (unsigned i = 0; i < rank; i++)
+    if (box[i] < 1 || box[i] > 256) return 1;
+  memset(map, 0xA5, 128); /* something to see in the launch's parameters */
+  return 0;
+}
+
+/* device memory is host memory, 256-byte aligned like the driver's */
+int cuMemAlloc_v2(uint64_t *p, size_t n) {
+  void *m = NULL;
+  if (posix_memalign(&m, 256, n ? n : 1)) return 2; /* CUDA_ERROR_OUT_OF_MEMORY */
+  *p = (uint64_t)(uintptr_t)m;
+  return 0;
+}
+int cuMemFree_v2(uint64_t p) { return free((void *)(uintptr_t)p), 0; }
+int cuMemcpyDtoDAsync_v2(uint64_t d, uint64_t s, size_t n, void *stream) {
+  (void)stream;
+  memcpy((void *)(uintptr_t)d, (const void *)(uintptr_t)s, n);
+  return 0;
+}
+int cuMemcpyHtoD_v2(uint64_t d, const void *s, size_t n) { return memcpy((void *)(uintptr_t)d, s, n), 0; }
+int cuMemcpyDtoH_v2(void *d, uint64_t s, size_t n) { return memcpy(d, (const void *)(uintptr_t)s, n), 0; }
+int cuMemsetD8_v2(uint64_t d, unsigned char v, size_t n) { return memset((void *)(uintptr_t)d, v, n), 0; }
+int cuEventCreate(void **e, unsigned flags) { return (void)flags, *e = &st, 0; }
+int cuEventDestroy_v2(void *e) { return (void)e, 0; }
+int cuEventRecord(void *e, void *s) { return (void)e, (void)s, 0; }
+int cuEventSynchronize(void *e) { return (void)e, 0; }
+int cuEventElapsedTime(float *ms, void *a, void *b) { return (void)a, (void)b, *ms = 0.01f, 0; }
+int cuStreamSynchronize(void *s) { return (void)s, 0; }
+int cuGetErrorName(int r, const char **s) { return *s = r ? "CUDA_ERROR_FAKE" : "CUDA_SUCCESS", 0; }
+int cuGetErrorString(int r, const char **s) { return *s = r ? "refused by the fake driver" : "no error", 0; }

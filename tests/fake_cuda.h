@@ -1,0 +1,29 @@
+/* fake_cuda.h: what the fake driver (fake_cuda.c) records for the tests. */
+#ifndef PHOBOS_FAKE_CUDA_H
+#define PHOBOS_FAKE_CUDA_H
+
+#include <stdint.h>
+
+enum { FAKE_MAX_PARAMS = 64 };
+
+typedef struct FakeCuda {
+  int plain_launches, ex_launches;       /* cuLaunchKernel, cuLaunchKernelEx */
+  unsigned grid[3], block, shared;
+  int nattrs, attr_id, attr_value;       /* cuLaunchKernelEx's first attribute */
+  int nsizes, sizes[FAKE_MAX_PARAMS];    /* what to copy of each parameter (fake_cuda_param_sizes) */
+  int nparams;
+  unsigned char params[FAKE_MAX_PARAMS][128];
+  char function[256];                    /* the last cuModuleGetFunction name */
+  int encodes;                           /* cuTensorMapEncodeTiled: the last call */
+  int enc_dtype;
+  unsigned enc_rank;
+  uint64_t enc_addr;
+  unsigned long long enc_dims[6], enc_strides[5];
+  unsigned enc_box[6];
+} FakeCuda;
+
+FakeCuda *fake_cuda_state(void);
+/* the byte sizes of the next launches' parameters, in order, for the copy */
+void fake_cuda_param_sizes(int n, const int *sizes);
+
+#endif
