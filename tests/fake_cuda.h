@@ -14,6 +14,12 @@ typedef struct FakeCuda {
   int nparams;
   unsigned char params[FAKE_MAX_PARAMS][128];
   char function[256];                    /* the last cuModuleGetFunction name */
+  char names[16][128];                   /* a token per function name */
+  int nnames;
+  const char *launched;                  /* the function of the last launch */
+  int watch;                             /* a parameter (a tensor's pointer) to log at every launch */
+  int nlaunches;                         /* all launches, and the watched parameter at each */
+  uint64_t watched[256];
   int encodes;                           /* cuTensorMapEncodeTiled: the last call */
   int enc_dtype;
   unsigned enc_rank;

@@ -42,16 +42,16 @@ static phobos_kernel *k;
 static FakeCuda *fake;
 
 /* writes k.cubin (an empty CUDA ELF: the fake driver loads anything the
- * runtime's check passes) and k.yaml into a fresh directory */
-static void load(const char *dependent_launch) {
+ * runtime's check passes) and k.yaml (text) into a fresh directory, and
+ * loads kernel `name` from them through the fake driver */
+static void load_text(const char *text, const char *name, int nsizes, const int *sizes) {
   static char dir[] = "/tmp/phobos_fake_XXXXXX";
   cr_assert(mkdtemp(dir));
   char path[256];
   snprintf(path, sizeof path, "%s/k.yaml", dir);
   FILE *f = fopen(path, "w");
   cr_assert(f);
-  const char *at = strstr(manifest, "DL");
-  fprintf(f, "%.*s%s%s", (int)(at - manifest), manifest, dependent_launch, at + 2);
+  fputs(text, f);
   fclose(f);
   unsigned char elf[64] = {0x7f, 'E', 'L', 'F', 2, 1, 1};
   elf[18] = 190; /* EM_CUDA */
@@ -66,16 +66,23 @@ static void load(const char *dependent_launch) {
   cr_assert_eq(phobos_context_create(0, &ctx), PHOBOS_OK, "%s", phobos_last_error(ctx));
   phobos_module *mod;
   cr_assert_eq(phobos_module_load(ctx, path, &mod), PHOBOS_OK, "%s", phobos_last_error(ctx));
-  cr_assert_eq(phobos_kernel_get(mod, "qload_sum", &k), PHOBOS_OK, "%s", phobos_last_error(ctx));
+  cr_assert_eq(phobos_kernel_get(mod, name, &k), PHOBOS_OK, "%s", phobos_last_error(ctx));
   void *lib = dlopen(getenv("FAKE_LIBCUDA"), RTLD_NOW | RTLD_NOLOAD);
   cr_assert(lib, "the runtime did not open the fake driver");
   FakeCuda *(*state)(void) = (FakeCuda * (*)(void)) dlsym(lib, "fake_cuda_state");
-  void (*sizes)(int, const int *) = (void (*)(int, const int *))dlsym(lib, "fake_cuda_param_sizes");
-  cr_assert(state && sizes);
+  void (*set_sizes)(int, const int *) = (void (*)(int, const int *))dlsym(lib, "fake_cuda_param_sizes");
+  cr_assert(state && set_sizes);
   fake = state();
+  set_sizes(nsizes, sizes);
+}
+
+static void load(const char *dependent_launch) {
+  char text[4096];
+  const char *at = strstr(manifest, "DL");
+  snprintf(text, sizeof text, "%.*s%s%s", (int)(at - manifest), manifest, dependent_launch, at + 2);
   /* Q: pointer + 4 extents, R: pointer + 4 extents, then the map and its flag */
   int sz[] = {8, 4, 4, 4, 4, 8, 4, 4, 4, 4, 128, 4};
-  sizes(12, sz);
+  load_text(text, "qload_sum", 12, sz);
 }
 
 static uint64_t alloc(size_t n) {
@@ -169,4 +176,105 @@ Test(launch, dependent_launch_turned_off_by_the_environment) {
   cr_assert_eq(fake->plain_launches, 1);
   cr_assert_eq(fake->ex_launches, 0);
   cr_assert_eq(s32(11), 1, "the maps are built all the same");
+}
+
+/* ------------------------------------------------------------ autotune */
+
+/* two variants of one kernel, Y written */
+static const char *tuned =
+    "phobos_manifest: 1\n"
+    "compiler: phobosc 0.1.0\n"
+    "source: scale.ph\n"
+    "source_hash: fedcba9876543210\n"
+    "arch: sm_90a\n"
+    "cubin: k.cubin\n"
+    "kernels:\n"
+    "- name: scale\n"
+    "  params:\n"
+    "  - {name: X, kind: tensor, dtype: f32, dims: [N], written: false}\n"
+    "  - {name: Y, kind: tensor, dtype: f32, dims: [N], written: true}\n"
+    "  variants:\n"
+    "  - entry: scale__v0\n"
+    "    constants: {T: 128}\n"
+    "    pinned: {}\n"
+    "    grid: [\"N 128 cdiv\"]\n"
+    "    threads: 128\n"
+    "    shared_bytes: 0\n"
+    "    dynamic_shared: false\n"
+    "  - entry: scale__v1\n"
+    "    constants: {T: 256}\n"
+    "    pinned: {}\n"
+    "    grid: [\"N 256 cdiv\"]\n"
+    "    threads: 256\n"
+    "    shared_bytes: 0\n"
+    "    dynamic_shared: false\n";
+
+static char cache_dir[64];
+
+static void load_tuned(void) {
+  strcpy(cache_dir, "/tmp/phobos_cache_XXXXXX");
+  cr_assert(mkdtemp(cache_dir));
+  setenv("PHOBOS_CACHE_DIR", cache_dir, 1);
+  int sz[] = {8, 4, 8, 4};
+  load_text(tuned, "scale", 4, sz);
+  fake->watch = 2; /* Y's pointer */
+}
+
+static phobos_status launch_tuned(uint64_t x, uint64_t y) {
+  phobos_arg a[2] = {phobos_tensor_arg(x, PHOBOS_F32, 1, (int64_t[]){1000}),
+                     phobos_tensor_arg(y, PHOBOS_F32, 1, (int64_t[]){1000})};
+  return phobos_launch(k, a, 2, NULL);
+}
+
+Test(launch, autotune_times_on_scratch_and_keeps_the_faster) {
+  setenv("FAKE_FAST_ENTRY", "scale__v1", 1);
+  load_tuned();
+  uint64_t x = alloc(4000), y = alloc(4000);
+  cr_assert_eq(launch_tuned(x, y), PHOBOS_OK, "%s", phobos_last_error(ctx));
+  cr_assert_str_eq(phobos_kernel_last_variant(k), "scale__v1");
+  int n = fake->nlaunches, mine = 0;
+  cr_assert_gt(n, 2, "each variant timed");
+  for (int i = 0; i < n; i++) mine += fake->watched[i] == y;
+  cr_assert_eq(mine, 1, "the caller's Y is written once, by the winner (%d of %d launches)", mine, n);
+  cr_assert_eq(fake->watched[n - 1], y);
+  cr_assert_eq(fake->grid[0], 4); /* cdiv(1000, 256) */
+  cr_assert_eq(fake->block, 256);
+  /* the same shape again: no timing */
+  cr_assert_eq(launch_tuned(x, y), PHOBOS_OK);
+  cr_assert_eq(fake->nlaunches, n + 1);
+  /* and the choice is in the cache file */
+  char path[128], text[4096] = {0};
+  snprintf(path, sizeof path, "%s/autotune.yaml", cache_dir);
+  FILE *f = fopen(path, "r");
+  cr_assert(f, "no cache file at %s", path);
+  size_t len = fread(text, 1, sizeof text - 1, f);
+  fclose(f);
+  text[len] = 0;
+  cr_assert(strstr(text, "scale__v1"), "%s", text);
+  cr_assert(strstr(text, "N=1000"), "%s", text);
+}
+
+Test(launch, autotune_off_takes_the_first_variant_untimed) {
+  setenv("FAKE_FAST_ENTRY", "scale__v1", 1);
+  setenv("PHOBOS_AUTOTUNE", "0", 1);
+  load_tuned();
+  uint64_t x = alloc(4000), y = alloc(4000);
+  cr_assert_eq(launch_tuned(x, y), PHOBOS_OK, "%s", phobos_last_error(ctx));
+  cr_assert_str_eq(phobos_kernel_last_variant(k), "scale__v0");
+  cr_assert_eq(fake->nlaunches, 1);
+}
+
+Test(launch, a_corrupt_cache_file_is_a_status_not_a_crash) {
+  setenv("FAKE_FAST_ENTRY", "scale__v0", 1);
+  load_tuned();
+  char path[128];
+  snprintf(path, sizeof path, "%s/autotune.yaml", cache_dir);
+  FILE *f = fopen(path, "w");
+  cr_assert(f);
+  fputs("{{{ not: [yaml\n\t\x01", f);
+  fclose(f);
+  uint64_t x = alloc(4000), y = alloc(4000);
+  cr_assert_eq(launch_tuned(x, y), PHOBOS_OK, "%s", phobos_last_error(ctx));
+  cr_assert_eq(phobos_cache_status(ctx), PHOBOS_CACHE_IGNORED);
+  cr_assert_str_eq(phobos_kernel_last_variant(k), "scale__v0");
 }
