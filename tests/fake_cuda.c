@@ -7,7 +7,9 @@
  * (fake_cuda_state). Like the driver, the encoder refuses an address or a
  * stride that is not a multiple of 16 bytes and a box over 256. Events time
  * the last launch: 5 us for the function named by $FAKE_FAST_ENTRY, 10 us
- * for any other (so the autotuner has something to choose). */
+ * for any other (so the autotuner has something to choose). $FAKE_FAIL
+ * names an entry point that then fails with error 999, for the runtime's
+ * error paths. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +17,12 @@
 #include "fake_cuda.h"
 
 static FakeCuda st;
+
+/* $FAKE_FAIL names the entry point that fails */
+static int fails(const char *name) {
+  const char *f = getenv("FAKE_FAIL");
+  return f && !strcmp(f, name) ? 999 : 0;
+}
 
 FakeCuda *fake_cuda_state(void) { return &st; }
 
@@ -61,9 +69,13 @@ int cuDevicePrimaryCtxRetain(void **ctx, int dev) { return *ctx = (void *)(uintp
 int cuDevicePrimaryCtxRelease_v2(int dev) { return (void)dev, 0; }
 int cuCtxSetCurrent(void *ctx) { return (void)ctx, 0; }
 int cuCtxSynchronize(void) { return 0; }
-int cuModuleLoadData(void **mod, const void *image) { return (void)image, *mod = &st, 0; }
+int cuModuleLoadData(void **mod, const void *image) {
+  if (fails("cuModuleLoadData")) return 999;
+  return (void)image, *mod = &st, 0;
+}
 int cuModuleUnload(void *mod) { return (void)mod, 0; }
 int cuModuleGetFunction(void **fn, void *mod, const char *name) {
+  if (fails("cuModuleGetFunction")) return 999;
   (void)mod;
   strncpy(st.function, name, sizeof st.function - 1);
   for (int i = 0; i < st.nnames; i++)
@@ -74,9 +86,13 @@ int cuModuleGetFunction(void **fn, void *mod, const char *name) {
   return 0;
 }
 int cuFuncGetAttribute(int *v, int attr, void *fn) { return (void)attr, (void)fn, *v = 0, 0; }
-int cuFuncSetAttribute(void *fn, int attr, int v) { return (void)fn, (void)attr, (void)v, 0; }
+int cuFuncSetAttribute(void *fn, int attr, int v) {
+  if (fails("cuFuncSetAttribute")) return 999;
+  return (void)fn, (void)attr, (void)v, 0;
+}
 int cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz, unsigned smem,
                    void *stream, void **params, void **extra) {
+  if (fails("cuLaunchKernel")) return 999;
   (void)by, (void)bz, (void)stream, (void)extra;
   st.plain_launches++;
   st.launched = fn;
@@ -102,6 +118,7 @@ typedef struct Config {
 } Config;
 
 int cuLaunchKernelEx(const Config *c, void *fn, void **params, void **extra) {
+  if (fails("cuLaunchKernelEx")) return 999;
   (void)extra;
   st.ex_launches++;
   st.launched = fn;
@@ -115,6 +132,7 @@ int cuLaunchKernelEx(const Config *c, void *fn, void **params, void **extra) {
 int cuTensorMapEncodeTiled(void *map, int dtype, unsigned rank, void *addr, const unsigned long long *dims,
                            const unsigned long long *strides, const unsigned *box, const unsigned *estr, int interleave,
                            int swizzle, int l2, int fill) {
+  if (fails("cuTensorMapEncodeTiled")) return 999;
   (void)estr, (void)interleave, (void)swizzle, (void)l2, (void)fill;
   st.encodes++;
   st.enc_dtype = dtype, st.enc_rank = rank, st.enc_addr = (uint64_t)(uintptr_t)addr;
@@ -131,6 +149,7 @@ int cuTensorMapEncodeTiled(void *map, int dtype, unsigned rank, void *addr, cons
 
 /* device memory is host memory, 256-byte aligned like the driver's */
 int cuMemAlloc_v2(uint64_t *p, size_t n) {
+  if (fails("cuMemAlloc_v2")) return 999;
   void *m = NULL;
   if (posix_memalign(&m, 256, n ? n : 1)) return 2; /* CUDA_ERROR_OUT_OF_MEMORY */
   *p = (uint64_t)(uintptr_t)m;
@@ -147,7 +166,10 @@ int cuMemcpyDtoH_v2(void *d, uint64_t s, size_t n) { return memcpy(d, (const voi
 int cuMemsetD8_v2(uint64_t d, unsigned char v, size_t n) { return memset((void *)(uintptr_t)d, v, n), 0; }
 int cuEventCreate(void **e, unsigned flags) { return (void)flags, *e = &st, 0; }
 int cuEventDestroy_v2(void *e) { return (void)e, 0; }
-int cuEventRecord(void *e, void *s) { return (void)e, (void)s, 0; }
+int cuEventRecord(void *e, void *s) {
+  if (fails("cuEventRecord")) return 999;
+  return (void)e, (void)s, 0;
+}
 int cuEventSynchronize(void *e) { return (void)e, 0; }
 int cuEventElapsedTime(float *ms, void *a, void *b) {
   (void)a, (void)b;

@@ -44,6 +44,27 @@ static FakeCuda *fake;
 /* writes k.cubin (an empty CUDA ELF: the fake driver loads anything the
  * runtime's check passes) and k.yaml (text) into a fresh directory, and
  * loads kernel `name` from them through the fake driver */
+static const char *write_files(const char *text) {
+  static char dir[] = "/tmp/phobos_fake_XXXXXX";
+  static char path[256];
+  cr_assert(mkdtemp(dir));
+  snprintf(path, sizeof path, "%s/k.yaml", dir);
+  FILE *f = fopen(path, "w");
+  cr_assert(f);
+  fputs(text, f);
+  fclose(f);
+  unsigned char elf[64] = {0x7f, 'E', 'L', 'F', 2, 1, 1};
+  elf[18] = 190; /* EM_CUDA */
+  elf[20] = 1;
+  elf[52] = 64;
+  snprintf(path, sizeof path, "%s/k.cubin", dir);
+  f = fopen(path, "wb");
+  cr_assert(f);
+  fwrite(elf, 1, sizeof elf, f);
+  fclose(f);
+  return path;
+}
+
 static void load_text(const char *text, const char *name, int nsizes, const int *sizes) {
   static char dir[] = "/tmp/phobos_fake_XXXXXX";
   cr_assert(mkdtemp(dir));
@@ -277,4 +298,81 @@ Test(launch, a_corrupt_cache_file_is_a_status_not_a_crash) {
   cr_assert_eq(launch_tuned(x, y), PHOBOS_OK, "%s", phobos_last_error(ctx));
   cr_assert_eq(phobos_cache_status(ctx), PHOBOS_CACHE_IGNORED);
   cr_assert_str_eq(phobos_kernel_last_variant(k), "scale__v0");
+}
+
+/* --------------------------------------------------- the driver refuses */
+
+Test(launch, a_module_the_driver_rejects) {
+  setenv("FAKE_FAIL", "cuModuleLoadData", 1);
+  setenv("PHOBOS_LIBCUDA", getenv("FAKE_LIBCUDA"), 1);
+  const char *cubin = write_files(tuned);
+  cr_assert_eq(phobos_context_create(0, &ctx), PHOBOS_OK, "%s", phobos_last_error(ctx));
+  phobos_module *mod;
+  cr_assert_eq(phobos_module_load(ctx, cubin, &mod), PHOBOS_BAD_CUBIN);
+  cr_assert(strstr(phobos_last_error(ctx), "the driver rejected"), "%s", phobos_last_error(ctx));
+  cr_assert(strstr(phobos_last_error(ctx), "CUDA_ERROR_FAKE"), "%s", phobos_last_error(ctx));
+}
+
+Test(launch, a_failed_launch_names_the_call) {
+  setenv("PHOBOS_AUTOTUNE", "0", 1);
+  setenv("FAKE_FAIL", "cuLaunchKernel", 1);
+  load_tuned();
+  uint64_t x = alloc(4000), y = alloc(4000);
+  cr_assert_eq(launch_tuned(x, y), PHOBOS_CUDA_ERROR);
+  cr_assert(strstr(phobos_last_error(ctx), "cuLaunchKernel"), "%s", phobos_last_error(ctx));
+}
+
+Test(launch, a_failed_dependent_launch_names_the_call) {
+  setenv("FAKE_FAIL", "cuLaunchKernelEx", 1);
+  load("true");
+  uint64_t q = alloc(sizeof(float) * 2 * 19 * 14 * 64);
+  cr_assert_eq(launch(q, 19, 14), PHOBOS_CUDA_ERROR);
+  cr_assert(strstr(phobos_last_error(ctx), "cuLaunchKernelEx"), "%s", phobos_last_error(ctx));
+}
+
+Test(launch, an_encoder_that_refuses_means_the_pointer_path) {
+  setenv("FAKE_FAIL", "cuTensorMapEncodeTiled", 1);
+  load("true");
+  uint64_t q = alloc(sizeof(float) * 2 * 19 * 14 * 64);
+  cr_assert_eq(launch(q, 19, 14), PHOBOS_OK, "%s", phobos_last_error(ctx));
+  cr_assert_eq(s32(11), 0);
+  int built;
+  cr_assert_eq(phobos_kernel_last_tensor_maps(k, &built), 1);
+  cr_assert_eq(built, 0);
+}
+
+Test(launch, autotune_scratch_that_cannot_be_allocated) {
+  setenv("FAKE_FAIL", "cuMemAlloc_v2", 1);
+  load_tuned();
+  uint64_t x = alloc(4000), y = alloc(4000);
+  cr_assert_eq(launch_tuned(x, y), PHOBOS_CUDA_ERROR);
+  cr_assert(strstr(phobos_last_error(ctx), "autotune scratch for 'Y' (4000 bytes)"), "%s", phobos_last_error(ctx));
+}
+
+/* text with the first `from` replaced by `to` */
+static void with(const char *text, const char *from, const char *to, char *out, size_t len) {
+  const char *at = strstr(text, from);
+  cr_assert(at, "no '%s'", from);
+  snprintf(out, len, "%.*s%s%s", (int)(at - text), text, to, at + strlen(from));
+}
+
+Test(launch, shared_memory_over_the_device_limit) {
+  char a[4096], b[4096];
+  with(manifest, "shared_bytes: 65536", "shared_bytes: 300000", a, sizeof a);
+  with(a, "DL", "false", b, sizeof b);
+  int sz[] = {8, 4, 4, 4, 4, 8, 4, 4, 4, 4, 128, 4};
+  load_text(b, "qload_sum", 12, sz);
+  uint64_t q = alloc(sizeof(float) * 2 * 19 * 14 * 64);
+  cr_assert_eq(launch(q, 19, 14), PHOBOS_LAUNCH_LIMIT);
+  cr_assert(strstr(phobos_last_error(ctx), "needs 300000 bytes of shared memory; device 0 allows 232448"), "%s",
+            phobos_last_error(ctx));
+  cr_assert_eq(fake->nlaunches, 0);
+}
+
+Test(launch, dynamic_shared_memory_the_driver_refuses) {
+  setenv("FAKE_FAIL", "cuFuncSetAttribute", 1);
+  load("false");
+  uint64_t q = alloc(sizeof(float) * 2 * 19 * 14 * 64);
+  cr_assert_eq(launch(q, 19, 14), PHOBOS_CUDA_ERROR);
+  cr_assert(strstr(phobos_last_error(ctx), "cuFuncSetAttribute"), "%s", phobos_last_error(ctx));
 }
