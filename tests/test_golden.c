@@ -69,14 +69,23 @@ ParameterizedTestParameters(golden, file) {
   return cr_make_param_array(Case, cases, n, free_cases);
 }
 
-/* Reads "-D NAME=VALUE" pairs from a first line "// phobosc: ...". */
-static int read_defines(const char *text, Define *defs, int max) {
+/* Reads "-D NAME=VALUE" pairs and the planner switches (--tma, --no-tma,
+ * --prefetch, --producer-warp) from a first line "// phobosc: ...". */
+static int read_defines(const char *text, Define *defs, int max, DriverOptions *o) {
   const char *tag = "// phobosc:";
   if (strncmp(text, tag, strlen(tag)) != 0) return 0;
   const char *p = text + strlen(tag), *eol = strchr(p, '\n');
   int n = 0;
   while (p < eol && n < max) {
     while (p < eol && *p == ' ') p++;
+    static const char *sw[] = {"--tma", "--no-tma", "--prefetch", "--producer-warp"};
+    bool *on[] = {&o->tma, &o->no_tma, &o->prefetch, &o->producer_warp};
+    bool matched = false;
+    for (int i = 0; i < 4 && !matched; i++) {
+      size_t l = strlen(sw[i]);
+      if (strncmp(p, sw[i], l) == 0 && (p + l == eol || p[l] == ' ')) *on[i] = true, p += l, matched = true;
+    }
+    if (matched) continue;
     if (strncmp(p, "-D ", 3) != 0) break;
     p += 3;
     const char *eq = strchr(p, '='), *end = p;
@@ -113,7 +122,8 @@ ParameterizedTest(Case *c, golden, file) {
   char *text = slurp(ph);
   Define defs[16];
   DriverOptions o = {.input = ph, .arch = "sm_90a", .emit = plan ? EMIT_PLAN : ast ? EMIT_AST : EMIT_CHECK, .plain = true,
-                     .max_errors = 20, .defines = defs, .ndefines = read_defines(text, defs, 16)};
+                     .max_errors = 20, .defines = defs};
+  o.ndefines = read_defines(text, defs, 16, &o);
   char *obuf = NULL, *ebuf = NULL;
   size_t olen = 0, elen = 0;
   FILE *out = open_memstream(&obuf, &olen), *err = open_memstream(&ebuf, &elen);
