@@ -305,6 +305,14 @@ static bool parse_kernel(P *p, yaml_node_t *n, MfKernel *k) {
     if (!parse_variant(p, N(p, variants->data.sequence.items.start[i]), &k->variants[i]) ||
         !parse_tmaps(p, get(p, N(p, variants->data.sequence.items.start[i]), "tensormaps"), k, &k->variants[i]))
       return false;
+  /* the launch packs every parameter into a fixed table (runtime.c,
+   * Params): a tensor takes 1 + rank slots, a scalar 1, a tensor map 2 */
+  int slots = 0;
+  for (int q = 0; q < k->nparams; q++) slots += k->params[q].tensor ? 1 + k->params[q].rank : 1;
+  for (int i = 0; i < k->nvariants; i++)
+    if (slots + 2 * k->variants[i].ntmaps > MF_MAX_SLOTS)
+      return bad(p, n, "kernel '%s' takes %d parameter slots with its tensor maps; this runtime passes at most %d",
+                 k->name, slots + 2 * k->variants[i].ntmaps, MF_MAX_SLOTS);
   /* grid programs may name only dims of this kernel */
   for (int i = 0; i < k->nvariants; i++)
     for (int a = 0; a < k->variants[i].ngrid; a++)

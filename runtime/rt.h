@@ -123,7 +123,7 @@ typedef struct MfGridOp {
 } MfGridOp;
 
 /* A tensor map the entry takes after its parameters (phobosc --tma). */
-enum { MF_MAX_TMAPS = 8 };
+enum { MF_MAX_TMAPS = 8, MF_MAX_SLOTS = 160 /* kernel parameters as launched (runtime.c, Params) */ };
 typedef struct MfTmap {
   int param;                      /* the tensor parameter's index */
   int rank;                       /* the tensor's */

@@ -422,14 +422,14 @@ typedef struct Params {
   _Alignas(64) unsigned char maps[MF_MAX_TMAPS][128]; /* CUtensorMap: 128 bytes, 64-byte aligned */
   uint32_t map_ok[MF_MAX_TMAPS];
   int nbuilt;
-  void *ptrs[160];
+  void *ptrs[MF_MAX_SLOTS]; /* manifest.c keeps every kernel within these */
   union {
     uint64_t u64;
     int32_t s32;
     int64_t s64;
     float f32;
     double f64;
-  } vals[160];
+  } vals[MF_MAX_SLOTS];
   int n;
 } Params;
 
@@ -558,8 +558,10 @@ phobos_status rt_launch_variant(phobos_kernel *k, MfVariant *v, const phobos_arg
                           .stream = stream,
                           .attrs = &attr,
                           .nattrs = 1};
-    CU_CHECK(ctx, ctx->cu->LaunchKernelEx(&cfg, v->fn, p.ptrs, NULL), "cuLaunchKernelEx");
-    return PHOBOS_OK;
+    /* a driver that refuses the attribute still runs the kernel plainly
+     * below (griddepcontrol.wait is then a no-op); a real failure repeats
+     * there and is reported */
+    if (ctx->cu->LaunchKernelEx(&cfg, v->fn, p.ptrs, NULL) == CU_SUCCESS) return PHOBOS_OK;
   }
   CU_CHECK(ctx,
            ctx->cu->LaunchKernel(v->fn, (unsigned)grid[0], (unsigned)grid[1], (unsigned)grid[2], (unsigned)v->threads,

@@ -794,6 +794,9 @@ static void choose_tma(Planner *P, TirInst *in) {
   }
   for (int d = 0; d < md; d++)
     if (m.box[d] < 1 || m.box[d] > 256) return;
+  for (int i = 0; i < in->nsubs; i++) /* a copy's coordinates are 32-bit */
+    if (sema_scalar_bytes(in->subs[i].start->ty.elem) > 4) return;
+  if (outer && sema_scalar_bytes(outer->ty.elem) > 4) return;
   if ((m.box[md - 1] * sema_scalar_bytes(in->ty.elem)) % 16) return;
   int idx = -1;
   for (int i = 0; i < p->ntmaps && idx < 0; i++)

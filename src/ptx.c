@@ -965,7 +965,12 @@ static bool emit_tma_load(Emitter *e, const TirInst *in) {
 
 static void emit_load(Emitter *e, const TirInst *in) {
   if (in->plan->tma && !e->replay) {
-    emit_pending_sync(e);
+    /* Every thread must be past its wait on this load's mbarrier (the
+     * previous round, in a loop) before thread 0 arms it again, or a slow
+     * warp would see the next phase's parity and fall a round behind: a
+     * planned barrier here does that, else one of its own. */
+    if (e->sync_pending) emit_pending_sync(e);
+    else cta_sync_why(e, " // the last round of this copy's mbarrier is over");
     emit_tma_load(e, in);
     return;
   }
@@ -1723,6 +1728,16 @@ static void emit_ring_load(Emitter *e, const TirInst *in) {
   }
 }
 
+/* A store to tensor parameter `param` anywhere in blk. */
+static bool stores_to(const TirBlock *blk, int param) {
+  for (int i = 0; i < blk->len; i++) {
+    const TirInst *x = blk->insts[i];
+    if (x->op == TIR_STORE && x->aux == param) return true;
+    if (stores_to(&x->body, param) || stores_to(&x->body2, param) || stores_to(&x->cond, param)) return true;
+  }
+  return false;
+}
+
 /* --prefetch: a register tile loaded straight into packed words (the
  * vector rows path of emit_load_rows_at) directly in the loop's body, its
  * subscripts computed from the loop value by scalar arithmetic only. */
@@ -1732,6 +1747,7 @@ static bool prefetchable(Emitter *e, const TirInst *loop, const TirInst *in) {
   int spans = 0;
   for (int i = 0; i < in->nsubs; i++) spans += !in->subs[i].point;
   if (e->V < 2 || elem_bytes_mem(in->ty.elem) > 4 || TV % p1 || p1 % e->V || spans != 2) return false;
+  if (stores_to(&loop->body, in->aux)) return false; /* loading ahead would read before this iteration's store */
   const TirInst *one[1] = {in};
   bool *chain = subscript_chains(e, loop, one, 1, false);
   for (int k = 0; k < loop->body.len; k++) {
@@ -2015,6 +2031,9 @@ bool ptx_emit_kernel(Arena *a, Diags *d, const Plan *p, const char *arch, const 
   int64_t total = e.exch_off + e.exch_bytes;
   if (!e.exch_bytes) total = p->shared_bytes;
   *shared_total = total;
+  /* the TMA loads' mbarriers are static shared memory beside it, and the
+   * buffers' 128-byte alignment may pad the dynamic area's start */
+  if (p->ntma_loads) total += 8 * p->ntma_loads + 128;
   if (total > p->shared_limit) {
     diag_error(d, f->info->kernel->span,
                "kernel '%s' needs %lld bytes of shared memory with the backend's exchange area (%lld bytes); the "

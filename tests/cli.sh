@@ -152,6 +152,16 @@ done
 run "GQA --tma plan" 0 --emit=plan --tma "$gqa"
 has "GQA plan: HQ viewed as [HQ / 7, 7]" out "dim 2 viewed as [extent / 7, 7] so the slack lies past its end (zero-filled)"
 lacks "GQA plan: TMA over @padstage for the copied tiles" out "+8 padstage"
+# a copied tile rewritten every iteration and read only after the loop: the
+# planner puts no barrier in the loop, so the copy brings one of its own
+# (every thread past its wait before thread 0 arms the mbarrier again)
+printf '@grid(cdiv(M, 16))\nkernel last(X: tensor<f32>[M, 64], Y: tensor<f32>[M, 64], n: i32) {\n  let s0 = ctx.block.x * 16\n  var x: tile<f32>[16, 64] = 0.0\n  for i in range(0, n, 1) {\n    x = X[s0 + i :+ 16, :]\n  }\n  Y[s0 :+ 16, :] = x\n}\n' > "$tmp/last.ph"
+run "--tma, a copy rewritten in a loop" 0 --emit=ptx --tma "$tmp/last.ph"
+has "its own barrier before the mbarrier is armed again" out "bar.sync 0; // the last round of this copy's mbarrier is over"
+# --prefetch leaves a loop alone when it stores to the tensor it loads ahead
+printf '@grid(1)\nkernel scan(X: tensor<f32>[N, 64]) {\n  for i in range(0, N - 16, 16) {\n    let x = X[i :+ 16, :]\n    X[i + 16 :+ 16, :] = x + 1.0\n  }\n}\n' > "$tmp/scan.ph"
+run "--prefetch over a loop that stores what it loads next" 0 --emit=ptx --prefetch "$tmp/scan.ph"
+lacks "no prefetch across the store" out "\$Lpfk"
 # @no_tma: the per-kernel --no-tma (the same kernel without it takes the copies)
 grep -v '^@no_tma$' "$PROJECT_ROOT/tests/golden/plan/no_tma_pipeline.ph" > "$tmp/with_tma.ph"
 run "without @no_tma" 0 --emit=plan --tma "$tmp/with_tma.ph"

@@ -367,6 +367,21 @@ Test(runtime, manifest_tensor_maps) {
   }
 }
 
+Test(runtime, a_kernel_over_the_parameter_table) {
+  /* 27 rank-5 tensors: 162 slots, over the 160 a launch packs */
+  char text[16384];
+  int n = snprintf(text, sizeof text,
+                   "phobos_manifest: 1\ncompiler: phobosc 0.1.0\nsource: k.ph\nsource_hash: 0123456789abcdef\n"
+                   "arch: sm_90a\ncubin: k.cubin\nkernels:\n- name: many\n  params:\n");
+  for (int i = 0; i < 27; i++)
+    n += snprintf(text + n, sizeof text - (size_t)n,
+                  "  - {name: T%d, kind: tensor, dtype: f32, dims: [1, 2, 3, 4, 5], written: false}\n", i);
+  snprintf(text + n, sizeof text - (size_t)n,
+           "  variants:\n  - entry: many__v0\n    constants: {}\n    pinned: {}\n    grid: []\n    threads: 128\n"
+           "    shared_bytes: 0\n    dynamic_shared: false\n");
+  expect_bad(text, "takes 162 parameter slots with its tensor maps; this runtime passes at most 160");
+}
+
 Test(runtime, compiler_tensor_maps_round_trip) {
   /* phobosc --tma writes the maps of the staged loads it gives TMA copies */
   char cmd[4096], path[] = "/tmp/phobos_tma_XXXXXX.yaml";
