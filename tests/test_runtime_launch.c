@@ -11,7 +11,7 @@
 #include "fake_cuda.h"
 #include "phobos.h"
 
-/* a kernel like spec/conformance/qload.ph's qload_sum under --tma: Q
+/* a kernel like spec/conformance/qload.ph's qload_edges under --tma: Q
  * [B, S, HQ, D] read through a map that views HQ as [HQ / 7, 7] */
 static const char *manifest =
     "phobos_manifest: 1\n"
@@ -21,12 +21,12 @@ static const char *manifest =
     "arch: sm_90a\n"
     "cubin: k.cubin\n"
     "kernels:\n"
-    "- name: qload_sum\n"
+    "- name: qload_edges\n"
     "  params:\n"
     "  - {name: Q, kind: tensor, dtype: f32, dims: [B, S, HQ, D], written: false}\n"
     "  - {name: R, kind: tensor, dtype: f32, dims: [B, S, HQ, 1], written: true}\n"
     "  variants:\n"
-    "  - entry: qload_sum__v0\n"
+    "  - entry: qload_edges__v0\n"
     "    constants: {NQ: 7, D: 64, BQ: 16}\n"
     "    pinned: {D: 64}\n"
     "    grid: [\"S 16 cdiv\", \"HQ 7 /\", \"B\"]\n"
@@ -103,7 +103,7 @@ static void load(const char *dependent_launch) {
   snprintf(text, sizeof text, "%.*s%s%s", (int)(at - manifest), manifest, dependent_launch, at + 2);
   /* Q: pointer + 4 extents, R: pointer + 4 extents, then the map and its flag */
   int sz[] = {8, 4, 4, 4, 4, 8, 4, 4, 4, 4, 128, 4};
-  load_text(text, "qload_sum", 12, sz);
+  load_text(text, "qload_edges", 12, sz);
 }
 
 static uint64_t alloc(size_t n) {
@@ -363,7 +363,7 @@ Test(launch, shared_memory_over_the_device_limit) {
   with(manifest, "shared_bytes: 65536", "shared_bytes: 300000", a, sizeof a);
   with(a, "DL", "false", b, sizeof b);
   int sz[] = {8, 4, 4, 4, 4, 8, 4, 4, 4, 4, 128, 4};
-  load_text(b, "qload_sum", 12, sz);
+  load_text(b, "qload_edges", 12, sz);
   uint64_t q = alloc(sizeof(float) * 2 * 19 * 14 * 64);
   cr_assert_eq(launch(q, 19, 14), PHOBOS_LAUNCH_LIMIT);
   cr_assert(strstr(phobos_last_error(ctx), "needs 300000 bytes of shared memory; device 0 allows 232448"), "%s",

@@ -468,15 +468,22 @@ static bool ref_rank4_slices(RefCtx *r) {
 
 /* spec/conformance/qload.ph: O = 2Q + 1, R[b, s, h, 0] = the sum of Q[b, s, h, :] */
 static bool ref_qload(RefCtx *r) {
-  CaseParam *Q = ref_param(r, "Q"), *O = harness_param(r->c, "O"), *R = ref_param(r, "R"); /* qload_sum: no O */
-  if (O)
-    for (int64_t k = 0; k < Q->n; k++) O->data[k] = 2 * Q->data[k] + 1;
+  CaseParam *Q = ref_param(r, "Q"), *O = ref_param(r, "O"), *R = ref_param(r, "R");
+  for (int64_t k = 0; k < Q->n; k++) O->data[k] = 2 * Q->data[k] + 1;
   int64_t D = Q->dims[3];
   for (int64_t k = 0; k < Q->n / D; k++) {
     double s = 0;
     for (int64_t d = 0; d < D; d++) s += Q->data[k * D + d];
     R->data[k] = s;
   }
+  return true;
+}
+
+/* spec/conformance/qload.ph, qload_edges: R[b, s, h, 0] = Q[b, s, h, 0] + Q[b, s, h, D - 1] */
+static bool ref_qload_edges(RefCtx *r) {
+  CaseParam *Q = ref_param(r, "Q"), *R = ref_param(r, "R");
+  int64_t D = Q->dims[3];
+  for (int64_t k = 0; k < Q->n / D; k++) R->data[k] = Q->data[k * D] + Q->data[k * D + D - 1];
   return true;
 }
 
@@ -671,6 +678,7 @@ const RefEntry harness_refs_more[] = {
     {"rank4_slices", ref_rank4_slices},
     {"ragged_copy", ref_ragged_copy},
     {"qload", ref_qload},
+    {"qload_edges", ref_qload_edges},
     {"pipe_nested", ref_pipe_nested},
     {"ragged_load_zero", ref_ragged_load_zero},
     {"npot_tiles", ref_npot_tiles},

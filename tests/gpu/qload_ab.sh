@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The Q-load tile benchmark of issue 5, in one device call: qload_sum
+# The Q-load tile benchmark of issue 5, in one device call: qload_edges
 # (spec/conformance/qload.ph) built twice, the staged pointer path and TMA
 # tensor copies (phobosc --tma), for NQ 7 and 8 query heads a KV head.
 #   bash tests/gpu/qload_ab.sh BUILD_DIR

@@ -31,7 +31,7 @@ run gpu_conformance "$build/tests/gpu/gpu_conformance" spec/conformance/*.yaml
 [ -x "$build/examples/q8_matvec_host" ] && run q8_matvec_check "$build/examples/q8_matvec_host" "$build/examples"
 if command -v compute-sanitizer >/dev/null; then
   # memcheck and racecheck over a sample: the shipped examples and a few of each kind
-  sample=(spec/conformance/{q8_matvec_seed,q8_matvec_split_ring,q8_matvec_split_ring_misaligned,pipeline_copy,pipeline_unaligned,pipeline_misaligned,pipeline_nested,pipeline_copy_in_if,qload_nq7,qload_sum_nq7_misaligned,gqa_nq7_causal,sgemm_ragged,flash_attention,reduce_ragged,dot_rank3,stmt_var_cols,builtin_transpose}.yaml)
+  sample=(spec/conformance/{q8_matvec_seed,q8_matvec_split_ring,q8_matvec_split_ring_misaligned,pipeline_copy,pipeline_unaligned,pipeline_misaligned,pipeline_nested,pipeline_copy_in_if,qload_nq7,qload_edges_nq7_misaligned,gqa_nq7_causal,sgemm_ragged,flash_attention,reduce_ragged,dot_rank3,stmt_var_cols,builtin_transpose}.yaml)
   PHOBOS_GPU_GUARD=0 run gpu_conformance.memcheck compute-sanitizer --tool memcheck --error-exitcode 1 "$build/tests/gpu/gpu_conformance" "${sample[@]}"
   run gpu_conformance.racecheck compute-sanitizer --tool racecheck --error-exitcode 1 "$build/tests/gpu/gpu_conformance" "${sample[@]}"
   # the suite provokes driver errors on purpose (a manifest naming a missing entry): only memory errors count
@@ -42,7 +42,7 @@ fi
 # tensors allow must be built; the sanitizers over the kernels that copy most
 PHOBOS_TMA=1 run gpu_conformance.tma "$build/tests/gpu/gpu_conformance" spec/conformance/*.yaml
 if command -v compute-sanitizer >/dev/null; then
-  tsample=(spec/conformance/{qload_nq7,qload_nq3,qload_sum_nq7_misaligned,gqa_nq7_causal,gqa_nq8_d64,sgemm_ragged,flash_attention}.yaml)
+  tsample=(spec/conformance/{qload_nq7,qload_nq3,qload_edges_nq7_misaligned,gqa_nq7_causal,gqa_nq8_d64,sgemm_ragged,flash_attention}.yaml)
   PHOBOS_TMA=1 PHOBOS_GPU_GUARD=0 run gpu_conformance.tma.memcheck compute-sanitizer --tool memcheck --error-exitcode 1 \
     "$build/tests/gpu/gpu_conformance" "${tsample[@]}"
   PHOBOS_TMA=1 run gpu_conformance.tma.racecheck compute-sanitizer --tool racecheck --error-exitcode 1 \
