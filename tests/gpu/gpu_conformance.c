@@ -7,7 +7,10 @@
  * the inputs, poisons the outputs, launches each variant and reads back.
  *
  * Usage: gpu_conformance CASE.yaml...   (ptxas: PHOBOS_PTXAS, PATH or
- * /usr/local/cuda/bin). Without a device it prints one skip line. */
+ * /usr/local/cuda/bin). Without a device it prints one skip line.
+ * PHOBOS_TMA=1 plans with phobosc --tma; PHOBOS_COMPARE_PATHS=1 runs each
+ * case on the pointer path and then with TMA copies and requires the same
+ * output bytes (not run on a GPU yet). */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -29,6 +32,11 @@ typedef struct Gpu {
   char dir[64];
   int serial;
   int tmaps, tmaps_built; /* over every launch: tensor maps taken and built (PHOBOS_TMA=1) */
+  /* PHOBOS_COMPARE_PATHS=1: each case runs on the pointer path (record),
+   * then with TMA copies (compare): every output byte must be the same */
+  int compare, nrun;
+  unsigned char *snap[64][CASE_MAX_PARAMS];
+  size_t snap_len[64][CASE_MAX_PARAMS];
 } Gpu;
 
 static bool gfail(char *err, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -128,6 +136,7 @@ static bool gpu_run(void *self, Case *c, const Plan *p, int index, double **outs
   phobos_kernel *k;
   if (phobos_kernel_get(g->mod, f->name, &k) != PHOBOS_OK) return gfail(err, errlen, "%s", phobos_last_error(g->ctx));
   MfVariant *v = &k->mf->variants[index];
+  int slot = g->nrun++; /* this launch's place in the case, for PHOBOS_COMPARE_PATHS */
   phobos_arg args[CASE_MAX_PARAMS];
   CUdeviceptr dev[CASE_MAX_PARAMS] = {0};
   size_t bytes[CASE_MAX_PARAMS] = {0}, front[CASE_MAX_PARAMS] = {0};
@@ -210,7 +219,22 @@ static bool gpu_run(void *self, Case *c, const Plan *p, int index, double **outs
       else if (!guards_intact(h, front[i], bytes[i], &at))
         ok = gfail(err, errlen, "%s wrote outside tensor '%s': byte %lld from its start is 0x%02x, not the guard's 0x%02x",
                    v->entry, cp->name, (long long)at - (long long)front[i], h[at], GUARD_BYTE);
-      else if (harness_is_output(c, cp->name)) {
+      else if (harness_is_output(c, cp->name) && g->compare && slot < 64) {
+        unsigned char *out = h + front[i];
+        if (g->compare == 1) {
+          g->snap[slot][i] = malloc(bytes[i]);
+          memcpy(g->snap[slot][i], out, bytes[i]);
+          g->snap_len[slot][i] = bytes[i];
+        } else if (!g->snap[slot][i] || g->snap_len[slot][i] != bytes[i]) {
+          ok = gfail(err, errlen, "%s: no pointer-path run of '%s' to compare with", v->entry, cp->name);
+        } else {
+          for (size_t j = 0; j < bytes[i] && ok; j++)
+            if (out[j] != g->snap[slot][i][j])
+              ok = gfail(err, errlen, "%s: output '%s' differs from the pointer path's at byte %zu (0x%02x, not 0x%02x)",
+                         v->entry, cp->name, j, out[j], g->snap[slot][i][j]);
+        }
+      }
+      if (ok && harness_is_output(c, cp->name)) {
         double *o = malloc(sizeof(double) * (size_t)cp->n);
         for (int64_t j = 0; j < cp->n; j++) o[j] = interp_decode(h + front[i] + j * sema_scalar_bytes(cp->elem), cp->elem);
         outs[i] = o;
@@ -238,11 +262,27 @@ int main(int argc, char **argv) {
   if (!mkdtemp(g.dir)) return 1;
   Runner r = {.self = &g, .begin = gpu_begin, .run = gpu_run, .end = gpu_end};
   int passed = 0, failed = 0;
+  const char *cmp = getenv("PHOBOS_COMPARE_PATHS");
+  bool compare = cmp && !strcmp(cmp, "1");
   for (int i = 1; i < argc; i++) {
-    Case c;
+    Case c = {0};
     static char err[16384];
     err[0] = 0;
-    bool ok = harness_load(argv[i], &c, err, sizeof err) && harness_run(&c, &r, err, sizeof err);
+    bool ok;
+    if (compare) { /* the pointer path, then TMA copies: the same bytes out */
+      unsetenv("PHOBOS_TMA");
+      g.compare = 1, g.nrun = 0;
+      ok = harness_load(argv[i], &c, err, sizeof err) && harness_run(&c, &r, err, sizeof err);
+      harness_free(&c);
+      memset(&c, 0, sizeof c); /* freed: the one free below is then of nothing, or of the second load */
+      setenv("PHOBOS_TMA", "1", 1);
+      g.compare = 2, g.nrun = 0;
+      ok = ok && harness_load(argv[i], &c, err, sizeof err) && harness_run(&c, &r, err, sizeof err);
+      for (int s = 0; s < 64; s++)
+        for (int q = 0; q < CASE_MAX_PARAMS; q++) free(g.snap[s][q]), g.snap[s][q] = NULL, g.snap_len[s][q] = 0;
+    } else {
+      ok = harness_load(argv[i], &c, err, sizeof err) && harness_run(&c, &r, err, sizeof err);
+    }
     const char *base = strrchr(argv[i], '/');
     printf("%s %d - %s\n", ok ? "ok" : "not ok", i, base ? base + 1 : argv[i]);
     if (!ok)

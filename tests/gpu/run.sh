@@ -41,6 +41,11 @@ fi
 # the suite again with TMA tensor copies (phobosc --tma): every map that the
 # tensors allow must be built; the sanitizers over the kernels that copy most
 PHOBOS_TMA=1 run gpu_conformance.tma "$build/tests/gpu/gpu_conformance" spec/conformance/*.yaml
+# the seed's no-op check, and more: GQA and the Q tile with NQ a power of two
+# (no padding) and not (padded, the slack zero-filled by the copy), each run on
+# the pointer path and then with TMA copies; every output byte must agree
+PHOBOS_COMPARE_PATHS=1 run gpu_conformance.tma_vs_pointer "$build/tests/gpu/gpu_conformance" \
+  spec/conformance/{gqa_nq1_d32,gqa_nq2_d64_causal,gqa_nq4_causal,gqa_nq8_d64,gqa_nq8_d32_causal,gqa_nq7_causal,gqa_nq3_d64,qload_nq8,qload_nq7,sgemm_ragged}.yaml
 if command -v compute-sanitizer >/dev/null; then
   tsample=(spec/conformance/{qload_nq7,qload_nq3,qload_edges_nq7_misaligned,gqa_nq7_causal,gqa_nq8_d64,sgemm_ragged,flash_attention}.yaml)
   PHOBOS_TMA=1 PHOBOS_GPU_GUARD=0 run gpu_conformance.tma.memcheck compute-sanitizer --tool memcheck --error-exitcode 1 \
