@@ -471,8 +471,8 @@ static const int tmap_dtype[] = {
     [PHOBOS_F16] = 6, [PHOBOS_BF16] = 9, [PHOBOS_F32] = 7, [PHOBOS_F64] = 8, [PHOBOS_I8] = 0,
     [PHOBOS_U8] = 0,  [PHOBOS_I32] = 3,  [PHOBOS_I64] = 5, [PHOBOS_BOOL] = 0};
 
-static void pack_tmaps(const CuApi *cu, const MfKernel *k, const MfVariant *v, const phobos_arg *args,
-                       const CUdeviceptr *override, Params *p) {
+static void pack_tmaps(const CuApi *cu, const MfVariant *v, const phobos_arg *args, const CUdeviceptr *override,
+                       Params *p) {
   for (int t = 0; t < v->ntmaps; t++) {
     const MfTmap *m = &v->tmaps[t];
     const phobos_tensor *ts = &args[m->param].tensor;
@@ -515,7 +515,6 @@ static void pack_tmaps(const CuApi *cu, const MfKernel *k, const MfVariant *v, c
     p->ptrs[p->n++] = p->maps[t];
     p->ptrs[p->n++] = &p->map_ok[t];
   }
-  (void)k;
 }
 
 phobos_status rt_launch_variant(phobos_kernel *k, MfVariant *v, const phobos_arg *args, const RtBinding *b,
@@ -545,7 +544,7 @@ phobos_status rt_launch_variant(phobos_kernel *k, MfVariant *v, const phobos_arg
   Params p;
   pack(k->mf, args, override, &p);
   p.nbuilt = 0;
-  pack_tmaps(ctx->cu, k->mf, v, args, override, &p);
+  pack_tmaps(ctx->cu, v, args, override, &p);
   k->last_tmaps = v->ntmaps, k->last_tmaps_built = p.nbuilt;
   CU_CHECK(ctx, ctx->cu->CtxSetCurrent(ctx->cuctx), "cuCtxSetCurrent");
   if (v->dependent_launch && ctx->dependent_launch && ctx->cu->LaunchKernelEx) {

@@ -91,8 +91,11 @@ static void compile_variants(Arena *arena, Diags *d, const Source *src, Node *pr
   size_t ptx_len = 0;
   FILE *pf = open_memstream(&ptx, &ptx_len);
   bool dyn = false, tma = false;
-  for (int i = 0; i < plans.len; i++) dyn |= ((Plan *)plans.items[i])->f->info->dynshared;
-  for (int i = 0; i < plans.len; i++) tma |= ((Plan *)plans.items[i])->ntma_loads > 0;
+  for (int i = 0; i < plans.len; i++) {
+    const Plan *p = plans.items[i];
+    dyn |= p->f->info->dynshared;
+    tma |= p->ntma_loads > 0;
+  }
   ptx_emit_header(pf, arch, dyn, tma);
   int64_t *shared = arena_alloc(arena, sizeof(int64_t) * (size_t)(plans.len + 1));
   for (int i = 0; i < plans.len && !d->errors; i++) {

@@ -95,15 +95,6 @@ static bool postfix(const TirInst *in, char *buf, size_t len, size_t *n) {
   return true;
 }
 
-static bool writes_param(const TirBlock *b, int param) {
-  for (int i = 0; i < b->len; i++) {
-    const TirInst *in = b->insts[i];
-    if (in->op == TIR_STORE && in->aux == param) return true;
-    if (writes_param(&in->body, param) || writes_param(&in->body2, param) || writes_param(&in->cond, param)) return true;
-  }
-  return false;
-}
-
 bool manifest_write(FILE *out, const Source *src, const char *arch, const char *cubin, Plan **plans, int nplans,
                     const int64_t *shared_bytes, char *err, size_t errlen) {
   Em m = {.ok = true};
@@ -147,7 +138,7 @@ bool manifest_write(FILE *out, const Source *src, const char *arch, const char *
         }
         ev_seq(&m, false, true);
         bool written = false;
-        for (int v = i; v < j; v++) written |= writes_param(&plans[v]->f->body, p);
+        for (int v = i; v < j; v++) written |= tir_stores_to(&plans[v]->f->body, p);
         kv(&m, "written", written ? "true" : "false");
       }
       ev_map(&m, false, true);

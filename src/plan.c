@@ -741,8 +741,6 @@ static void choose_pipeline(Planner *P, bool sm90, unsigned flags) {
  * It gets a tensor map (shared by loads of the same tensor and box) and a
  * 128-byte aligned buffer; the backend keeps the pointer path beside it for
  * launches whose tensor the map cannot describe (tmok = 0). */
-static Scalar tma_elem_ok(Scalar s) { return s != S_BOOL; }
-
 /* A span start that is provably x * len: x (an instruction), or with
  * *konst set a constant x. */
 static bool start_multiple(const TirInst *st, int64_t len, const TirInst **x, int64_t *konst) {
@@ -765,7 +763,7 @@ static bool start_multiple(const TirInst *st, int64_t len, const TirInst **x, in
 static void choose_tma(Planner *P, TirInst *in) {
   PlanVal *v = in->plan;
   Plan *p = P->p;
-  if (in->op != TIR_LOAD || v->res != RES_SHARED || !v->buf || v->ring || !tma_elem_ok(in->ty.elem) ||
+  if (in->op != TIR_LOAD || v->res != RES_SHARED || !v->buf || v->ring || in->ty.elem == S_BOOL ||
       p->ntmaps == MAX_TMAPS)
     return;
   const TirParam *tp = &P->f->params[in->aux];

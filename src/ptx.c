@@ -916,8 +916,7 @@ static void emit_load_elements(Emitter *e, const TirInst *in) {
  * thread waits on the mbarrier's phase. When the runtime could not build
  * the map for this launch (tmok = 0: a misaligned base or pitch), the
  * staged pointer path instead. */
-static bool emit_tma_load(Emitter *e, const TirInst *in) {
-  if (!in->plan->tma || e->replay) return false;
+static void emit_tma_load(Emitter *e, const TirInst *in) {
   const PlanTmap *tm = &e->p->tmaps[in->plan->tma - 1];
   int m = in->plan->tma - 1, id = e->ntma++, rank = tm->rank + (tm->split_dim >= 0);
   const PlanBuf *b = in->plan->buf;
@@ -960,7 +959,6 @@ static bool emit_tma_load(Emitter *e, const TirInst *in) {
   fprintf(e->body, "$Ltmafb%d:\n", L);
   if (!emit_stage_rows(e, in)) emit_load_elements(e, in);
   fprintf(e->body, "$Ltmadone%d:\n", L);
-  return true;
 }
 
 static void emit_load(Emitter *e, const TirInst *in) {
@@ -1728,16 +1726,6 @@ static void emit_ring_load(Emitter *e, const TirInst *in) {
   }
 }
 
-/* A store to tensor parameter `param` anywhere in blk. */
-static bool stores_to(const TirBlock *blk, int param) {
-  for (int i = 0; i < blk->len; i++) {
-    const TirInst *x = blk->insts[i];
-    if (x->op == TIR_STORE && x->aux == param) return true;
-    if (stores_to(&x->body, param) || stores_to(&x->body2, param) || stores_to(&x->cond, param)) return true;
-  }
-  return false;
-}
-
 /* --prefetch: a register tile loaded straight into packed words (the
  * vector rows path of emit_load_rows_at) directly in the loop's body, its
  * subscripts computed from the loop value by scalar arithmetic only. */
@@ -1747,7 +1735,7 @@ static bool prefetchable(Emitter *e, const TirInst *loop, const TirInst *in) {
   int spans = 0;
   for (int i = 0; i < in->nsubs; i++) spans += !in->subs[i].point;
   if (e->V < 2 || elem_bytes_mem(in->ty.elem) > 4 || TV % p1 || p1 % e->V || spans != 2) return false;
-  if (stores_to(&loop->body, in->aux)) return false; /* loading ahead would read before this iteration's store */
+  if (tir_stores_to(&loop->body, in->aux)) return false; /* loading ahead would read before this iteration's store */
   const TirInst *one[1] = {in};
   bool *chain = subscript_chains(e, loop, one, 1, false);
   for (int k = 0; k < loop->body.len; k++) {

@@ -21,6 +21,16 @@ int *tir_use_counts(Arena *a, const TirFunc *f) {
   return n;
 }
 
+bool tir_stores_to(const TirBlock *b, int param) {
+  for (int i = 0; i < b->len; i++) {
+    const TirInst *in = b->insts[i];
+    if (in->op == TIR_STORE && in->aux == param) return true;
+    if (tir_stores_to(&in->body, param) || tir_stores_to(&in->body2, param) || tir_stores_to(&in->cond, param))
+      return true;
+  }
+  return false;
+}
+
 bool tir_same_type(const TirType *a, const TirType *b) {
   if (a->elem != b->elem || a->rank != b->rank) return false;
   for (int i = 0; i < a->rank; i++)

@@ -117,6 +117,9 @@ void tir_number(Arena *a, TirFunc *f);
 /* How many instructions read each value (operands, subscript starts, loop
  * conditions), by id; after tir_number. */
 int *tir_use_counts(Arena *a, const TirFunc *f);
+/* Whether a store to tensor parameter `param` lies anywhere in b (nested
+ * blocks included). */
+bool tir_stores_to(const TirBlock *b, int param);
 void tir_print(FILE *out, const TirFunc *f);
 /* Checks the IR's invariants; returns false and reports an internal error
  * through d when one is broken. */

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "fake_cuda.h"
+#include "rt.h" /* CuLaunchConfig: the launch configuration as the runtime passes it */
 
 static FakeCuda st;
 
@@ -101,23 +102,7 @@ int cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
   return 0;
 }
 
-/* the runtime's CuLaunchConfig and CuLaunchAttr */
-typedef struct Attr {
-  int id;
-  char pad[4];
-  union {
-    char bytes[64];
-    int allowed;
-  } value;
-} Attr;
-typedef struct Config {
-  unsigned grid[3], block[3], shared_bytes;
-  void *stream;
-  Attr *attrs;
-  unsigned nattrs;
-} Config;
-
-int cuLaunchKernelEx(const Config *c, void *fn, void **params, void **extra) {
+int cuLaunchKernelEx(const CuLaunchConfig *c, void *fn, void **params, void **extra) {
   if (fails("cuLaunchKernelEx")) return 999;
   (void)extra;
   st.ex_launches++;

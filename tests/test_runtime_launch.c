@@ -65,24 +65,15 @@ static const char *write_files(const char *text) {
   return path;
 }
 
+/* text with the first `from` replaced by `to` */
+static void with(const char *text, const char *from, const char *to, char *out, size_t len) {
+  const char *at = strstr(text, from);
+  cr_assert(at, "no '%s'", from);
+  snprintf(out, len, "%.*s%s%s", (int)(at - text), text, to, at + strlen(from));
+}
+
 static void load_text(const char *text, const char *name, int nsizes, const int *sizes) {
-  static char dir[] = "/tmp/phobos_fake_XXXXXX";
-  cr_assert(mkdtemp(dir));
-  char path[256];
-  snprintf(path, sizeof path, "%s/k.yaml", dir);
-  FILE *f = fopen(path, "w");
-  cr_assert(f);
-  fputs(text, f);
-  fclose(f);
-  unsigned char elf[64] = {0x7f, 'E', 'L', 'F', 2, 1, 1};
-  elf[18] = 190; /* EM_CUDA */
-  elf[20] = 1;
-  elf[52] = 64;
-  snprintf(path, sizeof path, "%s/k.cubin", dir);
-  f = fopen(path, "wb");
-  cr_assert(f);
-  fwrite(elf, 1, sizeof elf, f);
-  fclose(f);
+  const char *path = write_files(text);
   setenv("PHOBOS_LIBCUDA", getenv("FAKE_LIBCUDA"), 1);
   cr_assert_eq(phobos_context_create(0, &ctx), PHOBOS_OK, "%s", phobos_last_error(ctx));
   phobos_module *mod;
@@ -99,8 +90,7 @@ static void load_text(const char *text, const char *name, int nsizes, const int 
 
 static void load(const char *dependent_launch) {
   char text[4096];
-  const char *at = strstr(manifest, "DL");
-  snprintf(text, sizeof text, "%.*s%s%s", (int)(at - manifest), manifest, dependent_launch, at + 2);
+  with(manifest, "DL", dependent_launch, text, sizeof text);
   /* Q: pointer + 4 extents, R: pointer + 4 extents, then the map and its flag */
   int sz[] = {8, 4, 4, 4, 4, 8, 4, 4, 4, 4, 128, 4};
   load_text(text, "qload_edges", 12, sz);
@@ -349,13 +339,6 @@ Test(launch, autotune_scratch_that_cannot_be_allocated) {
   uint64_t x = alloc(4000), y = alloc(4000);
   cr_assert_eq(launch_tuned(x, y), PHOBOS_CUDA_ERROR);
   cr_assert(strstr(phobos_last_error(ctx), "autotune scratch for 'Y' (4000 bytes)"), "%s", phobos_last_error(ctx));
-}
-
-/* text with the first `from` replaced by `to` */
-static void with(const char *text, const char *from, const char *to, char *out, size_t len) {
-  const char *at = strstr(text, from);
-  cr_assert(at, "no '%s'", from);
-  snprintf(out, len, "%.*s%s%s", (int)(at - text), text, to, at + strlen(from));
 }
 
 Test(launch, shared_memory_over_the_device_limit) {
