@@ -445,6 +445,39 @@ static const char *divisor(Emitter *e, const TirInst *in, const TirInst *b, int 
   return operand(e, b, k);
 }
 
+/* Integer a / 2^s or a % 2^s, truncating toward zero as C does, in shifts:
+ * ptxas expands div.s32 by an immediate power of two into the general
+ * reciprocal sequence (about twenty instructions; seen in the q8 split
+ * kernel's loop for k / 32). Negative a is biased by 2^s - 1 first. False
+ * for anything else (not an integer, not a positive power of two). */
+static bool emit_divrem_pow2(Emitter *e, int op, Scalar os, const TirInst *b, const char *d, const char *a) {
+  RegClass rc = rc_of(os);
+  if ((op != '/' && op != '%') || b->op != TIR_CONST || b->ty.rank != 0 || (rc != RC_B32 && rc != RC_B64) ||
+      b->ival <= 0 || (b->ival & (b->ival - 1)))
+    return false;
+  int sh = 0;
+  while ((1LL << sh) < b->ival) sh++;
+  const char *w = rc == RC_B64 ? "64" : "32";
+  int bits = rc == RC_B64 ? 64 : 32;
+  bool sgn = arith_type(os)[0] == 's';
+  const char *t = a;
+  if (sgn && sh) { /* t = a + (a < 0 ? 2^s - 1 : 0) */
+    const char *x = tmp(e, rc);
+    out(e, "shr.s%s %s, %s, %d;", w, x, a, bits - 1);
+    out(e, "shr.u%s %s, %s, %d;", w, x, x, bits - sh);
+    out(e, "add.s%s %s, %s, %s;", w, x, a, x);
+    t = x;
+  }
+  if (op == '/') {
+    out(e, "shr.%s%s %s, %s, %d;", sgn ? "s" : "u", w, d, t, sh);
+  } else {
+    const char *m = tmp(e, rc);
+    out(e, "and.b%s %s, %s, %lld;", w, m, t, (long long)~(b->ival - 1));
+    out(e, "sub.%s%s %s, %s, %s;", sgn ? "s" : "u", w, d, a, m);
+  }
+  return true;
+}
+
 static void emit_binary(Emitter *e, const TirInst *in) {
   Scalar os = in->args[0]->ty.elem;
   const char *opn = ast_op_name(in->aux);
@@ -481,6 +514,10 @@ static void emit_binary(Emitter *e, const TirInst *in) {
       out(e, "setp.lt.%s %s, %s, 0;", t, p, a);
       out(e, "selp.%s %s, %s, %s, %s;", rc_of(os) == RC_B64 ? "b64" : "b32", q, a, q, p);
       out(e, "div.%s %s, %s, %s;", t, d, q, b);
+      continue;
+    }
+    if (emit_divrem_pow2(e, in->aux, os, in->args[1], d, a)) {
+      round_reg(e, in->ty.elem, d);
       continue;
     }
     const char *op = ptx_binop(e, in, os);
@@ -758,20 +795,33 @@ static bool emit_load_rows_at(Emitter *e, const TirInst *in, const char **words,
     out(e, "and.pred %s, %s, %s;", vq, vp, colok[V - 1]);
     int nw = (V * eb + 3) / 4, rows = nk / V;
     const char **w = words ? words : arena_alloc(e->a, sizeof(char *) * (size_t)(rows * nw));
+    /* words of rows past the physical tile are zero on every path; the
+     * others only where a path may leave them unloaded (the fast path loads
+     * them all, and zeroing them ahead of it cost a CS2R per two words) */
     for (int i = 0; i < rows * nw; i++) {
       if (!words) w[i] = tmp(e, RC_B32);
-      out(e, "mov.b32 %s, 0;", w[i]);
+      if ((int64_t)(i / nw) * rpr >= p0) out(e, "mov.b32 %s, 0;", w[i]);
     }
     /* every row inside too (the common case away from the tensor's
-     * ends): the vector loads need no predicate */
+     * ends): the vector loads need no predicate. (Forming each row's
+     * address as mad.wide.u32 of a 32-bit step from the first row's does
+     * not save the 64-bit add: ptxas hoists the 32 products out of the loop
+     * into 64 registers and adds them in the loop as before.) */
     int64_t last = (p0 - 1) / rpr * rpr; /* this thread's last row, less r0 */
     const char *ar = tmp(e, RC_PRED), *ag = tmp(e, RC_PRED);
     out(e, "setp.gt.and.s32 %s, %s, %lld, %s;", ar, lim, (long long)last, vq);
     out(e, "setp.ge.and.s32 %s, %s, 0, %s;", ag, g[i0], ar);
     for (int pass = 0; pass < 3; pass++) {
-      if (pass == 0) out(e, "@!%s bra $Lldrow%d;", ag, L);
-      else if (pass == 1) fprintf(e->body, "$Lldrow%d:\n  @!%s bra $Lldel%d;\n", L, vq, L);
-      else fprintf(e->body, "$Lldel%d:\n", L);
+      if (pass == 0) {
+        out(e, "@!%s bra $Lldrow%d;", ag, L);
+      } else if (pass == 1) {
+        fprintf(e->body, "$Lldrow%d:\n", L);
+        for (int i = 0; i < rows * nw; i++)
+          if ((int64_t)(i / nw) * rpr < p0) out(e, "mov.b32 %s, 0;", w[i]);
+        out(e, "@!%s bra $Lldel%d;", vq, L);
+      } else {
+        fprintf(e->body, "$Lldel%d:\n", L);
+      }
       out(e, "mov.b64 %s, %s;", ad, ad0);
       for (int j = 0; j < rows; j++) {
         int64_t row = (int64_t)j * rpr;

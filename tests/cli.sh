@@ -102,7 +102,8 @@ has "chunks of 4 per thread" out "mul.lo.u32 %tidv_, %tid_, 4;"
 has "a weight row is one 4-byte load" out "ld.global.b32"
 has "bytes to floats from the packed words" out "prmt.b32"
 has "the scale row is one 16-byte load" out "ld.global.v4.b32"
-has "division by a constant takes an immediate" out "div.s32 %rv27_0, %rv22_0, 32;"
+if grep -qE 'shr\.s32 %rv27_0, %rt[0-9]+, 5;' "$tmp/out"; then ok "division by a power-of-two constant takes shifts"; else not_ok "division by a power-of-two constant takes shifts" out "no shr.s32 %rv27_0, ..., 5"; fi
+lacks "no division left in the loop for k / 32" out "div.s32 %rv27_0"
 # the barrier planned before the activations' staging waits after their
 # global load: in the loop, the 16-byte load of A comes before both barriers
 awk '/^.visible .entry q8_matvec_split__v1/,/^}/' "$tmp/out" | sed -n '/^\$Lfor0:/,/^\$Lend0:/p' | grep -E 'ld.global.v4.b32|bar.sync' | tr -s ' ' > "$tmp/order"

@@ -29,6 +29,27 @@ kernel int_arith(A: tensor<i32>[M, 12], B: tensor<i32>[M, 12], Y: tensor<i32>[M,
   Y[r0 :+ 5, :, 4] = a % d
 }
 
+// / and % by constants, on i32 and i64 of both signs: powers of two (the
+// backend shifts, biasing negative dividends so they still truncate toward
+// zero), 1, and a divisor that is not a power of two (multiply-high).
+@grid(cdiv(M, 5))
+kernel int_divrem_const(A: tensor<i32>[M, 12], L: tensor<i64>[M, 12], Y: tensor<i32>[M, 12, 6],
+                        Z: tensor<i64>[M, 12, 4]) {
+  let r0 = ctx.block.x * 5
+  let a = A[r0 :+ 5, :]
+  let l = L[r0 :+ 5, :]
+  Y[r0 :+ 5, :, 0] = a / 8
+  Y[r0 :+ 5, :, 1] = a % 8
+  Y[r0 :+ 5, :, 2] = a / 1
+  Y[r0 :+ 5, :, 3] = a % 1
+  Y[r0 :+ 5, :, 4] = a / 6
+  Y[r0 :+ 5, :, 5] = a % 32
+  Z[r0 :+ 5, :, 0] = l / 1024
+  Z[r0 :+ 5, :, 1] = l % 1024
+  Z[r0 :+ 5, :, 2] = l / 2
+  Z[r0 :+ 5, :, 3] = l % 6
+}
+
 // Float + - * / in f16: each result is rounded to f16.
 @grid(cdiv(M, 5))
 kernel f16_arith(A: tensor<f16>[M, 12], B: tensor<f16>[M, 12], Y: tensor<f16>[M, 12, 4]) {

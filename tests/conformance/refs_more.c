@@ -358,6 +358,19 @@ static bool ref_int_arith(RefCtx *r) {
   return true;
 }
 
+/* Y = a/8, a%8, a/1, a%1, a/6, a%32; Z = l/1024, l%1024, l/2, l%6 (C: toward zero) */
+static bool ref_int_divrem_const(RefCtx *r) {
+  CaseParam *A = ref_param(r, "A"), *L = ref_param(r, "L"), *Y = ref_param(r, "Y"), *Z = ref_param(r, "Z");
+  for (int64_t k = 0; k < A->n; k++) {
+    int64_t a = (int64_t)A->data[k], l = (int64_t)L->data[k];
+    double *y = &Y->data[k * 6], *z = &Z->data[k * 4];
+    y[0] = (double)(a / 8), y[1] = (double)(a % 8), y[2] = (double)(a / 1);
+    y[3] = (double)(a % 1), y[4] = (double)(a / 6), y[5] = (double)(a % 32);
+    z[0] = (double)(l / 1024), z[1] = (double)(l % 1024), z[2] = (double)(l / 2), z[3] = (double)(l % 6);
+  }
+  return true;
+}
+
 /* Y[.., 0..3] = a + b, a - b, a * b, a / b, each rounded to f16 */
 static bool ref_f16_arith(RefCtx *r) {
   CaseParam *A = ref_param(r, "A"), *B = ref_param(r, "B"), *Y = ref_param(r, "Y");
@@ -668,6 +681,7 @@ const RefEntry harness_refs_more[] = {
     {"int_to_other", ref_int_to_other},
     {"unary_ops", ref_unary_ops},
     {"int_arith", ref_int_arith},
+    {"int_divrem_const", ref_int_divrem_const},
     {"f16_arith", ref_f16_arith},
     {"bit_ops", ref_bit_ops},
     {"compare_logic", ref_compare_logic},
