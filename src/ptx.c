@@ -1258,10 +1258,188 @@ static bool emit_dot_columns(Emitter *e, const TirInst *in) {
   return true;
 }
 
+/* ----------------------------------------------- tensor-core dot (mma) */
+
+/* Folded rows of a value: the product of its physical dims but the last. */
+static int64_t folded_rows(const TirInst *x) {
+  int64_t n = 1;
+  for (int i = 0; i + 1 < x->ty.rank; i++) n *= x->plan->phys[i];
+  return n;
+}
+
+/* An operand the mma path can read with ldmatrix where it already is: a
+ * staged 16-bit buffer laid out as the value's physical shape, with rows
+ * on 16-byte boundaries. */
+static bool mma_direct(const TirInst *x) {
+  const PlanBuf *b = x->plan->res == RES_SHARED ? x->plan->buf : NULL;
+  if (!b || b->elem != x->ty.elem || b->rank != x->ty.rank || (b->pitch * 2) % 16 || b->offset % 16) return false;
+  for (int i = 0; i < b->rank; i++)
+    if (b->dims[i] != x->plan->phys[i]) return false;
+  return true;
+}
+
+/* Copies an operand held in registers (or anywhere operand() reads) into
+ * the exchange area at `at` as 16-bit elements, row-major over its folded
+ * rows, `pitch` elements a row: the layout ldmatrix reads. f16 and bf16
+ * values are held exactly in f32 registers, so the narrowing is exact. */
+static void mma_copy(Emitter *e, const TirInst *x, int64_t at, int64_t pitch) {
+  int64_t cols = x->plan->phys[x->ty.rank - 1], elems = phys_elems(x);
+  for (int k = 0; k < nregs(e, x); k++) {
+    const char *r = operand(e, x, k), *fl = flat_index(e, k), *pr = tmp(e, RC_PRED);
+    const char *row = tmp(e, RC_B32), *col = tmp(e, RC_B32), *ad = tmp(e, RC_B32), *h = tmp(e, RC_B32);
+    out(e, "setp.lt.u32 %s, %s, %lld;", pr, fl, (long long)elems);
+    out(e, "shr.u32 %s, %s, %d;", row, fl, log2i(cols));
+    out(e, "and.b32 %s, %s, %lld;", col, fl, (long long)(cols - 1));
+    out(e, "mad.lo.u32 %s, %s, %lld, %s;", ad, row, (long long)pitch, col);
+    out(e, "mad.lo.u32 %s, %s, 2, %%smem_;", ad, ad);
+    if (x->ty.elem == S_F16) {
+      out(e, "{ .reg .b16 %%hs; cvt.rn.f16.f32 %%hs, %s; cvt.u32.u16 %s, %%hs; }", r, h);
+    } else {
+      out(e, "mov.b32 %s, %s;", h, r);
+      out(e, "shr.u32 %s, %s, 16;", h, h);
+    }
+    out(e, "@%s st.shared.u16 [%s+%lld], %s;", pr, ad, (long long)(e->exch_off + at), h);
+  }
+}
+
+/* dot and dot_t of f16 or bf16 operands into f32 on the tensor cores:
+ * mma.sync.m16n8k16 with operands from shared memory through ldmatrix
+ * (.trans for dot's [K, N] b). Staged operands are read where they are;
+ * operands in registers are first copied into the exchange area as 16-bit
+ * rows padded by 8 elements (16 bytes), so that the eight rows of an
+ * ldmatrix matrix fall in different banks. Each warp takes output tiles of
+ * 16 rows by 16 (or 8) columns in turn, the whole logical K unrolled; the
+ * accumulators then go through the exchange area into the flat layout the
+ * rest of the backend uses (one shared round trip, against two shared
+ * loads per FMA on the FMA path). False, for the FMA path, when the shapes
+ * do not fit: K not a multiple of 16, operand and result shapes that
+ * disagree, a threads count that is not whole warps. */
+static bool emit_dot_mma(Emitter *e, const TirInst *in) {
+  const TirInst *a = in->args[0], *b = in->args[1];
+  bool tr = in->aux; /* dot_t: b is [N, K] */
+  int r = in->ty.rank;
+  if (in->plan->dot_fma || in->ty.elem != S_F32 || a->ty.elem != b->ty.elem ||
+      (a->ty.elem != S_F16 && a->ty.elem != S_BF16) || b->ty.rank != 2 || a->ty.rank != r || r < 2 || e->T % 32 ||
+      a->op == TIR_SPLAT || b->op == TIR_SPLAT)
+    return false;
+  int64_t K = a->ty.dims[a->ty.rank - 1], M = folded_rows(in), N = in->plan->phys[r - 1];
+  if (K % 16 || M % 16 || N % 8 || folded_rows(a) != M || b->plan->phys[tr ? 0 : 1] != N ||
+      a->plan->phys[r - 1] < K || b->plan->phys[tr ? 1 : 0] < K)
+    return false;
+  for (int i = 0; i + 1 < r; i++)
+    if (a->plan->phys[i] != in->plan->phys[i]) return false;
+  bool da = mma_direct(a), db = mma_direct(b);
+  int64_t ka = a->plan->phys[r - 1], cb = b->plan->phys[1];
+  int64_t pa = da ? a->plan->buf->pitch : ka + 8, pb = db ? b->plan->buf->pitch : cb + 8;
+  int64_t at_a = 0, at_b = da ? 0 : (M * pa * 2 + 15) / 16 * 16;
+  int64_t at_c = at_b + (db ? 0 : (b->plan->phys[0] * pb * 2 + 15) / 16 * 16);
+  exch_need(e, at_c + M * N * 4);
+  cta_sync(e); /* staged operands complete; earlier readers of the exchange area done */
+  if (!da) mma_copy(e, a, at_a, pa);
+  if (!db) mma_copy(e, b, at_b, pb);
+  if (!da || !db) cta_sync(e);
+  const char *abase = da ? arena_printf(e->a, "%lld", (long long)a->plan->buf->offset)
+                         : arena_printf(e->a, "%lld", (long long)(e->exch_off + at_a));
+  const char *bbase = db ? arena_printf(e->a, "%lld", (long long)b->plan->buf->offset)
+                         : arena_printf(e->a, "%lld", (long long)(e->exch_off + at_b));
+  int NT = N % 16 == 0 ? 16 : 8, W = e->T / 32;
+  int64_t ntn = N / NT, ntiles = M / 16 * ntn;
+  const char *ty = a->ty.elem == S_F16 ? "f16" : "bf16";
+  /* lane parts of the ldmatrix row addresses (bytes) */
+  const char *lane = tmp(e, RC_B32), *warp = tmp(e, RC_B32), *l8 = tmp(e, RC_B32), *h8 = tmp(e, RC_B32),
+             *h16 = tmp(e, RC_B32), *alane = tmp(e, RC_B32), *blane = tmp(e, RC_B32), *x = tmp(e, RC_B32);
+  out(e, "and.b32 %s, %%tid_, 31;", lane);
+  out(e, "shr.u32 %s, %%tid_, 5;", warp);
+  out(e, "and.b32 %s, %s, 7;", l8, lane);
+  out(e, "bfe.u32 %s, %s, 3, 1;", h8, lane);  /* (lane / 8) % 2 */
+  out(e, "bfe.u32 %s, %s, 4, 1;", h16, lane); /* lane / 16 */
+  /* a: row (lane % 8) + 8 ((lane / 8) % 2), column 8 (lane / 16) */
+  out(e, "mad.lo.u32 %s, %s, 8, %s;", x, h8, l8);
+  out(e, "mul.lo.u32 %s, %s, %lld;", alane, x, (long long)pa);
+  out(e, "mad.lo.u32 %s, %s, 8, %s;", alane, h16, alane);
+  out(e, "mad.lo.u32 %s, %s, 2, %%smem_;", alane, alane);
+  out(e, "add.u32 %s, %s, %s;", alane, alane, abase);
+  if (tr) { /* b [N, K]: row n = (lane % 8) + 8 (lane / 16), column k = 8 ((lane / 8) % 2) */
+    if (NT == 16) out(e, "mad.lo.u32 %s, %s, 8, %s;", x, h16, l8);
+    else out(e, "mov.u32 %s, %s;", x, l8);
+    out(e, "mul.lo.u32 %s, %s, %lld;", blane, x, (long long)pb);
+    out(e, "mad.lo.u32 %s, %s, 8, %s;", blane, h8, blane);
+  } else { /* b [K, N], transposed by ldmatrix: row k = (lane % 8) + 8 ((lane / 8) % 2), column n = 8 (lane / 16) */
+    out(e, "mad.lo.u32 %s, %s, 8, %s;", x, h8, l8);
+    out(e, "mul.lo.u32 %s, %s, %lld;", blane, x, (long long)pb);
+    if (NT == 16) out(e, "mad.lo.u32 %s, %s, 8, %s;", blane, h16, blane);
+  }
+  out(e, "mad.lo.u32 %s, %s, 2, %%smem_;", blane, blane);
+  out(e, "add.u32 %s, %s, %s;", blane, blane, bbase);
+  /* the accumulator's place in the result: row lane / 4 (and + 8), column 2 (lane % 4) */
+  const char *clane = tmp(e, RC_B32), *g = tmp(e, RC_B32), *t2 = tmp(e, RC_B32);
+  out(e, "shr.u32 %s, %s, 2;", g, lane);
+  out(e, "and.b32 %s, %s, 3;", t2, lane);
+  out(e, "shl.b32 %s, %s, 1;", t2, t2);
+  out(e, "mad.lo.u32 %s, %s, %lld, %s;", clane, g, (long long)N, t2);
+  out(e, "mad.lo.u32 %s, %s, 4, %%smem_;", clane, clane);
+  out(e, "add.u32 %s, %s, %lld;", clane, clane, (long long)(e->exch_off + at_c));
+  /* the tile loop: tile = warp, warp + W, ... */
+  const char *tile = tmp(e, RC_B32), *mt = tmp(e, RC_B32), *nt = tmp(e, RC_B32), *aad = tmp(e, RC_B32),
+             *bad = tmp(e, RC_B32), *cad = tmp(e, RC_B32), *p = tmp(e, RC_PRED);
+  int L = new_label(e);
+  out(e, "mov.u32 %s, %s;", tile, warp);
+  out(e, "setp.ge.u32 %s, %s, %lld;", p, tile, (long long)ntiles);
+  out(e, "@%s bra $Lmmaend%d;", p, L);
+  fprintf(e->body, "$Lmma%d:\n", L);
+  out(e, "shr.u32 %s, %s, %d;", mt, tile, log2i(ntn)); /* N and NT are powers of two */
+  out(e, "and.b32 %s, %s, %lld;", nt, tile, (long long)(ntn - 1));
+  out(e, "mad.lo.u32 %s, %s, %lld, %s;", aad, mt, (long long)(16 * pa * 2), alane);
+  out(e, "mad.lo.u32 %s, %s, %lld, %s;", bad, nt, (long long)(tr ? NT * pb * 2 : NT * 2), blane);
+  const char *acc[8];
+  for (int i = 0; i < 2 * (NT / 8) * 2; i++) {
+    acc[i] = tmp(e, RC_F32);
+    out(e, "mov.f32 %s, 0f00000000;", acc[i]);
+  }
+  for (int64_t k0 = 0; k0 < K; k0 += 16) {
+    const char *ar[4], *br[4];
+    for (int i = 0; i < 4; i++) ar[i] = tmp(e, RC_B32), br[i] = tmp(e, RC_B32);
+    out(e, "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%s, %s, %s, %s}, [%s+%lld];", ar[0], ar[1], ar[2], ar[3], aad,
+        (long long)(k0 * 2));
+    int64_t boff = tr ? k0 * 2 : k0 * pb * 2;
+    if (NT == 16)
+      out(e, "ldmatrix.sync.aligned.m8n8.x4%s.shared.b16 {%s, %s, %s, %s}, [%s+%lld];", tr ? "" : ".trans", br[0], br[1],
+          br[2], br[3], bad, (long long)boff);
+    else
+      out(e, "ldmatrix.sync.aligned.m8n8.x2%s.shared.b16 {%s, %s}, [%s+%lld];", tr ? "" : ".trans", br[0], br[1], bad,
+          (long long)boff);
+    for (int j = 0; j < NT / 8; j++)
+      out(e, "mma.sync.aligned.m16n8k16.row.col.f32.%s.%s.f32 {%s, %s, %s, %s}, {%s, %s, %s, %s}, {%s, %s}, {%s, %s, %s, %s};",
+          ty, ty, acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3], ar[0], ar[1], ar[2], ar[3], br[2 * j],
+          br[2 * j + 1], acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3]);
+  }
+  /* accumulators to the exchange area, row-major [M, N] f32: the flat order */
+  out(e, "mul.lo.u32 %s, %s, %lld;", cad, mt, (long long)(16 * N * 4));
+  out(e, "mad.lo.u32 %s, %s, %d, %s;", cad, nt, NT * 4, cad);
+  out(e, "add.u32 %s, %s, %s;", cad, cad, clane);
+  for (int j = 0; j < NT / 8; j++) {
+    out(e, "st.shared.v2.f32 [%s+%lld], {%s, %s};", cad, (long long)(j * 32), acc[4 * j], acc[4 * j + 1]);
+    out(e, "st.shared.v2.f32 [%s+%lld], {%s, %s};", cad, (long long)(j * 32 + 8 * N * 4), acc[4 * j + 2], acc[4 * j + 3]);
+  }
+  out(e, "add.u32 %s, %s, %d;", tile, tile, W);
+  out(e, "setp.lt.u32 %s, %s, %lld;", p, tile, (long long)ntiles);
+  out(e, "@%s bra $Lmma%d;", p, L);
+  fprintf(e->body, "$Lmmaend%d:\n", L);
+  cta_sync(e);
+  int64_t elems = phys_elems(in);
+  for (int k = 0; k < nregs(e, in); k++) {
+    const char *fl = flat_index(e, k);
+    out(e, "min.u32 %s, %s, %lld;", fl, fl, (long long)(elems - 1));
+    exch_load(e, in, at_c, fl, reg(e, in, k));
+  }
+  return true;
+}
+
 /* dot and dot_t: each thread computes its output elements over the logical
  * contraction, reading operands from their shared buffers or from the
  * exchange area. */
 static void emit_dot(Emitter *e, const TirInst *in) {
+  if (emit_dot_mma(e, in)) return;
   if (emit_dot_columns(e, in)) return;
   const TirInst *a = in->args[0], *b = in->args[1];
   const TirInst *src[2];

@@ -1,0 +1,281 @@
+/* gqa_host.c: runs the GQA attention example through libphobos, checks it
+ * against a double-precision CPU reference, and with --bench times prefill
+ * and decode shapes.
+ *
+ *   gqa_host [--bench] DIR     DIR holds gqa_attention_nq{N}_d{D}.cubin (and
+ *                              .yaml) for N in {1, 2, 4, 7, 8}, D in {64, 128}
+ *
+ * The check runs the matrix the example promises: NQ in {1, 2, 4, 7, 8}, D
+ * in {64, 128}, causal (bottom-right aligned, T > S) and full, S and T not
+ * multiples of the blocks, bf16. Every output element counts: the error is
+ * max |o - ref| / max |ref| over all of O, and must stay under 2e-2 (bf16
+ * inputs and P rounded to bf16 before the second product). O is poisoned
+ * with NaN before each launch; any NaN fails.
+ *
+ * --bench times, as triton.testing.do_bench does (a 256 MiB memset before
+ * each of 21 reps, the median), prefill B 1, HQ 28 / HKV 4, S = T = 4096,
+ * D 128, causal and full (TFLOP/s: 4 S T D HQ, halved for causal) and
+ * decode B 16, HQ 28 / HKV 4, S 1, T 8192 (TB/s: the K and V bytes); each
+ * is checked on 48 sampled query positions first. */
+#include <cuda.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "phobos.h"
+
+#define CK(call)                                                                                      \
+  do {                                                                                                \
+    CUresult r_ = (call);                                                                             \
+    if (r_ != CUDA_SUCCESS) {                                                                         \
+      const char *s_ = NULL;                                                                          \
+      cuGetErrorString(r_, &s_);                                                                      \
+      fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call, s_ ? s_ : "?");            \
+      exit(2);                                                                                        \
+    }                                                                                                 \
+  } while (0)
+
+#define PK(call)                                                                                      \
+  do {                                                                                                \
+    phobos_status s_ = (call);                                                                        \
+    if (s_ != PHOBOS_OK) {                                                                            \
+      fprintf(stderr, "%s:%d: %s: %s: %s\n", __FILE__, __LINE__, #call, phobos_status_name(s_),       \
+              phobos_last_error(ctx));                                                                \
+      exit(2);                                                                                        \
+    }                                                                                                 \
+  } while (0)
+
+static phobos_context *ctx;
+static unsigned long long rng = 0x9E3779B97F4A7C15ull;
+
+static double uniform(void) {
+  rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+  return (double)(rng >> 11) / 9007199254740992.0;
+}
+
+static double normal(void) {
+  double u = uniform() + 1e-300, v = uniform();
+  return sqrt(-2 * log(u)) * cos(2 * M_PI * v);
+}
+
+/* bf16 by round to nearest even, and back */
+static uint16_t to_bf16(float f) {
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  u += 0x7fff + ((u >> 16) & 1);
+  return (uint16_t)(u >> 16);
+}
+
+static double from_bf16(uint16_t h) {
+  uint32_t u = (uint32_t)h << 16;
+  float f;
+  memcpy(&f, &u, 4);
+  return f;
+}
+
+typedef struct Shape {
+  int64_t B, S, T, HQ, HKV, D;
+  bool causal;
+} Shape;
+
+typedef struct Problem {
+  Shape s;
+  uint16_t *q, *k, *v, *o;
+  CUdeviceptr dq, dk, dv, d_o;
+} Problem;
+
+static size_t nq_elems(const Shape *s) { return (size_t)(s->B * s->S * s->HQ * s->D); }
+static size_t nkv_elems(const Shape *s) { return (size_t)(s->B * s->T * s->HKV * s->D); }
+
+static void make(Problem *p, Shape s) {
+  p->s = s;
+  size_t nq = nq_elems(&s), nkv = nkv_elems(&s);
+  p->q = malloc(2 * nq), p->o = malloc(2 * nq), p->k = malloc(2 * nkv), p->v = malloc(2 * nkv);
+  for (size_t i = 0; i < nq; i++) p->q[i] = to_bf16((float)normal());
+  for (size_t i = 0; i < nkv; i++) p->k[i] = to_bf16((float)normal()), p->v[i] = to_bf16((float)normal());
+  CK(cuMemAlloc(&p->dq, 2 * nq));
+  CK(cuMemAlloc(&p->d_o, 2 * nq));
+  CK(cuMemAlloc(&p->dk, 2 * nkv));
+  CK(cuMemAlloc(&p->dv, 2 * nkv));
+  CK(cuMemcpyHtoD(p->dq, p->q, 2 * nq));
+  CK(cuMemcpyHtoD(p->dk, p->k, 2 * nkv));
+  CK(cuMemcpyHtoD(p->dv, p->v, 2 * nkv));
+}
+
+static void destroy(Problem *p) {
+  CK(cuMemFree(p->dq));
+  CK(cuMemFree(p->d_o));
+  CK(cuMemFree(p->dk));
+  CK(cuMemFree(p->dv));
+  free(p->q), free(p->k), free(p->v), free(p->o);
+}
+
+static void launch(phobos_kernel *k, Problem *p) {
+  const Shape *s = &p->s;
+  phobos_arg a[6] = {phobos_tensor_arg(p->dq, PHOBOS_BF16, 4, (int64_t[]){s->B, s->S, s->HQ, s->D}),
+                     phobos_tensor_arg(p->dk, PHOBOS_BF16, 4, (int64_t[]){s->B, s->T, s->HKV, s->D}),
+                     phobos_tensor_arg(p->dv, PHOBOS_BF16, 4, (int64_t[]){s->B, s->T, s->HKV, s->D}),
+                     phobos_tensor_arg(p->d_o, PHOBOS_BF16, 4, (int64_t[]){s->B, s->S, s->HQ, s->D}),
+                     phobos_float_arg(1.0 / sqrt((double)s->D)),
+                     phobos_bool_arg(s->causal)};
+  PK(phobos_launch(k, a, 6, NULL));
+}
+
+/* One output row (b, i, hq) in double from the bf16 inputs; ref[D]. */
+static void ref_row(const Problem *p, int64_t b, int64_t i, int64_t hq, double *ref, double *w) {
+  const Shape *s = &p->s;
+  int64_t nq = s->HQ / s->HKV, hk = hq / nq, D = s->D;
+  const uint16_t *q = p->q + ((b * s->S + i) * s->HQ + hq) * D;
+  int64_t last = s->causal ? i + (s->T - s->S) : s->T - 1; /* bottom-right aligned */
+  double mx = -INFINITY;
+  for (int64_t j = 0; j < s->T; j++) {
+    w[j] = -INFINITY;
+    if (j > last) continue;
+    const uint16_t *k = p->k + ((b * s->T + j) * s->HKV + hk) * D;
+    double d = 0;
+    for (int64_t c = 0; c < D; c++) d += from_bf16(q[c]) * from_bf16(k[c]);
+    w[j] = d / sqrt((double)D);
+    if (w[j] > mx) mx = w[j];
+  }
+  double sum = 0;
+  for (int64_t c = 0; c < D; c++) ref[c] = 0;
+  for (int64_t j = 0; j <= last && j < s->T; j++) {
+    double e = exp(w[j] - mx);
+    sum += e;
+    const uint16_t *v = p->v + ((b * s->T + j) * s->HKV + hk) * D;
+    for (int64_t c = 0; c < D; c++) ref[c] += e * from_bf16(v[c]);
+  }
+  for (int64_t c = 0; c < D; c++) ref[c] = sum > 0 ? ref[c] / sum : 0;
+}
+
+/* Runs once on a poisoned O and compares: every row when rows is 0, else
+ * that many sampled query positions (all heads of each). Returns the error
+ * max |o - ref| / max |ref|, or INFINITY for a NaN. */
+static double check(phobos_kernel *k, Problem *p, int rows) {
+  const Shape *s = &p->s;
+  size_t nq = nq_elems(s);
+  CK(cuMemsetD8(p->d_o, 0xff, 2 * nq)); /* poison: bf16 NaN */
+  launch(k, p);
+  CK(cuCtxSynchronize());
+  CK(cuMemcpyDtoH(p->o, p->d_o, 2 * nq));
+  double *ref = malloc(sizeof(double) * (size_t)s->D), *w = malloc(sizeof(double) * (size_t)s->T);
+  double maxerr = 0, maxref = 0;
+  bool nan = false;
+  int64_t n = rows ? rows : s->B * s->S;
+  for (int64_t r = 0; r < n; r++) {
+    int64_t bi = rows ? (int64_t)(uniform() * (double)(s->B * s->S)) : r;
+    int64_t b = bi / s->S, i = bi % s->S;
+    for (int64_t h = 0; h < s->HQ; h++) {
+      ref_row(p, b, i, h, ref, w);
+      const uint16_t *o = p->o + ((b * s->S + i) * s->HQ + h) * s->D;
+      for (int64_t c = 0; c < s->D; c++) {
+        double x = from_bf16(o[c]);
+        if (isnan(x)) nan = true;
+        maxerr = fmax(maxerr, fabs(x - ref[c]));
+        maxref = fmax(maxref, fabs(ref[c]));
+      }
+    }
+  }
+  free(ref), free(w);
+  return nan ? INFINITY : maxerr / fmax(maxref, 1e-30);
+}
+
+static int cmpf(const void *a, const void *b) {
+  float x = *(const float *)a, y = *(const float *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* median microseconds, each rep behind a 256 MiB memset (do_bench's way) */
+static double median_us(phobos_kernel *k, Problem *p) {
+  static CUdeviceptr flush;
+  const size_t flush_bytes = (size_t)256 << 20;
+  if (!flush) CK(cuMemAlloc(&flush, flush_bytes));
+  CUevent e0, e1;
+  CK(cuEventCreate(&e0, 0));
+  CK(cuEventCreate(&e1, 0));
+  for (int i = 0; i < 3; i++) launch(k, p);
+  float t[21];
+  for (int i = 0; i < 21; i++) {
+    CK(cuMemsetD32Async(flush, (unsigned)i, flush_bytes / 4, NULL));
+    CK(cuEventRecord(e0, NULL));
+    launch(k, p);
+    CK(cuEventRecord(e1, NULL));
+    CK(cuEventSynchronize(e1));
+    CK(cuEventElapsedTime(&t[i], e0, e1));
+  }
+  qsort(t, 21, sizeof(float), cmpf);
+  CK(cuEventDestroy(e0));
+  CK(cuEventDestroy(e1));
+  return t[10] * 1e3;
+}
+
+static phobos_kernel *kernel_for(const char *dir, int64_t nq, int64_t d) {
+  char path[1024];
+  phobos_module *m;
+  phobos_kernel *k;
+  snprintf(path, sizeof path, "%s/gqa_attention_nq%lld_d%lld.cubin", dir, (long long)nq, (long long)d);
+  PK(phobos_module_load(ctx, path, &m));
+  PK(phobos_kernel_get(m, "gqa_attention", &k));
+  return k;
+}
+
+int main(int argc, char **argv) {
+  bool bench = argc > 1 && !strcmp(argv[1], "--bench");
+  const char *dir = argc > 1 + bench ? argv[1 + bench] : "build/examples";
+  phobos_status st = phobos_context_create(0, &ctx);
+  if (st != PHOBOS_OK) {
+    printf("gqa_attention: skipped: %s: %s\n", phobos_status_name(st), phobos_last_error(ctx));
+    phobos_context_destroy(ctx);
+    return 0;
+  }
+  CK(cuInit(0));
+  int pass = 0, fail = 0;
+  static const int64_t nqs[] = {1, 2, 4, 7, 8}, ds[] = {64, 128};
+  for (size_t a = 0; a < sizeof nqs / sizeof nqs[0]; a++)
+    for (size_t c = 0; c < 2; c++) {
+      phobos_kernel *k = kernel_for(dir, nqs[a], ds[c]);
+      for (int causal = 0; causal < 2; causal++) {
+        Shape s = {2, 45, 77, 2 * nqs[a], 2, ds[c], causal};
+        Problem p;
+        make(&p, s);
+        double err = check(k, &p, 0);
+        bool ok = err < 2e-2;
+        pass += ok, fail += !ok;
+        printf("check gqa NQ %lld D %-3lld %-6s B 2 S 45 T 77 HKV 2: rel err %.2e  %s\n", (long long)nqs[a],
+               (long long)ds[c], causal ? "causal" : "full", err, ok ? "ok" : "FAIL");
+        destroy(&p);
+      }
+    }
+  if (bench) {
+    phobos_kernel *k = kernel_for(dir, 7, 128);
+    printf("\n==== gqa_attention, bf16, D 128, HQ 28 / HKV 4 (median of 21, L2 flushed before each)\n");
+    for (int causal = 1; causal >= 0; causal--) {
+      Shape s = {1, 4096, 4096, 28, 4, 128, causal};
+      Problem p;
+      make(&p, s);
+      double err = check(k, &p, 48);
+      bool ok = err < 2e-2;
+      pass += ok, fail += !ok;
+      double us = median_us(k, &p), flop = 4.0 * s.S * s.T * s.D * s.HQ * (causal ? 0.5 : 1.0);
+      printf("prefill B 1 S = T = 4096 %-6s %10.1f us %7.1f TFLOP/s  (48 rows checked: rel err %.2e %s)\n",
+             causal ? "causal" : "full", us, flop / (us * 1e-6) / 1e12, err, ok ? "ok" : "FAIL");
+      destroy(&p);
+    }
+    Shape s = {16, 1, 8192, 28, 4, 128, false};
+    Problem p;
+    make(&p, s);
+    double err = check(k, &p, 16);
+    bool ok = err < 2e-2;
+    pass += ok, fail += !ok;
+    double us = median_us(k, &p), bytes = 2.0 * 2 * (double)nkv_elems(&s);
+    printf("decode  B 16 S 1 T 8192          %10.1f us %7.2f TB/s      (16 rows checked: rel err %.2e %s)\n", us,
+           bytes / (us * 1e-6) / 1e12, err, ok ? "ok" : "FAIL");
+    destroy(&p);
+  }
+  phobos_context_destroy(ctx);
+  printf("%d passed, %d failed\n", pass, fail);
+  return fail ? 1 : 0;
+}
