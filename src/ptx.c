@@ -80,6 +80,10 @@ typedef struct Emitter {
   const char *cst, *pst, *phase; /* consumer stage, producer stage, parity bits */
   bool waited;                   /* this iteration's stage is complete */
   bool replay;                   /* re-emitting scalars for a later iteration: no declarations, no barriers */
+  /* tensor-core accumulator classes kept in the mma fragment layout (see
+   * decide_frags): their values' registers are mma.m16n8 accumulators */
+  const Layout *frag[8];
+  int nfrag;
 } Emitter;
 
 static struct Pending *fusable_convert(Emitter *e, const TirInst *in);
@@ -133,8 +137,51 @@ static int64_t phys_elems(const TirInst *in) {
   return n;
 }
 
+/* ------------------------------------------------ the fragment layout
+ *
+ * A value whose class of tied values is a tensor-core dot's result (the
+ * plan's mma16x8x16.acc layout) can stay in the registers the mma writes:
+ * the [M, N] value (leading dims folded into M) is cut into tiles of 16
+ * rows by NT columns (NT 16, or 8 when N is not a multiple of 16); warp w
+ * owns the row tiles w, w + W, ... with all their column tiles, and holds
+ * each tile as mma.m16n8 accumulators: lane (g = lane / 4, t = lane % 4)
+ * has rows g and g + 8, columns 2t and 2t + 1 of each 8-column half.
+ * Register k of such a value is element (frag base of the thread) + C(k),
+ * C a constant: elem_index. Elementwise operations work register by
+ * register as in the flat layout; everything that needs coordinates asks
+ * elem_index; a row value broadcast over a fragment value costs one load
+ * per row a thread holds (two per row tile). */
+typedef struct FragGeom {
+  int64_t M, N;
+  int NT, ntn, tpm, rpt; /* tile width, column tiles, row tiles per warp, registers per tile */
+} FragGeom;
+
+static bool is_frag(const Emitter *e, const TirInst *x) {
+  if (!e->nfrag || !x->plan || x->ty.rank < 2 || x->plan->res != RES_REG) return false;
+  for (int i = 0; i < e->nfrag; i++)
+    if (x->plan->layout == e->frag[i]) return true;
+  return false;
+}
+
+static FragGeom frag_geom(const Emitter *e, const TirInst *x) {
+  FragGeom g;
+  int r = x->ty.rank;
+  g.N = x->plan->phys[r - 1];
+  g.M = 1;
+  for (int i = 0; i + 1 < r; i++) g.M *= x->plan->phys[i];
+  g.NT = g.N % 16 == 0 ? 16 : 8;
+  g.ntn = (int)(g.N / g.NT);
+  g.tpm = (int)(g.M / 16 / (e->T / 32));
+  g.rpt = g.NT / 8 * 4;
+  return g;
+}
+
 static int nregs(Emitter *e, const TirInst *in) {
   if (in->ty.rank == 0) return 1;
+  if (is_frag(e, in)) {
+    FragGeom g = frag_geom(e, in);
+    return g.tpm * g.ntn * g.rpt;
+  }
   int64_t round = (int64_t)e->T * e->V;
   return (int)((phys_elems(in) + round - 1) / round * e->V);
 }
@@ -210,6 +257,18 @@ static const char *pname(int p, const char *what) {
 static const char *flat_index(Emitter *e, int k) {
   const char *r = tmp(e, RC_B32);
   out(e, "add.u32 %s, %%tidv_, %d;", r, (k / e->V) * e->T * e->V + k % e->V);
+  return r;
+}
+
+/* The flat physical index of register k of value x, in x's layout. */
+static const char *elem_index(Emitter *e, const TirInst *x, int k) {
+  if (!is_frag(e, x)) return flat_index(e, k);
+  FragGeom g = frag_geom(e, x);
+  int W = e->T / 32, i = k / g.rpt, mi = i / g.ntn, ni = i % g.ntn, j = k / 4 % (g.NT / 8), q = k % 4;
+  int64_t c = (int64_t)mi * W * 16 * g.N + 8 * (q >> 1) * g.N + ni * g.NT + j * 8 + (q & 1);
+  const char *r = tmp(e, RC_B32);
+  out(e, "mad.lo.u32 %s, %%fwg_, %lld, %%ft2_;", r, (long long)g.N); /* (16 w + g) N + 2 t */
+  out(e, "add.u32 %s, %s, %lld;", r, r, (long long)c);
   return r;
 }
 
@@ -356,7 +415,7 @@ static void exch_store(Emitter *e, const TirInst *x, int64_t at) {
   int eb = exch_bytes(x->ty.elem);
   for (int k = 0; k < n; k++) {
     const char *r = operand(e, x, k);
-    const char *fl = x->ty.rank ? flat_index(e, k) : "0";
+    const char *fl = x->ty.rank ? elem_index(e, x, k) : "0";
     const char *pr = tmp(e, RC_PRED);
     if (x->ty.rank) out(e, "setp.lt.u32 %s, %s, %lld;", pr, fl, (long long)elems);
     else out(e, "setp.eq.u32 %s, %%tid_, 0;", pr);
@@ -631,8 +690,9 @@ static const char *tensor_addr(Emitter *e, int p, const char *const *g) {
 
 /* For element k of a load/store: the global coordinates and a predicate
  * that is false for slack lanes and lanes past the tensor's end. */
-static const char *access_lane(Emitter *e, const TirInst *in, const int64_t *phys, int rank, int k, const char **g) {
-  const char *fl = flat_index(e, k);
+static const char *access_lane(Emitter *e, const TirInst *in, const TirInst *val, const int64_t *phys, int rank, int k,
+                               const char **g) {
+  const char *fl = val ? elem_index(e, val, k) : flat_index(e, k);
   const char *ok = tmp(e, RC_PRED);
   int64_t elems = 1;
   for (int d = 0; d < rank; d++) elems *= phys[d];
@@ -943,7 +1003,7 @@ static void emit_load_elements(Emitter *e, const TirInst *in) {
   int rank = in->ty.rank;
   for (int k = 0; k < nregs(e, in); k++) {
     const char *g[MAX_TENSOR_RANK];
-    const char *ok = access_lane(e, in, in->plan->phys, rank, k, g);
+    const char *ok = access_lane(e, in, NULL, in->plan->phys, rank, k, g);
     const char *ad = tensor_addr(e, in->aux, g);
     const char *r = shared ? tmp(e, rc_of(in->ty.elem)) : reg(e, in, k);
     out(e, "mov.%s %s, %s;", mov_type(rc_of(in->ty.elem)), r, zero(rc_of(in->ty.elem)));
@@ -1042,7 +1102,7 @@ static void emit_store(Emitter *e, const TirInst *in) {
   int rank = v->ty.rank;
   for (int k = 0; k < nregs(e, v); k++) {
     const char *g[MAX_TENSOR_RANK];
-    const char *ok = access_lane(e, in, rank ? v->plan->phys : NULL, rank, k, g);
+    const char *ok = access_lane(e, in, rank ? v : NULL, rank ? v->plan->phys : NULL, rank, k, g);
     if (!rank) {
       const char *p = tmp(e, RC_PRED);
       out(e, "setp.eq.and.u32 %s, %%tid_, 0, %s;", p, ok); /* one thread stores a scalar */
@@ -1108,12 +1168,36 @@ static void reload_at(Emitter *e, const TirInst *x, const char *const *c, const 
   ld_global(e, ld->ty.elem, r, tensor_addr(e, ld->aux, g), ok);
 }
 
+/* For a broadcast along the last dim, an earlier register of the result
+ * that holds the same source element as register k, or -1: in the flat
+ * layout the previous register of k's chunk of V (a chunk never crosses a
+ * row when the row is a multiple of V long), in the fragment layout the
+ * first register of k's row (rows g and g + 8 of each row tile). A
+ * [BQ, NQ, 1] row value spread over [BQ, NQ, D] then costs one load a
+ * chunk, or two a row tile, instead of one an element. */
+static int same_as(Emitter *e, const TirInst *in, int k) {
+  const TirInst *x = in->args[0];
+  if (!x->ty.rank || x->ty.dims[x->ty.rank - 1] != 1) return -1;
+  if (is_frag(e, in)) {
+    FragGeom g = frag_geom(e, in);
+    int mi = k / g.rpt / g.ntn, first = mi * g.ntn * g.rpt + (k % 4 >> 1) * 2;
+    return first != k ? first : -1;
+  }
+  return k % e->V && in->plan->phys[in->ty.rank - 1] % e->V == 0 ? k - 1 : -1;
+}
+
 static void emit_broadcast(Emitter *e, const TirInst *in) {
   const TirInst *x = in->args[0];
   int r = in->ty.rank, xr = x->ty.rank;
+  RegClass rc = rc_of(in->ty.elem);
   if (reloadable(x)) {
     for (int k = 0; k < nregs(e, in); k++) {
-      const char *fl = flat_index(e, k);
+      int same = same_as(e, in, k);
+      if (same >= 0) {
+        out(e, "mov.%s %s, %s;", mov_type(rc), reg(e, in, k), reg(e, in, same));
+        continue;
+      }
+      const char *fl = elem_index(e, in, k);
       const char *c[MAX_TILE_RANK], *sc[MAX_TILE_RANK];
       for (int d = 0; d < r; d++) c[d] = coord(e, fl, in->plan->phys, r, d);
       for (int d = 0; d < xr; d++) sc[d] = x->ty.dims[d] == 1 ? "0" : c[r - xr + d];
@@ -1124,7 +1208,12 @@ static void emit_broadcast(Emitter *e, const TirInst *in) {
   int64_t at;
   exchange(e, &x, 1, &at);
   for (int k = 0; k < nregs(e, in); k++) {
-    const char *fl = flat_index(e, k);
+    int same = same_as(e, in, k);
+    if (same >= 0) {
+      out(e, "mov.%s %s, %s;", mov_type(rc), reg(e, in, k), reg(e, in, same));
+      continue;
+    }
+    const char *fl = elem_index(e, in, k);
     const char *c[MAX_TILE_RANK], *sc[MAX_TILE_RANK];
     for (int d = 0; d < r; d++) c[d] = coord(e, fl, in->plan->phys, r, d);
     for (int d = 0; d < xr; d++) {
@@ -1169,7 +1258,7 @@ static void emit_reduce(Emitter *e, const TirInst *in) {
   RegClass rc = rc_of(in->ty.elem);
   const char *t = arith_type(in->ty.elem);
   for (int k = 0; k < nregs(e, in); k++) {
-    const char *fl = flat_index(e, k);
+    const char *fl = elem_index(e, in, k);
     const char *c[MAX_TILE_RANK];
     for (int d = 0; d < r; d++) c[d] = coord(e, fl, in->plan->phys, r, d);
     const char *d = reg(e, in, k);
@@ -1227,7 +1316,7 @@ static const char *row_elem(Emitter *e, const TirInst *a, int64_t k) {
 static bool emit_dot_columns(Emitter *e, const TirInst *in) {
   const TirInst *a = in->args[0], *b = in->args[1];
   int64_t TV = (int64_t)e->T * e->V;
-  if (in->aux || a->ty.rank != 2 || a->plan->phys[0] != 1 || b->plan->res != RES_REG || b->plan->phys[1] % TV ||
+  if (in->aux || a->ty.rank != 2 || a->plan->phys[0] != 1 || b->plan->res != RES_REG || is_frag(e, b) || b->plan->phys[1] % TV ||
       in->plan->phys[1] != b->plan->phys[1] || (a->op != TIR_SPLAT && a->plan->res != RES_SHARED))
     return false;
   int per = (int)(b->plan->phys[1] / e->T); /* columns per thread */
@@ -1285,7 +1374,7 @@ static bool mma_direct(const TirInst *x) {
 static void mma_copy(Emitter *e, const TirInst *x, int64_t at, int64_t pitch) {
   int64_t cols = x->plan->phys[x->ty.rank - 1], elems = phys_elems(x);
   for (int k = 0; k < nregs(e, x); k++) {
-    const char *r = operand(e, x, k), *fl = flat_index(e, k), *pr = tmp(e, RC_PRED);
+    const char *r = operand(e, x, k), *fl = elem_index(e, x, k), *pr = tmp(e, RC_PRED);
     const char *row = tmp(e, RC_B32), *col = tmp(e, RC_B32), *ad = tmp(e, RC_B32), *h = tmp(e, RC_B32);
     out(e, "setp.lt.u32 %s, %s, %lld;", pr, fl, (long long)elems);
     out(e, "shr.u32 %s, %s, %d;", row, fl, log2i(cols));
@@ -1314,9 +1403,12 @@ static void mma_copy(Emitter *e, const TirInst *x, int64_t at, int64_t pitch) {
  * loads per FMA on the FMA path). False, for the FMA path, when the shapes
  * do not fit: K not a multiple of 16, operand and result shapes that
  * disagree, a threads count that is not whole warps. */
-static bool emit_dot_mma(Emitter *e, const TirInst *in) {
+/* Whether a dot takes the tensor-core path (emit_dot_mma): f16 or bf16
+ * operands into f32, K a multiple of 16, a's folded rows and b's columns
+ * the result's, whole warps. */
+static bool mma_fits(const Emitter *e, const TirInst *in) {
   const TirInst *a = in->args[0], *b = in->args[1];
-  bool tr = in->aux; /* dot_t: b is [N, K] */
+  bool tr = in->aux;
   int r = in->ty.rank;
   if (in->plan->dot_fma || in->ty.elem != S_F32 || a->ty.elem != b->ty.elem ||
       (a->ty.elem != S_F16 && a->ty.elem != S_BF16) || b->ty.rank != 2 || a->ty.rank != r || r < 2 || e->T % 32 ||
@@ -1328,12 +1420,65 @@ static bool emit_dot_mma(Emitter *e, const TirInst *in) {
     return false;
   for (int i = 0; i + 1 < r; i++)
     if (a->plan->phys[i] != in->plan->phys[i]) return false;
+  return true;
+}
+
+/* The fragment layout for each tensor-core accumulator class whose every
+ * member allows it: register values of one physical shape whose row tiles
+ * divide evenly among the warps, made only by operations that work
+ * register by register or ask elem_index (no loads, extracts, transposes,
+ * sub-tile writes, or shared variables), and dots that take the mma path. */
+static void decide_frags(Emitter *e) {
+  const TirFunc *f = e->f;
+  int W = e->T / 32;
+  for (int i = 0; i < f->ninsts; i++) {
+    const TirInst *in = f->insts[i];
+    const Layout *L = in->plan && in->plan->res == RES_REG ? in->plan->layout : NULL;
+    if (!L || L->kind != LAYOUT_MMA_ACC || e->T % 32) continue;
+    bool seen = false;
+    for (int j = 0; j < e->nfrag; j++) seen |= e->frag[j] == L;
+    if (seen || e->nfrag == (int)(sizeof e->frag / sizeof e->frag[0])) continue;
+    bool ok = true;
+    const TirInst *first = NULL;
+    for (int j = 0; j < f->ninsts && ok; j++) {
+      const TirInst *x = f->insts[j];
+      if (x->op == TIR_WRITE && x->args[1]->plan && x->args[1]->plan->layout == L)
+        ok = !x->nsubs && x->args[0]->plan->res == RES_REG;
+      if (x->op == TIR_WRITE && x->args[0]->plan && x->args[0]->plan->res == RES_REG && x->args[0]->plan->layout == L)
+        ok = ok && !x->nsubs;
+      if (!x->plan || x->plan->res != RES_REG || x->plan->layout != L) continue;
+      if (!first) first = x;
+      int r = x->ty.rank;
+      if (r < 2 || r != first->ty.rank) ok = false;
+      for (int d = 0; ok && d < r; d++) ok = x->plan->phys[d] == first->plan->phys[d];
+      switch (x->op) {
+      case TIR_DOT: ok = ok && mma_fits(e, x); break;
+      case TIR_READ: ok = ok && x->args[0]->plan->res == RES_REG; break;
+      case TIR_BINARY: case TIR_UNARY: case TIR_MATH: case TIR_CONVERT: case TIR_SELECT: case TIR_SPLAT:
+      case TIR_BROADCAST: case TIR_IOTA: case TIR_VAR: break;
+      default: ok = false;
+      }
+    }
+    if (!ok || !first) continue;
+    int64_t M = folded_rows(first), N = first->plan->phys[first->ty.rank - 1];
+    if (M % 16 || N % 8 || (M / 16) % W) continue;
+    e->frag[e->nfrag++] = L;
+  }
+}
+
+static bool emit_dot_mma(Emitter *e, const TirInst *in) {
+  const TirInst *a = in->args[0], *b = in->args[1];
+  bool tr = in->aux; /* dot_t: b is [N, K] */
+  int r = in->ty.rank;
+  if (!mma_fits(e, in)) return false;
+  int64_t K = a->ty.dims[a->ty.rank - 1], M = folded_rows(in), N = in->plan->phys[r - 1];
+  bool frag = is_frag(e, in);
   bool da = mma_direct(a), db = mma_direct(b);
   int64_t ka = a->plan->phys[r - 1], cb = b->plan->phys[1];
   int64_t pa = da ? a->plan->buf->pitch : ka + 8, pb = db ? b->plan->buf->pitch : cb + 8;
   int64_t at_a = 0, at_b = da ? 0 : (M * pa * 2 + 15) / 16 * 16;
   int64_t at_c = at_b + (db ? 0 : (b->plan->phys[0] * pb * 2 + 15) / 16 * 16);
-  exch_need(e, at_c + M * N * 4);
+  exch_need(e, at_c + (frag ? 0 : M * N * 4));
   cta_sync(e); /* staged operands complete; earlier readers of the exchange area done */
   if (!da) mma_copy(e, a, at_a, pa);
   if (!db) mma_copy(e, b, at_b, pb);
@@ -1371,6 +1516,39 @@ static bool emit_dot_mma(Emitter *e, const TirInst *in) {
   }
   out(e, "mad.lo.u32 %s, %s, 2, %%smem_;", blane, blane);
   out(e, "add.u32 %s, %s, %s;", blane, blane, bbase);
+  if (frag) {
+    /* the accumulators are the result's registers: row tiles w + mi W,
+     * every column tile; a's fragments loaded once per row tile and step */
+    FragGeom fg = frag_geom(e, in);
+    const char *aw = tmp(e, RC_B32);
+    out(e, "mad.lo.u32 %s, %s, %lld, %s;", aw, warp, (long long)(16 * pa * 2), alane);
+    for (int k = 0; k < nregs(e, in); k++) out(e, "mov.f32 %s, 0f00000000;", reg(e, in, k));
+    for (int mi = 0; mi < fg.tpm; mi++)
+      for (int64_t k0 = 0; k0 < K; k0 += 16) {
+        const char *ar[4];
+        for (int i = 0; i < 4; i++) ar[i] = tmp(e, RC_B32);
+        out(e, "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%s, %s, %s, %s}, [%s+%lld];", ar[0], ar[1], ar[2], ar[3], aw,
+            (long long)((int64_t)mi * W * 16 * pa * 2 + k0 * 2));
+        for (int ni = 0; ni < fg.ntn; ni++) {
+          const char *br[4];
+          for (int i = 0; i < 4; i++) br[i] = tmp(e, RC_B32);
+          int64_t boff = (tr ? (int64_t)ni * NT * pb * 2 + k0 * 2 : (int64_t)ni * NT * 2 + k0 * pb * 2);
+          if (NT == 16)
+            out(e, "ldmatrix.sync.aligned.m8n8.x4%s.shared.b16 {%s, %s, %s, %s}, [%s+%lld];", tr ? "" : ".trans", br[0],
+                br[1], br[2], br[3], blane, (long long)boff);
+          else
+            out(e, "ldmatrix.sync.aligned.m8n8.x2%s.shared.b16 {%s, %s}, [%s+%lld];", tr ? "" : ".trans", br[0], br[1],
+                blane, (long long)boff);
+          for (int j = 0; j < NT / 8; j++) {
+            int k = (mi * fg.ntn + ni) * fg.rpt + j * 4;
+            const char *d[4] = {reg(e, in, k), reg(e, in, k + 1), reg(e, in, k + 2), reg(e, in, k + 3)};
+            out(e, "mma.sync.aligned.m16n8k16.row.col.f32.%s.%s.f32 {%s, %s, %s, %s}, {%s, %s, %s, %s}, {%s, %s}, {%s, %s, %s, %s};",
+                ty, ty, d[0], d[1], d[2], d[3], ar[0], ar[1], ar[2], ar[3], br[2 * j], br[2 * j + 1], d[0], d[1], d[2], d[3]);
+          }
+        }
+      }
+    return true;
+  }
   /* the accumulator's place in the result: row lane / 4 (and + 8), column 2 (lane % 4) */
   const char *clane = tmp(e, RC_B32), *g = tmp(e, RC_B32), *t2 = tmp(e, RC_B32);
   out(e, "shr.u32 %s, %s, 2;", g, lane);
@@ -1456,7 +1634,7 @@ static void emit_dot(Emitter *e, const TirInst *in) {
   RegClass rc = rc_of(in->ty.elem);
   const char *t = arith_type(in->ty.elem);
   for (int k = 0; k < nregs(e, in); k++) {
-    const char *fl = flat_index(e, k);
+    const char *fl = elem_index(e, in, k);
     const char *c[MAX_TILE_RANK];
     for (int d = 0; d < r; d++) c[d] = coord(e, fl, in->plan->phys, r, d);
     const char *acc = reg(e, in, k);
@@ -1508,7 +1686,7 @@ static void emit_extract(Emitter *e, const TirInst *in) {
   if (!shared) exchange(e, &x, 1, &at);
   int xr = x->ty.rank;
   for (int k = 0; k < nregs(e, in); k++) {
-    const char *fl = in->ty.rank ? flat_index(e, k) : "0";
+    const char *fl = in->ty.rank ? elem_index(e, in, k) : "0";
     const char *c[MAX_TILE_RANK], *wc[MAX_TILE_RANK];
     int j = 0;
     for (int i = 0; i < in->nsubs; i++) {
@@ -1542,7 +1720,7 @@ static void emit_write(Emitter *e, const TirInst *in) {
         out(e, "mov.%s %s, %s;", mov_type(rc_of(slot->ty.elem)), reg(e, slot, k), r);
         continue;
       }
-      const char *fl = flat_index(e, k);
+      const char *fl = elem_index(e, slot, k);
       const char *pr = tmp(e, RC_PRED);
       out(e, "setp.lt.u32 %s, %s, %lld;", pr, fl, (long long)phys_elems(slot));
       const char *c[MAX_TILE_RANK];
@@ -1558,7 +1736,7 @@ static void emit_write(Emitter *e, const TirInst *in) {
   if (v->ty.rank) exchange(e, &v, 1, &at);
   int sr = slot->ty.rank;
   for (int k = 0; k < nregs(e, slot); k++) {
-    const char *fl = flat_index(e, k);
+    const char *fl = elem_index(e, slot, k);
     const char *inside = tmp(e, RC_PRED);
     out(e, "setp.lt.u32 %s, %s, %lld;", inside, fl, (long long)phys_elems(slot));
     const char *c[MAX_TILE_RANK], *rel[MAX_TILE_RANK];
@@ -1684,7 +1862,7 @@ static void emit_inst(Emitter *e, const TirInst *in) {
   case TIR_BROADCAST: emit_broadcast(e, in); break;
   case TIR_IOTA:
     for (int k = 0; k < n; k++) {
-      const char *c = coord(e, flat_index(e, k), in->plan->phys, in->ty.rank, in->aux);
+      const char *c = coord(e, elem_index(e, in, k), in->plan->phys, in->ty.rank, in->aux);
       out(e, "mov.b32 %s, %s;", reg(e, in, k), c);
     }
     break;
@@ -2201,6 +2379,7 @@ bool ptx_emit_kernel(Arena *a, Diags *d, const Plan *p, const char *arch, const 
   Emitter e = {.a = a, .d = d, .p = p, .f = p->f, .T = p->threads};
   const TirFunc *f = p->f;
   e.V = chunk_width(&f->body, e.T);
+  decide_frags(&e);
   e.uses = tir_use_counts(a, f);
   char *body = NULL, *decls = NULL;
   size_t blen = 0, dlen = 0;
@@ -2288,6 +2467,10 @@ bool ptx_emit_kernel(Arena *a, Diags *d, const Plan *p, const char *arch, const 
   }
   fprintf(out_f, "  .reg .b32 %%tid_, %%tidv_%s;\n  mov.u32 %%tid_, %%tid.x;\n  mul.lo.u32 %%tidv_, %%tid_, %d;\n",
           p->producer ? ", %plane_" : "", e.V);
+  if (e.nfrag) /* the fragment layout's thread base: 16 w + g and 2 t (elem_index) */
+    fputs("  .reg .b32 %fwg_, %ft2_;\n  shr.u32 %fwg_, %tid_, 5;\n  shl.b32 %fwg_, %fwg_, 4;\n"
+          "  bfe.u32 %ft2_, %tid_, 2, 3;\n  add.u32 %fwg_, %fwg_, %ft2_;\n  and.b32 %ft2_, %tid_, 3;\n"
+          "  shl.b32 %ft2_, %ft2_, 1;\n", out_f);
   for (int i = 0; i < f->nparams; i++) {
     const TirParam *tp = &f->params[i];
     if (!tp->tensor) continue;
