@@ -84,6 +84,10 @@ typedef struct Emitter {
    * decide_frags): their values' registers are mma.m16n8 accumulators */
   const Layout *frag[8];
   int nfrag;
+  /* row classes of those (rowmax, rowsum and what they feed: a softmax's
+   * running max and sum) kept beside them: each thread holds its rows */
+  const Layout *rowfrag[8];
+  int nrowfrag;
 } Emitter;
 
 static struct Pending *fusable_convert(Emitter *e, const TirInst *in);
@@ -151,6 +155,13 @@ static int64_t phys_elems(const TirInst *in) {
  * register as in the flat layout; everything that needs coordinates asks
  * elem_index; a row value broadcast over a fragment value costs one load
  * per row a thread holds (two per row tile). */
+/* Folded rows of a value: the product of its physical dims but the last. */
+static int64_t folded_rows(const TirInst *x) {
+  int64_t n = 1;
+  for (int i = 0; i + 1 < x->ty.rank; i++) n *= x->plan->phys[i];
+  return n;
+}
+
 typedef struct FragGeom {
   int64_t M, N;
   int NT, ntn, tpm, rpt; /* tile width, column tiles, row tiles per warp, registers per tile */
@@ -160,6 +171,17 @@ static bool is_frag(const Emitter *e, const TirInst *x) {
   if (!e->nfrag || !x->plan || x->ty.rank < 2 || x->plan->res != RES_REG) return false;
   for (int i = 0; i < e->nfrag; i++)
     if (x->plan->layout == e->frag[i]) return true;
+  return false;
+}
+
+/* A row value ([.., 1], the class of a reduction over a fragment value)
+ * held beside its fragment value: register 2 mi + h of the thread is row
+ * 16 (w + mi W) + g + 8 h, the rows whose elements it holds there; the four
+ * lanes of a quad hold the same rows. */
+static bool is_rowfrag(const Emitter *e, const TirInst *x) {
+  if (!e->nrowfrag || !x->plan || x->ty.rank < 2 || x->plan->res != RES_REG) return false;
+  for (int i = 0; i < e->nrowfrag; i++)
+    if (x->plan->layout == e->rowfrag[i]) return true;
   return false;
 }
 
@@ -182,6 +204,7 @@ static int nregs(Emitter *e, const TirInst *in) {
     FragGeom g = frag_geom(e, in);
     return g.tpm * g.ntn * g.rpt;
   }
+  if (is_rowfrag(e, in)) return frag_geom(e, in).tpm * 2;
   int64_t round = (int64_t)e->T * e->V;
   return (int)((phys_elems(in) + round - 1) / round * e->V);
 }
@@ -262,6 +285,11 @@ static const char *flat_index(Emitter *e, int k) {
 
 /* The flat physical index of register k of value x, in x's layout. */
 static const char *elem_index(Emitter *e, const TirInst *x, int k) {
+  if (is_rowfrag(e, x)) {
+    const char *r = tmp(e, RC_B32);
+    out(e, "add.u32 %s, %%fwg_, %lld;", r, (long long)(k / 2 * (e->T / 32) * 16 + k % 2 * 8));
+    return r;
+  }
   if (!is_frag(e, x)) return flat_index(e, k);
   FragGeom g = frag_geom(e, x);
   int W = e->T / 32, i = k / g.rpt, mi = i / g.ntn, ni = i % g.ntn, j = k / 4 % (g.NT / 8), q = k % 4;
@@ -1190,6 +1218,13 @@ static void emit_broadcast(Emitter *e, const TirInst *in) {
   const TirInst *x = in->args[0];
   int r = in->ty.rank, xr = x->ty.rank;
   RegClass rc = rc_of(in->ty.elem);
+  if (is_frag(e, in) && is_rowfrag(e, x) && xr == r && folded_rows(x) == folded_rows(in)) {
+    /* a row value over its fragment value: the thread holds its rows already */
+    FragGeom g = frag_geom(e, in);
+    for (int k = 0; k < nregs(e, in); k++)
+      out(e, "mov.%s %s, %s;", mov_type(rc), reg(e, in, k), reg(e, x, k / g.rpt / g.ntn * 2 + (k % 4 >> 1)));
+    return;
+  }
   if (reloadable(x)) {
     for (int k = 0; k < nregs(e, in); k++) {
       int same = same_as(e, in, k);
@@ -1249,8 +1284,11 @@ static void emit_transpose(Emitter *e, const TirInst *in) {
   }
 }
 
+static void emit_reduce_frag(Emitter *e, const TirInst *in);
+
 static void emit_reduce(Emitter *e, const TirInst *in) {
   const TirInst *x = in->args[0];
+  if (is_rowfrag(e, in)) return emit_reduce_frag(e, in);
   int64_t at;
   exchange(e, &x, 1, &at);
   int r = in->ty.rank;
@@ -1348,13 +1386,6 @@ static bool emit_dot_columns(Emitter *e, const TirInst *in) {
 }
 
 /* ----------------------------------------------- tensor-core dot (mma) */
-
-/* Folded rows of a value: the product of its physical dims but the last. */
-static int64_t folded_rows(const TirInst *x) {
-  int64_t n = 1;
-  for (int i = 0; i + 1 < x->ty.rank; i++) n *= x->plan->phys[i];
-  return n;
-}
 
 /* An operand the mma path can read with ldmatrix where it already is: a
  * staged 16-bit buffer laid out as the value's physical shape, with rows
@@ -1464,6 +1495,81 @@ static void decide_frags(Emitter *e) {
     if (M % 16 || N % 8 || (M / 16) % W) continue;
     e->frag[e->nfrag++] = L;
   }
+  /* the row classes: a reduction of a fragment value and what it feeds,
+   * all [.., 1] with the fragment's rows, by register-wise operations */
+  for (int i = 0; i < f->ninsts; i++) {
+    const TirInst *in = f->insts[i];
+    const Layout *L = in->plan && in->plan->res == RES_REG ? in->plan->layout : NULL;
+    if (!L || L->kind != LAYOUT_SLICED || e->nrowfrag == (int)(sizeof e->rowfrag / sizeof e->rowfrag[0])) continue;
+    bool parent = false, seen = false;
+    for (int j = 0; j < e->nfrag; j++) parent |= e->frag[j] == L->parent;
+    for (int j = 0; j < e->nrowfrag; j++) seen |= e->rowfrag[j] == L;
+    if (!parent || seen) continue;
+    bool ok = true;
+    const TirInst *first = NULL;
+    for (int j = 0; j < f->ninsts && ok; j++) {
+      const TirInst *x = f->insts[j];
+      if (x->op == TIR_WRITE && x->args[1]->plan && x->args[1]->plan->layout == L)
+        ok = !x->nsubs && x->args[0]->plan->res == RES_REG;
+      if (x->op == TIR_WRITE && x->args[0]->plan && x->args[0]->plan->res == RES_REG && x->args[0]->plan->layout == L)
+        ok = ok && !x->nsubs;
+      if (!x->plan || x->plan->res != RES_REG || x->plan->layout != L) continue;
+      if (!first) first = x;
+      int r = x->ty.rank;
+      if (r < 2 || r != first->ty.rank || x->plan->phys[r - 1] != 1) ok = false;
+      for (int d = 0; ok && d < r; d++) ok = x->plan->phys[d] == first->plan->phys[d];
+      switch (x->op) {
+      case TIR_REDUCE:
+        ok = ok && is_frag(e, x->args[0]) && x->ty.elem == S_F32 && x->args[0]->ty.elem == S_F32 &&
+             folded_rows(x->args[0]) == folded_rows(x) && (x->aux == TRED_MAX || x->aux == TRED_SUM);
+        break;
+      case TIR_READ: ok = ok && x->args[0]->plan->res == RES_REG; break;
+      case TIR_BINARY: case TIR_UNARY: case TIR_MATH: case TIR_CONVERT: case TIR_SELECT: case TIR_SPLAT: case TIR_VAR:
+        break;
+      default: ok = false;
+      }
+    }
+    if (!ok || !first) continue;
+    int64_t M = folded_rows(first);
+    if (M % 16 || (M / 16) % W) continue;
+    e->rowfrag[e->nrowfrag++] = L;
+  }
+}
+
+/* rowmax or rowsum of a fragment value into its row value: each thread
+ * folds its registers of a row (over the logical columns only: slack gives
+ * the identity), then the four lanes of the quad that share the row
+ * exchange by shuffles. No shared memory, no barrier. */
+static void emit_reduce_frag(Emitter *e, const TirInst *in) {
+  const TirInst *x = in->args[0];
+  FragGeom g = frag_geom(e, x);
+  int64_t len = x->ty.dims[x->ty.rank - 1];
+  bool mx = in->aux == TRED_MAX;
+  const char *op = mx ? "max.f32" : "add.rn.f32", *id = mx ? "0fFF800000" : "0f00000000";
+  for (int mi = 0; mi < g.tpm; mi++)
+    for (int h = 0; h < 2; h++) {
+      const char *d = reg(e, in, mi * 2 + h);
+      out(e, "mov.f32 %s, %s;", d, id);
+      for (int ni = 0; ni < g.ntn; ni++)
+        for (int j = 0; j < g.NT / 8; j++)
+          for (int c = 0; c < 2; c++) {
+            const char *v = reg(e, x, (mi * g.ntn + ni) * g.rpt + j * 4 + h * 2 + c);
+            int64_t col = (int64_t)ni * g.NT + j * 8 + c; /* plus 2 t */
+            if (col + 6 >= len) { /* some lane's column may be slack */
+              const char *cc = tmp(e, RC_B32), *p = tmp(e, RC_PRED), *sv = tmp(e, RC_F32);
+              out(e, "add.u32 %s, %%ft2_, %lld;", cc, (long long)col);
+              out(e, "setp.lt.u32 %s, %s, %lld;", p, cc, (long long)len);
+              out(e, "selp.f32 %s, %s, %s, %s;", sv, v, id, p);
+              v = sv;
+            }
+            out(e, "%s %s, %s, %s;", op, d, d, v);
+          }
+      for (int m = 1; m <= 2; m *= 2) {
+        const char *o = tmp(e, RC_F32);
+        out(e, "shfl.sync.bfly.b32 %s, %s, %d, 31, 0xffffffff;", o, d, m);
+        out(e, "%s %s, %s, %s;", op, d, d, o);
+      }
+    }
 }
 
 static bool emit_dot_mma(Emitter *e, const TirInst *in) {
