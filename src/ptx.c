@@ -1579,17 +1579,23 @@ static bool emit_dot_mma(Emitter *e, const TirInst *in) {
   if (!mma_fits(e, in)) return false;
   int64_t K = a->ty.dims[a->ty.rank - 1], M = folded_rows(in), N = in->plan->phys[r - 1];
   bool frag = is_frag(e, in);
-  bool da = mma_direct(a), db = mma_direct(b);
+  /* a in the fragment layout with 16-column tiles, the result's rows and
+   * K columns: the accumulators of its column tile s are, packed in pairs,
+   * the A fragment of k-step s (FlashAttention's P kept in registers) */
+  bool areg = frag && is_frag(e, a) && frag_geom(e, a).NT == 16 && frag_geom(e, a).M == M && frag_geom(e, a).N == K;
+  bool da = areg || mma_direct(a), db = mma_direct(b);
   int64_t ka = a->plan->phys[r - 1], cb = b->plan->phys[1];
-  int64_t pa = da ? a->plan->buf->pitch : ka + 8, pb = db ? b->plan->buf->pitch : cb + 8;
+  int64_t pa = areg ? 0 : da ? a->plan->buf->pitch : ka + 8, pb = db ? b->plan->buf->pitch : cb + 8;
   int64_t at_a = 0, at_b = da ? 0 : (M * pa * 2 + 15) / 16 * 16;
   int64_t at_c = at_b + (db ? 0 : (b->plan->phys[0] * pb * 2 + 15) / 16 * 16);
   exch_need(e, at_c + (frag ? 0 : M * N * 4));
-  cta_sync(e); /* staged operands complete; earlier readers of the exchange area done */
+  if (!da || !db || (!areg && a->plan->res == RES_SHARED) || b->plan->res == RES_SHARED)
+    cta_sync(e); /* staged operands complete; earlier readers of the exchange area done */
   if (!da) mma_copy(e, a, at_a, pa);
   if (!db) mma_copy(e, b, at_b, pb);
   if (!da || !db) cta_sync(e);
-  const char *abase = da ? arena_printf(e->a, "%lld", (long long)a->plan->buf->offset)
+  const char *abase = areg ? "0"
+                     : da ? arena_printf(e->a, "%lld", (long long)a->plan->buf->offset)
                          : arena_printf(e->a, "%lld", (long long)(e->exch_off + at_a));
   const char *bbase = db ? arena_printf(e->a, "%lld", (long long)b->plan->buf->offset)
                          : arena_printf(e->a, "%lld", (long long)(e->exch_off + at_b));
@@ -1633,8 +1639,15 @@ static bool emit_dot_mma(Emitter *e, const TirInst *in) {
       for (int64_t k0 = 0; k0 < K; k0 += 16) {
         const char *ar[4];
         for (int i = 0; i < 4; i++) ar[i] = tmp(e, RC_B32);
-        out(e, "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%s, %s, %s, %s}, [%s+%lld];", ar[0], ar[1], ar[2], ar[3], aw,
-            (long long)((int64_t)mi * W * 16 * pa * 2 + k0 * 2));
+        if (areg) { /* a0..a3: rows g, g + 8 at columns 2t (+1), then 8 + 2t (+1): the tile's c pairs */
+          FragGeom ag = frag_geom(e, a);
+          int base = (mi * ag.ntn + (int)(k0 / 16)) * ag.rpt;
+          for (int i = 0; i < 4; i++)
+            out(e, "cvt.rn.%sx2.f32 %s, %s, %s;", ty, ar[i], reg(e, a, base + 2 * i + 1), reg(e, a, base + 2 * i));
+        } else {
+          out(e, "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%s, %s, %s, %s}, [%s+%lld];", ar[0], ar[1], ar[2], ar[3], aw,
+              (long long)((int64_t)mi * W * 16 * pa * 2 + k0 * 2));
+        }
         for (int ni = 0; ni < fg.ntn; ni++) {
           const char *br[4];
           for (int i = 0; i < 4; i++) br[i] = tmp(e, RC_B32);
