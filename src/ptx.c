@@ -88,6 +88,7 @@ typedef struct Emitter {
    * running max and sum) kept beside them: each thread holds its rows */
   const Layout *rowfrag[8];
   int nrowfrag;
+  bool async_pending; /* cp.async copies issued and not yet waited for (emit_stage_async) */
 } Emitter;
 
 static struct Pending *fusable_convert(Emitter *e, const TirInst *in);
@@ -104,7 +105,19 @@ static void out(Emitter *e, const char *fmt, ...) {
 
 /* A barrier of the T threads that run the kernel's code: bar.sync 0, or
  * with a producer warp (which never takes part) the named barrier 1 of T. */
+/* A staged tile copied by cp.async is waited for at the next barrier, so
+ * its latency overlaps whatever comes between; its readers always follow a
+ * barrier. The wait also comes before an if, a loop and a loop's back edge
+ * (emit_inst, emit_for): a barrier inside a branch may not run, and a read
+ * at the top of the next iteration follows a barrier textually earlier. */
+static void async_wait(Emitter *e) {
+  if (!e->async_pending) return;
+  e->async_pending = false;
+  out(e, "cp.async.wait_group 0;");
+}
+
 static void cta_sync_why(Emitter *e, const char *why) {
+  async_wait(e);
   if (e->p->producer) out(e, "bar.sync 1, %d;%s", e->T, why);
   else out(e, "bar.sync 0;%s", why);
 }
@@ -1024,6 +1037,119 @@ static bool emit_stage_rows(Emitter *e, const TirInst *in) {
   return true;
 }
 
+/* A staged rank-2 load by cp.async (sm_80 and later), 16 bytes a copy
+ * straight from global to shared memory, no registers in between: thread t
+ * copies the 16-byte chunks t, t + T, ... of the tile into the buffer at its
+ * pitch (a @padstage pitch too). Rows past the slice's length or the
+ * tensor's end, and chunks of column slack, are copied with source size 0,
+ * which fills zeros. Taken at run time when the tile's columns lie inside
+ * the tensor and its first element and row pitch are 16-byte aligned; the
+ * other tiles take the element path (emit_stage_rows, emit_load_elements).
+ * The thread waits for its copies just before the next barrier (async_wait),
+ * the one planned before the tile's readers, which publishes them. */
+static void emit_load_elements(Emitter *e, const TirInst *in);
+
+/* One 16-byte chunk of emit_stage_async: row `row`, chunk column `col`;
+ * source size 0 (zeros) unless `inside`. */
+static void stage_chunk(Emitter *e, const TirInst *in, const PlanBuf *b, const char *row, const char *col,
+                        const char *step, const char *a0, const char *inside) {
+  int eb = elem_bytes_mem(in->ty.elem);
+  const char *src = tmp(e, RC_B64), *r64 = tmp(e, RC_B64), *dst = tmp(e, RC_B32), *sz = tmp(e, RC_B32);
+  out(e, "cvt.s64.s32 %s, %s;", r64, row);
+  out(e, "mad.lo.s64 %s, %s, %s, %s;", src, r64, step, a0);
+  out(e, "mad.wide.u32 %s, %s, 16, %s;", src, col, src);
+  out(e, "selp.b64 %s, %s, %%base%d, %s;", src, src, in->aux, inside); /* no bytes read: any valid address */
+  out(e, "selp.u32 %s, 16, 0, %s;", sz, inside);
+  out(e, "mad.lo.u32 %s, %s, %lld, %%smem_;", dst, row, (long long)(b->pitch * eb));
+  out(e, "mad.lo.u32 %s, %s, 16, %s;", dst, col, dst);
+  out(e, "cp.async.cg.shared.global [%s+%lld], [%s], 16, %s;", dst, (long long)b->offset, src, sz);
+}
+
+static bool emit_stage_async(Emitter *e, const TirInst *in) {
+  const PlanBuf *b = in->plan->buf;
+  int eb = elem_bytes_mem(in->ty.elem);
+  if (in->plan->res != RES_SHARED || in->ty.rank != 2 || !b || b->rank != 2 || (eb != 2 && eb != 4) || e->replay)
+    return false;
+  int spans[2], ns = 0;
+  for (int i = 0; i < in->nsubs; i++)
+    if (!in->subs[i].point) {
+      if (ns == 2) return false;
+      spans[ns++] = i;
+    }
+  int64_t p0 = in->plan->phys[0], p1 = in->plan->phys[1], ce = 16 / eb;
+  if (ns != 2 || (p1 * eb) % 16 || (b->pitch * eb) % 16 || b->offset % 16 || in->subs[spans[1]].len % ce) return false;
+  int i0 = spans[0], i1 = spans[1];
+  const TirParam *tp = &e->f->params[in->aux];
+  if (i1 != tp->rank - 1) return false; /* the columns must be the contiguous dim */
+  emit_pending_sync(e);
+  const char *g[MAX_TENSOR_RANK], *ok = tmp(e, RC_PRED);
+  out(e, "setp.eq.u32 %s, 0, 0;", ok);
+  for (int i = 0; i < in->nsubs; i++) {
+    g[i] = reg(e, in->subs[i].start, 0);
+    if (i == i0) continue;
+    const char *p = tmp(e, RC_PRED);
+    if (i == i1) { /* 0 <= start and start + phys <= extent: every chunk's columns inside */
+      const char *last = tmp(e, RC_B32);
+      out(e, "add.s32 %s, %s, %lld;", last, g[i], (long long)p1);
+      out(e, "setp.ge.and.s32 %s, %s, 0, %s;", p, g[i], ok);
+      out(e, "setp.le.and.s32 %s, %s, %%ext32_%d_%d, %s;", ok, last, in->aux, i, p);
+      continue;
+    }
+    out(e, "setp.lt.and.u32 %s, %s, %%ext32_%d_%d, %s;", p, g[i], in->aux, i, ok);
+    out(e, "mov.pred %s, %s;", ok, p);
+  }
+  const char *a0 = tensor_addr(e, in->aux, g), *step = tmp(e, RC_B64), *al = tmp(e, RC_B64), *go = tmp(e, RC_PRED);
+  out(e, "mov.u64 %s, %d;", step, eb);
+  for (int d = i0 + 1; d < tp->rank; d++) out(e, "mul.lo.s64 %s, %s, %%ext%d_%d;", step, step, in->aux, d);
+  out(e, "or.b64 %s, %s, %s;", al, a0, step);
+  out(e, "and.b64 %s, %s, 15;", al, al);
+  out(e, "setp.eq.and.u64 %s, %s, 0, %s;", go, al, ok);
+  int L = new_label(e);
+  out(e, "@!%s bra $Lsa%d;", go, L);
+  int64_t cpr = p1 / ce, chunks = p0 * cpr, len0 = in->subs[i0].len, len1 = in->subs[i1].len;
+  /* rows this thread may copy: below the slice's length and inside the tensor */
+  const char *lim = tmp(e, RC_B32), *t = tmp(e, RC_B32);
+  out(e, "sub.s32 %s, %%ext32_%d_%d, %s;", lim, in->aux, i0, g[i0]);
+  out(e, "min.s32 %s, %s, %lld;", lim, lim, (long long)len0);
+  for (int64_t c0 = 0; c0 < chunks; c0 += e->T) {
+    const char *c = tmp(e, RC_B32), *row = tmp(e, RC_B32), *col = tmp(e, RC_B32), *v = tmp(e, RC_PRED),
+               *q = tmp(e, RC_PRED);
+    out(e, "add.u32 %s, %%tid_, %lld;", c, (long long)c0);
+    out(e, "shr.u32 %s, %s, %d;", row, c, log2i(cpr));
+    out(e, "and.b32 %s, %s, %lld;", col, c, (long long)(cpr - 1));
+    out(e, "setp.lt.s32 %s, %s, %s;", v, row, lim);
+    out(e, "add.s32 %s, %s, %s;", t, g[i0], row);
+    out(e, "setp.ge.and.s32 %s, %s, 0, %s;", q, t, v);
+    if (len1 < p1) {
+      const char *q2 = tmp(e, RC_PRED);
+      out(e, "setp.lt.and.u32 %s, %s, %lld, %s;", q2, col, (long long)(len1 / ce), q);
+      q = q2;
+    }
+    const char *inside = q;
+    if (chunks % e->T && c0 + e->T > chunks) { /* the last round: threads past the tile copy nothing */
+      const char *q3 = tmp(e, RC_PRED), *in_t = tmp(e, RC_PRED);
+      out(e, "setp.lt.u32 %s, %s, %lld;", in_t, c, (long long)chunks);
+      out(e, "and.pred %s, %s, %s;", q3, q, in_t);
+      inside = q3;
+      const char *sk = tmp(e, RC_PRED);
+      out(e, "not.pred %s, %s;", sk, in_t);
+      int S = new_label(e);
+      out(e, "@%s bra $Lsn%d;", sk, S);
+      stage_chunk(e, in, b, row, col, step, a0, inside);
+      fprintf(e->body, "$Lsn%d:\n", S);
+      continue;
+    }
+    stage_chunk(e, in, b, row, col, step, a0, inside);
+  }
+  out(e, "cp.async.commit_group;");
+  e->async_pending = true;
+  out(e, "bra.uni $Lsd%d;", L);
+  fprintf(e->body, "$Lsa%d:\n", L);
+  if (!emit_stage_rows(e, in)) emit_load_elements(e, in);
+  fprintf(e->body, "$Lsd%d:\n", L);
+  return true;
+}
+
 /* Any load, element by element: each register's element, masked, and a
  * staged one stored into its buffer. */
 static void emit_load_elements(Emitter *e, const TirInst *in) {
@@ -1111,6 +1237,7 @@ static void emit_load(Emitter *e, const TirInst *in) {
     return;
   }
   if (e->sync_pending && emit_stage_rows(e, in)) return; /* the barrier went between its loads and stores */
+  if (emit_stage_async(e, in)) return;
   emit_pending_sync(e);
   for (int q = 0; q < e->npf; q++)
     if (e->pf_load[q] == in && !e->replay) { /* loaded an iteration ago (emit_for): unpack at first use */
@@ -1906,6 +2033,9 @@ static bool scalar_arith(const TirInst *in) {
 
 static void emit_inst(Emitter *e, const TirInst *in) {
   if (e->failed) return;
+  /* a branch or loop may skip the barrier that would wait for copies in
+   * flight: wait before entering one */
+  if (in->op == TIR_IF || in->op == TIR_FOR || in->op == TIR_WHILE) async_wait(e);
   if (in->ty.rank && in->plan->res != RES_SHARED && nregs(e, in) > MAX_REGS_PER_VALUE)
     return unsupported(e, in, arena_printf(e->a, "a register tile of %lld elements is %d per thread with %d threads "
                                                  "(at most %d): use smaller tiles or more threads",
@@ -2010,6 +2140,7 @@ static void emit_inst(Emitter *e, const TirInst *in) {
     out(e, "setp.eq.u32 %s, %s, 0;", p, reg(e, in->cond_value, 0));
     out(e, "@%s bra $Lwend%d;", p, L);
     emit_block(e, &in->body);
+    async_wait(e);
     out(e, "bra.uni $Lwhile%d;", L);
     fprintf(e->body, "$Lwend%d:\n", L);
     break;
@@ -2400,6 +2531,7 @@ static void emit_for(Emitter *e, const TirInst *in) {
     out(e, "selp.u32 %s, 0, %s, %s;", e->cst, e->cst, q);
   }
   out(e, "add.s32 %s, %s, %s;", i, i, step);
+  async_wait(e);
   out(e, "bra.uni $Lfor%d;", L);
   fprintf(e->body, "$Lend%d:\n", L);
   if (n && !prod) { /* every thread is past its last wait before the mbarriers go */
@@ -2529,6 +2661,7 @@ bool ptx_emit_kernel(Arena *a, Diags *d, const Plan *p, const char *arch, const 
   }
   /* the grid block computes nothing the kernel needs */
   emit_block(&e, &f->body);
+  async_wait(&e); /* no copy outstanding at the exit */
   if (p->producer && mbar && !e.failed) {
     out(&e, "ret;");
     fprintf(e.body, "$Lproducer:\n");
