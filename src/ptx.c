@@ -89,6 +89,7 @@ typedef struct Emitter {
   const Layout *rowfrag[8];
   int nrowfrag;
   bool async_pending; /* cp.async copies issued and not yet waited for (emit_stage_async) */
+  bool *fused_add;    /* by value id: an x + dot whose dot started its accumulators at x */
 } Emitter;
 
 static struct Pending *fusable_convert(Emitter *e, const TirInst *in);
@@ -311,6 +312,26 @@ static const char *elem_index(Emitter *e, const TirInst *x, int k) {
   out(e, "mad.lo.u32 %s, %%fwg_, %lld, %%ft2_;", r, (long long)g.N); /* (16 w + g) N + 2 t */
   out(e, "add.u32 %s, %s, %lld;", r, r, (long long)c);
   return r;
+}
+
+/* Coordinate d of register k of a fragment value, from its row and column
+ * separately: the column is 2t plus a constant, the folded row 16 w + g
+ * plus a constant, so registers of one row share the row's coordinates
+ * (ptxas keeps one copy) instead of each decoding its flat index. */
+static const char *frag_coord(Emitter *e, const TirInst *x, int k, int d) {
+  FragGeom g = frag_geom(e, x);
+  int r = x->ty.rank, W = e->T / 32, i = k / g.rpt, mi = i / g.ntn, ni = i % g.ntn, j = k / 4 % (g.NT / 8), q = k % 4;
+  const char *c = tmp(e, RC_B32);
+  if (d == r - 1) {
+    out(e, "add.u32 %s, %%ft2_, %d;", c, ni * g.NT + j * 8 + (q & 1));
+    return c;
+  }
+  int shift = 0;
+  for (int i2 = d + 1; i2 < r - 1; i2++) shift += log2i(x->plan->phys[i2]);
+  out(e, "add.u32 %s, %%fwg_, %d;", c, mi * W * 16 + 8 * (q >> 1));
+  if (shift) out(e, "shr.u32 %s, %s, %d;", c, c, shift);
+  if (d) out(e, "and.b32 %s, %s, %lld;", c, c, (long long)(x->plan->phys[d] - 1));
+  return c;
 }
 
 /* coordinate d of a flat index, for a value of physical shape phys */
@@ -580,6 +601,11 @@ static bool emit_divrem_pow2(Emitter *e, int op, Scalar os, const TirInst *b, co
 
 static void emit_binary(Emitter *e, const TirInst *in) {
   Scalar os = in->args[0]->ty.elem;
+  if (e->fused_add && e->fused_add[in->id]) { /* x + dot: the dot's accumulators started at x */
+    const TirInst *dot = in->args[0]->op == TIR_DOT ? in->args[0] : in->args[1];
+    for (int k = 0; k < nregs(e, in); k++) out(e, "mov.f32 %s, %s;", reg(e, in, k), reg(e, dot, k));
+    return;
+  }
   const char *opn = ast_op_name(in->aux);
   for (int k = 0; k < nregs(e, in); k++) {
     const char *a = operand(e, in->args[0], k), *b = divisor(e, in, in->args[1], k), *d = reg(e, in, k);
@@ -633,8 +659,11 @@ static void emit_math(Emitter *e, const TirInst *in) {
     const char *a = operand(e, in->args[0], k), *d = reg(e, in, k);
     switch (in->aux) {
     case TMATH_EXP:
+      /* .ftz: results under 2^-126 are 0, which spares the subnormal
+       * rescaling ex2.approx.f32 otherwise wraps around the MUFU (a compare,
+       * two selects and a multiply) */
       out(e, "mul.f32 %s, %s, 0f3FB8AA3B;", d, a); /* log2(e) */
-      out(e, "ex2.approx.f32 %s, %s;", d, d);
+      out(e, "ex2.approx.ftz.f32 %s, %s;", d, d);
       break;
     case TMATH_LOG:
       out(e, "lg2.approx.f32 %s, %s;", d, a);
@@ -1699,6 +1728,25 @@ static void emit_reduce_frag(Emitter *e, const TirInst *in) {
     }
 }
 
+/* x + dot(a, b) with the dot's only use that sum, x a fragment value of
+ * the same class computed before the dot: the mma accumulates onto x
+ * directly (the accumulators start at x, not 0) and the sum becomes a move
+ * (emit_binary). Attention's acc * corr + dot(p, v). Marks the sum. */
+static const TirInst *fused_addend(Emitter *e, const TirInst *dot) {
+  if (!e->fused_add || e->replay || e->uses[dot->id] != 1) return NULL;
+  for (int i = 0; i < e->f->ninsts; i++) {
+    const TirInst *s = e->f->insts[i];
+    if (s->op != TIR_BINARY || s->aux != '+' || (s->args[0] != dot && s->args[1] != dot)) continue;
+    const TirInst *x = s->args[0] == dot ? s->args[1] : s->args[0];
+    if (x == dot || !is_frag(e, x) || !is_frag(e, s) || x->plan->layout != dot->plan->layout || x->pos >= dot->pos ||
+        s->ty.elem != S_F32)
+      return NULL;
+    e->fused_add[s->id] = true;
+    return x;
+  }
+  return NULL;
+}
+
 static bool emit_dot_mma(Emitter *e, const TirInst *in) {
   const TirInst *a = in->args[0], *b = in->args[1];
   bool tr = in->aux; /* dot_t: b is [N, K] */
@@ -1761,7 +1809,8 @@ static bool emit_dot_mma(Emitter *e, const TirInst *in) {
     FragGeom fg = frag_geom(e, in);
     const char *aw = tmp(e, RC_B32);
     out(e, "mad.lo.u32 %s, %s, %lld, %s;", aw, warp, (long long)(16 * pa * 2), alane);
-    for (int k = 0; k < nregs(e, in); k++) out(e, "mov.f32 %s, 0f00000000;", reg(e, in, k));
+    const TirInst *x = fused_addend(e, in);
+    for (int k = 0; k < nregs(e, in); k++) out(e, "mov.f32 %s, %s;", reg(e, in, k), x ? reg(e, x, k) : "0f00000000");
     for (int mi = 0; mi < fg.tpm; mi++)
       for (int64_t k0 = 0; k0 < K; k0 += 16) {
         const char *ar[4];
@@ -2111,7 +2160,8 @@ static void emit_inst(Emitter *e, const TirInst *in) {
   case TIR_BROADCAST: emit_broadcast(e, in); break;
   case TIR_IOTA:
     for (int k = 0; k < n; k++) {
-      const char *c = coord(e, elem_index(e, in, k), in->plan->phys, in->ty.rank, in->aux);
+      const char *c = is_frag(e, in) ? frag_coord(e, in, k, in->aux)
+                                     : coord(e, elem_index(e, in, k), in->plan->phys, in->ty.rank, in->aux);
       out(e, "mov.b32 %s, %s;", reg(e, in, k), c);
     }
     break;
@@ -2631,6 +2681,7 @@ bool ptx_emit_kernel(Arena *a, Diags *d, const Plan *p, const char *arch, const 
   const TirFunc *f = p->f;
   e.V = chunk_width(&f->body, e.T);
   decide_frags(&e);
+  e.fused_add = arena_alloc(a, (size_t)f->ninsts + 1);
   e.uses = tir_use_counts(a, f);
   char *body = NULL, *decls = NULL;
   size_t blen = 0, dlen = 0;
