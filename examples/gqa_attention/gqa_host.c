@@ -2,8 +2,9 @@
  * against a double-precision CPU reference, and with --bench times prefill
  * and decode shapes.
  *
- *   gqa_host [--bench] DIR     DIR holds gqa_attention_nq{N}_d{D}.cubin (and
- *                              .yaml) for N in {1, 2, 4, 7, 8}, D in {64, 128}
+ *   gqa_host [--bench] DIR     DIR holds gqa_attention_nq{N}_d{D}.cubin and
+ *                              gqa_decode_nq{N}_d{D}.cubin (and their .yaml)
+ *                              for N in {1, 2, 4, 7, 8}, D in {64, 128}
  *
  * The check runs the matrix the example promises: NQ in {1, 2, 4, 7, 8}, D
  * in {64, 128}, causal (bottom-right aligned, T > S) and full, S and T not
@@ -12,11 +13,15 @@
  * inputs and P rounded to bf16 before the second product). O is poisoned
  * with NaN before each launch; any NaN fails.
  *
+ * Decode (gqa_decode.ph) splits the keys across CTAs and merges the
+ * partial softmaxes; the check runs it too (S 1 and 3, T 300, 5 splits).
+ *
  * --bench times, as triton.testing.do_bench does (a 256 MiB memset before
  * each of 21 reps, the median), prefill B 1, HQ 28 / HKV 4, S = T = 4096,
  * D 128, causal and full (TFLOP/s: 4 S T D HQ, halved for causal) and
- * decode B 16, HQ 28 / HKV 4, S 1, T 8192 (TB/s: the K and V bytes); each
- * is checked on 48 sampled query positions first. */
+ * decode B 16, HQ 28 / HKV 4, S 1, T 8192 (TB/s: the K and V bytes) with
+ * the prefill kernel and with the split decode at 8, 16 and 32 key splits;
+ * each is checked on sampled query positions first. */
 #include <cuda.h>
 #include <math.h>
 #include <stdbool.h>
@@ -85,7 +90,14 @@ typedef struct Problem {
   Shape s;
   uint16_t *q, *k, *v, *o;
   CUdeviceptr dq, dk, dv, d_o;
+  int64_t ns;             /* decode: key splits (0: the prefill kernel) */
+  CUdeviceptr dop, dlse;  /* decode: partial outputs and log-sum-exps */
 } Problem;
+
+/* the kernels: prefill (gqa_attention.ph) or decode (gqa_decode.ph: split, merge) */
+typedef struct Kernels {
+  phobos_kernel *attn, *split, *merge;
+} Kernels;
 
 static size_t nq_elems(const Shape *s) { return (size_t)(s->B * s->S * s->HQ * s->D); }
 static size_t nkv_elems(const Shape *s) { return (size_t)(s->B * s->T * s->HKV * s->D); }
@@ -103,6 +115,19 @@ static void make(Problem *p, Shape s) {
   CK(cuMemcpyHtoD(p->dq, p->q, 2 * nq));
   CK(cuMemcpyHtoD(p->dk, p->k, 2 * nkv));
   CK(cuMemcpyHtoD(p->dv, p->v, 2 * nkv));
+  p->ns = 0, p->dop = p->dlse = 0;
+}
+
+/* the decode path with ns key splits (at most 32, gqa_decode_merge's NSM) */
+static void use_splits(Problem *p, int64_t ns) {
+  if (p->dop) {
+    CK(cuMemFree(p->dop));
+    CK(cuMemFree(p->dlse));
+  }
+  p->ns = ns;
+  size_t rows = (size_t)(p->s.B * p->s.S * p->s.HQ);
+  CK(cuMemAlloc(&p->dop, sizeof(float) * rows * (size_t)(ns * p->s.D)));
+  CK(cuMemAlloc(&p->dlse, sizeof(float) * rows * (size_t)ns));
 }
 
 static void destroy(Problem *p) {
@@ -110,18 +135,30 @@ static void destroy(Problem *p) {
   CK(cuMemFree(p->d_o));
   CK(cuMemFree(p->dk));
   CK(cuMemFree(p->dv));
+  if (p->dop) {
+    CK(cuMemFree(p->dop));
+    CK(cuMemFree(p->dlse));
+  }
   free(p->q), free(p->k), free(p->v), free(p->o);
 }
 
-static void launch(phobos_kernel *k, Problem *p) {
+static void launch(const Kernels *k, Problem *p) {
   const Shape *s = &p->s;
-  phobos_arg a[6] = {phobos_tensor_arg(p->dq, PHOBOS_BF16, 4, (int64_t[]){s->B, s->S, s->HQ, s->D}),
-                     phobos_tensor_arg(p->dk, PHOBOS_BF16, 4, (int64_t[]){s->B, s->T, s->HKV, s->D}),
-                     phobos_tensor_arg(p->dv, PHOBOS_BF16, 4, (int64_t[]){s->B, s->T, s->HKV, s->D}),
-                     phobos_tensor_arg(p->d_o, PHOBOS_BF16, 4, (int64_t[]){s->B, s->S, s->HQ, s->D}),
-                     phobos_float_arg(1.0 / sqrt((double)s->D)),
-                     phobos_bool_arg(s->causal)};
-  PK(phobos_launch(k, a, 6, NULL));
+  phobos_arg q = phobos_tensor_arg(p->dq, PHOBOS_BF16, 4, (int64_t[]){s->B, s->S, s->HQ, s->D}),
+             kk = phobos_tensor_arg(p->dk, PHOBOS_BF16, 4, (int64_t[]){s->B, s->T, s->HKV, s->D}),
+             v = phobos_tensor_arg(p->dv, PHOBOS_BF16, 4, (int64_t[]){s->B, s->T, s->HKV, s->D}),
+             o = phobos_tensor_arg(p->d_o, PHOBOS_BF16, 4, (int64_t[]){s->B, s->S, s->HQ, s->D}),
+             scale = phobos_float_arg(1.0 / sqrt((double)s->D)), causal = phobos_bool_arg(s->causal);
+  if (!p->ns) {
+    phobos_arg a[6] = {q, kk, v, o, scale, causal};
+    PK(phobos_launch(k->attn, a, 6, NULL));
+    return;
+  }
+  phobos_arg op = phobos_tensor_arg(p->dop, PHOBOS_F32, 5, (int64_t[]){s->B, s->S, s->HQ, p->ns, s->D}),
+             lse = phobos_tensor_arg(p->dlse, PHOBOS_F32, 4, (int64_t[]){s->B, s->S, s->HQ, p->ns});
+  phobos_arg a[7] = {q, kk, v, op, lse, scale, causal}, m[3] = {op, lse, o};
+  PK(phobos_launch(k->split, a, 7, NULL));
+  PK(phobos_launch(k->merge, m, 3, NULL));
 }
 
 /* One output row (b, i, hq) in double from the bf16 inputs; ref[D]. */
@@ -154,7 +191,7 @@ static void ref_row(const Problem *p, int64_t b, int64_t i, int64_t hq, double *
 /* Runs once on a poisoned O and compares: every row when rows is 0, else
  * that many sampled query positions (all heads of each). Returns the error
  * max |o - ref| / max |ref|, or INFINITY for a NaN. */
-static double check(phobos_kernel *k, Problem *p, int rows) {
+static double check(const Kernels *k, Problem *p, int rows) {
   const Shape *s = &p->s;
   size_t nq = nq_elems(s);
   CK(cuMemsetD8(p->d_o, 0xff, 2 * nq)); /* poison: bf16 NaN */
@@ -189,7 +226,7 @@ static int cmpf(const void *a, const void *b) {
 }
 
 /* median microseconds, each rep behind a 256 MiB memset (do_bench's way) */
-static double median_us(phobos_kernel *k, Problem *p) {
+static double median_us(const Kernels *k, Problem *p) {
   static CUdeviceptr flush;
   const size_t flush_bytes = (size_t)256 << 20;
   if (!flush) CK(cuMemAlloc(&flush, flush_bytes));
@@ -212,14 +249,26 @@ static double median_us(phobos_kernel *k, Problem *p) {
   return t[10] * 1e3;
 }
 
-static phobos_kernel *kernel_for(const char *dir, int64_t nq, int64_t d) {
+static Kernels kernels_for(const char *dir, int64_t nq, int64_t d) {
   char path[1024];
   phobos_module *m;
-  phobos_kernel *k;
+  Kernels k;
   snprintf(path, sizeof path, "%s/gqa_attention_nq%lld_d%lld.cubin", dir, (long long)nq, (long long)d);
   PK(phobos_module_load(ctx, path, &m));
-  PK(phobos_kernel_get(m, "gqa_attention", &k));
+  PK(phobos_kernel_get(m, "gqa_attention", &k.attn));
+  snprintf(path, sizeof path, "%s/gqa_decode_nq%lld_d%lld.cubin", dir, (long long)nq, (long long)d);
+  PK(phobos_module_load(ctx, path, &m));
+  PK(phobos_kernel_get(m, "gqa_decode_split", &k.split));
+  PK(phobos_kernel_get(m, "gqa_decode_merge", &k.merge));
   return k;
+}
+
+/* key splits for decode: about 8 one-warp CTAs per SM of 132, at most 32
+ * (the merge's NSM) and one BK-key tile (BK <= 64) each at least */
+static int64_t splits_for(const Shape *s) {
+  int64_t rows = s->B * s->HKV * ((s->S + 1) / 2), ns = (1056 + rows - 1) / rows, tiles = (s->T + 63) / 64;
+  if (ns > tiles) ns = tiles;
+  return ns < 1 ? 1 : ns > 32 ? 32 : ns;
 }
 
 int main(int argc, char **argv) {
@@ -236,30 +285,34 @@ int main(int argc, char **argv) {
   static const int64_t nqs[] = {1, 2, 4, 7, 8}, ds[] = {64, 128};
   for (size_t a = 0; a < sizeof nqs / sizeof nqs[0]; a++)
     for (size_t c = 0; c < 2; c++) {
-      phobos_kernel *k = kernel_for(dir, nqs[a], ds[c]);
-      for (int causal = 0; causal < 2; causal++) {
-        Shape s = {2, 45, 77, 2 * nqs[a], 2, ds[c], causal};
-        Problem p;
-        make(&p, s);
-        double err = check(k, &p, 0);
-        bool ok = err < 2e-2;
-        pass += ok, fail += !ok;
-        printf("check gqa NQ %lld D %-3lld %-6s B 2 S 45 T 77 HKV 2: rel err %.2e  %s\n", (long long)nqs[a],
-               (long long)ds[c], causal ? "causal" : "full", err, ok ? "ok" : "FAIL");
-        destroy(&p);
-      }
+      Kernels k = kernels_for(dir, nqs[a], ds[c]);
+      for (int causal = 0; causal < 2; causal++)
+        for (int dec = 0; dec < 2; dec++) { /* prefill S 45; decode S 1 and 3 with the keys split */
+          Shape s = dec ? (Shape){2, 1 + 2 * causal, 300, 2 * nqs[a], 2, ds[c], causal}
+                        : (Shape){2, 45, 77, 2 * nqs[a], 2, ds[c], causal};
+          Problem p;
+          make(&p, s);
+          if (dec) use_splits(&p, 5);
+          double err = check(&k, &p, 0);
+          bool ok = err < 2e-2;
+          pass += ok, fail += !ok;
+          printf("check gqa %s NQ %lld D %-3lld %-6s B 2 S %-2lld T %-3lld HKV 2%s: rel err %.2e  %s\n",
+                 dec ? "decode " : "prefill", (long long)nqs[a], (long long)ds[c], causal ? "causal" : "full",
+                 (long long)s.S, (long long)s.T, dec ? ", 5 key splits" : "", err, ok ? "ok" : "FAIL");
+          destroy(&p);
+        }
     }
   if (bench) {
-    phobos_kernel *k = kernel_for(dir, 7, 128);
+    Kernels k = kernels_for(dir, 7, 128);
     printf("\n==== gqa_attention, bf16, D 128, HQ 28 / HKV 4 (median of 21, L2 flushed before each)\n");
     for (int causal = 1; causal >= 0; causal--) {
       Shape s = {1, 4096, 4096, 28, 4, 128, causal};
       Problem p;
       make(&p, s);
-      double err = check(k, &p, 48);
+      double err = check(&k, &p, 48);
       bool ok = err < 2e-2;
       pass += ok, fail += !ok;
-      double us = median_us(k, &p), flop = 4.0 * s.S * s.T * s.D * s.HQ * (causal ? 0.5 : 1.0);
+      double us = median_us(&k, &p), flop = 4.0 * s.S * s.T * s.D * s.HQ * (causal ? 0.5 : 1.0);
       printf("prefill B 1 S = T = 4096 %-6s %10.1f us %7.1f TFLOP/s  (48 rows checked: rel err %.2e %s)\n",
              causal ? "causal" : "full", us, flop / (us * 1e-6) / 1e12, err, ok ? "ok" : "FAIL");
       destroy(&p);
@@ -267,12 +320,18 @@ int main(int argc, char **argv) {
     Shape s = {16, 1, 8192, 28, 4, 128, false};
     Problem p;
     make(&p, s);
-    double err = check(k, &p, 16);
-    bool ok = err < 2e-2;
-    pass += ok, fail += !ok;
-    double us = median_us(k, &p), bytes = 2.0 * 2 * (double)nkv_elems(&s);
-    printf("decode  B 16 S 1 T 8192          %10.1f us %7.2f TB/s      (16 rows checked: rel err %.2e %s)\n", us,
-           bytes / (us * 1e-6) / 1e12, err, ok ? "ok" : "FAIL");
+    double bytes = 2.0 * 2 * (double)nkv_elems(&s);
+    for (int64_t ns = 0; ns <= 32; ns = ns ? ns * 2 : 8) { /* 0: the prefill kernel; then the split-K decode */
+      if (ns) use_splits(&p, ns);
+      double err = check(&k, &p, 16);
+      bool ok = err < 2e-2;
+      pass += ok, fail += !ok;
+      double us = median_us(&k, &p);
+      printf("decode  B 16 S 1 T 8192 %-13s %8.1f us %7.2f TB/s  (16 rows checked: rel err %.2e %s)\n",
+             ns ? "" : "(prefill)", us, bytes / (us * 1e-6) / 1e12, err, ok ? "ok" : "FAIL");
+      if (ns) printf("        (%lld key splits; the host's choice for this shape is %lld)\n", (long long)ns,
+                     (long long)splits_for(&s));
+    }
     destroy(&p);
   }
   phobos_context_destroy(ctx);

@@ -92,6 +92,62 @@ static bool ref_gqa_attention(RefCtx *r) {
   return true;
 }
 
+/* gqa_decode_split: for split x of NS, the keys [x chunk, (x + 1) chunk)
+ * (chunk = cdiv(cdiv(T, NS), BK) BK) that row i sees: OP = that softmax's
+ * output (0 without keys), LSE = max + log(sum) (-inf without keys) */
+static bool ref_gqa_decode_split(RefCtx *r) {
+  CaseParam *Q = ref_param(r, "Q"), *K = ref_param(r, "K"), *V = ref_param(r, "V"), *OP = ref_param(r, "OP"),
+            *LSE = ref_param(r, "LSE");
+  double scale = ref_scalar(r, "scale");
+  bool causal = ref_scalar(r, "causal") != 0;
+  int64_t B = Q->dims[0], S = Q->dims[1], HQ = Q->dims[2], D = Q->dims[3], T = K->dims[1], HKV = K->dims[2];
+  int64_t NS = OP->dims[3], BK = ref_const(r, "BK"), nq = HQ / HKV;
+  int64_t chunk = ((T + NS - 1) / NS + BK - 1) / BK * BK;
+  double *s = malloc(sizeof(double) * (size_t)T);
+  for (int64_t b = 0; b < B; b++)
+    for (int64_t i = 0; i < S; i++)
+      for (int64_t h = 0; h < HQ; h++)
+        for (int64_t x = 0; x < NS; x++) {
+          int64_t kvh = h / nq, last = causal ? i + (T - S) : T - 1, j0 = x * chunk, j1 = (x + 1) * chunk;
+          if (last > T - 1) last = T - 1;
+          if (j1 > last + 1) j1 = last + 1;
+          double m = -INFINITY, l = 0;
+          for (int64_t j = j0; j < j1; j++) {
+            double dotv = 0;
+            for (int64_t d = 0; d < D; d++)
+              dotv += Q->data[((b * S + i) * HQ + h) * D + d] * K->data[((b * T + j) * HKV + kvh) * D + d];
+            s[j] = dotv * scale;
+            if (s[j] > m) m = s[j];
+          }
+          for (int64_t j = j0; j < j1; j++) l += (s[j] = exp(s[j] - m));
+          for (int64_t d = 0; d < D; d++) {
+            double acc = 0;
+            for (int64_t j = j0; j < j1; j++) acc += s[j] * V->data[((b * T + j) * HKV + kvh) * D + d];
+            OP->data[(((b * S + i) * HQ + h) * NS + x) * D + d] = l > 0 ? acc / l : 0;
+          }
+          LSE->data[((b * S + i) * HQ + h) * NS + x] = l > 0 ? m + log(l) : -INFINITY;
+        }
+  free(s);
+  return true;
+}
+
+/* gqa_decode_merge: O = sum_x w_x OP[.., x, :] / sum_x w_x, w = exp(LSE - max LSE) */
+static bool ref_gqa_decode_merge(RefCtx *r) {
+  CaseParam *OP = ref_param(r, "OP"), *LSE = ref_param(r, "LSE"), *O = ref_param(r, "O");
+  int64_t rows = OP->dims[0] * OP->dims[1] * OP->dims[2], NS = OP->dims[3], D = OP->dims[4];
+  for (int64_t row = 0; row < rows; row++) {
+    double mx = -INFINITY, sw = 0;
+    for (int64_t x = 0; x < NS; x++) mx = fmax(mx, LSE->data[row * NS + x]);
+    for (int64_t x = 0; x < NS; x++) sw += exp(LSE->data[row * NS + x] - mx);
+    for (int64_t d = 0; d < D; d++) {
+      double acc = 0;
+      for (int64_t x = 0; x < NS; x++) acc += exp(LSE->data[row * NS + x] - mx) * OP->data[(row * NS + x) * D + d];
+      O->data[row * D + d] = acc / sw;
+    }
+  }
+  return true;
+}
+
 /* P[y, n]: the Q8_0 sum over the y-th chunk of K, chunk = cdiv(K, KSPLIT 32) 32 */
 static bool ref_q8_split(RefCtx *r) {
   CaseParam *A = ref_param(r, "A"), *W = ref_param(r, "W"), *S = ref_param(r, "S"), *P = ref_param(r, "P");
@@ -133,5 +189,7 @@ const RefEntry harness_refs[] = {
     {"sgemm", ref_sgemm},
     {"flash_attention", ref_flash_attention},
     {"gqa_attention", ref_gqa_attention},
+    {"gqa_decode_split", ref_gqa_decode_split},
+    {"gqa_decode_merge", ref_gqa_decode_merge},
     {NULL, NULL},
 };
