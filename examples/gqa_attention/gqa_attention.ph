@@ -15,12 +15,15 @@
 // The Q tile and the K and V stages take more than the 48 KB of static
 // shared memory, so the kernel asks for the device's opt-in limit.
 //
-// BQ = 16 and BK = 16 or 32 over 256 threads, for now: the first PTX
-// backend keeps these tiles in registers (the [16, 8, 128] f32 accumulator
-// alone is 64 registers a thread) and exchanges through shared memory, and
-// larger blocks spill. The query positions are made inside the loop, where
-// they are used, so they hold no registers across it. The tensor-core
-// backend lifts that.
+// BQ = 16 over 256 threads (8 warps): with NQ padded to 8 the tile has 128
+// rows, one 16-row tile of the tensor-core layout per warp, so the scores,
+// the accumulator and the softmax's running max and sum stay in the mma
+// registers (spec/LANGUAGE.md 15.1, 15.5; NQ 1, 2 and 4 give fewer row tiles
+// than warps and take the flat layout, correct but slower). BK (16, 32 or 64 keys a step) is
+// tuned; K and V tiles are staged by cp.async with @padstage's padded rows,
+// which ldmatrix reads without bank conflicts. The query positions are made
+// inside the loop, where they are used, so they hold no registers across it.
+// For decode (a few query positions, many keys) see gqa_decode.ph.
 //
 // NQ and D are single-point @autotune lists: defaults that -D overrides
 // (phobosc -D NQ=4 -D D=64 ...), one cubin per group size and head dim.

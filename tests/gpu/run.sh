@@ -2,7 +2,9 @@
 # The GPU job, run on the device machine over a build folder made here:
 #   bash tests/gpu/run.sh BUILD_DIR [--bench [PEERS.py]]
 # Runs the GPU test programs, then again under compute-sanitizer (memcheck),
-# and prints a short table last. Needs no compiler: everything was built here.
+# the q8_matvec and GQA (prefill and split decode) checks, and with --bench
+# the benchmarks beside their peers, and prints a short table last. Needs no
+# compiler: everything was built here.
 # PHOBOS_PRODUCER_WARP=1, PHOBOS_PREFETCH=1 and PHOBOS_TMA=1 plan the conformance
 # cases as phobosc --producer-warp, --prefetch and --tma; the suite runs once
 # plain and once with PHOBOS_TMA=1 (and --bench times the Q load both ways).
@@ -20,6 +22,7 @@ run() { # NAME COMMAND...
   local rc=$?
   local t1=$(date +%s%N)
   local summary=$(grep -E '^# [0-9]+ passed' "$out/$name.log" | tail -1 | sed 's/^# //')
+  [ -n "$summary" ] || summary=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$out/$name.log" | tail -1)
   [ -n "$summary" ] || summary=$(grep -E 'ERROR SUMMARY' "$out/$name.log" | tail -1)
   rows+=("$(printf '%-34s rc=%-3s %6dms  %s' "$name" "$rc" "$(( (t1 - t0) / 1000000 ))" "$summary")")
   grep -E '^not ok|Bail out|ERROR SUMMARY: [1-9]|^# tensor maps' "$out/$name.log" | head -20
@@ -29,9 +32,12 @@ run() { # NAME COMMAND...
 run gpu_runtime "$build/tests/gpu/gpu_runtime" "$build/tests/gpu"
 run gpu_conformance "$build/tests/gpu/gpu_conformance" spec/conformance/*.yaml
 [ -x "$build/examples/q8_matvec_host" ] && run q8_matvec_check "$build/examples/q8_matvec_host" "$build/examples"
+# the GQA example, prefill and split decode, across its validation matrix
+# (with --bench the same checks run again below, with the benchmarks)
+[ -x "$build/examples/gqa_host" ] && [ "${2:-}" != --bench ] && run gqa_check "$build/examples/gqa_host" "$build/examples"
 if command -v compute-sanitizer >/dev/null; then
   # memcheck and racecheck over a sample: the shipped examples and a few of each kind
-  sample=(spec/conformance/{q8_matvec_seed,q8_matvec_split_ring,q8_matvec_split_ring_misaligned,pipeline_copy,pipeline_unaligned,pipeline_misaligned,pipeline_nested,pipeline_copy_in_if,qload_nq7,qload_edges_nq7_misaligned,gqa_nq7_causal,sgemm_ragged,flash_attention,reduce_ragged,dot_rank3,stmt_var_cols,builtin_transpose}.yaml)
+  sample=(spec/conformance/{gqa_decode_split_nq7_causal,gqa_decode_merge,q8_matvec_seed,q8_matvec_split_ring,q8_matvec_split_ring_misaligned,pipeline_copy,pipeline_unaligned,pipeline_misaligned,pipeline_nested,pipeline_copy_in_if,qload_nq7,qload_edges_nq7_misaligned,gqa_nq7_causal,sgemm_ragged,flash_attention,reduce_ragged,dot_rank3,stmt_var_cols,builtin_transpose}.yaml)
   PHOBOS_GPU_GUARD=0 run gpu_conformance.memcheck compute-sanitizer --tool memcheck --error-exitcode 1 "$build/tests/gpu/gpu_conformance" "${sample[@]}"
   run gpu_conformance.racecheck compute-sanitizer --tool racecheck --error-exitcode 1 "$build/tests/gpu/gpu_conformance" "${sample[@]}"
   # the suite provokes driver errors on purpose (a manifest naming a missing entry): only memory errors count
@@ -57,6 +63,8 @@ if [ "${2:-}" = --bench ]; then
   # the Q-load tile with and without TMA copies (compiles on this machine: ptxas is here)
   [ -x "$build/tests/gpu/qload_bench" ] && bash tests/gpu/qload_ab.sh "$build" | tee "$out/qload_ab.log" | grep '^Q load'
   [ -x "$build/examples/q8_matvec_host" ] && "$build/examples/q8_matvec_host" --bench "$build/examples" | tee "$out/q8_bench.log"
+  [ -x "$build/examples/gqa_host" ] && run gqa_check_bench "$build/examples/gqa_host" --bench "$build/examples" &&
+    sed -n '/==== gqa/,$p' "$out/gqa_check_bench.log"
   # the peers in the same call: Triton and torch on the same card, same moment
   [ -n "${3:-}" ] && PYTHONUNBUFFERED=1 python3 "$3" > "$out/peers.log" 2>&1 && sed -n '/==== summary/,$p' "$out/peers.log"
 fi
