@@ -115,6 +115,30 @@ fi
 # programmatic dependent launch: every sm_90a entry waits for the kernel before it
 has "sm_90a entries wait for the previous grid" out "griddepcontrol.wait;"
 has "sm_90a entries release their dependents" out "griddepcontrol.launch_dependents;"
+# GQA: dots on the tensor cores with the accumulators, scores and softmax
+# rows in the mma fragment layout, K and V staged by cp.async
+gqa="$PROJECT_ROOT/examples/gqa_attention/gqa_attention.ph"
+run "--emit=ptx gqa NQ 7 D 128" 0 --emit=ptx -D NQ=7 -D D=128 "$gqa"
+has "gqa: dots on the tensor cores" out "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"
+has "gqa: operands through ldmatrix" out "ldmatrix.sync.aligned.m8n8.x4.shared.b16"
+has "gqa: dot's [K, N] b transposed by ldmatrix" out "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16"
+has "gqa: the fragment layout's thread base" out "shl.b32 %fwg_, %fwg_, 4;"
+has "gqa: row reductions by quad shuffles" out "shfl.sync.bfly.b32"
+has "gqa: P feeds the second mma from registers" out "cvt.rn.bf16x2.f32"
+has "gqa: K and V staged by cp.async" out "cp.async.cg.shared.global"
+has "gqa: copies waited for before the barrier" out "cp.async.wait_group 0;"
+has "gqa: exp without the subnormal rescaling" out "ex2.approx.ftz.f32"
+# the softmax needs no exchange area: rowmax and rowsum leave no reduction loop
+lacks "gqa: no exchange-area row reduction" out "\$Lred"
+run "--emit=ptx gqa NQ 1 D 64" 0 --emit=ptx -D NQ=1 -D D=64 "$gqa"
+has "gqa NQ 1: still on the tensor cores" out "mma.sync.aligned.m16n8k16"
+lacks "gqa NQ 1: one row tile for eight warps takes the flat layout" out "%fwg_"
+run "--emit=ptx gqa NQ 7 sm_80" 0 --emit=ptx --arch=sm_80 -D NQ=7 -D D=64 "$gqa"
+has "gqa sm_80: tensor cores too" out "mma.sync.aligned.m16n8k16"
+# decode: one-warp CTAs in the fragment layout, the merge on FMA
+run "--emit=ptx gqa decode" 0 --emit=ptx "$PROJECT_ROOT/examples/gqa_attention/gqa_decode.ph"
+has "gqa decode: split on the tensor cores" out "mma.sync.aligned.m16n8k16"
+has "gqa decode: one warp in the fragment layout" out "%fwg_"
 run "--emit=manifest split q8" 0 --emit=manifest "$split"
 has "manifest: dependent launch allowed" out "dependent_launch: true"
 run "--emit=ptx split q8 sm_80" 0 --emit=ptx --arch=sm_80 "$split"
