@@ -1610,49 +1610,70 @@ static bool mma_fits(const Emitter *e, const TirInst *in) {
   return true;
 }
 
+/* Whether every member of the class of tied values with layout L allows
+ * a register layout other than the flat one: register values of one
+ * physical shape (with a last dim of 1 for a row class), whole writes into
+ * register vars only, and operations that work register by register or
+ * ask elem_index. A fragment class (rows false) may hold tensor-core dots,
+ * broadcasts and iotas; a row class (rows true) rowmax and rowsum of f32
+ * fragment values with its rows. Returns a member, or NULL. */
+static const TirInst *class_allows(const Emitter *e, const Layout *L, bool rows) {
+  const TirFunc *f = e->f;
+  const TirInst *first = NULL;
+  for (int j = 0; j < f->ninsts; j++) {
+    const TirInst *x = f->insts[j];
+    if (x->op == TIR_WRITE && x->args[1]->plan && x->args[1]->plan->layout == L &&
+        (x->nsubs || x->args[0]->plan->res != RES_REG))
+      return NULL;
+    if (x->op == TIR_WRITE && x->args[0]->plan && x->args[0]->plan->res == RES_REG && x->args[0]->plan->layout == L &&
+        x->nsubs)
+      return NULL;
+    if (!x->plan || x->plan->res != RES_REG || x->plan->layout != L) continue;
+    if (!first) first = x;
+    int r = x->ty.rank;
+    if (r < 2 || r != first->ty.rank || (rows && x->plan->phys[r - 1] != 1)) return NULL;
+    for (int d = 0; d < r; d++)
+      if (x->plan->phys[d] != first->plan->phys[d]) return NULL;
+    bool ok;
+    switch (x->op) {
+    case TIR_DOT: ok = !rows && mma_fits(e, x); break;
+    case TIR_REDUCE:
+      ok = rows && is_frag(e, x->args[0]) && x->ty.elem == S_F32 && x->args[0]->ty.elem == S_F32 &&
+           folded_rows(x->args[0]) == folded_rows(x) && (x->aux == TRED_MAX || x->aux == TRED_SUM);
+      break;
+    case TIR_BROADCAST: case TIR_IOTA: ok = !rows; break;
+    case TIR_READ: ok = x->args[0]->plan->res == RES_REG; break;
+    case TIR_BINARY: case TIR_UNARY: case TIR_MATH: case TIR_CONVERT: case TIR_SELECT: case TIR_SPLAT: case TIR_VAR:
+      ok = true;
+      break;
+    default: ok = false;
+    }
+    if (!ok) return NULL;
+  }
+  return first;
+}
+
 /* The fragment layout for each tensor-core accumulator class whose every
- * member allows it: register values of one physical shape whose row tiles
- * divide evenly among the warps, made only by operations that work
- * register by register or ask elem_index (no loads, extracts, transposes,
- * sub-tile writes, or shared variables), and dots that take the mma path. */
+ * member allows it (class_allows) and whose row tiles divide evenly among
+ * the warps; then the row layout for each row class fed by a reduction of
+ * such a class. */
 static void decide_frags(Emitter *e) {
   const TirFunc *f = e->f;
   int W = e->T / 32;
+  if (e->T % 32) return;
   for (int i = 0; i < f->ninsts; i++) {
     const TirInst *in = f->insts[i];
     const Layout *L = in->plan && in->plan->res == RES_REG ? in->plan->layout : NULL;
-    if (!L || L->kind != LAYOUT_MMA_ACC || e->T % 32) continue;
+    if (!L || L->kind != LAYOUT_MMA_ACC) continue;
     bool seen = false;
     for (int j = 0; j < e->nfrag; j++) seen |= e->frag[j] == L;
     if (seen || e->nfrag == (int)(sizeof e->frag / sizeof e->frag[0])) continue;
-    bool ok = true;
-    const TirInst *first = NULL;
-    for (int j = 0; j < f->ninsts && ok; j++) {
-      const TirInst *x = f->insts[j];
-      if (x->op == TIR_WRITE && x->args[1]->plan && x->args[1]->plan->layout == L)
-        ok = !x->nsubs && x->args[0]->plan->res == RES_REG;
-      if (x->op == TIR_WRITE && x->args[0]->plan && x->args[0]->plan->res == RES_REG && x->args[0]->plan->layout == L)
-        ok = ok && !x->nsubs;
-      if (!x->plan || x->plan->res != RES_REG || x->plan->layout != L) continue;
-      if (!first) first = x;
-      int r = x->ty.rank;
-      if (r < 2 || r != first->ty.rank) ok = false;
-      for (int d = 0; ok && d < r; d++) ok = x->plan->phys[d] == first->plan->phys[d];
-      switch (x->op) {
-      case TIR_DOT: ok = ok && mma_fits(e, x); break;
-      case TIR_READ: ok = ok && x->args[0]->plan->res == RES_REG; break;
-      case TIR_BINARY: case TIR_UNARY: case TIR_MATH: case TIR_CONVERT: case TIR_SELECT: case TIR_SPLAT:
-      case TIR_BROADCAST: case TIR_IOTA: case TIR_VAR: break;
-      default: ok = false;
-      }
-    }
-    if (!ok || !first) continue;
+    const TirInst *first = class_allows(e, L, false);
+    if (!first) continue;
     int64_t M = folded_rows(first), N = first->plan->phys[first->ty.rank - 1];
     if (M % 16 || N % 8 || (M / 16) % W) continue;
     e->frag[e->nfrag++] = L;
   }
-  /* the row classes: a reduction of a fragment value and what it feeds,
-   * all [.., 1] with the fragment's rows, by register-wise operations */
   for (int i = 0; i < f->ninsts; i++) {
     const TirInst *in = f->insts[i];
     const Layout *L = in->plan && in->plan->res == RES_REG ? in->plan->layout : NULL;
@@ -1661,31 +1682,8 @@ static void decide_frags(Emitter *e) {
     for (int j = 0; j < e->nfrag; j++) parent |= e->frag[j] == L->parent;
     for (int j = 0; j < e->nrowfrag; j++) seen |= e->rowfrag[j] == L;
     if (!parent || seen) continue;
-    bool ok = true;
-    const TirInst *first = NULL;
-    for (int j = 0; j < f->ninsts && ok; j++) {
-      const TirInst *x = f->insts[j];
-      if (x->op == TIR_WRITE && x->args[1]->plan && x->args[1]->plan->layout == L)
-        ok = !x->nsubs && x->args[0]->plan->res == RES_REG;
-      if (x->op == TIR_WRITE && x->args[0]->plan && x->args[0]->plan->res == RES_REG && x->args[0]->plan->layout == L)
-        ok = ok && !x->nsubs;
-      if (!x->plan || x->plan->res != RES_REG || x->plan->layout != L) continue;
-      if (!first) first = x;
-      int r = x->ty.rank;
-      if (r < 2 || r != first->ty.rank || x->plan->phys[r - 1] != 1) ok = false;
-      for (int d = 0; ok && d < r; d++) ok = x->plan->phys[d] == first->plan->phys[d];
-      switch (x->op) {
-      case TIR_REDUCE:
-        ok = ok && is_frag(e, x->args[0]) && x->ty.elem == S_F32 && x->args[0]->ty.elem == S_F32 &&
-             folded_rows(x->args[0]) == folded_rows(x) && (x->aux == TRED_MAX || x->aux == TRED_SUM);
-        break;
-      case TIR_READ: ok = ok && x->args[0]->plan->res == RES_REG; break;
-      case TIR_BINARY: case TIR_UNARY: case TIR_MATH: case TIR_CONVERT: case TIR_SELECT: case TIR_SPLAT: case TIR_VAR:
-        break;
-      default: ok = false;
-      }
-    }
-    if (!ok || !first) continue;
+    const TirInst *first = class_allows(e, L, true);
+    if (!first) continue;
     int64_t M = folded_rows(first);
     if (M % 16 || (M / 16) % W) continue;
     e->rowfrag[e->nrowfrag++] = L;
