@@ -1072,6 +1072,33 @@ const char *plan_layout_str(Arena *a, const Layout *l) {
   return "-";
 }
 
+static int64_t folded(const TirInst *x) {
+  int64_t n = 1;
+  for (int i = 0; i + 1 < x->ty.rank; i++) n *= x->plan->phys[i];
+  return n;
+}
+
+/* Why a dot the planner gave the tensor-core shapes still runs on FMA in
+ * the PTX backend (ptx.c asks this too, so the plan and the code agree),
+ * or NULL when it takes the tensor cores. NULL for a dot planned on FMA. */
+const char *plan_dot_fallback(Arena *a, const Plan *p, const TirInst *dot) {
+  const TirInst *x = dot->args[0], *y = dot->args[1];
+  if (dot->plan->dot_fma) return NULL;
+  int r = dot->ty.rank, tr = dot->aux;
+  int64_t K = x->ty.dims[x->ty.rank - 1], N = dot->plan->phys[r - 1];
+  if (dot->ty.elem != S_F32) return "the result is not f32";
+  if (x->op == TIR_SPLAT || y->op == TIR_SPLAT) return "an operand is a splat scalar";
+  if (y->ty.rank != 2 || x->ty.rank != r || r < 2) return "b is not rank 2, or a's rank is not the result's";
+  if (p->threads % 32) return arena_printf(a, "%d threads are not whole warps", p->threads);
+  if (K % 16) return arena_printf(a, "K = %lld is not a multiple of 16", (long long)K);
+  if (folded(dot) % 16 || N % 8 || folded(x) != folded(dot) || y->plan->phys[tr ? 0 : 1] != N ||
+      x->plan->phys[r - 1] < K || y->plan->phys[tr ? 1 : 0] < K)
+    return "the operands' physical shapes do not match the result's";
+  for (int i = 0; i + 1 < r; i++)
+    if (x->plan->phys[i] != dot->plan->phys[i]) return "a's leading physical dims are not the result's";
+  return NULL;
+}
+
 void plan_print(FILE *out, const Plan *p) {
   const TirFunc *f = p->f;
   Arena *a = arena_new();
@@ -1091,7 +1118,9 @@ void plan_print(FILE *out, const Plan *p) {
     fprintf(out, "%s %s", v->slack ? " masked" : "", res_names[v->res]);
     if (v->res == RES_SHARED) fprintf(out, " buf #%d", v->buf->id);
     else if (v->layout) fprintf(out, " %s", plan_layout_str(a, v->layout));
-    if (in->op == TIR_DOT) fprintf(out, " %s", v->dot_fma ? "fma" : "mma.m16n8k16");
+    const char *fb = in->op == TIR_DOT ? plan_dot_fallback(a, p, in) : NULL;
+    if (in->op == TIR_DOT) fprintf(out, " %s", v->dot_fma || fb ? "fma" : "mma.m16n8k16");
+    if (fb) fprintf(out, "\n        path: fma, not the tensor cores: %s", fb);
     if (v->path) fprintf(out, "\n        path: %s", v->path);
     fputc('\n', out);
   }
@@ -1142,6 +1171,11 @@ void plan_print_yaml(FILE *out, const Plan *p) {
     fprintf(out, ", masked: %s, residence: %s", v->slack ? "true" : "false", res_names[v->res]);
     if (v->res == RES_SHARED) fprintf(out, ", buffer: %d", v->buf->id);
     else if (v->layout) fprintf(out, ", layout: \"%s\"", plan_layout_str(a, v->layout));
+    if (in->op == TIR_DOT) {
+      const char *fb = plan_dot_fallback(a, p, in);
+      fprintf(out, ", dot: %s", v->dot_fma || fb ? "fma" : "mma.m16n8k16");
+      if (fb) fprintf(out, ", path: \"fma, not the tensor cores: %s\"", fb);
+    }
     if (v->path) fprintf(out, ", path: \"%s\"", v->path);
     fputs("}\n", out);
   }

@@ -1595,19 +1595,8 @@ static void mma_copy(Emitter *e, const TirInst *x, int64_t at, int64_t pitch) {
  * the result's, whole warps. */
 static bool mma_fits(const Emitter *e, const TirInst *in) {
   const TirInst *a = in->args[0], *b = in->args[1];
-  bool tr = in->aux;
-  int r = in->ty.rank;
-  if (in->plan->dot_fma || in->ty.elem != S_F32 || a->ty.elem != b->ty.elem ||
-      (a->ty.elem != S_F16 && a->ty.elem != S_BF16) || b->ty.rank != 2 || a->ty.rank != r || r < 2 || e->T % 32 ||
-      a->op == TIR_SPLAT || b->op == TIR_SPLAT)
-    return false;
-  int64_t K = a->ty.dims[a->ty.rank - 1], M = folded_rows(in), N = in->plan->phys[r - 1];
-  if (K % 16 || M % 16 || N % 8 || folded_rows(a) != M || b->plan->phys[tr ? 0 : 1] != N ||
-      a->plan->phys[r - 1] < K || b->plan->phys[tr ? 1 : 0] < K)
-    return false;
-  for (int i = 0; i + 1 < r; i++)
-    if (a->plan->phys[i] != in->plan->phys[i]) return false;
-  return true;
+  return !in->plan->dot_fma && a->ty.elem == b->ty.elem && (a->ty.elem == S_F16 || a->ty.elem == S_BF16) &&
+         !plan_dot_fallback(e->a, e->p, in);
 }
 
 /* Whether every member of the class of tied values with layout L allows

@@ -135,6 +135,13 @@ has "gqa NQ 1: still on the tensor cores" out "mma.sync.aligned.m16n8k16"
 lacks "gqa NQ 1: one row tile for eight warps takes the flat layout" out "%fwg_"
 run "--emit=ptx gqa NQ 7 sm_80" 0 --emit=ptx --arch=sm_80 -D NQ=7 -D D=64 "$gqa"
 has "gqa sm_80: tensor cores too" out "mma.sync.aligned.m16n8k16"
+# a 16-bit dot the tensor cores cannot take says why in the plan
+run "--emit=plan dot.ph" 0 --emit=plan "$PROJECT_ROOT/spec/conformance/dot.ph"
+has "plan: a dot's FMA fallback and its reason" out "path: fma, not the tensor cores: K = 12 is not a multiple of 16"
+run "--emit=plan-yaml dot.ph" 0 --emit=plan-yaml "$PROJECT_ROOT/spec/conformance/dot.ph"
+has "plan-yaml: a dot's path" out "dot: fma, path: \"fma, not the tensor cores: K = 24 is not a multiple of 16\""
+run "--emit=plan gqa" 0 --emit=plan "$gqa"
+has "plan: gqa's dots on the tensor cores" out "mma16x8x16.acc warps=8 frags=2 mma.m16n8k16"
 # decode: one-warp CTAs in the fragment layout, the merge on FMA
 run "--emit=ptx gqa decode" 0 --emit=ptx "$PROJECT_ROOT/examples/gqa_attention/gqa_decode.ph"
 has "gqa decode: split on the tensor cores" out "mma.sync.aligned.m16n8k16"
