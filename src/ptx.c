@@ -108,9 +108,10 @@ static void out(Emitter *e, const char *fmt, ...) {
  * with a producer warp (which never takes part) the named barrier 1 of T. */
 /* A staged tile copied by cp.async is waited for at the next barrier, so
  * its latency overlaps whatever comes between; its readers always follow a
- * barrier. The wait also comes before an if, a loop and a loop's back edge
- * (emit_inst, emit_for): a barrier inside a branch may not run, and a read
- * at the top of the next iteration follows a barrier textually earlier. */
+ * barrier. The wait also comes before an if or a loop, at the end of each
+ * branch, after a while's condition and at a loop's back edge (emit_inst,
+ * emit_for): a barrier inside a branch may not run, and a read at the top
+ * of the next iteration follows a barrier textually earlier. */
 static void async_wait(Emitter *e) {
   if (!e->async_pending) return;
   e->async_pending = false;
@@ -2174,6 +2175,7 @@ static void emit_inst(Emitter *e, const TirInst *in) {
     const char *p = tmp(e, RC_PRED);
     fprintf(e->body, "$Lwhile%d:\n", L);
     emit_block(e, &in->cond);
+    async_wait(e); /* the exit below skips the body's barriers */
     out(e, "setp.eq.u32 %s, %s, 0;", p, reg(e, in->cond_value, 0));
     out(e, "@%s bra $Lwend%d;", p, L);
     emit_block(e, &in->body);
@@ -2188,9 +2190,11 @@ static void emit_inst(Emitter *e, const TirInst *in) {
     out(e, "setp.eq.u32 %s, %s, 0;", p, reg(e, in->args[0], 0));
     out(e, "@%s bra $Lelse%d;", p, L);
     emit_block(e, &in->body);
+    async_wait(e); /* copies of one branch must not wait on a barrier of the other */
     out(e, "bra.uni $Lfi%d;", L);
     fprintf(e->body, "$Lelse%d:\n", L);
     emit_block(e, &in->body2);
+    async_wait(e);
     fprintf(e->body, "$Lfi%d:\n", L);
     break;
   }

@@ -135,6 +135,15 @@ has "gqa NQ 1: still on the tensor cores" out "mma.sync.aligned.m16n8k16"
 lacks "gqa NQ 1: one row tile for eight warps takes the flat layout" out "%fwg_"
 run "--emit=ptx gqa NQ 7 sm_80" 0 --emit=ptx --arch=sm_80 -D NQ=7 -D D=64 "$gqa"
 has "gqa sm_80: tensor cores too" out "mma.sync.aligned.m16n8k16"
+# a staged tile copied by cp.async inside an if is waited for at the end of
+# that branch (a barrier in the other branch would not wait for it)
+run "--emit=ptx if_stage" 0 --emit=ptx "$PROJECT_ROOT/spec/conformance/stmts.ph"
+awk '/^.visible .entry if_stage__v0/,/^}/' "$tmp/out" | grep -E 'cp.async|bra.uni \$Lfi|Lelse[0-9]+:|bar.sync' | tr -s ' ' > "$tmp/order"
+if [ "$(sed -n '/commit_group/,/bra.uni/p' "$tmp/order" | grep -c 'cp.async.wait_group 0;')" = 1 ]; then
+  ok "cp.async inside an if is waited for before the branch ends"
+else
+  not_ok "cp.async inside an if is waited for before the branch ends" "$(cat "$tmp/order")"
+fi
 # a 16-bit dot the tensor cores cannot take says why in the plan
 run "--emit=plan dot.ph" 0 --emit=plan "$PROJECT_ROOT/spec/conformance/dot.ph"
 has "plan: a dot's FMA fallback and its reason" out "path: fma, not the tensor cores: K = 12 is not a multiple of 16"

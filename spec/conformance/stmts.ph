@@ -160,3 +160,19 @@ kernel scalar_vars(X: tensor<f32>[M, N], Y: tensor<f32>[M, 3], C: tensor<i32>[M]
   Y[i, 2] = f32(n)
   C[i] = n
 }
+
+// A staged tile filled inside an if (cp.async on the GPU where its rows are
+// 16-byte chunks) and read after it: the copies must be waited for on the
+// branch that issued them, not at a barrier of the other branch.
+// Y = 2 X when flag, else 2.
+@grid(cdiv(M, 4))
+kernel if_stage(X: tensor<f32>[M, 8], Y: tensor<f32>[M, 8], flag: bool) {
+  let r0 = ctx.block.x * 4
+  var t: tile<f32>[4, 8] = 0.0
+  if flag {
+    t = X[r0 :+ 4, :]
+  } else {
+    t = t + 1.0
+  }
+  Y[r0 :+ 4, :] = t * 2.0
+}

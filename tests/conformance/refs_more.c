@@ -358,6 +358,14 @@ static bool ref_int_arith(RefCtx *r) {
   return true;
 }
 
+/* Y = flag ? 2 X : 2 */
+static bool ref_if_stage(RefCtx *r) {
+  CaseParam *X = ref_param(r, "X"), *Y = ref_param(r, "Y");
+  bool flag = ref_scalar(r, "flag") != 0;
+  for (int64_t k = 0; k < X->n; k++) Y->data[k] = flag ? 2 * X->data[k] : 2;
+  return true;
+}
+
 /* Y = a/8, a%8, a/1, a%1, a/6, a%32; Z = l/1024, l%1024, l/2, l%6 (C: toward zero) */
 static bool ref_int_divrem_const(RefCtx *r) {
   CaseParam *A = ref_param(r, "A"), *L = ref_param(r, "L"), *Y = ref_param(r, "Y"), *Z = ref_param(r, "Z");
@@ -682,6 +690,7 @@ const RefEntry harness_refs_more[] = {
     {"unary_ops", ref_unary_ops},
     {"int_arith", ref_int_arith},
     {"int_divrem_const", ref_int_divrem_const},
+    {"if_stage", ref_if_stage},
     {"f16_arith", ref_f16_arith},
     {"bit_ops", ref_bit_ops},
     {"compare_logic", ref_compare_logic},
