@@ -1074,7 +1074,8 @@ static bool emit_stage_rows(Emitter *e, const TirInst *in) {
  * tensor's end, and chunks of column slack, are copied with source size 0,
  * which fills zeros. Taken at run time when the tile's columns lie inside
  * the tensor and its first element and row pitch are 16-byte aligned; the
- * other tiles take the element path (emit_stage_rows, emit_load_elements).
+ * other tiles, and tiles of a tensor the kernel also stores to, take the
+ * element path (emit_stage_rows, emit_load_elements).
  * The thread waits for its copies just before the next barrier (async_wait),
  * the one planned before the tile's readers, which publishes them. */
 static void emit_load_elements(Emitter *e, const TirInst *in);
@@ -1111,6 +1112,10 @@ static bool emit_stage_async(Emitter *e, const TirInst *in) {
   int i0 = spans[0], i1 = spans[1];
   const TirParam *tp = &e->f->params[in->aux];
   if (i1 != tp->rank - 1) return false; /* the columns must be the contiguous dim */
+  /* a 16-byte chunk belongs to another thread than the elements the flat
+   * layout gives a thread: against a store to the same tensor (before or
+   * after) the element path, where each thread loads and stores its own */
+  if (tir_stores_to(&e->f->body, in->aux)) return false;
   emit_pending_sync(e);
   const char *g[MAX_TENSOR_RANK], *ok = tmp(e, RC_PRED);
   out(e, "setp.eq.u32 %s, 0, 0;", ok);
@@ -1616,10 +1621,17 @@ static const TirInst *class_allows(const Emitter *e, const Layout *L, bool rows)
         (x->nsubs || x->args[0]->plan->res != RES_REG))
       return NULL;
     if (x->op == TIR_WRITE && x->args[0]->plan && x->args[0]->plan->res == RES_REG && x->args[0]->plan->layout == L &&
-        x->nsubs)
+        (x->nsubs || (x->args[1]->ty.rank && x->args[1]->plan->res != RES_REG)))
       return NULL;
     if (!x->plan || x->plan->res != RES_REG || x->plan->layout != L) continue;
     if (!first) first = x;
+    /* operand() reads a staged tile operand at the flat index of register
+     * k: an elementwise member must take its tiles from registers (a dot
+     * reads its staged operands through ldmatrix, a broadcast its source
+     * through the exchange area, in the source's own layout) */
+    if (x->op != TIR_DOT && x->op != TIR_BROADCAST)
+      for (int i = 0; i < x->nargs; i++)
+        if (x->args[i] && x->args[i]->ty.rank && x->args[i]->plan && x->args[i]->plan->res != RES_REG) return NULL;
     int r = x->ty.rank;
     if (r < 2 || r != first->ty.rank || (rows && x->plan->phys[r - 1] != 1)) return NULL;
     for (int d = 0; d < r; d++)
@@ -1994,8 +2006,11 @@ static void emit_extract(Emitter *e, const TirInst *in) {
 static void emit_write(Emitter *e, const TirInst *in) {
   const TirInst *slot = in->args[0], *v = in->args[1];
   bool shared = slot->plan->res == RES_SHARED;
+  if (!in->nsubs && shared && v->op == TIR_LOAD && v->plan->buf == slot->plan->buf) return; /* the load staged it there */
+  /* a tile copied by cp.async may still be landing, chunks of it owned by
+   * other threads than the elements this write stores: all wait, then write */
+  if (shared && e->async_pending) cta_sync(e);
   if (!in->nsubs) {
-    if (shared && v->op == TIR_LOAD && v->plan->buf == slot->plan->buf) return; /* the load staged it there */
     if (shared) cta_sync(e); /* others may still read the old contents */
     for (int k = 0; k < nregs(e, slot); k++) {
       const char *r = operand(e, v, k);

@@ -144,6 +144,22 @@ if [ "$(sed -n '/commit_group/,/bra.uni/p' "$tmp/order" | grep -c 'cp.async.wait
 else
   not_ok "cp.async inside an if is waited for before the branch ends" "$(cat "$tmp/order")"
 fi
+# backend hazards (spec/conformance/hazards.ph): a staged operand keeps a
+# dot's class out of the fragment layout; point writes into a staged var wait
+# for its copies; a tensor the kernel stores to is not staged by cp.async
+run "--emit=ptx hazards" 0 --emit=ptx "$PROJECT_ROOT/spec/conformance/hazards.ph"
+entry() { awk "/^.visible .entry $1__v0/,/^}/" "$tmp/out"; }
+if ! entry frag_plus_staged | grep -q '%fwg_'; then ok "hazards: a staged addend keeps the dot's class flat"; else not_ok "hazards: a staged addend keeps the dot's class flat"; fi
+if [ "$(entry point_writes_staged | sed -n '/^\$Lsd0:/,$p' | grep -m1 -E 'st.shared|cp.async.wait_group' | tr -s ' ')" = " cp.async.wait_group 0;" ]; then
+  ok "hazards: point writes into a staged var wait for its copies"
+else
+  not_ok "hazards: point writes into a staged var wait for its copies"
+fi
+if ! entry stage_then_store | grep -q cp.async && ! entry store_then_stage | grep -q cp.async; then
+  ok "hazards: no cp.async staging of a tensor the kernel stores to"
+else
+  not_ok "hazards: no cp.async staging of a tensor the kernel stores to"
+fi
 # a 16-bit dot the tensor cores cannot take says why in the plan
 run "--emit=plan dot.ph" 0 --emit=plan "$PROJECT_ROOT/spec/conformance/dot.ph"
 has "plan: a dot's FMA fallback and its reason" out "path: fma, not the tensor cores: K = 12 is not a multiple of 16"

@@ -358,6 +358,52 @@ static bool ref_int_arith(RefCtx *r) {
   return true;
 }
 
+/* hazards.ph: C = A @ B + Z */
+static bool ref_frag_plus_staged(RefCtx *r) {
+  matmul(r, false);
+  CaseParam *Z = ref_param(r, "Z"), *C = ref_param(r, "C");
+  for (int64_t k = 0; k < C->n; k++) C->data[k] += Z->data[k];
+  return true;
+}
+
+/* hazards.ph: C[i] = max(max_j (A @ B)[i, j], M0[i]) */
+static bool ref_rowmax_staged(RefCtx *r) {
+  CaseParam *A = ref_param(r, "A"), *B = ref_param(r, "B"), *M0 = ref_param(r, "M0"), *C = ref_param(r, "C");
+  int64_t M = A->dims[0], K = A->dims[1], N = B->dims[1];
+  for (int64_t i = 0; i < M; i++) {
+    double mx = M0->data[i];
+    for (int64_t j = 0; j < N; j++) {
+      double acc = 0;
+      for (int64_t k = 0; k < K; k++) acc += A->data[i * K + k] * B->data[k * N + j];
+      mx = fmax(mx, acc);
+    }
+    C->data[i] = mx;
+  }
+  return true;
+}
+
+/* hazards.ph: Y = 3 X, diagonal 0 */
+static bool ref_point_writes_staged(RefCtx *r) {
+  CaseParam *X = ref_param(r, "X"), *Y = ref_param(r, "Y");
+  for (int64_t i = 0; i < 4; i++)
+    for (int64_t j = 0; j < 4; j++) Y->data[i * 4 + j] = i == j ? 0 : 3 * X->data[i * 4 + j];
+  return true;
+}
+
+/* hazards.ph: B = A (before the kernel overwrote it) */
+static bool ref_stage_then_store(RefCtx *r) {
+  CaseParam *A = ref_param(r, "A"), *B = ref_param(r, "B");
+  for (int64_t k = 0; k < A->n; k++) B->data[k] = A->data[k];
+  return true;
+}
+
+/* hazards.ph: B = C */
+static bool ref_store_then_stage(RefCtx *r) {
+  CaseParam *C = ref_param(r, "C"), *B = ref_param(r, "B");
+  for (int64_t k = 0; k < C->n; k++) B->data[k] = C->data[k];
+  return true;
+}
+
 /* Y = flag ? 2 X : 2 */
 static bool ref_if_stage(RefCtx *r) {
   CaseParam *X = ref_param(r, "X"), *Y = ref_param(r, "Y");
@@ -691,6 +737,11 @@ const RefEntry harness_refs_more[] = {
     {"int_arith", ref_int_arith},
     {"int_divrem_const", ref_int_divrem_const},
     {"if_stage", ref_if_stage},
+    {"frag_plus_staged", ref_frag_plus_staged},
+    {"rowmax_staged", ref_rowmax_staged},
+    {"point_writes_staged", ref_point_writes_staged},
+    {"stage_then_store", ref_stage_then_store},
+    {"store_then_stage", ref_store_then_stage},
     {"f16_arith", ref_f16_arith},
     {"bit_ops", ref_bit_ops},
     {"compare_logic", ref_compare_logic},
