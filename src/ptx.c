@@ -1080,6 +1080,23 @@ static bool emit_stage_rows(Emitter *e, const TirInst *in) {
  * the one planned before the tile's readers, which publishes them. */
 static void emit_load_elements(Emitter *e, const TirInst *in);
 
+/* The global address of element g of tensor `param` and the byte pitch of
+ * its dim i0 (the element size times the extents after it), and a predicate:
+ * `ok` and both 16-byte aligned, what a bulk or 16-byte async copy of rows
+ * starting there needs. */
+static const char *aligned16(Emitter *e, int param, int eb, const char *const *g, int i0, const char *ok,
+                             const char **addr, const char **pitch) {
+  const TirParam *tp = &e->f->params[param];
+  const char *a0 = tensor_addr(e, param, g), *step = tmp(e, RC_B64), *al = tmp(e, RC_B64), *p = tmp(e, RC_PRED);
+  out(e, "mov.u64 %s, %d;", step, eb);
+  for (int d = i0 + 1; d < tp->rank; d++) out(e, "mul.lo.s64 %s, %s, %%ext%d_%d;", step, step, param, d);
+  out(e, "or.b64 %s, %s, %s;", al, a0, step);
+  out(e, "and.b64 %s, %s, 15;", al, al);
+  out(e, "setp.eq.and.u64 %s, %s, 0, %s;", p, al, ok);
+  *addr = a0, *pitch = step;
+  return p;
+}
+
 /* One 16-byte chunk of emit_stage_async: row `row`, chunk column `col`;
  * source size 0 (zeros) unless `inside`. */
 static void stage_chunk(Emitter *e, const TirInst *in, const PlanBuf *b, const char *row, const char *col,
@@ -1133,12 +1150,7 @@ static bool emit_stage_async(Emitter *e, const TirInst *in) {
     out(e, "setp.lt.and.u32 %s, %s, %%ext32_%d_%d, %s;", p, g[i], in->aux, i, ok);
     out(e, "mov.pred %s, %s;", ok, p);
   }
-  const char *a0 = tensor_addr(e, in->aux, g), *step = tmp(e, RC_B64), *al = tmp(e, RC_B64), *go = tmp(e, RC_PRED);
-  out(e, "mov.u64 %s, %d;", step, eb);
-  for (int d = i0 + 1; d < tp->rank; d++) out(e, "mul.lo.s64 %s, %s, %%ext%d_%d;", step, step, in->aux, d);
-  out(e, "or.b64 %s, %s, %s;", al, a0, step);
-  out(e, "and.b64 %s, %s, 15;", al, al);
-  out(e, "setp.eq.and.u64 %s, %s, 0, %s;", go, al, ok);
+  const char *a0, *step, *go = aligned16(e, in->aux, eb, g, i0, ok, &a0, &step);
   int L = new_label(e);
   out(e, "@!%s bra $Lsa%d;", go, L);
   int64_t cpr = p1 / ce, chunks = p0 * cpr, len0 = in->subs[i0].len, len1 = in->subs[i1].len;
@@ -2275,7 +2287,6 @@ static int ring_loads(const TirInst *loop, const TirInst **loads) {
 /* Uniform: the whole physical tile of ld is inside its tensor, the tile's
  * first element is 16-byte aligned and so is the row pitch. */
 static const char *ring_eligible(Emitter *e, const TirInst *ld) {
-  const TirParam *tp = &e->f->params[ld->aux];
   int eb = elem_bytes_mem(ld->ty.elem), i0 = -1, j = 0;
   const char *ok = tmp(e, RC_PRED), *g[MAX_TENSOR_RANK];
   out(e, "setp.eq.u32 %s, 0, 0;", ok);
@@ -2296,13 +2307,8 @@ static const char *ring_eligible(Emitter *e, const TirInst *ld) {
     }
     out(e, "mov.pred %s, %s;", ok, p);
   }
-  const char *ad = tensor_addr(e, ld->aux, g), *pitch = tmp(e, RC_B64), *al = tmp(e, RC_B64), *p = tmp(e, RC_PRED);
-  out(e, "mov.u64 %s, %d;", pitch, eb);
-  for (int d = i0 + 1; d < tp->rank; d++) out(e, "mul.lo.s64 %s, %s, %%ext%d_%d;", pitch, pitch, ld->aux, d);
-  out(e, "or.b64 %s, %s, %s;", al, ad, pitch);
-  out(e, "and.b64 %s, %s, 15;", al, al);
-  out(e, "setp.eq.and.u64 %s, %s, 0, %s;", p, al, ok);
-  return p;
+  const char *ad, *pitch;
+  return aligned16(e, ld->aux, eb, g, i0, ok, &ad, &pitch);
 }
 
 static int64_t ring_stage_bytes(const TirInst *ld) {

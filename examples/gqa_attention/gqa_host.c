@@ -30,41 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "phobos.h"
-
-#define CK(call)                                                                                      \
-  do {                                                                                                \
-    CUresult r_ = (call);                                                                             \
-    if (r_ != CUDA_SUCCESS) {                                                                         \
-      const char *s_ = NULL;                                                                          \
-      cuGetErrorString(r_, &s_);                                                                      \
-      fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call, s_ ? s_ : "?");            \
-      exit(2);                                                                                        \
-    }                                                                                                 \
-  } while (0)
-
-#define PK(call)                                                                                      \
-  do {                                                                                                \
-    phobos_status s_ = (call);                                                                        \
-    if (s_ != PHOBOS_OK) {                                                                            \
-      fprintf(stderr, "%s:%d: %s: %s: %s\n", __FILE__, __LINE__, #call, phobos_status_name(s_),       \
-              phobos_last_error(ctx));                                                                \
-      exit(2);                                                                                        \
-    }                                                                                                 \
-  } while (0)
-
-static phobos_context *ctx;
-static unsigned long long rng = 0x9E3779B97F4A7C15ull;
-
-static double uniform(void) {
-  rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
-  return (double)(rng >> 11) / 9007199254740992.0;
-}
-
-static double normal(void) {
-  double u = uniform() + 1e-300, v = uniform();
-  return sqrt(-2 * log(u)) * cos(2 * M_PI * v);
-}
+#include "../host_common.h"
 
 /* bf16 by round to nearest even, and back */
 static uint16_t to_bf16(float f) {
@@ -220,23 +186,15 @@ static double check(const Kernels *k, Problem *p, int rows) {
   return nan ? INFINITY : maxerr / fmax(maxref, 1e-30);
 }
 
-static int cmpf(const void *a, const void *b) {
-  float x = *(const float *)a, y = *(const float *)b;
-  return x < y ? -1 : x > y;
-}
-
 /* median microseconds, each rep behind a 256 MiB memset (do_bench's way) */
 static double median_us(const Kernels *k, Problem *p) {
-  static CUdeviceptr flush;
-  const size_t flush_bytes = (size_t)256 << 20;
-  if (!flush) CK(cuMemAlloc(&flush, flush_bytes));
   CUevent e0, e1;
   CK(cuEventCreate(&e0, 0));
   CK(cuEventCreate(&e1, 0));
   for (int i = 0; i < 3; i++) launch(k, p);
   float t[21];
   for (int i = 0; i < 21; i++) {
-    CK(cuMemsetD32Async(flush, (unsigned)i, flush_bytes / 4, NULL));
+    flush_l2((unsigned)i);
     CK(cuEventRecord(e0, NULL));
     launch(k, p);
     CK(cuEventRecord(e1, NULL));

@@ -19,40 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "phobos.h"
-
-#define CK(call)                                                                  \
-  do {                                                                            \
-    CUresult r_ = (call);                                                         \
-    if (r_ != CUDA_SUCCESS) {                                                     \
-      const char *s_ = NULL;                                                      \
-      cuGetErrorString(r_, &s_);                                                  \
-      fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call, s_ ? s_ : "?"); \
-      exit(2);                                                                    \
-    }                                                                             \
-  } while (0)
-
-#define PK(call)                                                                  \
-  do {                                                                            \
-    phobos_status s_ = (call);                                                    \
-    if (s_ != PHOBOS_OK) {                                                        \
-      fprintf(stderr, "%s:%d: %s: %s: %s\n", __FILE__, __LINE__, #call, phobos_status_name(s_), phobos_last_error(ctx)); \
-      exit(2);                                                                    \
-    }                                                                             \
-  } while (0)
-
-static phobos_context *ctx;
-static unsigned long long rng = 88172645463325252ull;
-
-static double uniform(void) {
-  rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
-  return (double)(rng >> 11) / 9007199254740992.0;
-}
-
-static double normal(void) {
-  double u = uniform() + 1e-300, v = uniform();
-  return sqrt(-2 * log(u)) * cos(2 * M_PI * v);
-}
+#define HOST_RNG_SEED 88172645463325252ull
+#include "../host_common.h"
 
 typedef struct Problem {
   int64_t K, N, ksplit;
@@ -143,11 +111,6 @@ static double check(phobos_kernel *k, Problem *p, int tile_n, int *nans) {
   return maxerr / maxref;
 }
 
-static int cmpf(const void *a, const void *b) {
-  float x = *(const float *)a, y = *(const float *)b;
-  return x < y ? -1 : x > y;
-}
-
 /* Median microseconds of `reps` launches, timed the way triton.testing.do_bench
  * times the peer: before each one a 256 MiB memset evicts the inputs from L2
  * (50 MiB on the H200), and the events around the launch are enqueued while
@@ -158,16 +121,13 @@ static int cmpf(const void *a, const void *b) {
  * prints the split kernel's time on an idle GPU (behind_flush false), the
  * figure this program reported before. */
 static double median_us_how(phobos_kernel *k, Problem *p, int tile_n, int reps, bool behind_flush) {
-  static CUdeviceptr flush;
-  const size_t flush_bytes = (size_t)256 << 20;
-  if (!flush) CK(cuMemAlloc(&flush, flush_bytes));
   CUevent e0, e1;
   CK(cuEventCreate(&e0, 0));
   CK(cuEventCreate(&e1, 0));
   for (int i = 0; i < 5; i++) launch(k, p, tile_n);
   float *t = malloc(sizeof(float) * (size_t)reps);
   for (int i = 0; i < reps; i++) {
-    if (behind_flush) CK(cuMemsetD32Async(flush, (unsigned)i, flush_bytes / 4, NULL));
+    if (behind_flush) flush_l2((unsigned)i);
     CK(cuEventRecord(e0, NULL));
     launch(k, p, tile_n);
     CK(cuEventRecord(e1, NULL));

@@ -19,41 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "phobos.h"
-
-#define CK(call)                                                                                 \
-  do {                                                                                           \
-    CUresult r_ = (call);                                                                        \
-    if (r_ != CUDA_SUCCESS) {                                                                    \
-      const char *s_ = NULL;                                                                     \
-      cuGetErrorString(r_, &s_);                                                                 \
-      fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call, s_ ? s_ : "?");       \
-      exit(2);                                                                                   \
-    }                                                                                            \
-  } while (0)
-
-#define PK(call)                                                                                 \
-  do {                                                                                           \
-    phobos_status s_ = (call);                                                                   \
-    if (s_ != PHOBOS_OK) {                                                                       \
-      fprintf(stderr, "%s:%d: %s: %s: %s\n", __FILE__, __LINE__, #call, phobos_status_name(s_),  \
-              phobos_last_error(ctx));                                                           \
-      exit(2);                                                                                   \
-    }                                                                                            \
-  } while (0)
-
-static phobos_context *ctx;
-static unsigned long long rng = 0x9E3779B97F4A7C15ull;
-
-static double uniform(void) {
-  rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
-  return (double)(rng >> 11) / 9007199254740992.0;
-}
-
-static int cmpf(const void *a, const void *b) {
-  float x = *(const float *)a, y = *(const float *)b;
-  return x < y ? -1 : x > y;
-}
+#include "host_common.h"
 
 static int64_t constant(const char *yaml_path, const char *name) {
   FILE *f = fopen(yaml_path, "r");
@@ -130,16 +96,11 @@ int main(int argc, char **argv) {
     CK(cuEventCreate(&e0, 0));
     CK(cuEventCreate(&e1, 0));
     float t[51];
-    /* as triton.testing.do_bench: a 256 MiB memset before each rep evicts L2
-     * and keeps the GPU busy while the host submits the launch, so neither
-     * the cache nor the host's launch time (more for TMA: it builds maps)
-     * lands in the figure */
-    CUdeviceptr flush;
-    const size_t flush_bytes = (size_t)256 << 20;
-    CK(cuMemAlloc(&flush, flush_bytes));
+    /* as triton.testing.do_bench (flush_l2): the host's launch time, more
+     * for TMA since it builds maps, stays out of the figure */
     for (int i = 0; i < 5; i++) PK(phobos_launch(k, args, 2, NULL));
     for (int i = 0; i < 51; i++) {
-      CK(cuMemsetD32Async(flush, (unsigned)i, flush_bytes / 4, NULL));
+      flush_l2((unsigned)i);
       CK(cuEventRecord(e0, NULL));
       PK(phobos_launch(k, args, 2, NULL));
       CK(cuEventRecord(e1, NULL));
@@ -148,7 +109,6 @@ int main(int argc, char **argv) {
     }
     qsort(t, 51, sizeof(float), cmpf);
     us[w] = t[25] * 1e3;
-    CK(cuMemFree(flush));
     CK(cuEventDestroy(e0));
     CK(cuEventDestroy(e1));
   }
