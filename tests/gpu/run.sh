@@ -4,7 +4,8 @@
 # Runs the GPU test programs, then again under compute-sanitizer (memcheck),
 # the q8_matvec and GQA (prefill and split decode) checks, and with --bench
 # the benchmarks beside their peers, and prints a short table last. Needs no
-# compiler: everything was built here.
+# compiler: everything was built here. Last, the GQA cubins' SASS is counted
+# (HMMA instructions, LDL/STL local-memory accesses: issue 6 wants none).
 # PHOBOS_PRODUCER_WARP=1, PHOBOS_PREFETCH=1 and PHOBOS_TMA=1 plan the conformance
 # cases as phobosc --producer-warp, --prefetch and --tma; the suite runs once
 # plain and once with PHOBOS_TMA=1 (and --bench times the Q load both ways).
@@ -67,6 +68,14 @@ if [ "${2:-}" = --bench ]; then
     sed -n '/==== gqa/,$p' "$out/gqa_check_bench.log"
   # the peers in the same call: Triton and torch on the same card, same moment
   [ -n "${3:-}" ] && PYTHONUNBUFFERED=1 python3 "$3" > "$out/peers.log" 2>&1 && sed -n '/==== summary/,$p' "$out/peers.log"
+fi
+# the GQA kernels' SASS: tensor-core instructions, and no local memory (LDL/STL)
+if command -v cuobjdump >/dev/null && [ -f "$build/examples/gqa_attention_nq7_d128.cubin" ]; then
+  for c in "$build"/examples/gqa_{attention,decode}_nq7_d128.cubin; do
+    cuobjdump -sass "$c" > "$out/$(basename "$c" .cubin).sass" 2>&1
+    rows+=("$(printf '%-34s HMMA %d, LDL/STL %d' "sass $(basename "$c" .cubin)" \
+      "$(grep -c 'HMMA' "$out/$(basename "$c" .cubin).sass")" "$(grep -cE '\b(LDL|STL)\b' "$out/$(basename "$c" .cubin).sass")")")
+  done
 fi
 echo "==== GPU summary"
 printf '%s\n' "${rows[@]}"
