@@ -1072,7 +1072,7 @@ const char *plan_layout_str(Arena *a, const Layout *l) {
   return "-";
 }
 
-static int64_t folded(const TirInst *x) {
+int64_t plan_folded_rows(const TirInst *x) {
   int64_t n = 1;
   for (int i = 0; i + 1 < x->ty.rank; i++) n *= x->plan->phys[i];
   return n;
@@ -1091,8 +1091,9 @@ const char *plan_dot_fallback(Arena *a, const Plan *p, const TirInst *dot) {
   if (y->ty.rank != 2 || x->ty.rank != r || r < 2) return "b is not rank 2, or a's rank is not the result's";
   if (p->threads % 32) return arena_printf(a, "%d threads are not whole warps", p->threads);
   if (K % 16) return arena_printf(a, "K = %lld is not a multiple of 16", (long long)K);
-  if (folded(dot) % 16 || N % 8 || folded(x) != folded(dot) || y->plan->phys[tr ? 0 : 1] != N ||
-      x->plan->phys[r - 1] < K || y->plan->phys[tr ? 1 : 0] < K)
+  int64_t M = plan_folded_rows(dot);
+  if (M % 16 || N % 8 || plan_folded_rows(x) != M || y->plan->phys[tr ? 0 : 1] != N || x->plan->phys[r - 1] < K ||
+      y->plan->phys[tr ? 1 : 0] < K)
     return "the operands' physical shapes do not match the result's";
   for (int i = 0; i + 1 < r; i++)
     if (x->plan->phys[i] != dot->plan->phys[i]) return "a's leading physical dims are not the result's";

@@ -168,14 +168,9 @@ static int64_t phys_elems(const TirInst *in) {
  * Register k of such a value is element (frag base of the thread) + C(k),
  * C a constant: elem_index. Elementwise operations work register by
  * register as in the flat layout; everything that needs coordinates asks
- * elem_index; a row value broadcast over a fragment value costs one load
- * per row a thread holds (two per row tile). */
-/* Folded rows of a value: the product of its physical dims but the last. */
-static int64_t folded_rows(const TirInst *x) {
-  int64_t n = 1;
-  for (int i = 0; i + 1 < x->ty.rank; i++) n *= x->plan->phys[i];
-  return n;
-}
+ * elem_index; a row value broadcast over a fragment value costs a move
+ * from the row value held beside it (is_rowfrag), or else one load per row
+ * a thread holds (two per row tile). */
 
 typedef struct FragGeom {
   int64_t M, N;
@@ -1392,7 +1387,7 @@ static void emit_broadcast(Emitter *e, const TirInst *in) {
   const TirInst *x = in->args[0];
   int r = in->ty.rank, xr = x->ty.rank;
   RegClass rc = rc_of(in->ty.elem);
-  if (is_frag(e, in) && is_rowfrag(e, x) && xr == r && folded_rows(x) == folded_rows(in)) {
+  if (is_frag(e, in) && is_rowfrag(e, x) && xr == r && plan_folded_rows(x) == plan_folded_rows(in)) {
     /* a row value over its fragment value: the thread holds its rows already */
     FragGeom g = frag_geom(e, in);
     for (int k = 0; k < nregs(e, in); k++)
@@ -1596,25 +1591,11 @@ static void mma_copy(Emitter *e, const TirInst *x, int64_t at, int64_t pitch) {
   }
 }
 
-/* dot and dot_t of f16 or bf16 operands into f32 on the tensor cores:
- * mma.sync.m16n8k16 with operands from shared memory through ldmatrix
- * (.trans for dot's [K, N] b). Staged operands are read where they are;
- * operands in registers are first copied into the exchange area as 16-bit
- * rows padded by 8 elements (16 bytes), so that the eight rows of an
- * ldmatrix matrix fall in different banks. Each warp takes output tiles of
- * 16 rows by 16 (or 8) columns in turn, the whole logical K unrolled; the
- * accumulators then go through the exchange area into the flat layout the
- * rest of the backend uses (one shared round trip, against two shared
- * loads per FMA on the FMA path). False, for the FMA path, when the shapes
- * do not fit: K not a multiple of 16, operand and result shapes that
- * disagree, a threads count that is not whole warps. */
-/* Whether a dot takes the tensor-core path (emit_dot_mma): f16 or bf16
- * operands into f32, K a multiple of 16, a's folded rows and b's columns
- * the result's, whole warps. */
+/* Whether a dot takes the tensor-core path (emit_dot_mma): the planner
+ * gave it the tensor-core shapes (f16 or bf16 operands) and nothing in
+ * plan_dot_fallback sends it to FMA. */
 static bool mma_fits(const Emitter *e, const TirInst *in) {
-  const TirInst *a = in->args[0], *b = in->args[1];
-  return !in->plan->dot_fma && a->ty.elem == b->ty.elem && (a->ty.elem == S_F16 || a->ty.elem == S_BF16) &&
-         !plan_dot_fallback(e->a, e->p, in);
+  return !in->plan->dot_fma && !plan_dot_fallback(e->a, e->p, in);
 }
 
 /* Whether every member of the class of tied values with layout L allows
@@ -1653,7 +1634,7 @@ static const TirInst *class_allows(const Emitter *e, const Layout *L, bool rows)
     case TIR_DOT: ok = !rows && mma_fits(e, x); break;
     case TIR_REDUCE:
       ok = rows && is_frag(e, x->args[0]) && x->ty.elem == S_F32 && x->args[0]->ty.elem == S_F32 &&
-           folded_rows(x->args[0]) == folded_rows(x) && (x->aux == TRED_MAX || x->aux == TRED_SUM);
+           plan_folded_rows(x->args[0]) == plan_folded_rows(x) && (x->aux == TRED_MAX || x->aux == TRED_SUM);
       break;
     case TIR_BROADCAST: case TIR_IOTA: ok = !rows; break;
     case TIR_READ: ok = x->args[0]->plan->res == RES_REG; break;
@@ -1684,7 +1665,7 @@ static void decide_frags(Emitter *e) {
     if (seen || e->nfrag == (int)(sizeof e->frag / sizeof e->frag[0])) continue;
     const TirInst *first = class_allows(e, L, false);
     if (!first) continue;
-    int64_t M = folded_rows(first), N = first->plan->phys[first->ty.rank - 1];
+    int64_t M = plan_folded_rows(first), N = first->plan->phys[first->ty.rank - 1];
     if (M % 16 || N % 8 || (M / 16) % W) continue;
     e->frag[e->nfrag++] = L;
   }
@@ -1698,7 +1679,7 @@ static void decide_frags(Emitter *e) {
     if (!parent || seen) continue;
     const TirInst *first = class_allows(e, L, true);
     if (!first) continue;
-    int64_t M = folded_rows(first);
+    int64_t M = plan_folded_rows(first);
     if (M % 16 || (M / 16) % W) continue;
     e->rowfrag[e->nrowfrag++] = L;
   }
@@ -1759,17 +1740,29 @@ static const TirInst *fused_addend(Emitter *e, const TirInst *dot) {
   return NULL;
 }
 
+/* dot and dot_t of f16 or bf16 operands into f32 on the tensor cores:
+ * mma.sync.m16n8k16 with operands from shared memory through ldmatrix
+ * (.trans for dot's [K, N] b). Staged operands are read where they are; an
+ * a in the fragment layout is packed from its registers; other operands are
+ * first copied into the exchange area as 16-bit rows padded by 8 elements
+ * (16 bytes), so that the eight rows of an ldmatrix matrix fall in
+ * different banks. A result in the fragment layout is accumulated in its
+ * own registers (row tiles w, w + W, ...); one in the flat layout takes
+ * output tiles of 16 rows by 16 (or 8) columns in turn per warp and goes
+ * through the exchange area. The whole logical K is unrolled. False, for
+ * the FMA path, when mma_fits says no. */
 static bool emit_dot_mma(Emitter *e, const TirInst *in) {
   const TirInst *a = in->args[0], *b = in->args[1];
   bool tr = in->aux; /* dot_t: b is [N, K] */
   int r = in->ty.rank;
   if (!mma_fits(e, in)) return false;
-  int64_t K = a->ty.dims[a->ty.rank - 1], M = folded_rows(in), N = in->plan->phys[r - 1];
+  int64_t K = a->ty.dims[a->ty.rank - 1], M = plan_folded_rows(in), N = in->plan->phys[r - 1];
   bool frag = is_frag(e, in);
   /* a in the fragment layout with 16-column tiles, the result's rows and
    * K columns: the accumulators of its column tile s are, packed in pairs,
    * the A fragment of k-step s (FlashAttention's P kept in registers) */
-  bool areg = frag && is_frag(e, a) && frag_geom(e, a).NT == 16 && frag_geom(e, a).M == M && frag_geom(e, a).N == K;
+  FragGeom ag = is_frag(e, a) ? frag_geom(e, a) : (FragGeom){0};
+  bool areg = frag && ag.NT == 16 && ag.M == M && ag.N == K;
   bool da = areg || mma_direct(a), db = mma_direct(b);
   int64_t ka = a->plan->phys[r - 1], cb = b->plan->phys[1];
   int64_t pa = areg ? 0 : da ? a->plan->buf->pitch : ka + 8, pb = db ? b->plan->buf->pitch : cb + 8;
@@ -1781,8 +1774,7 @@ static bool emit_dot_mma(Emitter *e, const TirInst *in) {
   if (!da) mma_copy(e, a, at_a, pa);
   if (!db) mma_copy(e, b, at_b, pb);
   if (!da || !db) cta_sync(e);
-  const char *abase = areg ? "0"
-                     : da ? arena_printf(e->a, "%lld", (long long)a->plan->buf->offset)
+  const char *abase = da ? arena_printf(e->a, "%lld", areg ? 0LL : (long long)a->plan->buf->offset)
                          : arena_printf(e->a, "%lld", (long long)(e->exch_off + at_a));
   const char *bbase = db ? arena_printf(e->a, "%lld", (long long)b->plan->buf->offset)
                          : arena_printf(e->a, "%lld", (long long)(e->exch_off + at_b));
@@ -1797,12 +1789,13 @@ static bool emit_dot_mma(Emitter *e, const TirInst *in) {
   out(e, "and.b32 %s, %s, 7;", l8, lane);
   out(e, "bfe.u32 %s, %s, 3, 1;", h8, lane);  /* (lane / 8) % 2 */
   out(e, "bfe.u32 %s, %s, 4, 1;", h16, lane); /* lane / 16 */
-  /* a: row (lane % 8) + 8 ((lane / 8) % 2), column 8 (lane / 16) */
-  out(e, "mad.lo.u32 %s, %s, 8, %s;", x, h8, l8);
-  out(e, "mul.lo.u32 %s, %s, %lld;", alane, x, (long long)pa);
-  out(e, "mad.lo.u32 %s, %s, 8, %s;", alane, h16, alane);
-  out(e, "mad.lo.u32 %s, %s, 2, %%smem_;", alane, alane);
-  out(e, "add.u32 %s, %s, %s;", alane, alane, abase);
+  if (!areg) { /* a: row (lane % 8) + 8 ((lane / 8) % 2), column 8 (lane / 16) */
+    out(e, "mad.lo.u32 %s, %s, 8, %s;", x, h8, l8);
+    out(e, "mul.lo.u32 %s, %s, %lld;", alane, x, (long long)pa);
+    out(e, "mad.lo.u32 %s, %s, 8, %s;", alane, h16, alane);
+    out(e, "mad.lo.u32 %s, %s, 2, %%smem_;", alane, alane);
+    out(e, "add.u32 %s, %s, %s;", alane, alane, abase);
+  }
   if (tr) { /* b [N, K]: row n = (lane % 8) + 8 (lane / 16), column k = 8 ((lane / 8) % 2) */
     if (NT == 16) out(e, "mad.lo.u32 %s, %s, 8, %s;", x, h16, l8);
     else out(e, "mov.u32 %s, %s;", x, l8);
@@ -1820,15 +1813,15 @@ static bool emit_dot_mma(Emitter *e, const TirInst *in) {
      * every column tile; a's fragments loaded once per row tile and step */
     FragGeom fg = frag_geom(e, in);
     const char *aw = tmp(e, RC_B32);
-    out(e, "mad.lo.u32 %s, %s, %lld, %s;", aw, warp, (long long)(16 * pa * 2), alane);
-    const TirInst *x = fused_addend(e, in);
-    for (int k = 0; k < nregs(e, in); k++) out(e, "mov.f32 %s, %s;", reg(e, in, k), x ? reg(e, x, k) : "0f00000000");
+    if (!areg) out(e, "mad.lo.u32 %s, %s, %lld, %s;", aw, warp, (long long)(16 * pa * 2), alane);
+    const TirInst *addend = fused_addend(e, in);
+    for (int k = 0; k < nregs(e, in); k++)
+      out(e, "mov.f32 %s, %s;", reg(e, in, k), addend ? reg(e, addend, k) : "0f00000000");
     for (int mi = 0; mi < fg.tpm; mi++)
       for (int64_t k0 = 0; k0 < K; k0 += 16) {
         const char *ar[4];
         for (int i = 0; i < 4; i++) ar[i] = tmp(e, RC_B32);
         if (areg) { /* a0..a3: rows g, g + 8 at columns 2t (+1), then 8 + 2t (+1): the tile's c pairs */
-          FragGeom ag = frag_geom(e, a);
           int base = (mi * ag.ntn + (int)(k0 / 16)) * ag.rpt;
           for (int i = 0; i < 4; i++)
             out(e, "cvt.rn.%sx2.f32 %s, %s, %s;", ty, ar[i], reg(e, a, base + 2 * i + 1), reg(e, a, base + 2 * i));

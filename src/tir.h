@@ -244,6 +244,9 @@ Plan *plan_kernel(Arena *a, Diags *d, TirFunc *f, const char *arch, unsigned fla
 void plan_print(FILE *out, const Plan *p);
 void plan_print_yaml(FILE *out, const Plan *p);
 const char *plan_layout_str(Arena *a, const Layout *l);
+/* the rows of a planned value with its leading dims folded: the product of
+ * its physical dims but the last */
+int64_t plan_folded_rows(const TirInst *x);
 /* why a dot planned with tensor-core shapes runs on FMA, or NULL */
 const char *plan_dot_fallback(Arena *a, const Plan *p, const TirInst *dot);
 

@@ -92,6 +92,8 @@ has "ptx target sm_90a" out ".target sm_90a"
 has "ptx launch bound" out ".maxntid 256, 1, 1"
 run "--emit=ptx --arch=sm_80" 0 --emit=ptx --arch=sm_80 "$q8"
 has "ptx target sm_80" out ".target sm_80"
+# entry NAME_vN: that PTX entry of the last run's output
+entry() { awk "/^.visible .entry $1/,/^}/" "$tmp/out"; }
 lacks() { # lacks NAME FILE TEXT
   if ! grep -qF -- "$3" "$tmp/$2"; then ok "$1"; else not_ok "$1" "$2 has: $3"; fi
 }
@@ -106,7 +108,7 @@ if grep -qE 'shr\.s32 %rv27_0, %rt[0-9]+, 5;' "$tmp/out"; then ok "division by a
 lacks "no division left in the loop for k / 32" out "div.s32 %rv27_0"
 # the barrier planned before the activations' staging waits after their
 # global load: in the loop, the 16-byte load of A comes before both barriers
-awk '/^.visible .entry q8_matvec_split__v1/,/^}/' "$tmp/out" | sed -n '/^\$Lfor0:/,/^\$Lend0:/p' | grep -E 'ld.global.v4.b32|bar.sync' | tr -s ' ' > "$tmp/order"
+entry q8_matvec_split__v1 | sed -n '/^\$Lfor0:/,/^\$Lend0:/p' | grep -E 'ld.global.v4.b32|bar.sync' | tr -s ' ' > "$tmp/order"
 if [ "$(grep -c ld.global.v4.b32 "$tmp/order")" -ge 4 ] && ! sed -n '/bar.sync/,$p' "$tmp/order" | grep -q ld.global.v4.b32; then
   ok "staging barrier placed after the staged load's global reads"
 else
@@ -138,7 +140,7 @@ has "gqa sm_80: tensor cores too" out "mma.sync.aligned.m16n8k16"
 # a staged tile copied by cp.async inside an if is waited for at the end of
 # that branch (a barrier in the other branch would not wait for it)
 run "--emit=ptx if_stage" 0 --emit=ptx "$PROJECT_ROOT/spec/conformance/stmts.ph"
-awk '/^.visible .entry if_stage__v0/,/^}/' "$tmp/out" | grep -E 'cp.async|bra.uni \$Lfi|Lelse[0-9]+:|bar.sync' | tr -s ' ' > "$tmp/order"
+entry if_stage__v0 | grep -E 'cp.async|bra.uni \$Lfi|Lelse[0-9]+:|bar.sync' | tr -s ' ' > "$tmp/order"
 if [ "$(sed -n '/commit_group/,/bra.uni/p' "$tmp/order" | grep -c 'cp.async.wait_group 0;')" = 1 ]; then
   ok "cp.async inside an if is waited for before the branch ends"
 else
@@ -148,14 +150,13 @@ fi
 # dot's class out of the fragment layout; point writes into a staged var wait
 # for its copies; a tensor the kernel stores to is not staged by cp.async
 run "--emit=ptx hazards" 0 --emit=ptx "$PROJECT_ROOT/spec/conformance/hazards.ph"
-entry() { awk "/^.visible .entry $1__v0/,/^}/" "$tmp/out"; }
-if ! entry frag_plus_staged | grep -q '%fwg_'; then ok "hazards: a staged addend keeps the dot's class flat"; else not_ok "hazards: a staged addend keeps the dot's class flat"; fi
-if [ "$(entry point_writes_staged | sed -n '/^\$Lsd0:/,$p' | grep -m1 -E 'st.shared|cp.async.wait_group' | tr -s ' ')" = " cp.async.wait_group 0;" ]; then
+if ! entry frag_plus_staged__v0 | grep -q '%fwg_'; then ok "hazards: a staged addend keeps the dot's class flat"; else not_ok "hazards: a staged addend keeps the dot's class flat"; fi
+if [ "$(entry point_writes_staged__v0 | sed -n '/^\$Lsd0:/,$p' | grep -m1 -E 'st.shared|cp.async.wait_group' | tr -s ' ')" = " cp.async.wait_group 0;" ]; then
   ok "hazards: point writes into a staged var wait for its copies"
 else
   not_ok "hazards: point writes into a staged var wait for its copies"
 fi
-if ! entry stage_then_store | grep -q cp.async && ! entry store_then_stage | grep -q cp.async; then
+if ! entry stage_then_store__v0 | grep -q cp.async && ! entry store_then_stage__v0 | grep -q cp.async; then
   ok "hazards: no cp.async staging of a tensor the kernel stores to"
 else
   not_ok "hazards: no cp.async staging of a tensor the kernel stores to"

@@ -109,6 +109,11 @@ static phobos_status launch(uint64_t q, int64_t S, int64_t HQ) {
   return phobos_launch(k, a, 2, NULL);
 }
 
+/* the common case: a fresh, aligned Q of [2, 19, 14, 64] (two KV heads of 7) */
+static phobos_status launch_q(void) {
+  return launch(alloc(sizeof(float) * 2 * 19 * 14 * 64), 19, 14);
+}
+
 static int32_t s32(int i) {
   int32_t v;
   memcpy(&v, fake->params[i], 4);
@@ -161,8 +166,7 @@ Test(launch, no_map_for_a_misaligned_base_or_an_extent_the_split_does_not_divide
 
 Test(launch, dependent_launch_attribute) {
   load("true");
-  uint64_t q = alloc(sizeof(float) * 2 * 19 * 14 * 64);
-  cr_assert_eq(launch(q, 19, 14), PHOBOS_OK, "%s", phobos_last_error(ctx));
+  cr_assert_eq(launch_q(), PHOBOS_OK, "%s", phobos_last_error(ctx));
   cr_assert_eq(fake->ex_launches, 1);
   cr_assert_eq(fake->plain_launches, 0);
   cr_assert_eq(fake->nattrs, 1);
@@ -173,8 +177,7 @@ Test(launch, dependent_launch_attribute) {
 
 Test(launch, plain_launch_without_dependent_launch) {
   load("false");
-  uint64_t q = alloc(sizeof(float) * 2 * 19 * 14 * 64);
-  cr_assert_eq(launch(q, 19, 14), PHOBOS_OK, "%s", phobos_last_error(ctx));
+  cr_assert_eq(launch_q(), PHOBOS_OK, "%s", phobos_last_error(ctx));
   cr_assert_eq(fake->plain_launches, 1);
   cr_assert_eq(fake->ex_launches, 0);
 }
@@ -182,8 +185,7 @@ Test(launch, plain_launch_without_dependent_launch) {
 Test(launch, dependent_launch_turned_off_by_the_environment) {
   setenv("PHOBOS_DEPENDENT_LAUNCH", "0", 1);
   load("true");
-  uint64_t q = alloc(sizeof(float) * 2 * 19 * 14 * 64);
-  cr_assert_eq(launch(q, 19, 14), PHOBOS_OK, "%s", phobos_last_error(ctx));
+  cr_assert_eq(launch_q(), PHOBOS_OK, "%s", phobos_last_error(ctx));
   cr_assert_eq(fake->plain_launches, 1);
   cr_assert_eq(fake->ex_launches, 0);
   cr_assert_eq(s32(11), 1, "the maps are built all the same");
@@ -315,8 +317,7 @@ Test(launch, a_failed_launch_names_the_call) {
 Test(launch, a_refused_dependent_launch_runs_plainly) {
   setenv("FAKE_FAIL", "cuLaunchKernelEx", 1);
   load("true");
-  uint64_t q = alloc(sizeof(float) * 2 * 19 * 14 * 64);
-  cr_assert_eq(launch(q, 19, 14), PHOBOS_OK, "%s", phobos_last_error(ctx));
+  cr_assert_eq(launch_q(), PHOBOS_OK, "%s", phobos_last_error(ctx));
   cr_assert_eq(fake->ex_launches, 0);
   cr_assert_eq(fake->plain_launches, 1);
   cr_assert_eq(s32(11), 1, "with its tensor map");
@@ -325,8 +326,7 @@ Test(launch, a_refused_dependent_launch_runs_plainly) {
 Test(launch, an_encoder_that_refuses_means_the_pointer_path) {
   setenv("FAKE_FAIL", "cuTensorMapEncodeTiled", 1);
   load("true");
-  uint64_t q = alloc(sizeof(float) * 2 * 19 * 14 * 64);
-  cr_assert_eq(launch(q, 19, 14), PHOBOS_OK, "%s", phobos_last_error(ctx));
+  cr_assert_eq(launch_q(), PHOBOS_OK, "%s", phobos_last_error(ctx));
   cr_assert_eq(s32(11), 0);
   int built;
   cr_assert_eq(phobos_kernel_last_tensor_maps(k, &built), 1);
@@ -347,8 +347,7 @@ Test(launch, shared_memory_over_the_device_limit) {
   with(a, "DL", "false", b, sizeof b);
   int sz[] = {8, 4, 4, 4, 4, 8, 4, 4, 4, 4, 128, 4};
   load_text(b, "qload_edges", 12, sz);
-  uint64_t q = alloc(sizeof(float) * 2 * 19 * 14 * 64);
-  cr_assert_eq(launch(q, 19, 14), PHOBOS_LAUNCH_LIMIT);
+  cr_assert_eq(launch_q(), PHOBOS_LAUNCH_LIMIT);
   cr_assert(strstr(phobos_last_error(ctx), "needs 300000 bytes of shared memory; device 0 allows 232448"), "%s",
             phobos_last_error(ctx));
   cr_assert_eq(fake->nlaunches, 0);
@@ -357,7 +356,6 @@ Test(launch, shared_memory_over_the_device_limit) {
 Test(launch, dynamic_shared_memory_the_driver_refuses) {
   setenv("FAKE_FAIL", "cuFuncSetAttribute", 1);
   load("false");
-  uint64_t q = alloc(sizeof(float) * 2 * 19 * 14 * 64);
-  cr_assert_eq(launch(q, 19, 14), PHOBOS_CUDA_ERROR);
+  cr_assert_eq(launch_q(), PHOBOS_CUDA_ERROR);
   cr_assert(strstr(phobos_last_error(ctx), "cuFuncSetAttribute"), "%s", phobos_last_error(ctx));
 }
