@@ -592,7 +592,7 @@ static bool pure_chain(const TirInst *x, const TirInst *loop, bool before, int d
 /* NULL when the load can take the ring, else why not */
 static const char *pipe_reject(Planner *P, const TirInst *loop, const TirInst *ld) {
   const PlanVal *v = ld->plan;
-  if (v->res != RES_REG) return "it is staged in shared memory by plain loads";
+  if (v->res != RES_REG) return "it is staged in shared memory, which rings do not fill (cp.async does, where its rows allow)";
   if (ld->ty.rank != 2) return arena_printf(P->a, "its tile has rank %d (the ring takes rank 2)", ld->ty.rank);
   int spans = 0;
   for (int i = 0; i < ld->nsubs; i++) spans += !ld->subs[i].point;
