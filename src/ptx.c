@@ -1111,7 +1111,8 @@ static void stage_chunk(Emitter *e, const TirInst *in, const PlanBuf *b, const c
 static bool emit_stage_async(Emitter *e, const TirInst *in) {
   const PlanBuf *b = in->plan->buf;
   int eb = elem_bytes_mem(in->ty.elem);
-  if (in->plan->res != RES_SHARED || in->ty.rank != 2 || !b || b->rank != 2 || (eb != 2 && eb != 4) || e->replay)
+  if (in->plan->res != RES_SHARED || in->ty.rank != 2 || !b || b->rank != 2 || (eb != 2 && eb != 4) || e->replay ||
+      e->p->no_async)
     return false;
   int spans[2], ns = 0;
   for (int i = 0; i < in->nsubs; i++)

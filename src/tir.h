@@ -227,6 +227,7 @@ typedef struct Plan {
   bool producer;   /* the rings are filled by a warp of their own, after the T threads */
   int launch_threads; /* threads, plus 32 with a producer warp */
   bool prefetch;   /* PLAN_PREFETCH: loops load register tiles an iteration ahead */
+  bool no_async;   /* --no-tma or @no_tma: no asynchronous copies (no cp.async staging either) */
   int ntmaps;
   PlanTmap tmaps[MAX_TMAPS];
   int ntma_loads;  /* loads that take TMA copies (one mbarrier each) */

@@ -132,6 +132,8 @@ has "gqa: copies waited for before the barrier" out "cp.async.wait_group 0;"
 has "gqa: exp without the subnormal rescaling" out "ex2.approx.ftz.f32"
 # the softmax needs no exchange area: rowmax and rowsum leave no reduction loop
 lacks "gqa: no exchange-area row reduction" out "\$Lred"
+run "--emit=ptx gqa --no-tma" 0 --emit=ptx --no-tma -D NQ=7 -D D=128 "$gqa"
+lacks "gqa --no-tma: no cp.async staging" out "cp.async"
 run "--emit=ptx gqa NQ 1 D 64" 0 --emit=ptx -D NQ=1 -D D=64 "$gqa"
 has "gqa NQ 1: still on the tensor cores" out "mma.sync.aligned.m16n8k16"
 lacks "gqa NQ 1: one row tile for eight warps takes the flat layout" out "%fwg_"
