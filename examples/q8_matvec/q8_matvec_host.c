@@ -111,25 +111,56 @@ static double check(phobos_kernel *k, Problem *p, int tile_n, int *nans) {
   return maxerr / maxref;
 }
 
-/* Median microseconds of `reps` launches, timed the way triton.testing.do_bench
- * times the peer: before each one a 256 MiB memset evicts the inputs from L2
- * (50 MiB on the H200), and the events around the launch are enqueued while
- * that memset still runs, so the host's time to submit the launch is hidden
- * behind it rather than counted as device time. Otherwise every rep would
- * start on an idle GPU and include the few microseconds the host takes to
- * hand over the launch, which Triton's figure does not. The bench also
- * prints the split kernel's time on an idle GPU (behind_flush false), the
- * figure this program reported before. */
-static double median_us_how(phobos_kernel *k, Problem *p, int tile_n, int reps, bool behind_flush) {
+/* The L2 state a timed rep starts in. FLUSH_MEMSET is how
+ * triton.testing.do_bench times the peer: before each rep a 256 MiB memset
+ * evicts the inputs from L2 (50 MiB on the H200), and the events around the
+ * launch are enqueued while that memset still runs, so the host's time to
+ * submit the launch is hidden behind it rather than counted as device time.
+ * But the memset leaves the L2 full of dirty lines, and the timed kernel
+ * pays for writing them back to DRAM while it reads its own inputs.
+ * FLUSH_CLEAN follows the memset with a kernel that reads another 256 MiB
+ * (q8_reduce summing 1024 rows, writing 256 KiB): the dirty lines are
+ * written back during that kernel, and the timed rep starts with an L2 that
+ * holds none of its inputs and nothing to write back, as a decode step's
+ * projection finds it after a kernel that wrote little. IDLE starts each rep
+ * on an idle GPU (inputs partly still in L2 from the rep before, the host's
+ * launch counted), the figure this program reported first. */
+typedef enum { FLUSH_MEMSET, FLUSH_CLEAN, IDLE } L2State;
+
+static void flush(L2State how, unsigned rep) {
+  static CUdeviceptr big, out;
+  if (how == IDLE) return;
+  flush_l2(rep);
+  if (how == FLUSH_MEMSET) return;
+  enum { ROWS = 1024, COLS = 65536 };
+  if (!big) {
+    CK(cuMemAlloc(&big, sizeof(float) * (size_t)ROWS * COLS));
+    CK(cuMemsetD32(big, 0, (size_t)ROWS * COLS));
+    CK(cuMemAlloc(&out, sizeof(float) * COLS));
+  }
+  phobos_arg r[2] = {phobos_tensor_arg(big, PHOBOS_F32, 2, (int64_t[]){ROWS, COLS}),
+                     phobos_tensor_arg(out, PHOBOS_F32, 2, (int64_t[]){1, COLS})};
+  PK(phobos_launch(reducer, r, 2, NULL));
+}
+
+/* Median microseconds of `reps` launches, each after flush(how) */
+static double median_us_how(phobos_kernel *k, Problem *p, int tile_n, int reps, L2State how) {
   CUevent e0, e1;
   CK(cuEventCreate(&e0, 0));
   CK(cuEventCreate(&e1, 0));
-  for (int i = 0; i < 5; i++) launch(k, p, tile_n);
+  for (int i = 0; i < 5 && k; i++) launch(k, p, tile_n);
   float *t = malloc(sizeof(float) * (size_t)reps);
   for (int i = 0; i < reps; i++) {
-    if (behind_flush) flush_l2((unsigned)i);
+    flush(how, (unsigned)i);
     CK(cuEventRecord(e0, NULL));
-    launch(k, p, tile_n);
+    if (k) {
+      launch(k, p, tile_n);
+    } else { /* a device-to-device copy moving about as many bytes as the problem
+              * reads (W's first half onto its second: the bench's weights are
+              * no longer checked by then) */
+      size_t half = (size_t)(p->K * p->N) / 2;
+      CK(cuMemcpyDtoDAsync(p->W + half, p->W, half, NULL));
+    }
     CK(cuEventRecord(e1, NULL));
     CK(cuEventSynchronize(e1));
     CK(cuEventElapsedTime(&t[i], e0, e1));
@@ -143,7 +174,7 @@ static double median_us_how(phobos_kernel *k, Problem *p, int tile_n, int reps, 
 }
 
 static double median_us(phobos_kernel *k, Problem *p, int tile_n, int reps) {
-  return median_us_how(k, p, tile_n, reps, true);
+  return median_us_how(k, p, tile_n, reps, FLUSH_MEMSET);
 }
 
 /* device-to-device copy of 1 GiB: bytes read + written per second */
@@ -250,11 +281,20 @@ int main(int argc, char **argv) {
       }
       p.ksplit = best;
       double alone = median_us(split, &p, -2, 51); /* without the reduction, to see what it costs */
-      double idle = median_us_how(split, &p, -1, 51, false);
+      double clean = median_us_how(split, &p, -1, 51, FLUSH_CLEAN);
+      double idle = median_us_how(split, &p, -1, 51, IDLE);
       double t1 = bytes / (us1 * 1e-6) / 1e12, t2 = bytes / (us2 * 1e-6) / 1e12, t3 = bytes / (us3 * 1e-6) / 1e12;
-      printf("%6lldx%-7lld %9.1f %6.2f %6.0f%% %9.1f %6.2f %6.0f%% %9.1f %6.2f %6.0f%%  KSPLIT %lld, split alone %.1f us, split on an idle GPU %.1f us\n",
+      printf("%6lldx%-7lld %9.1f %6.2f %6.0f%% %9.1f %6.2f %6.0f%% %9.1f %6.2f %6.0f%%  KSPLIT %lld, split alone %.1f us\n",
              (long long)p.K, (long long)p.N, us1, t1, 100 * t1 / copy, us2, t2, 100 * t2 / copy, us3, t3, 100 * t3 / copy,
-             (long long)best, alone, idle);
+             (long long)best, alone);
+      /* the same split kernel and a copy of the same bytes from other L2 states */
+      double cm = median_us_how(NULL, &p, 0, 51, FLUSH_MEMSET), cc = median_us_how(NULL, &p, 0, 51, FLUSH_CLEAN),
+             ci = median_us_how(NULL, &p, 0, 51, IDLE);
+      double cb = (double)(p.K * p.N / 2 * 2);
+      printf("%14s L2 after: memset %.1f us %.2f TB/s | clean flush %.1f us %.2f TB/s | idle %.1f us %.2f TB/s\n", "split",
+             us3, t3, clean, bytes / (clean * 1e-6) / 1e12, idle, bytes / (idle * 1e-6) / 1e12);
+      printf("%14s L2 after: memset %.1f us %.2f TB/s | clean flush %.1f us %.2f TB/s | idle %.1f us %.2f TB/s\n",
+             "copy same B", cm, cb / (cm * 1e-6) / 1e12, cc, cb / (cc * 1e-6) / 1e12, ci, cb / (ci * 1e-6) / 1e12);
       destroy(&p);
     }
   }
