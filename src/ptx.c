@@ -254,15 +254,12 @@ static void round_reg(Emitter *e, Scalar s, const char *r) {
   if (s == S_F16) {
     out(e, "{ .reg .b16 %%h; cvt.rn.f16.f32 %%h, %s; cvt.f32.f16 %s, %%h; }", r, r);
   } else if (s == S_BF16) {
+    /* cvt.rn.bf16x2.f32 (sm_80 and later, both targets) rounds to nearest
+     * even and makes NaN a quiet NaN; the upper half is the bf16, whose
+     * f32 is that half with zeros below: two instructions, where rounding
+     * in integer arithmetic took seven */
     const char *b = tmp(e, RC_B32);
-    /* round to nearest even at bit 16, in integer arithmetic (any target) */
-    out(e, "mov.b32 %s, %s;", b, r);
-    const char *lsb = tmp(e, RC_B32);
-    out(e, "bfe.u32 %s, %s, 16, 1;", lsb, b);
-    out(e, "add.u32 %s, %s, 32767;", lsb, lsb);
-    const char *nan = tmp(e, RC_PRED);
-    out(e, "testp.notanumber.f32 %s, %s;", nan, r);
-    out(e, "@!%s add.u32 %s, %s, %s;", nan, b, b, lsb);
+    out(e, "cvt.rn.bf16x2.f32 %s, %s, %s;", b, r, r);
     out(e, "and.b32 %s, %s, 0xffff0000;", b, b);
     out(e, "mov.b32 %s, %s;", r, b);
   } else if (s == S_I8) {

@@ -10,7 +10,10 @@
 // Online softmax (FlashAttention-2 style): a running max m and sum l per
 // row, the accumulator rescaled when the max moves. Causal masking is
 // bottom-right aligned, so query i sees keys j <= i + (T - S), and key
-// blocks past the last visible key are not visited.
+// blocks past the last visible key are not visited. The key loop is
+// written twice: the blocks every row sees whole, without a mask (in the
+// first loop every row has seen a key, so its max is finite: no -inf
+// guard), and then the diagonal and the cut end of T, masked.
 //
 // The Q tile and the K and V stages take more than the 48 KB of static
 // shared memory, so the kernel asks for the device's opt-in limit.
@@ -28,7 +31,7 @@
 // NQ and D are single-point @autotune lists: defaults that -D overrides
 // (phobosc -D NQ=4 -D D=64 ...), one cubin per group size and head dim.
 @autotune(NQ in [7], D in [128], BQ in [16], BK in [16, 32, 64])
-@launch(256)
+@launch(256, max(1, 32 / BK))
 @pipeline
 @padstage
 @dynshared
@@ -50,12 +53,30 @@ kernel gqa_attention(Q: tensor<bf16>[B, S, HQ, D],
 
   // the last key any row of this block may see
   var t_end = T
+  // key blocks before t_full are visible to every row of this block (inside
+  // T and, when causal, at or before the first row's diagonal): they need no
+  // mask. The blocks from t_full to t_end (the diagonal, the cut end of T)
+  // run the same step with the mask.
+  var t_full = T / BK * BK
   if causal {
     t_end = min(T, s0 + BQ + T - S)
+    t_full = min(t_full, max(0, s0 + T - S + 1) / BK * BK)
   }
-  for t0 in range(0, t_end, BK) {
-    let qpos = s0 + (T - S) + iota(BQ, NQ, BK, axis = 0)
+  for t0 in range(0, t_full, BK) {
     let k = K[b, t0 :+ BK, h, :]                   // [BK, D]
+    let v = V[b, t0 :+ BK, h, :]
+    var sc: tile<f32>[BQ, NQ, BK] = dot_t(q, k) * scale
+
+    var mnew: tile<f32>[BQ, NQ, 1] = tmax(m, rowmax(sc))
+    var p: tile<f32>[BQ, NQ, BK] = exp(sc - mnew)
+    var corr: tile<f32>[BQ, NQ, 1] = exp(m - mnew)
+    l = l * corr + rowsum(p)
+    acc = acc * corr + dot(bf16(p), v)
+    m = mnew
+  }
+  for t0 in range(t_full, t_end, BK) {
+    let qpos = s0 + (T - S) + iota(BQ, NQ, BK, axis = 0)
+    let k = K[b, t0 :+ BK, h, :]
     let v = V[b, t0 :+ BK, h, :]
     var sc: tile<f32>[BQ, NQ, BK] = dot_t(q, k) * scale
     let kpos = t0 + iota(BQ, NQ, BK, axis = 2)

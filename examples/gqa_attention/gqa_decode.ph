@@ -47,9 +47,27 @@ kernel gqa_decode_split(Q: tensor<bf16>[B, S, HQ, D],
   let chunk = cdiv(cdiv(T, NS), BK) * BK
   let k0 = x * chunk
   let k1 = min(t_end, k0 + chunk)
-  for t0 in range(k0, k1, BK) {
-    let qpos = s0 + (T - S) + iota(BQ, NQ, BK, axis = 0)
+  // whole key tiles that every row sees need no mask (as in
+  // gqa_attention.ph): those before t_full; the rest are masked
+  var t_full = max(k0, k0 + (k1 - k0) / BK * BK)
+  if causal {
+    t_full = min(t_full, max(k0, max(0, s0 + T - S + 1) / BK * BK))
+  }
+  for t0 in range(k0, t_full, BK) {
     let k = K[b, t0 :+ BK, h, :]                   // [BK, D]
+    let v = V[b, t0 :+ BK, h, :]
+    var sc: tile<f32>[BQ, NQ, BK] = dot_t(q, k) * scale
+
+    var mnew: tile<f32>[BQ, NQ, 1] = tmax(m, rowmax(sc))
+    var p: tile<f32>[BQ, NQ, BK] = exp(sc - mnew)
+    var corr: tile<f32>[BQ, NQ, 1] = exp(m - mnew)
+    l = l * corr + rowsum(p)
+    acc = acc * corr + dot(bf16(p), v)
+    m = mnew
+  }
+  for t0 in range(t_full, k1, BK) {
+    let qpos = s0 + (T - S) + iota(BQ, NQ, BK, axis = 0)
+    let k = K[b, t0 :+ BK, h, :]
     let v = V[b, t0 :+ BK, h, :]
     var sc: tile<f32>[BQ, NQ, BK] = dot_t(q, k) * scale
     let kpos = t0 + iota(BQ, NQ, BK, axis = 2)

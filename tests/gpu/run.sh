@@ -3,7 +3,8 @@
 #   bash tests/gpu/run.sh BUILD_DIR [--bench [PEERS.py]]
 # Runs the GPU test programs, then again under compute-sanitizer (memcheck),
 # the q8_matvec and GQA (prefill and split decode) checks, and with --bench
-# the benchmarks beside their peers, and prints a short table last. Needs no
+# the benchmarks beside their peers, and prints a short table last. The logs
+# come back packed as $OUT/gpu_logs.tgz. Needs no
 # compiler: everything was built here. Last, the GQA cubins' SASS is counted
 # (HMMA instructions, LDL/STL local-memory accesses: issue 6 wants none).
 # PHOBOS_PRODUCER_WARP=1, PHOBOS_PREFETCH=1 and PHOBOS_TMA=1 plan the conformance
@@ -11,7 +12,9 @@
 # plain and once with PHOBOS_TMA=1 (and --bench times the Q load both ways).
 set -uo pipefail
 build=${1:-build}
-out=${OUT:-/tmp}
+# every log goes to one folder, packed at the end into $OUT/gpu_logs.tgz
+# (the device tool brings back at most 8 files)
+out=$(mktemp -d)
 status=0
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null | sed 's/^/# gpu: /'
 rows=()
@@ -37,9 +40,13 @@ run gpu_conformance "$build/tests/gpu/gpu_conformance" spec/conformance/*.yaml
 # (with --bench the same checks run again below, with the benchmarks)
 [ -x "$build/examples/gqa_host" ] && [ "${2:-}" != --bench ] && run gqa_check "$build/examples/gqa_host" "$build/examples"
 if command -v compute-sanitizer >/dev/null; then
-  # memcheck and racecheck over a sample: the shipped examples and a few of each kind
+  # memcheck over the whole suite and the q8 example; racecheck over a
+  # sample: the shipped examples and a few of each kind
+  PHOBOS_GPU_GUARD=0 run gpu_conformance.memcheck compute-sanitizer --tool memcheck --error-exitcode 1 \
+    "$build/tests/gpu/gpu_conformance" spec/conformance/*.yaml
+  [ -x "$build/examples/q8_matvec_host" ] && run q8_matvec_check.memcheck compute-sanitizer --tool memcheck \
+    --error-exitcode 1 "$build/examples/q8_matvec_host" "$build/examples"
   sample=(spec/conformance/{gqa_decode_split_nq7_causal,gqa_decode_merge,q8_matvec_seed,q8_matvec_split_ring,q8_matvec_split_ring_misaligned,pipeline_copy,pipeline_unaligned,pipeline_misaligned,pipeline_nested,pipeline_copy_in_if,qload_nq7,qload_edges_nq7_misaligned,gqa_nq7_causal,sgemm_ragged,flash_attention,reduce_ragged,dot_rank3,stmt_var_cols,builtin_transpose}.yaml)
-  PHOBOS_GPU_GUARD=0 run gpu_conformance.memcheck compute-sanitizer --tool memcheck --error-exitcode 1 "$build/tests/gpu/gpu_conformance" "${sample[@]}"
   run gpu_conformance.racecheck compute-sanitizer --tool racecheck --error-exitcode 1 "$build/tests/gpu/gpu_conformance" "${sample[@]}"
   # the suite provokes driver errors on purpose (a manifest naming a missing entry): only memory errors count
   run gpu_runtime.memcheck compute-sanitizer --tool memcheck --leak-check full --report-api-errors no --error-exitcode 1 \
@@ -64,10 +71,12 @@ if [ "${2:-}" = --bench ]; then
   # the Q-load tile with and without TMA copies (compiles on this machine: ptxas is here)
   [ -x "$build/tests/gpu/qload_bench" ] && bash tests/gpu/qload_ab.sh "$build" | tee "$out/qload_ab.log" | grep '^Q load'
   [ -x "$build/examples/q8_matvec_host" ] && "$build/examples/q8_matvec_host" --bench "$build/examples" | tee "$out/q8_bench.log"
+  # the Triton q8 peer from the same three L2 states as the bench above
+  PYTHONUNBUFFERED=1 python3 tests/gpu/q8_peer_l2.py 2>&1 | tee "$out/q8_peer_l2.log"
   [ -x "$build/examples/gqa_host" ] && run gqa_check_bench "$build/examples/gqa_host" --bench "$build/examples" &&
     sed -n '/==== gqa/,$p' "$out/gqa_check_bench.log"
   # the peers in the same call: Triton and torch on the same card, same moment
-  [ -n "${3:-}" ] && PYTHONUNBUFFERED=1 python3 "$3" > "$out/peers.log" 2>&1 && sed -n '/==== summary/,$p' "$out/peers.log"
+  [ -n "${3:-}" ] && PYTHONUNBUFFERED=1 OUT=$out python3 "$3" > "$out/peers.log" 2>&1 && sed -n '/==== summary/,$p' "$out/peers.log"
 fi
 # the GQA kernels' SASS: tensor-core instructions, and no local memory (LDL/STL)
 if command -v cuobjdump >/dev/null && [ -f "$build/examples/gqa_attention_nq7_d128.cubin" ]; then
@@ -78,5 +87,6 @@ if command -v cuobjdump >/dev/null && [ -f "$build/examples/gqa_attention_nq7_d1
   done
 fi
 echo "==== GPU summary"
-printf '%s\n' "${rows[@]}"
+printf '%s\n' "${rows[@]}" | tee "$out/summary.txt"
+if [ -n "${OUT:-}" ]; then tar -C "$out" -czf "$OUT/gpu_logs.tgz" . && echo "# logs: gpu_logs.tgz"; else echo "# logs: $out"; fi
 exit $status
