@@ -459,7 +459,11 @@ static void collect_accesses(Planner *P, TirBlock *blk, Accesses *acc) {
       add_access(P, acc, in->pos, false, pv(x)->buf);
     }
     /* (a READ of a shared slot is counted where its value is used) */
-    if (in->op == TIR_LOAD && pv(in)->res == RES_SHARED) add_access(P, acc, in->pos, true, pv(in)->buf);
+    /* (a staged ring's copies are ordered by the ring: its loop waits for
+     * a stage and syncs at the top of the iteration that reads it, and
+     * refills a stage only after that barrier) */
+    if (in->op == TIR_LOAD && pv(in)->res == RES_SHARED && !pv(in)->buf->stages)
+      add_access(P, acc, in->pos, true, pv(in)->buf);
     /* writes into a shared slot, except the staging copy (the load wrote
      * the buffer itself, at the load) */
     if (in->op == TIR_WRITE && pv(in->args[0])->res == RES_SHARED &&
@@ -487,7 +491,7 @@ static void collect_accesses(Planner *P, TirBlock *blk, Accesses *acc) {
 static void live_ranges(Planner *P, Accesses *acc) {
   for (int b = 0; b < P->bufs.len; b++) {
     PlanBuf *buf = P->bufs.items[b];
-    if (buf->kind == BUF_RING || buf->kind == BUF_MBAR) continue; /* live over their loop, set when made */
+    if (buf->kind == BUF_RING || buf->kind == BUF_MBAR || buf->stages) continue; /* live over their loop, set when made */
     int def = buf->owner->pos, first = def, last = def;
     bool any = false;
     for (int i = 0; i < acc->len; i++) {
@@ -589,10 +593,36 @@ static bool pure_chain(const TirInst *x, const TirInst *loop, bool before, int d
   return true;
 }
 
+/* A staged load (its tile in a shared buffer that readers use in place)
+ * whose buffer can become a ring of stage copies filled by cp.async:
+ * NULL, else why not. The backend copies 16-byte chunks of rows along the
+ * tensor's last dim into the buffer at its pitch (@padstage's too), rows
+ * past the tensor's end as zeros, and falls back to the threads' own loads
+ * into the same stage at run time when the tile is misaligned or its
+ * columns leave the tensor. */
+static const char *staged_ring_reject(Planner *P, const TirInst *loop, const TirInst *ld) {
+  const PlanVal *v = ld->plan;
+  const PlanBuf *b = v->buf;
+  int eb = sema_scalar_bytes(ld->ty.elem);
+  if (!b || b->owner != ld || b->rank != 2 || ld->ty.rank != 2)
+    return arena_printf(P->a, "it is staged in shared memory as a tile of rank %d (a staged ring takes rank 2)", ld->ty.rank);
+  if (eb != 2 && eb != 4) return "it is staged in shared memory with elements of neither 2 nor 4 bytes (cp.async copies 16-byte chunks)";
+  int spans = 0;
+  for (int i = 0; i < ld->nsubs; i++) spans += !ld->subs[i].point;
+  if (spans != 2 || ld->subs[ld->nsubs - 1].point) return "it is staged in shared memory and its rows do not run along the tensor's last dimension";
+  if ((v->phys[1] * eb) % 16 || (b->pitch * eb) % 16 || ld->subs[ld->nsubs - 1].len % (16 / eb))
+    return "it is staged in shared memory and its rows are not whole 16-byte chunks";
+  if (tir_stores_to(&P->f->body, ld->aux)) return "the kernel also stores to its tensor";
+  for (int i = 0; i < ld->nsubs; i++)
+    if (!pure_chain(ld->subs[i].start, loop, false, 0))
+      return "a subscript depends on a value that changes inside the loop other than the loop variable";
+  return NULL;
+}
+
 /* NULL when the load can take the ring, else why not */
 static const char *pipe_reject(Planner *P, const TirInst *loop, const TirInst *ld) {
   const PlanVal *v = ld->plan;
-  if (v->res != RES_REG) return "it is staged in shared memory, which rings do not fill (cp.async does, where its rows allow)";
+  if (v->res != RES_REG) return staged_ring_reject(P, loop, ld);
   if (ld->ty.rank != 2) return arena_printf(P->a, "its tile has rank %d (the ring takes rank 2)", ld->ty.rank);
   int spans = 0;
   for (int i = 0; i < ld->nsubs; i++) spans += !ld->subs[i].point;
@@ -609,7 +639,7 @@ static const char *pipe_reject(Planner *P, const TirInst *loop, const TirInst *l
 
 /* inside: the enclosing loop with rings, if any; the backend streams one
  * loop at a time, so a loop inside it keeps plain loads. */
-static int pipe_loops(Planner *P, TirBlock *blk, int stages, const char **why, const TirInst *inside) {
+static int pipe_loops(Planner *P, TirBlock *blk, int stages, const char **why, const TirInst *inside, bool staged) {
   int n = 0;
   for (int i = 0; i < blk->len; i++) {
     TirInst *loop = blk->insts[i];
@@ -619,10 +649,24 @@ static int pipe_loops(Planner *P, TirBlock *blk, int stages, const char **why, c
       if (ld->op != TIR_LOAD) continue;
       const char *r = inside ? arena_printf(P->a, "the enclosing loop at %d:%d has the rings", inside->span.first_line,
                                             inside->span.first_column)
-                             : pipe_reject(P, loop, ld);
+                             : !staged && ld->plan->res == RES_SHARED
+                                 ? "a producer warp (--producer-warp) fills bulk rings only"
+                                 : pipe_reject(P, loop, ld);
       if (r) {
-        ld->plan->path = arena_printf(P->a, "plain loads: %s", r);
+        ld->plan->path = arena_printf(P->a, "%s: %s",
+                                      ld->plan->res == RES_SHARED ? "staged, not ringed" : "plain loads", r);
         if (!*why) *why = arena_printf(P->a, "the load at %d:%d: %s", ld->span.first_line, ld->span.first_column, r);
+        continue;
+      }
+      if (ld->plan->res == RES_SHARED) { /* its own buffer, stages copies of it, alive over the loop */
+        PlanBuf *b = ld->plan->buf;
+        b->stage_bytes = (b->bytes + 15) / 16 * 16;
+        b->stages = stages;
+        b->bytes = b->stage_bytes * stages;
+        b->first = loop->pos, b->last = loop->end;
+        ld->plan->path = arena_printf(P->a, "cp.async into a ring of %d stages (buffer #%d), %d iteration%s ahead", stages,
+                                      b->id, stages - 1, stages > 2 ? "s" : "");
+        n++;
         continue;
       }
       if (!mbar) {
@@ -639,7 +683,7 @@ static int pipe_loops(Planner *P, TirBlock *blk, int stages, const char **why, c
       n++;
     }
     const TirInst *in = mbar ? loop : inside;
-    n += pipe_loops(P, &loop->body, stages, why, in) + pipe_loops(P, &loop->body2, stages, why, in);
+    n += pipe_loops(P, &loop->body, stages, why, in, staged) + pipe_loops(P, &loop->body2, stages, why, in, staged);
   }
   return n;
 }
@@ -669,6 +713,7 @@ static void choose_producer(Planner *P) {
   for (int i = 0; i < P->bufs.len; i++) {
     PlanBuf *b = P->bufs.items[i];
     if (b->kind == BUF_MBAR) nloops++, mbar = b, loop = b->owner;
+    if (b->stages) return; /* a staged ring's copies are the consumers' own (their cp.async groups) */
   }
   if (nloops != 1 || p->threads + 32 > 1024) return;
   bool top = false;
@@ -727,7 +772,7 @@ static void choose_pipeline(Planner *P, bool sm90, unsigned flags) {
   }
   const char *why = NULL;
   P->p->stages = info->pipeline_stages;
-  if (!pipe_loops(P, &P->f->body, P->p->stages, &why, NULL)) P->p->stages = 0;
+  if (!pipe_loops(P, &P->f->body, P->p->stages, &why, NULL, !(flags & PLAN_PRODUCER_WARP))) P->p->stages = 0;
   else if (flags & PLAN_PRODUCER_WARP) choose_producer(P);
 }
 
@@ -763,7 +808,7 @@ static bool start_multiple(const TirInst *st, int64_t len, const TirInst **x, in
 static void choose_tma(Planner *P, TirInst *in) {
   PlanVal *v = in->plan;
   Plan *p = P->p;
-  if (in->op != TIR_LOAD || v->res != RES_SHARED || !v->buf || v->ring || in->ty.elem == S_BOOL ||
+  if (in->op != TIR_LOAD || v->res != RES_SHARED || !v->buf || v->ring || v->buf->stages || in->ty.elem == S_BOOL ||
       p->ntmaps == MAX_TMAPS)
     return;
   const TirParam *tp = &P->f->params[in->aux];
@@ -905,6 +950,23 @@ static void barrier_walk(Planner *P, TirBlock *blk, Hazards *h, Accesses *acc) {
     TirInst *in = blk->insts[i];
     /* a value's operands are read before the instruction writes its result */
     hazards_at(P, h, acc, in->pos);
+    if ((in->op == TIR_FOR || in->op == TIR_WHILE) && h->ndirty) {
+      /* a buffer written before the loop and read in it, but not written
+       * in it: one barrier before the loop, not one in every iteration */
+      for (int k = 0; k < acc->len; k++) {
+        const Access *x = &acc->items[k];
+        bool rewritten = false;
+        for (int w = 0; w < acc->len && !rewritten; w++)
+          rewritten = acc->items[w].write && acc->items[w].pos > in->pos && acc->items[w].pos <= in->end &&
+                      bytes_overlap(acc->items[w].buf, x->buf);
+        if (!x->write && !rewritten && x->pos > in->pos && x->pos <= in->end &&
+            overlaps_any(h->dirty, h->ndirty, x->buf, false)) {
+          add_barrier(P, in->pos, arena_printf(P->a, "%s is read in the loop after other threads wrote it before", x->buf->name));
+          h->ndirty = h->nread = 0;
+          break;
+        }
+      }
+    }
     if (in->op == TIR_FOR || in->op == TIR_WHILE) {
       /* twice: the second pass sees what the end of an iteration leaves
        * for the start of the next; then the exit condition. The loop may
@@ -1131,9 +1193,11 @@ void plan_print(FILE *out, const Plan *p) {
     const PlanBuf *b = p->bufs[i];
     fprintf(out, "  #%d %-24s %-20s %s ", b->id, b->name, buf_kinds[b->kind], sema_scalar_name(b->elem));
     shape(out, b->rank, b->dims);
-    fprintf(out, " pitch %lld (%lld B)%s  %lld B at %lld  live %d..%d\n", (long long)b->pitch,
+    fprintf(out, " pitch %lld (%lld B)%s  %lld B at %lld  live %d..%d", (long long)b->pitch,
             (long long)(b->pitch * sema_scalar_bytes(b->elem)), b->padded ? " +8 padstage" : "", (long long)b->bytes,
             (long long)b->offset, b->first, b->last);
+    if (b->stages) fprintf(out, "  ring of %d stages of %lld B", b->stages, (long long)b->stage_bytes);
+    fputc('\n', out);
   }
   fprintf(out, "shared total: %lld bytes (limit %lld)\n", (long long)p->shared_bytes, (long long)p->shared_limit);
   fprintf(out, "barriers: %d\n", p->nbarriers);
@@ -1188,8 +1252,10 @@ void plan_print_yaml(FILE *out, const Plan *p) {
             b->kind == BUF_SCRATCH ? "scratch" : b->kind == BUF_RING ? "ring" : b->kind == BUF_MBAR ? "mbarriers" : "staging",
             sema_scalar_name(b->elem));
     yaml_shape(out, b->rank, b->dims);
-    fprintf(out, ", pitch: %lld, padded: %s, bytes: %lld, offset: %lld, live: [%d, %d]}\n", (long long)b->pitch,
+    fprintf(out, ", pitch: %lld, padded: %s, bytes: %lld, offset: %lld, live: [%d, %d]", (long long)b->pitch,
             b->padded ? "true" : "false", (long long)b->bytes, (long long)b->offset, b->first, b->last);
+    if (b->stages) fprintf(out, ", stages: %d, stage_bytes: %lld", b->stages, (long long)b->stage_bytes);
+    fputs("}\n", out);
   }
   fprintf(out, "  barriers: %d\n", p->nbarriers);
   arena_free(a);

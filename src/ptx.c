@@ -89,6 +89,12 @@ typedef struct Emitter {
   const Layout *rowfrag[8];
   int nrowfrag;
   bool async_pending; /* cp.async copies issued and not yet waited for (emit_stage_async) */
+  /* staged rings (@pipeline, plan.c staged_ring_reject): the loop being
+   * emitted with them, and by buffer id the register that holds the base
+   * of the stage being read (or, while issuing, filled); NULL: %smem_ */
+  const struct TirInst *sring_loop;
+  const char **sbase;
+  bool ring_issue; /* emit_stage_async fills a ring stage: the loop commits and waits */
   bool *fused_add;    /* by value id: an x + dot whose dot started its accumulators at x */
 } Emitter;
 
@@ -429,6 +435,12 @@ static void ld_shared(Emitter *e, Scalar s, const char *r, const char *addr) {
   }
 }
 
+/* The register a buffer's addresses start from: %smem_, or for a staged
+ * ring the base of its current stage (emit_for). */
+static const char *smem_of(const Emitter *e, const PlanBuf *b) {
+  return b && b->stages && e->sbase[b->id] ? e->sbase[b->id] : "%smem_";
+}
+
 /* shared address of physical coordinates c in a planned buffer */
 static const char *buf_addr(Emitter *e, const PlanBuf *b, const char *const *c) {
   const char *row = tmp(e, RC_B32);
@@ -436,7 +448,7 @@ static const char *buf_addr(Emitter *e, const PlanBuf *b, const char *const *c) 
   for (int d = 0; d + 1 < b->rank; d++) out(e, "mad.lo.u32 %s, %s, %lld, %s;", row, row, (long long)b->dims[d], c[d]);
   const char *a = tmp(e, RC_B32);
   out(e, "mad.lo.u32 %s, %s, %lld, %s;", a, row, (long long)b->pitch, c[b->rank - 1]);
-  out(e, "mad.lo.u32 %s, %s, %d, %%smem_;", a, a, sema_scalar_bytes(b->elem));
+  out(e, "mad.lo.u32 %s, %s, %d, %s;", a, a, sema_scalar_bytes(b->elem), smem_of(e, b));
   if (b->offset) out(e, "add.u32 %s, %s, %lld;", a, a, (long long)b->offset);
   return a;
 }
@@ -1044,7 +1056,7 @@ static bool emit_stage_rows(Emitter *e, const TirInst *in) {
   int64_t rpr = TV / p1;
   const char *a0 = tmp(e, RC_B32);
   out(e, "mad.lo.u32 %s, %s, %lld, %s;", a0, r0, (long long)b->pitch, c1);
-  out(e, "mad.lo.u32 %s, %s, %d, %%smem_;", a0, a0, eb);
+  out(e, "mad.lo.u32 %s, %s, %d, %s;", a0, a0, eb, smem_of(e, b));
   out(e, "add.u32 %s, %s, %lld;", a0, a0, (long long)b->offset);
   for (int j = 0; j < rows; j++) {
     int64_t row = (int64_t)j * rpr;
@@ -1100,9 +1112,64 @@ static void stage_chunk(Emitter *e, const TirInst *in, const PlanBuf *b, const c
   out(e, "mad.wide.u32 %s, %s, 16, %s;", src, col, src);
   out(e, "selp.b64 %s, %s, %%base%d, %s;", src, src, in->aux, inside); /* no bytes read: any valid address */
   out(e, "selp.u32 %s, 16, 0, %s;", sz, inside);
-  out(e, "mad.lo.u32 %s, %s, %lld, %%smem_;", dst, row, (long long)(b->pitch * eb));
+  out(e, "mad.lo.u32 %s, %s, %lld, %s;", dst, row, (long long)(b->pitch * eb), smem_of(e, b));
   out(e, "mad.lo.u32 %s, %s, 16, %s;", dst, col, dst);
   out(e, "cp.async.cg.shared.global [%s+%lld], [%s], 16, %s;", dst, (long long)b->offset, src, sz);
+}
+
+/* A staged rank-2 tile (spans i0, i1 of its subscripts g) copied element
+ * by element in a loop of the CTA's threads over the tile, each element
+ * loaded (zero outside the slice or the tensor) and stored into its
+ * buffer at the buffer's pitch: a ring stage's fallback where cp.async
+ * cannot copy the tile (misaligned, or columns leaving the tensor). A
+ * loop, not unrolled code: it is emitted at each of the ring's issues, and
+ * a one-warp CTA's tile is hundreds of elements a thread. */
+static void emit_stage_loop(Emitter *e, const TirInst *in, const char *const *g, int i0, int i1) {
+  const PlanBuf *b = in->plan->buf;
+  const TirParam *tp = &e->f->params[in->aux];
+  int eb = elem_bytes_mem(in->ty.elem), P = in->aux;
+  int64_t p0 = in->plan->phys[0], p1 = in->plan->phys[1];
+  const char *pok = tmp(e, RC_PRED); /* the point subscripts inside the tensor */
+  out(e, "setp.eq.u32 %s, 0, 0;", pok);
+  for (int i = 0; i < in->nsubs; i++) {
+    if (i == i0 || i == i1) continue;
+    const char *q = tmp(e, RC_PRED);
+    out(e, "setp.lt.and.u32 %s, %s, %%ext32_%d_%d, %s;", q, g[i], P, i, pok);
+    out(e, "mov.pred %s, %s;", pok, q);
+  }
+  const char *a0 = tensor_addr(e, P, g), *step = tmp(e, RC_B64);
+  out(e, "mov.u64 %s, %d;", step, eb);
+  for (int d = i0 + 1; d < tp->rank; d++) out(e, "mul.lo.s64 %s, %s, %%ext%d_%d;", step, step, P, d);
+  const char *f = tmp(e, RC_B32), *done = tmp(e, RC_PRED), *row = tmp(e, RC_B32), *col = tmp(e, RC_B32),
+             *gr = tmp(e, RC_B32), *gc = tmp(e, RC_B32), *v = tmp(e, RC_PRED), *r64 = tmp(e, RC_B64),
+             *ad = tmp(e, RC_B64), *w = tmp(e, RC_B32), *dst = tmp(e, RC_B32);
+  const char *ty = eb == 2 ? "u16" : eb == 1 ? "u8" : eb == 8 ? "b64" : "b32";
+  const char *wr = eb == 8 ? tmp(e, RC_B64) : w;
+  int L = new_label(e);
+  out(e, "mov.u32 %s, %%tid_;", f);
+  fprintf(e->body, "$Lel%d:\n", L);
+  out(e, "setp.ge.u32 %s, %s, %lld;", done, f, (long long)(p0 * p1));
+  out(e, "@%s bra $Leld%d;", done, L);
+  out(e, "shr.u32 %s, %s, %d;", row, f, log2i(p1));
+  out(e, "and.b32 %s, %s, %lld;", col, f, (long long)(p1 - 1));
+  out(e, "add.s32 %s, %s, %s;", gr, g[i0], row);
+  out(e, "add.s32 %s, %s, %s;", gc, g[i1], col);
+  out(e, "setp.lt.and.u32 %s, %s, %lld, %s;", v, row, (long long)in->subs[i0].len, pok);
+  out(e, "setp.lt.and.u32 %s, %s, %lld, %s;", v, col, (long long)in->subs[i1].len, v);
+  out(e, "setp.lt.and.u32 %s, %s, %%ext32_%d_%d, %s;", v, gr, P, i0, v); /* unsigned: a negative row is out too */
+  out(e, "setp.lt.and.u32 %s, %s, %%ext32_%d_%d, %s;", v, gc, P, i1, v);
+  out(e, "cvt.s64.s32 %s, %s;", r64, row);
+  out(e, "mad.lo.s64 %s, %s, %s, %s;", ad, r64, step, a0);
+  out(e, "cvt.s64.s32 %s, %s;", r64, col);
+  out(e, "mad.lo.s64 %s, %s, %d, %s;", ad, r64, eb, ad);
+  out(e, "mov.%s %s, 0;", eb == 8 ? "b64" : "b32", wr);
+  out(e, "@%s ld.global.%s %s, [%s];", v, ty, wr, ad);
+  out(e, "mad.lo.u32 %s, %s, %lld, %s;", dst, row, (long long)b->pitch, col);
+  out(e, "mad.lo.u32 %s, %s, %d, %s;", dst, dst, eb, smem_of(e, b));
+  out(e, "st.shared.%s [%s+%lld], %s;", ty, dst, (long long)b->offset, wr);
+  out(e, "add.u32 %s, %s, %d;", f, f, e->T);
+  out(e, "bra.uni $Lel%d;", L);
+  fprintf(e->body, "$Leld%d:\n", L);
 }
 
 static bool emit_stage_async(Emitter *e, const TirInst *in) {
@@ -1151,7 +1218,67 @@ static bool emit_stage_async(Emitter *e, const TirInst *in) {
   const char *lim = tmp(e, RC_B32), *t = tmp(e, RC_B32);
   out(e, "sub.s32 %s, %%ext32_%d_%d, %s;", lim, in->aux, i0, g[i0]);
   out(e, "min.s32 %s, %s, %lld;", lim, lim, (long long)len0);
-  for (int64_t c0 = 0; c0 < chunks; c0 += e->T) {
+  if (e->T % cpr == 0 && chunks % e->T == 0) {
+    /* Every round of T chunks is T / cpr whole rows: a thread keeps its
+     * column and steps down by that many rows, so its source and
+     * destination advance by constant strides and only the row test
+     * changes from one chunk to the next. */
+    int64_t rstep = e->T / cpr;
+    const char *row = tmp(e, RC_B32), *col = tmp(e, RC_B32), *lim0 = tmp(e, RC_B32), *r64 = tmp(e, RC_B64),
+               *src = tmp(e, RC_B64), *stride = tmp(e, RC_B64), *dst = tmp(e, RC_B32), *colok = tmp(e, RC_PRED);
+    out(e, "shr.u32 %s, %%tid_, %d;", row, log2i(cpr));
+    out(e, "and.b32 %s, %%tid_, %lld;", col, (long long)(cpr - 1));
+    out(e, "sub.s32 %s, %s, %s;", lim0, lim, row);    /* chunk k's row is inside while k * rstep < lim0 */
+    out(e, "add.s32 %s, %s, %s;", t, g[i0], row);      /* the first chunk's row in the tensor */
+    out(e, "setp.lt.u32 %s, %s, %lld;", colok, col, (long long)(len1 < p1 ? len1 / ce : cpr)); /* column slack: zeros */
+    out(e, "cvt.s64.s32 %s, %s;", r64, row);
+    out(e, "mad.lo.s64 %s, %s, %s, %s;", src, r64, step, a0);
+    out(e, "mad.wide.u32 %s, %s, 16, %s;", src, col, src);
+    out(e, "mul.lo.s64 %s, %s, %lld;", stride, step, (long long)rstep);
+    out(e, "mad.lo.u32 %s, %s, %lld, %s;", dst, row, (long long)(b->pitch * eb), smem_of(e, b));
+    out(e, "mad.lo.u32 %s, %s, 16, %s;", dst, col, dst);
+    int64_t rounds = chunks / e->T;
+    if (rounds > 8 && rounds % 4 == 0) {
+      /* many rounds a thread (a one-warp CTA's tile): a loop of four
+       * copies a trip, or ptxas hoists every copy's address into registers
+       * of its own */
+      const char *kr = tmp(e, RC_B32), *tk = tmp(e, RC_B32), *lu[4], *more = tmp(e, RC_PRED);
+      out(e, "mov.u32 %s, 0;", kr);
+      for (int u = 0; u < 4; u++) {
+        lu[u] = tmp(e, RC_B32);
+        out(e, "sub.s32 %s, %s, %lld;", lu[u], lim0, (long long)(u * rstep));
+      }
+      int C = new_label(e);
+      fprintf(e->body, "$Lcp%d:\n", C);
+      out(e, "add.s32 %s, %s, %s;", tk, t, kr);
+      for (int u = 0; u < 4; u++) {
+        const char *v = tmp(e, RC_PRED), *q = tmp(e, RC_PRED), *from = tmp(e, RC_B64), *sz = tmp(e, RC_B32);
+        out(e, "setp.gt.and.s32 %s, %s, %s, %s;", v, lu[u], kr, colok);
+        out(e, "setp.ge.and.s32 %s, %s, %lld, %s;", q, tk, (long long)(-u * rstep), v);
+        out(e, "selp.b64 %s, %s, %%base%d, %s;", from, src, in->aux, q);
+        out(e, "selp.u32 %s, 16, 0, %s;", sz, q);
+        out(e, "cp.async.cg.shared.global [%s+%lld], [%s], 16, %s;", dst,
+            (long long)(b->offset + u * rstep * b->pitch * eb), from, sz);
+        out(e, "add.s64 %s, %s, %s;", src, src, stride);
+      }
+      out(e, "add.s32 %s, %s, %lld;", kr, kr, (long long)(4 * rstep));
+      out(e, "add.u32 %s, %s, %lld;", dst, dst, (long long)(4 * rstep * b->pitch * eb));
+      out(e, "setp.lt.s32 %s, %s, %lld;", more, kr, (long long)(rounds * rstep));
+      out(e, "@%s bra $Lcp%d;", more, C);
+      rounds = 0;
+    }
+    for (int64_t k = 0; k < rounds; k++) {
+      const char *v = tmp(e, RC_PRED), *q = tmp(e, RC_PRED), *from = tmp(e, RC_B64), *sz = tmp(e, RC_B32);
+      if (k) out(e, "add.s64 %s, %s, %s;", src, src, stride);
+      out(e, "setp.gt.and.s32 %s, %s, %lld, %s;", v, lim0, (long long)(k * rstep), colok);
+      out(e, "setp.ge.and.s32 %s, %s, %lld, %s;", q, t, (long long)(-k * rstep), v);
+      out(e, "selp.b64 %s, %s, %%base%d, %s;", from, src, in->aux, q); /* no bytes read: any valid address */
+      out(e, "selp.u32 %s, 16, 0, %s;", sz, q);
+      out(e, "cp.async.cg.shared.global [%s+%lld], [%s], 16, %s;", dst,
+          (long long)(b->offset + k * rstep * b->pitch * eb), from, sz);
+    }
+  }
+  for (int64_t c0 = 0; !(e->T % cpr == 0 && chunks % e->T == 0) && c0 < chunks; c0 += e->T) {
     const char *c = tmp(e, RC_B32), *row = tmp(e, RC_B32), *col = tmp(e, RC_B32), *v = tmp(e, RC_PRED),
                *q = tmp(e, RC_PRED);
     out(e, "add.u32 %s, %%tid_, %lld;", c, (long long)c0);
@@ -1181,11 +1308,16 @@ static bool emit_stage_async(Emitter *e, const TirInst *in) {
     }
     stage_chunk(e, in, b, row, col, step, a0, inside);
   }
-  out(e, "cp.async.commit_group;");
-  e->async_pending = true;
+  if (!e->ring_issue) { /* a ring's loop commits once for all its tiles, and waits by count */
+    out(e, "cp.async.commit_group;");
+    e->async_pending = true;
+  }
   out(e, "bra.uni $Lsd%d;", L);
   fprintf(e->body, "$Lsa%d:\n", L);
-  if (!emit_stage_rows(e, in)) emit_load_elements(e, in);
+  /* (a ring stage's fallback is a loop: unrolled, it would be emitted at
+   * each issue and hold registers the loop's own work needs) */
+  if (e->ring_issue) emit_stage_loop(e, in, g, i0, i1);
+  else if (!emit_stage_rows(e, in)) emit_load_elements(e, in);
   fprintf(e->body, "$Lsd%d:\n", L);
   return true;
 }
@@ -1266,6 +1398,12 @@ static void emit_tma_load(Emitter *e, const TirInst *in) {
 }
 
 static void emit_load(Emitter *e, const TirInst *in) {
+  if (in->plan->res == RES_SHARED && in->plan->buf && in->plan->buf->stages && !e->ring_issue) {
+    /* a staged ring's tile: its loop copied it ahead (emit_for) and waited
+     * for it at the top of this iteration */
+    out(e, "// %%%d: in stage of ring buffer #%d", in->id, in->plan->buf->id);
+    return;
+  }
   if (in->plan->tma && !e->replay) {
     /* Every thread must be past its wait on this load's mbarrier (the
      * previous round, in a loop) before thread 0 arms it again, or a slow
@@ -1507,7 +1645,7 @@ static const char *row_elem(Emitter *e, const TirInst *a, int64_t k) {
   /* row 0 of the buffer: its address plus k elements, as an immediate */
   const PlanBuf *b = a->plan->buf;
   const char *r = tmp(e, rc_of(a->ty.elem));
-  const char *ad = arena_printf(e->a, "%%smem_+%lld", (long long)(b->offset + k * sema_scalar_bytes(b->elem)));
+  const char *ad = arena_printf(e->a, "%s+%lld", smem_of(e, b), (long long)(b->offset + k * sema_scalar_bytes(b->elem)));
   ld_shared(e, a->ty.elem, r, ad);
   return r;
 }
@@ -1537,7 +1675,8 @@ static bool emit_dot_columns(Emitter *e, const TirInst *in) {
     int64_t off = v4 ? a->plan->buf->offset + k * 4 : 0;
     if (v4 && k % 4 == 0 && k + 4 <= K && off % 16 == 0) {
       for (int q = 0; q < 4; q++) quad[q] = tmp(e, RC_F32);
-      out(e, "ld.shared.v4.f32 {%s, %s, %s, %s}, [%%smem_+%lld];", quad[0], quad[1], quad[2], quad[3], (long long)off);
+      out(e, "ld.shared.v4.f32 {%s, %s, %s, %s}, [%s+%lld];", quad[0], quad[1], quad[2], quad[3],
+          smem_of(e, a->plan->buf), (long long)off);
     } else if (k % 4 == 0) {
       quad[0] = NULL;
     }
@@ -1749,6 +1888,16 @@ static const TirInst *fused_addend(Emitter *e, const TirInst *dot) {
  * output tiles of 16 rows by 16 (or 8) columns in turn per warp and goes
  * through the exchange area. The whole logical K is unrolled. False, for
  * the FMA path, when mma_fits says no. */
+/* A value that no barrier needs to publish before a dot reads it: one in
+ * registers, a staged ring's tile (its iteration began with the barrier
+ * after its copies), or a tile staged before the staged-ring loop being
+ * emitted (every iteration begins with a barrier). */
+static bool published(const Emitter *e, const TirInst *x) {
+  if (x->plan->res != RES_SHARED) return true;
+  if (x->plan->buf && x->plan->buf->stages) return true;
+  return e->sring_loop && x->pos < e->sring_loop->pos;
+}
+
 static bool emit_dot_mma(Emitter *e, const TirInst *in) {
   const TirInst *a = in->args[0], *b = in->args[1];
   bool tr = in->aux; /* dot_t: b is [N, K] */
@@ -1767,7 +1916,7 @@ static bool emit_dot_mma(Emitter *e, const TirInst *in) {
   int64_t at_a = 0, at_b = da ? 0 : (M * pa * 2 + 15) / 16 * 16;
   int64_t at_c = at_b + (db ? 0 : (b->plan->phys[0] * pb * 2 + 15) / 16 * 16);
   exch_need(e, at_c + (frag ? 0 : M * N * 4));
-  if (!da || !db || (!areg && a->plan->res == RES_SHARED) || b->plan->res == RES_SHARED)
+  if (!da || !db || (!areg && !published(e, a)) || !published(e, b))
     cta_sync(e); /* staged operands complete; earlier readers of the exchange area done */
   if (!da) mma_copy(e, a, at_a, pa);
   if (!db) mma_copy(e, b, at_b, pb);
@@ -1791,7 +1940,7 @@ static bool emit_dot_mma(Emitter *e, const TirInst *in) {
     out(e, "mad.lo.u32 %s, %s, 8, %s;", x, h8, l8);
     out(e, "mul.lo.u32 %s, %s, %lld;", alane, x, (long long)pa);
     out(e, "mad.lo.u32 %s, %s, 8, %s;", alane, h16, alane);
-    out(e, "mad.lo.u32 %s, %s, 2, %%smem_;", alane, alane);
+    out(e, "mad.lo.u32 %s, %s, 2, %s;", alane, alane, da ? smem_of(e, a->plan->buf) : "%smem_");
     out(e, "add.u32 %s, %s, %s;", alane, alane, abase);
   }
   if (tr) { /* b [N, K]: row n = (lane % 8) + 8 (lane / 16), column k = 8 ((lane / 8) % 2) */
@@ -1804,7 +1953,7 @@ static bool emit_dot_mma(Emitter *e, const TirInst *in) {
     out(e, "mul.lo.u32 %s, %s, %lld;", blane, x, (long long)pb);
     if (NT == 16) out(e, "mad.lo.u32 %s, %s, 8, %s;", blane, h16, blane);
   }
-  out(e, "mad.lo.u32 %s, %s, 2, %%smem_;", blane, blane);
+  out(e, "mad.lo.u32 %s, %s, 2, %s;", blane, blane, db ? smem_of(e, b->plan->buf) : "%smem_");
   out(e, "add.u32 %s, %s, %s;", blane, blane, bbase);
   if (frag) {
     /* the accumulators are the result's registers: row tiles w + mi W,
@@ -2465,12 +2614,52 @@ static void prefetch_issue(Emitter *e, const TirInst *loop, const TirInst **load
   out(e, "mov.b32 %s, %s;", reg(e, loop, 0), saved);
 }
 
+/* The staged rings of a loop (plan.c): its staged loads whose buffers
+ * have stage copies. */
+static int sring_loads(const TirInst *loop, const TirInst **loads) {
+  int n = 0;
+  for (int k = 0; k < loop->body.len && n < 8; k++) {
+    const TirInst *x = loop->body.insts[k];
+    if (x->op == TIR_LOAD && x->plan->res == RES_SHARED && x->plan->buf && x->plan->buf->stages) loads[n++] = x;
+  }
+  return n;
+}
+
+/* Copies the staged rings' tiles of the iteration whose loop value is in j
+ * into stage `stage` (a register), by cp.async where the tile allows and
+ * by the threads' own loads and stores otherwise (emit_stage_async); the
+ * caller commits the group. The buffers' bases are left at that stage. */
+static void sring_issue(Emitter *e, const TirInst *loop, const TirInst **loads, int n, const char *j, const char *stage) {
+  const char *saved = replay_subscripts(e, loop, loads, n, j);
+  for (int q = 0; q < n; q++) {
+    const PlanBuf *b = loads[q]->plan->buf;
+    const char *base = tmp(e, RC_B32);
+    out(e, "mad.lo.u32 %s, %s, %lld, %%smem_;", base, stage, (long long)b->stage_bytes);
+    e->sbase[b->id] = base;
+  }
+  e->ring_issue = true;
+  for (int q = 0; q < n; q++)
+    if (!emit_stage_async(e, loads[q])) emit_load_elements(e, loads[q]);
+  e->ring_issue = false;
+  out(e, "mov.b32 %s, %s;", reg(e, loop, 0), saved);
+}
+
+/* a stage register's step: x = x + 1 < S ? x + 1 : 0 */
+static void stage_next(Emitter *e, const char *x, int S) {
+  const char *q = tmp(e, RC_PRED);
+  out(e, "add.u32 %s, %s, 1;", x, x);
+  out(e, "setp.eq.u32 %s, %s, %d;", q, x, S);
+  out(e, "selp.u32 %s, 0, %s, %s;", x, x, q);
+}
+
 static void emit_for(Emitter *e, const TirInst *in) {
   int L = new_label(e);
   const char *i = reg(e, in, 0), *p = tmp(e, RC_PRED);
   const char *end = reg(e, in->args[1], 0), *step = reg(e, in->args[2], 0);
   const TirInst *loads[8];
   int n = e->ring_loop ? 0 : ring_loads(in, loads); /* one ringed loop at a time: an inner loop's loads stay plain */
+  const TirInst *sloads[8];
+  int ns = e->ring_loop || e->sring_loop ? 0 : sring_loads(in, sloads);
   out(e, "mov.b32 %s, %s;", i, reg(e, in->args[0], 0));
   /* --prefetch: the next iteration's register tiles are loaded at the top
    * of this one, so their latency overlaps this iteration's work; the
@@ -2530,6 +2719,33 @@ static void emit_for(Emitter *e, const TirInst *in) {
     }
     fprintf(e->body, "$Lrpro%d:\n", P);
   }
+  /* Staged rings: stage s of each holds iteration s's tile; the prologue
+   * copies iterations 0 .. S - 2, one cp.async group each (empty past the
+   * end, so that groups and iterations keep in step). At the top of
+   * iteration i: wait until at most S - 2 groups are pending (iteration i's
+   * has landed), a barrier (every thread's copies seen, and every thread
+   * done with iteration i - 1's stage), then copy iteration i + S - 1 into
+   * that stage while this one computes. */
+  const char *acst = NULL, *apst = NULL, *cons[8];
+  if (ns) {
+    e->sring_loop = in;
+    acst = tmp(e, RC_B32), apst = tmp(e, RC_B32);
+    out(e, "mov.u32 %s, 0;", acst);
+    out(e, "mov.u32 %s, %d;", apst, S - 1);
+    const char *j = tmp(e, RC_B32), *st = tmp(e, RC_B32);
+    out(e, "mov.b32 %s, %s;", j, i);
+    for (int q = 0; q + 1 < S; q++) {
+      int P = new_label(e);
+      out(e, "setp.ge.s32 %s, %s, %s;", p, j, end);
+      out(e, "@%s bra $Lspro%d;", p, P);
+      out(e, "mov.u32 %s, %d;", st, q);
+      sring_issue(e, in, sloads, ns, j, st);
+      fprintf(e->body, "$Lspro%d:\n", P);
+      out(e, "cp.async.commit_group;");
+      out(e, "add.s32 %s, %s, %s;", j, j, step);
+    }
+    for (int q = 0; q < ns; q++) cons[q] = tmp(e, RC_B32);
+  }
   fprintf(e->body, "$Lfor%d:\n", L);
   out(e, "setp.ge.s32 %s, %s, %s;", p, i, end);
   out(e, "@%s bra $Lend%d;", p, L);
@@ -2552,6 +2768,13 @@ static void emit_for(Emitter *e, const TirInst *in) {
     fprintf(e->body, "$Lpfk%d:\n", K);
     e->npf = npf;
   }
+  if (ns) {
+    out(e, "cp.async.wait_group %d;", S - 2);
+    if (!n) {
+      if (in->body.len && e->barrier_before[in->body.insts[0]->pos]) e->barrier_before[in->body.insts[0]->pos] = false;
+      cta_sync(e);
+    }
+  }
   if (prod) {
     e->waited = false;
   } else if (n) {
@@ -2569,11 +2792,31 @@ static void emit_for(Emitter *e, const TirInst *in) {
     fprintf(e->body, "$Lrk%d:\n", K);
     e->waited = false;
   }
+  if (ns) {
+    const char *j = tmp(e, RC_B32), *q = tmp(e, RC_PRED), *ahead = tmp(e, RC_B32);
+    out(e, "mul.lo.s32 %s, %s, %d;", ahead, step, S - 1);
+    out(e, "add.s32 %s, %s, %s;", j, i, ahead);
+    int K = new_label(e);
+    out(e, "setp.ge.s32 %s, %s, %s;", q, j, end);
+    out(e, "@%s bra $Lsk%d;", q, K);
+    sring_issue(e, in, sloads, ns, j, apst);
+    fprintf(e->body, "$Lsk%d:\n", K);
+    out(e, "cp.async.commit_group;");
+    for (int k = 0; k < ns; k++) { /* the readers' stage */
+      const PlanBuf *b = sloads[k]->plan->buf;
+      out(e, "mad.lo.u32 %s, %s, %lld, %%smem_;", cons[k], acst, (long long)b->stage_bytes);
+      e->sbase[b->id] = cons[k];
+    }
+  }
   emit_block(e, &in->body);
   e->npf = onpf;
   if (prod) { /* every thread is done with its stage: the producer may refill it */
     const char *st = tmp(e, RC_B64);
     out(e, "mbarrier.arrive.shared::cta.b64 %s, [%s];", st, mbar_addr(e, loads[0]->plan->mbar, e->cst, S));
+  }
+  if (ns) {
+    stage_next(e, acst, S);
+    stage_next(e, apst, S);
   }
   if (n) { /* the consumer moves to the next stage */
     const char *b = tmp(e, RC_B32), *q = tmp(e, RC_PRED);
@@ -2593,6 +2836,12 @@ static void emit_for(Emitter *e, const TirInst *in) {
     cta_sync(e);
     out(e, "setp.eq.u32 %s, %%tid_, 0;", t0);
     for (int s = 0; s < S; s++) out(e, "@%s mbarrier.inval.shared::cta.b64 [%%smem_+%lld];", t0, (long long)(mbar->offset + 8 * s));
+  }
+  if (ns) { /* the groups left are empty; every thread is done with the stages before their bytes go to others */
+    out(e, "cp.async.wait_group 0;");
+    cta_sync(e);
+    for (int k = 0; k < ns; k++) e->sbase[sloads[k]->plan->buf->id] = NULL;
+    e->sring_loop = NULL;
   }
   e->ring_loop = outer, e->cst = ocst, e->pst = opst, e->phase = oph, e->waited = owaited;
 }
@@ -2685,6 +2934,7 @@ bool ptx_emit_kernel(Arena *a, Diags *d, const Plan *p, const char *arch, const 
   e.V = chunk_width(&f->body, e.T);
   decide_frags(&e);
   e.fused_add = arena_alloc(a, (size_t)f->ninsts + 1);
+  e.sbase = arena_alloc(a, sizeof(char *) * (size_t)(p->nbufs + 1));
   e.uses = tir_use_counts(a, f);
   char *body = NULL, *decls = NULL;
   size_t blen = 0, dlen = 0;

@@ -177,6 +177,11 @@ typedef struct PlanBuf {
   int align;           /* bytes: 16, or 128 for a TMA destination */
   int first, last;     /* live range in program positions */
   TirInst *owner;      /* the LOAD or VAR it holds, or the instruction that needs the scratch */
+  /* @pipeline: a staged load's buffer made a ring of `stages` copies of
+   * stage_bytes each, filled by cp.async stages - 1 iterations ahead of its
+   * readers (bytes is stages * stage_bytes); 0 for any other buffer */
+  int stages;
+  int64_t stage_bytes;
 } PlanBuf;
 
 typedef struct PlanVal {

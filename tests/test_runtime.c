@@ -284,7 +284,7 @@ Test(runtime, compiler_manifest_round_trips) {
   char err[1024];
   Manifest m;
   cr_assert(mf_load(path, &m, err, sizeof err), "%s", err);
-  cr_assert_eq(m.kernels[0].nvariants, 3); /* BK 16, 32, 64 */
+  cr_assert_eq(m.kernels[0].nvariants, 6); /* BK 16, 32, 64 by 3 and 2 pipeline stages */
   MfVariant *v = &m.kernels[0].variants[1];
   cr_assert_str_eq(v->entry, "gqa_attention__v1");
   cr_assert(v->dynamic_shared);

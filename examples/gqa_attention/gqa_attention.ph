@@ -30,9 +30,9 @@
 //
 // NQ and D are single-point @autotune lists: defaults that -D overrides
 // (phobosc -D NQ=4 -D D=64 ...), one cubin per group size and head dim.
-@autotune(NQ in [7], D in [128], BQ in [16], BK in [16, 32, 64])
+@autotune(NQ in [7], D in [128], BQ in [16], BK in [16, 32, 64], PIPE in [3, 2])
 @launch(256, max(1, 32 / BK))
-@pipeline
+@pipeline(PIPE)
 @padstage
 @dynshared
 @grid(cdiv(S, BQ), HKV, B)

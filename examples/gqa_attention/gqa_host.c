@@ -221,10 +221,13 @@ static Kernels kernels_for(const char *dir, int64_t nq, int64_t d) {
   return k;
 }
 
-/* key splits for decode: about 8 one-warp CTAs per SM of 132, at most 32
- * (the merge's NSM) and one BK-key tile (BK <= 64) each at least */
+/* key splits for decode: about 512 one-warp CTAs in all (four an SM; with
+ * @pipeline's stages a CTA holds 35 to 105 KB of shared memory, so 2 to 6
+ * fit an SM: call 7 of 2026-11-30 measured B 16, HKV 4, T 8192 best at 8
+ * splits, 96 us, and 12 to 32 splits 30 to 60% slower), at most 32 (the
+ * merge's NSM) and one 64-key tile each at least */
 static int64_t splits_for(const Shape *s) {
-  int64_t rows = s->B * s->HKV * ((s->S + 1) / 2), ns = (1056 + rows - 1) / rows, tiles = (s->T + 63) / 64;
+  int64_t rows = s->B * s->HKV * ((s->S + 1) / 2), ns = (512 + rows - 1) / rows, tiles = (s->T + 63) / 64;
   if (ns > tiles) ns = tiles;
   return ns < 1 ? 1 : ns > 32 ? 32 : ns;
 }
@@ -279,7 +282,9 @@ int main(int argc, char **argv) {
     Problem p;
     make(&p, s);
     double bytes = 2.0 * 2 * (double)nkv_elems(&s);
-    for (int64_t ns = 0; ns <= 32; ns = ns ? ns * 2 : 8) { /* 0: the prefill kernel; then the split-K decode */
+    static const int64_t sweep[] = {0, 4, 6, 8, 10, 12, 16, 32}; /* 0: the prefill kernel; then the split decode */
+    for (size_t si = 0; si < sizeof sweep / sizeof sweep[0]; si++) {
+      int64_t ns = sweep[si];
       if (ns) use_splits(&p, ns);
       double err = check(&k, &p, 16);
       bool ok = err < 2e-2;
