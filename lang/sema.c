@@ -880,6 +880,7 @@ static const Builtin builtins[] = {
     {"dot", 2, 2, b_dot},
     {"dot_t", 2, 2, b_dot},
     {"exp", 1, 1, b_unary_float},
+    {"exp2", 1, 1, b_unary_float},
     {"log", 1, 1, b_unary_float},
     {"sqrt", 1, 1, b_unary_float},
     {"tanh", 1, 1, b_unary_float},

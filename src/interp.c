@@ -348,6 +348,7 @@ static double mathop(int m, double v) {
   case TMATH_LOG: return log(v);
   case TMATH_SQRT: return sqrt(v);
   case TMATH_TANH: return tanh(v);
+  case TMATH_EXP2: return exp2(v);
   }
   return v;
 }

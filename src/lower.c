@@ -238,8 +238,8 @@ static TirInst *lower_call(Lower *l, Node *n) {
     }
     return emit2(l, TIR_DOT, f[3] == '_', rt, n->span, a, b);
   }
-  if (!strcmp(f, "exp") || !strcmp(f, "log") || !strcmp(f, "sqrt") || !strcmp(f, "tanh")) {
-    int m = f[0] == 'e' ? TMATH_EXP : f[0] == 'l' ? TMATH_LOG : f[0] == 's' ? TMATH_SQRT : TMATH_TANH;
+  if (!strcmp(f, "exp") || !strcmp(f, "exp2") || !strcmp(f, "log") || !strcmp(f, "sqrt") || !strcmp(f, "tanh")) {
+    int m = !strcmp(f, "exp2") ? TMATH_EXP2 : f[0] == 'e' ? TMATH_EXP : f[0] == 'l' ? TMATH_LOG : f[0] == 's' ? TMATH_SQRT : TMATH_TANH;
     TirInst *v = emit1(l, TIR_MATH, rt, n->span, coerce(l, args[0], rt, n->span));
     v->aux = m;
     return v;

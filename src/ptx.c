@@ -99,6 +99,7 @@ typedef struct Emitter {
 } Emitter;
 
 static struct Pending *fusable_convert(Emitter *e, const TirInst *in);
+static bool packed_by_mma(const Emitter *e, const TirInst *cv);
 
 static void out(Emitter *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void out(Emitter *e, const char *fmt, ...) {
@@ -659,7 +660,7 @@ static void emit_binary(Emitter *e, const TirInst *in) {
 }
 
 static void emit_math(Emitter *e, const TirInst *in) {
-  if (rc_of(in->ty.elem) == RC_F64) return unsupported(e, in, "exp, log, sqrt and tanh on f64");
+  if (rc_of(in->ty.elem) == RC_F64) return unsupported(e, in, "exp, exp2, log, sqrt and tanh on f64");
   for (int k = 0; k < nregs(e, in); k++) {
     const char *a = operand(e, in->args[0], k), *d = reg(e, in, k);
     switch (in->aux) {
@@ -669,6 +670,9 @@ static void emit_math(Emitter *e, const TirInst *in) {
        * two selects and a multiply) */
       out(e, "mul.f32 %s, %s, 0f3FB8AA3B;", d, a); /* log2(e) */
       out(e, "ex2.approx.ftz.f32 %s, %s;", d, d);
+      break;
+    case TMATH_EXP2: /* the softmax's own base: no multiply (see exp) */
+      out(e, "ex2.approx.ftz.f32 %s, %s;", d, a);
       break;
     case TMATH_LOG:
       out(e, "lg2.approx.f32 %s, %s;", d, a);
@@ -717,6 +721,7 @@ static void emit_convert(Emitter *e, const TirInst *in) {
     *pd = e->pending[--e->npending];
     return;
   }
+  bool packed = packed_by_mma(e, in);
   for (int k = 0; k < nregs(e, in); k++) {
     const char *a = operand(e, in->args[0], k), *d = reg(e, in, k);
     if (rf == rt && rf != RC_F32) {
@@ -744,7 +749,7 @@ static void emit_convert(Emitter *e, const TirInst *in) {
     } else {
       out(e, "cvt.%s.%s %s, %s;", rt == RC_B64 ? "s64" : "s32", rf == RC_B64 ? "s64" : (from == S_U8 ? "u32" : "s32"), d, a);
     }
-    round_reg(e, to, d);
+    if (!packed) round_reg(e, to, d);
   }
 }
 
@@ -1898,6 +1903,29 @@ static bool published(const Emitter *e, const TirInst *x) {
   return e->sring_loop && x->pos < e->sring_loop->pos;
 }
 
+/* A tensor-core dot whose a operand is in the fragment layout with
+ * 16-column tiles, the result's rows and K columns: the accumulators of
+ * its column tile s are, packed in pairs, the A fragment of k-step s
+ * (FlashAttention's P kept in registers). */
+static bool a_from_regs(const Emitter *e, const TirInst *dot) {
+  const TirInst *a = dot->args[0];
+  if (!is_frag(e, dot) || !is_frag(e, a)) return false;
+  FragGeom ag = frag_geom(e, a);
+  return ag.NT == 16 && ag.M == plan_folded_rows(dot) && ag.N == a->ty.dims[a->ty.rank - 1];
+}
+
+/* A conversion to f16 or bf16 whose one reader is a tensor-core dot that
+ * packs it from registers into its A fragment: the packing (cvt.rn.*x2)
+ * rounds, so the conversion need not round first. */
+static bool packed_by_mma(const Emitter *e, const TirInst *cv) {
+  if (cv->op != TIR_CONVERT || (cv->ty.elem != S_BF16 && cv->ty.elem != S_F16) || e->uses[cv->id] != 1) return false;
+  for (int i = 0; i < e->f->ninsts; i++) {
+    const TirInst *x = e->f->insts[i];
+    if (x->op == TIR_DOT && x->args[0] == cv) return mma_fits(e, x) && a_from_regs(e, x);
+  }
+  return false;
+}
+
 static bool emit_dot_mma(Emitter *e, const TirInst *in) {
   const TirInst *a = in->args[0], *b = in->args[1];
   bool tr = in->aux; /* dot_t: b is [N, K] */
@@ -1908,8 +1936,8 @@ static bool emit_dot_mma(Emitter *e, const TirInst *in) {
   /* a in the fragment layout with 16-column tiles, the result's rows and
    * K columns: the accumulators of its column tile s are, packed in pairs,
    * the A fragment of k-step s (FlashAttention's P kept in registers) */
-  FragGeom ag = is_frag(e, a) ? frag_geom(e, a) : (FragGeom){0};
-  bool areg = frag && ag.NT == 16 && ag.M == M && ag.N == K;
+  bool areg = a_from_regs(e, in);
+  FragGeom ag = areg ? frag_geom(e, a) : (FragGeom){0};
   bool da = areg || mma_direct(a), db = mma_direct(b);
   int64_t ka = a->plan->phys[r - 1], cb = b->plan->phys[1];
   int64_t pa = areg ? 0 : da ? a->plan->buf->pitch : ka + 8, pb = db ? b->plan->buf->pitch : cb + 8;

@@ -119,7 +119,7 @@ static const char *binop_name(int op) {
   return s ? s : "?";
 }
 
-static const char *math_names[] = {"exp", "log", "sqrt", "tanh"};
+static const char *math_names[] = {"exp", "log", "sqrt", "tanh", "exp2"};
 static const char *ctx_names[] = {"block.x", "block.y", "block.z", "grid.x", "grid.y", "grid.z"};
 
 static void print_subs(FILE *out, const TirInst *in) {

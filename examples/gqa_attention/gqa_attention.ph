@@ -50,6 +50,9 @@ kernel gqa_attention(Q: tensor<bf16>[B, S, HQ, D],
   var acc: tile<f32>[BQ, NQ, D] = 0.0
   var m: tile<f32>[BQ, NQ, 1] = -inf
   var l: tile<f32>[BQ, NQ, 1] = 0.0
+  // scores in base 2: exp(x - m) is exp2(x log2(e) - m log2(e)), so the scale
+  // takes the factor once and each exponential is one ex2
+  let sl2 = scale * 1.4426950408889634
 
   // the last key any row of this block may see
   var t_end = T
@@ -65,11 +68,11 @@ kernel gqa_attention(Q: tensor<bf16>[B, S, HQ, D],
   for t0 in range(0, t_full, BK) {
     let k = K[b, t0 :+ BK, h, :]                   // [BK, D]
     let v = V[b, t0 :+ BK, h, :]
-    var sc: tile<f32>[BQ, NQ, BK] = dot_t(q, k) * scale
+    var sc: tile<f32>[BQ, NQ, BK] = dot_t(q, k) * sl2
 
     var mnew: tile<f32>[BQ, NQ, 1] = tmax(m, rowmax(sc))
-    var p: tile<f32>[BQ, NQ, BK] = exp(sc - mnew)
-    var corr: tile<f32>[BQ, NQ, 1] = exp(m - mnew)
+    var p: tile<f32>[BQ, NQ, BK] = exp2(sc - mnew)
+    var corr: tile<f32>[BQ, NQ, 1] = exp2(m - mnew)
     l = l * corr + rowsum(p)
     acc = acc * corr + dot(bf16(p), v)
     m = mnew
@@ -78,15 +81,15 @@ kernel gqa_attention(Q: tensor<bf16>[B, S, HQ, D],
     let qpos = s0 + (T - S) + iota(BQ, NQ, BK, axis = 0)
     let k = K[b, t0 :+ BK, h, :]
     let v = V[b, t0 :+ BK, h, :]
-    var sc: tile<f32>[BQ, NQ, BK] = dot_t(q, k) * scale
+    var sc: tile<f32>[BQ, NQ, BK] = dot_t(q, k) * sl2
     let kpos = t0 + iota(BQ, NQ, BK, axis = 2)
     sc = where(kpos < T && (!causal || kpos <= qpos), sc, -inf)
 
     var mnew: tile<f32>[BQ, NQ, 1] = tmax(m, rowmax(sc))
     // a row with no visible key yet keeps m = -inf; subtract 0 there, not -inf
     let msafe = where(mnew == -inf, 0.0, mnew)
-    var p: tile<f32>[BQ, NQ, BK] = exp(sc - msafe)
-    var corr: tile<f32>[BQ, NQ, 1] = exp(m - msafe)
+    var p: tile<f32>[BQ, NQ, BK] = exp2(sc - msafe)
+    var corr: tile<f32>[BQ, NQ, 1] = exp2(m - msafe)
     l = l * corr + rowsum(p)
     acc = acc * corr + dot(bf16(p), v)
     m = mnew

@@ -38,6 +38,9 @@ kernel gqa_decode_split(Q: tensor<bf16>[B, S, HQ, D],
   var acc: tile<f32>[BQ, NQ, D] = 0.0
   var m: tile<f32>[BQ, NQ, 1] = -inf
   var l: tile<f32>[BQ, NQ, 1] = 0.0
+  // scores in base 2: exp(x - m) is exp2(x log2(e) - m log2(e)), so the scale
+  // takes the factor once and each exponential is one ex2
+  let sl2 = scale * 1.4426950408889634
 
   // this CTA's keys: a whole number of BK-key tiles, cut at the last key
   // any row of the block may see (bottom-right aligned when causal)
@@ -57,11 +60,11 @@ kernel gqa_decode_split(Q: tensor<bf16>[B, S, HQ, D],
   for t0 in range(k0, t_full, BK) {
     let k = K[b, t0 :+ BK, h, :]                   // [BK, D]
     let v = V[b, t0 :+ BK, h, :]
-    var sc: tile<f32>[BQ, NQ, BK] = dot_t(q, k) * scale
+    var sc: tile<f32>[BQ, NQ, BK] = dot_t(q, k) * sl2
 
     var mnew: tile<f32>[BQ, NQ, 1] = tmax(m, rowmax(sc))
-    var p: tile<f32>[BQ, NQ, BK] = exp(sc - mnew)
-    var corr: tile<f32>[BQ, NQ, 1] = exp(m - mnew)
+    var p: tile<f32>[BQ, NQ, BK] = exp2(sc - mnew)
+    var corr: tile<f32>[BQ, NQ, 1] = exp2(m - mnew)
     l = l * corr + rowsum(p)
     acc = acc * corr + dot(bf16(p), v)
     m = mnew
@@ -70,14 +73,14 @@ kernel gqa_decode_split(Q: tensor<bf16>[B, S, HQ, D],
     let qpos = s0 + (T - S) + iota(BQ, NQ, BK, axis = 0)
     let k = K[b, t0 :+ BK, h, :]
     let v = V[b, t0 :+ BK, h, :]
-    var sc: tile<f32>[BQ, NQ, BK] = dot_t(q, k) * scale
+    var sc: tile<f32>[BQ, NQ, BK] = dot_t(q, k) * sl2
     let kpos = t0 + iota(BQ, NQ, BK, axis = 2)
     sc = where(kpos < k1 && (!causal || kpos <= qpos), sc, -inf)
 
     var mnew: tile<f32>[BQ, NQ, 1] = tmax(m, rowmax(sc))
     let msafe = where(mnew == -inf, 0.0, mnew)
-    var p: tile<f32>[BQ, NQ, BK] = exp(sc - msafe)
-    var corr: tile<f32>[BQ, NQ, 1] = exp(m - msafe)
+    var p: tile<f32>[BQ, NQ, BK] = exp2(sc - msafe)
+    var corr: tile<f32>[BQ, NQ, 1] = exp2(m - msafe)
     l = l * corr + rowsum(p)
     acc = acc * corr + dot(bf16(p), v)
     m = mnew
@@ -86,7 +89,8 @@ kernel gqa_decode_split(Q: tensor<bf16>[B, S, HQ, D],
   // a chunk with no visible key has l = 0: its partial is 0 with weight 0
   let lsafe = where(l == 0.0, 1.0, l)
   OP[b, s0 :+ BQ, h * NQ :+ NQ, x, :] = acc / lsafe
-  LSE[b, s0 :+ BQ, h * NQ :+ NQ, x :+ 1] = m + log(lsafe)
+  // (m is in base 2: ln 2 brings it back to the natural log the merge weighs by)
+  LSE[b, s0 :+ BQ, h * NQ :+ NQ, x :+ 1] = m * 0.6931471805599453 + log(lsafe)
 }
 
 // O[b, s, hq, :] = sum over the NS splits of w * OP[b, s, hq, split, :] /

@@ -1,4 +1,4 @@
-// Elementwise and shape builtins, one kernel each: exp, log, sqrt, tanh,
+// Elementwise and shape builtins, one kernel each: exp, exp2, log, sqrt, tanh,
 // tmax, tmin, min, max, cdiv, transpose, where, iota. Most run over [5, 12]
 // tiles (padded to [8, 16]) of tensors whose rows are not a multiple of 5.
 
@@ -6,6 +6,12 @@
 kernel math_exp(X: tensor<f32>[M, 12], Y: tensor<f32>[M, 12]) {
   let r0 = ctx.block.x * 5
   Y[r0 :+ 5, :] = exp(X[r0 :+ 5, :])
+}
+
+@grid(cdiv(M, 5))
+kernel math_exp2(X: tensor<f32>[M, 12], Y: tensor<f32>[M, 12]) {
+  let r0 = ctx.block.x * 5
+  Y[r0 :+ 5, :] = exp2(X[r0 :+ 5, :])
 }
 
 @grid(cdiv(M, 5))

@@ -174,6 +174,7 @@ static double to_int_sat(double v, double lo, double hi) {
   }
 
 UNARY_REF(ref_math_exp, exp(x))
+UNARY_REF(ref_math_exp2, exp2(x))
 UNARY_REF(ref_math_log, log(x))
 UNARY_REF(ref_math_sqrt, sqrt(x))
 UNARY_REF(ref_math_tanh, tanh(x))
@@ -718,6 +719,7 @@ const RefEntry harness_refs_more[] = {
     {"matmul", ref_matmul},
     {"matmul_t", ref_matmul_t},
     {"math_exp", ref_math_exp},
+    {"math_exp2", ref_math_exp2},
     {"math_log", ref_math_log},
     {"math_sqrt", ref_math_sqrt},
     {"math_tanh", ref_math_tanh},
