@@ -1992,36 +1992,42 @@ static bool emit_dot_mma(Emitter *e, const TirInst *in) {
     const TirInst *addend = fused_addend(e, in);
     for (int k = 0; k < nregs(e, in); k++)
       out(e, "mov.f32 %s, %s;", reg(e, in, k), addend ? reg(e, addend, k) : "0f00000000");
-    for (int mi = 0; mi < fg.tpm; mi++)
-      for (int64_t k0 = 0; k0 < K; k0 += 16) {
-        const char *ar[4];
-        for (int i = 0; i < 4; i++) ar[i] = tmp(e, RC_B32);
+    /* k-step by k-step: the A fragments of every row tile the warp owns,
+     * then each B fragment loaded once and used by all of them (a warp
+     * with two row tiles reads K and V from shared memory half as often) */
+    for (int64_t k0 = 0; k0 < K; k0 += 16) {
+      const char *(*ar)[4] = arena_alloc(e->a, sizeof *ar * (size_t)fg.tpm); /* [row tile][register] */
+      for (int mi = 0; mi < fg.tpm; mi++) {
+        for (int i = 0; i < 4; i++) ar[mi][i] = tmp(e, RC_B32);
         if (areg) { /* a0..a3: rows g, g + 8 at columns 2t (+1), then 8 + 2t (+1): the tile's c pairs */
           int base = (mi * ag.ntn + (int)(k0 / 16)) * ag.rpt;
           for (int i = 0; i < 4; i++)
-            out(e, "cvt.rn.%sx2.f32 %s, %s, %s;", ty, ar[i], reg(e, a, base + 2 * i + 1), reg(e, a, base + 2 * i));
+            out(e, "cvt.rn.%sx2.f32 %s, %s, %s;", ty, ar[mi][i], reg(e, a, base + 2 * i + 1), reg(e, a, base + 2 * i));
         } else {
-          out(e, "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%s, %s, %s, %s}, [%s+%lld];", ar[0], ar[1], ar[2], ar[3], aw,
-              (long long)((int64_t)mi * W * 16 * pa * 2 + k0 * 2));
+          out(e, "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%s, %s, %s, %s}, [%s+%lld];", ar[mi][0], ar[mi][1],
+              ar[mi][2], ar[mi][3], aw, (long long)((int64_t)mi * W * 16 * pa * 2 + k0 * 2));
         }
-        for (int ni = 0; ni < fg.ntn; ni++) {
-          const char *br[4];
-          for (int i = 0; i < 4; i++) br[i] = tmp(e, RC_B32);
-          int64_t boff = (tr ? (int64_t)ni * NT * pb * 2 + k0 * 2 : (int64_t)ni * NT * 2 + k0 * pb * 2);
-          if (NT == 16)
-            out(e, "ldmatrix.sync.aligned.m8n8.x4%s.shared.b16 {%s, %s, %s, %s}, [%s+%lld];", tr ? "" : ".trans", br[0],
-                br[1], br[2], br[3], blane, (long long)boff);
-          else
-            out(e, "ldmatrix.sync.aligned.m8n8.x2%s.shared.b16 {%s, %s}, [%s+%lld];", tr ? "" : ".trans", br[0], br[1],
-                blane, (long long)boff);
+      }
+      for (int ni = 0; ni < fg.ntn; ni++) {
+        const char *br[4];
+        for (int i = 0; i < 4; i++) br[i] = tmp(e, RC_B32);
+        int64_t boff = (tr ? (int64_t)ni * NT * pb * 2 + k0 * 2 : (int64_t)ni * NT * 2 + k0 * pb * 2);
+        if (NT == 16)
+          out(e, "ldmatrix.sync.aligned.m8n8.x4%s.shared.b16 {%s, %s, %s, %s}, [%s+%lld];", tr ? "" : ".trans", br[0],
+              br[1], br[2], br[3], blane, (long long)boff);
+        else
+          out(e, "ldmatrix.sync.aligned.m8n8.x2%s.shared.b16 {%s, %s}, [%s+%lld];", tr ? "" : ".trans", br[0], br[1],
+              blane, (long long)boff);
+        for (int mi = 0; mi < fg.tpm; mi++)
           for (int j = 0; j < NT / 8; j++) {
             int k = (mi * fg.ntn + ni) * fg.rpt + j * 4;
             const char *d[4] = {reg(e, in, k), reg(e, in, k + 1), reg(e, in, k + 2), reg(e, in, k + 3)};
             out(e, "mma.sync.aligned.m16n8k16.row.col.f32.%s.%s.f32 {%s, %s, %s, %s}, {%s, %s, %s, %s}, {%s, %s}, {%s, %s, %s, %s};",
-                ty, ty, d[0], d[1], d[2], d[3], ar[0], ar[1], ar[2], ar[3], br[2 * j], br[2 * j + 1], d[0], d[1], d[2], d[3]);
+                ty, ty, d[0], d[1], d[2], d[3], ar[mi][0], ar[mi][1], ar[mi][2], ar[mi][3], br[2 * j], br[2 * j + 1],
+                d[0], d[1], d[2], d[3]);
           }
-        }
       }
+    }
     return true;
   }
   /* the accumulator's place in the result: row lane / 4 (and + 8), column 2 (lane % 4) */

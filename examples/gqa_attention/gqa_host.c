@@ -221,13 +221,14 @@ static Kernels kernels_for(const char *dir, int64_t nq, int64_t d) {
   return k;
 }
 
-/* key splits for decode: about 512 one-warp CTAs in all (four an SM; with
- * @pipeline's stages a CTA holds 35 to 105 KB of shared memory, so 2 to 6
- * fit an SM: call 7 of 2026-11-30 measured B 16, HKV 4, T 8192 best at 8
- * splits, 96 us, and 12 to 32 splits 30 to 60% slower), at most 32 (the
- * merge's NSM) and one 64-key tile each at least */
+/* key splits for decode: about 640 one-warp CTAs in all, five an SM (with
+ * @pipeline's stages a CTA holds 39 to 144 KB of shared memory; the tuned
+ * BK 32, 2 stages, 39 KB, fits five): calls 7 and 9 of 2026-11-30 measured
+ * B 16, HKV 4, T 8192 best at 10 splits, 93.7 us, 640 CTAs in one wave; 12
+ * to 32 splits, two waves and more, were 30 to 60% slower. At most 32 (the
+ * merge's NSM) and one 64-key tile each at least. */
 static int64_t splits_for(const Shape *s) {
-  int64_t rows = s->B * s->HKV * ((s->S + 1) / 2), ns = (512 + rows - 1) / rows, tiles = (s->T + 63) / 64;
+  int64_t rows = s->B * s->HKV * ((s->S + 1) / 2), ns = (640 + rows - 1) / rows, tiles = (s->T + 63) / 64;
   if (ns > tiles) ns = tiles;
   return ns < 1 ? 1 : ns > 32 ? 32 : ns;
 }
