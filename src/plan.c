@@ -65,12 +65,20 @@ static void walk(TirBlock *b, void (*fn)(Planner *, TirInst *), Planner *P) {
 
 /* ---------------------------------------------------------- dot paths */
 
-/* The m16n8k16 path needs 16-bit float operands of one type; anything else
- * (f32, f64, 8-bit integers for now) runs on FMA. */
+static bool is_int8(Scalar s) { return s == S_I8 || s == S_U8; }
+
+/* The tensor cores take 16-bit float operands of one type (m16n8k16, f32
+ * accumulators), and 8-bit integer operands of a dot_t (m16n8k32, i32
+ * accumulators: its b, [N, K], is the "col" operand as it lies; a dot's
+ * [K, N] b would need a byte transpose that ldmatrix cannot do). Anything
+ * else (f32, f64, an 8-bit dot) runs on FMA. */
 static bool dot_uses_mma(Planner *P, const TirInst *dot) {
   Scalar ea = dot->args[0]->ty.elem, eb = dot->args[1]->ty.elem;
-  return P->mma_ok && ea == eb && (ea == S_F16 || ea == S_BF16);
+  return P->mma_ok && ((ea == eb && (ea == S_F16 || ea == S_BF16)) || (is_int8(ea) && is_int8(eb) && dot->aux));
 }
+
+/* K of one mma: 16 elements of 16 bits, or 32 of 8 */
+static int64_t mma_k(const TirInst *dot) { return is_int8(dot->args[0]->ty.elem) ? 32 : 16; }
 
 /* ------------------------------------------------------ physical shapes */
 
@@ -121,11 +129,12 @@ static void dot_granules(Planner *P, TirInst *in) {
   if (v->dot_fma) return;
   granule(v, &in->ty, 16, 8);
   TirInst *a = in->args[0], *b = in->args[1];
-  granule(pv(a), &a->ty, 16, 16);
-  /* b is [K, N] (or [N, K] for dot_t): K to 16, N to 8 */
+  int64_t kg = mma_k(in);
+  granule(pv(a), &a->ty, 16, kg);
+  /* b is [K, N] (or [N, K] for dot_t): K to the mma's K, N to 8 */
   PlanVal *bv = pv(b);
   int kdim = in->aux ? 1 : 0;
-  if (bv->phys[kdim] < 16) bv->phys[kdim] = 16;
+  if (bv->phys[kdim] < kg) bv->phys[kdim] = kg;
   if (bv->phys[1 - kdim] < 8) bv->phys[1 - kdim] = 8;
 }
 
@@ -1149,11 +1158,12 @@ const char *plan_dot_fallback(Arena *a, const Plan *p, const TirInst *dot) {
   if (dot->plan->dot_fma) return NULL;
   int r = dot->ty.rank, tr = dot->aux;
   int64_t K = x->ty.dims[x->ty.rank - 1], N = dot->plan->phys[r - 1];
-  if (dot->ty.elem != S_F32) return "the result is not f32";
+  bool i8 = is_int8(x->ty.elem);
+  if (dot->ty.elem != (i8 ? S_I32 : S_F32)) return i8 ? "the result is not i32" : "the result is not f32";
   if (x->op == TIR_SPLAT || y->op == TIR_SPLAT) return "an operand is a splat scalar";
   if (y->ty.rank != 2 || x->ty.rank != r || r < 2) return "b is not rank 2, or a's rank is not the result's";
   if (p->threads % 32) return arena_printf(a, "%d threads are not whole warps", p->threads);
-  if (K % 16) return arena_printf(a, "K = %lld is not a multiple of 16", (long long)K);
+  if (K % mma_k(dot)) return arena_printf(a, "K = %lld is not a multiple of %lld", (long long)K, (long long)mma_k(dot));
   int64_t M = plan_folded_rows(dot);
   if (M % 16 || N % 8 || plan_folded_rows(x) != M || y->plan->phys[tr ? 0 : 1] != N || x->plan->phys[r - 1] < K ||
       y->plan->phys[tr ? 1 : 0] < K)
@@ -1183,7 +1193,7 @@ void plan_print(FILE *out, const Plan *p) {
     if (v->res == RES_SHARED) fprintf(out, " buf #%d", v->buf->id);
     else if (v->layout) fprintf(out, " %s", plan_layout_str(a, v->layout));
     const char *fb = in->op == TIR_DOT ? plan_dot_fallback(a, p, in) : NULL;
-    if (in->op == TIR_DOT) fprintf(out, " %s", v->dot_fma || fb ? "fma" : "mma.m16n8k16");
+    if (in->op == TIR_DOT) fprintf(out, " %s", v->dot_fma || fb ? "fma" : mma_k(in) == 32 ? "mma.m16n8k32" : "mma.m16n8k16");
     if (fb) fprintf(out, "\n        path: fma, not the tensor cores: %s", fb);
     if (v->path) fprintf(out, "\n        path: %s", v->path);
     fputc('\n', out);
@@ -1239,7 +1249,7 @@ void plan_print_yaml(FILE *out, const Plan *p) {
     else if (v->layout) fprintf(out, ", layout: \"%s\"", plan_layout_str(a, v->layout));
     if (in->op == TIR_DOT) {
       const char *fb = plan_dot_fallback(a, p, in);
-      fprintf(out, ", dot: %s", v->dot_fma || fb ? "fma" : "mma.m16n8k16");
+      fprintf(out, ", dot: %s", v->dot_fma || fb ? "fma" : mma_k(in) == 32 ? "mma.m16n8k32" : "mma.m16n8k16");
       if (fb) fprintf(out, ", path: \"fma, not the tensor cores: %s\"", fb);
     }
     if (v->path) fprintf(out, ", path: \"%s\"", v->path);

@@ -1703,7 +1703,8 @@ static bool emit_dot_columns(Emitter *e, const TirInst *in) {
  * on 16-byte boundaries. */
 static bool mma_direct(const TirInst *x) {
   const PlanBuf *b = x->plan->res == RES_SHARED ? x->plan->buf : NULL;
-  if (!b || b->elem != x->ty.elem || b->rank != x->ty.rank || (b->pitch * 2) % 16 || b->offset % 16) return false;
+  if (!b || b->elem != x->ty.elem || b->rank != x->ty.rank || (b->pitch * elem_bytes_mem(b->elem)) % 16 || b->offset % 16)
+    return false;
   for (int i = 0; i < b->rank; i++)
     if (b->dims[i] != x->plan->phys[i]) return false;
   return true;
@@ -1722,6 +1723,11 @@ static void mma_copy(Emitter *e, const TirInst *x, int64_t at, int64_t pitch) {
     out(e, "shr.u32 %s, %s, %d;", row, fl, log2i(cols));
     out(e, "and.b32 %s, %s, %lld;", col, fl, (long long)(cols - 1));
     out(e, "mad.lo.u32 %s, %s, %lld, %s;", ad, row, (long long)pitch, col);
+    if (elem_bytes_mem(x->ty.elem) == 1) { /* i8, u8: the register's low byte */
+      out(e, "add.u32 %s, %s, %%smem_;", ad, ad);
+      out(e, "@%s st.shared.u8 [%s+%lld], %s;", pr, ad, (long long)(e->exch_off + at), r);
+      continue;
+    }
     out(e, "mad.lo.u32 %s, %s, 2, %%smem_;", ad, ad);
     if (x->ty.elem == S_F16) {
       out(e, "{ .reg .b16 %%hs; cvt.rn.f16.f32 %%hs, %s; cvt.u32.u16 %s, %%hs; }", r, h);
@@ -1909,7 +1915,7 @@ static bool published(const Emitter *e, const TirInst *x) {
  * (FlashAttention's P kept in registers). */
 static bool a_from_regs(const Emitter *e, const TirInst *dot) {
   const TirInst *a = dot->args[0];
-  if (!is_frag(e, dot) || !is_frag(e, a)) return false;
+  if ((a->ty.elem != S_F16 && a->ty.elem != S_BF16) || !is_frag(e, dot) || !is_frag(e, a)) return false;
   FragGeom ag = frag_geom(e, a);
   return ag.NT == 16 && ag.M == plan_folded_rows(dot) && ag.N == a->ty.dims[a->ty.rank - 1];
 }
@@ -1939,10 +1945,14 @@ static bool emit_dot_mma(Emitter *e, const TirInst *in) {
   bool areg = a_from_regs(e, in);
   FragGeom ag = areg ? frag_geom(e, a) : (FragGeom){0};
   bool da = areg || mma_direct(a), db = mma_direct(b);
+  /* eb: operand bytes (2, or 1 for i8/u8 dot_t on m16n8k32); ce: elements
+   * in 16 bytes, an ldmatrix row; a k-step is 32 bytes of K */
+  int eb = elem_bytes_mem(a->ty.elem), ce = 16 / eb, kstep = 2 * ce;
+  bool i8 = eb == 1;
   int64_t ka = a->plan->phys[r - 1], cb = b->plan->phys[1];
-  int64_t pa = areg ? 0 : da ? a->plan->buf->pitch : ka + 8, pb = db ? b->plan->buf->pitch : cb + 8;
-  int64_t at_a = 0, at_b = da ? 0 : (M * pa * 2 + 15) / 16 * 16;
-  int64_t at_c = at_b + (db ? 0 : (b->plan->phys[0] * pb * 2 + 15) / 16 * 16);
+  int64_t pa = areg ? 0 : da ? a->plan->buf->pitch : ka + ce, pb = db ? b->plan->buf->pitch : cb + ce;
+  int64_t at_a = 0, at_b = da ? 0 : (M * pa * eb + 15) / 16 * 16;
+  int64_t at_c = at_b + (db ? 0 : (b->plan->phys[0] * pb * eb + 15) / 16 * 16);
   exch_need(e, at_c + (frag ? 0 : M * N * 4));
   if (!da || !db || (!areg && !published(e, a)) || !published(e, b))
     cta_sync(e); /* staged operands complete; earlier readers of the exchange area done */
@@ -1955,7 +1965,15 @@ static bool emit_dot_mma(Emitter *e, const TirInst *in) {
                          : arena_printf(e->a, "%lld", (long long)(e->exch_off + at_b));
   int NT = N % 16 == 0 ? 16 : 8, W = e->T / 32;
   int64_t ntn = N / NT, ntiles = M / 16 * ntn;
+  /* the mma: shape, accumulator and operand types */
   const char *ty = a->ty.elem == S_F16 ? "f16" : "bf16";
+  char op[96];
+  if (i8)
+    snprintf(op, sizeof op, "mma.sync.aligned.m16n8k32.row.col.s32.%s.%s.s32", a->ty.elem == S_U8 ? "u8" : "s8",
+             b->ty.elem == S_U8 ? "u8" : "s8");
+  else
+    snprintf(op, sizeof op, "mma.sync.aligned.m16n8k16.row.col.f32.%s.%s.f32", ty, ty);
+  const char *zero_acc = i8 ? "0" : "0f00000000", *acc_mov = i8 ? "b32" : "f32";
   /* lane parts of the ldmatrix row addresses (bytes) */
   const char *lane = tmp(e, RC_B32), *warp = tmp(e, RC_B32), *l8 = tmp(e, RC_B32), *h8 = tmp(e, RC_B32),
              *h16 = tmp(e, RC_B32), *alane = tmp(e, RC_B32), *blane = tmp(e, RC_B32), *x = tmp(e, RC_B32);
@@ -1964,38 +1982,38 @@ static bool emit_dot_mma(Emitter *e, const TirInst *in) {
   out(e, "and.b32 %s, %s, 7;", l8, lane);
   out(e, "bfe.u32 %s, %s, 3, 1;", h8, lane);  /* (lane / 8) % 2 */
   out(e, "bfe.u32 %s, %s, 4, 1;", h16, lane); /* lane / 16 */
-  if (!areg) { /* a: row (lane % 8) + 8 ((lane / 8) % 2), column 8 (lane / 16) */
+  if (!areg) { /* a: row (lane % 8) + 8 ((lane / 8) % 2), 16 bytes on for lane / 16 */
     out(e, "mad.lo.u32 %s, %s, 8, %s;", x, h8, l8);
     out(e, "mul.lo.u32 %s, %s, %lld;", alane, x, (long long)pa);
-    out(e, "mad.lo.u32 %s, %s, 8, %s;", alane, h16, alane);
-    out(e, "mad.lo.u32 %s, %s, 2, %s;", alane, alane, da ? smem_of(e, a->plan->buf) : "%smem_");
+    out(e, "mad.lo.u32 %s, %s, %d, %s;", alane, h16, ce, alane);
+    out(e, "mad.lo.u32 %s, %s, %d, %s;", alane, alane, eb, da ? smem_of(e, a->plan->buf) : "%smem_");
     out(e, "add.u32 %s, %s, %s;", alane, alane, abase);
   }
-  if (tr) { /* b [N, K]: row n = (lane % 8) + 8 (lane / 16), column k = 8 ((lane / 8) % 2) */
+  if (tr) { /* b [N, K]: row n = (lane % 8) + 8 (lane / 16), 16 bytes on for (lane / 8) % 2 */
     if (NT == 16) out(e, "mad.lo.u32 %s, %s, 8, %s;", x, h16, l8);
     else out(e, "mov.u32 %s, %s;", x, l8);
     out(e, "mul.lo.u32 %s, %s, %lld;", blane, x, (long long)pb);
-    out(e, "mad.lo.u32 %s, %s, 8, %s;", blane, h8, blane);
+    out(e, "mad.lo.u32 %s, %s, %d, %s;", blane, h8, ce, blane);
   } else { /* b [K, N], transposed by ldmatrix: row k = (lane % 8) + 8 ((lane / 8) % 2), column n = 8 (lane / 16) */
     out(e, "mad.lo.u32 %s, %s, 8, %s;", x, h8, l8);
     out(e, "mul.lo.u32 %s, %s, %lld;", blane, x, (long long)pb);
     if (NT == 16) out(e, "mad.lo.u32 %s, %s, 8, %s;", blane, h16, blane);
   }
-  out(e, "mad.lo.u32 %s, %s, 2, %s;", blane, blane, db ? smem_of(e, b->plan->buf) : "%smem_");
+  out(e, "mad.lo.u32 %s, %s, %d, %s;", blane, blane, eb, db ? smem_of(e, b->plan->buf) : "%smem_");
   out(e, "add.u32 %s, %s, %s;", blane, blane, bbase);
   if (frag) {
     /* the accumulators are the result's registers: row tiles w + mi W,
      * every column tile; a's fragments loaded once per row tile and step */
     FragGeom fg = frag_geom(e, in);
     const char *aw = tmp(e, RC_B32);
-    if (!areg) out(e, "mad.lo.u32 %s, %s, %lld, %s;", aw, warp, (long long)(16 * pa * 2), alane);
+    if (!areg) out(e, "mad.lo.u32 %s, %s, %lld, %s;", aw, warp, (long long)(16 * pa * eb), alane);
     const TirInst *addend = fused_addend(e, in);
     for (int k = 0; k < nregs(e, in); k++)
-      out(e, "mov.f32 %s, %s;", reg(e, in, k), addend ? reg(e, addend, k) : "0f00000000");
+      out(e, "mov.%s %s, %s;", acc_mov, reg(e, in, k), addend ? reg(e, addend, k) : zero_acc);
     /* k-step by k-step: the A fragments of every row tile the warp owns,
      * then each B fragment loaded once and used by all of them (a warp
      * with two row tiles reads K and V from shared memory half as often) */
-    for (int64_t k0 = 0; k0 < K; k0 += 16) {
+    for (int64_t k0 = 0; k0 < K; k0 += kstep) {
       const char *(*ar)[4] = arena_alloc(e->a, sizeof *ar * (size_t)fg.tpm); /* [row tile][register] */
       for (int mi = 0; mi < fg.tpm; mi++) {
         for (int i = 0; i < 4; i++) ar[mi][i] = tmp(e, RC_B32);
@@ -2005,13 +2023,13 @@ static bool emit_dot_mma(Emitter *e, const TirInst *in) {
             out(e, "cvt.rn.%sx2.f32 %s, %s, %s;", ty, ar[mi][i], reg(e, a, base + 2 * i + 1), reg(e, a, base + 2 * i));
         } else {
           out(e, "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%s, %s, %s, %s}, [%s+%lld];", ar[mi][0], ar[mi][1],
-              ar[mi][2], ar[mi][3], aw, (long long)((int64_t)mi * W * 16 * pa * 2 + k0 * 2));
+              ar[mi][2], ar[mi][3], aw, (long long)((int64_t)mi * W * 16 * pa * eb + k0 * eb));
         }
       }
       for (int ni = 0; ni < fg.ntn; ni++) {
         const char *br[4];
         for (int i = 0; i < 4; i++) br[i] = tmp(e, RC_B32);
-        int64_t boff = (tr ? (int64_t)ni * NT * pb * 2 + k0 * 2 : (int64_t)ni * NT * 2 + k0 * pb * 2);
+        int64_t boff = (tr ? (int64_t)ni * NT * pb * eb + k0 * eb : (int64_t)ni * NT * eb + k0 * pb * eb);
         if (NT == 16)
           out(e, "ldmatrix.sync.aligned.m8n8.x4%s.shared.b16 {%s, %s, %s, %s}, [%s+%lld];", tr ? "" : ".trans", br[0],
               br[1], br[2], br[3], blane, (long long)boff);
@@ -2022,9 +2040,8 @@ static bool emit_dot_mma(Emitter *e, const TirInst *in) {
           for (int j = 0; j < NT / 8; j++) {
             int k = (mi * fg.ntn + ni) * fg.rpt + j * 4;
             const char *d[4] = {reg(e, in, k), reg(e, in, k + 1), reg(e, in, k + 2), reg(e, in, k + 3)};
-            out(e, "mma.sync.aligned.m16n8k16.row.col.f32.%s.%s.f32 {%s, %s, %s, %s}, {%s, %s, %s, %s}, {%s, %s}, {%s, %s, %s, %s};",
-                ty, ty, d[0], d[1], d[2], d[3], ar[mi][0], ar[mi][1], ar[mi][2], ar[mi][3], br[2 * j], br[2 * j + 1],
-                d[0], d[1], d[2], d[3]);
+            out(e, "%s {%s, %s, %s, %s}, {%s, %s, %s, %s}, {%s, %s}, {%s, %s, %s, %s};", op, d[0], d[1], d[2], d[3],
+                ar[mi][0], ar[mi][1], ar[mi][2], ar[mi][3], br[2 * j], br[2 * j + 1], d[0], d[1], d[2], d[3]);
           }
       }
     }
@@ -2048,19 +2065,19 @@ static bool emit_dot_mma(Emitter *e, const TirInst *in) {
   fprintf(e->body, "$Lmma%d:\n", L);
   out(e, "shr.u32 %s, %s, %d;", mt, tile, log2i(ntn)); /* N and NT are powers of two */
   out(e, "and.b32 %s, %s, %lld;", nt, tile, (long long)(ntn - 1));
-  out(e, "mad.lo.u32 %s, %s, %lld, %s;", aad, mt, (long long)(16 * pa * 2), alane);
-  out(e, "mad.lo.u32 %s, %s, %lld, %s;", bad, nt, (long long)(tr ? NT * pb * 2 : NT * 2), blane);
+  out(e, "mad.lo.u32 %s, %s, %lld, %s;", aad, mt, (long long)(16 * pa * eb), alane);
+  out(e, "mad.lo.u32 %s, %s, %lld, %s;", bad, nt, (long long)(tr ? NT * pb * eb : NT * eb), blane);
   const char *acc[8];
   for (int i = 0; i < 2 * (NT / 8) * 2; i++) {
-    acc[i] = tmp(e, RC_F32);
-    out(e, "mov.f32 %s, 0f00000000;", acc[i]);
+    acc[i] = tmp(e, i8 ? RC_B32 : RC_F32);
+    out(e, "mov.%s %s, %s;", acc_mov, acc[i], zero_acc);
   }
-  for (int64_t k0 = 0; k0 < K; k0 += 16) {
+  for (int64_t k0 = 0; k0 < K; k0 += kstep) {
     const char *ar[4], *br[4];
     for (int i = 0; i < 4; i++) ar[i] = tmp(e, RC_B32), br[i] = tmp(e, RC_B32);
     out(e, "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%s, %s, %s, %s}, [%s+%lld];", ar[0], ar[1], ar[2], ar[3], aad,
-        (long long)(k0 * 2));
-    int64_t boff = tr ? k0 * 2 : k0 * pb * 2;
+        (long long)(k0 * eb));
+    int64_t boff = tr ? k0 * eb : k0 * pb * eb;
     if (NT == 16)
       out(e, "ldmatrix.sync.aligned.m8n8.x4%s.shared.b16 {%s, %s, %s, %s}, [%s+%lld];", tr ? "" : ".trans", br[0], br[1],
           br[2], br[3], bad, (long long)boff);
@@ -2068,17 +2085,18 @@ static bool emit_dot_mma(Emitter *e, const TirInst *in) {
       out(e, "ldmatrix.sync.aligned.m8n8.x2%s.shared.b16 {%s, %s}, [%s+%lld];", tr ? "" : ".trans", br[0], br[1], bad,
           (long long)boff);
     for (int j = 0; j < NT / 8; j++)
-      out(e, "mma.sync.aligned.m16n8k16.row.col.f32.%s.%s.f32 {%s, %s, %s, %s}, {%s, %s, %s, %s}, {%s, %s}, {%s, %s, %s, %s};",
-          ty, ty, acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3], ar[0], ar[1], ar[2], ar[3], br[2 * j],
-          br[2 * j + 1], acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3]);
+      out(e, "%s {%s, %s, %s, %s}, {%s, %s, %s, %s}, {%s, %s}, {%s, %s, %s, %s};", op, acc[4 * j], acc[4 * j + 1],
+          acc[4 * j + 2], acc[4 * j + 3], ar[0], ar[1], ar[2], ar[3], br[2 * j], br[2 * j + 1], acc[4 * j],
+          acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3]);
   }
-  /* accumulators to the exchange area, row-major [M, N] f32: the flat order */
+  /* accumulators to the exchange area, row-major [M, N] f32 or i32: the flat order */
   out(e, "mul.lo.u32 %s, %s, %lld;", cad, mt, (long long)(16 * N * 4));
   out(e, "mad.lo.u32 %s, %s, %d, %s;", cad, nt, NT * 4, cad);
   out(e, "add.u32 %s, %s, %s;", cad, cad, clane);
   for (int j = 0; j < NT / 8; j++) {
-    out(e, "st.shared.v2.f32 [%s+%lld], {%s, %s};", cad, (long long)(j * 32), acc[4 * j], acc[4 * j + 1]);
-    out(e, "st.shared.v2.f32 [%s+%lld], {%s, %s};", cad, (long long)(j * 32 + 8 * N * 4), acc[4 * j + 2], acc[4 * j + 3]);
+    out(e, "st.shared.v2.%s [%s+%lld], {%s, %s};", acc_mov, cad, (long long)(j * 32), acc[4 * j], acc[4 * j + 1]);
+    out(e, "st.shared.v2.%s [%s+%lld], {%s, %s};", acc_mov, cad, (long long)(j * 32 + 8 * N * 4), acc[4 * j + 2],
+        acc[4 * j + 3]);
   }
   out(e, "add.u32 %s, %s, %d;", tile, tile, W);
   out(e, "setp.lt.u32 %s, %s, %lld;", p, tile, (long long)ntiles);

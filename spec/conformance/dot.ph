@@ -193,3 +193,29 @@ kernel dot_var_filled(A: tensor<f16>[M, 16], B: tensor<f16>[16, N], C: tensor<f3
   }
   C[m0 :+ 8, n0 :+ 8] = dot(a, b)
 }
+
+// i8 x i8 dot_t on the tensor cores (mma.m16n8k32 into i32): [32, 64] x
+// [16, 64]^T per step; M, N and K not multiples of the tiles, so the last
+// tiles' rows and columns past the tensors load as zeros. Two warps, one
+// 16-row tile each: the accumulator stays in the mma registers.
+@launch(64)
+@grid(cdiv(M, 32), cdiv(N, 16))
+kernel dot_t_i8_mma(A: tensor<i8>[M, K], B: tensor<i8>[N, K], C: tensor<i32>[M, N]) {
+  let m0 = ctx.block.x * 32
+  let n0 = ctx.block.y * 16
+  var acc: tile<i32>[32, 16] = 0
+  for k in range(0, K, 64) {
+    acc += dot_t(A[m0 :+ 32, k :+ 64], B[n0 :+ 16, k :+ 64])
+  }
+  C[m0 :+ 32, n0 :+ 16] = acc
+}
+
+// u8 x i8 dot_t on the tensor cores, the result stored straight from the
+// dot (no accumulator var): [16, 32] x [8, 32]^T, one k-step; four warps
+// for one row tile, so the result goes through the exchange area.
+@grid(cdiv(M, 16), cdiv(N, 8))
+kernel dot_t_u8_i8_mma(A: tensor<u8>[M, 32], B: tensor<i8>[N, 32], C: tensor<i32>[M, N]) {
+  let m0 = ctx.block.x * 16
+  let n0 = ctx.block.y * 8
+  C[m0 :+ 16, n0 :+ 8] = dot_t(A[m0 :+ 16, :], B[n0 :+ 8, :])
+}
