@@ -2696,6 +2696,21 @@ static void sring_issue(Emitter *e, const TirInst *loop, const TirInst **loads, 
   out(e, "mov.b32 %s, %s;", reg(e, loop, 0), saved);
 }
 
+/* The loop value S - 1 iterations ahead of i, in *j, and a branch past the
+ * issue that follows (to the label $L<prefix><returned number>) when it is
+ * at or past the end. */
+static int ahead_or_skip(Emitter *e, const char *i, const char *step, const char *end, int S, const char *prefix,
+                         const char **j) {
+  *j = tmp(e, RC_B32);
+  const char *q = tmp(e, RC_PRED), *ahead = tmp(e, RC_B32);
+  out(e, "mul.lo.s32 %s, %s, %d;", ahead, step, S - 1);
+  out(e, "add.s32 %s, %s, %s;", *j, i, ahead);
+  int K = new_label(e);
+  out(e, "setp.ge.s32 %s, %s, %s;", q, *j, end);
+  out(e, "@%s bra $L%s%d;", q, prefix, K);
+  return K;
+}
+
 /* a stage register's step: x = x + 1 < S ? x + 1 : 0 */
 static void stage_next(Emitter *e, const char *x, int S) {
   const char *q = tmp(e, RC_PRED);
@@ -2834,23 +2849,15 @@ static void emit_for(Emitter *e, const TirInst *in) {
      * iteration i + S - 1 (a barrier planned first in the body is this one) */
     if (in->body.len && e->barrier_before[in->body.insts[0]->pos]) e->barrier_before[in->body.insts[0]->pos] = false;
     cta_sync(e);
-    const char *j = tmp(e, RC_B32), *q = tmp(e, RC_PRED), *ahead = tmp(e, RC_B32);
-    out(e, "mul.lo.s32 %s, %s, %d;", ahead, step, S - 1);
-    out(e, "add.s32 %s, %s, %s;", j, i, ahead);
-    int K = new_label(e);
-    out(e, "setp.ge.s32 %s, %s, %s;", q, j, end);
-    out(e, "@%s bra $Lrk%d;", q, K);
+    const char *j;
+    int K = ahead_or_skip(e, i, step, end, S, "rk", &j);
     ring_issue(e, in, loads, n, j);
     fprintf(e->body, "$Lrk%d:\n", K);
     e->waited = false;
   }
   if (ns) {
-    const char *j = tmp(e, RC_B32), *q = tmp(e, RC_PRED), *ahead = tmp(e, RC_B32);
-    out(e, "mul.lo.s32 %s, %s, %d;", ahead, step, S - 1);
-    out(e, "add.s32 %s, %s, %s;", j, i, ahead);
-    int K = new_label(e);
-    out(e, "setp.ge.s32 %s, %s, %s;", q, j, end);
-    out(e, "@%s bra $Lsk%d;", q, K);
+    const char *j;
+    int K = ahead_or_skip(e, i, step, end, S, "sk", &j);
     sring_issue(e, in, sloads, ns, j, apst);
     fprintf(e->body, "$Lsk%d:\n", K);
     out(e, "cp.async.commit_group;");
