@@ -468,11 +468,19 @@ static void collect_accesses(Planner *P, TirBlock *blk, Accesses *acc) {
       add_access(P, acc, in->pos, false, pv(x)->buf);
     }
     /* (a READ of a shared slot is counted where its value is used) */
-    /* (a staged ring's copies are ordered by the ring: its loop waits for
-     * a stage and syncs at the top of the iteration that reads it, and
-     * refills a stage only after that barrier) */
+    /* (a staged ring's copies inside its loop are ordered by the ring: the
+     * loop waits for a stage and syncs at the top of the iteration that
+     * reads it, and refills a stage only after that barrier; its first
+     * copies, before the loop, count as a write at the loop's position:
+     * the ring's bytes may have held a buffer other threads still read) */
     if (in->op == TIR_LOAD && pv(in)->res == RES_SHARED && !pv(in)->buf->stages)
       add_access(P, acc, in->pos, true, pv(in)->buf);
+    if (in->op == TIR_FOR)
+      for (int k = 0; k < in->body.len; k++) {
+        const TirInst *x = in->body.insts[k];
+        if (x->op == TIR_LOAD && pv(x)->res == RES_SHARED && pv(x)->buf->stages)
+          add_access(P, acc, in->pos, true, pv(x)->buf);
+      }
     /* writes into a shared slot, except the staging copy (the load wrote
      * the buffer itself, at the load) */
     if (in->op == TIR_WRITE && pv(in->args[0])->res == RES_SHARED &&
@@ -613,7 +621,8 @@ static const char *staged_ring_reject(Planner *P, const TirInst *loop, const Tir
   const PlanVal *v = ld->plan;
   const PlanBuf *b = v->buf;
   int eb = sema_scalar_bytes(ld->ty.elem);
-  if (!b || b->owner != ld || b->rank != 2 || ld->ty.rank != 2)
+  if (!b || b->owner != ld) return "it is staged in a buffer it shares with a variable";
+  if (b->rank != 2 || ld->ty.rank != 2)
     return arena_printf(P->a, "it is staged in shared memory as a tile of rank %d (a staged ring takes rank 2)", ld->ty.rank);
   if (eb != 2 && eb != 4) return "it is staged in shared memory with elements of neither 2 nor 4 bytes (cp.async copies 16-byte chunks)";
   int spans = 0;
@@ -653,14 +662,16 @@ static int pipe_loops(Planner *P, TirBlock *blk, int stages, const char **why, c
   for (int i = 0; i < blk->len; i++) {
     TirInst *loop = blk->insts[i];
     PlanBuf *mbar = NULL;
+    int nbulk = 0, nstaged = 0; /* the backend streams at most 8 of each kind a loop */
     for (int k = 0; loop->op == TIR_FOR && k < loop->body.len; k++) {
       TirInst *ld = loop->body.insts[k];
       if (ld->op != TIR_LOAD) continue;
+      bool sh = ld->plan->res == RES_SHARED;
       const char *r = inside ? arena_printf(P->a, "the enclosing loop at %d:%d has the rings", inside->span.first_line,
                                             inside->span.first_column)
-                             : !staged && ld->plan->res == RES_SHARED
-                                 ? "a producer warp (--producer-warp) fills bulk rings only"
-                                 : pipe_reject(P, loop, ld);
+                      : !staged && sh ? "a producer warp (--producer-warp) fills bulk rings only"
+                      : (sh ? nstaged : nbulk) == 8 ? "the loop has 8 rings of this kind already"
+                                                    : pipe_reject(P, loop, ld);
       if (r) {
         ld->plan->path = arena_printf(P->a, "%s: %s",
                                       ld->plan->res == RES_SHARED ? "staged, not ringed" : "plain loads", r);
@@ -675,7 +686,7 @@ static int pipe_loops(Planner *P, TirBlock *blk, int stages, const char **why, c
         b->first = loop->pos, b->last = loop->end;
         ld->plan->path = arena_printf(P->a, "cp.async into a ring of %d stages (buffer #%d), %d iteration%s ahead", stages,
                                       b->id, stages - 1, stages > 2 ? "s" : "");
-        n++;
+        n++, nstaged++;
         continue;
       }
       if (!mbar) {
@@ -689,9 +700,10 @@ static int pipe_loops(Planner *P, TirBlock *blk, int stages, const char **why, c
       ld->plan->ring = ring;
       ld->plan->mbar = mbar;
       ld->plan->path = arena_printf(P->a, "bulk copies into ring #%d, %d stages", ring->id, stages);
-      n++;
+      n++, nbulk++;
     }
-    const TirInst *in = mbar ? loop : inside;
+    /* one ringed loop at a time: the loads of a loop inside a ringed one stay plain */
+    const TirInst *in = mbar || nstaged ? loop : inside;
     n += pipe_loops(P, &loop->body, stages, why, in, staged) + pipe_loops(P, &loop->body2, stages, why, in, staged);
   }
   return n;

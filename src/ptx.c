@@ -1954,8 +1954,9 @@ static bool emit_dot_mma(Emitter *e, const TirInst *in) {
   int64_t at_a = 0, at_b = da ? 0 : (M * pa * eb + 15) / 16 * 16;
   int64_t at_c = at_b + (db ? 0 : (b->plan->phys[0] * pb * eb + 15) / 16 * 16);
   exch_need(e, at_c + (frag ? 0 : M * N * 4));
-  if (!da || !db || (!areg && !published(e, a)) || !published(e, b))
-    cta_sync(e); /* staged operands complete; earlier readers of the exchange area done */
+  /* staged operands complete; earlier readers of the exchange area done
+   * (a result in the flat layout goes through it too) */
+  if (!frag || !da || !db || (!areg && !published(e, a)) || !published(e, b)) cta_sync(e);
   if (!da) mma_copy(e, a, at_a, pa);
   if (!db) mma_copy(e, b, at_b, pb);
   if (!da || !db) cta_sync(e);

@@ -15,7 +15,7 @@
 // One warp a CTA: the [BQ, NQ, D] tile is BQ * 8 = 16 rows for BQ 2 (NQ 7
 // is padded to 8 and masked), one row tile of the tensor-core layout, and
 // small CTAs let many share an SM, so that many key tiles are in flight.
-@autotune(NQ in [7], D in [128], BQ in [2], BK in [32, 64], PIPE in [4, 3, 2])
+@autotune(NQ in [7], D in [128], BQ in [2], BK in [16, 32, 64], PIPE in [4, 3, 2])
 @launch(32)
 @pipeline(PIPE)
 @padstage
