@@ -283,7 +283,7 @@ int main(int argc, char **argv) {
     Problem p;
     make(&p, s);
     double bytes = 2.0 * 2 * (double)nkv_elems(&s);
-    static const int64_t sweep[] = {0, 8, 10, 16, 20, 24, 32}; /* 0: the prefill kernel; then the split decode */
+    static const int64_t sweep[] = {0, 4, 8, 10, 12, 16, 32}; /* 0: the prefill kernel; then the split decode */
     for (size_t si = 0; si < sizeof sweep / sizeof sweep[0]; si++) {
       int64_t ns = sweep[si];
       if (ns) use_splits(&p, ns);
