@@ -80,6 +80,11 @@ static bool dot_uses_mma(Planner *P, const TirInst *dot) {
 /* K of one mma: 16 elements of 16 bits, or 32 of 8 */
 static int64_t mma_k(const TirInst *dot) { return is_int8(dot->args[0]->ty.elem) ? 32 : 16; }
 
+/* what the plan prints as a dot's path: fma, or the mma shape */
+static const char *dot_path_name(const TirInst *dot, const char *fallback) {
+  return dot->plan->dot_fma || fallback ? "fma" : mma_k(dot) == 32 ? "mma.m16n8k32" : "mma.m16n8k16";
+}
+
 /* ------------------------------------------------------ physical shapes */
 
 static void tie_values(Planner *P, TirInst *in) {
@@ -610,48 +615,38 @@ static bool pure_chain(const TirInst *x, const TirInst *loop, bool before, int d
   return true;
 }
 
-/* A staged load (its tile in a shared buffer that readers use in place)
- * whose buffer can become a ring of stage copies filled by cp.async:
- * NULL, else why not. The backend copies 16-byte chunks of rows along the
- * tensor's last dim into the buffer at its pitch (@padstage's too), rows
- * past the tensor's end as zeros, and falls back to the threads' own loads
+/* NULL when the load can take a ring, else why not. Both kinds need a
+ * rank-2 tile whose rows run along the tensor's last dim and subscripts
+ * computable for a later iteration. A register tile takes a bulk-copy
+ * ring (whole 16-byte rows, no slack: the bulk copy fills no zeros). A
+ * staged tile (its buffer read in place) takes a staged ring filled by
+ * cp.async: 16-byte chunks of rows at the buffer's pitch (@padstage's
+ * too), rows past the tensor's end as zeros, and the threads' own loads
  * into the same stage at run time when the tile is misaligned or its
  * columns leave the tensor. */
-static const char *staged_ring_reject(Planner *P, const TirInst *loop, const TirInst *ld) {
-  const PlanVal *v = ld->plan;
-  const PlanBuf *b = v->buf;
-  int eb = sema_scalar_bytes(ld->ty.elem);
-  if (!b || b->owner != ld) return "it is staged in a buffer it shares with a variable";
-  if (b->rank != 2 || ld->ty.rank != 2)
-    return arena_printf(P->a, "it is staged in shared memory as a tile of rank %d (a staged ring takes rank 2)", ld->ty.rank);
-  if (eb != 2 && eb != 4) return "it is staged in shared memory with elements of neither 2 nor 4 bytes (cp.async copies 16-byte chunks)";
-  int spans = 0;
-  for (int i = 0; i < ld->nsubs; i++) spans += !ld->subs[i].point;
-  if (spans != 2 || ld->subs[ld->nsubs - 1].point) return "it is staged in shared memory and its rows do not run along the tensor's last dimension";
-  if ((v->phys[1] * eb) % 16 || (b->pitch * eb) % 16 || ld->subs[ld->nsubs - 1].len % (16 / eb))
-    return "it is staged in shared memory and its rows are not whole 16-byte chunks";
-  if (tir_stores_to(&P->f->body, ld->aux)) return "the kernel also stores to its tensor";
-  for (int i = 0; i < ld->nsubs; i++)
-    if (!pure_chain(ld->subs[i].start, loop, false, 0))
-      return "a subscript depends on a value that changes inside the loop other than the loop variable";
-  return NULL;
-}
-
-/* NULL when the load can take the ring, else why not */
 static const char *pipe_reject(Planner *P, const TirInst *loop, const TirInst *ld) {
   const PlanVal *v = ld->plan;
-  if (v->res != RES_REG) return staged_ring_reject(P, loop, ld);
-  if (ld->ty.rank != 2) return arena_printf(P->a, "its tile has rank %d (the ring takes rank 2)", ld->ty.rank);
+  if (ld->ty.rank != 2) return arena_printf(P->a, "its tile has rank %d (a ring takes rank 2)", ld->ty.rank);
   int spans = 0;
   for (int i = 0; i < ld->nsubs; i++) spans += !ld->subs[i].point;
   if (spans != 2 || ld->subs[ld->nsubs - 1].point) return "its rows do not run along the tensor's last dimension";
-  if (v->slack) return "an extent is not a power of two (the slack needs the tensor copy's zero fill)";
-  int64_t row = v->phys[1] * sema_scalar_bytes(ld->ty.elem);
-  if (row % 16) return arena_printf(P->a, "its rows are %lld bytes, not a multiple of 16", (long long)row);
-  if (v->phys[0] > 256) return arena_printf(P->a, "it has %lld rows (at most 256)", (long long)v->phys[0]);
   for (int i = 0; i < ld->nsubs; i++)
     if (!pure_chain(ld->subs[i].start, loop, false, 0))
       return "a subscript depends on a value that changes inside the loop other than the loop variable";
+  int eb = sema_scalar_bytes(ld->ty.elem);
+  if (v->res == RES_SHARED) {
+    const PlanBuf *b = v->buf;
+    if (!b || b->owner != ld) return "it is staged in a buffer it shares with a variable";
+    if (eb != 2 && eb != 4) return "its elements are neither 2 nor 4 bytes (cp.async copies 16-byte chunks)";
+    if ((v->phys[1] * eb) % 16 || (b->pitch * eb) % 16 || ld->subs[ld->nsubs - 1].len % (16 / eb))
+      return "its rows are not whole 16-byte chunks";
+    if (tir_stores_to(&P->f->body, ld->aux)) return "the kernel also stores to its tensor";
+    return NULL;
+  }
+  if (v->slack) return "an extent is not a power of two (the slack needs the tensor copy's zero fill)";
+  int64_t row = v->phys[1] * eb;
+  if (row % 16) return arena_printf(P->a, "its rows are %lld bytes, not a multiple of 16", (long long)row);
+  if (v->phys[0] > 256) return arena_printf(P->a, "it has %lld rows (at most 256)", (long long)v->phys[0]);
   return NULL;
 }
 
@@ -787,7 +782,7 @@ static void choose_pipeline(Planner *P, bool sm90, unsigned flags) {
     return;
   }
   if (!sm90) return; /* sm_80 has no bulk copies: the loads stay plain */
-  if ((flags & PLAN_NO_ASYNC) || info->no_tma) { /* the same kernel on the threads' loads, to compare */
+  if (P->p->no_async) { /* the same kernel on the threads' loads, to compare */
     mark_no_async(&P->f->body, info->no_tma ? "plain loads: @no_tma" : "plain loads: --no-tma");
     return;
   }
@@ -976,12 +971,13 @@ static void barrier_walk(Planner *P, TirBlock *blk, Hazards *h, Accesses *acc) {
        * in it: one barrier before the loop, not one in every iteration */
       for (int k = 0; k < acc->len; k++) {
         const Access *x = &acc->items[k];
+        if (x->write || x->pos <= in->pos || x->pos > in->end || !overlaps_any(h->dirty, h->ndirty, x->buf, false))
+          continue;
         bool rewritten = false;
         for (int w = 0; w < acc->len && !rewritten; w++)
           rewritten = acc->items[w].write && acc->items[w].pos > in->pos && acc->items[w].pos <= in->end &&
                       bytes_overlap(acc->items[w].buf, x->buf);
-        if (!x->write && !rewritten && x->pos > in->pos && x->pos <= in->end &&
-            overlaps_any(h->dirty, h->ndirty, x->buf, false)) {
+        if (!rewritten) {
           add_barrier(P, in->pos, arena_printf(P->a, "%s is read in the loop after other threads wrote it before", x->buf->name));
           h->ndirty = h->nread = 0;
           break;
@@ -1082,7 +1078,7 @@ Plan *plan_kernel(Arena *a, Diags *d, TirFunc *f, const char *arch, unsigned fla
   assign_layouts(&P);
   walk(&f->body, choose_scratch, &P);
   choose_pipeline(&P, sm90, flags);
-  if (sm90 && (flags & PLAN_TMA) && !(flags & PLAN_NO_ASYNC) && !f->info->no_tma && !p->producer)
+  if (sm90 && (flags & PLAN_TMA) && !p->no_async && !p->producer)
     walk_tma(&P, &f->body, false);
 
   Accesses acc = {0};
@@ -1205,7 +1201,7 @@ void plan_print(FILE *out, const Plan *p) {
     if (v->res == RES_SHARED) fprintf(out, " buf #%d", v->buf->id);
     else if (v->layout) fprintf(out, " %s", plan_layout_str(a, v->layout));
     const char *fb = in->op == TIR_DOT ? plan_dot_fallback(a, p, in) : NULL;
-    if (in->op == TIR_DOT) fprintf(out, " %s", v->dot_fma || fb ? "fma" : mma_k(in) == 32 ? "mma.m16n8k32" : "mma.m16n8k16");
+    if (in->op == TIR_DOT) fprintf(out, " %s", dot_path_name(in, fb));
     if (fb) fprintf(out, "\n        path: fma, not the tensor cores: %s", fb);
     if (v->path) fprintf(out, "\n        path: %s", v->path);
     fputc('\n', out);
@@ -1261,7 +1257,7 @@ void plan_print_yaml(FILE *out, const Plan *p) {
     else if (v->layout) fprintf(out, ", layout: \"%s\"", plan_layout_str(a, v->layout));
     if (in->op == TIR_DOT) {
       const char *fb = plan_dot_fallback(a, p, in);
-      fprintf(out, ", dot: %s", v->dot_fma || fb ? "fma" : mma_k(in) == 32 ? "mma.m16n8k32" : "mma.m16n8k16");
+      fprintf(out, ", dot: %s", dot_path_name(in, fb));
       if (fb) fprintf(out, ", path: \"fma, not the tensor cores: %s\"", fb);
     }
     if (v->path) fprintf(out, ", path: \"%s\"", v->path);

@@ -111,8 +111,6 @@ static void out(Emitter *e, const char *fmt, ...) {
   va_end(ap);
 }
 
-/* A barrier of the T threads that run the kernel's code: bar.sync 0, or
- * with a producer warp (which never takes part) the named barrier 1 of T. */
 /* A staged tile copied by cp.async is waited for at the next barrier, so
  * its latency overlaps whatever comes between; its readers always follow a
  * barrier. The wait also comes before an if or a loop, at the end of each
@@ -125,6 +123,8 @@ static void async_wait(Emitter *e) {
   out(e, "cp.async.wait_group 0;");
 }
 
+/* A barrier of the T threads that run the kernel's code: bar.sync 0, or
+ * with a producer warp (which never takes part) the named barrier 1 of T. */
 static void cta_sync_why(Emitter *e, const char *why) {
   async_wait(e);
   if (e->p->producer) out(e, "bar.sync 1, %d;%s", e->T, why);
@@ -609,7 +609,8 @@ static void emit_binary(Emitter *e, const TirInst *in) {
   Scalar os = in->args[0]->ty.elem;
   if (e->fused_add && e->fused_add[in->id]) { /* x + dot: the dot's accumulators started at x */
     const TirInst *dot = in->args[0]->op == TIR_DOT ? in->args[0] : in->args[1];
-    for (int k = 0; k < nregs(e, in); k++) out(e, "mov.f32 %s, %s;", reg(e, in, k), reg(e, dot, k));
+    for (int k = 0; k < nregs(e, in); k++)
+      out(e, "mov.%s %s, %s;", mov_type(rc_of(in->ty.elem)), reg(e, in, k), reg(e, dot, k));
     return;
   }
   const char *opn = ast_op_name(in->aux);
@@ -1076,17 +1077,6 @@ static bool emit_stage_rows(Emitter *e, const TirInst *in) {
   return true;
 }
 
-/* A staged rank-2 load by cp.async (sm_80 and later), 16 bytes a copy
- * straight from global to shared memory, no registers in between: thread t
- * copies the 16-byte chunks t, t + T, ... of the tile into the buffer at its
- * pitch (a @padstage pitch too). Rows past the slice's length or the
- * tensor's end, and chunks of column slack, are copied with source size 0,
- * which fills zeros. Taken at run time when the tile's columns lie inside
- * the tensor and its first element and row pitch are 16-byte aligned; the
- * other tiles, and tiles of a tensor the kernel also stores to, take the
- * element path (emit_stage_rows, emit_load_elements).
- * The thread waits for its copies just before the next barrier (async_wait),
- * the one planned before the tile's readers, which publishes them. */
 static void emit_load_elements(Emitter *e, const TirInst *in);
 
 /* The global address of element g of tensor `param` and the byte pitch of
@@ -1106,6 +1096,17 @@ static const char *aligned16(Emitter *e, int param, int eb, const char *const *g
   return p;
 }
 
+/* One cp.async of 16 bytes from src to [dst + off], or of none (the
+ * destination zero-filled) unless q: then it reads no bytes and takes the
+ * tensor's base as its address. `from` and `sz` are the caller's
+ * registers (from may be src itself). */
+static void copy16(Emitter *e, int param, const char *dst, int64_t off, const char *from, const char *src,
+                   const char *sz, const char *q) {
+  out(e, "selp.b64 %s, %s, %%base%d, %s;", from, src, param, q); /* no bytes read: any valid address */
+  out(e, "selp.u32 %s, 16, 0, %s;", sz, q);
+  out(e, "cp.async.cg.shared.global [%s+%lld], [%s], 16, %s;", dst, (long long)off, from, sz);
+}
+
 /* One 16-byte chunk of emit_stage_async: row `row`, chunk column `col`;
  * source size 0 (zeros) unless `inside`. */
 static void stage_chunk(Emitter *e, const TirInst *in, const PlanBuf *b, const char *row, const char *col,
@@ -1115,23 +1116,22 @@ static void stage_chunk(Emitter *e, const TirInst *in, const PlanBuf *b, const c
   out(e, "cvt.s64.s32 %s, %s;", r64, row);
   out(e, "mad.lo.s64 %s, %s, %s, %s;", src, r64, step, a0);
   out(e, "mad.wide.u32 %s, %s, 16, %s;", src, col, src);
-  out(e, "selp.b64 %s, %s, %%base%d, %s;", src, src, in->aux, inside); /* no bytes read: any valid address */
-  out(e, "selp.u32 %s, 16, 0, %s;", sz, inside);
   out(e, "mad.lo.u32 %s, %s, %lld, %s;", dst, row, (long long)(b->pitch * eb), smem_of(e, b));
   out(e, "mad.lo.u32 %s, %s, 16, %s;", dst, col, dst);
-  out(e, "cp.async.cg.shared.global [%s+%lld], [%s], 16, %s;", dst, (long long)b->offset, src, sz);
+  copy16(e, in->aux, dst, b->offset, src, src, sz, inside);
 }
 
-/* A staged rank-2 tile (spans i0, i1 of its subscripts g) copied element
- * by element in a loop of the CTA's threads over the tile, each element
+/* A staged rank-2 tile (spans i0, i1 of its subscripts g; a0 the address
+ * of its first element, step the byte pitch of dim i0, from aligned16)
+ * copied element by element in a loop of the CTA's threads over the tile, each element
  * loaded (zero outside the slice or the tensor) and stored into its
  * buffer at the buffer's pitch: a ring stage's fallback where cp.async
  * cannot copy the tile (misaligned, or columns leaving the tensor). A
  * loop, not unrolled code: it is emitted at each of the ring's issues, and
  * a one-warp CTA's tile is hundreds of elements a thread. */
-static void emit_stage_loop(Emitter *e, const TirInst *in, const char *const *g, int i0, int i1) {
+static void emit_stage_loop(Emitter *e, const TirInst *in, const char *const *g, int i0, int i1, const char *a0,
+                            const char *step) {
   const PlanBuf *b = in->plan->buf;
-  const TirParam *tp = &e->f->params[in->aux];
   int eb = elem_bytes_mem(in->ty.elem), P = in->aux;
   int64_t p0 = in->plan->phys[0], p1 = in->plan->phys[1];
   const char *pok = tmp(e, RC_PRED); /* the point subscripts inside the tensor */
@@ -1142,9 +1142,6 @@ static void emit_stage_loop(Emitter *e, const TirInst *in, const char *const *g,
     out(e, "setp.lt.and.u32 %s, %s, %%ext32_%d_%d, %s;", q, g[i], P, i, pok);
     out(e, "mov.pred %s, %s;", pok, q);
   }
-  const char *a0 = tensor_addr(e, P, g), *step = tmp(e, RC_B64);
-  out(e, "mov.u64 %s, %d;", step, eb);
-  for (int d = i0 + 1; d < tp->rank; d++) out(e, "mul.lo.s64 %s, %s, %%ext%d_%d;", step, step, P, d);
   const char *f = tmp(e, RC_B32), *done = tmp(e, RC_PRED), *row = tmp(e, RC_B32), *col = tmp(e, RC_B32),
              *gr = tmp(e, RC_B32), *gc = tmp(e, RC_B32), *v = tmp(e, RC_PRED), *r64 = tmp(e, RC_B64),
              *ad = tmp(e, RC_B64), *w = tmp(e, RC_B32), *dst = tmp(e, RC_B32);
@@ -1177,6 +1174,19 @@ static void emit_stage_loop(Emitter *e, const TirInst *in, const char *const *g,
   fprintf(e->body, "$Leld%d:\n", L);
 }
 
+/* A staged rank-2 load by cp.async (sm_80 and later), 16 bytes a copy
+ * straight from global to shared memory, no registers in between: thread t
+ * copies the 16-byte chunks t, t + T, ... of the tile into the buffer at its
+ * pitch (a @padstage pitch too). Rows past the slice's length or the
+ * tensor's end, and chunks of column slack, are copied with source size 0,
+ * which fills zeros. Taken at run time when the tile's columns lie inside
+ * the tensor and its first element and row pitch are 16-byte aligned; the
+ * other tiles, and tiles of a tensor the kernel also stores to, take the
+ * element path (emit_stage_rows, emit_load_elements).
+ * The thread waits for its copies just before the next barrier (async_wait),
+ * the one planned before the tile's readers, which publishes them. Issuing
+ * a staged ring's stage (e->ring_issue), the loop commits and waits, and a
+ * tile that fails the run-time test is copied by emit_stage_loop. */
 static bool emit_stage_async(Emitter *e, const TirInst *in) {
   const PlanBuf *b = in->plan->buf;
   int eb = elem_bytes_mem(in->ty.elem);
@@ -1260,10 +1270,7 @@ static bool emit_stage_async(Emitter *e, const TirInst *in) {
         const char *v = tmp(e, RC_PRED), *q = tmp(e, RC_PRED), *from = tmp(e, RC_B64), *sz = tmp(e, RC_B32);
         out(e, "setp.gt.and.s32 %s, %s, %s, %s;", v, lu[u], kr, colok);
         out(e, "setp.ge.and.s32 %s, %s, %lld, %s;", q, tk, (long long)(-u * rstep), v);
-        out(e, "selp.b64 %s, %s, %%base%d, %s;", from, src, in->aux, q);
-        out(e, "selp.u32 %s, 16, 0, %s;", sz, q);
-        out(e, "cp.async.cg.shared.global [%s+%lld], [%s], 16, %s;", dst,
-            (long long)(b->offset + u * rstep * b->pitch * eb), from, sz);
+        copy16(e, in->aux, dst, b->offset + u * rstep * b->pitch * eb, from, src, sz, q);
         out(e, "add.s64 %s, %s, %s;", src, src, stride);
       }
       out(e, "add.s32 %s, %s, %lld;", kr, kr, (long long)(4 * rstep));
@@ -1277,10 +1284,7 @@ static bool emit_stage_async(Emitter *e, const TirInst *in) {
       if (k) out(e, "add.s64 %s, %s, %s;", src, src, stride);
       out(e, "setp.gt.and.s32 %s, %s, %lld, %s;", v, lim0, (long long)(k * rstep), colok);
       out(e, "setp.ge.and.s32 %s, %s, %lld, %s;", q, t, (long long)(-k * rstep), v);
-      out(e, "selp.b64 %s, %s, %%base%d, %s;", from, src, in->aux, q); /* no bytes read: any valid address */
-      out(e, "selp.u32 %s, 16, 0, %s;", sz, q);
-      out(e, "cp.async.cg.shared.global [%s+%lld], [%s], 16, %s;", dst,
-          (long long)(b->offset + k * rstep * b->pitch * eb), from, sz);
+      copy16(e, in->aux, dst, b->offset + k * rstep * b->pitch * eb, from, src, sz, q);
     }
   }
   for (int64_t c0 = 0; !(e->T % cpr == 0 && chunks % e->T == 0) && c0 < chunks; c0 += e->T) {
@@ -1321,7 +1325,7 @@ static bool emit_stage_async(Emitter *e, const TirInst *in) {
   fprintf(e->body, "$Lsa%d:\n", L);
   /* (a ring stage's fallback is a loop: unrolled, it would be emitted at
    * each issue and hold registers the loop's own work needs) */
-  if (e->ring_issue) emit_stage_loop(e, in, g, i0, i1);
+  if (e->ring_issue) emit_stage_loop(e, in, g, i0, i1, a0, step);
   else if (!emit_stage_rows(e, in)) emit_load_elements(e, in);
   fprintf(e->body, "$Lsd%d:\n", L);
   return true;
@@ -1699,8 +1703,8 @@ static bool emit_dot_columns(Emitter *e, const TirInst *in) {
 /* ----------------------------------------------- tensor-core dot (mma) */
 
 /* An operand the mma path can read with ldmatrix where it already is: a
- * staged 16-bit buffer laid out as the value's physical shape, with rows
- * on 16-byte boundaries. */
+ * staged buffer of its element type laid out as the value's physical
+ * shape, with rows on 16-byte boundaries. */
 static bool mma_direct(const TirInst *x) {
   const PlanBuf *b = x->plan->res == RES_SHARED ? x->plan->buf : NULL;
   if (!b || b->elem != x->ty.elem || b->rank != x->ty.rank || (b->pitch * elem_bytes_mem(b->elem)) % 16 || b->offset % 16)
@@ -1711,9 +1715,10 @@ static bool mma_direct(const TirInst *x) {
 }
 
 /* Copies an operand held in registers (or anywhere operand() reads) into
- * the exchange area at `at` as 16-bit elements, row-major over its folded
- * rows, `pitch` elements a row: the layout ldmatrix reads. f16 and bf16
- * values are held exactly in f32 registers, so the narrowing is exact. */
+ * the exchange area at `at` as 16-bit (or 8-bit) elements, row-major over
+ * its folded rows, `pitch` elements a row: the layout ldmatrix reads. f16
+ * and bf16 values are held exactly in f32 registers, 8-bit integers in
+ * 32-bit ones, so the narrowing is exact. */
 static void mma_copy(Emitter *e, const TirInst *x, int64_t at, int64_t pitch) {
   int64_t cols = x->plan->phys[x->ty.rank - 1], elems = phys_elems(x);
   for (int k = 0; k < nregs(e, x); k++) {
@@ -1740,8 +1745,8 @@ static void mma_copy(Emitter *e, const TirInst *x, int64_t at, int64_t pitch) {
 }
 
 /* Whether a dot takes the tensor-core path (emit_dot_mma): the planner
- * gave it the tensor-core shapes (f16 or bf16 operands) and nothing in
- * plan_dot_fallback sends it to FMA. */
+ * gave it the tensor-core shapes (f16 or bf16 operands, or an 8-bit
+ * dot_t) and nothing in plan_dot_fallback sends it to FMA. */
 static bool mma_fits(const Emitter *e, const TirInst *in) {
   return !in->plan->dot_fma && !plan_dot_fallback(e->a, e->p, in);
 }
@@ -1888,17 +1893,6 @@ static const TirInst *fused_addend(Emitter *e, const TirInst *dot) {
   return NULL;
 }
 
-/* dot and dot_t of f16 or bf16 operands into f32 on the tensor cores:
- * mma.sync.m16n8k16 with operands from shared memory through ldmatrix
- * (.trans for dot's [K, N] b). Staged operands are read where they are; an
- * a in the fragment layout is packed from its registers; other operands are
- * first copied into the exchange area as 16-bit rows padded by 8 elements
- * (16 bytes), so that the eight rows of an ldmatrix matrix fall in
- * different banks. A result in the fragment layout is accumulated in its
- * own registers (row tiles w, w + W, ...); one in the flat layout takes
- * output tiles of 16 rows by 16 (or 8) columns in turn per warp and goes
- * through the exchange area. The whole logical K is unrolled. False, for
- * the FMA path, when mma_fits says no. */
 /* A value that no barrier needs to publish before a dot reads it: one in
  * registers, a staged ring's tile (its iteration began with the barrier
  * after its copies), or a tile staged before the staged-ring loop being
@@ -1932,6 +1926,18 @@ static bool packed_by_mma(const Emitter *e, const TirInst *cv) {
   return false;
 }
 
+/* dot and dot_t of f16 or bf16 operands into f32 on the tensor cores
+ * (mma.sync.m16n8k16), and dot_t of 8-bit integers into i32 (m16n8k32, the
+ * same ldmatrix rows read as bytes), with operands from shared memory
+ * through ldmatrix (.trans for dot's [K, N] b). Staged operands are read
+ * where they are; an a in the fragment layout is packed from its registers
+ * (a_from_regs); other operands are first copied into the exchange area as
+ * rows padded by 16 bytes, so that the eight rows of an ldmatrix matrix
+ * fall in different banks. A result in the fragment layout is accumulated
+ * in its own registers (row tiles w, w + W, ...); one in the flat layout
+ * takes output tiles of 16 rows by 16 (or 8) columns in turn per warp and
+ * goes through the exchange area. The whole logical K is unrolled. False,
+ * for the FMA path, when mma_fits says no. */
 static bool emit_dot_mma(Emitter *e, const TirInst *in) {
   const TirInst *a = in->args[0], *b = in->args[1];
   bool tr = in->aux; /* dot_t: b is [N, K] */
@@ -1939,9 +1945,6 @@ static bool emit_dot_mma(Emitter *e, const TirInst *in) {
   if (!mma_fits(e, in)) return false;
   int64_t K = a->ty.dims[a->ty.rank - 1], M = plan_folded_rows(in), N = in->plan->phys[r - 1];
   bool frag = is_frag(e, in);
-  /* a in the fragment layout with 16-column tiles, the result's rows and
-   * K columns: the accumulators of its column tile s are, packed in pairs,
-   * the A fragment of k-step s (FlashAttention's P kept in registers) */
   bool areg = a_from_regs(e, in);
   FragGeom ag = areg ? frag_geom(e, a) : (FragGeom){0};
   bool da = areg || mma_direct(a), db = mma_direct(b);
@@ -2004,7 +2007,7 @@ static bool emit_dot_mma(Emitter *e, const TirInst *in) {
   out(e, "add.u32 %s, %s, %s;", blane, blane, bbase);
   if (frag) {
     /* the accumulators are the result's registers: row tiles w + mi W,
-     * every column tile; a's fragments loaded once per row tile and step */
+     * every column tile */
     FragGeom fg = frag_geom(e, in);
     const char *aw = tmp(e, RC_B32);
     if (!areg) out(e, "mad.lo.u32 %s, %s, %lld, %s;", aw, warp, (long long)(16 * pa * eb), alane);
@@ -2836,20 +2839,16 @@ static void emit_for(Emitter *e, const TirInst *in) {
     fprintf(e->body, "$Lpfk%d:\n", K);
     e->npf = npf;
   }
-  if (ns) {
-    out(e, "cp.async.wait_group %d;", S - 2);
-    if (!n) {
-      if (in->body.len && e->barrier_before[in->body.insts[0]->pos]) e->barrier_before[in->body.insts[0]->pos] = false;
-      cta_sync(e);
-    }
+  if (ns) out(e, "cp.async.wait_group %d;", S - 2); /* this iteration's stage has landed */
+  if (!prod && (n || ns)) {
+    /* the stages the previous iteration read are free: refill them with
+     * iteration i + S - 1 (a barrier planned first in the body is this one) */
+    if (in->body.len && e->barrier_before[in->body.insts[0]->pos]) e->barrier_before[in->body.insts[0]->pos] = false;
+    cta_sync(e);
   }
   if (prod) {
     e->waited = false;
   } else if (n) {
-    /* the stage the previous iteration read is free: refill it with
-     * iteration i + S - 1 (a barrier planned first in the body is this one) */
-    if (in->body.len && e->barrier_before[in->body.insts[0]->pos]) e->barrier_before[in->body.insts[0]->pos] = false;
-    cta_sync(e);
     const char *j;
     int K = ahead_or_skip(e, i, step, end, S, "rk", &j);
     ring_issue(e, in, loads, n, j);
