@@ -1,6 +1,8 @@
 /* host_common.h: what the example host programs (and tests/gpu/qload_bench.c)
- * share: checked CUDA and libphobos calls, a reproducible random source,
- * and the L2 flush their benchmarks put before each timed rep.
+ * share: the start (context, or a "skipped" line without a device), checked
+ * CUDA and libphobos calls, a reproducible random source, the L2 flush their
+ * benchmarks put before each timed rep, and the timing loop (median of CUDA
+ * event times).
  *
  * It declares the program's context, `ctx` (PK names it in its message); a
  * program may define HOST_RNG_SEED before including it. */
@@ -9,6 +11,7 @@
 
 #include <cuda.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -72,6 +75,52 @@ static inline void flush_l2(unsigned rep) {
   const size_t bytes = (size_t)256 << 20;
   if (!buf) CK(cuMemAlloc(&buf, bytes));
   CK(cuMemsetD32Async(buf, rep, bytes / 4, NULL));
+}
+
+/* flush_l2 with the shape host_median_us's `before` takes */
+static inline void flush_l2_before(void *arg, unsigned rep) {
+  (void)arg;
+  flush_l2(rep);
+}
+
+/* Median microseconds of `reps` runs of run(arg), CUDA events around each,
+ * after `warm` runs untimed; before each timed run before(arg, rep) is
+ * enqueued (flush_l2_before for do_bench's way; NULL for none). At most
+ * 64 reps. */
+static inline double host_median_us(void (*run)(void *), void (*before)(void *, unsigned), void *arg, int warm,
+                                    int reps) {
+  CUevent e0, e1;
+  float t[64];
+  if (reps > 64) reps = 64;
+  CK(cuEventCreate(&e0, 0));
+  CK(cuEventCreate(&e1, 0));
+  for (int i = 0; i < warm; i++) run(arg);
+  for (int i = 0; i < reps; i++) {
+    if (before) before(arg, (unsigned)i);
+    CK(cuEventRecord(e0, NULL));
+    run(arg);
+    CK(cuEventRecord(e1, NULL));
+    CK(cuEventSynchronize(e1));
+    CK(cuEventElapsedTime(&t[i], e0, e1));
+  }
+  qsort(t, (size_t)reps, sizeof(float), cmpf);
+  CK(cuEventDestroy(e0));
+  CK(cuEventDestroy(e1));
+  return t[reps / 2] * 1e3;
+}
+
+/* Creates the program's context on device 0 and initialises the driver
+ * API (the runtime made the primary context current); false, after
+ * printing "NAME: skipped: STATUS: MESSAGE", where there is no device. */
+static inline bool host_start(const char *name) {
+  phobos_status s = phobos_context_create(0, &ctx);
+  if (s != PHOBOS_OK) {
+    printf("%s: skipped: %s: %s\n", name, phobos_status_name(s), phobos_last_error(ctx));
+    phobos_context_destroy(ctx);
+    return false;
+  }
+  CK(cuInit(0));
+  return true;
 }
 
 #endif

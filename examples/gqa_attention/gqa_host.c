@@ -186,25 +186,17 @@ static double check(const Kernels *k, Problem *p, int rows) {
   return nan ? INFINITY : maxerr / fmax(maxref, 1e-30);
 }
 
+typedef struct Timed {
+  const Kernels *k;
+  Problem *p;
+} Timed;
+
+static void timed_run(void *arg) { launch(((Timed *)arg)->k, ((Timed *)arg)->p); }
+
 /* median microseconds, each rep behind a 256 MiB memset (do_bench's way) */
 static double median_us(const Kernels *k, Problem *p) {
-  CUevent e0, e1;
-  CK(cuEventCreate(&e0, 0));
-  CK(cuEventCreate(&e1, 0));
-  for (int i = 0; i < 3; i++) launch(k, p);
-  float t[21];
-  for (int i = 0; i < 21; i++) {
-    flush_l2((unsigned)i);
-    CK(cuEventRecord(e0, NULL));
-    launch(k, p);
-    CK(cuEventRecord(e1, NULL));
-    CK(cuEventSynchronize(e1));
-    CK(cuEventElapsedTime(&t[i], e0, e1));
-  }
-  qsort(t, 21, sizeof(float), cmpf);
-  CK(cuEventDestroy(e0));
-  CK(cuEventDestroy(e1));
-  return t[10] * 1e3;
+  Timed t = {k, p};
+  return host_median_us(timed_run, flush_l2_before, &t, 3, 21);
 }
 
 static Kernels kernels_for(const char *dir, int64_t nq, int64_t d) {
@@ -236,13 +228,7 @@ static int64_t splits_for(const Shape *s) {
 int main(int argc, char **argv) {
   bool bench = argc > 1 && !strcmp(argv[1], "--bench");
   const char *dir = argc > 1 + bench ? argv[1 + bench] : "build/examples";
-  phobos_status st = phobos_context_create(0, &ctx);
-  if (st != PHOBOS_OK) {
-    printf("gqa_attention: skipped: %s: %s\n", phobos_status_name(st), phobos_last_error(ctx));
-    phobos_context_destroy(ctx);
-    return 0;
-  }
-  CK(cuInit(0));
+  if (!host_start("gqa_attention")) return 0;
   int pass = 0, fail = 0;
   static const int64_t nqs[] = {1, 2, 4, 7, 8}, ds[] = {64, 128};
   for (size_t a = 0; a < sizeof nqs / sizeof nqs[0]; a++)

@@ -143,78 +143,65 @@ static void flush(L2State how, unsigned rep) {
   PK(phobos_launch(reducer, r, 2, NULL));
 }
 
+/* one timed run: a launch, or with no kernel a device-to-device copy
+ * moving about as many bytes as the problem reads (W's first half onto its
+ * second: the bench's weights are no longer checked by then) */
+typedef struct Timed {
+  phobos_kernel *k;
+  Problem *p;
+  int tile_n;
+  L2State how;
+} Timed;
+
+static void timed_run(void *arg) {
+  Timed *t = arg;
+  if (t->k) {
+    launch(t->k, t->p, t->tile_n);
+  } else {
+    size_t half = (size_t)(t->p->K * t->p->N) / 2;
+    CK(cuMemcpyDtoDAsync(t->p->W + half, t->p->W, half, NULL));
+  }
+}
+
+static void timed_before(void *arg, unsigned rep) { flush(((Timed *)arg)->how, rep); }
+
 /* Median microseconds of `reps` launches, each after flush(how) */
 static double median_us_how(phobos_kernel *k, Problem *p, int tile_n, int reps, L2State how) {
-  CUevent e0, e1;
-  CK(cuEventCreate(&e0, 0));
-  CK(cuEventCreate(&e1, 0));
-  for (int i = 0; i < 5 && k; i++) launch(k, p, tile_n);
-  float *t = malloc(sizeof(float) * (size_t)reps);
-  for (int i = 0; i < reps; i++) {
-    flush(how, (unsigned)i);
-    CK(cuEventRecord(e0, NULL));
-    if (k) {
-      launch(k, p, tile_n);
-    } else { /* a device-to-device copy moving about as many bytes as the problem
-              * reads (W's first half onto its second: the bench's weights are
-              * no longer checked by then) */
-      size_t half = (size_t)(p->K * p->N) / 2;
-      CK(cuMemcpyDtoDAsync(p->W + half, p->W, half, NULL));
-    }
-    CK(cuEventRecord(e1, NULL));
-    CK(cuEventSynchronize(e1));
-    CK(cuEventElapsedTime(&t[i], e0, e1));
-  }
-  qsort(t, (size_t)reps, sizeof(float), cmpf);
-  double us = t[reps / 2] * 1e3;
-  free(t);
-  CK(cuEventDestroy(e0));
-  CK(cuEventDestroy(e1));
-  return us;
+  Timed t = {k, p, tile_n, how};
+  return host_median_us(timed_run, timed_before, &t, k ? 5 : 0, reps);
 }
 
 static double median_us(phobos_kernel *k, Problem *p, int tile_n, int reps) {
   return median_us_how(k, p, tile_n, reps, FLUSH_MEMSET);
 }
 
+typedef struct Copy {
+  CUdeviceptr from, to;
+  size_t n;
+} Copy;
+
+static void copy_run(void *arg) {
+  Copy *c = arg;
+  CK(cuMemcpyDtoDAsync(c->to, c->from, c->n, NULL));
+}
+
 /* device-to-device copy of 1 GiB: bytes read + written per second */
 static double copy_tbps(void) {
-  size_t n = (size_t)1 << 30;
-  CUdeviceptr a, b;
-  CK(cuMemAlloc(&a, n));
-  CK(cuMemAlloc(&b, n));
-  CK(cuMemsetD8(a, 1, n));
-  CUevent e0, e1;
-  CK(cuEventCreate(&e0, 0));
-  CK(cuEventCreate(&e1, 0));
-  float t[21];
-  for (int i = 0; i < 3; i++) CK(cuMemcpyDtoDAsync(b, a, n, NULL));
-  for (int i = 0; i < 21; i++) {
-    CK(cuEventRecord(e0, NULL));
-    CK(cuMemcpyDtoDAsync(b, a, n, NULL));
-    CK(cuEventRecord(e1, NULL));
-    CK(cuEventSynchronize(e1));
-    CK(cuEventElapsedTime(&t[i], e0, e1));
-  }
-  qsort(t, 21, sizeof(float), cmpf);
-  CK(cuMemFree(a));
-  CK(cuMemFree(b));
-  CK(cuEventDestroy(e0));
-  CK(cuEventDestroy(e1));
-  return 2.0 * (double)n / (t[10] * 1e-3) / 1e12;
+  Copy c = {.n = (size_t)1 << 30};
+  CK(cuMemAlloc(&c.from, c.n));
+  CK(cuMemAlloc(&c.to, c.n));
+  CK(cuMemsetD8(c.from, 1, c.n));
+  double us = host_median_us(copy_run, NULL, &c, 3, 21);
+  CK(cuMemFree(c.from));
+  CK(cuMemFree(c.to));
+  return 2.0 * (double)c.n / (us * 1e-6) / 1e12;
 }
 
 int main(int argc, char **argv) {
   bool bench = argc > 1 && !strcmp(argv[1], "--bench");
   bool one = argc == 6 && !strcmp(argv[1], "--one");
   const char *dir = one ? argv[5] : argc > 1 + bench ? argv[1 + bench] : "build/examples";
-  phobos_status s = phobos_context_create(0, &ctx);
-  if (s != PHOBOS_OK) {
-    printf("q8_matvec: skipped: %s: %s\n", phobos_status_name(s), phobos_last_error(ctx));
-    phobos_context_destroy(ctx);
-    return 0;
-  }
-  CK(cuInit(0)); /* the runtime made the primary context current */
+  if (!host_start("q8_matvec")) return 0;
   char path[1024];
   phobos_module *seed_mod, *wide_mod;
   phobos_kernel *seed, *wide;

@@ -36,18 +36,19 @@ static int64_t constant(const char *yaml_path, const char *name) {
   return v;
 }
 
+typedef struct Launch {
+  phobos_kernel *k;
+  phobos_arg *args;
+} Launch;
+
+static void launch_run(void *arg) { PK(phobos_launch(((Launch *)arg)->k, ((Launch *)arg)->args, 2, NULL)); }
+
 int main(int argc, char **argv) {
   if (argc != 5) {
     fprintf(stderr, "usage: qload_bench PTR_DIR TMA_DIR S HKV\n");
     return 2;
   }
-  phobos_status st = phobos_context_create(0, &ctx);
-  if (st != PHOBOS_OK) {
-    printf("qload_bench: skipped: %s: %s\n", phobos_status_name(st), phobos_last_error(ctx));
-    phobos_context_destroy(ctx);
-    return 0;
-  }
-  CK(cuInit(0));
+  if (!host_start("qload_bench")) return 0;
   char path[1024];
   snprintf(path, sizeof path, "%s/qload.yaml", argv[2]);
   int64_t NQ = constant(path, "NQ"), D = constant(path, "D"), BQ = constant(path, "BQ");
@@ -92,25 +93,10 @@ int main(int argc, char **argv) {
       printf("qload_bench: %s build wrong: rel err %.2e, %d NaN, %d of %d tensor maps built\n", w ? "TMA" : "pointer",
              maxerr / maxref, nans, built, maps);
     failures += !ok;
-    CUevent e0, e1;
-    CK(cuEventCreate(&e0, 0));
-    CK(cuEventCreate(&e1, 0));
-    float t[51];
     /* as triton.testing.do_bench (flush_l2): the host's launch time, more
      * for TMA since it builds maps, stays out of the figure */
-    for (int i = 0; i < 5; i++) PK(phobos_launch(k, args, 2, NULL));
-    for (int i = 0; i < 51; i++) {
-      flush_l2((unsigned)i);
-      CK(cuEventRecord(e0, NULL));
-      PK(phobos_launch(k, args, 2, NULL));
-      CK(cuEventRecord(e1, NULL));
-      CK(cuEventSynchronize(e1));
-      CK(cuEventElapsedTime(&t[i], e0, e1));
-    }
-    qsort(t, 51, sizeof(float), cmpf);
-    us[w] = t[25] * 1e3;
-    CK(cuEventDestroy(e0));
-    CK(cuEventDestroy(e1));
+    Launch l = {k, args};
+    us[w] = host_median_us(launch_run, flush_l2_before, &l, 5, 51);
   }
   double bytes = (double)nq * 4 + (double)nr * 4;
   printf("Q load NQ %lld (tile [%lld, %lld, %lld] f32, S %lld, HQ %lld): pointer %.1f us %.2f TB/s, TMA %.1f us %.2f TB/s, "
