@@ -225,7 +225,7 @@ static bool parse_pairs(P *p, yaml_node_t *n, const char *what, const char *entr
   return true;
 }
 
-/* tensormaps: [{param: NAME, rank: R, box: [..], dtype: T, swizzle: none, fill: zero}] */
+/* tensormaps: [{param: NAME, rank: R, box: [..], dtype: T, swizzle: none|32B|64B|128B, fill: zero}] */
 static bool parse_tmaps(P *p, yaml_node_t *n, const MfKernel *k, MfVariant *v) {
   if (!n) return true;
   if (n->type != YAML_SEQUENCE_NODE || count(n) > MF_MAX_TMAPS)
@@ -263,8 +263,15 @@ static bool parse_tmaps(P *p, yaml_node_t *n, const MfKernel *k, MfVariant *v) {
         return bad(p, box, "variant '%s': box extents are integers from 1 to 256", v->entry);
     }
     const char *sw = str(get(p, t, "swizzle")), *fill = str(get(p, t, "fill"));
-    if (!sw || strcmp(sw, "none") || !fill || strcmp(fill, "zero"))
-      return bad(p, t, "variant '%s': this runtime reads tensor maps with swizzle none and fill zero", v->entry);
+    m->swizzle = !sw ? -1 : !strcmp(sw, "none") ? 0 : !strcmp(sw, "32B") ? 32 : !strcmp(sw, "64B") ? 64
+               : !strcmp(sw, "128B") ? 128 : -1;
+    if (m->swizzle < 0 || !fill || strcmp(fill, "zero"))
+      return bad(p, t, "variant '%s': this runtime reads tensor maps with swizzle none, 32B, 64B or 128B and fill zero",
+                 v->entry);
+    /* a swizzled box's rows are at most the swizzle wide (the driver's rule) */
+    if (m->swizzle && m->box[mr - 1] * mf_dtype_bytes(m->dtype) > m->swizzle)
+      return bad(p, box, "variant '%s': the inner box of '%s' is %lld bytes, wider than its %dB swizzle", v->entry, name,
+                 (long long)(m->box[mr - 1] * mf_dtype_bytes(m->dtype)), m->swizzle);
     v->ntmaps++;
   }
   return true;

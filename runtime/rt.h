@@ -131,6 +131,7 @@ typedef struct MfTmap {
   int64_t split_inner;
   int64_t box[PHOBOS_MAX_RANK + 1]; /* per map dim (rank + 1 with a split), outermost first */
   phobos_dtype dtype;
+  int swizzle;                    /* bytes: 0 (none), 32, 64 or 128 */
 } MfTmap;
 
 typedef struct MfVariant {

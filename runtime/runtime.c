@@ -506,9 +506,11 @@ static void pack_tmaps(const CuApi *cu, const MfVariant *v, const phobos_arg *ar
       pitch *= (unsigned long long)shape[d];
     }
     memset(p->maps[t], 0, sizeof p->maps[t]);
-    /* interleave none, swizzle none, L2 promotion 128B, out-of-bounds fill: zeros */
+    /* interleave none, the manifest's swizzle (the driver's 0 none, 1 32B,
+     * 2 64B, 3 128B), L2 promotion 128B, out-of-bounds fill: zeros */
+    int swz = m->swizzle == 128 ? 3 : m->swizzle == 64 ? 2 : m->swizzle == 32 ? 1 : 0;
     if (ok && cu->TensorMapEncodeTiled(p->maps[t], tmap_dtype[m->dtype], (unsigned)r, (void *)(uintptr_t)base, dims,
-                                       strides, box, estr, 0, 0, 2, 0) != CU_SUCCESS)
+                                       strides, box, estr, 0, swz, 2, 0) != CU_SUCCESS)
       ok = false;
     p->map_ok[t] = ok;
     p->nbuilt += ok;

@@ -214,7 +214,7 @@ bool manifest_write(FILE *out, const Source *src, const char *arch, const char *
           for (int d = 0; d < tm->rank + (tm->split_dim >= 0); d++) ev_int(&m, tm->box[d]);
           ev_seq(&m, false, true);
           kv(&m, "dtype", sema_scalar_name(tm->elem));
-          kv(&m, "swizzle", "none");
+          kv(&m, "swizzle", tm->swizzle == 128 ? "128B" : tm->swizzle == 64 ? "64B" : tm->swizzle == 32 ? "32B" : "none");
           kv(&m, "fill", "zero");
           ev_map(&m, false, true);
         }

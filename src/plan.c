@@ -821,6 +821,22 @@ static bool start_multiple(const TirInst *st, int64_t len, const TirInst **x, in
   return false;
 }
 
+/* The swizzle of a tensor copy's tile (bytes; 0 none). ldmatrix reads
+ * eight rows of 16 bytes at once: dense rows a multiple of 128 bytes apart
+ * put all eight in the same banks (what @padstage's pitch avoids, and a
+ * copy cannot write). A tensor-core operand's tile is swizzled instead: the
+ * widest mode that divides its rows, a row wider than that cut into panels
+ * (one copy each), rows a multiple of 8 so that every panel starts where
+ * the pattern does (plan_swizzle_off). Other tiles are read row by row and
+ * stay dense. */
+static int tma_swizzle(const PlanBuf *b, int eb) {
+  if (b->kind != BUF_STAGE_DOT || eb > 2 || b->rank < 2) return 0;
+  int64_t rows = 1, rb = b->dims[b->rank - 1] * eb;
+  for (int d = 0; d + 1 < b->rank; d++) rows *= b->dims[d];
+  if (rows % 8) return 0;
+  return rb % 128 == 0 ? 128 : rb % 64 == 0 ? 64 : rb % 32 == 0 ? 32 : 0;
+}
+
 static void choose_tma(Planner *P, TirInst *in) {
   PlanVal *v = in->plan;
   Plan *p = P->p;
@@ -856,27 +872,39 @@ static void choose_tma(Planner *P, TirInst *in) {
   for (int i = 0; i < in->nsubs; i++) /* a copy's coordinates are 32-bit */
     if (sema_scalar_bytes(in->subs[i].start->ty.elem) > 4) return;
   if (outer && sema_scalar_bytes(outer->ty.elem) > 4) return;
-  if ((m.box[md - 1] * sema_scalar_bytes(in->ty.elem)) % 16) return;
+  int eb = sema_scalar_bytes(in->ty.elem);
+  if ((m.box[md - 1] * eb) % 16) return;
+  int swz = tma_swizzle(b, eb);
+  m.swizzle = swz, m.boxes = 1;
+  if (swz) { /* one copy a panel: the inner box is the swizzle's width */
+    m.boxes = (int)(m.box[md - 1] * eb / swz);
+    m.box[md - 1] = swz / eb;
+  }
   int idx = -1;
   for (int i = 0; i < p->ntmaps && idx < 0; i++)
     if (p->tmaps[i].param == m.param && p->tmaps[i].split_dim == m.split_dim &&
-        p->tmaps[i].split_inner == m.split_inner && !memcmp(p->tmaps[i].box, m.box, sizeof m.box))
+        p->tmaps[i].split_inner == m.split_inner && p->tmaps[i].swizzle == m.swizzle &&
+        !memcmp(p->tmaps[i].box, m.box, sizeof m.box))
       idx = i;
   if (idx < 0) p->tmaps[idx = p->ntmaps++] = m;
   v->tma = idx + 1;
   v->tma_outer = outer, v->tma_outer_const = outer_const;
-  if (b->padded) { /* the copy writes rows dense: TMA over @padstage's pitch (swizzle would keep both) */
+  if (b->padded) { /* the copy writes rows dense: TMA over @padstage's pitch (the swizzle spreads the banks) */
     b->bytes = b->bytes / b->pitch * dense;
     b->pitch = dense;
     b->padded = false;
   }
+  const char *swzs = swz ? arena_printf(P->a, ", swizzled %dB (%d %s a row)", swz, m.boxes, m.boxes > 1 ? "boxes" : "box")
+                         : "";
   v->path = m.split_dim < 0
-                ? arena_printf(P->a, "tensor copy (TMA) through map %d, pointer path when the map cannot be built", idx)
+                ? arena_printf(P->a, "tensor copy (TMA) through map %d%s, pointer path when the map cannot be built", idx,
+                               swzs)
                 : arena_printf(P->a,
-                               "tensor copy (TMA) through map %d, dim %d viewed as [extent / %lld, %lld] so the "
+                               "tensor copy (TMA) through map %d%s, dim %d viewed as [extent / %lld, %lld] so the "
                                "slack lies past its end (zero-filled), pointer path when the map cannot be built",
-                               idx, m.split_dim, (long long)m.split_inner, (long long)m.split_inner);
-  v->buf->align = 128;
+                               idx, swzs, m.split_dim, (long long)m.split_inner, (long long)m.split_inner);
+  b->swizzle = swz;
+  b->align = swz ? 1024 : 128;
   p->ntma_loads++;
 }
 
@@ -1215,6 +1243,7 @@ void plan_print(FILE *out, const Plan *p) {
             (long long)(b->pitch * sema_scalar_bytes(b->elem)), b->padded ? " +8 padstage" : "", (long long)b->bytes,
             (long long)b->offset, b->first, b->last);
     if (b->stages) fprintf(out, "  ring of %d stages of %lld B", b->stages, (long long)b->stage_bytes);
+    if (b->swizzle) fprintf(out, "  swizzled %dB", b->swizzle);
     fputc('\n', out);
   }
   fprintf(out, "shared total: %lld bytes (limit %lld)\n", (long long)p->shared_bytes, (long long)p->shared_limit);
@@ -1273,6 +1302,7 @@ void plan_print_yaml(FILE *out, const Plan *p) {
     fprintf(out, ", pitch: %lld, padded: %s, bytes: %lld, offset: %lld, live: [%d, %d]", (long long)b->pitch,
             b->padded ? "true" : "false", (long long)b->bytes, (long long)b->offset, b->first, b->last);
     if (b->stages) fprintf(out, ", stages: %d, stage_bytes: %lld", b->stages, (long long)b->stage_bytes);
+    if (b->swizzle) fprintf(out, ", swizzle: %d", b->swizzle);
     fputs("}\n", out);
   }
   fprintf(out, "  barriers: %d\n", p->nbarriers);

@@ -442,11 +442,50 @@ static const char *smem_of(const Emitter *e, const PlanBuf *b) {
   return b && b->stages && e->sbase[b->id] ? e->sbase[b->id] : "%smem_";
 }
 
+/* A swizzled buffer (PlanBuf.swizzle S bytes, as a swizzled tensor copy
+ * writes it): R rows (the leading dims folded) cut into panels of S bytes
+ * of each row, panel p at p R S; within a panel, byte o = row S + w (w < S)
+ * lies at o ^ (((o >> 7) & (S / 16 - 1)) << 4): the 16-byte chunks of a
+ * row permuted by bits of the row, so that eight rows at one column fall in
+ * eight different banks. The pattern repeats every 8 rows (1024 bytes at
+ * S = 128), and buffers are 1024-aligned, so it is the hardware's, which
+ * applies it to the shared address itself. */
+static int64_t swz_rows(const PlanBuf *b) {
+  int64_t r = 1;
+  for (int d = 0; d + 1 < b->rank; d++) r *= b->dims[d];
+  return r;
+}
+
+/* The row bits that a swizzled panel's chunk index is XORed with, for row
+ * register `row` (lane-dependent rows only: a multiple of 8 added to a row
+ * leaves them alone). */
+static const char *swz_rowx(Emitter *e, int S, const char *row) {
+  const char *x = tmp(e, RC_B32);
+  out(e, "mul.lo.u32 %s, %s, %d;", x, row, S);
+  out(e, "bfe.u32 %s, %s, 7, %d;", x, x, log2i(S / 16));
+  return x;
+}
+
 /* shared address of physical coordinates c in a planned buffer */
 static const char *buf_addr(Emitter *e, const PlanBuf *b, const char *const *c) {
   const char *row = tmp(e, RC_B32);
   out(e, "mov.u32 %s, 0;", row);
   for (int d = 0; d + 1 < b->rank; d++) out(e, "mad.lo.u32 %s, %s, %lld, %s;", row, row, (long long)b->dims[d], c[d]);
+  if (b->swizzle) {
+    int S = b->swizzle;
+    const char *cb = tmp(e, RC_B32), *pan = tmp(e, RC_B32), *o = tmp(e, RC_B32), *x = tmp(e, RC_B32);
+    out(e, "mul.lo.u32 %s, %s, %d;", cb, c[b->rank - 1], sema_scalar_bytes(b->elem));
+    out(e, "shr.u32 %s, %s, %d;", pan, cb, log2i(S));
+    out(e, "and.b32 %s, %s, %d;", cb, cb, S - 1);
+    out(e, "mad.lo.u32 %s, %s, %d, %s;", o, row, S, cb);
+    out(e, "bfe.u32 %s, %s, 7, %d;", x, o, log2i(S / 16));
+    out(e, "shl.b32 %s, %s, 4;", x, x);
+    out(e, "xor.b32 %s, %s, %s;", o, o, x);
+    out(e, "mad.lo.u32 %s, %s, %lld, %s;", o, pan, (long long)(swz_rows(b) * S), o);
+    out(e, "add.u32 %s, %s, %s;", o, o, smem_of(e, b));
+    if (b->offset) out(e, "add.u32 %s, %s, %lld;", o, o, (long long)b->offset);
+    return o;
+  }
   const char *a = tmp(e, RC_B32);
   out(e, "mad.lo.u32 %s, %s, %lld, %s;", a, row, (long long)b->pitch, c[b->rank - 1]);
   out(e, "mad.lo.u32 %s, %s, %d, %s;", a, a, sema_scalar_bytes(b->elem), smem_of(e, b));
@@ -1043,7 +1082,7 @@ static bool emit_stage_rows(Emitter *e, const TirInst *in) {
   const PlanBuf *b = in->plan->buf;
   int V = e->V, eb = elem_bytes_mem(in->ty.elem);
   if (in->plan->res != RES_SHARED || in->ty.rank != 2 || V == 1 || eb > 4 || V * eb < 4 || b->rank != 2 ||
-      b->pitch % V)
+      b->pitch % V || b->swizzle)
     return false;
   int64_t p0 = in->plan->phys[0], p1 = in->plan->phys[1], TV = (int64_t)e->T * V;
   int spans = 0;
@@ -1200,7 +1239,8 @@ static bool emit_stage_async(Emitter *e, const TirInst *in) {
       spans[ns++] = i;
     }
   int64_t p0 = in->plan->phys[0], p1 = in->plan->phys[1], ce = 16 / eb;
-  if (ns != 2 || (p1 * eb) % 16 || (b->pitch * eb) % 16 || b->offset % 16 || in->subs[spans[1]].len % ce) return false;
+  if (ns != 2 || (p1 * eb) % 16 || (b->pitch * eb) % 16 || b->offset % 16 || in->subs[spans[1]].len % ce || b->swizzle)
+    return false;
   int i0 = spans[0], i1 = spans[1];
   const TirParam *tp = &e->f->params[in->aux];
   if (i1 != tp->rank - 1) return false; /* the columns must be the contiguous dim */
@@ -1387,15 +1427,28 @@ static void emit_tma_load(Emitter *e, const TirInst *in) {
       c[nc++] = reg(e, in->subs[i].start, 0);
     }
   }
-  char coords[256];
-  size_t n = 0;
-  for (int i = nc - 1; i >= 0; i--) /* innermost first */
-    n += (size_t)snprintf(coords + n, sizeof coords - n, "%s%s", i == nc - 1 ? "" : ", ", c[i]);
   /* the buffer's bytes were last read through the generic proxy */
   out(e, "@%s fence.proxy.async.shared::cta;", t0);
   out(e, "@%s mbarrier.arrive.expect_tx.shared::cta.b64 %s, [%s], %lld;", t0, st, bar, (long long)b->bytes);
-  out(e, "@%s cp.async.bulk.tensor.%dd.shared::cluster.global.mbarrier::complete_tx::bytes [%s], [%%tmap%d, {%s}], [%s];",
-      t0, rank, dst, m, coords, bar);
+  /* a swizzled tile: one copy per panel of its rows, the inner coordinate
+   * and the destination stepping by a panel */
+  const char *inner = c[nc - 1];
+  for (int q = 0; q < tm->boxes; q++) {
+    if (q) {
+      const char *ci = tmp(e, RC_B32), *dq = tmp(e, RC_B32);
+      if (inner[0] == '%') out(e, "add.s32 %s, %s, %lld;", ci, inner, (long long)(q * tm->box[rank - 1]));
+      else out(e, "mov.s32 %s, %lld;", ci, atoll(inner) + (long long)(q * tm->box[rank - 1]));
+      out(e, "add.u32 %s, %s, %lld;", dq, dst, (long long)(q * swz_rows(b) * tm->swizzle));
+      c[nc - 1] = ci;
+      dst = dq;
+    }
+    char coords[256];
+    size_t n = 0;
+    for (int i = nc - 1; i >= 0; i--) /* innermost first */
+      n += (size_t)snprintf(coords + n, sizeof coords - n, "%s%s", i == nc - 1 ? "" : ", ", c[i]);
+    out(e, "@%s cp.async.bulk.tensor.%dd.shared::cluster.global.mbarrier::complete_tx::bytes [%s], [%%tmap%d, {%s}], [%s];",
+        t0, rank, dst, m, coords, bar);
+  }
   fprintf(e->body, "$Ltmaw%d:\n", L);
   out(e, "mbarrier.try_wait.parity.shared::cta.b64 %s, [%s], %%tmaph%d;", done, bar, id);
   out(e, "@!%s bra $Ltmaw%d;", done, L);
@@ -1669,7 +1722,7 @@ static bool emit_dot_columns(Emitter *e, const TirInst *in) {
   const TirInst *a = in->args[0], *b = in->args[1];
   int64_t TV = (int64_t)e->T * e->V;
   if (in->aux || a->ty.rank != 2 || a->plan->phys[0] != 1 || b->plan->res != RES_REG || is_frag(e, b) || b->plan->phys[1] % TV ||
-      in->plan->phys[1] != b->plan->phys[1] || (a->op != TIR_SPLAT && a->plan->res != RES_SHARED))
+      in->plan->phys[1] != b->plan->phys[1] || (a->op != TIR_SPLAT && (a->plan->res != RES_SHARED || a->plan->buf->swizzle)))
     return false;
   int per = (int)(b->plan->phys[1] / e->T); /* columns per thread */
   int64_t K = a->ty.dims[1];
@@ -1926,6 +1979,42 @@ static bool packed_by_mma(const Emitter *e, const TirInst *cv) {
   return false;
 }
 
+/* ldmatrix row addresses in a swizzled operand (plan_swizzle layout, see
+ * swz_rows): each lane's row r (its lane part; the rest a multiple of 8)
+ * and its 16-byte chunk c + lp (c even, or lp 0) of the panel land at
+ * chunk (c + lp) ^ rowx(r) = c ^ (lp ^ rowx(r)). So a lane keeps L, the
+ * address of its row in panel 0, and X = (lp ^ rowx(r)) << 4, and an
+ * ldmatrix at column byte cb (a constant) and constant row offset rc reads
+ * at Y[c] + panel R S + rc S with Y[c] = L + ((c << 4) ^ X): one register
+ * per chunk pair, made at first use, so the k-steps still take immediates. */
+typedef struct SwzLane {
+  int S;
+  int64_t R;
+  const char *L, *X, *Y[8];
+} SwzLane;
+
+static SwzLane swz_lane(Emitter *e, const PlanBuf *b, const char *row, const char *lp, const char *base) {
+  SwzLane z = {.S = b->swizzle, .R = swz_rows(b)};
+  const char *L = tmp(e, RC_B32), *X = swz_rowx(e, z.S, row);
+  out(e, "mad.lo.u32 %s, %s, %d, %s;", L, row, z.S, base);
+  if (lp) out(e, "xor.b32 %s, %s, %s;", X, X, lp);
+  out(e, "shl.b32 %s, %s, 4;", X, X);
+  z.L = L, z.X = X;
+  return z;
+}
+
+/* the operand of an ldmatrix at column byte cb and row offset rc */
+static const char *swz_at(Emitter *e, SwzLane *z, int64_t cb, int64_t rc) {
+  int c = (int)((cb % z->S) / 16);
+  if (!z->Y[c]) {
+    const char *y = tmp(e, RC_B32);
+    out(e, "xor.b32 %s, %s, %d;", y, z->X, c << 4);
+    out(e, "add.u32 %s, %s, %s;", y, y, z->L);
+    z->Y[c] = y;
+  }
+  return arena_printf(e->a, "%s+%lld", z->Y[c], (long long)(cb / z->S * z->R * z->S + rc * z->S));
+}
+
 /* dot and dot_t of f16 or bf16 operands into f32 on the tensor cores
  * (mma.sync.m16n8k16), and dot_t of 8-bit integers into i32 (m16n8k32, the
  * same ldmatrix rows read as bytes), with operands from shared memory
@@ -1986,31 +2075,57 @@ static bool emit_dot_mma(Emitter *e, const TirInst *in) {
   out(e, "and.b32 %s, %s, 7;", l8, lane);
   out(e, "bfe.u32 %s, %s, 3, 1;", h8, lane);  /* (lane / 8) % 2 */
   out(e, "bfe.u32 %s, %s, 4, 1;", h16, lane); /* lane / 16 */
+  /* swizzled operands (a tensor copy's tile): rows S bytes apart in their
+   * panel, the lane's chunk part folded into SwzLane.X */
+  const PlanBuf *sa = da && !areg && a->plan->buf->swizzle ? a->plan->buf : NULL;
+  const PlanBuf *sb = db && b->plan->buf->swizzle ? b->plan->buf : NULL;
+  SwzLane za = {0}, zb = {0};
+  int64_t ra = sa ? sa->swizzle : pa * eb; /* bytes from one row to the next */
   if (!areg) { /* a: row (lane % 8) + 8 ((lane / 8) % 2), 16 bytes on for lane / 16 */
     out(e, "mad.lo.u32 %s, %s, 8, %s;", x, h8, l8);
-    out(e, "mul.lo.u32 %s, %s, %lld;", alane, x, (long long)pa);
-    out(e, "mad.lo.u32 %s, %s, %d, %s;", alane, h16, ce, alane);
-    out(e, "mad.lo.u32 %s, %s, %d, %s;", alane, alane, eb, da ? smem_of(e, a->plan->buf) : "%smem_");
-    out(e, "add.u32 %s, %s, %s;", alane, alane, abase);
+    if (sa) {
+      const char *ab = tmp(e, RC_B32);
+      out(e, "add.u32 %s, %s, %s;", ab, smem_of(e, sa), abase);
+      za = swz_lane(e, sa, x, h16, ab);
+      alane = za.L;
+    } else {
+      out(e, "mul.lo.u32 %s, %s, %lld;", alane, x, (long long)pa);
+      out(e, "mad.lo.u32 %s, %s, %d, %s;", alane, h16, ce, alane);
+      out(e, "mad.lo.u32 %s, %s, %d, %s;", alane, alane, eb, da ? smem_of(e, a->plan->buf) : "%smem_");
+      out(e, "add.u32 %s, %s, %s;", alane, alane, abase);
+    }
+  }
+  const char *bb = NULL;
+  if (sb) {
+    bb = tmp(e, RC_B32);
+    out(e, "add.u32 %s, %s, %s;", bb, smem_of(e, sb), bbase);
   }
   if (tr) { /* b [N, K]: row n = (lane % 8) + 8 (lane / 16), 16 bytes on for (lane / 8) % 2 */
     if (NT == 16) out(e, "mad.lo.u32 %s, %s, 8, %s;", x, h16, l8);
     else out(e, "mov.u32 %s, %s;", x, l8);
-    out(e, "mul.lo.u32 %s, %s, %lld;", blane, x, (long long)pb);
-    out(e, "mad.lo.u32 %s, %s, %d, %s;", blane, h8, ce, blane);
+    if (sb) zb = swz_lane(e, sb, x, h8, bb);
+    else out(e, "mul.lo.u32 %s, %s, %lld;", blane, x, (long long)pb);
+    if (!sb) out(e, "mad.lo.u32 %s, %s, %d, %s;", blane, h8, ce, blane);
   } else { /* b [K, N], transposed by ldmatrix: row k = (lane % 8) + 8 ((lane / 8) % 2), column n = 8 (lane / 16) */
     out(e, "mad.lo.u32 %s, %s, 8, %s;", x, h8, l8);
-    out(e, "mul.lo.u32 %s, %s, %lld;", blane, x, (long long)pb);
-    if (NT == 16) out(e, "mad.lo.u32 %s, %s, 8, %s;", blane, h16, blane);
+    if (sb) zb = swz_lane(e, sb, x, NT == 16 ? h16 : NULL, bb);
+    else out(e, "mul.lo.u32 %s, %s, %lld;", blane, x, (long long)pb);
+    if (!sb && NT == 16) out(e, "mad.lo.u32 %s, %s, 8, %s;", blane, h16, blane);
   }
-  out(e, "mad.lo.u32 %s, %s, %d, %s;", blane, blane, eb, db ? smem_of(e, b->plan->buf) : "%smem_");
-  out(e, "add.u32 %s, %s, %s;", blane, blane, bbase);
+  if (sb) {
+    blane = zb.L;
+  } else {
+    out(e, "mad.lo.u32 %s, %s, %d, %s;", blane, blane, eb, db ? smem_of(e, b->plan->buf) : "%smem_");
+    out(e, "add.u32 %s, %s, %s;", blane, blane, bbase);
+  }
+  int64_t rb = sb ? sb->swizzle : pb * eb;
   if (frag) {
     /* the accumulators are the result's registers: row tiles w + mi W,
      * every column tile */
     FragGeom fg = frag_geom(e, in);
     const char *aw = tmp(e, RC_B32);
-    if (!areg) out(e, "mad.lo.u32 %s, %s, %lld, %s;", aw, warp, (long long)(16 * pa * eb), alane);
+    if (!areg) out(e, "mad.lo.u32 %s, %s, %lld, %s;", aw, warp, (long long)(16 * ra), alane);
+    za.L = aw;
     const TirInst *addend = fused_addend(e, in);
     for (int k = 0; k < nregs(e, in); k++)
       out(e, "mov.%s %s, %s;", acc_mov, reg(e, in, k), addend ? reg(e, addend, k) : zero_acc);
@@ -2026,20 +2141,23 @@ static bool emit_dot_mma(Emitter *e, const TirInst *in) {
           for (int i = 0; i < 4; i++)
             out(e, "cvt.rn.%sx2.f32 %s, %s, %s;", ty, ar[mi][i], reg(e, a, base + 2 * i + 1), reg(e, a, base + 2 * i));
         } else {
-          out(e, "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%s, %s, %s, %s}, [%s+%lld];", ar[mi][0], ar[mi][1],
-              ar[mi][2], ar[mi][3], aw, (long long)((int64_t)mi * W * 16 * pa * eb + k0 * eb));
+          const char *ad = sa ? swz_at(e, &za, k0 * eb, (int64_t)mi * W * 16)
+                              : arena_printf(e->a, "%s+%lld", aw, (long long)((int64_t)mi * W * 16 * ra + k0 * eb));
+          out(e, "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%s, %s, %s, %s}, [%s];", ar[mi][0], ar[mi][1], ar[mi][2],
+              ar[mi][3], ad);
         }
       }
       for (int ni = 0; ni < fg.ntn; ni++) {
         const char *br[4];
         for (int i = 0; i < 4; i++) br[i] = tmp(e, RC_B32);
-        int64_t boff = (tr ? (int64_t)ni * NT * pb * eb + k0 * eb : (int64_t)ni * NT * eb + k0 * pb * eb);
+        /* tr: rows ni NT on, column bytes k0 eb on; else rows k0 on, column bytes ni NT eb on */
+        int64_t bcol = tr ? k0 * eb : (int64_t)ni * NT * eb, brow = tr ? (int64_t)ni * NT : k0;
+        const char *bad = sb ? swz_at(e, &zb, bcol, brow) : arena_printf(e->a, "%s+%lld", blane, (long long)(brow * rb + bcol));
         if (NT == 16)
-          out(e, "ldmatrix.sync.aligned.m8n8.x4%s.shared.b16 {%s, %s, %s, %s}, [%s+%lld];", tr ? "" : ".trans", br[0],
-              br[1], br[2], br[3], blane, (long long)boff);
+          out(e, "ldmatrix.sync.aligned.m8n8.x4%s.shared.b16 {%s, %s, %s, %s}, [%s];", tr ? "" : ".trans", br[0], br[1],
+              br[2], br[3], bad);
         else
-          out(e, "ldmatrix.sync.aligned.m8n8.x2%s.shared.b16 {%s, %s}, [%s+%lld];", tr ? "" : ".trans", br[0], br[1],
-              blane, (long long)boff);
+          out(e, "ldmatrix.sync.aligned.m8n8.x2%s.shared.b16 {%s, %s}, [%s];", tr ? "" : ".trans", br[0], br[1], bad);
         for (int mi = 0; mi < fg.tpm; mi++)
           for (int j = 0; j < NT / 8; j++) {
             int k = (mi * fg.ntn + ni) * fg.rpt + j * 4;
@@ -2069,8 +2187,22 @@ static bool emit_dot_mma(Emitter *e, const TirInst *in) {
   fprintf(e->body, "$Lmma%d:\n", L);
   out(e, "shr.u32 %s, %s, %d;", mt, tile, log2i(ntn)); /* N and NT are powers of two */
   out(e, "and.b32 %s, %s, %lld;", nt, tile, (long long)(ntn - 1));
-  out(e, "mad.lo.u32 %s, %s, %lld, %s;", aad, mt, (long long)(16 * pa * eb), alane);
-  out(e, "mad.lo.u32 %s, %s, %lld, %s;", bad, nt, (long long)(tr ? NT * pb * eb : NT * eb), blane);
+  out(e, "mad.lo.u32 %s, %s, %lld, %s;", aad, mt, (long long)(16 * ra), alane);
+  SwzLane ta = za, tb = zb; /* this tile's lanes: fresh Y registers inside the loop */
+  memset(ta.Y, 0, sizeof ta.Y), memset(tb.Y, 0, sizeof tb.Y);
+  ta.L = aad;
+  if (sb && !tr) { /* the column tile nt is a run-time column: its panel into L, its chunk into X */
+    const char *cb = tmp(e, RC_B32), *pan = tmp(e, RC_B32);
+    tb.X = tmp(e, RC_B32);
+    out(e, "mul.lo.u32 %s, %s, %d;", cb, nt, NT * eb);
+    out(e, "shr.u32 %s, %s, %d;", pan, cb, log2i(zb.S));
+    out(e, "mad.lo.u32 %s, %s, %lld, %s;", bad, pan, (long long)(zb.R * zb.S), blane);
+    out(e, "and.b32 %s, %s, %d;", cb, cb, zb.S - 1);
+    out(e, "xor.b32 %s, %s, %s;", tb.X, zb.X, cb);
+  } else {
+    out(e, "mad.lo.u32 %s, %s, %lld, %s;", bad, nt, (long long)(tr ? NT * rb : NT * eb), blane);
+  }
+  tb.L = bad;
   const char *acc[8];
   for (int i = 0; i < 2 * (NT / 8) * 2; i++) {
     acc[i] = tmp(e, i8 ? RC_B32 : RC_F32);
@@ -2079,15 +2211,15 @@ static bool emit_dot_mma(Emitter *e, const TirInst *in) {
   for (int64_t k0 = 0; k0 < K; k0 += kstep) {
     const char *ar[4], *br[4];
     for (int i = 0; i < 4; i++) ar[i] = tmp(e, RC_B32), br[i] = tmp(e, RC_B32);
-    out(e, "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%s, %s, %s, %s}, [%s+%lld];", ar[0], ar[1], ar[2], ar[3], aad,
-        (long long)(k0 * eb));
-    int64_t boff = tr ? k0 * eb : k0 * pb * eb;
+    const char *aq = sa ? swz_at(e, &ta, k0 * eb, 0) : arena_printf(e->a, "%s+%lld", aad, (long long)(k0 * eb));
+    out(e, "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%s, %s, %s, %s}, [%s];", ar[0], ar[1], ar[2], ar[3], aq);
+    const char *bq = sb ? swz_at(e, &tb, tr ? k0 * eb : 0, tr ? 0 : k0)
+                        : arena_printf(e->a, "%s+%lld", bad, (long long)(tr ? k0 * eb : k0 * pb * eb));
     if (NT == 16)
-      out(e, "ldmatrix.sync.aligned.m8n8.x4%s.shared.b16 {%s, %s, %s, %s}, [%s+%lld];", tr ? "" : ".trans", br[0], br[1],
-          br[2], br[3], bad, (long long)boff);
+      out(e, "ldmatrix.sync.aligned.m8n8.x4%s.shared.b16 {%s, %s, %s, %s}, [%s];", tr ? "" : ".trans", br[0], br[1],
+          br[2], br[3], bq);
     else
-      out(e, "ldmatrix.sync.aligned.m8n8.x2%s.shared.b16 {%s, %s}, [%s+%lld];", tr ? "" : ".trans", br[0], br[1], bad,
-          (long long)boff);
+      out(e, "ldmatrix.sync.aligned.m8n8.x2%s.shared.b16 {%s, %s}, [%s];", tr ? "" : ".trans", br[0], br[1], bq);
     for (int j = 0; j < NT / 8; j++)
       out(e, "%s {%s, %s, %s, %s}, {%s, %s, %s, %s}, {%s, %s}, {%s, %s, %s, %s};", op, acc[4 * j], acc[4 * j + 1],
           acc[4 * j + 2], acc[4 * j + 3], ar[0], ar[1], ar[2], ar[3], br[2 * j], br[2 * j + 1], acc[4 * j],
@@ -3044,6 +3176,11 @@ bool ptx_emit_kernel(Arena *a, Diags *d, const Plan *p, const char *arch, const 
   /* the TMA loads' mbarriers are static shared memory beside it, and the
    * buffers' 128-byte alignment may pad the dynamic area's start */
   if (p->ntma_loads) total += 8 * p->ntma_loads + 128;
+  /* swizzled buffers: their offsets are 1024-aligned from a base rounded
+   * up to 1024 at run time (the pattern is the shared address's own) */
+  bool swz = false;
+  for (int i = 0; i < p->nbufs; i++) swz |= p->bufs[i]->swizzle != 0;
+  if (swz) total += 1024, *shared_total += 1024;
   if (total > p->shared_limit) {
     diag_error(d, f->info->kernel->span,
                "kernel '%s' needs %lld bytes of shared memory with the backend's exchange area (%lld bytes); the "
@@ -3077,6 +3214,7 @@ bool ptx_emit_kernel(Arena *a, Diags *d, const Plan *p, const char *arch, const 
     if (info->dynshared) fputs("  .reg .b32 %smem_;\n  mov.u32 %smem_, dsmem;\n", out_f);
     else fprintf(out_f, "  .shared .align %d .b8 smem[%lld];\n  .reg .b32 %%smem_;\n  mov.u32 %%smem_, smem;\n",
                  p->ntma_loads ? 128 : 16, (long long)total);
+    if (swz) fputs("  add.u32 %smem_, %smem_, 1023;\n  and.b32 %smem_, %smem_, -1024;\n", out_f);
   } else {
     fputs("  .reg .b32 %smem_;\n  mov.u32 %smem_, 0;\n", out_f);
   }

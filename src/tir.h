@@ -182,6 +182,10 @@ typedef struct PlanBuf {
    * readers (bytes is stages * stage_bytes); 0 for any other buffer */
   int stages;
   int64_t stage_bytes;
+  /* --tma, a tensor-core operand: the rows are `swizzle` bytes wide panels
+   * (32, 64 or 128; 0 none) in the layout a swizzled tensor copy writes,
+   * see plan_swizzle_off; align is 1024 */
+  int swizzle;
 } PlanBuf;
 
 typedef struct PlanVal {
@@ -211,6 +215,9 @@ typedef struct PlanTmap {
   int64_t split_inner;
   int64_t box[MAX_TENSOR_RANK + 1]; /* per map dim, outermost first: span lengths (padded), 1 for a point */
   Scalar elem;
+  /* bytes of the swizzle (32, 64, 128; 0 none): the inner box is that wide,
+   * and a tile row `boxes` times wider takes one copy per panel */
+  int swizzle, boxes;
 } PlanTmap;
 enum { MAX_TMAPS = 8 };
 

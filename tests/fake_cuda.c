@@ -118,8 +118,9 @@ int cuTensorMapEncodeTiled(void *map, int dtype, unsigned rank, void *addr, cons
                            const unsigned long long *strides, const unsigned *box, const unsigned *estr, int interleave,
                            int swizzle, int l2, int fill) {
   if (fails("cuTensorMapEncodeTiled")) return 999;
-  (void)estr, (void)interleave, (void)swizzle, (void)l2, (void)fill;
+  (void)estr, (void)interleave, (void)l2, (void)fill;
   st.encodes++;
+  st.enc_swizzle = swizzle;
   st.enc_dtype = dtype, st.enc_rank = rank, st.enc_addr = (uint64_t)(uintptr_t)addr;
   for (unsigned i = 0; i < rank && i < 6; i++) st.enc_dims[i] = dims[i], st.enc_box[i] = box[i];
   for (unsigned i = 0; i + 1 < rank && i < 5; i++) st.enc_strides[i] = strides[i];
@@ -128,6 +129,8 @@ int cuTensorMapEncodeTiled(void *map, int dtype, unsigned rank, void *addr, cons
     if (strides[i] % 16) return 1;
   for (unsigned i = 0; i < rank; i++)
     if (box[i] < 1 || box[i] > 256) return 1;
+  static const unsigned span[] = {0, 32, 64, 128};
+  if (swizzle < 0 || swizzle > 3 || (swizzle && box[0] * 4 > span[swizzle])) return 1; /* f32 rows: the tests' */
   memset(map, 0xA5, 128); /* something to see in the launch's parameters */
   return 0;
 }

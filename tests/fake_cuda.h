@@ -26,6 +26,7 @@ typedef struct FakeCuda {
   uint64_t enc_addr;
   unsigned long long enc_dims[6], enc_strides[5];
   unsigned enc_box[6];
+  int enc_swizzle;                       /* the driver's code: 0 none, 1 32B, 2 64B, 3 128B */
 } FakeCuda;
 
 FakeCuda *fake_cuda_state(void);

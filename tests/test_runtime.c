@@ -348,15 +348,25 @@ Test(runtime, manifest_tensor_maps) {
   cr_assert_eq(v->tmaps[0].box[0], 1);
   cr_assert_eq(v->tmaps[0].box[1], 32);
   cr_assert_eq(v->tmaps[0].dtype, PHOBOS_F32);
+  cr_assert_eq(v->tmaps[0].swizzle, 0);
+  mf_free(&m);
+  char *sw = replaced("    dynamic_shared: false\n", TMAP_LINE), *at = strstr(sw, "none");
+  cr_assert(at);
+  char text128[4096];
+  snprintf(text128, sizeof text128, "%.*s128B%s", (int)(at - sw), sw, at + 4);
+  free(sw);
+  m = load_ok(text128);
+  cr_assert_eq(m.kernels[0].variants[0].tmaps[0].swizzle, 128);
   mf_free(&m);
   /* what a map may not say */
   const char *bad[][2] = {
       {"param: A,", "param: scale,"}, {"param: A,", "param: nope,"}, {"box: [1, 32]", "box: [1, 300]"},
-      {"box: [1, 32]", "box: [32]"},  {"swizzle: none", "swizzle: 128B"}, {"dtype: f32, swizzle", "dtype: i8, swizzle"},
-      {"rank: 2", "rank: 3"},
+      {"box: [1, 32]", "box: [32]"},  {"swizzle: none", "swizzle: 256B"}, {"dtype: f32, swizzle", "dtype: i8, swizzle"},
+      {"rank: 2", "rank: 3"},         {"swizzle: none", "swizzle: 64B"},
   };
   const char *want[] = {"no tensor parameter", "no tensor parameter", "from 1 to 256", "must list 2 extents",
-                        "swizzle none", "does not match", "does not match"};
+                        "swizzle none, 32B, 64B or 128B", "does not match", "does not match",
+                        "inner box of 'A' is 128 bytes, wider than its 64B swizzle"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     char *with = replaced("    dynamic_shared: false\n", TMAP_LINE);
     char *at = strstr(with, bad[i][0]);

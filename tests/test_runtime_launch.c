@@ -109,6 +109,21 @@ static phobos_status launch(uint64_t q, int64_t S, int64_t HQ) {
   return phobos_launch(k, a, 2, NULL);
 }
 
+Test(launch, tensor_map_swizzled) {
+  /* a swizzled map: the driver gets the mode (3: 128B) and the 128-byte box row */
+  char text[4096], t2[4096];
+  with(manifest, "DL", "false", text, sizeof text);
+  with(text, "box: [1, 16, 1, 8, 64], dtype: f32, swizzle: none", "box: [1, 16, 1, 8, 32], dtype: f32, swizzle: 128B", t2,
+       sizeof t2);
+  int sz[] = {8, 4, 4, 4, 4, 8, 4, 4, 4, 4, 128, 4};
+  load_text(t2, "qload_edges", 12, sz);
+  uint64_t q = alloc(sizeof(float) * 2 * 19 * 14 * 64);
+  cr_assert_eq(launch(q, 19, 14), PHOBOS_OK, "%s", phobos_last_error(ctx));
+  cr_assert_eq(fake->encodes, 1);
+  cr_assert_eq(fake->enc_swizzle, 3);
+  cr_assert_eq(fake->enc_box[0], 32);
+}
+
 /* the common case: a fresh, aligned Q of [2, 19, 14, 64] (two KV heads of 7) */
 static phobos_status launch_q(void) {
   return launch(alloc(sizeof(float) * 2 * 19 * 14 * 64), 19, 14);

@@ -219,3 +219,47 @@ kernel dot_t_u8_i8_mma(A: tensor<u8>[M, 32], B: tensor<i8>[N, 32], C: tensor<i32
   let n0 = ctx.block.y * 8
   C[m0 :+ 16, n0 :+ 8] = dot_t(A[m0 :+ 16, :], B[n0 :+ 8, :])
 }
+
+// bf16 tiles whose rows are 256 bytes (K 128): under --tma both operands
+// come by swizzled tensor copies, 128B swizzle, two boxes a row (panels of
+// 64 columns), read by ldmatrix through the swizzle. Two warps, a row tile
+// each (the fragment path); B [K, N] read transposed by ldmatrix.
+@launch(64)
+@grid(cdiv(M, 32), cdiv(N, 128))
+kernel dot_bf16_panels(A: tensor<bf16>[M, K], B: tensor<bf16>[K, N], C: tensor<f32>[M, N]) {
+  let m0 = ctx.block.x * 32
+  let n0 = ctx.block.y * 128
+  var acc: tile<f32>[32, 128] = 0.0
+  for k in range(0, K, 128) {
+    acc += dot(A[m0 :+ 32, k :+ 128], B[k :+ 128, n0 :+ 128])
+  }
+  C[m0 :+ 32, n0 :+ 128] = acc
+}
+
+// The same rows under dot_t: B [N, K] with 256-byte rows, two panels.
+@launch(64)
+@grid(cdiv(M, 32), cdiv(N, 64))
+kernel dot_t_bf16_panels(A: tensor<bf16>[M, K], B: tensor<bf16>[N, K], C: tensor<f32>[M, N]) {
+  let m0 = ctx.block.x * 32
+  let n0 = ctx.block.y * 64
+  var acc: tile<f32>[32, 64] = 0.0
+  for k in range(0, K, 128) {
+    acc += dot_t(A[m0 :+ 32, k :+ 128], B[n0 :+ 64, k :+ 128])
+  }
+  C[m0 :+ 32, n0 :+ 64] = acc
+}
+
+// One row tile over four warps: the result's tiles go round the warps (a
+// column tile is a run-time column of the swizzled B), and A is also read
+// element by element (its swizzled address) for a second output.
+@grid(cdiv(M, 16), cdiv(N, 128))
+kernel dot_f16_panels_flat(A: tensor<f16>[M, 128], B: tensor<f16>[128, N], C: tensor<f32>[M, N],
+                           D: tensor<f32>[M, 128]) {
+  let m0 = ctx.block.x * 16
+  let n0 = ctx.block.y * 128
+  let a = A[m0 :+ 16, :]
+  C[m0 :+ 16, n0 :+ 128] = dot(a, B[:, n0 :+ 128])
+  if ctx.block.y == 0 {
+    D[m0 :+ 16, :] = f32(a) * 2.0
+  }
+}

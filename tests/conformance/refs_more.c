@@ -138,6 +138,14 @@ static bool ref_matmul_t(RefCtx *r) {
   return true;
 }
 
+/* C = A @ B, and D = 2 A: the tile read both by the dot and elementwise */
+static bool ref_matmul_and_2a(RefCtx *r) {
+  matmul(r, false);
+  CaseParam *A = ref_param(r, "A"), *D = ref_param(r, "D");
+  for (int64_t i = 0; i < D->n; i++) D->data[i] = 2 * A->data[i];
+  return true;
+}
+
 /* ------------------------------------------------------------- rounding */
 
 /* v rounded to a binary float with p significant bits and smallest normal
@@ -718,6 +726,7 @@ const RefEntry harness_refs_more[] = {
     {"if_param", ref_if_param},
     {"matmul", ref_matmul},
     {"matmul_t", ref_matmul_t},
+    {"matmul_and_2a", ref_matmul_and_2a},
     {"math_exp", ref_math_exp},
     {"math_exp2", ref_math_exp2},
     {"math_log", ref_math_log},
