@@ -829,6 +829,15 @@ static bool start_multiple(const TirInst *st, int64_t len, const TirInst **x, in
  * (one copy each), rows a multiple of 8 so that every panel starts where
  * the pattern does (plan_swizzle_off). Other tiles are read row by row and
  * stay dense. */
+static const char ring_mbar_name[] = "staged ring mbarriers";
+
+/* a staged tile's bytes, dense: what its copy writes */
+static int64_t swz_tile_bytes(const PlanBuf *b) {
+  int64_t n = sema_scalar_bytes(b->elem);
+  for (int d = 0; d < b->rank; d++) n *= b->dims[d];
+  return n;
+}
+
 static int tma_swizzle(const PlanBuf *b, int eb) {
   if (b->kind != BUF_STAGE_DOT || eb > 2 || b->rank < 2) return 0;
   int64_t rows = 1, rb = b->dims[b->rank - 1] * eb;
@@ -837,11 +846,12 @@ static int tma_swizzle(const PlanBuf *b, int eb) {
   return rb % 128 == 0 ? 128 : rb % 64 == 0 ? 64 : rb % 32 == 0 ? 32 : 0;
 }
 
-static void choose_tma(Planner *P, TirInst *in) {
+/* loop: the for whose body holds the load directly (a staged ring's) */
+static void choose_tma(Planner *P, TirInst *in, TirInst *loop) {
   PlanVal *v = in->plan;
   Plan *p = P->p;
-  if (in->op != TIR_LOAD || v->res != RES_SHARED || !v->buf || v->ring || v->buf->stages || in->ty.elem == S_BOOL ||
-      p->ntmaps == MAX_TMAPS)
+  if (in->op != TIR_LOAD || v->res != RES_SHARED || !v->buf || v->ring || in->ty.elem == S_BOOL ||
+      p->ntmaps == MAX_TMAPS || (v->buf->stages && !loop))
     return;
   const TirParam *tp = &P->f->params[in->aux];
   PlanBuf *b = v->buf;
@@ -889,13 +899,40 @@ static void choose_tma(Planner *P, TirInst *in) {
   if (idx < 0) p->tmaps[idx = p->ntmaps++] = m;
   v->tma = idx + 1;
   v->tma_outer = outer, v->tma_outer_const = outer_const;
+  const char *swzs = swz ? arena_printf(P->a, ", swizzled %dB (%d %s a row)", swz, m.boxes, m.boxes > 1 ? "boxes" : "box")
+                         : "";
+  b->swizzle = swz;
+  b->align = swz ? 1024 : 128;
+  if (b->stages) {
+    /* a staged ring: each stage dense (or swizzled) and aligned as a
+     * copy's destination must be, one mbarrier per stage for the loop's
+     * copies (the first load of the loop makes them) */
+    b->stage_bytes = (swz_tile_bytes(b) + b->align - 1) / b->align * b->align;
+    b->bytes = b->stage_bytes * b->stages;
+    b->pitch = dense;
+    b->padded = false;
+    for (int i = 0; i < P->bufs.len && !v->mbar; i++) {
+      PlanBuf *o = P->bufs.items[i];
+      if (o->kind == BUF_MBAR && o->owner == loop && o->name == ring_mbar_name) v->mbar = o;
+    }
+    if (!v->mbar) {
+      int64_t d[1] = {b->stages};
+      v->mbar = new_buf(P, BUF_MBAR, ring_mbar_name, S_I64, 1, d, loop);
+      v->mbar->first = loop->pos, v->mbar->last = loop->end;
+    }
+    v->tma = idx + 1;
+    v->tma_outer = outer, v->tma_outer_const = outer_const;
+    v->path = arena_printf(P->a,
+                           "tensor copies (TMA) through map %d%s into a ring of %d stages (buffer #%d), %d iteration%s "
+                           "ahead, one mbarrier a stage; the threads' own loads when the map cannot be built",
+                           idx, swzs, b->stages, b->id, b->stages - 1, b->stages > 2 ? "s" : "");
+    return;
+  }
   if (b->padded) { /* the copy writes rows dense: TMA over @padstage's pitch (the swizzle spreads the banks) */
     b->bytes = b->bytes / b->pitch * dense;
     b->pitch = dense;
     b->padded = false;
   }
-  const char *swzs = swz ? arena_printf(P->a, ", swizzled %dB (%d %s a row)", swz, m.boxes, m.boxes > 1 ? "boxes" : "box")
-                         : "";
   v->path = m.split_dim < 0
                 ? arena_printf(P->a, "tensor copy (TMA) through map %d%s, pointer path when the map cannot be built", idx,
                                swzs)
@@ -903,18 +940,17 @@ static void choose_tma(Planner *P, TirInst *in) {
                                "tensor copy (TMA) through map %d%s, dim %d viewed as [extent / %lld, %lld] so the "
                                "slack lies past its end (zero-filled), pointer path when the map cannot be built",
                                idx, swzs, m.split_dim, (long long)m.split_inner, (long long)m.split_inner);
-  b->swizzle = swz;
-  b->align = swz ? 1024 : 128;
   p->ntma_loads++;
 }
 
-static void walk_tma(Planner *P, TirBlock *blk, bool in_if) {
+static void walk_tma(Planner *P, TirBlock *blk, bool in_if, TirInst *loop) {
   for (int i = 0; i < blk->len; i++) {
     TirInst *in = blk->insts[i];
-    if (!in_if) choose_tma(P, in);
-    walk_tma(P, &in->body, in_if || in->op == TIR_IF);
-    walk_tma(P, &in->body2, in_if || in->op == TIR_IF);
-    walk_tma(P, &in->cond, in_if || in->op == TIR_IF);
+    if (!in_if) choose_tma(P, in, loop);
+    TirInst *inner = in->op == TIR_FOR ? in : NULL;
+    walk_tma(P, &in->body, in_if || in->op == TIR_IF, inner);
+    walk_tma(P, &in->body2, in_if || in->op == TIR_IF, NULL);
+    walk_tma(P, &in->cond, in_if || in->op == TIR_IF, NULL);
   }
 }
 
@@ -1107,7 +1143,7 @@ Plan *plan_kernel(Arena *a, Diags *d, TirFunc *f, const char *arch, unsigned fla
   walk(&f->body, choose_scratch, &P);
   choose_pipeline(&P, sm90, flags);
   if (sm90 && (flags & PLAN_TMA) && !p->no_async && !p->producer)
-    walk_tma(&P, &f->body, false);
+    walk_tma(&P, &f->body, false, NULL);
 
   Accesses acc = {0};
   collect_accesses(&P, &f->body, &acc);

@@ -1205,9 +1205,14 @@ static void emit_stage_loop(Emitter *e, const TirInst *in, const char *const *g,
   out(e, "mad.lo.s64 %s, %s, %d, %s;", ad, r64, eb, ad);
   out(e, "mov.%s %s, 0;", eb == 8 ? "b64" : "b32", wr);
   out(e, "@%s ld.global.%s %s, [%s];", v, ty, wr, ad);
-  out(e, "mad.lo.u32 %s, %s, %lld, %s;", dst, row, (long long)b->pitch, col);
-  out(e, "mad.lo.u32 %s, %s, %d, %s;", dst, dst, eb, smem_of(e, b));
-  out(e, "st.shared.%s [%s+%lld], %s;", ty, dst, (long long)b->offset, wr);
+  if (b->swizzle) {
+    const char *rc[2] = {row, col};
+    out(e, "st.shared.%s [%s], %s;", ty, buf_addr(e, b, rc), wr);
+  } else {
+    out(e, "mad.lo.u32 %s, %s, %lld, %s;", dst, row, (long long)b->pitch, col);
+    out(e, "mad.lo.u32 %s, %s, %d, %s;", dst, dst, eb, smem_of(e, b));
+    out(e, "st.shared.%s [%s+%lld], %s;", ty, dst, (long long)b->offset, wr);
+  }
   out(e, "add.u32 %s, %s, %d;", f, f, e->T);
   out(e, "bra.uni $Lel%d;", L);
   fprintf(e->body, "$Leld%d:\n", L);
@@ -1395,27 +1400,14 @@ static void emit_load_elements(Emitter *e, const TirInst *in) {
   }
 }
 
-/* --tma (plan.c, choose_tma): thread 0 issues one tensor copy of the whole
- * box into the staged buffer, its mbarrier expecting the box's bytes
- * (elements outside the tensor arrive as zeros and count too), and every
- * thread waits on the mbarrier's phase. When the runtime could not build
- * the map for this launch (tmok = 0: a misaligned base or pitch), the
- * staged pointer path instead. */
-static void emit_tma_load(Emitter *e, const TirInst *in) {
+/* Thread t0's tensor copies of load `in` into shared address dst (a
+ * register), completing on the mbarrier at `bar`: one copy per panel of a
+ * swizzled tile, the inner coordinate and the destination stepping by a
+ * panel. The map's coordinates, outermost first: a split dim's start
+ * x * len is (x, 0). */
+static void tma_copies(Emitter *e, const TirInst *in, const char *dst, const char *bar, const char *t0) {
   const PlanTmap *tm = &e->p->tmaps[in->plan->tma - 1];
-  int m = in->plan->tma - 1, id = e->ntma++, rank = tm->rank + (tm->split_dim >= 0);
-  const PlanBuf *b = in->plan->buf;
-  int L = new_label(e);
-  const char *use = tmp(e, RC_PRED), *t0 = tmp(e, RC_PRED), *st = tmp(e, RC_B64), *dst = tmp(e, RC_B32),
-             *bar = tmp(e, RC_B32), *done = tmp(e, RC_PRED);
-  out(e, "setp.ne.u32 %s, %%tmok%d, 0;", use, m);
-  out(e, "@!%s bra $Ltmafb%d;", use, L);
-  out(e, "setp.eq.u32 %s, %%tid_, 0;", t0);
-  out(e, "add.u32 %s, %%smem_, %lld;", dst, (long long)b->offset);
-  out(e, "mov.u32 %s, tmabar;", bar);
-  out(e, "add.u32 %s, %s, %d;", bar, bar, 8 * id);
-  /* the map's coordinates, outermost first: a split dim's start x * len
-   * is (x, 0) */
+  int m = in->plan->tma - 1, rank = tm->rank + (tm->split_dim >= 0);
   const char *c[MAX_TENSOR_RANK + 1];
   int nc = 0;
   for (int i = 0; i < tm->rank; i++) {
@@ -1427,18 +1419,13 @@ static void emit_tma_load(Emitter *e, const TirInst *in) {
       c[nc++] = reg(e, in->subs[i].start, 0);
     }
   }
-  /* the buffer's bytes were last read through the generic proxy */
-  out(e, "@%s fence.proxy.async.shared::cta;", t0);
-  out(e, "@%s mbarrier.arrive.expect_tx.shared::cta.b64 %s, [%s], %lld;", t0, st, bar, (long long)b->bytes);
-  /* a swizzled tile: one copy per panel of its rows, the inner coordinate
-   * and the destination stepping by a panel */
   const char *inner = c[nc - 1];
   for (int q = 0; q < tm->boxes; q++) {
     if (q) {
       const char *ci = tmp(e, RC_B32), *dq = tmp(e, RC_B32);
       if (inner[0] == '%') out(e, "add.s32 %s, %s, %lld;", ci, inner, (long long)(q * tm->box[rank - 1]));
       else out(e, "mov.s32 %s, %lld;", ci, atoll(inner) + (long long)(q * tm->box[rank - 1]));
-      out(e, "add.u32 %s, %s, %lld;", dq, dst, (long long)(q * swz_rows(b) * tm->swizzle));
+      out(e, "add.u32 %s, %s, %lld;", dq, dst, (long long)(q * swz_rows(in->plan->buf) * tm->swizzle));
       c[nc - 1] = ci;
       dst = dq;
     }
@@ -1449,6 +1436,34 @@ static void emit_tma_load(Emitter *e, const TirInst *in) {
     out(e, "@%s cp.async.bulk.tensor.%dd.shared::cluster.global.mbarrier::complete_tx::bytes [%s], [%%tmap%d, {%s}], [%s];",
         t0, rank, dst, m, coords, bar);
   }
+}
+
+/* the bytes a load's copies bring: its whole physical tile (elements
+ * outside the tensor arrive as zeros and count too) */
+static int64_t tma_bytes(const TirInst *in) { return phys_elems(in) * elem_bytes_mem(in->ty.elem); }
+
+/* --tma (plan.c, choose_tma): thread 0 issues one tensor copy of the whole
+ * box into the staged buffer, its mbarrier expecting the box's bytes
+ * (elements outside the tensor arrive as zeros and count too), and every
+ * thread waits on the mbarrier's phase. When the runtime could not build
+ * the map for this launch (tmok = 0: a misaligned base or pitch), the
+ * staged pointer path instead. */
+static void emit_tma_load(Emitter *e, const TirInst *in) {
+  int m = in->plan->tma - 1, id = e->ntma++;
+  const PlanBuf *b = in->plan->buf;
+  int L = new_label(e);
+  const char *use = tmp(e, RC_PRED), *t0 = tmp(e, RC_PRED), *st = tmp(e, RC_B64), *dst = tmp(e, RC_B32),
+             *bar = tmp(e, RC_B32), *done = tmp(e, RC_PRED);
+  out(e, "setp.ne.u32 %s, %%tmok%d, 0;", use, m);
+  out(e, "@!%s bra $Ltmafb%d;", use, L);
+  out(e, "setp.eq.u32 %s, %%tid_, 0;", t0);
+  out(e, "add.u32 %s, %%smem_, %lld;", dst, (long long)b->offset);
+  out(e, "mov.u32 %s, tmabar;", bar);
+  out(e, "add.u32 %s, %s, %d;", bar, bar, 8 * id);
+  /* the buffer's bytes were last read through the generic proxy */
+  out(e, "@%s fence.proxy.async.shared::cta;", t0);
+  out(e, "@%s mbarrier.arrive.expect_tx.shared::cta.b64 %s, [%s], %lld;", t0, st, bar, (long long)tma_bytes(in));
+  tma_copies(e, in, dst, bar, t0);
   fprintf(e->body, "$Ltmaw%d:\n", L);
   out(e, "mbarrier.try_wait.parity.shared::cta.b64 %s, [%s], %%tmaph%d;", done, bar, id);
   out(e, "@!%s bra $Ltmaw%d;", done, L);
@@ -2825,9 +2840,56 @@ static void sring_issue(Emitter *e, const TirInst *loop, const TirInst **loads, 
     out(e, "mad.lo.u32 %s, %s, %lld, %%smem_;", base, stage, (long long)b->stage_bytes);
     e->sbase[b->id] = base;
   }
-  e->ring_issue = true;
+  /* Tensor copies (plan: v->tma): thread 0 arms the stage's mbarrier with
+   * the bytes of every copy whose map the runtime built and issues them;
+   * with none built the arrival alone completes the phase. */
+  const PlanBuf *mbar = NULL;
   for (int q = 0; q < n; q++)
-    if (!emit_stage_async(e, loads[q])) emit_load_elements(e, loads[q]);
+    if (loads[q]->plan->tma) mbar = loads[q]->plan->mbar;
+  if (mbar) {
+    const char *tx = tmp(e, RC_B32), *t0 = tmp(e, RC_PRED), *st = tmp(e, RC_B64), *bar = mbar_addr(e, mbar, stage, 0);
+    out(e, "mov.u32 %s, 0;", tx);
+    for (int q = 0; q < n; q++) {
+      if (!loads[q]->plan->tma) continue;
+      const char *t = tmp(e, RC_B32), *ok = tmp(e, RC_PRED);
+      out(e, "setp.ne.u32 %s, %%tmok%d, 0;", ok, loads[q]->plan->tma - 1);
+      out(e, "selp.u32 %s, %lld, 0, %s;", t, (long long)tma_bytes(loads[q]), ok);
+      out(e, "add.u32 %s, %s, %s;", tx, tx, t);
+    }
+    out(e, "setp.eq.u32 %s, %%tid_, 0;", t0);
+    /* the stage's bytes were last read through the generic proxy */
+    out(e, "@%s fence.proxy.async.shared::cta;", t0);
+    out(e, "@%s mbarrier.arrive.expect_tx.shared::cta.b64 %s, [%s], %s;", t0, st, bar, tx);
+    for (int q = 0; q < n; q++) {
+      const TirInst *ld = loads[q];
+      if (!ld->plan->tma) continue;
+      const char *go = tmp(e, RC_PRED), *dst = tmp(e, RC_B32);
+      out(e, "setp.ne.and.u32 %s, %%tmok%d, 0, %s;", go, ld->plan->tma - 1, t0);
+      out(e, "add.u32 %s, %s, %lld;", dst, smem_of(e, ld->plan->buf), (long long)ld->plan->buf->offset);
+      tma_copies(e, ld, dst, bar, go);
+    }
+  }
+  e->ring_issue = true;
+  for (int q = 0; q < n; q++) {
+    const TirInst *ld = loads[q];
+    if (!ld->plan->tma) {
+      if (!emit_stage_async(e, ld)) emit_load_elements(e, ld);
+      continue;
+    }
+    /* no map this launch: the threads' own loads, as a loop (a tensor the
+     * map cannot describe is one cp.async cannot copy either) */
+    int i0 = -1, i1 = -1, F = new_label(e);
+    const char *g[MAX_TENSOR_RANK], *ok = tmp(e, RC_PRED), *a0, *step;
+    out(e, "setp.ne.u32 %s, %%tmok%d, 0;", ok, ld->plan->tma - 1);
+    out(e, "@%s bra $Lstf%d;", ok, F);
+    for (int i = 0; i < ld->nsubs; i++) {
+      g[i] = reg(e, ld->subs[i].start, 0);
+      if (!ld->subs[i].point) *(i0 < 0 ? &i0 : &i1) = i;
+    }
+    aligned16(e, ld->aux, elem_bytes_mem(ld->ty.elem), g, i0, ok, &a0, &step);
+    emit_stage_loop(e, ld, g, i0, i1, a0, step);
+    fprintf(e->body, "$Lstf%d:\n", F);
+  }
   e->ring_issue = false;
   out(e, "mov.b32 %s, %s;", reg(e, loop, 0), saved);
 }
@@ -2929,7 +2991,23 @@ static void emit_for(Emitter *e, const TirInst *in) {
    * has landed), a barrier (every thread's copies seen, and every thread
    * done with iteration i - 1's stage), then copy iteration i + S - 1 into
    * that stage while this one computes. */
-  const char *acst = NULL, *apst = NULL, *cons[8];
+  const char *acst = NULL, *apst = NULL, *cons[8], *sph = NULL;
+  const PlanBuf *smbar = NULL; /* staged rings filled by tensor copies: their mbarriers, one a stage */
+  for (int q = 0; q < ns; q++)
+    if (sloads[q]->plan->tma) smbar = sloads[q]->plan->mbar;
+  if (smbar) {
+    /* the mbarriers' bytes may have held other buffers just before; sph
+     * holds the parity each stage's mbarrier is waited for next */
+    const char *t0 = tmp(e, RC_PRED);
+    sph = tmp(e, RC_B32);
+    out(e, "mov.u32 %s, 0;", sph);
+    cta_sync(e);
+    out(e, "setp.eq.u32 %s, %%tid_, 0;", t0);
+    for (int s = 0; s < S; s++)
+      out(e, "@%s mbarrier.init.shared::cta.b64 [%%smem_+%lld], 1;", t0, (long long)(smbar->offset + 8 * s));
+    out(e, "@%s fence.mbarrier_init.release.cluster;", t0);
+    cta_sync(e);
+  }
   if (ns) {
     e->sring_loop = in;
     acst = tmp(e, RC_B32), apst = tmp(e, RC_B32);
@@ -2998,6 +3076,18 @@ static void emit_for(Emitter *e, const TirInst *in) {
       out(e, "mad.lo.u32 %s, %s, %lld, %%smem_;", cons[k], acst, (long long)b->stage_bytes);
       e->sbase[b->id] = cons[k];
     }
+    if (smbar) { /* this iteration's tensor copies have landed: wait on its stage's phase */
+      const char *bar = mbar_addr(e, smbar, acst, 0), *par = tmp(e, RC_B32), *bit = tmp(e, RC_B32),
+                 *done = tmp(e, RC_PRED);
+      out(e, "shr.u32 %s, %s, %s;", par, sph, acst);
+      out(e, "and.b32 %s, %s, 1;", par, par);
+      int W = new_label(e);
+      fprintf(e->body, "$Lsw%d:\n", W);
+      out(e, "mbarrier.try_wait.parity.shared::cta.b64 %s, [%s], %s;", done, bar, par);
+      out(e, "@!%s bra $Lsw%d;", done, W);
+      out(e, "shl.b32 %s, 1, %s;", bit, acst);
+      out(e, "xor.b32 %s, %s, %s;", sph, sph, bit);
+    }
   }
   emit_block(e, &in->body);
   e->npf = onpf;
@@ -3031,6 +3121,12 @@ static void emit_for(Emitter *e, const TirInst *in) {
   if (ns) { /* the groups left are empty; every thread is done with the stages before their bytes go to others */
     out(e, "cp.async.wait_group 0;");
     cta_sync(e);
+    if (smbar) { /* every copy issued was waited for (none past the end): the mbarriers go */
+      const char *t0 = tmp(e, RC_PRED);
+      out(e, "setp.eq.u32 %s, %%tid_, 0;", t0);
+      for (int s = 0; s < S; s++)
+        out(e, "@%s mbarrier.inval.shared::cta.b64 [%%smem_+%lld];", t0, (long long)(smbar->offset + 8 * s));
+    }
     for (int k = 0; k < ns; k++) e->sbase[sloads[k]->plan->buf->id] = NULL;
     e->sring_loop = NULL;
   }

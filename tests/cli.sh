@@ -214,15 +214,19 @@ gqa="$PROJECT_ROOT/examples/gqa_attention/gqa_attention.ph"
 for d in 64 128; do
   run "GQA --tma D=$d" 0 --emit=ptx --tma -D D=$d "$gqa"
   has "GQA D=$d: Q [BQ, 7, D] by one tensor copy through a rank-5 map" out "cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes"
-  # K and V stream through @pipeline's staged rings (cp.async, a stage ahead), not tensor copies
-  lacks "GQA D=$d: K and V not by tensor copies" out "cp.async.bulk.tensor.4d"
-  has "GQA D=$d: K and V by cp.async into ring stages" out "cp.async.cg.shared.global"
-  has "GQA D=$d: a stage waited for by group count" out "cp.async.wait_group 0;"
+  # K and V stream through @pipeline's staged rings by tensor copies (a
+  # rank-4 map, a stage ahead, one mbarrier a stage), swizzled
+  has "GQA D=$d: K and V by tensor copies into ring stages" out "cp.async.bulk.tensor.4d"
+  has "GQA D=$d: a stage waited for on its mbarrier's phase" out "mbarrier.try_wait.parity.shared::cta.b64"
+  has "GQA D=$d: the ring's mbarriers go after the loop" out "mbarrier.inval.shared::cta.b64"
+  has "GQA D=$d: the entry rounds its base for the swizzle" out "and.b32 %smem_, %smem_, -1024;"
+  lacks "GQA D=$d: no cp.async chunks beside the copies" out "cp.async.cg.shared.global"
 done
 run "GQA --tma plan" 0 --emit=plan --tma "$gqa"
 has "GQA plan: HQ viewed as [HQ / 7, 7]" out "dim 2 viewed as [extent / 7, 7] so the slack lies past its end (zero-filled)"
 if grep -E '^  #0 q ' "$tmp/out" | grep -q '+8 padstage'; then not_ok "GQA plan: TMA over @padstage for the copied Q tile" "$(grep -E '^  #0 q ' "$tmp/out")"; else ok "GQA plan: TMA over @padstage for the copied Q tile"; fi
-has "GQA plan: K and V in staged rings" out "path: cp.async into a ring of 2 stages"
+has "GQA plan: K and V in staged rings by tensor copies" out "swizzled 128B (2 boxes a row) into a ring of 2 stages"
+has "GQA plan: the swizzled buffers" out "swizzled 128B"
 has "GQA plan: the ring's buffers" out "ring of 2 stages of"
 # a copied tile rewritten every iteration and read only after the loop: the
 # planner puts no barrier in the loop, so the copy brings one of its own
