@@ -76,7 +76,7 @@ static void compile_variants(Arena *arena, Diags *d, const Source *src, Node *pr
       }
       Plan *p = plan_kernel(arena, d, f, o->arch,
                             (o->no_tma ? PLAN_NO_ASYNC : 0) | (o->producer_warp ? PLAN_PRODUCER_WARP : 0) |
-                                (o->prefetch ? PLAN_PREFETCH : 0) | (o->tma ? PLAN_TMA : 0));
+                                (o->prefetch ? PLAN_PREFETCH : 0) | (o->no_tensor_copies ? PLAN_NO_TENSOR_COPIES : 0));
       if (!p || !tir_verify(d, f, "planning")) break;
       if (o->emit == EMIT_PLAN) plan_print(out, p);
       else if (o->emit == EMIT_PLAN_YAML) plan_print_yaml(out, p);
@@ -94,7 +94,7 @@ static void compile_variants(Arena *arena, Diags *d, const Source *src, Node *pr
   for (int i = 0; i < plans.len; i++) {
     const Plan *p = plans.items[i];
     dyn |= p->f->info->dynshared;
-    tma |= p->ntma_loads > 0;
+    tma |= p->ntmaps > 0;
   }
   ptx_emit_header(pf, arch, dyn, tma);
   int64_t *shared = arena_alloc(arena, sizeof(int64_t) * (size_t)(plans.len + 1));

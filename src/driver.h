@@ -23,7 +23,7 @@ typedef struct DriverOptions {
   bool no_tma;        /* --no-tma: no asynchronous bulk copies (@pipeline rings), for A/B runs */
   bool producer_warp; /* --producer-warp: @pipeline rings filled by a warp of their own (experimental) */
   bool prefetch;      /* --prefetch: loops load register tiles an iteration ahead (experimental) */
-  bool tma;           /* --tma: staged loads by TMA tensor copies where they qualify (experimental) */
+  bool no_tensor_copies; /* --no-tensor-copies: staged loads by cp.async, not TMA tensor copies (A/B runs) */
 } DriverOptions;
 
 /* Runs the passes on one file. Output goes to opts->output or to out;

@@ -40,8 +40,9 @@ static const char usage_text[] =
     "                       of their own\n"
     "  --prefetch           experimental: loops load their register tiles one\n"
     "                       iteration ahead\n"
-    "  --tma                experimental: staged tiles loaded by TMA tensor copies\n"
-    "                       where the plan allows (sm_90a)\n"
+    "  --no-tensor-copies   staged tiles by cp.async and the threads' own loads, not\n"
+    "                       TMA tensor copies (the sm_90a default where the plan\n"
+    "                       allows; to compare the two)\n"
     "  --emit=STAGE         stop after STAGE and print it: tokens, ast, tir (tile IR),\n"
     "                       plan, plan-yaml (residence, layouts, shared memory, barriers),\n"
     "                       manifest (the YAML the runtime reads beside a cubin),\n"
@@ -150,8 +151,8 @@ static void parse_args(int argc, char **argv, Options *o) {
       o->d.producer_warp = true;
     } else if (strcmp(arg, "--prefetch") == 0) {
       o->d.prefetch = true;
-    } else if (strcmp(arg, "--tma") == 0) {
-      o->d.tma = true;
+    } else if (strcmp(arg, "--no-tensor-copies") == 0) {
+      o->d.no_tensor_copies = true;
     } else if ((v = long_value(arg, "--arch"))) {
       if (strcmp(v, "sm_90a") != 0 && strcmp(v, "sm_80") != 0)
         usage_error("unsupported --arch '%s' (supported: sm_90a, sm_80)", v);

@@ -824,10 +824,11 @@ static bool start_multiple(const TirInst *st, int64_t len, const TirInst **x, in
 /* The swizzle of a tensor copy's tile (bytes; 0 none). ldmatrix reads
  * eight rows of 16 bytes at once: dense rows a multiple of 128 bytes apart
  * put all eight in the same banks (what @padstage's pitch avoids, and a
- * copy cannot write). A tensor-core operand's tile is swizzled instead: the
+ * copy cannot write). A tensor-core operand's tile is swizzled instead, and
+ * so is a tile @padstage padded (its kernel asked for spread banks): the
  * widest mode that divides its rows, a row wider than that cut into panels
  * (one copy each), rows a multiple of 8 so that every panel starts where
- * the pattern does (plan_swizzle_off). Other tiles are read row by row and
+ * the pattern does (ptx.c, swz_rows). Other tiles are read along rows and
  * stay dense. */
 static const char ring_mbar_name[] = "staged ring mbarriers";
 
@@ -839,20 +840,34 @@ static int64_t swz_tile_bytes(const PlanBuf *b) {
 }
 
 static int tma_swizzle(const PlanBuf *b, int eb) {
-  if (b->kind != BUF_STAGE_DOT || eb > 2 || b->rank < 2) return 0;
+  if (!(b->kind == BUF_STAGE_DOT && eb <= 2) && !b->padded) return 0;
+  if (b->rank < 2) return 0;
   int64_t rows = 1, rb = b->dims[b->rank - 1] * eb;
   for (int d = 0; d + 1 < b->rank; d++) rows *= b->dims[d];
   if (rows % 8) return 0;
   return rb % 128 == 0 ? 128 : rb % 64 == 0 ? 64 : rb % 32 == 0 ? 32 : 0;
 }
 
-/* loop: the for whose body holds the load directly (a staged ring's) */
-static void choose_tma(Planner *P, TirInst *in, TirInst *loop) {
+/* loop: the for whose body holds the load directly (a staged ring's);
+ * looped: the load is inside some loop */
+static void choose_tma(Planner *P, TirInst *in, TirInst *loop, bool looped) {
   PlanVal *v = in->plan;
   Plan *p = P->p;
   if (in->op != TIR_LOAD || v->res != RES_SHARED || !v->buf || v->ring || in->ty.elem == S_BOOL ||
       p->ntmaps == MAX_TMAPS || (v->buf->stages && !loop))
     return;
+  /* A copy outside a ring is waited for at once: in a loop, a small tile's
+   * copy only adds the copy unit's latency to each iteration (the seed q8
+   * kernel's 128-byte activation tile: 165 against 137 us on the H200), so
+   * tiles under 1 KiB keep the pointer path there. */
+  if (looped && !v->buf->stages && swz_tile_bytes(v->buf) < 1024) {
+    v->path = arena_printf(P->a, "pointer path: a %lld-byte tile in a loop, waited for at once (tensor copies from 1 KiB)",
+                           (long long)swz_tile_bytes(v->buf));
+    return;
+  }
+  /* a tensor the kernel also stores to: the copy reads through the async
+   * proxy, which the threads' stores are not ordered with */
+  if (tir_stores_to(&P->f->body, in->aux)) return;
   const TirParam *tp = &P->f->params[in->aux];
   PlanBuf *b = v->buf;
   int64_t dense = b->dims[b->rank - 1];
@@ -943,14 +958,15 @@ static void choose_tma(Planner *P, TirInst *in, TirInst *loop) {
   p->ntma_loads++;
 }
 
-static void walk_tma(Planner *P, TirBlock *blk, bool in_if, TirInst *loop) {
+/* looped: inside any loop; loop: the for whose body blk is */
+static void walk_tma(Planner *P, TirBlock *blk, bool in_if, bool looped, TirInst *loop) {
   for (int i = 0; i < blk->len; i++) {
     TirInst *in = blk->insts[i];
-    if (!in_if) choose_tma(P, in, loop);
-    TirInst *inner = in->op == TIR_FOR ? in : NULL;
-    walk_tma(P, &in->body, in_if || in->op == TIR_IF, inner);
-    walk_tma(P, &in->body2, in_if || in->op == TIR_IF, NULL);
-    walk_tma(P, &in->cond, in_if || in->op == TIR_IF, NULL);
+    if (!in_if) choose_tma(P, in, loop, looped);
+    bool lp = looped || in->op == TIR_FOR || in->op == TIR_WHILE;
+    walk_tma(P, &in->body, in_if || in->op == TIR_IF, lp, in->op == TIR_FOR ? in : NULL);
+    walk_tma(P, &in->body2, in_if || in->op == TIR_IF, lp, NULL);
+    walk_tma(P, &in->cond, in_if || in->op == TIR_IF, lp, NULL);
   }
 }
 
@@ -1142,8 +1158,8 @@ Plan *plan_kernel(Arena *a, Diags *d, TirFunc *f, const char *arch, unsigned fla
   assign_layouts(&P);
   walk(&f->body, choose_scratch, &P);
   choose_pipeline(&P, sm90, flags);
-  if (sm90 && (flags & PLAN_TMA) && !p->no_async && !p->producer)
-    walk_tma(&P, &f->body, false, NULL);
+  if (sm90 && !(flags & PLAN_NO_TENSOR_COPIES) && !p->no_async && !p->producer)
+    walk_tma(&P, &f->body, false, false, NULL);
 
   Accesses acc = {0};
   collect_accesses(&P, &f->body, &acc);

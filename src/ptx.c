@@ -3309,7 +3309,7 @@ bool ptx_emit_kernel(Arena *a, Diags *d, const Plan *p, const char *arch, const 
   if (total > 0) {
     if (info->dynshared) fputs("  .reg .b32 %smem_;\n  mov.u32 %smem_, dsmem;\n", out_f);
     else fprintf(out_f, "  .shared .align %d .b8 smem[%lld];\n  .reg .b32 %%smem_;\n  mov.u32 %%smem_, smem;\n",
-                 p->ntma_loads ? 128 : 16, (long long)total);
+                 p->ntmaps ? 128 : 16, (long long)total);
     if (swz) fputs("  add.u32 %smem_, %smem_, 1023;\n  and.b32 %smem_, %smem_, -1024;\n", out_f);
   } else {
     fputs("  .reg .b32 %smem_;\n  mov.u32 %smem_, 0;\n", out_f);

@@ -250,9 +250,10 @@ typedef struct Plan {
  * --no-tma); PLAN_PRODUCER_WARP, a ringed loop may get a producer warp
  * (phobosc --producer-warp: slower on the q8 example, so off by default);
  * PLAN_PREFETCH, loops load their register tiles one iteration ahead
- * (phobosc --prefetch, experimental: ptx.c, emit_for); PLAN_TMA, staged
- * loads that qualify take TMA tensor copies (phobosc --tma, experimental). */
-enum { PLAN_NO_ASYNC = 1, PLAN_PRODUCER_WARP = 2, PLAN_PREFETCH = 4, PLAN_TMA = 8 };
+ * (phobosc --prefetch, experimental: ptx.c, emit_for); PLAN_NO_TENSOR_COPIES,
+ * staged loads never take TMA tensor copies, which on sm_90a they do where
+ * they qualify (phobosc --no-tensor-copies, for A/B runs). */
+enum { PLAN_NO_ASYNC = 1, PLAN_PRODUCER_WARP = 2, PLAN_PREFETCH = 4, PLAN_NO_TENSOR_COPIES = 8 };
 Plan *plan_kernel(Arena *a, Diags *d, TirFunc *f, const char *arch, unsigned flags);
 void plan_print(FILE *out, const Plan *p);
 void plan_print_yaml(FILE *out, const Plan *p);

@@ -75,7 +75,7 @@ has "tir names the variant" out "kernel q8_matvec [TILE_N=64, BLK=32] (variant 1
 run "--emit=plan" 0 --emit=plan "$q8"
 has "plan stages a" out "#0 a "
 has "plan total" out "shared total: 128 bytes"
-run "--emit=plan with @padstage" 0 --emit=plan "$PROJECT_ROOT/examples/q8_matvec/q8_matvec_padstage.ph"
+run "--emit=plan with @padstage" 0 --emit=plan --no-tensor-copies "$PROJECT_ROOT/examples/q8_matvec/q8_matvec_padstage.ph"
 has "padstage grows a to 160 bytes" out "shared total: 160 bytes"
 run "--emit=plan-yaml" 0 --emit=plan-yaml "$q8"
 has "plan-yaml lists buffers" out "  buffers:"
@@ -118,9 +118,10 @@ fi
 has "sm_90a entries wait for the previous grid" out "griddepcontrol.wait;"
 has "sm_90a entries release their dependents" out "griddepcontrol.launch_dependents;"
 # GQA: dots on the tensor cores with the accumulators, scores and softmax
-# rows in the mma fragment layout, K and V staged by cp.async
+# rows in the mma fragment layout, K and V staged by cp.async (without
+# tensor copies: the default's are tested below)
 gqa="$PROJECT_ROOT/examples/gqa_attention/gqa_attention.ph"
-run "--emit=ptx gqa NQ 7 D 128" 0 --emit=ptx -D NQ=7 -D D=128 "$gqa"
+run "--emit=ptx gqa NQ 7 D 128" 0 --emit=ptx --no-tensor-copies -D NQ=7 -D D=128 "$gqa"
 has "gqa: dots on the tensor cores" out "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"
 has "gqa: operands through ldmatrix" out "ldmatrix.sync.aligned.m8n8.x4.shared.b16"
 has "gqa: dot's [K, N] b transposed by ldmatrix" out "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16"
@@ -151,7 +152,7 @@ fi
 # backend hazards (spec/conformance/hazards.ph): a staged operand keeps a
 # dot's class out of the fragment layout; point writes into a staged var wait
 # for its copies; a tensor the kernel stores to is not staged by cp.async
-run "--emit=ptx hazards" 0 --emit=ptx "$PROJECT_ROOT/spec/conformance/hazards.ph"
+run "--emit=ptx hazards" 0 --emit=ptx --no-tensor-copies "$PROJECT_ROOT/spec/conformance/hazards.ph"
 if ! entry frag_plus_staged__v0 | grep -q '%fwg_'; then ok "hazards: a staged addend keeps the dot's class flat"; else not_ok "hazards: a staged addend keeps the dot's class flat"; fi
 if [ "$(entry point_writes_staged__v0 | sed -n '/^\$Lsd0:/,$p' | grep -m1 -E 'st.shared|cp.async.wait_group' | tr -s ' ')" = " cp.async.wait_group 0;" ]; then
   ok "hazards: point writes into a staged var wait for its copies"
@@ -193,26 +194,27 @@ has "--prefetch: the first iteration's tiles before the loop" out "\$Lpf"
 has "--prefetch: the next iteration's inside it" out "\$Lpfk"
 run "--emit=ptx without --prefetch" 0 --emit=ptx "$split"
 lacks "no prefetch by default" out "\$Lpfk"
-# --tma: staged loads by tensor copies, the pointer path beside them
+# TMA (the sm_90a default): staged loads by tensor copies, the pointer path beside them
 ragged="$PROJECT_ROOT/spec/conformance/sgemm_ragged.ph"
-run "--emit=ptx --tma" 0 --emit=ptx --tma "$ragged"
-has "--tma: tensor copies" out "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
-has "--tma: the map is a 128-byte parameter" out ".param .align 64 .b8 tmap_param0[128]"
-has "--tma: and whether the runtime built it" out "ld.param.u32 %tmok0, [tmok_param0];"
-has "--tma: the map's generic address" out "cvta.param.u64 %tmap0, %tmap0;"
-has "--tma: the destination 128-byte aligned" out ".shared .align 128 .b8 smem["
-has "--tma: the pointer path kept" out "\$Ltmafb"
-run "--emit=plan --tma" 0 --emit=plan --tma "$ragged"
-has "--tma: the plan names the path" out "path: tensor copy (TMA) through map 0"
-run "--emit=manifest --tma" 0 --emit=manifest --tma "$ragged"
-has "--tma: the manifest describes the map" out "swizzle: none, fill: zero}"
-run "--emit=ptx without --tma" 0 --emit=ptx "$ragged"
-lacks "no tensor copies by default" out "cp.async.bulk.tensor"
-run "--emit=ptx --tma --arch=sm_80" 0 --emit=ptx --tma --arch=sm_80 "$ragged"
-lacks "--tma on sm_80: none" out "cp.async.bulk.tensor"
+run "--emit=ptx (tensor copies by default)" 0 --emit=ptx "$ragged"
+has "tensor copies: tensor copies" out "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+has "tensor copies: the map is a 128-byte parameter" out ".param .align 64 .b8 tmap_param0[128]"
+has "tensor copies: and whether the runtime built it" out "ld.param.u32 %tmok0, [tmok_param0];"
+has "tensor copies: the map's generic address" out "cvta.param.u64 %tmap0, %tmap0;"
+has "tensor copies: the destination 128-byte aligned" out ".shared .align 128 .b8 smem["
+has "tensor copies: the pointer path kept" out "\$Ltmafb"
+run "--emit=plan (tensor copies)" 0 --emit=plan "$ragged"
+has "tensor copies: the plan names the path" out "path: tensor copy (TMA) through map 0"
+run "--emit=manifest (tensor copies)" 0 --emit=manifest "$ragged"
+has "tensor copies: the manifest describes the map" out "swizzle: none, fill: zero}"
+run "--emit=ptx --no-tensor-copies" 0 --emit=ptx --no-tensor-copies "$ragged"
+lacks "--no-tensor-copies: none" out "cp.async.bulk.tensor"
+has "--no-tensor-copies: cp.async staging instead" out "cp.async.cg.shared.global"
+run "--emit=ptx --arch=sm_80" 0 --emit=ptx --arch=sm_80 "$ragged"
+lacks "sm_80: no tensor copies" out "cp.async.bulk.tensor"
 gqa="$PROJECT_ROOT/examples/gqa_attention/gqa_attention.ph"
 for d in 64 128; do
-  run "GQA --tma D=$d" 0 --emit=ptx --tma -D D=$d "$gqa"
+  run "GQA D=$d" 0 --emit=ptx -D D=$d "$gqa"
   has "GQA D=$d: Q [BQ, 7, D] by one tensor copy through a rank-5 map" out "cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes"
   # K and V stream through @pipeline's staged rings by tensor copies (a
   # rank-4 map, a stage ahead, one mbarrier a stage), swizzled
@@ -222,7 +224,7 @@ for d in 64 128; do
   has "GQA D=$d: the entry rounds its base for the swizzle" out "and.b32 %smem_, %smem_, -1024;"
   lacks "GQA D=$d: no cp.async chunks beside the copies" out "cp.async.cg.shared.global"
 done
-run "GQA --tma plan" 0 --emit=plan --tma "$gqa"
+run "GQA plan" 0 --emit=plan "$gqa"
 has "GQA plan: HQ viewed as [HQ / 7, 7]" out "dim 2 viewed as [extent / 7, 7] so the slack lies past its end (zero-filled)"
 if grep -E '^  #0 q ' "$tmp/out" | grep -q '+8 padstage'; then not_ok "GQA plan: TMA over @padstage for the copied Q tile" "$(grep -E '^  #0 q ' "$tmp/out")"; else ok "GQA plan: TMA over @padstage for the copied Q tile"; fi
 has "GQA plan: K and V in staged rings by tensor copies" out "swizzled 128B (2 boxes a row) into a ring of 2 stages"
@@ -232,7 +234,7 @@ has "GQA plan: the ring's buffers" out "ring of 2 stages of"
 # planner puts no barrier in the loop, so the copy brings one of its own
 # (every thread past its wait before thread 0 arms the mbarrier again)
 printf '@grid(cdiv(M, 16))\nkernel last(X: tensor<f32>[M, 64], Y: tensor<f32>[M, 64], n: i32) {\n  let s0 = ctx.block.x * 16\n  var x: tile<f32>[16, 64] = 0.0\n  for i in range(0, n, 1) {\n    x = X[s0 + i :+ 16, :]\n  }\n  Y[s0 :+ 16, :] = x\n}\n' > "$tmp/last.ph"
-run "--tma, a copy rewritten in a loop" 0 --emit=ptx --tma "$tmp/last.ph"
+run "a tensor copy rewritten in a loop" 0 --emit=ptx "$tmp/last.ph"
 has "its own barrier before the mbarrier is armed again" out "bar.sync 0; // the last round of this copy's mbarrier is over"
 # --prefetch leaves a loop alone when it stores to the tensor it loads ahead
 printf '@grid(1)\nkernel scan(X: tensor<f32>[N, 64]) {\n  for i in range(0, N - 16, 16) {\n    let x = X[i :+ 16, :]\n    X[i + 16 :+ 16, :] = x + 1.0\n  }\n}\n' > "$tmp/scan.ph"
@@ -240,12 +242,12 @@ run "--prefetch over a loop that stores what it loads next" 0 --emit=ptx --prefe
 lacks "no prefetch across the store" out "\$Lpfk"
 # @no_tma: the per-kernel --no-tma (the same kernel without it takes the copies)
 grep -v '^@no_tma$' "$PROJECT_ROOT/tests/golden/plan/no_tma_pipeline.ph" > "$tmp/with_tma.ph"
-run "without @no_tma" 0 --emit=plan --tma "$tmp/with_tma.ph"
+run "without @no_tma" 0 --emit=plan "$tmp/with_tma.ph"
 has "without @no_tma: a ring" out "path: bulk copies into ring"
 has "without @no_tma: a tensor copy" out "path: tensor copy (TMA)"
-run "@no_tma PTX" 0 --emit=ptx --tma "$PROJECT_ROOT/tests/golden/plan/no_tma_pipeline.ph"
+run "@no_tma PTX" 0 --emit=ptx "$PROJECT_ROOT/tests/golden/plan/no_tma_pipeline.ph"
 lacks "@no_tma: no bulk or tensor copies" out "cp.async.bulk"
-run "--emit=ptx --tma --no-tma" 0 --emit=ptx --tma --no-tma "$ragged"
+run "--emit=ptx --no-tma" 0 --emit=ptx --no-tma "$ragged"
 lacks "--no-tma wins" out "cp.async.bulk.tensor"
 # @pipeline: rings filled by bulk copies on sm_90a, nothing of it on sm_80
 pipe="$PROJECT_ROOT/spec/conformance/pipeline.ph"
@@ -293,8 +295,9 @@ if command -v ptxas >/dev/null || [ -x /usr/local/cuda/bin/ptxas ]; then
   run "@pipeline with a producer warp assembles" 0 --producer-warp -o "$tmp/pipew.cubin" "$pipe"
   run "split q8 assembles" 0 -o "$tmp/split.cubin" "$split"
   run "split q8 with --prefetch assembles" 0 --prefetch -o "$tmp/splitpf.cubin" "$split"
-  run "--tma assembles (tensor copies, mbarriers)" 0 --tma -o "$tmp/ragged.cubin" "$ragged"
-  run "flash attention with --tma assembles" 0 --tma -o "$tmp/fa.cubin" "$PROJECT_ROOT/spec/conformance/flash_attention.ph"
+  run "tensor copies assemble (mbarriers)" 0 -o "$tmp/ragged.cubin" "$ragged"
+  run "flash attention assembles" 0 -o "$tmp/fa.cubin" "$PROJECT_ROOT/spec/conformance/flash_attention.ph"
+  run "GQA (swizzled copies, staged rings) assembles" 0 -o "$tmp/gqa.cubin" "$gqa"
   run "split q8 for sm_80 assembles" 0 --arch=sm_80 -o "$tmp/split80.cubin" "$split"
 else
   echo "# ptxas not found: cubin tests skipped"

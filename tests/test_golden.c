@@ -78,8 +78,8 @@ static int read_defines(const char *text, Define *defs, int max, DriverOptions *
   int n = 0;
   while (p < eol && n < max) {
     while (p < eol && *p == ' ') p++;
-    static const char *sw[] = {"--tma", "--no-tma", "--prefetch", "--producer-warp"};
-    bool *on[] = {&o->tma, &o->no_tma, &o->prefetch, &o->producer_warp};
+    static const char *sw[] = {"--no-tensor-copies", "--no-tma", "--prefetch", "--producer-warp"};
+    bool *on[] = {&o->no_tensor_copies, &o->no_tma, &o->prefetch, &o->producer_warp};
     bool matched = false;
     for (int i = 0; i < 4 && !matched; i++) {
       size_t l = strlen(sw[i]);

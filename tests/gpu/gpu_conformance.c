@@ -8,9 +8,9 @@
  *
  * Usage: gpu_conformance CASE.yaml...   (ptxas: PHOBOS_PTXAS, PATH or
  * /usr/local/cuda/bin). Without a device it prints one skip line.
- * PHOBOS_TMA=1 plans with phobosc --tma; PHOBOS_COMPARE_PATHS=1 runs each
+ * PHOBOS_TMA=0 plans with phobosc --no-tensor-copies; PHOBOS_COMPARE_PATHS=1 runs each
  * case on the pointer path and then with TMA copies and requires the same
- * output bytes (not run on a GPU yet). */
+ * output bytes. */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -31,7 +31,7 @@ typedef struct Gpu {
   Arena *arena;
   char dir[64];
   int serial;
-  int tmaps, tmaps_built; /* over every launch: tensor maps taken and built (PHOBOS_TMA=1) */
+  int tmaps, tmaps_built; /* over every launch: tensor maps taken and built */
   /* PHOBOS_COMPARE_PATHS=1: each case runs on the pointer path (record),
    * then with TMA copies (compare): every output byte must be the same */
   int compare, nrun;
@@ -68,7 +68,7 @@ static bool gpu_begin(void *self, Case *c, Plan **plans, int nplans, const Sourc
   if (!pf) return gfail(err, errlen, "cannot write %s", ptx_path);
   bool dyn = false, tma = false;
   for (int i = 0; i < nplans; i++) dyn |= plans[i]->f->info->dynshared;
-  for (int i = 0; i < nplans; i++) tma |= plans[i]->ntma_loads > 0;
+  for (int i = 0; i < nplans; i++) tma |= plans[i]->ntmaps > 0;
   ptx_emit_header(pf, "sm_90a", dyn, tma);
   int64_t *shared = arena_alloc(g->arena, sizeof(int64_t) * (size_t)(nplans + 1));
   char *dbuf = NULL;
@@ -174,7 +174,7 @@ static bool gpu_run(void *self, Case *c, const Plan *p, int index, double **outs
     phobos_status s = rt_launch_variant(k, v, args, &b, NULL, NULL);
     k->explicit_grid = false;
     if (s != PHOBOS_OK) ok = gfail(err, errlen, "launch %s: %s: %s", v->entry, phobos_status_name(s), phobos_last_error(g->ctx));
-    /* with PHOBOS_TMA=1, every map whose tensor has a 16-byte aligned base
+    /* every map whose tensor has a 16-byte aligned base
      * and row pitches must be built (else the TMA path would go untested
      * behind its fallback), and no other */
     int built, maps = phobos_kernel_last_tensor_maps(k, &built), want = 0;
@@ -270,12 +270,12 @@ int main(int argc, char **argv) {
     err[0] = 0;
     bool ok;
     if (compare) { /* the pointer path, then TMA copies: the same bytes out */
-      unsetenv("PHOBOS_TMA");
+      setenv("PHOBOS_TMA", "0", 1);
       g.compare = 1, g.nrun = 0;
       ok = harness_load(argv[i], &c, err, sizeof err) && harness_run(&c, &r, err, sizeof err);
       harness_free(&c);
       memset(&c, 0, sizeof c); /* freed: the one free below is then of nothing, or of the second load */
-      setenv("PHOBOS_TMA", "1", 1);
+      unsetenv("PHOBOS_TMA");
       g.compare = 2, g.nrun = 0;
       ok = ok && harness_load(argv[i], &c, err, sizeof err) && harness_run(&c, &r, err, sizeof err);
       for (int s = 0; s < 64; s++)

@@ -3,7 +3,7 @@
  * as [BQ, NQ, D] tiles (NQ query heads of one KV head) into shared memory
  * and writes each row's first plus last element (1/D of what it reads).
  * Two builds of it are timed on the same tensor:
- * the staged pointer path (phobosc) and TMA tensor copies (phobosc --tma),
+ * the staged pointer path (phobosc --no-tensor-copies) and TMA tensor copies (phobosc),
  * whose map views HQ as [HQ / NQ, NQ] when NQ is not a power of two.
  *
  *   qload_bench PTR_DIR TMA_DIR S HKV

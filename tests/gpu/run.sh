@@ -7,9 +7,10 @@
 # come back packed as $OUT/gpu_logs.tgz. Needs no
 # compiler: everything was built here. Last, the GQA cubins' SASS is counted
 # (HMMA instructions, LDL/STL local-memory accesses: issue 6 wants none).
-# PHOBOS_PRODUCER_WARP=1, PHOBOS_PREFETCH=1 and PHOBOS_TMA=1 plan the conformance
-# cases as phobosc --producer-warp, --prefetch and --tma; the suite runs once
-# plain and once with PHOBOS_TMA=1 (and --bench times the Q load both ways).
+# PHOBOS_PRODUCER_WARP=1, PHOBOS_PREFETCH=1 and PHOBOS_TMA=0 plan the conformance
+# cases as phobosc --producer-warp, --prefetch and --no-tensor-copies; the suite
+# runs once as compiled by default (TMA tensor copies) and once with
+# PHOBOS_TMA=0 (and --bench times the Q load both ways).
 set -uo pipefail
 build=${1:-build}
 # every log goes to one folder, packed at the end into $OUT/gpu_logs.tgz
@@ -46,27 +47,21 @@ if command -v compute-sanitizer >/dev/null; then
     "$build/tests/gpu/gpu_conformance" spec/conformance/*.yaml
   [ -x "$build/examples/q8_matvec_host" ] && run q8_matvec_check.memcheck compute-sanitizer --tool memcheck \
     --error-exitcode 1 "$build/examples/q8_matvec_host" "$build/examples"
-  sample=(spec/conformance/{gqa_decode_split_nq7_causal,gqa_decode_split_nq7_misaligned,gqa_nq7_kv_misaligned,gqa_decode_merge,q8_matvec_seed,q8_matvec_split_ring,q8_matvec_split_ring_misaligned,pipeline_copy,pipeline_unaligned,pipeline_misaligned,pipeline_nested,pipeline_copy_in_if,qload_nq7,qload_edges_nq7_misaligned,gqa_nq7_causal,sgemm_ragged,flash_attention,reduce_ragged,dot_rank3,stmt_var_cols,builtin_transpose}.yaml)
+  sample=(spec/conformance/{gqa_decode_split_nq7_causal,gqa_decode_split_nq7_misaligned,gqa_nq7_kv_misaligned,gqa_decode_merge,q8_matvec_seed,q8_matvec_split_ring,q8_matvec_split_ring_misaligned,pipeline_copy,pipeline_unaligned,pipeline_misaligned,pipeline_nested,pipeline_copy_in_if,qload_nq7,qload_nq3,qload_edges_nq7_misaligned,gqa_nq7_causal,gqa_nq8_d64,sgemm_ragged,flash_attention,reduce_ragged,dot_rank3,dot_bf16_panels,dot_f16_panels_flat,stmt_var_cols,builtin_transpose}.yaml)
   run gpu_conformance.racecheck compute-sanitizer --tool racecheck --error-exitcode 1 "$build/tests/gpu/gpu_conformance" "${sample[@]}"
   # the suite provokes driver errors on purpose (a manifest naming a missing entry): only memory errors count
   run gpu_runtime.memcheck compute-sanitizer --tool memcheck --leak-check full --report-api-errors no --error-exitcode 1 \
     "$build/tests/gpu/gpu_runtime" "$build/tests/gpu"
 fi
-# the suite again with TMA tensor copies (phobosc --tma): every map that the
-# tensors allow must be built; the sanitizers over the kernels that copy most
-PHOBOS_TMA=1 run gpu_conformance.tma "$build/tests/gpu/gpu_conformance" spec/conformance/*.yaml
+# the suite again without tensor copies (phobosc --no-tensor-copies): the
+# cp.async staging and the pointer paths the copies replace
+PHOBOS_TMA=0 run gpu_conformance.no_tensor_copies "$build/tests/gpu/gpu_conformance" spec/conformance/*.yaml
 # the seed's no-op check, and more: GQA and the Q tile with NQ a power of two
-# (no padding) and not (padded, the slack zero-filled by the copy), each run on
-# the pointer path and then with TMA copies; every output byte must agree
+# (no padding) and not (padded, the slack zero-filled by the copy), swizzled
+# operands and staged rings, each run on the pointer path and then with TMA
+# copies; every output byte must agree
 PHOBOS_COMPARE_PATHS=1 run gpu_conformance.tma_vs_pointer "$build/tests/gpu/gpu_conformance" \
-  spec/conformance/{gqa_nq1_d32,gqa_nq2_d64_causal,gqa_nq4_causal,gqa_nq8_d64,gqa_nq8_d32_causal,gqa_nq7_causal,gqa_nq3_d64,qload_nq8,qload_nq7,sgemm_ragged}.yaml
-if command -v compute-sanitizer >/dev/null; then
-  tsample=(spec/conformance/{qload_nq7,qload_nq3,qload_edges_nq7_misaligned,gqa_nq7_causal,gqa_nq8_d64,sgemm_ragged,flash_attention}.yaml)
-  PHOBOS_TMA=1 PHOBOS_GPU_GUARD=0 run gpu_conformance.tma.memcheck compute-sanitizer --tool memcheck --error-exitcode 1 \
-    "$build/tests/gpu/gpu_conformance" "${tsample[@]}"
-  PHOBOS_TMA=1 run gpu_conformance.tma.racecheck compute-sanitizer --tool racecheck --error-exitcode 1 \
-    "$build/tests/gpu/gpu_conformance" "${tsample[@]}"
-fi
+  spec/conformance/{gqa_nq1_d32,gqa_nq2_d64_causal,gqa_nq4_causal,gqa_nq8_d64,gqa_nq8_d32_causal,gqa_nq7_causal,gqa_nq3_d64,gqa_decode_split_nq7_causal,qload_nq8,qload_nq7,sgemm_ragged,dot_bf16_panels,dot_t_bf16_panels,dot_f16_panels_flat,pipeline_copy}.yaml
 if [ "${2:-}" = --bench ]; then
   # the Q-load tile with and without TMA copies (compiles on this machine: ptxas is here)
   [ -x "$build/tests/gpu/qload_bench" ] && bash tests/gpu/qload_ab.sh "$build" | tee "$out/qload_ab.log" | grep '^Q load'

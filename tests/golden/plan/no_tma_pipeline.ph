@@ -1,5 +1,5 @@
-// phobosc: --tma
-// @no_tma keeps this kernel on the threads' own loads even with --tma and
+// phobosc:
+// @no_tma keeps this kernel on the threads' own loads though TMA copies are the default, and
 // @pipeline: the plan's path says why, and no ring or tensor map appears.
 @pipeline
 @no_tma

@@ -1,5 +1,5 @@
-// phobosc: --tma
-// --tma: the [BQ, 7, D] query tile (physical [BQ, 8, D]) is read through a
+// phobosc:
+// TMA (the sm_90a default): the [BQ, 7, D] query tile (physical [BQ, 8, D]) is read through a
 // map that views HQ as [HQ / 7, 7], so its slack lies past that dim's end;
 // the [16, 64] tile without slack through a plain map; the tile under an if
 // and the one with a start that is no multiple of its length stay on the
