@@ -848,6 +848,83 @@ static int tma_swizzle(const PlanBuf *b, int eb) {
   return rb % 128 == 0 ? 128 : rb % 64 == 0 ? 64 : rb % 32 == 0 ? 32 : 0;
 }
 
+/* The tensor map of load or store `in` (its subscripts over tensor tp)
+ * moving a tile of physical dims phys: false when no map can. */
+static bool tma_map(const TirInst *in, const TirParam *tp, const int64_t *phys, Scalar elem, PlanTmap *m,
+                    const TirInst **outer, int64_t *outer_const) {
+  *m = (PlanTmap){.param = in->aux, .rank = tp->rank, .elem = elem, .split_dim = -1, .boxes = 1};
+  *outer = NULL, *outer_const = 0;
+  if (tp->rank > 5 || in->nsubs != tp->rank) return false;
+  int j = 0, md = 0;
+  for (int i = 0; i < in->nsubs; i++) {
+    if (in->subs[i].point) {
+      m->box[md++] = 1;
+      continue;
+    }
+    int64_t len = in->subs[i].len, ph = phys[j++];
+    if (ph != len) {
+      /* slack: past the end of a dim of its own, when the start is a
+       * multiple of the span (one such dim, the map's rank at most 5) */
+      if (m->split_dim >= 0 || tp->rank == 5 || !start_multiple(in->subs[i].start, len, outer, outer_const)) return false;
+      m->split_dim = i, m->split_inner = len;
+      m->box[md++] = 1;
+    }
+    m->box[md++] = ph;
+  }
+  for (int d = 0; d < md; d++)
+    if (m->box[d] < 1 || m->box[d] > 256) return false;
+  for (int i = 0; i < in->nsubs; i++) /* a copy's coordinates are 32-bit */
+    if (sema_scalar_bytes(in->subs[i].start->ty.elem) > 4) return false;
+  if (*outer && sema_scalar_bytes((*outer)->ty.elem) > 4) return false;
+  return (m->box[md - 1] * sema_scalar_bytes(elem)) % 16 == 0;
+}
+
+/* m's index in the plan's maps, added if new (loads and stores of one
+ * tensor with one box and swizzle share a map) */
+static int tma_map_index(Plan *p, const PlanTmap *m) {
+  for (int i = 0; i < p->ntmaps; i++)
+    if (p->tmaps[i].param == m->param && p->tmaps[i].split_dim == m->split_dim &&
+        p->tmaps[i].split_inner == m->split_inner && p->tmaps[i].swizzle == m->swizzle &&
+        !memcmp(p->tmaps[i].box, m->box, sizeof m->box))
+      return i;
+  p->tmaps[p->ntmaps] = *m;
+  return p->ntmaps++;
+}
+
+/* A store of a padded tile (slack in one dim, which a map of one more dim
+ * puts past that dim's end) takes a TMA tensor store: the threads write the
+ * tile into shared memory, thread 0 stores it by one copy and the hardware
+ * clips what lies outside the map (the slack, and rows past the tensor's
+ * end), where the pointer path masks them element by element. Not for a
+ * tensor the kernel also loads (the copy writes through the async proxy),
+ * nor for a tile without slack (the threads' stores are as good). */
+static void choose_tma_store(Planner *P, TirInst *in) {
+  Plan *p = P->p;
+  const TirInst *val = in->op == TIR_STORE ? in->args[0] : NULL;
+  if (!val || !val->ty.rank || !val->plan->slack || val->ty.elem == S_BOOL || p->ntmaps == MAX_TMAPS) return;
+  if (tir_loads_from(&P->f->body, in->aux)) return;
+  const TirParam *tp = &P->f->params[in->aux];
+  PlanTmap m;
+  const TirInst *outer;
+  int64_t outer_const;
+  if (tp->elem != val->ty.elem || !tma_map(in, tp, val->plan->phys, tp->elem, &m, &outer, &outer_const) ||
+      m.split_dim < 0)
+    return;
+  int idx = tma_map_index(p, &m);
+  PlanVal *v = in->plan;
+  v->tma = idx + 1;
+  v->tma_outer = outer, v->tma_outer_const = outer_const;
+  /* the tile's staging: a dense buffer alive at the store only (GQA's O
+   * takes the bytes its Q and K/V rings held) */
+  v->buf = new_buf(P, BUF_SCRATCH, arena_printf(P->a, "tensor store of %%%d", val->id), tp->elem, val->ty.rank,
+                   val->plan->phys, in);
+  v->buf->align = 128;
+  v->path = arena_printf(P->a,
+                         "tensor store (TMA) through map %d from buffer #%d, dim %d viewed as [extent / %lld, %lld] so "
+                         "the slack lies past its end (clipped), the threads' masked stores when the map cannot be built",
+                         idx, v->buf->id, m.split_dim, (long long)m.split_inner, (long long)m.split_inner);
+}
+
 /* loop: the for whose body holds the load directly (a staged ring's);
  * looped: the load is inside some loop */
 static void choose_tma(Planner *P, TirInst *in, TirInst *loop, bool looped) {
@@ -871,47 +948,19 @@ static void choose_tma(Planner *P, TirInst *in, TirInst *loop, bool looped) {
   const TirParam *tp = &P->f->params[in->aux];
   PlanBuf *b = v->buf;
   int64_t dense = b->dims[b->rank - 1];
-  if (tp->rank > 5 || (b->pitch != dense && !b->padded) || b->rank != in->ty.rank || in->nsubs != tp->rank) return;
-  PlanTmap m = {.param = in->aux, .rank = tp->rank, .elem = in->ty.elem, .split_dim = -1};
-  const TirInst *outer = NULL;
-  int64_t outer_const = 0;
-  int j = 0, md = 0;
-  for (int i = 0; i < in->nsubs; i++) {
-    if (in->subs[i].point) {
-      m.box[md++] = 1;
-      continue;
-    }
-    if (j >= b->rank) return;
-    int64_t len = in->subs[i].len, phys = b->dims[j++];
-    if (phys != len) {
-      /* slack: past the end of a dim of its own, when the start is a
-       * multiple of the span (one such dim, the map's rank at most 5) */
-      if (m.split_dim >= 0 || tp->rank == 5 || !start_multiple(in->subs[i].start, len, &outer, &outer_const)) return;
-      m.split_dim = i, m.split_inner = len;
-      m.box[md++] = 1;
-    }
-    m.box[md++] = phys;
-  }
-  for (int d = 0; d < md; d++)
-    if (m.box[d] < 1 || m.box[d] > 256) return;
-  for (int i = 0; i < in->nsubs; i++) /* a copy's coordinates are 32-bit */
-    if (sema_scalar_bytes(in->subs[i].start->ty.elem) > 4) return;
-  if (outer && sema_scalar_bytes(outer->ty.elem) > 4) return;
-  int eb = sema_scalar_bytes(in->ty.elem);
-  if ((m.box[md - 1] * eb) % 16) return;
+  if ((b->pitch != dense && !b->padded) || b->rank != in->ty.rank) return;
+  PlanTmap m;
+  const TirInst *outer;
+  int64_t outer_const;
+  if (!tma_map(in, tp, b->dims, in->ty.elem, &m, &outer, &outer_const)) return;
+  int eb = sema_scalar_bytes(in->ty.elem), md = m.rank + (m.split_dim >= 0);
   int swz = tma_swizzle(b, eb);
-  m.swizzle = swz, m.boxes = 1;
   if (swz) { /* one copy a panel: the inner box is the swizzle's width */
+    m.swizzle = swz;
     m.boxes = (int)(m.box[md - 1] * eb / swz);
     m.box[md - 1] = swz / eb;
   }
-  int idx = -1;
-  for (int i = 0; i < p->ntmaps && idx < 0; i++)
-    if (p->tmaps[i].param == m.param && p->tmaps[i].split_dim == m.split_dim &&
-        p->tmaps[i].split_inner == m.split_inner && p->tmaps[i].swizzle == m.swizzle &&
-        !memcmp(p->tmaps[i].box, m.box, sizeof m.box))
-      idx = i;
-  if (idx < 0) p->tmaps[idx = p->ntmaps++] = m;
+  int idx = tma_map_index(p, &m);
   v->tma = idx + 1;
   v->tma_outer = outer, v->tma_outer_const = outer_const;
   const char *swzs = swz ? arena_printf(P->a, ", swizzled %dB (%d %s a row)", swz, m.boxes, m.boxes > 1 ? "boxes" : "box")
@@ -963,6 +1012,7 @@ static void walk_tma(Planner *P, TirBlock *blk, bool in_if, bool looped, TirInst
   for (int i = 0; i < blk->len; i++) {
     TirInst *in = blk->insts[i];
     if (!in_if) choose_tma(P, in, loop, looped);
+    if (!in_if) choose_tma_store(P, in);
     bool lp = looped || in->op == TIR_FOR || in->op == TIR_WHILE;
     walk_tma(P, &in->body, in_if || in->op == TIR_IF, lp, in->op == TIR_FOR ? in : NULL);
     walk_tma(P, &in->body2, in_if || in->op == TIR_IF, lp, NULL);
@@ -1270,6 +1320,14 @@ void plan_print(FILE *out, const Plan *p) {
   for (int i = 0; i < f->ninsts; i++) {
     const TirInst *in = f->insts[i];
     const PlanVal *v = in->plan;
+    if (in->op == TIR_STORE && v->path) { /* a store that takes a path of its own */
+      fprintf(out, "  %%%-4d %-9s %-4s ", in->id, tir_op_name(in->op), sema_scalar_name(in->args[0]->ty.elem));
+      int64_t logical[MAX_TILE_RANK];
+      for (int d = 0; d < in->args[0]->ty.rank; d++) logical[d] = in->args[0]->ty.dims[d];
+      shape(out, in->args[0]->ty.rank, logical);
+      fprintf(out, " of %%%d\n        path: %s\n", in->args[0]->id, v->path);
+      continue;
+    }
     if (in->ty.rank == 0 || in->op == TIR_STORE || in->op == TIR_WRITE) continue;
     fprintf(out, "  %%%-4d %-9s %-4s ", in->id, tir_op_name(in->op), sema_scalar_name(in->ty.elem));
     int64_t logical[MAX_TILE_RANK];
@@ -1326,6 +1384,10 @@ void plan_print_yaml(FILE *out, const Plan *p) {
   for (int i = 0; i < f->ninsts; i++) {
     const TirInst *in = f->insts[i];
     const PlanVal *v = in->plan;
+    if (in->op == TIR_STORE && v->path) {
+      fprintf(out, "    - {id: %d, op: store, value: %d, path: \"%s\"}\n", in->id, in->args[0]->id, v->path);
+      continue;
+    }
     if (in->ty.rank == 0 || in->op == TIR_STORE || in->op == TIR_WRITE) continue;
     int64_t logical[MAX_TILE_RANK];
     for (int d = 0; d < in->ty.rank; d++) logical[d] = in->ty.dims[d];

@@ -21,15 +21,18 @@ int *tir_use_counts(Arena *a, const TirFunc *f) {
   return n;
 }
 
-bool tir_stores_to(const TirBlock *b, int param) {
+static bool touches(const TirBlock *b, int param, TirOp op) {
   for (int i = 0; i < b->len; i++) {
     const TirInst *in = b->insts[i];
-    if (in->op == TIR_STORE && in->aux == param) return true;
-    if (tir_stores_to(&in->body, param) || tir_stores_to(&in->body2, param) || tir_stores_to(&in->cond, param))
-      return true;
+    if (in->op == op && in->aux == param) return true;
+    if (touches(&in->body, param, op) || touches(&in->body2, param, op) || touches(&in->cond, param, op)) return true;
   }
   return false;
 }
+
+bool tir_stores_to(const TirBlock *b, int param) { return touches(b, param, TIR_STORE); }
+
+bool tir_loads_from(const TirBlock *b, int param) { return touches(b, param, TIR_LOAD); }
 
 bool tir_same_type(const TirType *a, const TirType *b) {
   if (a->elem != b->elem || a->rank != b->rank) return false;

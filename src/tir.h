@@ -120,6 +120,8 @@ int *tir_use_counts(Arena *a, const TirFunc *f);
 /* Whether a store to tensor parameter `param` lies anywhere in b (nested
  * blocks included). */
 bool tir_stores_to(const TirBlock *b, int param);
+/* Whether a load from tensor parameter `param` lies anywhere in b. */
+bool tir_loads_from(const TirBlock *b, int param);
 void tir_print(FILE *out, const TirFunc *f);
 /* Checks the IR's invariants; returns false and reports an internal error
  * through d when one is broken. */

@@ -1,10 +1,12 @@
 // The GQA query tile on its own: Q [B, S, HQ, D] read as [BQ, NQ, D] tiles,
 // the NQ query heads of one KV head (HKV = HQ / NQ), with NQ not always a
 // power of two: the tile is [BQ, next_pow2(NQ), D] and the slack masked.
-// Staged (a var), then written back scaled and summed over D. With
-// phobosc --tma the staging is one tensor copy whose map views HQ as
-// [HQ / NQ, NQ], so the slack lies past the end of that dim and arrives as
-// zeros (spec/LANGUAGE.md 15.11); S not a multiple of BQ cuts the box.
+// Staged (a var), then written back scaled and summed over D. On sm_90a
+// the staging is one tensor copy whose map views HQ as [HQ / NQ, NQ], so
+// the slack lies past the end of that dim and arrives as zeros, and the
+// scaled tile goes back by a tensor store through the same view, which
+// clips the slack (spec/LANGUAGE.md 15.11); S not a multiple of BQ cuts
+// the box.
 @autotune(NQ in [7], D in [64], BQ in [16])
 @dynshared
 @grid(cdiv(S, BQ), HQ / NQ, B)
