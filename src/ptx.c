@@ -1400,15 +1400,10 @@ static void emit_load_elements(Emitter *e, const TirInst *in) {
   }
 }
 
-/* Thread t0's tensor copies of load `in` into shared address dst (a
- * register), completing on the mbarrier at `bar`: one copy per panel of a
- * swizzled tile, the inner coordinate and the destination stepping by a
- * panel. The map's coordinates, outermost first: a split dim's start
- * x * len is (x, 0). */
-static void tma_copies(Emitter *e, const TirInst *in, const char *dst, const char *bar, const char *t0) {
+/* The coordinates of load or store `in` in its map, outermost first (a
+ * split dim's start x * len is (x, 0)); returns how many. */
+static int tma_coords(Emitter *e, const TirInst *in, const char **c) {
   const PlanTmap *tm = &e->p->tmaps[in->plan->tma - 1];
-  int m = in->plan->tma - 1, rank = tm->rank + (tm->split_dim >= 0);
-  const char *c[MAX_TENSOR_RANK + 1];
   int nc = 0;
   for (int i = 0; i < tm->rank; i++) {
     if (i == tm->split_dim) {
@@ -1419,6 +1414,27 @@ static void tma_copies(Emitter *e, const TirInst *in, const char *dst, const cha
       c[nc++] = reg(e, in->subs[i].start, 0);
     }
   }
+  return nc;
+}
+
+/* the coordinates as PTX writes them: innermost first */
+static const char *tma_coord_list(Emitter *e, const char *const *c, int nc) {
+  char coords[256];
+  size_t n = 0;
+  for (int i = nc - 1; i >= 0; i--)
+    n += (size_t)snprintf(coords + n, sizeof coords - n, "%s%s", i == nc - 1 ? "" : ", ", c[i]);
+  return arena_printf(e->a, "%s", coords);
+}
+
+/* Thread t0's tensor copies of load `in` into shared address dst (a
+ * register), completing on the mbarrier at `bar`: one copy per panel of a
+ * swizzled tile, the inner coordinate and the destination stepping by a
+ * panel. */
+static void tma_copies(Emitter *e, const TirInst *in, const char *dst, const char *bar, const char *t0) {
+  const PlanTmap *tm = &e->p->tmaps[in->plan->tma - 1];
+  int m = in->plan->tma - 1, rank = tm->rank + (tm->split_dim >= 0);
+  const char *c[MAX_TENSOR_RANK + 1];
+  int nc = tma_coords(e, in, c);
   const char *inner = c[nc - 1];
   for (int q = 0; q < tm->boxes; q++) {
     if (q) {
@@ -1429,12 +1445,8 @@ static void tma_copies(Emitter *e, const TirInst *in, const char *dst, const cha
       c[nc - 1] = ci;
       dst = dq;
     }
-    char coords[256];
-    size_t n = 0;
-    for (int i = nc - 1; i >= 0; i--) /* innermost first */
-      n += (size_t)snprintf(coords + n, sizeof coords - n, "%s%s", i == nc - 1 ? "" : ", ", c[i]);
     out(e, "@%s cp.async.bulk.tensor.%dd.shared::cluster.global.mbarrier::complete_tx::bytes [%s], [%%tmap%d, {%s}], [%s];",
-        t0, rank, dst, m, coords, bar);
+        t0, rank, dst, m, tma_coord_list(e, c, nc), bar);
   }
 }
 
@@ -1537,23 +1549,10 @@ static void emit_tma_store(Emitter *e, const TirInst *in) {
   out(e, "setp.ne.u32 %s, %%tmok%d, 0;", use, m);
   out(e, "@!%s bra $Ltsfb%d;", use, L);
   out(e, "setp.eq.u32 %s, %%tid_, 0;", t0);
-  const PlanTmap *tm = &e->p->tmaps[m];
   const char *c[MAX_TENSOR_RANK + 1];
-  int nc = 0;
-  for (int i = 0; i < tm->rank; i++) {
-    if (i == tm->split_dim) {
-      c[nc++] = in->plan->tma_outer ? reg(e, in->plan->tma_outer, 0)
-                                    : arena_printf(e->a, "%lld", (long long)in->plan->tma_outer_const);
-      c[nc++] = "0";
-    } else {
-      c[nc++] = reg(e, in->subs[i].start, 0);
-    }
-  }
-  char coords[256];
-  size_t n = 0;
-  for (int i = nc - 1; i >= 0; i--) /* innermost first */
-    n += (size_t)snprintf(coords + n, sizeof coords - n, "%s%s", i == nc - 1 ? "" : ", ", c[i]);
-  out(e, "@%s cp.async.bulk.tensor.%dd.global.shared::cta.bulk_group [%%tmap%d, {%s}], [%s];", t0, nc, m, coords, src);
+  int nc = tma_coords(e, in, c);
+  out(e, "@%s cp.async.bulk.tensor.%dd.global.shared::cta.bulk_group [%%tmap%d, {%s}], [%s];", t0, nc, m,
+      tma_coord_list(e, c, nc), src);
   out(e, "@%s cp.async.bulk.commit_group;", t0);
   out(e, "@%s cp.async.bulk.wait_group.read 0;", t0);
   out(e, "bra.uni $Ltsd%d;", L);
