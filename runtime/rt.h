@@ -122,7 +122,7 @@ typedef struct MfGridOp {
   char op[8]; /* MF_OP: + - * / % cdiv min max neg */
 } MfGridOp;
 
-/* A tensor map the entry takes after its parameters (phobosc --tma). */
+/* A tensor map the entry takes after its parameters (phobosc's tensor copies). */
 enum { MF_MAX_TMAPS = 8, MF_MAX_SLOTS = 160 /* kernel parameters as launched (runtime.c, Params) */ };
 typedef struct MfTmap {
   int param;                      /* the tensor parameter's index */

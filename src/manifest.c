@@ -192,7 +192,7 @@ bool manifest_write(FILE *out, const Source *src, const char *arch, const char *
       /* the entry begins with griddepcontrol.wait (ptx.c): the runtime may
        * launch it as a programmatic dependent of the kernel before it */
       kv(&m, "dependent_launch", !strcmp(arch, "sm_90a") ? "true" : "false");
-      /* --tma: the maps the entry takes after its parameters (each a
+      /* tensor copies: the maps the entry takes after its parameters (each a
        * 128-byte map and a u32 saying whether the runtime built it) */
       if (pl->ntmaps) {
         ev_scalar(&m, "tensormaps", false);

@@ -794,14 +794,18 @@ static void choose_pipeline(Planner *P, bool sm90, unsigned flags) {
 
 /* ------------------------------------------------------------------ TMA */
 
-/* --tma: a staged load (its tile into a planned buffer) that a tensor copy
- * can write as it is: no slack (the copy would fill it with the tensor's
- * next elements, not zeros), a dense buffer (no @padstage pitch), a box of
- * at most 256 a dim whose innermost row is a multiple of 16 bytes, a tensor
- * of rank 5 or less, and not under an if (every thread waits for the copy).
- * It gets a tensor map (shared by loads of the same tensor and box) and a
- * 128-byte aligned buffer; the backend keeps the pointer path beside it for
- * launches whose tensor the map cannot describe (tmok = 0). */
+/* sm_90a, unless --no-tensor-copies: a staged load (its tile into a
+ * planned buffer, or a staged ring's stage) that a tensor copy can write:
+ * no slack unless a map of one more dim puts it past a dim's end (the copy
+ * fills zeros there), a box of at most 256 a dim whose innermost row is a
+ * multiple of 16 bytes, a tensor of rank 5 or less that the kernel never
+ * stores to, not under an if (every thread waits for the copy), and not a
+ * tile under 1 KiB in a loop outside a ring. It gets a tensor map (shared
+ * by loads and stores of the same tensor, box and swizzle), a dense or
+ * swizzled buffer (tma_swizzle) aligned for the copy; the backend keeps the
+ * pointer path beside it for launches whose tensor the map cannot describe
+ * (tmok = 0). choose_tma_store gives padded tiles' stores the same. spec
+ * 15.11. */
 /* A span start that is provably x * len: x (an instruction), or with
  * *konst set a constant x. */
 static bool start_multiple(const TirInst *st, int64_t len, const TirInst **x, int64_t *konst) {

@@ -1454,7 +1454,7 @@ static void tma_copies(Emitter *e, const TirInst *in, const char *dst, const cha
  * outside the tensor arrive as zeros and count too) */
 static int64_t tma_bytes(const TirInst *in) { return phys_elems(in) * elem_bytes_mem(in->ty.elem); }
 
-/* --tma (plan.c, choose_tma): thread 0 issues one tensor copy of the whole
+/* A tensor copy (plan.c, choose_tma): thread 0 issues one tensor copy of the whole
  * box into the staged buffer, its mbarrier expecting the box's bytes
  * (elements outside the tensor arrive as zeros and count too), and every
  * thread waits on the mbarrier's phase. When the runtime could not build

@@ -184,9 +184,9 @@ typedef struct PlanBuf {
    * readers (bytes is stages * stage_bytes); 0 for any other buffer */
   int stages;
   int64_t stage_bytes;
-  /* --tma, a tensor-core operand: the rows are `swizzle` bytes wide panels
-   * (32, 64 or 128; 0 none) in the layout a swizzled tensor copy writes,
-   * see plan_swizzle_off; align is 1024 */
+  /* a tensor copy's tensor-core operand (or @padstage tile): its rows in
+   * panels `swizzle` bytes wide (32, 64 or 128; 0 none) in the layout a
+   * swizzled tensor copy writes (ptx.c, swz_rows); align is 1024 */
   int swizzle;
 } PlanBuf;
 
@@ -204,7 +204,7 @@ typedef struct PlanVal {
   int64_t tma_outer_const;         /* ... or this constant, when tma_outer is NULL */
 } PlanVal;
 
-/* A tensor map that TMA loads read through (--tma): the runtime builds it
+/* A tensor map that TMA copies go through (sm_90a): the runtime builds it
  * from the tensor argument at launch (cuTensorMapEncodeTiled). */
 typedef struct PlanTmap {
   int param;                    /* the tensor parameter */

@@ -69,7 +69,7 @@ ParameterizedTestParameters(golden, file) {
   return cr_make_param_array(Case, cases, n, free_cases);
 }
 
-/* Reads "-D NAME=VALUE" pairs and the planner switches (--tma, --no-tma,
+/* Reads "-D NAME=VALUE" pairs and the planner switches (--no-tensor-copies, --no-tma,
  * --prefetch, --producer-warp) from a first line "// phobosc: ...". */
 static int read_defines(const char *text, Define *defs, int max, DriverOptions *o) {
   const char *tag = "// phobosc:";

@@ -1,7 +1,7 @@
 /* test_runtime_launch.c: the runtime's launch path against the fake driver
  * (fake_cuda.c, PHOBOS_LIBCUDA=FAKE_LIBCUDA): the parameters a launch
  * passes, programmatic dependent launch, and the tensor maps it builds (or
- * does not) for phobosc --tma, pad-and-mask splits included. No GPU. */
+ * does not) for phobosc's tensor copies, pad-and-mask splits included. No GPU. */
 #include <criterion/criterion.h>
 #include <dlfcn.h>
 #include <stdio.h>
@@ -11,7 +11,7 @@
 #include "fake_cuda.h"
 #include "phobos.h"
 
-/* a kernel like spec/conformance/qload.ph's qload_edges under --tma: Q
+/* a kernel like spec/conformance/qload.ph's qload_edges with tensor copies: Q
  * [B, S, HQ, D] read through a map that views HQ as [HQ / 7, 7] */
 static const char *manifest =
     "phobos_manifest: 1\n"

@@ -23,8 +23,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   Define defs[2] = {{.name = "NQ", .value = "7"}, {.name = "BQ", .value = "16"}};
   DriverOptions o = {.input = "fuzz.ph", .arch = (size & 1) ? "sm_80" : "sm_90a", .emit = EMIT_PTX,
                      .plain = (size & 2) != 0, .max_errors = 20, .defines = defs, .ndefines = (size & 4) ? 2 : 0,
-                     /* the experimental planner paths too: TMA copies, prefetching, a producer warp */
-                     .tma = (size & 8) != 0, .prefetch = (size & 16) != 0, .producer_warp = (size & 32) != 0};
+                     /* the planner switches too: no tensor copies, prefetching, a producer warp */
+                     .no_tensor_copies = (size & 8) != 0, .prefetch = (size & 16) != 0, .producer_warp = (size & 32) != 0};
   driver_compile_source(&o, &src, sink, sink);
   free(text);
   return 0;
