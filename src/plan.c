@@ -902,6 +902,12 @@ static int tma_map_index(Plan *p, const PlanTmap *m) {
  * end), where the pointer path masks them element by element. Not for a
  * tensor the kernel also loads (the copy writes through the async proxy),
  * nor for a tile without slack (the threads' stores are as good). */
+static int64_t phys_bytes(const int64_t *phys, int rank, Scalar elem) {
+  int64_t n = sema_scalar_bytes(elem);
+  for (int d = 0; d < rank; d++) n *= phys[d];
+  return n;
+}
+
 static void choose_tma_store(Planner *P, TirInst *in) {
   Plan *p = P->p;
   const TirInst *val = in->op == TIR_STORE ? in->args[0] : NULL;
@@ -914,8 +920,18 @@ static void choose_tma_store(Planner *P, TirInst *in) {
   if (tp->elem != val->ty.elem || !tma_map(in, tp, val->plan->phys, tp->elem, &m, &outer, &outer_const) ||
       m.split_dim < 0)
     return;
-  int idx = tma_map_index(p, &m);
+  /* the staging must not be what puts the kernel over its shared memory:
+   * taken only when every buffer so far and it fit side by side */
+  int64_t sum = phys_bytes(val->plan->phys, val->ty.rank, tp->elem) + 128;
+  for (int i = 0; i < P->bufs.len; i++) sum += ((PlanBuf *)P->bufs.items[i])->bytes + 128;
   PlanVal *v = in->plan;
+  if (sum > p->shared_limit) {
+    v->path = arena_printf(P->a, "the threads' masked stores: a tensor store's staging (%lld bytes beside the other "
+                                 "buffers) could exceed the shared memory limit of %lld",
+                           (long long)phys_bytes(val->plan->phys, val->ty.rank, tp->elem), (long long)p->shared_limit);
+    return;
+  }
+  int idx = tma_map_index(p, &m);
   v->tma = idx + 1;
   v->tma_outer = outer, v->tma_outer_const = outer_const;
   /* the tile's staging: a dense buffer alive at the store only (GQA's O
