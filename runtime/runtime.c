@@ -462,7 +462,7 @@ static void pack(const MfKernel *k, const phobos_arg *args, const CUdeviceptr *o
   }
 }
 
-/* The entry's tensor maps (phobosc --tma), after its parameters: each map
+/* The entry's tensor maps (phobosc's tensor copies), after its parameters: each map
  * and a flag. A map is built when the tensor allows it (base 16-byte
  * aligned, every row pitch a multiple of 16 bytes, the driver has the
  * encoder and accepts the map); otherwise the flag is 0 and the kernel

@@ -58,6 +58,11 @@ static void write_cubin(Arena *arena, Diags *d, const DriverOptions *o, const So
   if (fclose(y) != 0) diag_error(d, (Span){0}, "cannot write the manifest %s", yaml_path);
 }
 
+static unsigned plan_flags(const DriverOptions *o) {
+  return (o->no_tma ? PLAN_NO_ASYNC : 0) | (o->producer_warp ? PLAN_PRODUCER_WARP : 0) | (o->prefetch ? PLAN_PREFETCH : 0) |
+         (o->no_tensor_copies ? PLAN_NO_TENSOR_COPIES : 0);
+}
+
 /* Every variant of every kernel through the middle of the compiler. */
 static void compile_variants(Arena *arena, Diags *d, const Source *src, Node *program, SemaOptions *so,
                              const DriverOptions *o, FILE *out) {
@@ -74,9 +79,7 @@ static void compile_variants(Arena *arena, Diags *d, const Source *src, Node *pr
         tir_print(out, f);
         continue;
       }
-      Plan *p = plan_kernel(arena, d, f, o->arch,
-                            (o->no_tma ? PLAN_NO_ASYNC : 0) | (o->producer_warp ? PLAN_PRODUCER_WARP : 0) |
-                                (o->prefetch ? PLAN_PREFETCH : 0) | (o->no_tensor_copies ? PLAN_NO_TENSOR_COPIES : 0));
+      Plan *p = plan_kernel(arena, d, f, o->arch, plan_flags(o));
       if (!p || !tir_verify(d, f, "planning")) break;
       if (o->emit == EMIT_PLAN) plan_print(out, p);
       else if (o->emit == EMIT_PLAN_YAML) plan_print_yaml(out, p);
@@ -100,6 +103,26 @@ static void compile_variants(Arena *arena, Diags *d, const Source *src, Node *pr
   int64_t *shared = arena_alloc(arena, sizeof(int64_t) * (size_t)(plans.len + 1));
   for (int i = 0; i < plans.len && !d->errors; i++) {
     Plan *p = plans.items[i];
+    if (p->ntmaps && !o->no_tensor_copies) {
+      /* Tensor copies cost shared memory beside the exchange area, which
+       * only the emitter sizes: a variant they push over the limit (or that
+       * fails with them for any reason) is planned again without them, and
+       * that plan's diagnostics are the ones reported. */
+      char *buf = NULL;
+      size_t len = 0;
+      FILE *tf = open_memstream(&buf, &len);
+      Diags quiet = *d;
+      quiet.silent = true;
+      quiet.errors = 0;
+      bool ok = tf && ptx_emit_kernel(arena, &quiet, p, arch, manifest_entry(arena, p->f), tf, &shared[i]);
+      if (tf) fclose(tf);
+      if (ok) fwrite(buf, 1, len, pf);
+      free(buf);
+      if (ok) continue;
+      Plan *q = plan_kernel(arena, d, p->f, o->arch, plan_flags(o) | PLAN_NO_TENSOR_COPIES);
+      if (!q) break;
+      plans.items[i] = p = q;
+    }
     ptx_emit_kernel(arena, d, p, arch, manifest_entry(arena, p->f), pf, &shared[i]);
   }
   fclose(pf);

@@ -884,12 +884,13 @@ static bool tma_map(const TirInst *in, const TirParam *tp, const int64_t *phys, 
 }
 
 /* m's index in the plan's maps, added if new (loads and stores of one
- * tensor with one box and swizzle share a map) */
+ * tensor with one box, swizzle and panel count share a map: a load issues
+ * its map's `boxes` copies) */
 static int tma_map_index(Plan *p, const PlanTmap *m) {
   for (int i = 0; i < p->ntmaps; i++)
     if (p->tmaps[i].param == m->param && p->tmaps[i].split_dim == m->split_dim &&
         p->tmaps[i].split_inner == m->split_inner && p->tmaps[i].swizzle == m->swizzle &&
-        !memcmp(p->tmaps[i].box, m->box, sizeof m->box))
+        p->tmaps[i].boxes == m->boxes && !memcmp(p->tmaps[i].box, m->box, sizeof m->box))
       return i;
   p->tmaps[p->ntmaps] = *m;
   return p->ntmaps++;
@@ -900,19 +901,33 @@ static int tma_map_index(Plan *p, const PlanTmap *m) {
  * tile into shared memory, thread 0 stores it by one copy and the hardware
  * clips what lies outside the map (the slack, and rows past the tensor's
  * end), where the pointer path masks them element by element. Not for a
- * tensor the kernel also loads (the copy writes through the async proxy),
- * nor for a tile without slack (the threads' stores are as good). */
+ * tensor the kernel also loads (the copy writes through the async proxy)
+ * or stores to elsewhere, nor in a loop, nor for a tile without slack (the
+ * threads' stores are as good). */
 static int64_t phys_bytes(const int64_t *phys, int rank, Scalar elem) {
   int64_t n = sema_scalar_bytes(elem);
   for (int d = 0; d < rank; d++) n *= phys[d];
   return n;
 }
 
-static void choose_tma_store(Planner *P, TirInst *in) {
+static int count_stores(const TirBlock *b, int param) {
+  int n = 0;
+  for (int i = 0; i < b->len; i++) {
+    const TirInst *in = b->insts[i];
+    n += in->op == TIR_STORE && in->aux == param;
+    n += count_stores(&in->body, param) + count_stores(&in->body2, param) + count_stores(&in->cond, param);
+  }
+  return n;
+}
+
+static void choose_tma_store(Planner *P, TirInst *in, bool looped) {
   Plan *p = P->p;
   const TirInst *val = in->op == TIR_STORE ? in->args[0] : NULL;
   if (!val || !val->ty.rank || !val->plan->slack || val->ty.elem == S_BOOL || p->ntmaps == MAX_TMAPS) return;
-  if (tir_loads_from(&P->f->body, in->aux)) return;
+  /* the copy's global writes land after the kernel's later instructions
+   * (its wait is for the reads of the staging only): the tensor's one
+   * store, outside loops, and a tensor the kernel does not load */
+  if (looped || count_stores(&P->f->body, in->aux) != 1 || tir_loads_from(&P->f->body, in->aux)) return;
   const TirParam *tp = &P->f->params[in->aux];
   PlanTmap m;
   const TirInst *outer;
@@ -1032,7 +1047,7 @@ static void walk_tma(Planner *P, TirBlock *blk, bool in_if, bool looped, TirInst
   for (int i = 0; i < blk->len; i++) {
     TirInst *in = blk->insts[i];
     if (!in_if) choose_tma(P, in, loop, looped);
-    if (!in_if) choose_tma_store(P, in);
+    if (!in_if) choose_tma_store(P, in, looped);
     bool lp = looped || in->op == TIR_FOR || in->op == TIR_WHILE;
     walk_tma(P, &in->body, in_if || in->op == TIR_IF, lp, in->op == TIR_FOR ? in : NULL);
     walk_tma(P, &in->body2, in_if || in->op == TIR_IF, lp, NULL);
@@ -1246,6 +1261,15 @@ Plan *plan_kernel(Arena *a, Diags *d, TirFunc *f, const char *arch, unsigned fla
   for (int i = 0; i < p->nbarriers; i++) p->barriers[i] = *(PlanBarrier *)P.barriers.items[i];
   qsort(p->barriers, (size_t)p->nbarriers, sizeof *p->barriers, cmp_barrier);
 
+  /* Tensor copies cost shared memory of their own (a swizzled buffer's
+   * 1024-byte alignment and the rounded base, the copies' mbarriers): a
+   * kernel they push over the limit is planned without them. */
+  int64_t extra = p->ntma_loads ? 8 * p->ntma_loads + 128 : 0, swz = 0;
+  for (int i = 0; i < p->nbufs; i++)
+    if (p->bufs[i]->swizzle) swz = 1024;
+  extra += swz;
+  if (p->ntmaps && !(flags & PLAN_NO_TENSOR_COPIES) && p->shared_bytes + extra > p->shared_limit)
+    return plan_kernel(a, d, f, arch, flags | PLAN_NO_TENSOR_COPIES);
   if (p->shared_bytes > p->shared_limit) {
     diag_error(d, f->info->kernel->span,
                "kernel '%s' needs %lld bytes of shared memory; the limit is %lld%s", f->name,

@@ -3218,6 +3218,7 @@ static void emit_for(Emitter *e, const TirInst *in) {
     cta_sync(e);
     out(e, "setp.eq.u32 %s, %%tid_, 0;", t0);
     for (int s = 0; s < S; s++) out(e, "@%s mbarrier.inval.shared::cta.b64 [%%smem_+%lld];", t0, (long long)(mbar->offset + 8 * s));
+    cta_sync(e); /* invalidated before any thread reuses their bytes */
   }
   if (ns) { /* the groups left are empty; every thread is done with the stages before their bytes go to others */
     out(e, "cp.async.wait_group 0;");
@@ -3227,6 +3228,7 @@ static void emit_for(Emitter *e, const TirInst *in) {
       out(e, "setp.eq.u32 %s, %%tid_, 0;", t0);
       for (int s = 0; s < S; s++)
         out(e, "@%s mbarrier.inval.shared::cta.b64 [%%smem_+%lld];", t0, (long long)(smbar->offset + 8 * s));
+      cta_sync(e); /* invalidated before any thread reuses their bytes */
     }
     for (int k = 0; k < ns; k++) e->sbase[sloads[k]->plan->buf->id] = NULL;
     e->sring_loop = NULL;

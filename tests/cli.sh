@@ -236,6 +236,11 @@ has "GQA plan: the ring's buffers" out "ring of 2 stages of"
 printf '@grid(cdiv(M, 16))\nkernel last(X: tensor<f32>[M, 64], Y: tensor<f32>[M, 64], n: i32) {\n  let s0 = ctx.block.x * 16\n  var x: tile<f32>[16, 64] = 0.0\n  for i in range(0, n, 1) {\n    x = X[s0 + i :+ 16, :]\n  }\n  Y[s0 :+ 16, :] = x\n}\n' > "$tmp/last.ph"
 run "a tensor copy rewritten in a loop" 0 --emit=ptx "$tmp/last.ph"
 has "its own barrier before the mbarrier is armed again" out "bar.sync 0; // the last round of this copy's mbarrier is over"
+# a kernel at the static shared-memory limit: tensor copies would need 1 KiB
+# more (the swizzle's rounded base), so it is planned without them
+printf '@launch(128)\n@grid(cdiv(M, 64), cdiv(N, 128))\nkernel lim(A: tensor<f16>[M, K], B: tensor<f16>[K, N], C: tensor<f32>[M, N]) {\n  let m0 = ctx.block.x * 64\n  let n0 = ctx.block.y * 128\n  var acc: tile<f32>[64, 128] = 0.0\n  for k in range(0, K, 128) {\n    acc += dot(A[m0 :+ 64, k :+ 128], B[k :+ 128, n0 :+ 128])\n  }\n  C[m0 :+ 64, n0 :+ 128] = acc\n}\n' > "$tmp/lim.ph"
+run "a kernel at the shared-memory limit compiles" 0 --emit=ptx "$tmp/lim.ph"
+lacks "at the limit: no tensor copies" out "cp.async.bulk.tensor"
 # --prefetch leaves a loop alone when it stores to the tensor it loads ahead
 printf '@grid(1)\nkernel scan(X: tensor<f32>[N, 64]) {\n  for i in range(0, N - 16, 16) {\n    let x = X[i :+ 16, :]\n    X[i + 16 :+ 16, :] = x + 1.0\n  }\n}\n' > "$tmp/scan.ph"
 run "--prefetch over a loop that stores what it loads next" 0 --emit=ptx --prefetch "$tmp/scan.ph"

@@ -263,3 +263,17 @@ kernel dot_f16_panels_flat(A: tensor<f16>[M, 128], B: tensor<f16>[128, N], C: te
     D[m0 :+ 16, :] = f32(a) * 2.0
   }
 }
+
+// Two tiles of one tensor with different widths, both swizzled with the same
+// inner box (64 f16 columns): the 128-wide tile takes two copies a row, the
+// 64-wide one, one. Each load keeps its own map (a map's copy count is
+// part of it).
+@launch(64)
+@grid(cdiv(M, 32), cdiv(N, 32))
+kernel dot_two_widths(A: tensor<f16>[M, 128], B: tensor<f16>[128, N], B2: tensor<f16>[64, N], C: tensor<f32>[M, N],
+                      D: tensor<f32>[M, N]) {
+  let m0 = ctx.block.x * 32
+  let n0 = ctx.block.y * 32
+  C[m0 :+ 32, n0 :+ 32] = dot(A[m0 :+ 32, 0 :+ 128], B[:, n0 :+ 32])
+  D[m0 :+ 32, n0 :+ 32] = dot(A[m0 :+ 32, 0 :+ 64], B2[:, n0 :+ 32])
+}

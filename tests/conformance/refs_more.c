@@ -138,6 +138,20 @@ static bool ref_matmul_t(RefCtx *r) {
   return true;
 }
 
+/* C = A @ B over A's K columns, D = A[:, :K2] @ B2 with B2 [K2, N] */
+static bool ref_matmul_two_widths(RefCtx *r) {
+  matmul(r, false);
+  CaseParam *A = ref_param(r, "A"), *B2 = ref_param(r, "B2"), *D = ref_param(r, "D");
+  int64_t K = A->dims[1], K2 = B2->dims[0], N = D->dims[1], M = D->dims[0];
+  for (int64_t i = 0; i < M; i++)
+    for (int64_t j = 0; j < N; j++) {
+      double acc = 0;
+      for (int64_t k = 0; k < K2; k++) acc += A->data[i * K + k] * B2->data[k * N + j];
+      D->data[i * N + j] = acc;
+    }
+  return true;
+}
+
 /* C = A @ B, and D = 2 A: the tile read both by the dot and elementwise */
 static bool ref_matmul_and_2a(RefCtx *r) {
   matmul(r, false);
@@ -727,6 +741,7 @@ const RefEntry harness_refs_more[] = {
     {"matmul", ref_matmul},
     {"matmul_t", ref_matmul_t},
     {"matmul_and_2a", ref_matmul_and_2a},
+    {"matmul_two_widths", ref_matmul_two_widths},
     {"math_exp", ref_math_exp},
     {"math_exp2", ref_math_exp2},
     {"math_log", ref_math_log},
