@@ -223,7 +223,16 @@ for d in 64 128; do
   has "GQA D=$d: the ring's mbarriers go after the loop" out "mbarrier.inval.shared::cta.b64"
   has "GQA D=$d: the entry rounds its base for the swizzle" out "and.b32 %smem_, %smem_, -1024;"
   lacks "GQA D=$d: no cp.async chunks beside the copies" out "cp.async.cg.shared.global"
+  # O [BQ, 7, D] goes out by one tensor store through the same split view, the slack clipped
+  has "GQA D=$d: O by a tensor store" out "cp.async.bulk.tensor.5d.global.shared::cta.bulk_group"
+  has "GQA D=$d: the store's staging read before its bytes are freed" out "cp.async.bulk.wait_group.read 0;"
+  has "GQA D=$d: the threads' writes fenced for the copy" out "fence.proxy.async.shared::cta;"
 done
+# a padded tile stored in a loop keeps the threads' stores (a tensor store's
+# writes may land after the next iteration's)
+printf '@grid(1)\nkernel st(X: tensor<f32>[S, 14, 64], Y: tensor<f32>[S, 14, 64], n: i32) {\n  let x = X[0 :+ 4, 0 :+ 7, :]\n  for i in range(0, n, 1) {\n    Y[i * 4 :+ 4, 0 :+ 7, :] = x\n  }\n}\n' > "$tmp/stl.ph"
+run "a padded store in a loop" 0 --emit=plan "$tmp/stl.ph"
+lacks "in a loop: no tensor store" out "tensor store (TMA)"
 run "GQA plan" 0 --emit=plan "$gqa"
 has "GQA plan: HQ viewed as [HQ / 7, 7]" out "dim 2 viewed as [extent / 7, 7] so the slack lies past its end (zero-filled)"
 if grep -E '^  #0 q ' "$tmp/out" | grep -q '+8 padstage'; then not_ok "GQA plan: TMA over @padstage for the copied Q tile" "$(grep -E '^  #0 q ' "$tmp/out")"; else ok "GQA plan: TMA over @padstage for the copied Q tile"; fi
