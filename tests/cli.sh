@@ -228,6 +228,9 @@ for d in 64 128; do
   has "GQA D=$d: the store's staging read before its bytes are freed" out "cp.async.bulk.wait_group.read 0;"
   has "GQA D=$d: the threads' writes fenced for the copy" out "fence.proxy.async.shared::cta;"
 done
+run "GQA manifest" 0 --emit=manifest -D NQ=7 -D D=128 "$gqa"
+has "GQA manifest: the swizzled Q map, 64-column boxes" out "{param: Q, rank: 4, split: [2, 7], box: [1, 16, 1, 8, 64], dtype: bf16, swizzle: 128B, fill: zero}"
+has "GQA manifest: O's store map, dense" out "{param: O, rank: 4, split: [2, 7], box: [1, 16, 1, 8, 128], dtype: bf16, swizzle: none, fill: zero}"
 # a padded tile stored in a loop keeps the threads' stores (a tensor store's
 # writes may land after the next iteration's)
 printf '@grid(1)\nkernel st(X: tensor<f32>[S, 14, 64], Y: tensor<f32>[S, 14, 64], n: i32) {\n  let x = X[0 :+ 4, 0 :+ 7, :]\n  for i in range(0, n, 1) {\n    Y[i * 4 :+ 4, 0 :+ 7, :] = x\n  }\n}\n' > "$tmp/stl.ph"
