@@ -832,23 +832,38 @@ static bool start_multiple(const TirInst *st, int64_t len, const TirInst **x, in
  * so is a tile @padstage padded (its kernel asked for spread banks): the
  * widest mode that divides its rows, a row wider than that cut into panels
  * (one copy each), rows a multiple of 8 so that every panel starts where
- * the pattern does (ptx.c, swz_rows). Other tiles are read along rows and
+ * the pattern does (ptx.c, buf_addr). Other tiles are read along rows and
  * stay dense. */
 static const char ring_mbar_name[] = "staged ring mbarriers";
 
-/* a staged tile's bytes, dense: what its copy writes */
-static int64_t swz_tile_bytes(const PlanBuf *b) {
-  int64_t n = sema_scalar_bytes(b->elem);
-  for (int d = 0; d < b->rank; d++) n *= b->dims[d];
+/* the bytes of a dense tile of physical dims phys */
+static int64_t phys_bytes(const int64_t *phys, int rank, Scalar elem) {
+  int64_t n = sema_scalar_bytes(elem);
+  for (int d = 0; d < rank; d++) n *= phys[d];
   return n;
+}
+
+/* a staged tile's bytes, dense: what its copy writes */
+static int64_t tile_bytes(const PlanBuf *b) { return phys_bytes(b->dims, b->rank, b->elem); }
+
+int64_t plan_buf_rows(const PlanBuf *b) {
+  int64_t r = 1;
+  for (int d = 0; d + 1 < b->rank; d++) r *= b->dims[d];
+  return r;
+}
+
+int64_t plan_copy_extra(const Plan *p, int64_t *rounding) {
+  *rounding = 0;
+  for (int i = 0; i < p->nbufs; i++)
+    if (p->bufs[i]->swizzle) *rounding = 1024;
+  return *rounding + (p->ntma_loads ? 8 * p->ntma_loads + 128 : 0);
 }
 
 static int tma_swizzle(const PlanBuf *b, int eb) {
   if (!(b->kind == BUF_STAGE_DOT && eb <= 2) && !b->padded) return 0;
   if (b->rank < 2) return 0;
-  int64_t rows = 1, rb = b->dims[b->rank - 1] * eb;
-  for (int d = 0; d + 1 < b->rank; d++) rows *= b->dims[d];
-  if (rows % 8) return 0;
+  int64_t rb = b->dims[b->rank - 1] * eb;
+  if (plan_buf_rows(b) % 8) return 0;
   return rb % 128 == 0 ? 128 : rb % 64 == 0 ? 64 : rb % 32 == 0 ? 32 : 0;
 }
 
@@ -904,22 +919,6 @@ static int tma_map_index(Plan *p, const PlanTmap *m) {
  * tensor the kernel also loads (the copy writes through the async proxy)
  * or stores to elsewhere, nor in a loop, nor for a tile without slack (the
  * threads' stores are as good). */
-static int64_t phys_bytes(const int64_t *phys, int rank, Scalar elem) {
-  int64_t n = sema_scalar_bytes(elem);
-  for (int d = 0; d < rank; d++) n *= phys[d];
-  return n;
-}
-
-static int count_stores(const TirBlock *b, int param) {
-  int n = 0;
-  for (int i = 0; i < b->len; i++) {
-    const TirInst *in = b->insts[i];
-    n += in->op == TIR_STORE && in->aux == param;
-    n += count_stores(&in->body, param) + count_stores(&in->body2, param) + count_stores(&in->cond, param);
-  }
-  return n;
-}
-
 static void choose_tma_store(Planner *P, TirInst *in, bool looped) {
   Plan *p = P->p;
   const TirInst *val = in->op == TIR_STORE ? in->args[0] : NULL;
@@ -927,7 +926,9 @@ static void choose_tma_store(Planner *P, TirInst *in, bool looped) {
   /* the copy's global writes land after the kernel's later instructions
    * (its wait is for the reads of the staging only): the tensor's one
    * store, outside loops, and a tensor the kernel does not load */
-  if (looped || count_stores(&P->f->body, in->aux) != 1 || tir_loads_from(&P->f->body, in->aux)) return;
+  if (looped || tir_count_accesses(&P->f->body, TIR_STORE, in->aux) != 1 ||
+      tir_count_accesses(&P->f->body, TIR_LOAD, in->aux))
+    return;
   const TirParam *tp = &P->f->params[in->aux];
   PlanTmap m;
   const TirInst *outer;
@@ -972,9 +973,9 @@ static void choose_tma(Planner *P, TirInst *in, TirInst *loop, bool looped) {
    * copy only adds the copy unit's latency to each iteration (the seed q8
    * kernel's 128-byte activation tile: 165 against 137 us on the H200), so
    * tiles under 1 KiB keep the pointer path there. */
-  if (looped && !v->buf->stages && swz_tile_bytes(v->buf) < 1024) {
+  if (looped && !v->buf->stages && tile_bytes(v->buf) < 1024) {
     v->path = arena_printf(P->a, "pointer path: a %lld-byte tile in a loop, waited for at once (tensor copies from 1 KiB)",
-                           (long long)swz_tile_bytes(v->buf));
+                           (long long)tile_bytes(v->buf));
     return;
   }
   /* a tensor the kernel also stores to: the copy reads through the async
@@ -1006,7 +1007,7 @@ static void choose_tma(Planner *P, TirInst *in, TirInst *loop, bool looped) {
     /* a staged ring: each stage dense (or swizzled) and aligned as a
      * copy's destination must be, one mbarrier per stage for the loop's
      * copies (the first load of the loop makes them) */
-    b->stage_bytes = (swz_tile_bytes(b) + b->align - 1) / b->align * b->align;
+    b->stage_bytes = (tile_bytes(b) + b->align - 1) / b->align * b->align;
     b->bytes = b->stage_bytes * b->stages;
     b->pitch = dense;
     b->padded = false;
@@ -1019,8 +1020,6 @@ static void choose_tma(Planner *P, TirInst *in, TirInst *loop, bool looped) {
       v->mbar = new_buf(P, BUF_MBAR, ring_mbar_name, S_I64, 1, d, loop);
       v->mbar->first = loop->pos, v->mbar->last = loop->end;
     }
-    v->tma = idx + 1;
-    v->tma_outer = outer, v->tma_outer_const = outer_const;
     v->path = arena_printf(P->a,
                            "tensor copies (TMA) through map %d%s into a ring of %d stages (buffer #%d), %d iteration%s "
                            "ahead, one mbarrier a stage; the threads' own loads when the map cannot be built",
@@ -1264,11 +1263,8 @@ Plan *plan_kernel(Arena *a, Diags *d, TirFunc *f, const char *arch, unsigned fla
   /* Tensor copies cost shared memory of their own (a swizzled buffer's
    * 1024-byte alignment and the rounded base, the copies' mbarriers): a
    * kernel they push over the limit is planned without them. */
-  int64_t extra = p->ntma_loads ? 8 * p->ntma_loads + 128 : 0, swz = 0;
-  for (int i = 0; i < p->nbufs; i++)
-    if (p->bufs[i]->swizzle) swz = 1024;
-  extra += swz;
-  if (p->ntmaps && !(flags & PLAN_NO_TENSOR_COPIES) && p->shared_bytes + extra > p->shared_limit)
+  int64_t rounding;
+  if (p->ntmaps && !(flags & PLAN_NO_TENSOR_COPIES) && p->shared_bytes + plan_copy_extra(p, &rounding) > p->shared_limit)
     return plan_kernel(a, d, f, arch, flags | PLAN_NO_TENSOR_COPIES);
   if (p->shared_bytes > p->shared_limit) {
     diag_error(d, f->info->kernel->span,

@@ -450,12 +450,6 @@ static const char *smem_of(const Emitter *e, const PlanBuf *b) {
  * eight different banks. The pattern repeats every 8 rows (1024 bytes at
  * S = 128), and buffers are 1024-aligned, so it is the hardware's, which
  * applies it to the shared address itself. */
-static int64_t swz_rows(const PlanBuf *b) {
-  int64_t r = 1;
-  for (int d = 0; d + 1 < b->rank; d++) r *= b->dims[d];
-  return r;
-}
-
 /* The row bits that a swizzled panel's chunk index is XORed with, for row
  * register `row` (lane-dependent rows only: a multiple of 8 added to a row
  * leaves them alone). */
@@ -478,10 +472,10 @@ static const char *buf_addr(Emitter *e, const PlanBuf *b, const char *const *c) 
     out(e, "shr.u32 %s, %s, %d;", pan, cb, log2i(S));
     out(e, "and.b32 %s, %s, %d;", cb, cb, S - 1);
     out(e, "mad.lo.u32 %s, %s, %d, %s;", o, row, S, cb);
-    out(e, "bfe.u32 %s, %s, 7, %d;", x, o, log2i(S / 16));
+    out(e, "bfe.u32 %s, %s, 7, %d;", x, o, log2i(S / 16)); /* o's row bits: w < S carries nothing into bit 7 */
     out(e, "shl.b32 %s, %s, 4;", x, x);
     out(e, "xor.b32 %s, %s, %s;", o, o, x);
-    out(e, "mad.lo.u32 %s, %s, %lld, %s;", o, pan, (long long)(swz_rows(b) * S), o);
+    out(e, "mad.lo.u32 %s, %s, %lld, %s;", o, pan, (long long)(plan_buf_rows(b) * S), o);
     out(e, "add.u32 %s, %s, %s;", o, o, smem_of(e, b));
     if (b->offset) out(e, "add.u32 %s, %s, %lld;", o, o, (long long)b->offset);
     return o;
@@ -1441,7 +1435,7 @@ static void tma_copies(Emitter *e, const TirInst *in, const char *dst, const cha
       const char *ci = tmp(e, RC_B32), *dq = tmp(e, RC_B32);
       if (inner[0] == '%') out(e, "add.s32 %s, %s, %lld;", ci, inner, (long long)(q * tm->box[rank - 1]));
       else out(e, "mov.s32 %s, %lld;", ci, atoll(inner) + (long long)(q * tm->box[rank - 1]));
-      out(e, "add.u32 %s, %s, %lld;", dq, dst, (long long)(q * swz_rows(in->plan->buf) * tm->swizzle));
+      out(e, "add.u32 %s, %s, %lld;", dq, dst, (long long)(q * plan_buf_rows(in->plan->buf) * tm->swizzle));
       c[nc - 1] = ci;
       dst = dq;
     }
@@ -2095,8 +2089,7 @@ static bool packed_by_mma(const Emitter *e, const TirInst *cv) {
   return false;
 }
 
-/* ldmatrix row addresses in a swizzled operand (plan_swizzle layout, see
- * swz_rows): each lane's row r (its lane part; the rest a multiple of 8)
+/* ldmatrix row addresses in a swizzled operand (the layout of buf_addr): each lane's row r (its lane part; the rest a multiple of 8)
  * and its 16-byte chunk c + lp (c even, or lp 0) of the panel land at
  * chunk (c + lp) ^ rowx(r) = c ^ (lp ^ rowx(r)). So a lane keeps L, the
  * address of its row in panel 0, and X = (lp ^ rowx(r)) << 4, and an
@@ -2110,7 +2103,7 @@ typedef struct SwzLane {
 } SwzLane;
 
 static SwzLane swz_lane(Emitter *e, const PlanBuf *b, const char *row, const char *lp, const char *base) {
-  SwzLane z = {.S = b->swizzle, .R = swz_rows(b)};
+  SwzLane z = {.S = b->swizzle, .R = plan_buf_rows(b)};
   const char *L = tmp(e, RC_B32), *X = swz_rowx(e, z.S, row);
   out(e, "mad.lo.u32 %s, %s, %d, %s;", L, row, z.S, base);
   if (lp) out(e, "xor.b32 %s, %s, %s;", X, X, lp);
@@ -2219,14 +2212,20 @@ static bool emit_dot_mma(Emitter *e, const TirInst *in) {
   if (tr) { /* b [N, K]: row n = (lane % 8) + 8 (lane / 16), 16 bytes on for (lane / 8) % 2 */
     if (NT == 16) out(e, "mad.lo.u32 %s, %s, 8, %s;", x, h16, l8);
     else out(e, "mov.u32 %s, %s;", x, l8);
-    if (sb) zb = swz_lane(e, sb, x, h8, bb);
-    else out(e, "mul.lo.u32 %s, %s, %lld;", blane, x, (long long)pb);
-    if (!sb) out(e, "mad.lo.u32 %s, %s, %d, %s;", blane, h8, ce, blane);
+    if (sb) {
+      zb = swz_lane(e, sb, x, h8, bb);
+    } else {
+      out(e, "mul.lo.u32 %s, %s, %lld;", blane, x, (long long)pb);
+      out(e, "mad.lo.u32 %s, %s, %d, %s;", blane, h8, ce, blane);
+    }
   } else { /* b [K, N], transposed by ldmatrix: row k = (lane % 8) + 8 ((lane / 8) % 2), column n = 8 (lane / 16) */
     out(e, "mad.lo.u32 %s, %s, 8, %s;", x, h8, l8);
-    if (sb) zb = swz_lane(e, sb, x, NT == 16 ? h16 : NULL, bb);
-    else out(e, "mul.lo.u32 %s, %s, %lld;", blane, x, (long long)pb);
-    if (!sb && NT == 16) out(e, "mad.lo.u32 %s, %s, 8, %s;", blane, h16, blane);
+    if (sb) {
+      zb = swz_lane(e, sb, x, NT == 16 ? h16 : NULL, bb);
+    } else {
+      out(e, "mul.lo.u32 %s, %s, %lld;", blane, x, (long long)pb);
+      if (NT == 16) out(e, "mad.lo.u32 %s, %s, 8, %s;", blane, h16, blane);
+    }
   }
   if (sb) {
     blane = zb.L;
@@ -2767,6 +2766,46 @@ static const char *mbar_addr(Emitter *e, const PlanBuf *mbar, const char *stage,
   return a;
 }
 
+/* Thread 0 initialises n mbarriers at buffer mbar (one arrival each)
+ * between two barriers: their bytes may have held other buffers. */
+static void mbar_init(Emitter *e, const PlanBuf *mbar, int n, bool proxy_fence) {
+  const char *t0 = tmp(e, RC_PRED);
+  cta_sync(e);
+  out(e, "setp.eq.u32 %s, %%tid_, 0;", t0);
+  for (int s = 0; s < n; s++) out(e, "@%s mbarrier.init.shared::cta.b64 [%%smem_+%lld], 1;", t0, (long long)(mbar->offset + 8 * s));
+  out(e, "@%s fence.mbarrier_init.release.cluster;", t0);
+  if (proxy_fence) out(e, "fence.proxy.async.shared::cta;");
+  cta_sync(e);
+}
+
+/* After a barrier that every thread passed its last wait before: thread 0
+ * invalidates the n mbarriers, and a barrier keeps their bytes from other
+ * uses until then. */
+static void mbar_inval(Emitter *e, const PlanBuf *mbar, int n) {
+  const char *t0 = tmp(e, RC_PRED);
+  out(e, "setp.eq.u32 %s, %%tid_, 0;", t0);
+  for (int s = 0; s < n; s++) out(e, "@%s mbarrier.inval.shared::cta.b64 [%%smem_+%lld];", t0, (long long)(mbar->offset + 8 * s));
+  cta_sync(e);
+}
+
+/* Waits on the mbarrier at bar for the parity bit `stage` of `phases`. */
+static void mbar_wait(Emitter *e, const char *bar, const char *phases, const char *stage) {
+  const char *par = tmp(e, RC_B32), *done = tmp(e, RC_PRED);
+  out(e, "shr.u32 %s, %s, %s;", par, phases, stage);
+  out(e, "and.b32 %s, %s, 1;", par, par);
+  int L = new_label(e);
+  fprintf(e->body, "$Lmw%d:\n", L);
+  out(e, "mbarrier.try_wait.parity.shared::cta.b64 %s, [%s], %s;", done, bar, par);
+  out(e, "@!%s bra $Lmw%d;", done, L);
+}
+
+/* flips bit `stage` of `phases` */
+static void phase_flip(Emitter *e, const char *phases, const char *stage) {
+  const char *b = tmp(e, RC_B32);
+  out(e, "shl.b32 %s, 1, %s;", b, stage);
+  out(e, "xor.b32 %s, %s, %s;", phases, phases, b);
+}
+
 /* Warp 0 issues the copies of the iteration whose loop value is in j (the
  * caller checked j < end) into stage pst; every thread advances pst. */
 static void ring_issue(Emitter *e, const TirInst *loop, const TirInst **loads, int n, const char *j) {
@@ -2830,13 +2869,7 @@ static void ring_issue(Emitter *e, const TirInst *loop, const TirInst **loads, i
 static void emit_ring_load(Emitter *e, const TirInst *in) {
   const PlanBuf *mbar = in->plan->mbar;
   if (!e->waited) { /* the stage's mbarrier: all of this iteration's tiles */
-    const char *bar = mbar_addr(e, mbar, e->cst, 0), *par = tmp(e, RC_B32), *done = tmp(e, RC_PRED);
-    out(e, "shr.u32 %s, %s, %s;", par, e->phase, e->cst);
-    out(e, "and.b32 %s, %s, 1;", par, par);
-    int L = new_label(e);
-    fprintf(e->body, "$Lrw%d:\n", L);
-    out(e, "mbarrier.try_wait.parity.shared::cta.b64 %s, [%s], %s;", done, bar, par);
-    out(e, "@!%s bra $Lrw%d;", done, L);
+    mbar_wait(e, mbar_addr(e, mbar, e->cst, 0), e->phase, e->cst);
     e->waited = true;
   }
   int V = e->V, eb = elem_bytes_mem(in->ty.elem), nk = nregs(e, in);
@@ -3064,15 +3097,7 @@ static void emit_for(Emitter *e, const TirInst *in) {
     out(e, "mov.u32 %s, 0;", e->cst);
     out(e, "mov.u32 %s, 0;", e->pst);
     out(e, "mov.u32 %s, 0;", e->phase);
-    /* the ring's bytes may have held other buffers just before */
-    const char *t0 = tmp(e, RC_PRED);
-    cta_sync(e);
-    out(e, "setp.eq.u32 %s, %%tid_, 0;", t0);
-    for (int s = 0; s < S; s++)
-      out(e, "@%s mbarrier.init.shared::cta.b64 [%%smem_+%lld], 1;", t0, (long long)(mbar->offset + 8 * s));
-    out(e, "@%s fence.mbarrier_init.release.cluster;", t0);
-    out(e, "fence.proxy.async.shared::cta;");
-    cta_sync(e);
+    mbar_init(e, mbar, S, true); /* and the ring's bytes, last used by others, to the async proxy */
     /* the prologue: iterations 0 .. S - 2 */
     int P = new_label(e);
     const char *j = tmp(e, RC_B32);
@@ -3096,18 +3121,10 @@ static void emit_for(Emitter *e, const TirInst *in) {
   const PlanBuf *smbar = NULL; /* staged rings filled by tensor copies: their mbarriers, one a stage */
   for (int q = 0; q < ns; q++)
     if (sloads[q]->plan->tma) smbar = sloads[q]->plan->mbar;
-  if (smbar) {
-    /* the mbarriers' bytes may have held other buffers just before; sph
-     * holds the parity each stage's mbarrier is waited for next */
-    const char *t0 = tmp(e, RC_PRED);
+  if (smbar) { /* sph: the parity each stage's mbarrier is waited for next */
     sph = tmp(e, RC_B32);
     out(e, "mov.u32 %s, 0;", sph);
-    cta_sync(e);
-    out(e, "setp.eq.u32 %s, %%tid_, 0;", t0);
-    for (int s = 0; s < S; s++)
-      out(e, "@%s mbarrier.init.shared::cta.b64 [%%smem_+%lld], 1;", t0, (long long)(smbar->offset + 8 * s));
-    out(e, "@%s fence.mbarrier_init.release.cluster;", t0);
-    cta_sync(e);
+    mbar_init(e, smbar, S, false);
   }
   if (ns) {
     e->sring_loop = in;
@@ -3178,16 +3195,8 @@ static void emit_for(Emitter *e, const TirInst *in) {
       e->sbase[b->id] = cons[k];
     }
     if (smbar) { /* this iteration's tensor copies have landed: wait on its stage's phase */
-      const char *bar = mbar_addr(e, smbar, acst, 0), *par = tmp(e, RC_B32), *bit = tmp(e, RC_B32),
-                 *done = tmp(e, RC_PRED);
-      out(e, "shr.u32 %s, %s, %s;", par, sph, acst);
-      out(e, "and.b32 %s, %s, 1;", par, par);
-      int W = new_label(e);
-      fprintf(e->body, "$Lsw%d:\n", W);
-      out(e, "mbarrier.try_wait.parity.shared::cta.b64 %s, [%s], %s;", done, bar, par);
-      out(e, "@!%s bra $Lsw%d;", done, W);
-      out(e, "shl.b32 %s, 1, %s;", bit, acst);
-      out(e, "xor.b32 %s, %s, %s;", sph, sph, bit);
+      mbar_wait(e, mbar_addr(e, smbar, acst, 0), sph, acst);
+      phase_flip(e, sph, acst);
     }
   }
   emit_block(e, &in->body);
@@ -3213,23 +3222,13 @@ static void emit_for(Emitter *e, const TirInst *in) {
   out(e, "bra.uni $Lfor%d;", L);
   fprintf(e->body, "$Lend%d:\n", L);
   if (n && !prod) { /* every thread is past its last wait before the mbarriers go */
-    const char *t0 = tmp(e, RC_PRED);
-    const PlanBuf *mbar = loads[0]->plan->mbar;
     cta_sync(e);
-    out(e, "setp.eq.u32 %s, %%tid_, 0;", t0);
-    for (int s = 0; s < S; s++) out(e, "@%s mbarrier.inval.shared::cta.b64 [%%smem_+%lld];", t0, (long long)(mbar->offset + 8 * s));
-    cta_sync(e); /* invalidated before any thread reuses their bytes */
+    mbar_inval(e, loads[0]->plan->mbar, S);
   }
   if (ns) { /* the groups left are empty; every thread is done with the stages before their bytes go to others */
     out(e, "cp.async.wait_group 0;");
     cta_sync(e);
-    if (smbar) { /* every copy issued was waited for (none past the end): the mbarriers go */
-      const char *t0 = tmp(e, RC_PRED);
-      out(e, "setp.eq.u32 %s, %%tid_, 0;", t0);
-      for (int s = 0; s < S; s++)
-        out(e, "@%s mbarrier.inval.shared::cta.b64 [%%smem_+%lld];", t0, (long long)(smbar->offset + 8 * s));
-      cta_sync(e); /* invalidated before any thread reuses their bytes */
-    }
+    if (smbar) mbar_inval(e, smbar, S); /* every copy issued was waited for (none past the end) */
     for (int k = 0; k < ns; k++) e->sbase[sloads[k]->plan->buf->id] = NULL;
     e->sring_loop = NULL;
   }
@@ -3266,17 +3265,9 @@ static void emit_producer(Emitter *e) {
   out(e, "@%s bra $Lprodend%d;", p, L);
   out(e, "setp.lt.u32 %s, %s, %d;", p, cnt, S);
   out(e, "@%s bra $Lprodgo%d;", p, L);
-  { /* the stage's previous tiles are consumed */
-    const char *bar = mbar_addr(e, loads[0]->plan->mbar, e->pst, S), *par = tmp(e, RC_B32), *done = tmp(e, RC_PRED);
-    const char *b = tmp(e, RC_B32);
-    out(e, "shr.u32 %s, %s, %s;", par, pe, e->pst);
-    out(e, "and.b32 %s, %s, 1;", par, par);
-    fprintf(e->body, "$Lprodw%d:\n", L);
-    out(e, "mbarrier.try_wait.parity.shared::cta.b64 %s, [%s], %s;", done, bar, par);
-    out(e, "@!%s bra $Lprodw%d;", done, L);
-    out(e, "shl.b32 %s, 1, %s;", b, e->pst);
-    out(e, "xor.b32 %s, %s, %s;", pe, pe, b);
-  }
+  /* the stage's previous tiles are consumed */
+  mbar_wait(e, mbar_addr(e, loads[0]->plan->mbar, e->pst, S), pe, e->pst);
+  phase_flip(e, pe, e->pst);
   fprintf(e->body, "$Lprodgo%d:\n", L);
   ring_issue(e, loop, loads, n, j);
   out(e, "add.u32 %s, %s, 1;", cnt, cnt);
@@ -3372,14 +3363,12 @@ bool ptx_emit_kernel(Arena *a, Diags *d, const Plan *p, const char *arch, const 
   int64_t total = e.exch_off + e.exch_bytes;
   if (!e.exch_bytes) total = p->shared_bytes;
   *shared_total = total;
-  /* the TMA loads' mbarriers are static shared memory beside it, and the
-   * buffers' 128-byte alignment may pad the dynamic area's start */
-  if (p->ntma_loads) total += 8 * p->ntma_loads + 128;
-  /* swizzled buffers: their offsets are 1024-aligned from a base rounded
-   * up to 1024 at run time (the pattern is the shared address's own) */
-  bool swz = false;
-  for (int i = 0; i < p->nbufs; i++) swz |= p->bufs[i]->swizzle != 0;
-  if (swz) total += 1024, *shared_total += 1024;
+  /* the TMA loads' mbarriers are static shared memory beside it; swizzled
+   * buffers' offsets are 1024-aligned from a base rounded up to 1024 at run
+   * time (the pattern is the shared address's own) */
+  int64_t rounding;
+  total += plan_copy_extra(p, &rounding);
+  *shared_total += rounding;
   if (total > p->shared_limit) {
     diag_error(d, f->info->kernel->span,
                "kernel '%s' needs %lld bytes of shared memory with the backend's exchange area (%lld bytes); the "
@@ -3413,7 +3402,7 @@ bool ptx_emit_kernel(Arena *a, Diags *d, const Plan *p, const char *arch, const 
     if (info->dynshared) fputs("  .reg .b32 %smem_;\n  mov.u32 %smem_, dsmem;\n", out_f);
     else fprintf(out_f, "  .shared .align %d .b8 smem[%lld];\n  .reg .b32 %%smem_;\n  mov.u32 %%smem_, smem;\n",
                  p->ntmaps ? 128 : 16, (long long)total);
-    if (swz) fputs("  add.u32 %smem_, %smem_, 1023;\n  and.b32 %smem_, %smem_, -1024;\n", out_f);
+    if (rounding) fputs("  add.u32 %smem_, %smem_, 1023;\n  and.b32 %smem_, %smem_, -1024;\n", out_f);
   } else {
     fputs("  .reg .b32 %smem_;\n  mov.u32 %smem_, 0;\n", out_f);
   }

@@ -21,18 +21,18 @@ int *tir_use_counts(Arena *a, const TirFunc *f) {
   return n;
 }
 
-static bool touches(const TirBlock *b, int param, TirOp op) {
+int tir_count_accesses(const TirBlock *b, TirOp op, int param) {
+  int n = 0;
   for (int i = 0; i < b->len; i++) {
     const TirInst *in = b->insts[i];
-    if (in->op == op && in->aux == param) return true;
-    if (touches(&in->body, param, op) || touches(&in->body2, param, op) || touches(&in->cond, param, op)) return true;
+    n += in->op == op && in->aux == param;
+    n += tir_count_accesses(&in->body, op, param) + tir_count_accesses(&in->body2, op, param) +
+         tir_count_accesses(&in->cond, op, param);
   }
-  return false;
+  return n;
 }
 
-bool tir_stores_to(const TirBlock *b, int param) { return touches(b, param, TIR_STORE); }
-
-bool tir_loads_from(const TirBlock *b, int param) { return touches(b, param, TIR_LOAD); }
+bool tir_stores_to(const TirBlock *b, int param) { return tir_count_accesses(b, TIR_STORE, param) > 0; }
 
 bool tir_same_type(const TirType *a, const TirType *b) {
   if (a->elem != b->elem || a->rank != b->rank) return false;

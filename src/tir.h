@@ -120,8 +120,9 @@ int *tir_use_counts(Arena *a, const TirFunc *f);
 /* Whether a store to tensor parameter `param` lies anywhere in b (nested
  * blocks included). */
 bool tir_stores_to(const TirBlock *b, int param);
-/* Whether a load from tensor parameter `param` lies anywhere in b. */
-bool tir_loads_from(const TirBlock *b, int param);
+/* How many loads (op TIR_LOAD) or stores (TIR_STORE) of tensor parameter
+ * `param` lie in b, nested blocks included. */
+int tir_count_accesses(const TirBlock *b, TirOp op, int param);
 void tir_print(FILE *out, const TirFunc *f);
 /* Checks the IR's invariants; returns false and reports an internal error
  * through d when one is broken. */
@@ -186,7 +187,7 @@ typedef struct PlanBuf {
   int64_t stage_bytes;
   /* a tensor copy's tensor-core operand (or @padstage tile): its rows in
    * panels `swizzle` bytes wide (32, 64 or 128; 0 none) in the layout a
-   * swizzled tensor copy writes (ptx.c, swz_rows); align is 1024 */
+   * swizzled tensor copy writes (ptx.c, buf_addr); align is 1024 */
   int swizzle;
 } PlanBuf;
 
@@ -263,6 +264,13 @@ const char *plan_layout_str(Arena *a, const Layout *l);
 /* the rows of a planned value with its leading dims folded: the product of
  * its physical dims but the last */
 int64_t plan_folded_rows(const TirInst *x);
+/* A buffer's rows: its leading dims folded. */
+int64_t plan_buf_rows(const PlanBuf *b);
+/* Shared memory tensor copies take beside the plan's buffers: the copies'
+ * mbarriers (static, with the dynamic area's 128-byte alignment) and, with
+ * swizzled buffers, the 1024 bytes that rounding the base up may skip
+ * (*rounding, which a launch's dynamic shared memory must include). */
+int64_t plan_copy_extra(const Plan *p, int64_t *rounding);
 /* why a dot planned with tensor-core shapes runs on FMA, or NULL */
 const char *plan_dot_fallback(Arena *a, const Plan *p, const TirInst *dot);
 
