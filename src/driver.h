@@ -24,6 +24,7 @@ typedef struct DriverOptions {
   bool producer_warp; /* --producer-warp: @pipeline rings filled by a warp of their own (experimental) */
   bool prefetch;      /* --prefetch: loops load register tiles an iteration ahead (experimental) */
   bool no_tensor_copies; /* --no-tensor-copies: staged loads by cp.async, not TMA tensor copies (A/B runs) */
+  bool no_wgmma;         /* --no-wgmma: tensor-core dots by mma.sync only (A/B runs) */
 } DriverOptions;
 
 /* Runs the passes on one file. Output goes to opts->output or to out;

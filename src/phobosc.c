@@ -43,6 +43,8 @@ static const char usage_text[] =
     "  --no-tensor-copies   staged tiles by cp.async and the threads' own loads, not\n"
     "                       TMA tensor copies (the sm_90a default where the plan\n"
     "                       allows; to compare the two)\n"
+    "  --no-wgmma           tensor-core dots by mma.sync, not wgmma (the sm_90a\n"
+    "                       default for dots on tensor copies' tiles; to compare)\n"
     "  --emit=STAGE         stop after STAGE and print it: tokens, ast, tir (tile IR),\n"
     "                       plan, plan-yaml (residence, layouts, shared memory, barriers),\n"
     "                       manifest (the YAML the runtime reads beside a cubin),\n"
@@ -153,6 +155,8 @@ static void parse_args(int argc, char **argv, Options *o) {
       o->d.prefetch = true;
     } else if (strcmp(arg, "--no-tensor-copies") == 0) {
       o->d.no_tensor_copies = true;
+    } else if (strcmp(arg, "--no-wgmma") == 0) {
+      o->d.no_wgmma = true;
     } else if ((v = long_value(arg, "--arch"))) {
       if (strcmp(v, "sm_90a") != 0 && strcmp(v, "sm_80") != 0)
         usage_error("unsupported --arch '%s' (supported: sm_90a, sm_80)", v);

@@ -246,6 +246,7 @@ typedef struct Plan {
   int ntmaps;
   PlanTmap tmaps[MAX_TMAPS];
   int ntma_loads;  /* loads that take TMA copies (one mbarrier each) */
+  bool wgmma;      /* sm_90a without PLAN_NO_WGMMA: fragment dots on swizzled operands take wgmma (ptx.c) */
 } Plan;
 
 /* Plans the function; returns NULL after reporting an error (over budget). */
@@ -255,8 +256,10 @@ typedef struct Plan {
  * PLAN_PREFETCH, loops load their register tiles one iteration ahead
  * (phobosc --prefetch, experimental: ptx.c, emit_for); PLAN_NO_TENSOR_COPIES,
  * staged loads never take TMA tensor copies, which on sm_90a they do where
- * they qualify (phobosc --no-tensor-copies, for A/B runs). */
-enum { PLAN_NO_ASYNC = 1, PLAN_PRODUCER_WARP = 2, PLAN_PREFETCH = 4, PLAN_NO_TENSOR_COPIES = 8 };
+ * they qualify (phobosc --no-tensor-copies, for A/B runs); PLAN_NO_WGMMA,
+ * tensor-core dots keep mma.sync where wgmma would serve (phobosc
+ * --no-wgmma, for A/B runs). */
+enum { PLAN_NO_ASYNC = 1, PLAN_PRODUCER_WARP = 2, PLAN_PREFETCH = 4, PLAN_NO_TENSOR_COPIES = 8, PLAN_NO_WGMMA = 16 };
 Plan *plan_kernel(Arena *a, Diags *d, TirFunc *f, const char *arch, unsigned flags);
 void plan_print(FILE *out, const Plan *p);
 void plan_print_yaml(FILE *out, const Plan *p);

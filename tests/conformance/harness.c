@@ -83,8 +83,9 @@ static unsigned harness_plan_flags(void) {
   const char *v = getenv("PHOBOS_PRODUCER_WARP");
   const char *f = getenv("PHOBOS_PREFETCH");
   const char *t = getenv("PHOBOS_TMA");
+  const char *w = getenv("PHOBOS_WGMMA");
   return (v && strcmp(v, "1") == 0 ? PLAN_PRODUCER_WARP : 0) | (f && strcmp(f, "1") == 0 ? PLAN_PREFETCH : 0) |
-         (t && strcmp(t, "0") == 0 ? PLAN_NO_TENSOR_COPIES : 0);
+         (t && strcmp(t, "0") == 0 ? PLAN_NO_TENSOR_COPIES : 0) | (w && strcmp(w, "0") == 0 ? PLAN_NO_WGMMA : 0);
 }
 
 static uint64_t hash(const char *a, const char *b) {
