@@ -638,8 +638,39 @@ static bool emit_divrem_pow2(Emitter *e, int op, Scalar os, const TirInst *b, co
   return true;
 }
 
+/* x * r, x a fragment value and r a row value broadcast over it
+ * (attention's acc * corr): where r is exactly 1 in every row the warp
+ * holds, the product is x itself (x * 1 = x for every float), so a
+ * warp-uniform branch skips the multiplies. An online softmax that moves
+ * its running max only when it grows by a margin (gqa_attention.ph)
+ * rescales in a few key blocks only. */
+static bool emit_scale_rows(Emitter *e, const TirInst *in) {
+  if (in->aux != '*' || in->ty.elem != S_F32 || e->replay || !is_frag(e, in)) return false;
+  int bi = -1;
+  for (int i = 0; i < 2; i++)
+    if (in->args[i]->op == TIR_BROADCAST && is_rowfrag(e, in->args[i]->args[0]) && is_frag(e, in->args[1 - i])) bi = i;
+  if (bi < 0) return false;
+  const TirInst *r = in->args[bi]->args[0], *x = in->args[1 - bi];
+  const char *one = tmp(e, RC_PRED), *all = tmp(e, RC_PRED);
+  for (int j = 0; j < nregs(e, r); j++) {
+    if (j) out(e, "setp.eq.and.f32 %s, %s, 0f3F800000, %s;", one, reg(e, r, j), one);
+    else out(e, "setp.eq.f32 %s, %s, 0f3F800000;", one, reg(e, r, j));
+  }
+  out(e, "vote.sync.all.pred %s, %s, 0xffffffff;", all, one);
+  int L = new_label(e);
+  out(e, "@%s bra $Lunit%d;", all, L);
+  for (int k = 0; k < nregs(e, in); k++)
+    out(e, "mul.rn.f32 %s, %s, %s;", reg(e, in, k), reg(e, x, k), reg(e, in->args[bi], k));
+  out(e, "bra.uni $Lunitd%d;", L);
+  fprintf(e->body, "$Lunit%d:\n", L);
+  for (int k = 0; k < nregs(e, in); k++) out(e, "mov.f32 %s, %s;", reg(e, in, k), reg(e, x, k));
+  fprintf(e->body, "$Lunitd%d:\n", L);
+  return true;
+}
+
 static void emit_binary(Emitter *e, const TirInst *in) {
   Scalar os = in->args[0]->ty.elem;
+  if (emit_scale_rows(e, in)) return;
   if (e->fused_add && e->fused_add[in->id]) { /* x + dot: the dot's accumulators started at x */
     const TirInst *dot = in->args[0]->op == TIR_DOT ? in->args[0] : in->args[1];
     for (int k = 0; k < nregs(e, in); k++)

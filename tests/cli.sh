@@ -177,7 +177,18 @@ has "PTX: u8 x i8 dot_t on mma.m16n8k32" out "mma.sync.aligned.m16n8k32.row.col.
 run "--emit=plan-yaml dot.ph" 0 --emit=plan-yaml "$PROJECT_ROOT/spec/conformance/dot.ph"
 has "plan-yaml: a dot's path" out "dot: fma, path: \"fma, not the tensor cores: K = 24 is not a multiple of 16\""
 run "--emit=plan gqa" 0 --emit=plan "$gqa"
-has "plan: gqa's dots on the tensor cores" out "mma16x8x16.acc warps=4 frags=4 mma.m16n8k16"
+has "plan: gqa's dots on the tensor cores" out "mma16x8x16.acc warps=8 frags=8 mma.m16n8k16"
+# on sm_90a the fragment dots on the tensor copies' swizzled tiles are wgmma;
+# --no-wgmma keeps mma.sync
+run "--emit=ptx gqa" 0 --emit=ptx "$gqa"
+has "gqa prefill: the scores by wgmma, Q and K through descriptors" out "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16"
+has "gqa prefill: P V by wgmma, P from registers, V transposed" out "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16"
+has "gqa prefill: the wgmma group waited for" out "wgmma.wait_group.sync.aligned 0;"
+run "--emit=ptx --no-wgmma gqa" 0 --emit=ptx --no-wgmma "$gqa"
+lacks "--no-wgmma: no wgmma" out "wgmma"
+has "--no-wgmma: mma.sync" out "mma.sync.aligned.m16n8k16"
+run "--emit=ptx --arch=sm_80 gqa" 0 --emit=ptx --arch=sm_80 "$gqa"
+lacks "sm_80: no wgmma" out "wgmma"
 # decode: one-warp CTAs in the fragment layout, the merge on FMA
 run "--emit=ptx gqa decode" 0 --emit=ptx "$PROJECT_ROOT/examples/gqa_attention/gqa_decode.ph"
 has "gqa decode: split on the tensor cores" out "mma.sync.aligned.m16n8k16"

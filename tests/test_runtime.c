@@ -284,12 +284,12 @@ Test(runtime, compiler_manifest_round_trips) {
   char err[1024];
   Manifest m;
   cr_assert(mf_load(path, &m, err, sizeof err), "%s", err);
-  cr_assert_eq(m.kernels[0].nvariants, 4); /* BK 16, 32 by 3 and 2 pipeline stages */
+  cr_assert_eq(m.kernels[0].nvariants, 4); /* WG 2, 1 warpgroups by BK 64, 32 */
   MfVariant *v = &m.kernels[0].variants[1];
   cr_assert_str_eq(v->entry, "gqa_attention__v1");
   cr_assert(v->dynamic_shared);
   cr_assert(v->dependent_launch); /* sm_90a entries begin with griddepcontrol.wait */
-  cr_assert_eq(v->threads, 128);
+  cr_assert_eq(v->threads, 256); /* BQ 16 by 8 warps (WG 2) */
   cr_assert_eq(v->npinned, 1);
   cr_assert_str_eq(v->pinned_name[0], "D");
   cr_assert(m.kernels[0].params[3].written);

@@ -18,26 +18,28 @@
 // The Q tile and the K and V stages take more than the 48 KB of static
 // shared memory, so the kernel asks for the device's opt-in limit.
 //
-// BQ = 16 over 128 threads (4 warps): with NQ padded to 8 the tile has 128
-// rows, two 16-row tiles of the tensor-core layout per warp, so the scores,
-// the accumulator and the softmax's running max and sum stay in the mma
-// registers (spec/LANGUAGE.md 15.1, 15.5), and each K or V fragment a warp
-// reads from shared memory serves both of its row tiles (8 warps of one
-// tile each read K and V twice as often: 206.7 against 217.9 TFLOP/s full,
-// call 9 of 2026-11-30). NQ 4 gives one row tile a warp; NQ 1 and 2 give
-// fewer row tiles than warps and take the flat layout, correct but slower.
-// BK (16 or 32 keys a step; 64 would spill at 4 warps) and the @pipeline
-// depth are tuned; K and V stream through staged rings (cp.async a stage or
-// two ahead, spec 15.9) with @padstage's padded rows, which ldmatrix reads
-// without bank conflicts. The query positions are made inside the loop,
-// where they are used, so they hold no registers across it. BK 16 asks
-// for two CTAs an SM (@launch's second argument: 128 registers a thread).
+// BQ = 16 positions of NQ padded to 8 heads: a Q tile of 128 rows. On
+// sm_90a the dots run on wgmma (spec 15.5): a warpgroup (4 warps) takes 64
+// rows a step, Q, K and V read by the tensor cores straight from the tensor
+// copies' swizzled panels, P fed from registers. WG warpgroups a CTA:
+// with WG 2 each warp holds one 16-row tile, so the accumulator is 64
+// registers, and BK 64 keys a step (wgmma m64n64 for the scores) fits in
+// 128 registers, two CTAs an SM (@launch's second argument): 417.8 TFLOP/s
+// full against 310.8 for WG 1 (two row tiles a warp, BK 32, one CTA's
+// wgmma latency exposed while the other's softmax runs; 11-30c call 4).
+// WG 1 stays in the list for NQ 4 (64 rows: one tile a warp at 4 warps),
+// and for sm_80, where the dots take mma.sync and ldmatrix. NQ 1 and 2
+// give fewer row tiles than warps and take the flat layout, correct but
+// slower. K and V stream through staged rings (@pipeline: tensor copies a
+// stage ahead, one mbarrier a stage, spec 15.9). The query positions are
+// made inside the loop, where they are used, so they hold no registers
+// across it.
 // For decode (a few query positions, many keys) see gqa_decode.ph.
 //
 // NQ and D are single-point @autotune lists: defaults that -D overrides
 // (phobosc -D NQ=4 -D D=64 ...), one cubin per group size and head dim.
-@autotune(NQ in [7], D in [128], BQ in [16], BK in [16, 32], PIPE in [3, 2])
-@launch(128, max(1, 32 / BK))
+@autotune(NQ in [7], D in [128], BQ in [16], WG in [2, 1], BK in [64, 32], PIPE in [2])
+@launch(BQ * 8 * WG, WG)
 @pipeline(PIPE)
 @padstage
 @dynshared
@@ -76,7 +78,11 @@ kernel gqa_attention(Q: tensor<bf16>[B, S, HQ, D],
     let v = V[b, t0 :+ BK, h, :]
     var sc: tile<f32>[BQ, NQ, BK] = dot_t(q, k) * sl2
 
-    var mnew: tile<f32>[BQ, NQ, 1] = tmax(m, rowmax(sc))
+    // the running max moves only when a row's max grows by more than 8
+    // (a factor 256 in p): corr is then exactly 1 in most key blocks, and
+    // acc * corr is skipped (spec 15.5)
+    let mrow = tmax(m, rowmax(sc))
+    var mnew: tile<f32>[BQ, NQ, 1] = where(mrow > m + 8.0, mrow, m)
     var p: tile<f32>[BQ, NQ, BK] = exp2(sc - mnew)
     var corr: tile<f32>[BQ, NQ, 1] = exp2(m - mnew)
     l = l * corr + rowsum(p)
@@ -91,7 +97,8 @@ kernel gqa_attention(Q: tensor<bf16>[B, S, HQ, D],
     let kpos = t0 + iota(BQ, NQ, BK, axis = 2)
     sc = where(kpos < T && (!causal || kpos <= qpos), sc, -inf)
 
-    var mnew: tile<f32>[BQ, NQ, 1] = tmax(m, rowmax(sc))
+    let mrow = tmax(m, rowmax(sc))
+    var mnew: tile<f32>[BQ, NQ, 1] = where(mrow > m + 8.0, mrow, m)
     // a row with no visible key yet keeps m = -inf; subtract 0 there, not -inf
     let msafe = where(mnew == -inf, 0.0, mnew)
     var p: tile<f32>[BQ, NQ, BK] = exp2(sc - msafe)

@@ -61,12 +61,15 @@ kernel gqa_decode_split(Q: tensor<bf16>[B, S, HQ, D],
   if causal {
     t_full = min(t_full, max(k0, max(0, s0 + T - S + 1) / BK * BK))
   }
+  // the running max moves only when it grows by more than 8 (as in
+  // gqa_attention.ph): acc * corr is skipped in most key blocks
   for t0 in range(k0, t_full, BK) {
     let k = K[b, t0 :+ BK, h, :]                   // [BK, D]
     let v = V[b, t0 :+ BK, h, :]
     var sc: tile<f32>[BQ, NQ, BK] = dot_t(q, k) * sl2
 
-    var mnew: tile<f32>[BQ, NQ, 1] = tmax(m, rowmax(sc))
+    let mrow = tmax(m, rowmax(sc))
+    var mnew: tile<f32>[BQ, NQ, 1] = where(mrow > m + 8.0, mrow, m)
     var p: tile<f32>[BQ, NQ, BK] = exp2(sc - mnew)
     var corr: tile<f32>[BQ, NQ, 1] = exp2(m - mnew)
     l = l * corr + rowsum(p)
@@ -81,7 +84,8 @@ kernel gqa_decode_split(Q: tensor<bf16>[B, S, HQ, D],
     let kpos = t0 + iota(BQ, NQ, BK, axis = 2)
     sc = where(kpos < k1 && (!causal || kpos <= qpos), sc, -inf)
 
-    var mnew: tile<f32>[BQ, NQ, 1] = tmax(m, rowmax(sc))
+    let mrow = tmax(m, rowmax(sc))
+    var mnew: tile<f32>[BQ, NQ, 1] = where(mrow > m + 8.0, mrow, m)
     let msafe = where(mnew == -inf, 0.0, mnew)
     var p: tile<f32>[BQ, NQ, BK] = exp2(sc - msafe)
     var corr: tile<f32>[BQ, NQ, 1] = exp2(m - msafe)

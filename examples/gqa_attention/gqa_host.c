@@ -225,7 +225,42 @@ static int64_t splits_for(const Shape *s) {
   return ns < 1 ? 1 : ns > 32 ? 32 : ns;
 }
 
+/* The prefill benchmark (B 1, HQ 28 / HKV 4, S = T = 4096, D 128, causal
+ * and full) of one prefill cubin, for A/B runs of compiler options or
+ * autotune points (--bench-prefill CUBIN...). Returns the failures. */
+static int bench_prefill(const Kernels *k, const char *tag) {
+  int fail = 0;
+  for (int causal = 1; causal >= 0; causal--) {
+    Shape s = {1, 4096, 4096, 28, 4, 128, causal};
+    Problem p;
+    make(&p, s);
+    double err = check(k, &p, 48);
+    bool ok = err < 2e-2;
+    fail += !ok;
+    double us = median_us(k, &p), flop = 4.0 * s.S * s.T * s.D * s.HQ * (causal ? 0.5 : 1.0);
+    printf("prefill B 1 S = T = 4096 %-6s %10.1f us %7.1f TFLOP/s  (48 rows checked: rel err %.2e %s; %s%s%s)\n",
+           causal ? "causal" : "full", us, flop / (us * 1e-6) / 1e12, err, ok ? "ok" : "FAIL",
+           phobos_kernel_last_variant(k->attn), tag ? " of " : "", tag ? tag : "");
+    destroy(&p);
+  }
+  return fail;
+}
+
 int main(int argc, char **argv) {
+  if (argc > 1 && !strcmp(argv[1], "--bench-prefill")) {
+    if (!host_start("gqa_attention")) return 0;
+    int fail = 0;
+    for (int i = 2; i < argc; i++) {
+      phobos_module *m;
+      Kernels k = {0};
+      PK(phobos_module_load(ctx, argv[i], &m));
+      PK(phobos_kernel_get(m, "gqa_attention", &k.attn));
+      fail += bench_prefill(&k, argv[i]);
+    }
+    phobos_context_destroy(ctx);
+    printf("%d passed, %d failed\n", 2 * (argc - 2) - fail, fail);
+    return fail ? 1 : 0;
+  }
   bool bench = argc > 1 && !strcmp(argv[1], "--bench");
   const char *dir = argc > 1 + bench ? argv[1 + bench] : "build/examples";
   if (!host_start("gqa_attention")) return 0;
@@ -253,18 +288,8 @@ int main(int argc, char **argv) {
   if (bench) {
     Kernels k = kernels_for(dir, 7, 128);
     printf("\n==== gqa_attention, bf16, D 128, HQ 28 / HKV 4 (median of 21, L2 flushed before each)\n");
-    for (int causal = 1; causal >= 0; causal--) {
-      Shape s = {1, 4096, 4096, 28, 4, 128, causal};
-      Problem p;
-      make(&p, s);
-      double err = check(&k, &p, 48);
-      bool ok = err < 2e-2;
-      pass += ok, fail += !ok;
-      double us = median_us(&k, &p), flop = 4.0 * s.S * s.T * s.D * s.HQ * (causal ? 0.5 : 1.0);
-      printf("prefill B 1 S = T = 4096 %-6s %10.1f us %7.1f TFLOP/s  (48 rows checked: rel err %.2e %s)\n",
-             causal ? "causal" : "full", us, flop / (us * 1e-6) / 1e12, err, ok ? "ok" : "FAIL");
-      destroy(&p);
-    }
+    int f = bench_prefill(&k, NULL);
+    pass += 2 - f, fail += f;
     Shape s = {16, 1, 8192, 28, 4, 128, false};
     Problem p;
     make(&p, s);
