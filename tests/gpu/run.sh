@@ -6,7 +6,8 @@
 # the benchmarks beside their peers, and prints a short table last. The logs
 # come back packed as $OUT/gpu_logs.tgz. Needs no
 # compiler: everything was built here. Last, the GQA cubins' SASS is counted
-# (HMMA instructions, LDL/STL local-memory accesses: issue 6 wants none).
+# (HGMMA and HMMA instructions, LDL/STL local-memory accesses: issue 6 wants
+# none in the main loop; the WG 2, BK 64 prefill variant spills a few words).
 # PHOBOS_PRODUCER_WARP=1, PHOBOS_PREFETCH=1 and PHOBOS_TMA=0 plan the conformance
 # cases as phobosc --producer-warp, --prefetch and --no-tensor-copies; the suite
 # runs once as compiled by default (TMA tensor copies) and once with
@@ -56,6 +57,8 @@ fi
 # the suite again without tensor copies (phobosc --no-tensor-copies): the
 # cp.async staging and the pointer paths the copies replace
 PHOBOS_TMA=0 run gpu_conformance.no_tensor_copies "$build/tests/gpu/gpu_conformance" spec/conformance/*.yaml
+# the GQA cases again with the tensor-core dots on mma.sync (phobosc --no-wgmma)
+PHOBOS_WGMMA=0 run gpu_conformance.no_wgmma "$build/tests/gpu/gpu_conformance" spec/conformance/gqa_*.yaml
 # the seed's no-op check, and more: GQA and the Q tile with NQ a power of two
 # (no padding) and not (padded, the slack zero-filled by the copy), swizzled
 # operands and staged rings, each run on the pointer path and then with TMA
@@ -70,6 +73,15 @@ if [ "${2:-}" = --bench ]; then
   PYTHONUNBUFFERED=1 python3 tests/gpu/q8_peer_l2.py 2>&1 | tee "$out/q8_peer_l2.log"
   [ -x "$build/examples/gqa_host" ] && run gqa_check_bench "$build/examples/gqa_host" --bench "$build/examples" &&
     sed -n '/==== gqa/,$p' "$out/gqa_check_bench.log"
+  # the prefill with its dots on wgmma (the default) and on mma.sync (--no-wgmma), compiled here
+  if [ -x "$build/examples/gqa_host" ]; then
+    ab=$(mktemp -d)
+    mkdir -p "$ab/wgmma" "$ab/mma_sync"
+    "$build/src/phobosc" -D NQ=7 -D D=128 -o "$ab/wgmma/gqa_attention.cubin" examples/gqa_attention/gqa_attention.ph &&
+      "$build/src/phobosc" --no-wgmma -D NQ=7 -D D=128 -o "$ab/mma_sync/gqa_attention.cubin" examples/gqa_attention/gqa_attention.ph &&
+      run gqa_wgmma_ab "$build/examples/gqa_host" --bench-prefill "$ab/wgmma/gqa_attention.cubin" "$ab/mma_sync/gqa_attention.cubin" &&
+      grep '^prefill' "$out/gqa_wgmma_ab.log"
+  fi
   # the peers in the same call: Triton and torch on the same card, same moment
   [ -n "${3:-}" ] && PYTHONUNBUFFERED=1 OUT=$out python3 "$3" > "$out/peers.log" 2>&1 && sed -n '/==== summary/,$p' "$out/peers.log"
 fi
@@ -77,8 +89,9 @@ fi
 if command -v cuobjdump >/dev/null && [ -f "$build/examples/gqa_attention_nq7_d128.cubin" ]; then
   for c in "$build"/examples/gqa_{attention,decode}_nq7_d128.cubin; do
     cuobjdump -sass "$c" > "$out/$(basename "$c" .cubin).sass" 2>&1
-    rows+=("$(printf '%-34s HMMA %d, LDL/STL %d' "sass $(basename "$c" .cubin)" \
-      "$(grep -c 'HMMA' "$out/$(basename "$c" .cubin).sass")" "$(grep -cE '\b(LDL|STL)\b' "$out/$(basename "$c" .cubin).sass")")")
+    rows+=("$(printf '%-34s HGMMA %d, HMMA %d, LDL/STL %d' "sass $(basename "$c" .cubin)" \
+      "$(grep -c 'HGMMA' "$out/$(basename "$c" .cubin).sass")" "$(grep -c 'HMMA' "$out/$(basename "$c" .cubin).sass")" \
+      "$(grep -cE '\b(LDL|STL)\b' "$out/$(basename "$c" .cubin).sass")")")
   done
 fi
 echo "==== GPU summary"
