@@ -89,6 +89,7 @@ typedef struct Emitter {
   const Layout *rowfrag[8];
   int nrowfrag;
   bool async_pending; /* cp.async copies issued and not yet waited for (emit_stage_async) */
+  bool proxy_pending; /* threads stored into a swizzled tile: the next barrier fences the async proxy first */
   /* staged rings (@pipeline, plan.c staged_ring_reject): the loop being
    * emitted with them, and by buffer id the register that holds the base
    * of the stage being read (or, while issuing, filled); NULL: %smem_ */
@@ -127,6 +128,10 @@ static void async_wait(Emitter *e) {
  * with a producer warp (which never takes part) the named barrier 1 of T. */
 static void cta_sync_why(Emitter *e, const char *why) {
   async_wait(e);
+  if (e->proxy_pending) { /* the threads' stores into a swizzled tile, seen by wgmma (async proxy) */
+    e->proxy_pending = false;
+    out(e, "fence.proxy.async.shared::cta;");
+  }
   if (e->p->producer) out(e, "bar.sync 1, %d;%s", e->T, why);
   else out(e, "bar.sync 0;%s", why);
 }
@@ -2639,6 +2644,7 @@ static void emit_write(Emitter *e, const TirInst *in) {
       const char *c[MAX_TILE_RANK];
       for (int d = 0; d < slot->ty.rank; d++) c[d] = coord(e, fl, slot->plan->phys, slot->ty.rank, d);
       st_mem(e, "shared", slot->ty.elem, buf_addr(e, slot->plan->buf, c), r, pr);
+      e->proxy_pending |= slot->plan->buf->swizzle != 0;
     }
     if (shared) cta_sync(e);
     return;
@@ -2675,6 +2681,7 @@ static void emit_write(Emitter *e, const TirInst *in) {
       out(e, "@%s mov.%s %s, %s;", inside, mov_type(rc_of(slot->ty.elem)), reg(e, slot, k), val);
     } else {
       st_mem(e, "shared", slot->ty.elem, buf_addr(e, slot->plan->buf, c), val, inside);
+      e->proxy_pending |= slot->plan->buf->swizzle != 0;
     }
   }
   if (shared) cta_sync(e);
@@ -3150,18 +3157,24 @@ static void sring_issue(Emitter *e, const TirInst *loop, const TirInst **loads, 
       out(e, "selp.u32 %s, %lld, 0, %s;", t, (long long)tma_bytes(loads[q]), ok);
       out(e, "add.u32 %s, %s, %s;", tx, tx, t);
     }
-    out(e, "setp.eq.u32 %s, %%tid_, 0;", t0);
+    /* thread 0 alone, behind a branch: the copies' operands need no
+     * per-thread predicates (which ptxas turns into loops over the lanes
+     * that hold registers across them) */
+    int I = new_label(e);
+    out(e, "setp.ne.u32 %s, %%tid_, 0;", t0);
+    out(e, "@%s bra $Lsri%d;", t0, I);
     /* the stage's bytes were last read through the generic proxy */
-    out(e, "@%s fence.proxy.async.shared::cta;", t0);
-    out(e, "@%s mbarrier.arrive.expect_tx.shared::cta.b64 %s, [%s], %s;", t0, st, bar, tx);
+    out(e, "fence.proxy.async.shared::cta;");
+    out(e, "mbarrier.arrive.expect_tx.shared::cta.b64 %s, [%s], %s;", st, bar, tx);
     for (int q = 0; q < n; q++) {
       const TirInst *ld = loads[q];
       if (!ld->plan->tma) continue;
       const char *go = tmp(e, RC_PRED), *dst = tmp(e, RC_B32);
-      out(e, "setp.ne.and.u32 %s, %%tmok%d, 0, %s;", go, ld->plan->tma - 1, t0);
+      out(e, "setp.ne.u32 %s, %%tmok%d, 0;", go, ld->plan->tma - 1);
       out(e, "add.u32 %s, %s, %lld;", dst, smem_of(e, ld->plan->buf), (long long)ld->plan->buf->offset);
       tma_copies(e, ld, dst, bar, go);
     }
+    fprintf(e->body, "$Lsri%d:\n", I);
   }
   e->ring_issue = true;
   for (int q = 0; q < n; q++) {
