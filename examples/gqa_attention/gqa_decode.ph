@@ -114,10 +114,13 @@ kernel gqa_decode_merge(OP: tensor<f32>[B, S, HQ, NS, D],
   let hq = ctx.block.x
   let s = ctx.block.y
   let b = ctx.block.z
+  // LSE's loads are issued first and used after o's copy is waited for,
+  // so the two reads overlap (one memory latency instead of two)
+  let lraw = LSE[b, s, hq :+ 1, 0 :+ NSM]                            // [1, NSM]
+  let o = OP[b, s, hq, 0 :+ NSM, :]                                  // [NSM, D]
   let split = iota(1, NSM, axis = 1)
-  let lse = where(split < NS, LSE[b, s, hq :+ 1, 0 :+ NSM], -inf)   // [1, NSM]
+  let lse = where(split < NS, lraw, -inf)
   let mx = rowmax(lse)
   let w = exp(lse - where(mx == -inf, 0.0, mx))
-  let o = OP[b, s, hq, 0 :+ NSM, :]                                  // [NSM, D]
   O[b, s, hq :+ 1, :] = bf16(dot(w, o) / rowsum(w))
 }
