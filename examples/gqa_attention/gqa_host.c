@@ -5,6 +5,10 @@
  *   gqa_host [--bench] DIR     DIR holds gqa_attention_nq{N}_d{D}.cubin and
  *                              gqa_decode_nq{N}_d{D}.cubin (and their .yaml)
  *                              for N in {1, 2, 4, 7, 8}, D in {64, 128}
+ *   gqa_host --bench-prefill CUBIN...
+ *                              the prefill benchmark alone (NQ 7, D 128) for
+ *                              each prefill cubin: A/B runs of phobosc options
+ *                              or pinned @autotune points (tests/gpu/run.sh)
  *
  * The check runs the matrix the example promises: NQ in {1, 2, 4, 7, 8}, D
  * in {64, 128}, causal (bottom-right aligned, T > S) and full, S and T not
@@ -20,8 +24,9 @@
  * each of 21 reps, the median), prefill B 1, HQ 28 / HKV 4, S = T = 4096,
  * D 128, causal and full (TFLOP/s: 4 S T D HQ, halved for causal) and
  * decode B 16, HQ 28 / HKV 4, S 1, T 8192 (TB/s: the K and V bytes) with
- * the prefill kernel and with the split decode at 8, 16 and 32 key splits;
- * each is checked on sampled query positions first. */
+ * the prefill kernel and with the split decode at 4 to 32 key splits;
+ * each is checked on sampled query positions first. Each prefill line names
+ * the variant the autotuner chose. */
 #include <cuda.h>
 #include <math.h>
 #include <stdbool.h>
