@@ -50,7 +50,9 @@ kernel gqa_attention(Q: tensor<bf16>[B, S, HQ, D],
                      O: tensor<bf16>[B, S, HQ, D],
                      scale: f32,
                      causal: bool) {
-  let s0 = ctx.block.x * BQ
+  // blocks in reverse: under the causal mask the last query blocks see the
+  // most keys, so they start first and the short ones fill the tail
+  let s0 = (cdiv(S, BQ) - 1 - ctx.block.x) * BQ
   let h = ctx.block.y
   let b = ctx.block.z
 
