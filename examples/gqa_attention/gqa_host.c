@@ -9,6 +9,9 @@
  *                              the prefill benchmark alone (NQ 7, D 128) for
  *                              each prefill cubin: A/B runs of phobosc options
  *                              or pinned @autotune points (tests/gpu/run.sh)
+ *   gqa_host --bench-decode CUBIN...
+ *                              the decode benchmark alone for each decode
+ *                              cubin, at 1 to 16 key splits
  *
  * The check runs the matrix the example promises: NQ in {1, 2, 4, 7, 8}, D
  * in {64, 128}, causal (bottom-right aligned, T > S) and full, S and T not
@@ -251,7 +254,47 @@ static int bench_prefill(const Kernels *k, const char *tag) {
   return fail;
 }
 
+/* The decode benchmark (B 16, HQ 28 / HKV 4, S 1, T 8192, D 128) of one
+ * decode cubin at 1 to 16 key splits (--bench-decode CUBIN...). Returns
+ * the failures. */
+static int bench_decode(const Kernels *k, const char *tag) {
+  static const int64_t sweep[] = {1, 2, 3, 4, 6, 8, 10, 16};
+  int fail = 0;
+  Shape s = {16, 1, 8192, 28, 4, 128, false};
+  Problem p;
+  make(&p, s);
+  double bytes = 2.0 * 2 * (double)nkv_elems(&s);
+  for (size_t si = 0; si < sizeof sweep / sizeof sweep[0]; si++) {
+    use_splits(&p, sweep[si]);
+    double err = check(k, &p, 16);
+    bool ok = err < 2e-2;
+    fail += !ok;
+    double us = median_us(k, &p);
+    printf("decode  B 16 S 1 T 8192 %3lld splits %8.1f us %7.2f TB/s  (16 rows checked: rel err %.2e %s; %s of %s)\n",
+           (long long)sweep[si], us, bytes / (us * 1e-6) / 1e12, err, ok ? "ok" : "FAIL",
+           phobos_kernel_last_variant(k->split), tag);
+  }
+  destroy(&p);
+  return fail;
+}
+
 int main(int argc, char **argv) {
+  if (argc > 1 && !strcmp(argv[1], "--bench-decode")) {
+    if (!host_start("gqa_attention")) return 0;
+    int fail = 0, n = 0;
+    for (int i = 2; i < argc; i++) {
+      phobos_module *m;
+      Kernels k = {0};
+      PK(phobos_module_load(ctx, argv[i], &m));
+      PK(phobos_kernel_get(m, "gqa_decode_split", &k.split));
+      PK(phobos_kernel_get(m, "gqa_decode_merge", &k.merge));
+      fail += bench_decode(&k, argv[i]);
+      n += 8;
+    }
+    phobos_context_destroy(ctx);
+    printf("%d passed, %d failed\n", n - fail, fail);
+    return fail ? 1 : 0;
+  }
   if (argc > 1 && !strcmp(argv[1], "--bench-prefill")) {
     if (!host_start("gqa_attention")) return 0;
     int fail = 0;
