@@ -49,3 +49,15 @@ kernel vw(A: tensor<bf16>[M, 64], B: tensor<bf16>[64, N], C: tensor<f32>[M, N], 
   }
   C[m0 :+ 64, n0 :+ 64] = dot(a, b) * (1.0 / s)
 }
+
+// f16 operands (wgmma's .f16 form), the scores' shape of attention: a
+// [BM, 64] tile against a [BN, 64] one, K-major both
+@autotune(BM in [64], BN in [64], T in [128])
+@launch(T)
+@dynshared
+@grid(cdiv(M, BM), cdiv(N, BN))
+kernel mmh(A: tensor<f16>[M, 64], B: tensor<f16>[N, 64], C: tensor<f32>[M, N]) {
+  let m0 = ctx.block.x * BM
+  let n0 = ctx.block.y * BN
+  C[m0 :+ BM, n0 :+ BN] = dot_t(A[m0 :+ BM, :], B[n0 :+ BN, :])
+}
