@@ -2202,7 +2202,9 @@ static bool wgmma_fits(const Emitter *e, const TirInst *in, const PlanBuf *sa, c
  * group is waited for at once: the stages it reads may be refilled after
  * the next barrier, and the registers are read next. Operands come from
  * tensor copies (the async proxy); the threads' fallback stores into a
- * swizzled buffer end with a proxy fence (emit_tma_load, sring_issue). */
+ * swizzled buffer end with a proxy fence (emit_tma_load, sring_issue),
+ * and so does the barrier after the threads' stores into a swizzled var
+ * slot (emit_write sets proxy_pending, cta_sync_why fences). */
 static void emit_dot_wgmma(Emitter *e, const TirInst *in, const PlanBuf *sa, const PlanBuf *sb, bool areg) {
   const TirInst *a = in->args[0], *b = in->args[1];
   bool tr = in->aux;
