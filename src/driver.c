@@ -81,12 +81,13 @@ static void compile_variants(Arena *arena, Diags *d, const Source *src, Node *pr
       }
       Plan *p = plan_kernel(arena, d, f, o->arch, plan_flags(o));
       if (!p || !tir_verify(d, f, "planning")) break;
-      if (o->emit == EMIT_PLAN) plan_print(out, p);
-      else if (o->emit == EMIT_PLAN_YAML) plan_print_yaml(out, p);
       vec_push(arena, &plans, p);
     }
   }
-  if (d->errors || (o->emit != EMIT_MANIFEST && o->emit != EMIT_PTX && o->emit != EMIT_CUBIN)) return;
+  /* --emit=plan runs the backend too, quietly, for what only it decides
+   * (a dot's wgmma, PlanVal.wgmma_n) and the plan it keeps (below) */
+  bool plan_out = o->emit == EMIT_PLAN || o->emit == EMIT_PLAN_YAML;
+  if (d->errors || (!plan_out && o->emit != EMIT_MANIFEST && o->emit != EMIT_PTX && o->emit != EMIT_CUBIN)) return;
   /* the PTX module: every variant of every kernel as its own entry */
   double t0 = now();
   const char *arch = o->arch ? o->arch : "sm_90a";
@@ -123,9 +124,23 @@ static void compile_variants(Arena *arena, Diags *d, const Source *src, Node *pr
       if (!q) break;
       plans.items[i] = p = q;
     }
-    ptx_emit_kernel(arena, d, p, arch, manifest_entry(arena, p->f), pf, &shared[i]);
+    if (plan_out) {
+      Diags quiet = *d;
+      quiet.silent = true;
+      ptx_emit_kernel(arena, &quiet, p, arch, manifest_entry(arena, p->f), pf, &shared[i]);
+    } else {
+      ptx_emit_kernel(arena, d, p, arch, manifest_entry(arena, p->f), pf, &shared[i]);
+    }
   }
   fclose(pf);
+  if (plan_out) {
+    for (int i = 0; i < plans.len; i++) {
+      if (o->emit == EMIT_PLAN) plan_print(out, plans.items[i]);
+      else plan_print_yaml(out, plans.items[i]);
+    }
+    free(ptx);
+    return;
+  }
   if (o->verbose) fprintf(stderr, "phobosc: PTX for %d variant%s: %.2f ms\n", plans.len, plans.len == 1 ? "" : "s", (now() - t0) * 1e3);
   if (!d->errors) {
     const char *base = o->input ? strrchr(o->input, '/') : NULL;

@@ -80,9 +80,14 @@ static bool dot_uses_mma(Planner *P, const TirInst *dot) {
 /* K of one mma: 16 elements of 16 bits, or 32 of 8 */
 static int64_t mma_k(const TirInst *dot) { return is_int8(dot->args[0]->ty.elem) ? 32 : 16; }
 
-/* what the plan prints as a dot's path: fma, or the mma shape */
-static const char *dot_path_name(const TirInst *dot, const char *fallback) {
-  return dot->plan->dot_fma || fallback ? "fma" : mma_k(dot) == 32 ? "mma.m16n8k32" : "mma.m16n8k16";
+/* what the plan prints as a dot's path: fma, or the mma shape (the wgmma
+ * one where the backend, which runs before plans are printed, issued it
+ * so: ptx.c, emit_dot_wgmma) */
+static const char *dot_path_name(const TirInst *dot, const char *fallback, char buf[32]) {
+  if (dot->plan->dot_fma || fallback) return "fma";
+  if (!dot->plan->wgmma_n) return mma_k(dot) == 32 ? "mma.m16n8k32" : "mma.m16n8k16";
+  snprintf(buf, 32, "wgmma.m64n%dk16", dot->plan->wgmma_n);
+  return buf;
 }
 
 /* ------------------------------------------------------ physical shapes */
@@ -1380,7 +1385,8 @@ void plan_print(FILE *out, const Plan *p) {
     if (v->res == RES_SHARED) fprintf(out, " buf #%d", v->buf->id);
     else if (v->layout) fprintf(out, " %s", plan_layout_str(a, v->layout));
     const char *fb = in->op == TIR_DOT ? plan_dot_fallback(a, p, in) : NULL;
-    if (in->op == TIR_DOT) fprintf(out, " %s", dot_path_name(in, fb));
+    char pb[32];
+    if (in->op == TIR_DOT) fprintf(out, " %s", dot_path_name(in, fb, pb));
     if (fb) fprintf(out, "\n        path: fma, not the tensor cores: %s", fb);
     if (v->path) fprintf(out, "\n        path: %s", v->path);
     fputc('\n', out);
@@ -1441,7 +1447,8 @@ void plan_print_yaml(FILE *out, const Plan *p) {
     else if (v->layout) fprintf(out, ", layout: \"%s\"", plan_layout_str(a, v->layout));
     if (in->op == TIR_DOT) {
       const char *fb = plan_dot_fallback(a, p, in);
-      fprintf(out, ", dot: %s", dot_path_name(in, fb));
+      char pb[32];
+      fprintf(out, ", dot: %s", dot_path_name(in, fb, pb));
       if (fb) fprintf(out, ", path: \"fma, not the tensor cores: %s\"", fb);
     }
     if (v->path) fprintf(out, ", path: \"%s\"", v->path);

@@ -2313,6 +2313,7 @@ static bool emit_dot_mma(Emitter *e, const TirInst *in) {
   const PlanBuf *sb = db && b->plan->buf->swizzle ? b->plan->buf : NULL;
   if (frag && wgmma_fits(e, in, sa, sb, areg)) {
     emit_dot_wgmma(e, in, sa, sb, areg);
+    in->plan->wgmma_n = (int)in->plan->phys[in->ty.rank - 1]; /* for the plan's printout (driver.c) */
     return true;
   }
   /* eb: operand bytes (2, or 1 for i8/u8 dot_t on m16n8k32); ce: elements

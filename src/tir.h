@@ -198,6 +198,7 @@ typedef struct PlanVal {
   Layout *layout;
   PlanBuf *buf;                /* RES_SHARED */
   bool dot_fma;                /* TIR_DOT: no tensor-core shape; FMA instead */
+  int wgmma_n;                 /* TIR_DOT: N of the wgmma m64nNk16 the backend issued it as (ptx.c), else 0 */
   PlanBuf *ring, *mbar;        /* TIR_LOAD under @pipeline: its ring and its loop's mbarriers */
   const char *path;            /* TIR_LOAD in a @pipeline loop: the path it takes and why */
   int tma;                     /* TIR_LOAD: 1 + its tensor map's index in Plan.tmaps (a TMA copy), else 0 */

@@ -177,7 +177,12 @@ has "PTX: u8 x i8 dot_t on mma.m16n8k32" out "mma.sync.aligned.m16n8k32.row.col.
 run "--emit=plan-yaml dot.ph" 0 --emit=plan-yaml "$PROJECT_ROOT/spec/conformance/dot.ph"
 has "plan-yaml: a dot's path" out "dot: fma, path: \"fma, not the tensor cores: K = 24 is not a multiple of 16\""
 run "--emit=plan gqa" 0 --emit=plan "$gqa"
-has "plan: gqa's dots on the tensor cores" out "mma16x8x16.acc warps=8 frags=8 mma.m16n8k16"
+has "plan: gqa's scores on wgmma" out "mma16x8x16.acc warps=8 frags=8 wgmma.m64n64k16"
+has "plan: gqa's P V on wgmma" out "mma16x8x16.acc warps=8 frags=16 wgmma.m64n128k16"
+run "--emit=plan --no-wgmma gqa" 0 --emit=plan --no-wgmma "$gqa"
+has "plan --no-wgmma: gqa's dots on mma.sync" out "mma16x8x16.acc warps=8 frags=8 mma.m16n8k16"
+run "--emit=plan-yaml gqa" 0 --emit=plan-yaml "$gqa"
+has "plan-yaml: a dot on wgmma" out "dot: wgmma.m64n128k16"
 # on sm_90a the fragment dots on the tensor copies' swizzled tiles are wgmma;
 # --no-wgmma keeps mma.sync
 run "--emit=ptx gqa" 0 --emit=ptx "$gqa"
