@@ -124,13 +124,9 @@ static void compile_variants(Arena *arena, Diags *d, const Source *src, Node *pr
       if (!q) break;
       plans.items[i] = p = q;
     }
-    if (plan_out) {
-      Diags quiet = *d;
-      quiet.silent = true;
-      ptx_emit_kernel(arena, &quiet, p, arch, manifest_entry(arena, p->f), pf, &shared[i]);
-    } else {
-      ptx_emit_kernel(arena, d, p, arch, manifest_entry(arena, p->f), pf, &shared[i]);
-    }
+    Diags quiet = *d; /* --emit=plan reports no backend errors */
+    quiet.silent = true;
+    ptx_emit_kernel(arena, plan_out ? &quiet : d, p, arch, manifest_entry(arena, p->f), pf, &shared[i]);
   }
   fclose(pf);
   if (plan_out) {

@@ -830,15 +830,6 @@ static bool start_multiple(const TirInst *st, int64_t len, const TirInst **x, in
   return false;
 }
 
-/* The swizzle of a tensor copy's tile (bytes; 0 none). ldmatrix reads
- * eight rows of 16 bytes at once: dense rows a multiple of 128 bytes apart
- * put all eight in the same banks (what @padstage's pitch avoids, and a
- * copy cannot write). A tensor-core operand's tile is swizzled instead, and
- * so is a tile @padstage padded (its kernel asked for spread banks): the
- * widest mode that divides its rows, a row wider than that cut into panels
- * (one copy each), rows a multiple of 8 so that every panel starts where
- * the pattern does (ptx.c, buf_addr). Other tiles are read along rows and
- * stay dense. */
 static const char ring_mbar_name[] = "staged ring mbarriers";
 
 /* the bytes of a dense tile of physical dims phys */
@@ -864,6 +855,16 @@ int64_t plan_copy_extra(const Plan *p, int64_t *rounding) {
   return *rounding + (p->ntma_loads ? 8 * p->ntma_loads + 128 : 0);
 }
 
+/* The swizzle of a tensor copy's tile (bytes; 0 none). ldmatrix reads
+ * eight rows of 16 bytes at once: dense rows a multiple of 128 bytes apart
+ * put all eight in the same banks (what @padstage's pitch avoids, and a
+ * copy cannot write). A tensor-core operand's tile is swizzled instead, and
+ * so is a tile @padstage padded (its kernel asked for spread banks): the
+ * widest mode that divides its rows, a row wider than that cut into panels
+ * (one copy each), rows a multiple of 8 so that every panel starts where
+ * the pattern does (ptx.c, buf_addr). The panels are also wgmma's
+ * canonical layouts (ptx.c, emit_dot_wgmma). Other tiles are read along
+ * rows and stay dense. */
 static int tma_swizzle(const PlanBuf *b, int eb) {
   if (!(b->kind == BUF_STAGE_DOT && eb <= 2) && !b->padded) return 0;
   if (b->rank < 2) return 0;

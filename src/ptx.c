@@ -2162,6 +2162,18 @@ static const char *swz_at(Emitter *e, SwzLane *z, int64_t cb, int64_t rc) {
   return arena_printf(e->a, "%s+%lld", z->Y[c], (long long)(cb / z->S * z->R * z->S + rc * z->S));
 }
 
+/* The A fragment of k-step s of row tile mi, packed in pairs from the
+ * registers of a (a_from_regs: the accumulators of its column tile s),
+ * into r[4]: rows g, g + 8 at columns 2t (+1), then 8 + 2t (+1). The
+ * packing rounds (packed_by_mma). mma.sync and wgmma take the same. */
+static void pack_a_regs(Emitter *e, const TirInst *a, FragGeom ag, int mi, int s, const char *ty, const char *r[4]) {
+  int base = (mi * ag.ntn + s) * ag.rpt;
+  for (int i = 0; i < 4; i++) {
+    r[i] = tmp(e, RC_B32);
+    out(e, "cvt.rn.%sx2.f32 %s, %s, %s;", ty, r[i], reg(e, a, base + 2 * i + 1), reg(e, a, base + 2 * i));
+  }
+}
+
 /* A wgmma matrix descriptor (PTX ISA, "matrix descriptor") for a swizzled
  * buffer at shared address addr: the start address >> 4 (14 bits), the
  * leading and stride byte offsets >> 4, and the swizzle mode (1: 128B,
@@ -2204,7 +2216,7 @@ static bool wgmma_fits(const Emitter *e, const TirInst *in, const PlanBuf *sa, c
  * tensor copies (the async proxy); the threads' fallback stores into a
  * swizzled buffer end with a proxy fence (emit_tma_load, sring_issue),
  * and so does the barrier after the threads' stores into a swizzled var
- * slot (emit_write sets proxy_pending, cta_sync_why fences). */
+ * slot (publish_write). */
 static void emit_dot_wgmma(Emitter *e, const TirInst *in, const PlanBuf *sa, const PlanBuf *sb, bool areg) {
   const TirInst *a = in->args[0], *b = in->args[1];
   bool tr = in->aux;
@@ -2241,14 +2253,7 @@ static void emit_dot_wgmma(Emitter *e, const TirInst *in, const PlanBuf *sa, con
   if (areg) {
     ar = arena_alloc(e->a, sizeof *ar * (size_t)(fg.tpm * nk));
     for (int mi = 0; mi < fg.tpm; mi++)
-      for (int s = 0; s < nk; s++) {
-        int base = (mi * ag.ntn + s) * ag.rpt;
-        for (int i = 0; i < 4; i++) {
-          ar[mi * nk + s][i] = tmp(e, RC_B32);
-          out(e, "cvt.rn.%sx2.f32 %s, %s, %s;", ty, ar[mi * nk + s][i], reg(e, a, base + 2 * i + 1),
-              reg(e, a, base + 2 * i));
-        }
-      }
+      for (int s = 0; s < nk; s++) pack_a_regs(e, a, ag, mi, s, ty, ar[mi * nk + s]);
   }
   const TirInst *addend = fused_addend(e, in);
   if (addend)
@@ -2418,12 +2423,10 @@ static bool emit_dot_mma(Emitter *e, const TirInst *in) {
     for (int64_t k0 = 0; k0 < K; k0 += kstep) {
       const char *(*ar)[4] = arena_alloc(e->a, sizeof *ar * (size_t)fg.tpm); /* [row tile][register] */
       for (int mi = 0; mi < fg.tpm; mi++) {
-        for (int i = 0; i < 4; i++) ar[mi][i] = tmp(e, RC_B32);
-        if (areg) { /* a0..a3: rows g, g + 8 at columns 2t (+1), then 8 + 2t (+1): the tile's c pairs */
-          int base = (mi * ag.ntn + (int)(k0 / 16)) * ag.rpt;
-          for (int i = 0; i < 4; i++)
-            out(e, "cvt.rn.%sx2.f32 %s, %s, %s;", ty, ar[mi][i], reg(e, a, base + 2 * i + 1), reg(e, a, base + 2 * i));
+        if (areg) {
+          pack_a_regs(e, a, ag, mi, (int)(k0 / 16), ty, ar[mi]);
         } else {
+          for (int i = 0; i < 4; i++) ar[mi][i] = tmp(e, RC_B32);
           const char *ad = sa ? swz_at(e, &za, k0 * eb, (int64_t)mi * W * 16)
                               : arena_printf(e->a, "%s+%lld", aw, (long long)((int64_t)mi * W * 16 * ra + k0 * eb));
           out(e, "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%s, %s, %s, %s}, [%s];", ar[mi][0], ar[mi][1], ar[mi][2],
@@ -2626,6 +2629,15 @@ static void emit_extract(Emitter *e, const TirInst *in) {
   }
 }
 
+/* The barrier after a write into a shared slot, which readers wait for;
+ * stores into a swizzled slot (a tensor copy's, which wgmma reads through
+ * the async proxy) are fenced first (cta_sync_why). */
+static void publish_write(Emitter *e, const TirInst *slot) {
+  if (slot->plan->res != RES_SHARED) return;
+  e->proxy_pending |= slot->plan->buf->swizzle != 0;
+  cta_sync(e);
+}
+
 static void emit_write(Emitter *e, const TirInst *in) {
   const TirInst *slot = in->args[0], *v = in->args[1];
   bool shared = slot->plan->res == RES_SHARED;
@@ -2647,9 +2659,8 @@ static void emit_write(Emitter *e, const TirInst *in) {
       const char *c[MAX_TILE_RANK];
       for (int d = 0; d < slot->ty.rank; d++) c[d] = coord(e, fl, slot->plan->phys, slot->ty.rank, d);
       st_mem(e, "shared", slot->ty.elem, buf_addr(e, slot->plan->buf, c), r, pr);
-      e->proxy_pending |= slot->plan->buf->swizzle != 0;
     }
-    if (shared) cta_sync(e);
+    publish_write(e, slot);
     return;
   }
   /* a sub-tile: each slot element inside the region takes the value's
@@ -2684,10 +2695,9 @@ static void emit_write(Emitter *e, const TirInst *in) {
       out(e, "@%s mov.%s %s, %s;", inside, mov_type(rc_of(slot->ty.elem)), reg(e, slot, k), val);
     } else {
       st_mem(e, "shared", slot->ty.elem, buf_addr(e, slot->plan->buf, c), val, inside);
-      e->proxy_pending |= slot->plan->buf->swizzle != 0;
     }
   }
-  if (shared) cta_sync(e);
+  publish_write(e, slot);
 }
 
 /* Register tiles are unrolled per thread: past this many elements a thread
