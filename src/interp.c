@@ -415,6 +415,34 @@ static bool exec_load(Interp *I, const TirInst *in) {
   return true;
 }
 
+/* arrive(C[g], n): the GPU's atom.inc with bound n - 1 (the counter
+ * counts arrivals modulo n) on the element, true for the arrival that
+ * finds n - 1 there. CTAs run one after another here, so the n-th CTA to
+ * arrive reads what the others stored. An element outside the tensor is
+ * an error, as the GPU would write past it; a count below 1 never
+ * arrives (nothing is counted). */
+static bool exec_arrive(Interp *I, const TirInst *in) {
+  Val *v = new_val(in);
+  int64_t start[MAX_TENSOR_RANK];
+  sub_starts(I, in, start);
+  int64_t n = i64(scalar_of(I, in->args[0]));
+  for (int d = 0; d < in->nsubs; d++)
+    if (start[d] < 0 || start[d] >= tensor_dim(I, in->aux, d)) {
+      fail(I, "arrive's counter %s is outside the tensor: index %lld of dim %d (size %lld) (arrive at line %d)",
+           I->f->params[in->aux].name, (long long)start[d], d, (long long)tensor_dim(I, in->aux, d), in->span.first_line);
+      set_val(I, in, v);
+      return false;
+    }
+  if (n >= 1) {
+    double *c = &I->args[in->aux].t.data[tensor_offset(I, in->aux, start)];
+    uint32_t old = (uint32_t)wrap(i64(*c), 32, false);
+    v->d[0] = old == (uint32_t)(n - 1);
+    *c = (double)(int32_t)(old >= (uint32_t)(n - 1) ? 0u : old + 1u);
+  }
+  set_val(I, in, v);
+  return true;
+}
+
 static bool exec_store(Interp *I, const TirInst *in) {
   bool owned;
   Val *v = get(I, in->args[0], &owned);
@@ -587,6 +615,7 @@ static bool exec_inst(Interp *I, const TirInst *in) {
     break;
   case TIR_LOAD: exec_load(I, in); break;
   case TIR_STORE: exec_store(I, in); break;
+  case TIR_ARRIVE: exec_arrive(I, in); break;
   case TIR_EXTRACT: {
     v = new_val(in);
     int64_t start[MAX_TENSOR_RANK], wc[MAX_TILE_RANK];

@@ -225,6 +225,16 @@ static TirInst *lower_call(Lower *l, Node *n) {
     v->aux = (int)axis->ival;
     return v;
   }
+  if (strcmp(f, "arrive") == 0) { /* sema: a point of an i32 tensor parameter, an integer count */
+    Node *cn = n->list.items[0];
+    TirInst *v = tir_new(l->a, l->f, TIR_ARRIVE, rt);
+    v->aux = cn->a->sym->index;
+    v->span = n->span;
+    lower_subs(l, cn, v);
+    v->args[v->nargs++] = coerce(l, lower_expr(l, n->list.items[1]), tir_scalar(S_I32), n->span);
+    tir_append(l->a, l->cur, v);
+    return v;
+  }
   for (int i = 0; i < n->list.len && i < 4; i++) args[i] = lower_expr(l, n->list.items[i]);
   if (strcmp(f, "dot") == 0 || strcmp(f, "dot_t") == 0) {
     TirInst *a = args[0], *b = args[1];

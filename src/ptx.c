@@ -2718,6 +2718,51 @@ static bool scalar_arith(const TirInst *in) {
   }
 }
 
+/* arrive(C[g], n) (spec 9.5): the CTA's arrival, counted modulo n in one
+ * i32 element, true in the CTA whose arrival is the n-th. This is the
+ * last-block pattern: the CTAs' partial results are stored before they
+ * arrive, and the last one to arrive reads them all.
+ *   - Release: every thread fences its global stores at GPU scope
+ *     (fence.acq_rel.gpu) before the barrier, so all of the CTA's stores
+ *     come before thread 0's atomic in causality order. A TMA store
+ *     (async proxy) is first waited for whole, not just for its read of
+ *     shared memory, and fenced into the generic proxy.
+ *   - Thread 0 alone does atom.inc with bound n - 1 (acq_rel, GPU scope):
+ *     the counter runs 0, 1, ..., n - 1 and wraps to 0 on the n-th
+ *     arrival, so a launch that arrives a multiple of n times leaves it as
+ *     it found it, with no store to reset it.
+ *   - bar.red.or.pred is the barrier and the broadcast at once: every
+ *     thread learns whether thread 0 saw n - 1.
+ *   - Acquire: in the last CTA every thread fences again before its loads,
+ *     so they see what the other CTAs stored before arriving. */
+static void emit_arrive(Emitter *e, const TirInst *in) {
+  const char *g[MAX_TENSOR_RANK];
+  for (int i = 0; i < in->nsubs; i++) g[i] = reg(e, in->subs[i].start, 0);
+  const char *ad = tensor_addr(e, in->aux, g), *n = reg(e, in->args[0], 0);
+  const char *t0 = tmp(e, RC_PRED), *go = tmp(e, RC_PRED), *last = tmp(e, RC_PRED), *any = tmp(e, RC_PRED);
+  const char *bound = tmp(e, RC_B32), *old = tmp(e, RC_B32);
+  bool bulk = false;
+  for (int i = 0; i < e->f->ninsts; i++)
+    bulk |= e->f->insts[i]->op == TIR_STORE && e->f->insts[i]->plan && e->f->insts[i]->plan->tma;
+  out(e, "setp.eq.u32 %s, %%tid_, 0;", t0);
+  if (bulk) {
+    out(e, "@%s cp.async.bulk.wait_group 0;", t0); /* the tensor stores' global writes done, not only their reads */
+    out(e, "@%s fence.proxy.async.global;", t0);
+  }
+  out(e, "fence.acq_rel.gpu;");
+  cta_sync_why(e, " // arrive: the CTA's stores before its arrival");
+  /* a count below 1 never arrives: nothing is counted */
+  out(e, "setp.ge.and.s32 %s, %s, 1, %s;", go, n, t0);
+  out(e, "sub.s32 %s, %s, 1;", bound, n);
+  out(e, "mov.u32 %s, 0;", old);
+  out(e, "@%s atom.acq_rel.gpu.global.inc.u32 %s, [%s], %s;", go, old, ad, bound);
+  out(e, "setp.eq.and.u32 %s, %s, %s, %s;", last, old, bound, go);
+  if (e->p->producer) out(e, "bar.red.or.pred %s, 1, %d, %s;", any, e->T, last);
+  else out(e, "bar.red.or.pred %s, 0, %s;", any, last);
+  out(e, "@%s fence.acq_rel.gpu;", any);
+  out(e, "selp.u32 %s, 1, 0, %s;", reg(e, in, 0), any);
+}
+
 static void emit_inst(Emitter *e, const TirInst *in) {
   if (e->failed) return;
   /* a branch or loop may skip the barrier that would wait for copies in
@@ -2808,6 +2853,7 @@ static void emit_inst(Emitter *e, const TirInst *in) {
   case TIR_TRANSPOSE: emit_transpose(e, in); break;
   case TIR_LOAD: emit_load(e, in); break;
   case TIR_STORE: emit_store(e, in); break;
+  case TIR_ARRIVE: emit_arrive(e, in); break;
   case TIR_EXTRACT: emit_extract(e, in); break;
   case TIR_VAR:
     /* a register slot starts undefined; a shared one lives in its buffer */

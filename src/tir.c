@@ -32,7 +32,11 @@ int tir_count_accesses(const TirBlock *b, TirOp op, int param) {
   return n;
 }
 
-bool tir_stores_to(const TirBlock *b, int param) { return tir_count_accesses(b, TIR_STORE, param) > 0; }
+/* an arrive writes its counter: the tensor is stored to as far as copies
+ * and read-only loads are concerned */
+bool tir_stores_to(const TirBlock *b, int param) {
+  return tir_count_accesses(b, TIR_STORE, param) + tir_count_accesses(b, TIR_ARRIVE, param) > 0;
+}
 
 bool tir_same_type(const TirType *a, const TirType *b) {
   if (a->elem != b->elem || a->rank != b->rank) return false;
@@ -97,9 +101,9 @@ void tir_number(Arena *a, TirFunc *f) {
 static const char *op_names[] = {"const", "param", "dim",     "ctx",    "unary",  "binary", "math",
                                  "convert", "select", "splat", "broadcast", "iota", "reduce", "dot",
                                  "transpose", "load", "store", "extract", "var", "read", "write",
-                                 "for", "while", "if"};
+                                 "for", "while", "if", "arrive"};
 
-const char *tir_op_name(int op) { return op >= 0 && op <= TIR_IF ? op_names[op] : "?"; }
+const char *tir_op_name(int op) { return op >= 0 && op <= TIR_ARRIVE ? op_names[op] : "?"; }
 
 static const char *type_str(char *buf, size_t n, const TirType *t) {
   if (t->rank == 0) {
@@ -159,6 +163,7 @@ static void print_inst(FILE *out, const TirFunc *f, const TirInst *in, int depth
   case TIR_DOT: fprintf(out, "%s", in->aux ? " trans_b" : ""); break;
   case TIR_LOAD:
   case TIR_STORE:
+  case TIR_ARRIVE:
     fprintf(out, " %s", f->params[in->aux].name);
     print_subs(out, in);
     break;
@@ -167,7 +172,7 @@ static void print_inst(FILE *out, const TirFunc *f, const TirInst *in, int depth
   default: break;
   }
   for (int i = 0; i < in->nargs; i++)
-    fprintf(out, "%s %%%d", i || in->op == TIR_STORE ? "," : "", in->args[i]->id);
+    fprintf(out, "%s %%%d", i || in->op == TIR_STORE || in->op == TIR_ARRIVE ? "," : "", in->args[i]->id);
   if ((in->op == TIR_EXTRACT || in->op == TIR_WRITE) && in->nsubs) print_subs(out, in);
   if (value) fprintf(out, " : %s", type_str(tb, sizeof tb, &in->ty));
   if (in->op == TIR_WHILE) {
@@ -313,6 +318,16 @@ static void verify_inst(Verify *v, const TirInst *in) {
     if (in->nsubs != v->f->params[in->aux].rank) return fail(v, in, "subscript count differs from the tensor rank");
     if (in->op == TIR_STORE && (in->nargs != 1 || a->ty.elem != v->f->params[in->aux].elem))
       return fail(v, in, "stored value's type differs from the tensor's");
+    break;
+  case TIR_ARRIVE:
+    if (in->aux < 0 || in->aux >= v->f->nparams || !v->f->params[in->aux].tensor ||
+        v->f->params[in->aux].elem != S_I32)
+      return fail(v, in, "arrive's counter is not an i32 tensor");
+    if (in->nsubs != v->f->params[in->aux].rank) return fail(v, in, "subscript count differs from the tensor rank");
+    for (int i = 0; i < in->nsubs; i++)
+      if (!in->subs[i].point) return fail(v, in, "arrive's counter is not one element");
+    if (in->nargs != 1 || a->ty.rank || a->ty.elem != S_I32 || in->ty.rank || in->ty.elem != S_BOOL)
+      return fail(v, in, "arrive takes an i32 count and gives a bool");
     break;
   case TIR_READ:
     if (in->nargs != 1 || a->op != TIR_VAR || !tir_same_type(&a->ty, &in->ty)) return fail(v, in, "read of a non-slot");

@@ -42,6 +42,8 @@ typedef enum TirOp {
   TIR_FOR,       /* the induction value; args: lo, hi, step; body */
   TIR_WHILE,     /* cond: region ending in the condition (cond_value); body */
   TIR_IF,        /* args[0]: cond; body (then), body2 (else, may be empty) */
+  TIR_ARRIVE,    /* aux: i32 tensor param; subs: points (the counter); args[0]: n (i32); result: bool,
+                    true in the CTA whose arrival is the n-th (the counter wraps to 0 there) */
 } TirOp;
 
 enum { TOP_MAX = 256, TOP_MIN, TOP_CDIV };

@@ -190,6 +190,14 @@ has "gqa prefill: the scores by wgmma, Q and K through descriptors" out "wgmma.m
 has "gqa prefill: P V by wgmma, P from registers, V transposed" out "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16"
 has "gqa prefill: the wgmma group waited for" out "wgmma.wait_group.sync.aligned 0;"
 has "gqa prefill: acc * corr skipped where corr is 1 in the whole warp" out "vote.sync.all.pred"
+# arrive (spec 9.5): release fences before the CTA's barrier, one atomic
+# increment modulo n by thread 0, the result broadcast by bar.red
+run "--emit=ptx arrive" 0 --emit=ptx "$PROJECT_ROOT/spec/conformance/arrive.ph"
+has "arrive: the CTA's stores fenced at GPU scope" out "fence.acq_rel.gpu;"
+has "arrive: thread 0 counts modulo n" out "atom.acq_rel.gpu.global.inc.u32"
+has "arrive: the last CTA's flag broadcast by the barrier" out "bar.red.or.pred"
+run "--emit=tir arrive" 0 --emit=tir "$PROJECT_ROOT/spec/conformance/arrive.ph"
+has "arrive in the tile IR" out "= arrive Cnt["
 run "--emit=ptx --no-wgmma gqa" 0 --emit=ptx --no-wgmma "$gqa"
 lacks "--no-wgmma: no wgmma" out "wgmma"
 has "--no-wgmma: mma.sync" out "mma.sync.aligned.m16n8k16"

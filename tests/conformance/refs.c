@@ -174,6 +174,25 @@ static bool ref_rows_sum(RefCtx *r) {
   return true;
 }
 
+/* arrive_colsum: P[y, n] = the sum of X's rows [y chunk, (y + 1) chunk)
+ * (chunk = cdiv(R, KS)), C[0, n] = the sum of all of X's rows (the last
+ * CTA of each column block adds P's rows); Cnt stays at its zeros */
+static bool ref_arrive_colsum(RefCtx *r) {
+  CaseParam *X = ref_param(r, "X"), *P = ref_param(r, "P"), *C = ref_param(r, "C");
+  int64_t R = X->dims[0], N = X->dims[1], KS = P->dims[0], chunk = (R + KS - 1) / KS;
+  for (int64_t n = 0; n < N; n++) {
+    double all = 0;
+    for (int64_t y = 0; y < KS; y++) {
+      double acc = 0;
+      for (int64_t i = y * chunk; i < R && i < (y + 1) * chunk; i++) acc += X->data[i * N + n];
+      P->data[y * N + n] = acc;
+      all += acc;
+    }
+    C->data[n] = all;
+  }
+  return true;
+}
+
 /* B = 3 A (as A + 2 A) */
 static bool ref_triple(RefCtx *r) {
   CaseParam *A = ref_param(r, "A"), *B = ref_param(r, "B");
@@ -191,5 +210,6 @@ const RefEntry harness_refs[] = {
     {"gqa_attention", ref_gqa_attention},
     {"gqa_decode_split", ref_gqa_decode_split},
     {"gqa_decode_merge", ref_gqa_decode_merge},
+    {"arrive_colsum", ref_arrive_colsum},
     {NULL, NULL},
 };
