@@ -5,6 +5,11 @@
  *   q8_matvec_host [--bench] DIR     DIR holds q8_matvec.cubin,
  *                                    q8_matvec_wide.cubin and q8_matvec_split.cubin
  *                                    (with their .yaml)
+ *   q8_matvec_host --bench-split DIR...
+ *                                    the split kernel alone at 4096 x 14336 for
+ *                                    each DIR's q8_matvec_split.cubin (A/B runs
+ *                                    of variants), its KSPLIT swept, beside the
+ *                                    copy of the same bytes
  *   q8_matvec_host --one K N KSPLIT DIR
  *                                    the split kernel alone, 20 launches, for a
  *                                    profiler (ncu --launch-skip 19)
@@ -197,7 +202,54 @@ static double copy_tbps(void) {
   return 2.0 * (double)c.n / (us * 1e-6) / 1e12;
 }
 
+/* --bench-split: each DIR's split kernel at 4096 x 14336, checked, then
+ * timed at KSPLIT 8 to 64 from each L2 state; returns the failures */
+static int bench_split(int ndirs, char **dirs) {
+  static const int64_t sweep[] = {8, 12, 16, 24, 32, 48, 64};
+  Problem p;
+  make(&p, 4096, 14336);
+  double bytes = (double)(p.K * p.N + (p.K / 32) * p.N * 4 + p.K * 4 + p.N * 4);
+  int fail = 0;
+  for (int d = 0; d < ndirs; d++) {
+    char path[1024];
+    phobos_module *m;
+    phobos_kernel *k;
+    snprintf(path, sizeof path, "%s/q8_matvec_split.cubin", dirs[d]);
+    PK(phobos_module_load(ctx, path, &m));
+    PK(phobos_kernel_get(m, "q8_matvec_split", &k));
+    PK(phobos_kernel_get(m, "q8_reduce", &reducer));
+    double best = 1e30;
+    int64_t bks = 0;
+    for (size_t i = 0; i < sizeof sweep / sizeof sweep[0]; i++) {
+      p.ksplit = sweep[i];
+      int nans;
+      double e = check(k, &p, -1, &nans);
+      fail += !(e < 1e-5 && !nans);
+      double us = median_us(k, &p, -1, 31);
+      if (us < best) best = us, bks = sweep[i];
+    }
+    p.ksplit = bks;
+    double alone = median_us(k, &p, -2, 31), clean = median_us_how(k, &p, -1, 31, FLUSH_CLEAN);
+    printf("split 4096x14336 memset %.1f us %.2f TB/s | clean %.1f us %.2f TB/s | alone %.1f us | KSPLIT %lld | %s of %s\n",
+           best, bytes / (best * 1e-6) / 1e12, clean, bytes / (clean * 1e-6) / 1e12, alone, (long long)bks,
+           phobos_kernel_last_variant(k), dirs[d]);
+  }
+  double cm = median_us_how(NULL, &p, 0, 31, FLUSH_MEMSET), cc = median_us_how(NULL, &p, 0, 31, FLUSH_CLEAN);
+  double cb = (double)(p.K * p.N / 2 * 2);
+  printf("copy same B      memset %.1f us %.2f TB/s | clean %.1f us %.2f TB/s\n", cm, cb / (cm * 1e-6) / 1e12, cc,
+         cb / (cc * 1e-6) / 1e12);
+  destroy(&p);
+  return fail;
+}
+
 int main(int argc, char **argv) {
+  if (argc > 2 && !strcmp(argv[1], "--bench-split")) {
+    if (!host_start("q8_matvec")) return 0;
+    int fail = bench_split(argc - 2, argv + 2);
+    phobos_context_destroy(ctx);
+    printf("%d passed, %d failed\n", 7 * (argc - 2) - fail, fail);
+    return fail ? 1 : 0;
+  }
   bool bench = argc > 1 && !strcmp(argv[1], "--bench");
   bool one = argc == 6 && !strcmp(argv[1], "--one");
   const char *dir = one ? argv[5] : argc > 1 + bench ? argv[1 + bench] : "build/examples";

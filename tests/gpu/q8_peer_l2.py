@@ -1,5 +1,7 @@
 """Issue 4's peer beside our bench's L2 states: the Triton q8 kernel of
-../shared/tools/peers.py and a same-size torch copy, timed from three L2 states:
+../shared/tools/peers.py, a same-size torch copy, and a read-only ceiling (a
+Triton kernel that reads q8's bytes once, 16 bytes a load, and sums them:
+what a matvec that only reads could reach), timed from three L2 states:
 after a 256 MiB memset (as do_bench), after that memset and a read of another
 256 MiB (a clean, cold L2: the memset's dirty lines already written back), and
 idle. Median of 51 reps, CUDA events. Run on the device machine:
@@ -22,6 +24,17 @@ def q8_matvec(A, W, S, C, K, N, BN: tl.constexpr, BK: tl.constexpr):
         s = tl.load(S + (offs_k[:, None] // 32) * N + offs_n[None, :])
         acc += tl.sum(a[:, None] * w * s, axis=0)
     tl.store(C + offs_n, acc)
+
+@triton.autotune(configs=[triton.Config({"BLOCK": b, "ITERS": it}, num_warps=w)
+                          for b in (1024, 2048, 4096) for it in (4, 8, 16) for w in (4, 8)], key=["n"])
+@triton.jit
+def read_sum(X, OUT, n, BLOCK: tl.constexpr, ITERS: tl.constexpr):
+    pid = tl.program_id(0)
+    acc = tl.zeros([BLOCK], dtype=tl.int32)
+    for i in range(ITERS):
+        offs = (pid * ITERS + i) * BLOCK + tl.arange(0, BLOCK)
+        acc += tl.load(X + offs, mask=offs < n, other=0)
+    tl.store(OUT + pid, tl.sum(acc, axis=0))
 
 dev = torch.device("cuda")
 cache = torch.empty(256 << 20, dtype=torch.int8, device=dev)
@@ -46,6 +59,11 @@ for (K, N) in [(4096, 14336), (8192, 28672)]:
     byts = K * N + (K // 32) * N * 4 + K * 4 + N * 4
     half = K * N // 2
     src = W.view(-1)[:half]; dst = torch.empty_like(src)
-    for name, fn, b in (("triton q8", lambda: q8_matvec[grid](A, W, S, C, K, N), byts), ("torch copy same B", lambda: dst.copy_(src), 2 * half)):
+    X = torch.randint(-1000, 1000, ((byts + 3) // 4,), dtype=torch.int32, device=dev)
+    R = torch.empty(X.numel() // 1024 + 1, dtype=torch.int32, device=dev)
+    rgrid = lambda meta: (triton.cdiv(X.numel(), meta["BLOCK"] * meta["ITERS"]),)
+    read_sum[rgrid](X, R, X.numel())
+    for name, fn, b in (("triton q8", lambda: q8_matvec[grid](A, W, S, C, K, N), byts), ("torch copy same B", lambda: dst.copy_(src), 2 * half),
+                        ("triton read q8's B", lambda: read_sum[rgrid](X, R, X.numel()), 4 * X.numel())):
         r = [(m, timed(fn, m)) for m in ("memset", "clean", "idle")]
         print(f"{K}x{N} {name:18s} " + " | ".join(f"{m} {us:.1f} us {b / (us * 1e-6) / 1e12:.2f} TB/s" for m, us in r), flush=True)

@@ -69,8 +69,11 @@ if [ "${2:-}" = --bench ]; then
   # the Q-load tile with and without TMA copies (compiles on this machine: ptxas is here)
   [ -x "$build/tests/gpu/qload_bench" ] && bash tests/gpu/qload_ab.sh "$build" | tee "$out/qload_ab.log" | grep '^Q load'
   [ -x "$build/examples/q8_matvec_host" ] && "$build/examples/q8_matvec_host" --bench "$build/examples" | tee "$out/q8_bench.log"
-  # the Triton q8 peer from the same three L2 states as the bench above
+  # the Triton q8 peer from the same three L2 states as the bench above, and
+  # two read-only ceilings for q8's bytes (Triton's, and a CUDA kernel's built here)
   PYTHONUNBUFFERED=1 python3 tests/gpu/q8_peer_l2.py 2>&1 | tee "$out/q8_peer_l2.log"
+  command -v nvcc >/dev/null && nvcc -O3 -arch=sm_90a -o "$out/read_ceiling" tests/gpu/read_ceiling.cu &&
+    "$out/read_ceiling" | tee "$out/read_ceiling.log" && rm -f "$out/read_ceiling"
   [ -x "$build/examples/gqa_host" ] && run gqa_check_bench "$build/examples/gqa_host" --bench "$build/examples" &&
     sed -n '/==== gqa/,$p' "$out/gqa_check_bench.log"
   # the prefill with its dots on wgmma (the default) and on mma.sync (--no-wgmma), compiled here
