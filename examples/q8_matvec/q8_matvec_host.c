@@ -6,12 +6,12 @@
  *                                    q8_matvec_wide.cubin and q8_matvec_split.cubin
  *                                    (with their .yaml)
  *   q8_matvec_host --bench-split DIR...
- *                                    the split kernel alone at 4096 x 14336 for
+ *                                    the split kernel at 4096 x 14336 for
  *                                    each DIR's q8_matvec_split.cubin (A/B runs
  *                                    of variants), its KSPLIT swept, beside the
  *                                    copy of the same bytes
  *   q8_matvec_host --one K N KSPLIT DIR
- *                                    the split kernel alone, 20 launches, for a
+ *                                    the split kernel, 20 launches, for a
  *                                    profiler (ncu --launch-skip 19)
  *
  * Inputs are fresh random values (A normal, W bytes in [-127, 127], S
@@ -30,6 +30,7 @@
 typedef struct Problem {
   int64_t K, N, ksplit;
   CUdeviceptr A, W, S, C, P;
+  CUdeviceptr Cnt; /* the split kernel's counters, one a column block (of its narrowest TN, 256), zeroed once */
   float *hA, *hS, *hC;
   signed char *hW;
 } Problem;
@@ -55,6 +56,8 @@ static void make(Problem *p, int64_t K, int64_t N) {
   if (p->ksplit < 1) p->ksplit = 1;
   int64_t room = K / 32 > 128 ? 128 : K / 32 > p->ksplit ? K / 32 : p->ksplit;
   CK(cuMemAlloc(&p->P, sizeof(float) * (size_t)(N * room)));
+  CK(cuMemAlloc(&p->Cnt, sizeof(int32_t) * (size_t)((N + 255) / 256)));
+  CK(cuMemsetD32(p->Cnt, 0, (size_t)((N + 255) / 256)));
   CK(cuMemcpyHtoD(p->A, p->hA, sizeof(float) * (size_t)K));
   CK(cuMemcpyHtoD(p->W, p->hW, (size_t)(K * N)));
   CK(cuMemcpyHtoD(p->S, p->hS, sizeof(float) * (size_t)(KB * N)));
@@ -66,24 +69,23 @@ static void destroy(Problem *p) {
   CK(cuMemFree(p->S));
   CK(cuMemFree(p->C));
   CK(cuMemFree(p->P));
+  CK(cuMemFree(p->Cnt));
   free(p->hA), free(p->hW), free(p->hS), free(p->hC);
 }
 
 static phobos_kernel *reducer;
 
 /* tile_n: the seed's columns per CTA (it has no @grid), 0 for a kernel
- * with a @grid, -1 for split K and its reduction, -2 for split K alone */
+ * with a @grid, -1 for split K (its last CTAs sum the partial rows into C) */
 static void launch(phobos_kernel *k, Problem *p, int tile_n) {
-  if (tile_n < 0) { /* split K: partial rows into P, then their sum into C */
-    phobos_arg a[4] = {phobos_tensor_arg(p->A, PHOBOS_F32, 2, (int64_t[]){1, p->K}),
+  if (tile_n < 0) {
+    phobos_arg a[6] = {phobos_tensor_arg(p->A, PHOBOS_F32, 2, (int64_t[]){1, p->K}),
                        phobos_tensor_arg(p->W, PHOBOS_I8, 2, (int64_t[]){p->K, p->N}),
                        phobos_tensor_arg(p->S, PHOBOS_F32, 2, (int64_t[]){p->K / 32, p->N}),
-                       phobos_tensor_arg(p->P, PHOBOS_F32, 2, (int64_t[]){p->ksplit, p->N})};
-    PK(phobos_launch(k, a, 4, NULL));
-    if (tile_n == -2) return;
-    phobos_arg r[2] = {phobos_tensor_arg(p->P, PHOBOS_F32, 2, (int64_t[]){p->ksplit, p->N}),
+                       phobos_tensor_arg(p->P, PHOBOS_F32, 2, (int64_t[]){p->ksplit, p->N}),
+                       phobos_tensor_arg(p->Cnt, PHOBOS_I32, 1, (int64_t[]){(p->N + 255) / 256}),
                        phobos_tensor_arg(p->C, PHOBOS_F32, 2, (int64_t[]){1, p->N})};
-    PK(phobos_launch(reducer, r, 2, NULL));
+    PK(phobos_launch(k, a, 6, NULL));
     return;
   }
   phobos_arg args[4] = {phobos_tensor_arg(p->A, PHOBOS_F32, 2, (int64_t[]){1, p->K}),
@@ -229,9 +231,9 @@ static int bench_split(int ndirs, char **dirs) {
       if (us < best) best = us, bks = sweep[i];
     }
     p.ksplit = bks;
-    double alone = median_us(k, &p, -2, 31), clean = median_us_how(k, &p, -1, 31, FLUSH_CLEAN);
-    printf("split 4096x14336 memset %.1f us %.2f TB/s | clean %.1f us %.2f TB/s | alone %.1f us | KSPLIT %lld | %s of %s\n",
-           best, bytes / (best * 1e-6) / 1e12, clean, bytes / (clean * 1e-6) / 1e12, alone, (long long)bks,
+    double clean = median_us_how(k, &p, -1, 31, FLUSH_CLEAN);
+    printf("split 4096x14336 memset %.1f us %.2f TB/s | clean %.1f us %.2f TB/s | KSPLIT %lld | %s of %s\n",
+           best, bytes / (best * 1e-6) / 1e12, clean, bytes / (clean * 1e-6) / 1e12, (long long)bks,
            phobos_kernel_last_variant(k), dirs[d]);
   }
   double cm = median_us_how(NULL, &p, 0, 31, FLUSH_MEMSET), cc = median_us_how(NULL, &p, 0, 31, FLUSH_CLEAN);
@@ -274,8 +276,8 @@ int main(int argc, char **argv) {
     Problem p;
     make(&p, atoll(argv[2]), atoll(argv[3]));
     p.ksplit = atoll(argv[4]);
-    printf("split alone K=%lld N=%lld KSPLIT %lld: %.1f us\n", (long long)p.K, (long long)p.N, (long long)p.ksplit,
-           median_us(split, &p, -2, 15));
+    printf("split K=%lld N=%lld KSPLIT %lld: %.1f us\n", (long long)p.K, (long long)p.N, (long long)p.ksplit,
+           median_us(split, &p, -1, 15));
     destroy(&p);
     phobos_context_destroy(ctx);
     return 0;
@@ -319,13 +321,12 @@ int main(int argc, char **argv) {
         if (us < us3) us3 = us, best = ks;
       }
       p.ksplit = best;
-      double alone = median_us(split, &p, -2, 51); /* without the reduction, to see what it costs */
       double clean = median_us_how(split, &p, -1, 51, FLUSH_CLEAN);
       double idle = median_us_how(split, &p, -1, 51, IDLE);
       double t1 = bytes / (us1 * 1e-6) / 1e12, t2 = bytes / (us2 * 1e-6) / 1e12, t3 = bytes / (us3 * 1e-6) / 1e12;
-      printf("%6lldx%-7lld %9.1f %6.2f %6.0f%% %9.1f %6.2f %6.0f%% %9.1f %6.2f %6.0f%%  KSPLIT %lld, split alone %.1f us\n",
+      printf("%6lldx%-7lld %9.1f %6.2f %6.0f%% %9.1f %6.2f %6.0f%% %9.1f %6.2f %6.0f%%  KSPLIT %lld\n",
              (long long)p.K, (long long)p.N, us1, t1, 100 * t1 / copy, us2, t2, 100 * t2 / copy, us3, t3, 100 * t3 / copy,
-             (long long)best, alone);
+             (long long)best);
       /* the same split kernel and a copy of the same bytes from other L2 states */
       double cm = median_us_how(NULL, &p, 0, 51, FLUSH_MEMSET), cc = median_us_how(NULL, &p, 0, 51, FLUSH_CLEAN),
              ci = median_us_how(NULL, &p, 0, 51, IDLE);

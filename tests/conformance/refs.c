@@ -148,7 +148,8 @@ static bool ref_gqa_decode_merge(RefCtx *r) {
   return true;
 }
 
-/* P[y, n]: the Q8_0 sum over the y-th chunk of K, chunk = cdiv(K, KSPLIT 32) 32 */
+/* P[y, n]: the Q8_0 sum over the y-th chunk of K, chunk = cdiv(K, KSPLIT 32) 32;
+ * C[0, n] (where the case has C): the sum of P's rows */
 static bool ref_q8_split(RefCtx *r) {
   CaseParam *A = ref_param(r, "A"), *W = ref_param(r, "W"), *S = ref_param(r, "S"), *P = ref_param(r, "P");
   int64_t K = A->dims[1], N = W->dims[1], KS = P->dims[0];
@@ -160,6 +161,15 @@ static bool ref_q8_split(RefCtx *r) {
         acc += A->data[k] * W->data[k * N + n] * S->data[(k / 32) * N + n];
       P->data[y * N + n] = acc;
     }
+  /* the example's kernel: its last CTAs also sum P's rows into C */
+  if (harness_param(r->c, "C")) {
+    CaseParam *C = ref_param(r, "C");
+    for (int64_t n = 0; n < N; n++) {
+      double acc = 0;
+      for (int64_t y = 0; y < KS; y++) acc += P->data[y * N + n];
+      C->data[n] = acc;
+    }
+  }
   return true;
 }
 
