@@ -1093,6 +1093,87 @@ static bool emit_load_rows_at(Emitter *e, const TirInst *in, const char **words,
   return true;
 }
 
+/* A rank-2 register load or store whose rows are longer than a round of
+ * chunks, in a kernel of one-element chunks (V 1, the physical row a
+ * multiple of T): thread t's register k holds row k / cpr, column
+ * t + (k % cpr) T, with cpr = p1 / T. The cpr column masks and each row's
+ * mask are computed once, each row's address is one add from the last,
+ * and each element is one predicated access at an immediate offset from
+ * it. The general paths (emit_load_elements, emit_pointer_store) spend
+ * about 35 instructions an element on its coordinates, masks and address,
+ * unrolled: code that a CTA runs once is fetched cold, and in a one-warp
+ * decode CTA's tail that cost about 10 ns an instruction (an [8, 128]
+ * store of 1000 instructions took 11 us of a 95 us kernel, 11-30d calls
+ * 10 and 11). val: the stored value, or NULL for a load into in. */
+static bool emit_long_rows(Emitter *e, const TirInst *in, const TirInst *val) {
+  const TirInst *x = val ? val : in;
+  if (x->ty.rank != 2 || x->plan->res != RES_REG || e->V != 1 || is_frag(e, x) || is_rowfrag(e, x)) return false;
+  int64_t p0 = x->plan->phys[0], p1 = x->plan->phys[1], T = e->T;
+  if (p1 <= T || p1 % T) return false;
+  int spans[2], ns = 0;
+  for (int i = 0; i < in->nsubs; i++)
+    if (!in->subs[i].point) {
+      if (ns == 2) return false;
+      spans[ns++] = i;
+    }
+  if (ns != 2) return false;
+  Scalar te = val ? e->f->params[in->aux].elem : in->ty.elem;
+  int i0 = spans[0], i1 = spans[1], eb = elem_bytes_mem(te);
+  int64_t cpr = p1 / T;
+  const char *ok = tmp(e, RC_PRED), *g[MAX_TENSOR_RANK];
+  out(e, "setp.eq.u32 %s, 0, 0;", ok);
+  for (int i = 0; i < in->nsubs; i++) {
+    const char *start = reg(e, in->subs[i].start, 0);
+    if (i == i1) { /* the thread's first column */
+      const char *gi = tmp(e, RC_B32);
+      out(e, "add.s32 %s, %s, %%tidv_;", gi, start);
+      g[i] = gi;
+      continue;
+    }
+    g[i] = start;
+    if (i == i0) continue;
+    const char *p = tmp(e, RC_PRED);
+    out(e, "setp.lt.and.u32 %s, %s, %%ext32_%d_%d, %s;", p, g[i], in->aux, i, ok);
+    out(e, "mov.pred %s, %s;", ok, p);
+  }
+  /* the thread's column c T: inside the slice (slack) and the tensor */
+  const char **colok = arena_alloc(e->a, sizeof(char *) * (size_t)cpr);
+  for (int64_t c = 0; c < cpr; c++) {
+    const char *p = tmp(e, RC_PRED), *q = tmp(e, RC_PRED), *gc = tmp(e, RC_B32);
+    out(e, "setp.lt.and.u32 %s, %%tidv_, %lld, %s;", p, (long long)(in->subs[i1].len - c * T), ok);
+    out(e, "add.s32 %s, %s, %lld;", gc, g[i1], (long long)(c * T));
+    out(e, "setp.lt.and.u32 %s, %s, %%ext32_%d_%d, %s;", q, gc, in->aux, i1, p);
+    colok[c] = q;
+  }
+  /* rows below the slice's length and the tensor's end */
+  const char *lim = tmp(e, RC_B32);
+  out(e, "sub.s32 %s, %%ext32_%d_%d, %s;", lim, in->aux, i0, g[i0]);
+  out(e, "min.s32 %s, %s, %lld;", lim, lim, (long long)in->subs[i0].len);
+  const char *ad = tensor_addr(e, in->aux, g), *step = tmp(e, RC_B64);
+  out(e, "mov.u64 %s, %d;", step, eb);
+  for (int d = i0 + 1; d < e->f->params[in->aux].rank; d++) out(e, "mul.lo.s64 %s, %s, %%ext%d_%d;", step, step, in->aux, d);
+  RegClass rc = rc_of(in->ty.elem);
+  for (int64_t j = 0; j < p0; j++) {
+    if (j) out(e, "add.s64 %s, %s, %s;", ad, ad, step);
+    const char *pr = tmp(e, RC_PRED), *pz = tmp(e, RC_PRED);
+    out(e, "setp.gt.s32 %s, %s, %lld;", pr, lim, (long long)j);
+    out(e, "setp.ge.and.s32 %s, %s, %lld, %s;", pz, g[i0], (long long)-j, pr);
+    for (int64_t c = 0; c < cpr; c++) {
+      int k = (int)(j * cpr + c);
+      const char *q = tmp(e, RC_PRED), *at = arena_printf(e->a, "%s+%lld", ad, (long long)(c * T * eb));
+      out(e, "and.pred %s, %s, %s;", q, pz, colok[c]);
+      if (val) {
+        st_mem(e, "global", te, at, operand(e, val, k), q);
+      } else {
+        const char *r = reg(e, in, k);
+        out(e, "mov.%s %s, %s;", mov_type(rc), r, zero(rc));
+        ld_global(e, te, r, at, q);
+      }
+    }
+  }
+  return true;
+}
+
 static void emit_inst(Emitter *e, const TirInst *in);
 static void emit_for(Emitter *e, const TirInst *in);
 static void emit_ring_load(Emitter *e, const TirInst *in);
@@ -1548,6 +1629,7 @@ static void emit_load(Emitter *e, const TirInst *in) {
   if (in->plan->ring && e->ring_loop && in->plan->mbar->owner == e->ring_loop) return emit_ring_load(e, in);
   if (emit_load_rows(e, in, NULL)) return;
   if (emit_stage_rows(e, in)) return;
+  if (emit_long_rows(e, in, NULL)) return;
   emit_load_elements(e, in);
 }
 
@@ -1643,6 +1725,7 @@ static void emit_store(Emitter *e, const TirInst *in) {
 static void emit_pointer_store(Emitter *e, const TirInst *in) {
   const TirInst *v = in->args[0];
   int rank = v->ty.rank;
+  if (emit_long_rows(e, in, v)) return;
   for (int k = 0; k < nregs(e, v); k++) {
     const char *g[MAX_TENSOR_RANK];
     const char *ok = access_lane(e, in, rank ? v : NULL, rank ? v->plan->phys : NULL, rank, k, g);
@@ -1757,6 +1840,24 @@ static void emit_broadcast(Emitter *e, const TirInst *in) {
   }
   int64_t at;
   exchange(e, &x, 1, &at);
+  if (r == 2 && xr == 2 && x->ty.dims[1] == 1 && e->V == 1 && !is_frag(e, in) && !is_rowfrag(e, in) &&
+      in->plan->phys[1] % e->T == 0 && x->plan->phys[0] == in->plan->phys[0]) {
+    /* a column over rows of one-element chunks that are whole rounds of the
+     * threads (emit_long_rows' layout): register k lies in row k / cpr, the
+     * same row in every thread, so each row's value is one shared load at a
+     * fixed offset, copied to the row's other registers */
+    int64_t cpr = in->plan->phys[1] / e->T;
+    int eb = exch_bytes(x->ty.elem);
+    for (int k = 0; k < nregs(e, in); k++) {
+      if (k % cpr) {
+        out(e, "mov.%s %s, %s;", mov_type(rc), reg(e, in, k), reg(e, in, k - k % cpr));
+        continue;
+      }
+      out(e, "ld.shared.%s %s, [%%smem_+%lld];", eb == 8 ? "b64" : "b32", reg(e, in, k),
+          (long long)(e->exch_off + at + (k / cpr) * x->plan->phys[1] * eb));
+    }
+    return;
+  }
   for (int k = 0; k < nregs(e, in); k++) {
     int same = same_as(e, in, k);
     if (same >= 0) {

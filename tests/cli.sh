@@ -198,6 +198,11 @@ has "arrive: thread 0 counts modulo n" out "atom.acq_rel.gpu.global.inc.u32"
 has "arrive: the last CTA's flag broadcast by the barrier" out "bar.red.or.pred"
 run "--emit=tir arrive" 0 --emit=tir "$PROJECT_ROOT/spec/conformance/arrive.ph"
 has "arrive in the tile IR" out "= arrive Cnt["
+# rows longer than a round of one-element chunks: one predicated access an
+# element at an immediate offset from its row (spec 15.6)
+run "--emit=ptx long_rows" 0 --emit=ptx "$PROJECT_ROOT/spec/conformance/long_rows.ph"
+has "long rows: loads at immediate offsets" out "+384];"
+has "long rows: stores at immediate offsets" out "st.global.f32 ["
 run "--emit=ptx --no-wgmma gqa" 0 --emit=ptx --no-wgmma "$gqa"
 lacks "--no-wgmma: no wgmma" out "wgmma"
 has "--no-wgmma: mma.sync" out "mma.sync.aligned.m16n8k16"

@@ -728,7 +728,22 @@ static bool ref_dot_var_write(RefCtx *r) {
   return true;
 }
 
+/* long_rows: Y = X - (the max of the row's 128-column block, elements past
+ * C counting as 0) + 1 */
+static bool ref_long_rows(RefCtx *r) {
+  CaseParam *X = ref_param(r, "X"), *Y = ref_param(r, "Y");
+  int64_t R = X->dims[0], C = X->dims[1];
+  for (int64_t i = 0; i < R; i++)
+    for (int64_t c0 = 0; c0 < C; c0 += 128) {
+      double m = -INFINITY;
+      for (int64_t c = c0; c < c0 + 128; c++) m = fmax(m, c < C ? E2(X, i, c) : 0.0);
+      for (int64_t c = c0; c < c0 + 128 && c < C; c++) E2(Y, i, c) = E2(X, i, c) - m + 1;
+    }
+  return true;
+}
+
 const RefEntry harness_refs_more[] = {
+    {"long_rows", ref_long_rows},
     {"let_var_assign", ref_let_var_assign},
     {"compound_tile", ref_compound_tile},
     {"compound_tensor", ref_compound_tensor},
