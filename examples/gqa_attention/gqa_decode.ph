@@ -96,7 +96,9 @@ kernel gqa_decode_split(Q: tensor<bf16>[B, S, HQ, D],
 
   // a chunk with no visible key has l = 0: its partial is 0 with weight 0
   let lsafe = where(l == 0.0, 1.0, l)
-  OP[b, s0 :+ BQ, h * NQ :+ NQ, x, :] = acc / lsafe
+  // one reciprocal a row, not a division an element: the CTA runs this
+  // store once, from code fetched cold, so every instruction of it counts
+  OP[b, s0 :+ BQ, h * NQ :+ NQ, x, :] = acc * (1.0 / lsafe)
   // (m is in base 2: ln 2 brings it back to the natural log the merge weighs by)
   LSE[b, s0 :+ BQ, h * NQ :+ NQ, x :+ 1] = m * 0.6931471805599453 + log(lsafe)
 }
