@@ -1140,7 +1140,9 @@ static bool emit_long_rows(Emitter *e, const TirInst *in, const TirInst *val) {
   const char **colok = arena_alloc(e->a, sizeof(char *) * (size_t)cpr);
   for (int64_t c = 0; c < cpr; c++) {
     const char *p = tmp(e, RC_PRED), *q = tmp(e, RC_PRED), *gc = tmp(e, RC_B32);
-    out(e, "setp.lt.and.u32 %s, %%tidv_, %lld, %s;", p, (long long)(in->subs[i1].len - c * T), ok);
+    int64_t left = in->subs[i1].len - c * T; /* the slice's columns from c T on: none past its end */
+    if (left <= 0) out(e, "setp.ne.and.u32 %s, 0, 0, %s;", p, ok);
+    else out(e, "setp.lt.and.u32 %s, %%tidv_, %lld, %s;", p, (long long)left, ok);
     out(e, "add.s32 %s, %s, %lld;", gc, g[i1], (long long)(c * T));
     out(e, "setp.lt.and.u32 %s, %s, %%ext32_%d_%d, %s;", q, gc, in->aux, i1, p);
     colok[c] = q;

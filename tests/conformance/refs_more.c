@@ -728,22 +728,25 @@ static bool ref_dot_var_write(RefCtx *r) {
   return true;
 }
 
-/* long_rows: Y = X - (the max of the row's 128-column block, elements past
- * C counting as 0) + 1 */
-static bool ref_long_rows(RefCtx *r) {
+/* long_rows: Y = X - (the max of the row's block of W columns, elements
+ * past C counting as 0) + 1; W = 128, or 80 for long_rows_80 */
+static bool long_rows_ref(RefCtx *r, int64_t W) {
   CaseParam *X = ref_param(r, "X"), *Y = ref_param(r, "Y");
   int64_t R = X->dims[0], C = X->dims[1];
   for (int64_t i = 0; i < R; i++)
-    for (int64_t c0 = 0; c0 < C; c0 += 128) {
+    for (int64_t c0 = 0; c0 < C; c0 += W) {
       double m = -INFINITY;
-      for (int64_t c = c0; c < c0 + 128; c++) m = fmax(m, c < C ? E2(X, i, c) : 0.0);
-      for (int64_t c = c0; c < c0 + 128 && c < C; c++) E2(Y, i, c) = E2(X, i, c) - m + 1;
+      for (int64_t c = c0; c < c0 + W; c++) m = fmax(m, c < C ? E2(X, i, c) : 0.0);
+      for (int64_t c = c0; c < c0 + W && c < C; c++) E2(Y, i, c) = E2(X, i, c) - m + 1;
     }
   return true;
 }
+static bool ref_long_rows(RefCtx *r) { return long_rows_ref(r, 128); }
+static bool ref_long_rows_80(RefCtx *r) { return long_rows_ref(r, 80); }
 
 const RefEntry harness_refs_more[] = {
     {"long_rows", ref_long_rows},
+    {"long_rows_80", ref_long_rows_80},
     {"let_var_assign", ref_let_var_assign},
     {"compound_tile", ref_compound_tile},
     {"compound_tensor", ref_compound_tensor},
