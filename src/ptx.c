@@ -43,6 +43,7 @@ static const char *rc_decl[] = {".f32", ".f64", ".b32", ".b64", ".pred"};
 static const char *rc_prefix[] = {"%f", "%d", "%r", "%rd", "%p"};
 
 typedef struct Emitter {
+  bool sm90; /* sm_90a: the async proxy (TMA, bulk copies) exists */
   Arena *a;
   Diags *d;
   const Plan *p;
@@ -918,6 +919,16 @@ static struct Pending *fusable_convert(Emitter *e, const TirInst *in) {
   return NULL;
 }
 
+/* Whether a rank-2 access's column span is its tensor's last dim (the
+ * contiguous one): the rows paths address a row's elements by immediate
+ * offsets and vectors, which only that dim allows. */
+static bool cols_contiguous(const Emitter *e, const TirInst *in) {
+  int last = -1;
+  for (int i = 0; i < in->nsubs; i++)
+    if (!in->subs[i].point) last = i;
+  return last == e->f->params[in->aux].rank - 1;
+}
+
 /* A rank-2 load whose rows are each covered by whole rounds of chunks
  * (T * V a multiple of the physical row): a thread keeps its columns
  * across its registers and steps down rows by T * V / row, so the column
@@ -947,7 +958,9 @@ static bool emit_load_rows_at(Emitter *e, const TirInst *in, const char **words,
   int spans[2], ns = 0;
   for (int i = 0; i < in->nsubs; i++)
     if (!in->subs[i].point) spans[ns++] = i;
-  if (ns != 2) return false;
+  /* the columns must be the tensor's contiguous dim (a chunk's V elements
+   * are one vector, v elements on) */
+  if (ns != 2 || spans[1] != e->f->params[in->aux].rank - 1) return false;
   int64_t rpr = TV / p1; /* rows a round of chunks covers */
   int i0 = spans[0], i1 = spans[1], V = e->V, eb = elem_bytes_mem(in->ty.elem);
   const char *c1 = tmp(e, RC_B32), *r0 = tmp(e, RC_B32);
@@ -1116,7 +1129,9 @@ static bool emit_long_rows(Emitter *e, const TirInst *in, const TirInst *val) {
       if (ns == 2) return false;
       spans[ns++] = i;
     }
-  if (ns != 2) return false;
+  /* the columns must be the tensor's contiguous dim: their chunks lie at
+   * immediate offsets T elements apart */
+  if (ns != 2 || spans[1] != e->f->params[in->aux].rank - 1) return false;
   Scalar te = val ? e->f->params[in->aux].elem : in->ty.elem;
   int i0 = spans[0], i1 = spans[1], eb = elem_bytes_mem(te);
   int64_t cpr = p1 / T;
@@ -1843,7 +1858,7 @@ static void emit_broadcast(Emitter *e, const TirInst *in) {
   int64_t at;
   exchange(e, &x, 1, &at);
   if (r == 2 && xr == 2 && x->ty.dims[1] == 1 && e->V == 1 && !is_frag(e, in) && !is_rowfrag(e, in) &&
-      in->plan->phys[1] % e->T == 0 && x->plan->phys[0] == in->plan->phys[0]) {
+      in->plan->phys[1] % e->T == 0 && x->ty.dims[0] == in->ty.dims[0] && x->plan->phys[0] == in->plan->phys[0]) {
     /* a column over rows of one-element chunks that are whole rounds of the
      * threads (emit_long_rows' layout): register k lies in row k / cpr, the
      * same row in every thread, so each row's value is one shared load at a
@@ -2854,8 +2869,14 @@ static void emit_arrive(Emitter *e, const TirInst *in) {
   }
   out(e, "fence.acq_rel.gpu;");
   cta_sync_why(e, " // arrive: the CTA's stores before its arrival");
-  /* a count below 1 never arrives: nothing is counted */
+  /* a count below 1 never arrives, nor does a counter outside its tensor
+   * (masked as loads and stores are): nothing is counted */
   out(e, "setp.ge.and.s32 %s, %s, 1, %s;", go, n, t0);
+  for (int i = 0; i < in->nsubs; i++) {
+    const char *p = tmp(e, RC_PRED);
+    out(e, "setp.lt.and.u32 %s, %s, %%ext32_%d_%d, %s;", p, g[i], in->aux, i, go);
+    go = p;
+  }
   out(e, "sub.s32 %s, %s, 1;", bound, n);
   out(e, "mov.u32 %s, 0;", old);
   out(e, "@%s atom.acq_rel.gpu.global.inc.u32 %s, [%s], %s;", go, old, ad, bound);
@@ -2863,6 +2884,9 @@ static void emit_arrive(Emitter *e, const TirInst *in) {
   if (e->p->producer) out(e, "bar.red.or.pred %s, 1, %d, %s;", any, e->T, last);
   else out(e, "bar.red.or.pred %s, 0, %s;", any, last);
   out(e, "@%s fence.acq_rel.gpu;", any);
+  /* and for reads through the async proxy (a ring's bulk copies of the
+   * partials) after it */
+  if (e->sm90) out(e, "@%s fence.proxy.async.global;", any);
   out(e, "selp.u32 %s, 1, 0, %s;", reg(e, in, 0), any);
 }
 
@@ -3203,7 +3227,7 @@ static void emit_ring_load(Emitter *e, const TirInst *in) {
   }
   int V = e->V, eb = elem_bytes_mem(in->ty.elem), nk = nregs(e, in);
   int64_t p1 = in->plan->phys[1], TV = (int64_t)e->T * V, elems = phys_elems(in);
-  bool wordy = V > 1 && eb <= 4 && V * eb >= 4 && TV % p1 == 0 && p1 % V == 0;
+  bool wordy = V > 1 && eb <= 4 && V * eb >= 4 && TV % p1 == 0 && p1 % V == 0 && cols_contiguous(e, in);
   int nw = wordy ? V * eb / 4 : 0, chunks = nk / V;
   const char **w = wordy ? arena_alloc(e->a, sizeof(char *) * (size_t)(chunks * nw)) : NULL;
   for (int i = 0; i < chunks * nw; i++) w[i] = tmp(e, RC_B32);
@@ -3258,7 +3282,8 @@ static bool prefetchable(Emitter *e, const TirInst *loop, const TirInst *in) {
   int64_t p1 = in->plan->phys[1], TV = (int64_t)e->T * e->V;
   int spans = 0;
   for (int i = 0; i < in->nsubs; i++) spans += !in->subs[i].point;
-  if (e->V < 2 || elem_bytes_mem(in->ty.elem) > 4 || TV % p1 || p1 % e->V || spans != 2) return false;
+  if (e->V < 2 || elem_bytes_mem(in->ty.elem) > 4 || TV % p1 || p1 % e->V || spans != 2 || !cols_contiguous(e, in))
+    return false;
   if (tir_stores_to(&loop->body, in->aux)) return false; /* loading ahead would read before this iteration's store */
   const TirInst *one[1] = {in};
   bool *chain = subscript_chains(e, loop, one, 1, false);
@@ -3661,7 +3686,7 @@ bool ptx_emit_kernel(Arena *a, Diags *d, const Plan *p, const char *arch, const 
   e.barrier_before = arena_alloc(a, (size_t)f->ninsts + 1);
   for (int i = 0; i < p->nbarriers; i++)
     if (p->barriers[i].pos >= 0 && p->barriers[i].pos < f->ninsts) e.barrier_before[p->barriers[i].pos] = true;
-  (void)arch;
+  e.sm90 = !strcmp(arch, "sm_90a");
   const PlanBuf *mbar = NULL;
   for (int i = 0; i < p->nbufs; i++)
     if (p->bufs[i]->kind == BUF_MBAR) mbar = p->bufs[i];

@@ -742,11 +742,35 @@ static bool long_rows_ref(RefCtx *r, int64_t W) {
   return true;
 }
 static bool ref_long_rows(RefCtx *r) { return long_rows_ref(r, 128); }
+/* long_rows_strided: long_rows over X[:, :, 1] (blocks of 128 columns) into
+ * Y[:, :, 1]; Y[:, :, 0] is not written */
+static bool ref_long_rows_strided(RefCtx *r) {
+  CaseParam *X = ref_param(r, "X"), *Y = ref_param(r, "Y");
+  int64_t R = X->dims[0], C = X->dims[1];
+  for (int64_t i = 0; i < R; i++)
+    for (int64_t c0 = 0; c0 < C; c0 += 128) {
+      double m = -INFINITY;
+      for (int64_t c = c0; c < c0 + 128; c++) m = fmax(m, c < C ? E3(X, i, c, 1) : 0.0);
+      for (int64_t c = c0; c < c0 + 128 && c < C; c++) E3(Y, i, c, 1) = E3(X, i, c, 1) - m + 1;
+    }
+  return true;
+}
+
+/* long_rows_scalar_dot: Y = Z + sum_k A[0, k] B[k, 0] */
+static bool ref_long_rows_scalar_dot(RefCtx *r) {
+  CaseParam *A = ref_param(r, "A"), *B = ref_param(r, "B"), *Z = ref_param(r, "Z"), *Y = ref_param(r, "Y");
+  double s = 0;
+  for (int64_t k = 0; k < 16; k++) s += A->data[k] * B->data[k];
+  for (int64_t i = 0; i < Z->n; i++) Y->data[i] = Z->data[i] + s;
+  return true;
+}
 static bool ref_long_rows_80(RefCtx *r) { return long_rows_ref(r, 80); }
 
 const RefEntry harness_refs_more[] = {
     {"long_rows", ref_long_rows},
     {"long_rows_80", ref_long_rows_80},
+    {"long_rows_strided", ref_long_rows_strided},
+    {"long_rows_scalar_dot", ref_long_rows_scalar_dot},
     {"let_var_assign", ref_let_var_assign},
     {"compound_tile", ref_compound_tile},
     {"compound_tensor", ref_compound_tensor},
