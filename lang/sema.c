@@ -877,6 +877,50 @@ static Type *b_program_id(Sema *s, Node *call, Type **args) {
   return r == 1 && v >= 0 && v <= 2 ? scalar_ty(s, S_I32) : ty_error;
 }
 
+/* arrive(C[i, ...], n): counts this CTA's arrival in one element of an
+ * i32 tensor parameter and is true in the CTA whose arrival is the n-th
+ * (§9.5). Its counter is a place, not a value: the call's first argument
+ * must index a tensor parameter down to one element. It has an effect, so
+ * it must be a let's whole initializer (check_decl marks that call): it
+ * then runs once, where it is written, and never inside an expression that
+ * might be evaluated twice or not at all. */
+static Type *b_arrive(Sema *s, Node *call, Type **args) {
+  Node *cn = call->list.items[0], *nn = call->list.items[1];
+  Node *base = cn->kind == N_INDEX && cn->a->kind == N_NAME ? cn->a : NULL;
+  Symbol *y = base ? lookup(s, base->name) : NULL;
+  Type *ct = args[0], *nt = args[1];
+  bool ok = false;
+  int64_t v;
+  if (!y || y->kind != SYM_TENSOR)
+    diag_error(s->d, cn->span, "arrive counts in one element of a tensor parameter, e.g. arrive(Count[ctx.block.x], n)");
+  else if (ct->kind != TY_SCALAR)
+    diag_error(s->d, cn->span, "arrive's counter must be one element: index every dim of '%s' with a point, got %s",
+               base->name, ty_str(s, ct));
+  else if (ct->elem != S_I32)
+    diag_error(s->d, cn->span, "arrive's counter must be an element of an i32 tensor; '%s' holds %s", base->name,
+               sema_scalar_name(ct->elem));
+  else
+    ok = true;
+  if (nt->kind != TY_SCALAR || !is_int(nt->elem)) {
+    diag_error(s->d, nn->span, "the count of arrive must be an integer scalar, got %s", ty_str(s, nt));
+    ok = false;
+  } else if (nt->elem == S_I64 && !nt->literal) {
+    diag_error(s->d, nn->span, "the count of arrive is i64; counters are i32: convert with i32(...)");
+    ok = false;
+  } else if (eval_const_quiet(s, nn, &v) == 1 && v < 1) {
+    diag_error(s->d, nn->span, "the count of arrive must be at least 1, got %lld", (long long)v);
+    ok = false;
+  } else {
+    check_fits(s, nn, S_I32);
+  }
+  if (ok && s->arrive_ok != call) {
+    diag_error(s->d, call->span, "arrive counts an arrival, so it must be the whole initializer of a let: "
+                                 "let last = arrive(...)");
+    ok = false;
+  }
+  return ok ? scalar_ty(s, S_BOOL) : ty_error;
+}
+
 static const Builtin builtins[] = {
     {"dot", 2, 2, b_dot},
     {"dot_t", 2, 2, b_dot},
@@ -896,7 +940,7 @@ static const Builtin builtins[] = {
     {"where", 3, 3, b_where},
     {"program_id", 1, 1, b_program_id},
     {"iota", 1, MAX_TILE_RANK, NULL}, /* checked by check_iota: its extents are constants */
-    {"arrive", 2, 2, NULL},           /* checked by check_arrive: its counter is a place, not a value */
+    {"arrive", 2, 2, b_arrive},
 };
 
 static bool is_builtin_function(const char *name) {
@@ -904,72 +948,6 @@ static bool is_builtin_function(const char *name) {
   for (size_t i = 0; i < sizeof builtins / sizeof builtins[0]; i++)
     if (strcmp(builtins[i].name, name) == 0) return true;
   return sema_scalar_from_name(name, &sc) && sc != S_BOOL;
-}
-
-/* arrive(C[i, ...], n): counts this CTA's arrival in one element of an
- * i32 tensor parameter and is true in the CTA whose arrival is the n-th
- * (§9.5). It has an effect, so it must be a let's whole initializer: it
- * then runs once, where it is written, and never inside an expression
- * that might be evaluated twice or not at all. */
-static Type *check_arrive(Sema *s, Node *call) {
-  bool place = s->arrive_ok == call;
-  s->arrive_ok = NULL; /* an arrive nested in the arguments is not the let's */
-  bool ok = true;
-  for (int i = 0; i < call->list.len; i++) {
-    Node *arg = call->list.items[i];
-    if (arg->kind == N_NAMEDARG) {
-      diag_error(s->d, arg->span, "arrive takes no named arguments");
-      return ty_error;
-    }
-  }
-  if (call->list.len != 2) {
-    diag_error(s->d, call->span, "arrive takes 2 arguments, got %d", call->list.len);
-    return ty_error;
-  }
-  Node *cn = call->list.items[0], *nn = call->list.items[1];
-  Node *base = cn->kind == N_INDEX ? cn->a : NULL;
-  Symbol *y = base && base->kind == N_NAME ? lookup(s, base->name) : NULL;
-  Type *ct = check_expr(s, cn);
-  if (ct->kind != TY_ERROR) {
-    if (!y || y->kind != SYM_TENSOR) {
-      diag_error(s->d, cn->span, "arrive counts in one element of a tensor parameter, e.g. arrive(Count[ctx.block.x], n)");
-      ok = false;
-    } else if (ct->kind != TY_SCALAR) {
-      diag_error(s->d, cn->span, "arrive's counter must be one element: index every dim of '%s' with a point, got %s",
-                 base->name, ty_str(s, ct));
-      ok = false;
-    } else if (ct->elem != S_I32) {
-      diag_error(s->d, cn->span, "arrive's counter must be an element of an i32 tensor; '%s' holds %s", base->name,
-                 sema_scalar_name(ct->elem));
-      ok = false;
-    }
-  } else {
-    ok = false;
-  }
-  Type *nt = check_expr(s, nn);
-  if (nt->kind != TY_ERROR) {
-    int64_t v;
-    if (nt->kind != TY_SCALAR || !is_int(nt->elem)) {
-      diag_error(s->d, nn->span, "the count of arrive must be an integer scalar, got %s", ty_str(s, nt));
-      ok = false;
-    } else if (nt->elem == S_I64 && !nt->literal) {
-      diag_error(s->d, nn->span, "the count of arrive is i64; counters are i32: convert with i32(...)");
-      ok = false;
-    } else if (eval_const_quiet(s, nn, &v) == 1 && v < 1) {
-      diag_error(s->d, nn->span, "the count of arrive must be at least 1, got %lld", (long long)v);
-      ok = false;
-    } else {
-      check_fits(s, nn, S_I32);
-    }
-  } else {
-    ok = false;
-  }
-  if (ok && !place) {
-    diag_error(s->d, call->span, "arrive counts an arrival, so it must be the whole initializer of a let: "
-                                 "let last = arrive(...)");
-    ok = false;
-  }
-  return ok ? scalar_ty(s, S_BOOL) : ty_error;
 }
 
 /* iota(d0, ..., axis = k): an i32 tile of shape [d0, ...] whose element is
@@ -1052,7 +1030,6 @@ static Type *check_call(Sema *s, Node *n) {
     return ty_error;
   }
   if (strcmp(name, "iota") == 0) return check_iota(s, n);
-  if (strcmp(name, "arrive") == 0) return check_arrive(s, n);
   Scalar conv;
   const Builtin *b = NULL;
   for (size_t i = 0; i < sizeof builtins / sizeof builtins[0]; i++)

@@ -419,8 +419,8 @@ static bool exec_load(Interp *I, const TirInst *in) {
  * counts arrivals modulo n) on the element, true for the arrival that
  * finds n - 1 there. CTAs run one after another here, so the n-th CTA to
  * arrive reads what the others stored. An element outside the tensor is
- * an error, as the GPU would write past it; a count below 1 never
- * arrives (nothing is counted). */
+ * reported as the program error it is (the GPU masks it: no arrival); a
+ * count below 1 never arrives (nothing is counted). */
 static bool exec_arrive(Interp *I, const TirInst *in) {
   Val *v = new_val(in);
   int64_t start[MAX_TENSOR_RANK];

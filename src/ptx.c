@@ -929,6 +929,67 @@ static bool cols_contiguous(const Emitter *e, const TirInst *in) {
   return last == e->f->params[in->aux].rank - 1;
 }
 
+/* What a rows path (emit_load_rows_at, emit_long_rows) computes once for a
+ * rank-2 access `in` whose columns are the tensor's contiguous dim: the
+ * thread's first element lies at slice row r0 (a register; NULL: row 0)
+ * and column c1 (a register), its tensor coordinates in g; its columns are
+ * c1 + coff[j] (j < ncol), colok[j] true where that column lies inside the
+ * slice (not slack) and the tensor and the point subscripts inside theirs;
+ * lim is how many rows from r0 on it may access (below the slice's length
+ * and the tensor's end); ad the first element's address; step the bytes
+ * from a row to the one rstep rows further. */
+typedef struct RowsAt {
+  int i0, i1; /* the row and column subscripts */
+  const char *g[MAX_TENSOR_RANK], **colok, *lim, *ad, *step;
+} RowsAt;
+
+static RowsAt rows_at(Emitter *e, const TirInst *in, const char *r0, const char *c1, const int64_t *coff, int ncol,
+                      int64_t rstep, int eb) {
+  RowsAt R = {.i0 = -1, .i1 = -1, .colok = arena_alloc(e->a, sizeof(char *) * (size_t)ncol)};
+  for (int i = 0; i < in->nsubs; i++)
+    if (!in->subs[i].point) R.i0 = R.i1, R.i1 = i;
+  const char *ok = tmp(e, RC_PRED);
+  out(e, "setp.eq.u32 %s, 0, 0;", ok);
+  for (int i = 0; i < in->nsubs; i++) {
+    const char *start = reg(e, in->subs[i].start, 0);
+    if (i == R.i1 || (i == R.i0 && r0)) {
+      const char *gi = tmp(e, RC_B32);
+      out(e, "add.s32 %s, %s, %s;", gi, start, i == R.i0 ? r0 : c1);
+      R.g[i] = gi;
+      continue;
+    }
+    R.g[i] = start;
+    if (i == R.i0) continue;
+    const char *p = tmp(e, RC_PRED);
+    out(e, "setp.lt.and.u32 %s, %s, %%ext32_%d_%d, %s;", p, R.g[i], in->aux, i, ok);
+    out(e, "mov.pred %s, %s;", ok, p);
+  }
+  for (int j = 0; j < ncol; j++) {
+    const char *p = tmp(e, RC_PRED), *q = tmp(e, RC_PRED), *gc = tmp(e, RC_B32);
+    int64_t left = in->subs[R.i1].len - coff[j]; /* the slice's columns from coff[j] on: none past its end */
+    if (left < 0) out(e, "setp.ne.and.u32 %s, 0, 0, %s;", p, ok);
+    else out(e, "setp.lt.and.u32 %s, %s, %lld, %s;", p, c1, (long long)left, ok);
+    out(e, "add.s32 %s, %s, %lld;", gc, R.g[R.i1], (long long)coff[j]);
+    out(e, "setp.lt.and.u32 %s, %s, %%ext32_%d_%d, %s;", q, gc, in->aux, R.i1, p);
+    R.colok[j] = q;
+  }
+  R.lim = tmp(e, RC_B32);
+  out(e, "sub.s32 %s, %%ext32_%d_%d, %s;", R.lim, in->aux, R.i0, R.g[R.i0]);
+  if (r0) {
+    const char *t = tmp(e, RC_B32);
+    out(e, "sub.s32 %s, %lld, %s;", t, (long long)in->subs[R.i0].len, r0);
+    out(e, "min.s32 %s, %s, %s;", R.lim, R.lim, t);
+  } else {
+    out(e, "min.s32 %s, %s, %lld;", R.lim, R.lim, (long long)in->subs[R.i0].len);
+  }
+  R.ad = tensor_addr(e, in->aux, R.g);
+  R.step = tmp(e, RC_B64);
+  out(e, "mov.u64 %s, %lld;", R.step, (long long)(rstep * eb));
+  for (int d = R.i0 + 1; d < e->f->params[in->aux].rank; d++)
+    out(e, "mul.lo.s64 %s, %s, %%ext%d_%d;", R.step, R.step, in->aux, d);
+  return R;
+}
+
 /* A rank-2 load whose rows are each covered by whole rounds of chunks
  * (T * V a multiple of the physical row): a thread keeps its columns
  * across its registers and steps down rows by T * V / row, so the column
@@ -955,53 +1016,21 @@ static bool emit_load_rows_at(Emitter *e, const TirInst *in, const char **words,
   int64_t p0 = in->plan->phys[0], p1 = in->plan->phys[1];
   int64_t TV = (int64_t)e->T * e->V;
   if (TV % p1 || p1 % e->V) return false;
-  int spans[2], ns = 0;
-  for (int i = 0; i < in->nsubs; i++)
-    if (!in->subs[i].point) spans[ns++] = i;
-  /* the columns must be the tensor's contiguous dim (a chunk's V elements
-   * are one vector, v elements on) */
-  if (ns != 2 || spans[1] != e->f->params[in->aux].rank - 1) return false;
+  int spans = 0;
+  for (int i = 0; i < in->nsubs; i++) spans += !in->subs[i].point;
+  /* a chunk's V elements are one vector, v elements on */
+  if (spans != 2 || !cols_contiguous(e, in)) return false;
   int64_t rpr = TV / p1; /* rows a round of chunks covers */
-  int i0 = spans[0], i1 = spans[1], V = e->V, eb = elem_bytes_mem(in->ty.elem);
+  int V = e->V, eb = elem_bytes_mem(in->ty.elem);
   const char *c1 = tmp(e, RC_B32), *r0 = tmp(e, RC_B32);
   out(e, "and.b32 %s, %%tidv_, %lld;", c1, (long long)(p1 - 1));
   out(e, "shr.u32 %s, %%tidv_, %d;", r0, log2i(p1));
   if (c1_out) *c1_out = c1, *r0_out = r0;
-  /* the point subscripts' masks, once */
-  const char *ok = tmp(e, RC_PRED), *g[MAX_TENSOR_RANK];
-  out(e, "setp.eq.u32 %s, 0, 0;", ok);
-  for (int i = 0; i < in->nsubs; i++) {
-    const char *start = reg(e, in->subs[i].start, 0);
-    if (i == i0 || i == i1) {
-      const char *gi = tmp(e, RC_B32);
-      out(e, "add.s32 %s, %s, %s;", gi, start, i == i0 ? r0 : c1);
-      g[i] = gi;
-      continue;
-    }
-    g[i] = start;
-    const char *p = tmp(e, RC_PRED);
-    out(e, "setp.lt.and.u32 %s, %s, %%ext32_%d_%d, %s;", p, g[i], in->aux, i, ok);
-    out(e, "mov.pred %s, %s;", ok, p);
-  }
-  /* column v of the chunk: inside the slice (slack) and the tensor */
-  const char *colok[4];
-  for (int v = 0; v < V; v++) {
-    const char *p = tmp(e, RC_PRED), *q = tmp(e, RC_PRED), *gc = tmp(e, RC_B32);
-    out(e, "setp.lt.and.u32 %s, %s, %lld, %s;", p, c1, (long long)(in->subs[i1].len - v), ok);
-    out(e, "add.s32 %s, %s, %d;", gc, g[i1], v);
-    out(e, "setp.lt.and.u32 %s, %s, %%ext32_%d_%d, %s;", q, gc, in->aux, i1, p);
-    colok[v] = q;
-  }
-  /* rows this thread may load: below the slice's length and the tensor's end */
-  const char *lim = tmp(e, RC_B32), *t = tmp(e, RC_B32);
-  out(e, "sub.s32 %s, %%ext32_%d_%d, %s;", lim, in->aux, i0, g[i0]);
-  out(e, "sub.s32 %s, %lld, %s;", t, (long long)in->subs[i0].len, r0);
-  out(e, "min.s32 %s, %s, %s;", lim, lim, t);
-  const char *ad0 = tensor_addr(e, in->aux, g);
-  /* one round further: rpr rows, rpr * (the extents after i0) elements */
-  const char *step = tmp(e, RC_B64);
-  out(e, "mov.u64 %s, %lld;", step, (long long)(rpr * eb));
-  for (int d = i0 + 1; d < e->f->params[in->aux].rank; d++) out(e, "mul.lo.s64 %s, %s, %%ext%d_%d;", step, step, in->aux, d);
+  /* column v of the chunk; a round further: rpr rows */
+  const int64_t coff[4] = {0, 1, 2, 3};
+  RowsAt R = rows_at(e, in, r0, c1, coff, V, rpr, eb);
+  int i0 = R.i0;
+  const char **g = R.g, **colok = R.colok, *lim = R.lim, *ad0 = R.ad, *step = R.step;
   RegClass rc = rc_of(in->ty.elem);
   int nk = nregs(e, in);
   int L = new_label(e);
@@ -1123,62 +1152,25 @@ static bool emit_long_rows(Emitter *e, const TirInst *in, const TirInst *val) {
   if (x->ty.rank != 2 || x->plan->res != RES_REG || e->V != 1 || is_frag(e, x) || is_rowfrag(e, x)) return false;
   int64_t p0 = x->plan->phys[0], p1 = x->plan->phys[1], T = e->T;
   if (p1 <= T || p1 % T) return false;
-  int spans[2], ns = 0;
-  for (int i = 0; i < in->nsubs; i++)
-    if (!in->subs[i].point) {
-      if (ns == 2) return false;
-      spans[ns++] = i;
-    }
-  /* the columns must be the tensor's contiguous dim: their chunks lie at
-   * immediate offsets T elements apart */
-  if (ns != 2 || spans[1] != e->f->params[in->aux].rank - 1) return false;
+  int spans = 0;
+  for (int i = 0; i < in->nsubs; i++) spans += !in->subs[i].point;
+  /* the columns' chunks lie at immediate offsets T elements apart */
+  if (spans != 2 || !cols_contiguous(e, in)) return false;
   Scalar te = val ? e->f->params[in->aux].elem : in->ty.elem;
-  int i0 = spans[0], i1 = spans[1], eb = elem_bytes_mem(te);
-  int64_t cpr = p1 / T;
-  const char *ok = tmp(e, RC_PRED), *g[MAX_TENSOR_RANK];
-  out(e, "setp.eq.u32 %s, 0, 0;", ok);
-  for (int i = 0; i < in->nsubs; i++) {
-    const char *start = reg(e, in->subs[i].start, 0);
-    if (i == i1) { /* the thread's first column */
-      const char *gi = tmp(e, RC_B32);
-      out(e, "add.s32 %s, %s, %%tidv_;", gi, start);
-      g[i] = gi;
-      continue;
-    }
-    g[i] = start;
-    if (i == i0) continue;
-    const char *p = tmp(e, RC_PRED);
-    out(e, "setp.lt.and.u32 %s, %s, %%ext32_%d_%d, %s;", p, g[i], in->aux, i, ok);
-    out(e, "mov.pred %s, %s;", ok, p);
-  }
-  /* the thread's column c T: inside the slice (slack) and the tensor */
-  const char **colok = arena_alloc(e->a, sizeof(char *) * (size_t)cpr);
-  for (int64_t c = 0; c < cpr; c++) {
-    const char *p = tmp(e, RC_PRED), *q = tmp(e, RC_PRED), *gc = tmp(e, RC_B32);
-    int64_t left = in->subs[i1].len - c * T; /* the slice's columns from c T on: none past its end */
-    if (left <= 0) out(e, "setp.ne.and.u32 %s, 0, 0, %s;", p, ok);
-    else out(e, "setp.lt.and.u32 %s, %%tidv_, %lld, %s;", p, (long long)left, ok);
-    out(e, "add.s32 %s, %s, %lld;", gc, g[i1], (long long)(c * T));
-    out(e, "setp.lt.and.u32 %s, %s, %%ext32_%d_%d, %s;", q, gc, in->aux, i1, p);
-    colok[c] = q;
-  }
-  /* rows below the slice's length and the tensor's end */
-  const char *lim = tmp(e, RC_B32);
-  out(e, "sub.s32 %s, %%ext32_%d_%d, %s;", lim, in->aux, i0, g[i0]);
-  out(e, "min.s32 %s, %s, %lld;", lim, lim, (long long)in->subs[i0].len);
-  const char *ad = tensor_addr(e, in->aux, g), *step = tmp(e, RC_B64);
-  out(e, "mov.u64 %s, %d;", step, eb);
-  for (int d = i0 + 1; d < e->f->params[in->aux].rank; d++) out(e, "mul.lo.s64 %s, %s, %%ext%d_%d;", step, step, in->aux, d);
+  int eb = elem_bytes_mem(te);
+  int64_t cpr = p1 / T, *coff = arena_alloc(e->a, sizeof(int64_t) * (size_t)cpr);
+  for (int64_t c = 0; c < cpr; c++) coff[c] = c * T;
+  RowsAt R = rows_at(e, in, NULL, "%tidv_", coff, (int)cpr, 1, eb);
   RegClass rc = rc_of(in->ty.elem);
   for (int64_t j = 0; j < p0; j++) {
-    if (j) out(e, "add.s64 %s, %s, %s;", ad, ad, step);
+    if (j) out(e, "add.s64 %s, %s, %s;", R.ad, R.ad, R.step);
     const char *pr = tmp(e, RC_PRED), *pz = tmp(e, RC_PRED);
-    out(e, "setp.gt.s32 %s, %s, %lld;", pr, lim, (long long)j);
-    out(e, "setp.ge.and.s32 %s, %s, %lld, %s;", pz, g[i0], (long long)-j, pr);
+    out(e, "setp.gt.s32 %s, %s, %lld;", pr, R.lim, (long long)j);
+    out(e, "setp.ge.and.s32 %s, %s, %lld, %s;", pz, R.g[R.i0], (long long)-j, pr);
     for (int64_t c = 0; c < cpr; c++) {
       int k = (int)(j * cpr + c);
-      const char *q = tmp(e, RC_PRED), *at = arena_printf(e->a, "%s+%lld", ad, (long long)(c * T * eb));
-      out(e, "and.pred %s, %s, %s;", q, pz, colok[c]);
+      const char *q = tmp(e, RC_PRED), *at = arena_printf(e->a, "%s+%lld", R.ad, (long long)(c * T * eb));
+      out(e, "and.pred %s, %s, %s;", q, pz, R.colok[c]);
       if (val) {
         st_mem(e, "global", te, at, operand(e, val, k), q);
       } else {
@@ -2842,9 +2834,9 @@ static bool scalar_arith(const TirInst *in) {
  * arrive, and the last one to arrive reads them all.
  *   - Release: every thread fences its global stores at GPU scope
  *     (fence.acq_rel.gpu) before the barrier, so all of the CTA's stores
- *     come before thread 0's atomic in causality order. A TMA store
- *     (async proxy) is first waited for whole, not just for its read of
- *     shared memory, and fenced into the generic proxy.
+ *     come before thread 0's atomic in causality order. (A TMA store needs
+ *     no more: it only goes to a tensor the kernel never loads, plan.c
+ *     choose_tma_store.)
  *   - Thread 0 alone does atom.inc with bound n - 1 (acq_rel, GPU scope):
  *     the counter runs 0, 1, ..., n - 1 and wraps to 0 on the n-th
  *     arrival, so a launch that arrives a multiple of n times leaves it as
@@ -2859,14 +2851,7 @@ static void emit_arrive(Emitter *e, const TirInst *in) {
   const char *ad = tensor_addr(e, in->aux, g), *n = reg(e, in->args[0], 0);
   const char *t0 = tmp(e, RC_PRED), *go = tmp(e, RC_PRED), *last = tmp(e, RC_PRED), *any = tmp(e, RC_PRED);
   const char *bound = tmp(e, RC_B32), *old = tmp(e, RC_B32);
-  bool bulk = false;
-  for (int i = 0; i < e->f->ninsts; i++)
-    bulk |= e->f->insts[i]->op == TIR_STORE && e->f->insts[i]->plan && e->f->insts[i]->plan->tma;
   out(e, "setp.eq.u32 %s, %%tid_, 0;", t0);
-  if (bulk) {
-    out(e, "@%s cp.async.bulk.wait_group 0;", t0); /* the tensor stores' global writes done, not only their reads */
-    out(e, "@%s fence.proxy.async.global;", t0);
-  }
   out(e, "fence.acq_rel.gpu;");
   cta_sync_why(e, " // arrive: the CTA's stores before its arrival");
   /* a count below 1 never arrives, nor does a counter outside its tensor

@@ -119,11 +119,11 @@ void tir_number(Arena *a, TirFunc *f);
 /* How many instructions read each value (operands, subscript starts, loop
  * conditions), by id; after tir_number. */
 int *tir_use_counts(Arena *a, const TirFunc *f);
-/* Whether a store to tensor parameter `param` lies anywhere in b (nested
- * blocks included). */
+/* Whether a store to tensor parameter `param`, or an arrive counting in it,
+ * lies anywhere in b (nested blocks included). */
 bool tir_stores_to(const TirBlock *b, int param);
-/* How many loads (op TIR_LOAD) or stores (TIR_STORE) of tensor parameter
- * `param` lie in b, nested blocks included. */
+/* How many instructions of op `op` (TIR_LOAD, TIR_STORE, TIR_ARRIVE) on
+ * tensor parameter `param` lie in b, nested blocks included. */
 int tir_count_accesses(const TirBlock *b, TirOp op, int param);
 void tir_print(FILE *out, const TirFunc *f);
 /* Checks the IR's invariants; returns false and reports an internal error

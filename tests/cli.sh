@@ -202,7 +202,7 @@ has "arrive in the tile IR" out "= arrive Cnt["
 # element at an immediate offset from its row (spec 15.6)
 run "--emit=ptx long_rows" 0 --emit=ptx "$PROJECT_ROOT/spec/conformance/long_rows.ph"
 has "long rows: loads at immediate offsets" out "+384];"
-has "long rows: stores at immediate offsets" out "st.global.f32 ["
+has "long rows: stores at immediate offsets" out "+384], %f"
 run "--emit=ptx --no-wgmma gqa" 0 --emit=ptx --no-wgmma "$gqa"
 lacks "--no-wgmma: no wgmma" out "wgmma"
 has "--no-wgmma: mma.sync" out "mma.sync.aligned.m16n8k16"

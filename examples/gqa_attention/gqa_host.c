@@ -259,9 +259,10 @@ static int bench_prefill(const Kernels *k, const char *tag) {
   return fail;
 }
 
-/* The decode benchmark (B 16, HQ 28 / HKV 4, S 1, T 8192, D 128) of one
- * decode cubin at 1 to 16 key splits (--bench-decode CUBIN...). Returns
- * the failures. */
+/* The decode benchmark (B 16, HQ 28 / HKV 4, or GQA_DECODE_SHAPE's B, HQ
+ * and HKV; S 1, T 8192, D 128) of one decode cubin at 1 to 16 key splits,
+ * then the split kernel alone (--bench-decode CUBIN...). Returns the
+ * failures. */
 static int bench_decode(const Kernels *k, const char *tag) {
   static const int64_t sweep[] = {1, 2, 3, 4, 6, 8, 10, 16};
   int fail = 0;
@@ -296,34 +297,25 @@ static int bench_decode(const Kernels *k, const char *tag) {
 }
 
 int main(int argc, char **argv) {
-  if (argc > 1 && !strcmp(argv[1], "--bench-decode")) {
+  bool bdec = argc > 1 && !strcmp(argv[1], "--bench-decode"), bpre = argc > 1 && !strcmp(argv[1], "--bench-prefill");
+  if (bdec || bpre) { /* one benchmark for each cubin named */
     if (!host_start("gqa_attention")) return 0;
     int fail = 0, n = 0;
     for (int i = 2; i < argc; i++) {
       phobos_module *m;
       Kernels k = {0};
       PK(phobos_module_load(ctx, argv[i], &m));
-      PK(phobos_kernel_get(m, "gqa_decode_split", &k.split));
-      PK(phobos_kernel_get(m, "gqa_decode_merge", &k.merge));
-      fail += bench_decode(&k, argv[i]);
-      n += 8;
+      if (bdec) {
+        PK(phobos_kernel_get(m, "gqa_decode_split", &k.split));
+        PK(phobos_kernel_get(m, "gqa_decode_merge", &k.merge));
+      } else {
+        PK(phobos_kernel_get(m, "gqa_attention", &k.attn));
+      }
+      fail += bdec ? bench_decode(&k, argv[i]) : bench_prefill(&k, argv[i]);
+      n += bdec ? 8 : 2; /* the decode sweep's split counts, or causal and full */
     }
     phobos_context_destroy(ctx);
     printf("%d passed, %d failed\n", n - fail, fail);
-    return fail ? 1 : 0;
-  }
-  if (argc > 1 && !strcmp(argv[1], "--bench-prefill")) {
-    if (!host_start("gqa_attention")) return 0;
-    int fail = 0;
-    for (int i = 2; i < argc; i++) {
-      phobos_module *m;
-      Kernels k = {0};
-      PK(phobos_module_load(ctx, argv[i], &m));
-      PK(phobos_kernel_get(m, "gqa_attention", &k.attn));
-      fail += bench_prefill(&k, argv[i]);
-    }
-    phobos_context_destroy(ctx);
-    printf("%d passed, %d failed\n", 2 * (argc - 2) - fail, fail);
     return fail ? 1 : 0;
   }
   bool bench = argc > 1 && !strcmp(argv[1], "--bench");

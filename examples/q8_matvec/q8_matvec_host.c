@@ -29,8 +29,9 @@
 
 typedef struct Problem {
   int64_t K, N, ksplit;
+  int64_t ncb; /* the split kernel's counters: one a column block of its narrowest TN, 256 */
   CUdeviceptr A, W, S, C, P;
-  CUdeviceptr Cnt; /* the split kernel's counters, one a column block (of its narrowest TN, 256), zeroed once */
+  CUdeviceptr Cnt; /* those counters, zeroed once (each launch leaves them at zero) */
   float *hA, *hS, *hC;
   signed char *hW;
 } Problem;
@@ -56,8 +57,9 @@ static void make(Problem *p, int64_t K, int64_t N) {
   if (p->ksplit < 1) p->ksplit = 1;
   int64_t room = K / 32 > 128 ? 128 : K / 32 > p->ksplit ? K / 32 : p->ksplit;
   CK(cuMemAlloc(&p->P, sizeof(float) * (size_t)(N * room)));
-  CK(cuMemAlloc(&p->Cnt, sizeof(int32_t) * (size_t)((N + 255) / 256)));
-  CK(cuMemsetD32(p->Cnt, 0, (size_t)((N + 255) / 256)));
+  p->ncb = (N + 255) / 256;
+  CK(cuMemAlloc(&p->Cnt, sizeof(int32_t) * (size_t)p->ncb));
+  CK(cuMemsetD32(p->Cnt, 0, (size_t)p->ncb));
   CK(cuMemcpyHtoD(p->A, p->hA, sizeof(float) * (size_t)K));
   CK(cuMemcpyHtoD(p->W, p->hW, (size_t)(K * N)));
   CK(cuMemcpyHtoD(p->S, p->hS, sizeof(float) * (size_t)(KB * N)));
@@ -73,6 +75,12 @@ static void destroy(Problem *p) {
   free(p->hA), free(p->hW), free(p->hS), free(p->hC);
 }
 
+/* the bytes a matvec moves: K*N + (K/32)*N*4 + K*4 + N*4 */
+static double q8_bytes(const Problem *p) { return (double)(p->K * p->N + (p->K / 32) * p->N * 4 + p->K * 4 + p->N * 4); }
+
+/* the bytes the same-size copy moves (timed_run: W's first half onto its second, read and written) */
+static double copy_bytes(const Problem *p) { return (double)(p->K * p->N / 2 * 2); }
+
 static phobos_kernel *reducer;
 
 /* tile_n: the seed's columns per CTA (it has no @grid), 0 for a kernel
@@ -83,7 +91,7 @@ static void launch(phobos_kernel *k, Problem *p, int tile_n) {
                        phobos_tensor_arg(p->W, PHOBOS_I8, 2, (int64_t[]){p->K, p->N}),
                        phobos_tensor_arg(p->S, PHOBOS_F32, 2, (int64_t[]){p->K / 32, p->N}),
                        phobos_tensor_arg(p->P, PHOBOS_F32, 2, (int64_t[]){p->ksplit, p->N}),
-                       phobos_tensor_arg(p->Cnt, PHOBOS_I32, 1, (int64_t[]){(p->N + 255) / 256}),
+                       phobos_tensor_arg(p->Cnt, PHOBOS_I32, 1, (int64_t[]){p->ncb}),
                        phobos_tensor_arg(p->C, PHOBOS_F32, 2, (int64_t[]){1, p->N})};
     PK(phobos_launch(k, a, 6, NULL));
     return;
@@ -210,7 +218,7 @@ static int bench_split(int ndirs, char **dirs) {
   static const int64_t sweep[] = {8, 12, 16, 24, 32, 48, 64};
   Problem p;
   make(&p, 4096, 14336);
-  double bytes = (double)(p.K * p.N + (p.K / 32) * p.N * 4 + p.K * 4 + p.N * 4);
+  double bytes = q8_bytes(&p);
   int fail = 0;
   for (int d = 0; d < ndirs; d++) {
     char path[1024];
@@ -237,7 +245,7 @@ static int bench_split(int ndirs, char **dirs) {
            phobos_kernel_last_variant(k), dirs[d]);
   }
   double cm = median_us_how(NULL, &p, 0, 31, FLUSH_MEMSET), cc = median_us_how(NULL, &p, 0, 31, FLUSH_CLEAN);
-  double cb = (double)(p.K * p.N / 2 * 2);
+  double cb = copy_bytes(&p);
   printf("copy same B      memset %.1f us %.2f TB/s | clean %.1f us %.2f TB/s\n", cm, cb / (cm * 1e-6) / 1e12, cc,
          cb / (cc * 1e-6) / 1e12);
   destroy(&p);
@@ -312,7 +320,7 @@ int main(int argc, char **argv) {
     for (size_t i = 1; i < sizeof shapes / sizeof shapes[0]; i++) {
       Problem p;
       make(&p, shapes[i][0], shapes[i][1]);
-      double bytes = (double)(p.K * p.N + (p.K / 32) * p.N * 4 + p.K * 4 + p.N * 4);
+      double bytes = q8_bytes(&p);
       double us1 = median_us(seed, &p, 64, 51), us2 = median_us(wide, &p, 0, 51), us3 = 1e30;
       int64_t best = 0;
       for (int64_t ks = 8; ks <= 128 && ks <= p.K / 32; ks *= 2) { /* the split is the host's choice: sweep it */
@@ -330,7 +338,7 @@ int main(int argc, char **argv) {
       /* the same split kernel and a copy of the same bytes from other L2 states */
       double cm = median_us_how(NULL, &p, 0, 51, FLUSH_MEMSET), cc = median_us_how(NULL, &p, 0, 51, FLUSH_CLEAN),
              ci = median_us_how(NULL, &p, 0, 51, IDLE);
-      double cb = (double)(p.K * p.N / 2 * 2);
+      double cb = copy_bytes(&p);
       printf("%14s L2 after: memset %.1f us %.2f TB/s | clean flush %.1f us %.2f TB/s | idle %.1f us %.2f TB/s\n", "split",
              us3, t3, clean, bytes / (clean * 1e-6) / 1e12, idle, bytes / (idle * 1e-6) / 1e12);
       printf("%14s L2 after: memset %.1f us %.2f TB/s | clean flush %.1f us %.2f TB/s | idle %.1f us %.2f TB/s\n",
