@@ -189,7 +189,7 @@ bool manifest_write(FILE *out, const Source *src, const char *arch, const char *
       kv_int(&m, "threads", pl->launch_threads); /* with a producer warp, 32 more than the plan's */
       kv_int(&m, "shared_bytes", shared_bytes ? shared_bytes[v] : pl->shared_bytes);
       kv(&m, "dynamic_shared", info->dynshared ? "true" : "false");
-      /* the entry begins with griddepcontrol.wait (ptx.c): the runtime may
+      /* the entry begins with griddepcontrol.wait (ptx/ptx.c): the runtime may
        * launch it as a programmatic dependent of the kernel before it */
       kv(&m, "dependent_launch", !strcmp(arch, "sm_90a") ? "true" : "false");
       /* tensor copies: the maps the entry takes after its parameters (each a

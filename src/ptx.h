@@ -1,4 +1,4 @@
-/* ptx.h: the PTX emitter (ptx.c) and the ptxas step (cubin.c). */
+/* ptx.h: the PTX backend's entry points (src/ptx/, behind ptx/emitter.h). */
 #ifndef PHOBOS_PTX_H
 #define PHOBOS_PTX_H
 

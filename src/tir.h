@@ -189,7 +189,7 @@ typedef struct PlanBuf {
   int64_t stage_bytes;
   /* a tensor copy's tensor-core operand (or @padstage tile): its rows in
    * panels `swizzle` bytes wide (32, 64 or 128; 0 none) in the layout a
-   * swizzled tensor copy writes (ptx.c, buf_addr); align is 1024 */
+   * swizzled tensor copy writes (ptx/layout.c, buf_addr); align is 1024 */
   int swizzle;
 } PlanBuf;
 
@@ -200,7 +200,7 @@ typedef struct PlanVal {
   Layout *layout;
   PlanBuf *buf;                /* RES_SHARED */
   bool dot_fma;                /* TIR_DOT: no tensor-core shape; FMA instead */
-  int wgmma_n;                 /* TIR_DOT: N of the wgmma m64nNk16 the backend issued it as (ptx.c), else 0 */
+  int wgmma_n;                 /* TIR_DOT: N of the wgmma m64nNk16 the backend issued it as (ptx/wgmma.c), else 0 */
   PlanBuf *ring, *mbar;        /* TIR_LOAD under @pipeline: its ring and its loop's mbarriers */
   const char *path;            /* TIR_LOAD in a @pipeline loop: the path it takes and why */
   int tma;                     /* TIR_LOAD: 1 + its tensor map's index in Plan.tmaps (a TMA copy), else 0 */
@@ -249,7 +249,7 @@ typedef struct Plan {
   int ntmaps;
   PlanTmap tmaps[MAX_TMAPS];
   int ntma_loads;  /* loads that take TMA copies (one mbarrier each) */
-  bool wgmma;      /* sm_90a without PLAN_NO_WGMMA: fragment dots on swizzled operands take wgmma (ptx.c) */
+  bool wgmma;      /* sm_90a without PLAN_NO_WGMMA: fragment dots on swizzled operands take wgmma (ptx/wgmma.c) */
 } Plan;
 
 /* Plans the function; returns NULL after reporting an error (over budget). */
@@ -257,7 +257,7 @@ typedef struct Plan {
  * --no-tma); PLAN_PRODUCER_WARP, a ringed loop may get a producer warp
  * (phobosc --producer-warp: slower on the q8 example, so off by default);
  * PLAN_PREFETCH, loops load their register tiles one iteration ahead
- * (phobosc --prefetch, experimental: ptx.c, emit_for); PLAN_NO_TENSOR_COPIES,
+ * (phobosc --prefetch, experimental: ptx/pipeline.c, emit_for); PLAN_NO_TENSOR_COPIES,
  * staged loads never take TMA tensor copies, which on sm_90a they do where
  * they qualify (phobosc --no-tensor-copies, for A/B runs); PLAN_NO_WGMMA,
  * tensor-core dots keep mma.sync where wgmma would serve (phobosc

@@ -18,7 +18,7 @@ if ! command -v clang >/dev/null || ! clang -fsanitize=fuzzer -x c /dev/null -c 
 fi
 flex -o "$out/gen/lexer.c" "$root/lang/lexer.l"
 bison --defines="$out/gen/parser.h" -o "$out/gen/parser.c" "$root/lang/parser.y"
-srcs=("$root"/lang/{arena,ast,diag,sema}.c "$out"/gen/{lexer,parser}.c "$root"/src/{driver,tir,lower,plan,manifest,ptx,cubin}.c)
+srcs=("$root"/lang/{arena,ast,diag,sema}.c "$out"/gen/{lexer,parser}.c "$root"/src/{driver,tir,lower,plan,manifest,cubin}.c "$root"/src/ptx/*.c)
 # interp.c is not needed: the driver never runs the interpreter.
 clang -g -O1 -std=c17 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
   -I"$root/lang" -I"$root/src" -I"$out/gen" "${srcs[@]}" "$root/tests/fuzz/fuzz_compiler.c" -lm -lyaml -o "$out/fuzz_compiler"

@@ -1,0 +1,317 @@
+/* layout.c: where an element is: how many registers a value takes and
+ * which element each holds (the flat distribution and the mma fragment
+ * layout), coordinates from flat indices, shared-memory addresses of
+ * planned buffers (swizzled or padded), operands read from a buffer, and
+ * the choices of the chunk width and the fragment classes. */
+#include "emitter.h"
+
+/* The fragment layout.
+ *
+ * A value whose class of tied values is a tensor-core dot's result (the
+ * plan's mma16x8x16.acc layout) can stay in the registers the mma writes:
+ * the [M, N] value (leading dims folded into M) is cut into tiles of 16
+ * rows by NT columns (NT 16, or 8 when N is not a multiple of 16); warp w
+ * owns the row tiles w, w + W, ... with all their column tiles, and holds
+ * each tile as mma.m16n8 accumulators: lane (g = lane / 4, t = lane % 4)
+ * has rows g and g + 8, columns 2t and 2t + 1 of each 8-column half.
+ * Register k of such a value is element (frag base of the thread) + C(k),
+ * C a constant: elem_index. Elementwise operations work register by
+ * register as in the flat layout; everything that needs coordinates asks
+ * elem_index; a row value broadcast over a fragment value costs a move
+ * from the row value held beside it (is_rowfrag), or else one load per row
+ * a thread holds (two per row tile). */
+
+/* elements of a value this thread holds */
+int64_t phys_elems(const TirInst *in) {
+  int64_t n = 1;
+  for (int i = 0; i < in->ty.rank; i++) n *= in->plan->phys[i];
+  return n;
+}
+
+bool is_frag(const Emitter *e, const TirInst *x) {
+  if (!e->nfrag || !x->plan || x->ty.rank < 2 || x->plan->res != RES_REG) return false;
+  for (int i = 0; i < e->nfrag; i++)
+    if (x->plan->layout == e->frag[i]) return true;
+  return false;
+}
+
+/* A row value ([.., 1], the class of a reduction over a fragment value)
+ * held beside its fragment value: register 2 mi + h of the thread is row
+ * 16 (w + mi W) + g + 8 h, the rows whose elements it holds there; the four
+ * lanes of a quad hold the same rows. */
+bool is_rowfrag(const Emitter *e, const TirInst *x) {
+  if (!e->nrowfrag || !x->plan || x->ty.rank < 2 || x->plan->res != RES_REG) return false;
+  for (int i = 0; i < e->nrowfrag; i++)
+    if (x->plan->layout == e->rowfrag[i]) return true;
+  return false;
+}
+
+FragGeom frag_geom(const Emitter *e, const TirInst *x) {
+  FragGeom g;
+  int r = x->ty.rank;
+  g.N = x->plan->phys[r - 1];
+  g.M = 1;
+  for (int i = 0; i + 1 < r; i++) g.M *= x->plan->phys[i];
+  g.NT = g.N % 16 == 0 ? 16 : 8;
+  g.ntn = (int)(g.N / g.NT);
+  g.tpm = (int)(g.M / 16 / (e->T / 32));
+  g.rpt = g.NT / 8 * 4;
+  return g;
+}
+
+int nregs(Emitter *e, const TirInst *in) {
+  if (in->ty.rank == 0) return 1;
+  if (is_frag(e, in)) {
+    FragGeom g = frag_geom(e, in);
+    return g.tpm * g.ntn * g.rpt;
+  }
+  if (is_rowfrag(e, in)) return frag_geom(e, in).tpm * 2;
+  int64_t round = (int64_t)e->T * e->V;
+  return (int)((phys_elems(in) + round - 1) / round * e->V);
+}
+
+/* The flat physical index of this thread's element k. Chunks of V
+ * consecutive elements go round the threads: register k of thread t holds
+ * element ((k / V) * T + t) * V + k % V, so a thread's V registers of one
+ * chunk are neighbours in a row (one vector access) and consecutive
+ * threads hold consecutive chunks (coalesced). %tidv_ is t * V. */
+const char *flat_index(Emitter *e, int k) {
+  const char *r = tmp(e, RC_B32);
+  out(e, "add.u32 %s, %%tidv_, %d;", r, (k / e->V) * e->T * e->V + k % e->V);
+  return r;
+}
+
+/* The flat physical index of register k of value x, in x's layout. */
+const char *elem_index(Emitter *e, const TirInst *x, int k) {
+  if (is_rowfrag(e, x)) {
+    const char *r = tmp(e, RC_B32);
+    out(e, "add.u32 %s, %%fwg_, %lld;", r, (long long)(k / 2 * (e->T / 32) * 16 + k % 2 * 8));
+    return r;
+  }
+  if (!is_frag(e, x)) return flat_index(e, k);
+  FragGeom g = frag_geom(e, x);
+  int W = e->T / 32, i = k / g.rpt, mi = i / g.ntn, ni = i % g.ntn, j = k / 4 % (g.NT / 8), q = k % 4;
+  int64_t c = (int64_t)mi * W * 16 * g.N + 8 * (q >> 1) * g.N + ni * g.NT + j * 8 + (q & 1);
+  const char *r = tmp(e, RC_B32);
+  out(e, "mad.lo.u32 %s, %%fwg_, %lld, %%ft2_;", r, (long long)g.N); /* (16 w + g) N + 2 t */
+  out(e, "add.u32 %s, %s, %lld;", r, r, (long long)c);
+  return r;
+}
+
+/* Coordinate d of register k of a fragment value, from its row and column
+ * separately: the column is 2t plus a constant, the folded row 16 w + g
+ * plus a constant, so registers of one row share the row's coordinates
+ * (ptxas keeps one copy) instead of each decoding its flat index. */
+const char *frag_coord(Emitter *e, const TirInst *x, int k, int d) {
+  FragGeom g = frag_geom(e, x);
+  int r = x->ty.rank, W = e->T / 32, i = k / g.rpt, mi = i / g.ntn, ni = i % g.ntn, j = k / 4 % (g.NT / 8), q = k % 4;
+  const char *c = tmp(e, RC_B32);
+  if (d == r - 1) {
+    out(e, "add.u32 %s, %%ft2_, %d;", c, ni * g.NT + j * 8 + (q & 1));
+    return c;
+  }
+  int shift = 0;
+  for (int i2 = d + 1; i2 < r - 1; i2++) shift += log2i(x->plan->phys[i2]);
+  out(e, "add.u32 %s, %%fwg_, %d;", c, mi * W * 16 + 8 * (q >> 1));
+  if (shift) out(e, "shr.u32 %s, %s, %d;", c, c, shift);
+  if (d) out(e, "and.b32 %s, %s, %lld;", c, c, (long long)(x->plan->phys[d] - 1));
+  return c;
+}
+
+/* coordinate d of a flat index, for a value of physical shape phys */
+const char *coord(Emitter *e, const char *flat, const int64_t *phys, int rank, int d) {
+  int shift = 0;
+  for (int i = d + 1; i < rank; i++) shift += log2i(phys[i]);
+  const char *r = tmp(e, RC_B32);
+  out(e, "shr.u32 %s, %s, %d;", r, flat, shift);
+  out(e, "and.b32 %s, %s, %lld;", r, r, (long long)(phys[d] - 1));
+  return r;
+}
+
+/* The register a buffer's addresses start from: %smem_, or for a staged
+ * ring the base of its current stage (emit_for). */
+const char *smem_of(const Emitter *e, const PlanBuf *b) {
+  return b && b->stages && e->sbase[b->id] ? e->sbase[b->id] : "%smem_";
+}
+
+/* A swizzled buffer (PlanBuf.swizzle S bytes, as a swizzled tensor copy
+ * writes it): R rows (the leading dims folded) cut into panels of S bytes
+ * of each row, panel p at p R S; within a panel, byte o = row S + w (w < S)
+ * lies at o ^ (((o >> 7) & (S / 16 - 1)) << 4): the 16-byte chunks of a
+ * row permuted by bits of the row, so that eight rows at one column fall in
+ * eight different banks. The pattern repeats every 8 rows (1024 bytes at
+ * S = 128), and buffers are 1024-aligned, so it is the hardware's, which
+ * applies it to the shared address itself. */
+/* The row bits that a swizzled panel's chunk index is XORed with, for row
+ * register `row` (lane-dependent rows only: a multiple of 8 added to a row
+ * leaves them alone). */
+const char *swz_rowx(Emitter *e, int S, const char *row) {
+  const char *x = tmp(e, RC_B32);
+  out(e, "mul.lo.u32 %s, %s, %d;", x, row, S);
+  out(e, "bfe.u32 %s, %s, 7, %d;", x, x, log2i(S / 16));
+  return x;
+}
+
+/* shared address of physical coordinates c in a planned buffer */
+const char *buf_addr(Emitter *e, const PlanBuf *b, const char *const *c) {
+  const char *row = tmp(e, RC_B32);
+  out(e, "mov.u32 %s, 0;", row);
+  for (int d = 0; d + 1 < b->rank; d++) out(e, "mad.lo.u32 %s, %s, %lld, %s;", row, row, (long long)b->dims[d], c[d]);
+  if (b->swizzle) {
+    int S = b->swizzle;
+    const char *cb = tmp(e, RC_B32), *pan = tmp(e, RC_B32), *o = tmp(e, RC_B32), *x = tmp(e, RC_B32);
+    out(e, "mul.lo.u32 %s, %s, %d;", cb, c[b->rank - 1], sema_scalar_bytes(b->elem));
+    out(e, "shr.u32 %s, %s, %d;", pan, cb, log2i(S));
+    out(e, "and.b32 %s, %s, %d;", cb, cb, S - 1);
+    out(e, "mad.lo.u32 %s, %s, %d, %s;", o, row, S, cb);
+    out(e, "bfe.u32 %s, %s, 7, %d;", x, o, log2i(S / 16)); /* o's row bits: w < S carries nothing into bit 7 */
+    out(e, "shl.b32 %s, %s, 4;", x, x);
+    out(e, "xor.b32 %s, %s, %s;", o, o, x);
+    out(e, "mad.lo.u32 %s, %s, %lld, %s;", o, pan, (long long)(plan_buf_rows(b) * S), o);
+    out(e, "add.u32 %s, %s, %s;", o, o, smem_of(e, b));
+    if (b->offset) out(e, "add.u32 %s, %s, %lld;", o, o, (long long)b->offset);
+    return o;
+  }
+  const char *a = tmp(e, RC_B32);
+  out(e, "mad.lo.u32 %s, %s, %lld, %s;", a, row, (long long)b->pitch, c[b->rank - 1]);
+  out(e, "mad.lo.u32 %s, %s, %d, %s;", a, a, sema_scalar_bytes(b->elem), smem_of(e, b));
+  if (b->offset) out(e, "add.u32 %s, %s, %lld;", a, a, (long long)b->offset);
+  return a;
+}
+
+/* Register k of an operand: its own register, or a load from its shared
+ * buffer when the plan keeps it there. */
+const char *operand(Emitter *e, const TirInst *x, int k) {
+  if (x->ty.rank == 0 || x->plan->res != RES_SHARED) return reg(e, x, k);
+  const PlanBuf *b = x->plan->buf;
+  const char *r = tmp(e, rc_of(x->ty.elem));
+  const char *fl = flat_index(e, k);
+  const char *c[MAX_TILE_RANK];
+  for (int d = 0; d < x->ty.rank; d++) c[d] = coord(e, fl, x->plan->phys, x->ty.rank, d);
+  /* the thread's last element may lie past the tile: read element 0 instead */
+  const char *in_range = tmp(e, RC_PRED);
+  out(e, "setp.lt.u32 %s, %s, %lld;", in_range, fl, (long long)phys_elems(x));
+  for (int d = 0; d < x->ty.rank; d++) out(e, "selp.b32 %s, %s, 0, %s;", c[d], c[d], in_range);
+  ld_shared(e, x->ty.elem, r, buf_addr(e, b, c));
+  return r;
+}
+
+/* the flat physical index of coordinates c in a value of shape phys */
+const char *flat_of(Emitter *e, const char *const *c, const int64_t *phys, int rank) {
+  const char *r = tmp(e, RC_B32);
+  out(e, "mov.u32 %s, 0;", r);
+  for (int d = 0; d < rank; d++) {
+    out(e, "shl.b32 %s, %s, %d;", r, r, log2i(phys[d]));
+    out(e, "or.b32 %s, %s, %s;", r, r, c[d]);
+  }
+  return r;
+}
+
+/* Whether every member of the class of tied values with layout L allows
+ * a register layout other than the flat one: register values of one
+ * physical shape (with a last dim of 1 for a row class), whole writes into
+ * register vars only, and operations that work register by register or
+ * ask elem_index. A fragment class (rows false) may hold tensor-core dots,
+ * broadcasts and iotas; a row class (rows true) rowmax and rowsum of f32
+ * fragment values with its rows. Returns a member, or NULL. */
+static const TirInst *class_allows(const Emitter *e, const Layout *L, bool rows) {
+  const TirFunc *f = e->f;
+  const TirInst *first = NULL;
+  for (int j = 0; j < f->ninsts; j++) {
+    const TirInst *x = f->insts[j];
+    if (x->op == TIR_WRITE && x->args[1]->plan && x->args[1]->plan->layout == L &&
+        (x->nsubs || x->args[0]->plan->res != RES_REG))
+      return NULL;
+    if (x->op == TIR_WRITE && x->args[0]->plan && x->args[0]->plan->res == RES_REG && x->args[0]->plan->layout == L &&
+        (x->nsubs || (x->args[1]->ty.rank && x->args[1]->plan->res != RES_REG)))
+      return NULL;
+    if (!x->plan || x->plan->res != RES_REG || x->plan->layout != L) continue;
+    if (!first) first = x;
+    /* operand() reads a staged tile operand at the flat index of register
+     * k: an elementwise member must take its tiles from registers (a dot
+     * reads its staged operands through ldmatrix, a broadcast its source
+     * through the exchange area, in the source's own layout) */
+    if (x->op != TIR_DOT && x->op != TIR_BROADCAST)
+      for (int i = 0; i < x->nargs; i++)
+        if (x->args[i] && x->args[i]->ty.rank && x->args[i]->plan && x->args[i]->plan->res != RES_REG) return NULL;
+    int r = x->ty.rank;
+    if (r < 2 || r != first->ty.rank || (rows && x->plan->phys[r - 1] != 1)) return NULL;
+    for (int d = 0; d < r; d++)
+      if (x->plan->phys[d] != first->plan->phys[d]) return NULL;
+    bool ok;
+    switch (x->op) {
+    case TIR_DOT: ok = !rows && mma_fits(e, x); break;
+    case TIR_REDUCE:
+      ok = rows && is_frag(e, x->args[0]) && x->ty.elem == S_F32 && x->args[0]->ty.elem == S_F32 &&
+           plan_folded_rows(x->args[0]) == plan_folded_rows(x) && (x->aux == TRED_MAX || x->aux == TRED_SUM);
+      break;
+    case TIR_BROADCAST: case TIR_IOTA: ok = !rows; break;
+    case TIR_READ: ok = x->args[0]->plan->res == RES_REG; break;
+    case TIR_BINARY: case TIR_UNARY: case TIR_MATH: case TIR_CONVERT: case TIR_SELECT: case TIR_SPLAT: case TIR_VAR:
+      ok = true;
+      break;
+    default: ok = false;
+    }
+    if (!ok) return NULL;
+  }
+  return first;
+}
+
+/* The fragment layout for each tensor-core accumulator class whose every
+ * member allows it (class_allows) and whose row tiles divide evenly among
+ * the warps; then the row layout for each row class fed by a reduction of
+ * such a class. */
+void decide_frags(Emitter *e) {
+  const TirFunc *f = e->f;
+  int W = e->T / 32;
+  if (e->T % 32) return;
+  for (int i = 0; i < f->ninsts; i++) {
+    const TirInst *in = f->insts[i];
+    const Layout *L = in->plan && in->plan->res == RES_REG ? in->plan->layout : NULL;
+    if (!L || L->kind != LAYOUT_MMA_ACC) continue;
+    bool seen = false;
+    for (int j = 0; j < e->nfrag; j++) seen |= e->frag[j] == L;
+    if (seen || e->nfrag == (int)(sizeof e->frag / sizeof e->frag[0])) continue;
+    const TirInst *first = class_allows(e, L, false);
+    if (!first) continue;
+    int64_t M = plan_folded_rows(first), N = first->plan->phys[first->ty.rank - 1];
+    if (M % 16 || N % 8 || (M / 16) % W) continue;
+    e->frag[e->nfrag++] = L;
+  }
+  for (int i = 0; i < f->ninsts; i++) {
+    const TirInst *in = f->insts[i];
+    const Layout *L = in->plan && in->plan->res == RES_REG ? in->plan->layout : NULL;
+    if (!L || L->kind != LAYOUT_SLICED || e->nrowfrag == (int)(sizeof e->rowfrag / sizeof e->rowfrag[0])) continue;
+    bool parent = false, seen = false;
+    for (int j = 0; j < e->nfrag; j++) parent |= e->frag[j] == L->parent;
+    for (int j = 0; j < e->nrowfrag; j++) seen |= e->rowfrag[j] == L;
+    if (!parent || seen) continue;
+    const TirInst *first = class_allows(e, L, true);
+    if (!first) continue;
+    int64_t M = plan_folded_rows(first);
+    if (M % 16 || (M / 16) % W) continue;
+    e->rowfrag[e->nrowfrag++] = L;
+  }
+}
+
+/* The widest chunk (4, 2, 1) that divides every register tile of the
+ * kernel into whole rounds of T chunks along whole rows: then no thread
+ * holds a partial chunk, every chunk lies in one row, and a thread that
+ * owns a column of one tile owns it in every tile of that row length. */
+static bool chunks_fit(const TirBlock *b, int64_t T, int64_t v) {
+  for (int i = 0; i < b->len; i++) {
+    const TirInst *in = b->insts[i];
+    if (in->plan && in->ty.rank && in->plan->res == RES_REG) {
+      int64_t inner = in->plan->phys[in->ty.rank - 1];
+      if (inner % v || phys_elems(in) % (T * v)) return false;
+    }
+    if (!chunks_fit(&in->body, T, v) || !chunks_fit(&in->body2, T, v) || !chunks_fit(&in->cond, T, v)) return false;
+  }
+  return true;
+}
+
+int chunk_width(const TirBlock *b, int T) {
+  for (int v = 4; v > 1; v /= 2)
+    if (chunks_fit(b, T, v)) return v;
+  return 1;
+}

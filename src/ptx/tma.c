@@ -1,0 +1,175 @@
+/* tma.c: TMA tensor copies and stores (sm_90a): a staged tile by one copy
+ * a panel completing on an mbarrier, a padded tile stored by one copy the
+ * hardware clips, each with the pointer path beside it for launches whose
+ * map the runtime could not build. spec/LANGUAGE.md 15.11. */
+#include "emitter.h"
+
+/* The coordinates of load or store `in` in its map, outermost first (a
+ * split dim's start x * len is (x, 0)); returns how many. */
+static int tma_coords(Emitter *e, const TirInst *in, const char **c) {
+  const PlanTmap *tm = &e->p->tmaps[in->plan->tma - 1];
+  int nc = 0;
+  for (int i = 0; i < tm->rank; i++) {
+    if (i == tm->split_dim) {
+      c[nc++] = in->plan->tma_outer ? reg(e, in->plan->tma_outer, 0)
+                                    : arena_printf(e->a, "%lld", (long long)in->plan->tma_outer_const);
+      c[nc++] = "0";
+    } else {
+      c[nc++] = reg(e, in->subs[i].start, 0);
+    }
+  }
+  return nc;
+}
+
+/* the coordinates as PTX writes them: innermost first */
+static const char *tma_coord_list(Emitter *e, const char *const *c, int nc) {
+  char coords[256];
+  size_t n = 0;
+  for (int i = nc - 1; i >= 0; i--)
+    n += (size_t)snprintf(coords + n, sizeof coords - n, "%s%s", i == nc - 1 ? "" : ", ", c[i]);
+  return arena_printf(e->a, "%s", coords);
+}
+
+/* Thread t0's tensor copies of load `in` into shared address dst (a
+ * register), completing on the mbarrier at `bar`: one copy per panel of a
+ * swizzled tile, the inner coordinate and the destination stepping by a
+ * panel. */
+void tma_copies(Emitter *e, const TirInst *in, const char *dst, const char *bar, const char *t0) {
+  const PlanTmap *tm = &e->p->tmaps[in->plan->tma - 1];
+  int m = in->plan->tma - 1, rank = tm->rank + (tm->split_dim >= 0);
+  const char *c[MAX_TENSOR_RANK + 1];
+  int nc = tma_coords(e, in, c);
+  const char *inner = c[nc - 1];
+  for (int q = 0; q < tm->boxes; q++) {
+    if (q) {
+      const char *ci = tmp(e, RC_B32), *dq = tmp(e, RC_B32);
+      if (inner[0] == '%') out(e, "add.s32 %s, %s, %lld;", ci, inner, (long long)(q * tm->box[rank - 1]));
+      else out(e, "mov.s32 %s, %lld;", ci, atoll(inner) + (long long)(q * tm->box[rank - 1]));
+      out(e, "add.u32 %s, %s, %lld;", dq, dst, (long long)(q * plan_buf_rows(in->plan->buf) * tm->swizzle));
+      c[nc - 1] = ci;
+      dst = dq;
+    }
+    out(e, "@%s cp.async.bulk.tensor.%dd.shared::cluster.global.mbarrier::complete_tx::bytes [%s], [%%tmap%d, {%s}], [%s];",
+        t0, rank, dst, m, tma_coord_list(e, c, nc), bar);
+  }
+}
+
+/* the bytes a load's copies bring: its whole physical tile (elements
+ * outside the tensor arrive as zeros and count too) */
+int64_t tma_bytes(const TirInst *in) { return phys_elems(in) * elem_bytes_mem(in->ty.elem); }
+
+/* A tensor copy (plan.c, choose_tma): thread 0 issues one tensor copy of the whole
+ * box into the staged buffer, its mbarrier expecting the box's bytes
+ * (elements outside the tensor arrive as zeros and count too), and every
+ * thread waits on the mbarrier's phase. When the runtime could not build
+ * the map for this launch (tmok = 0: a misaligned base or pitch), the
+ * staged pointer path instead. */
+void emit_tma_load(Emitter *e, const TirInst *in) {
+  int m = in->plan->tma - 1, id = e->ntma++;
+  const PlanBuf *b = in->plan->buf;
+  int L = new_label(e);
+  const char *use = tmp(e, RC_PRED), *t0 = tmp(e, RC_PRED), *st = tmp(e, RC_B64), *dst = tmp(e, RC_B32),
+             *bar = tmp(e, RC_B32), *done = tmp(e, RC_PRED);
+  out(e, "setp.ne.u32 %s, %%tmok%d, 0;", use, m);
+  out(e, "@!%s bra $Ltmafb%d;", use, L);
+  out(e, "setp.eq.u32 %s, %%tid_, 0;", t0);
+  out(e, "add.u32 %s, %%smem_, %lld;", dst, (long long)b->offset);
+  out(e, "mov.u32 %s, tmabar;", bar);
+  out(e, "add.u32 %s, %s, %d;", bar, bar, 8 * id);
+  /* the buffer's bytes were last read through the generic proxy */
+  out(e, "@%s fence.proxy.async.shared::cta;", t0);
+  out(e, "@%s mbarrier.arrive.expect_tx.shared::cta.b64 %s, [%s], %lld;", t0, st, bar, (long long)tma_bytes(in));
+  tma_copies(e, in, dst, bar, t0);
+  fprintf(e->body, "$Ltmaw%d:\n", L);
+  out(e, "mbarrier.try_wait.parity.shared::cta.b64 %s, [%s], %%tmaph%d;", done, bar, id);
+  out(e, "@!%s bra $Ltmaw%d;", done, L);
+  out(e, "xor.b32 %%tmaph%d, %%tmaph%d, 1;", id, id);
+  out(e, "bra.uni $Ltmadone%d;", L);
+  fprintf(e->body, "$Ltmafb%d:\n", L);
+  if (!emit_stage_rows(e, in)) emit_load_elements(e, in);
+  /* wgmma reads a swizzled tile through the async proxy */
+  if (b->swizzle) out(e, "fence.proxy.async.shared::cta;");
+  fprintf(e->body, "$Ltmadone%d:\n", L);
+}
+
+/* A TMA tensor store (plan.c, choose_tma_store): the tile's elements, slack
+ * included, into its planned staging buffer (dense, physical order), made
+ * visible to the async proxy; then one copy by thread 0 through the map,
+ * which clips what lies outside it, thread 0 waiting until the copy has
+ * read the buffer before the barrier that frees its bytes. When the
+ * runtime could not build the map, the threads store the staged elements
+ * inside the slice and the tensor by a loop instead: the tile's registers
+ * are read once either way. */
+void emit_tma_store(Emitter *e, const TirInst *in) {
+  const TirInst *v = in->args[0];
+  int m = in->plan->tma - 1, L = new_label(e), rank = v->ty.rank;
+  Scalar te = e->f->params[in->aux].elem;
+  int eb = elem_bytes_mem(te);
+  int64_t elems = phys_elems(v);
+  const char *t0 = tmp(e, RC_PRED), *src = tmp(e, RC_B32), *use = tmp(e, RC_PRED);
+  cta_sync(e); /* the buffer's bytes: earlier readers are done */
+  out(e, "add.u32 %s, %%smem_, %lld;", src, (long long)in->plan->buf->offset);
+  for (int k = 0; k < nregs(e, v); k++) {
+    const char *fl = elem_index(e, v, k), *pr = tmp(e, RC_PRED), *ad = tmp(e, RC_B32), *r = operand(e, v, k);
+    out(e, "setp.lt.u32 %s, %s, %lld;", pr, fl, (long long)elems);
+    out(e, "mad.lo.u32 %s, %s, %d, %s;", ad, fl, eb, src);
+    st_mem(e, "shared", te, ad, r, pr);
+  }
+  out(e, "fence.proxy.async.shared::cta;"); /* the threads' writes, seen by the copy */
+  cta_sync(e);
+  out(e, "setp.ne.u32 %s, %%tmok%d, 0;", use, m);
+  out(e, "@!%s bra $Ltsfb%d;", use, L);
+  out(e, "setp.eq.u32 %s, %%tid_, 0;", t0);
+  const char *c[MAX_TENSOR_RANK + 1];
+  int nc = tma_coords(e, in, c);
+  out(e, "@%s cp.async.bulk.tensor.%dd.global.shared::cta.bulk_group [%%tmap%d, {%s}], [%s];", t0, nc, m,
+      tma_coord_list(e, c, nc), src);
+  out(e, "@%s cp.async.bulk.commit_group;", t0);
+  out(e, "@%s cp.async.bulk.wait_group.read 0;", t0);
+  out(e, "bra.uni $Ltsd%d;", L);
+  /* no map: element f of the staged tile at physical coordinates (its
+   * dims are powers of two), stored when inside the slice and the tensor */
+  fprintf(e->body, "$Ltsfb%d:\n", L);
+  const char *f = tmp(e, RC_B32), *done = tmp(e, RC_PRED), *ok = tmp(e, RC_PRED), *w = tmp(e, RC_B32),
+             *ad = tmp(e, RC_B32);
+  out(e, "mov.u32 %s, %%tid_;", f);
+  fprintf(e->body, "$Ltsl%d:\n", L);
+  out(e, "setp.ge.u32 %s, %s, %lld;", done, f, (long long)elems);
+  out(e, "@%s bra $Ltsd%d;", done, L);
+  out(e, "setp.eq.u32 %s, 0, 0;", ok);
+  const char *g[MAX_TENSOR_RANK];
+  int j = 0;
+  int64_t below = 1;
+  const char *cd[MAX_TILE_RANK];
+  for (int d = rank - 1; d >= 0; d--) { /* coordinate d = (f / below) % phys[d] */
+    cd[d] = tmp(e, RC_B32);
+    out(e, "shr.u32 %s, %s, %d;", cd[d], f, log2i(below));
+    out(e, "and.b32 %s, %s, %lld;", cd[d], cd[d], (long long)(v->plan->phys[d] - 1));
+    below *= v->plan->phys[d];
+  }
+  for (int i = 0; i < in->nsubs; i++) {
+    const char *q = tmp(e, RC_PRED);
+    if (in->subs[i].point) {
+      g[i] = reg(e, in->subs[i].start, 0);
+    } else {
+      const char *gi = tmp(e, RC_B32);
+      out(e, "add.s32 %s, %s, %s;", gi, reg(e, in->subs[i].start, 0), cd[j]);
+      out(e, "setp.lt.and.u32 %s, %s, %lld, %s;", q, cd[j], (long long)in->subs[i].len, ok);
+      out(e, "mov.pred %s, %s;", ok, q);
+      q = tmp(e, RC_PRED);
+      g[i] = gi;
+      j++;
+    }
+    out(e, "setp.lt.and.u32 %s, %s, %%ext32_%d_%d, %s;", q, g[i], in->aux, i, ok); /* unsigned: negative is out */
+    out(e, "mov.pred %s, %s;", ok, q);
+  }
+  out(e, "mad.lo.u32 %s, %s, %d, %s;", ad, f, eb, src);
+  const char *ty = eb == 2 ? "u16" : eb == 1 ? "u8" : eb == 8 ? "b64" : "b32";
+  const char *wr = eb == 8 ? tmp(e, RC_B64) : w;
+  out(e, "ld.shared.%s %s, [%s];", ty, wr, ad);
+  out(e, "@%s st.global.%s [%s], %s;", ok, ty, tensor_addr(e, in->aux, g), wr);
+  out(e, "add.u32 %s, %s, %d;", f, f, e->T);
+  out(e, "bra.uni $Ltsl%d;", L);
+  fprintf(e->body, "$Ltsd%d:\n", L);
+  cta_sync(e); /* the buffer's bytes are free again */
+}

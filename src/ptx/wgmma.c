@@ -1,0 +1,121 @@
+/* wgmma.c: tensor-core dots on wgmma (sm_90a): m64nNk16 per row block and
+ * k-step, operands through matrix descriptors on swizzled panels, a from
+ * registers or shared memory. spec/LANGUAGE.md 15.5. */
+#include "emitter.h"
+
+/* A wgmma matrix descriptor (PTX ISA, "matrix descriptor") for a swizzled
+ * buffer at shared address addr: the start address >> 4 (14 bits), the
+ * leading and stride byte offsets >> 4, and the swizzle mode (1: 128B,
+ * 2: 64B, 3: 32B). A k-step adds its byte offset >> 4 to the start: the
+ * buffer lies below 2^18, so the field never carries. */
+static const char *wg_desc(Emitter *e, const char *addr, int S, int64_t lbo, int64_t sbo) {
+  const char *lo = tmp(e, RC_B32), *hi = tmp(e, RC_B32), *d = tmp(e, RC_B64);
+  int mode = S == 128 ? 1 : S == 64 ? 2 : 3;
+  out(e, "bfe.u32 %s, %s, 4, 14;", lo, addr);
+  out(e, "or.b32 %s, %s, 0x%08llx;", lo, lo, (unsigned long long)((lbo >> 4) << 16));
+  out(e, "mov.b32 %s, 0x%08llx;", hi, (unsigned long long)((sbo >> 4) | ((int64_t)mode << 30)));
+  out(e, "mov.b64 %s, {%s, %s};", d, lo, hi);
+  return d;
+}
+
+/* Whether a dot in the fragment layout goes to wgmma (sm_90a, Plan.wgmma):
+ * f16 or bf16 operands into f32, whole warpgroups (the row tile mi of warp
+ * w holds rows 16 (mi W + w): for each mi, the four warps of warpgroup g
+ * hold the 64 rows from 16 (mi W + 4 g) in wgmma's m64 accumulator
+ * layout, which is mma.sync's m16n8 tile for tile), b a swizzled buffer
+ * (its panels are wgmma's canonical layouts: K-major for dot_t's [N, K],
+ * MN-major for dot's [K, N]), a in registers or a swizzled buffer, and N a
+ * multiple of 8 up to 256. */
+bool wgmma_fits(const Emitter *e, const TirInst *in, const PlanBuf *sa, const PlanBuf *sb, bool areg) {
+  const TirInst *a = in->args[0];
+  int64_t N = in->plan->phys[in->ty.rank - 1];
+  return e->p->wgmma && (a->ty.elem == S_BF16 || a->ty.elem == S_F16) && in->ty.elem == S_F32 && e->T % 128 == 0 &&
+         sb && (areg || sa) && N % 8 == 0 && N <= 256;
+}
+
+/* dot and dot_t on wgmma (wgmma_fits): per row block mi one
+ * wgmma.mma_async.m64nNk16 a k-step, b (and a when staged) read by the
+ * tensor cores from the swizzled panels through matrix descriptors, a
+ * otherwise packed from its fragment registers as for mma.sync. The
+ * accumulators are the result's registers, listed in wgmma's order (row
+ * tile mi's column tiles in turn); the first k-step overwrites them
+ * (scale-d false) unless the dot accumulates onto its fused addend. The
+ * group is waited for at once: the stages it reads may be refilled after
+ * the next barrier, and the registers are read next. Operands come from
+ * tensor copies (the async proxy); the threads' fallback stores into a
+ * swizzled buffer end with a proxy fence (emit_tma_load, sring_issue),
+ * and so does the barrier after the threads' stores into a swizzled var
+ * slot (publish_write). */
+void emit_dot_wgmma(Emitter *e, const TirInst *in, const PlanBuf *sa, const PlanBuf *sb, bool areg) {
+  const TirInst *a = in->args[0], *b = in->args[1];
+  bool tr = in->aux;
+  int64_t K = a->ty.dims[a->ty.rank - 1], N = in->plan->phys[in->ty.rank - 1];
+  int W = e->T / 32, eb = 2;
+  FragGeom fg = frag_geom(e, in), ag = areg ? frag_geom(e, a) : (FragGeom){0};
+  if ((!areg && !published(e, a)) || !published(e, b)) cta_sync(e);
+  const char *ty = a->ty.elem == S_F16 ? "f16" : "bf16";
+  /* b: K-major panels (dot_t) step 32 bytes along a row, a panel every
+   * S / 32 steps; MN-major (dot, transposed) 16 rows of S bytes a step,
+   * the N columns' panels R S apart (the leading byte offset) */
+  int Sb = sb->swizzle;
+  int64_t Rb = plan_buf_rows(sb);
+  const char *bad = tmp(e, RC_B32);
+  out(e, "add.u32 %s, %s, %lld;", bad, smem_of(e, sb), (long long)b->plan->buf->offset);
+  const char *bd = wg_desc(e, bad, Sb, tr ? 16 : Rb * Sb, 8 * Sb);
+  const char *adesc = NULL;
+  int Sa = sa ? sa->swizzle : 0;
+  int64_t Ra = sa ? plan_buf_rows(sa) : 0;
+  if (sa) { /* a: K-major, the warpgroup's first row 64 g */
+    const char *aad = tmp(e, RC_B32);
+    out(e, "add.u32 %s, %s, %lld;", aad, smem_of(e, sa), (long long)a->plan->buf->offset);
+    if (W > 4) {
+      const char *g = tmp(e, RC_B32);
+      out(e, "shr.u32 %s, %%tid_, 7;", g);
+      out(e, "mad.lo.u32 %s, %s, %lld, %s;", aad, g, (long long)64 * Sa, aad);
+    }
+    adesc = wg_desc(e, aad, Sa, 16, 8 * Sa);
+  }
+  int nk = (int)((K + 15) / 16);
+  /* a's fragments packed before the fence: wgmma reads registers that
+   * other instructions wrote only across wgmma.fence */
+  const char *(*ar)[4] = NULL;
+  if (areg) {
+    ar = arena_alloc(e->a, sizeof *ar * (size_t)(fg.tpm * nk));
+    for (int mi = 0; mi < fg.tpm; mi++)
+      for (int s = 0; s < nk; s++) pack_a_regs(e, a, ag, mi, s, ty, ar[mi * nk + s]);
+  }
+  const TirInst *addend = fused_addend(e, in);
+  if (addend)
+    for (int k = 0; k < nregs(e, in); k++) out(e, "mov.f32 %s, %s;", reg(e, in, k), reg(e, addend, k));
+  const char *acc = tmp(e, RC_PRED);
+  out(e, "setp.ne.u32 %s, 0, 0;", acc); /* the first k-step's scale-d: D = A B */
+  out(e, "wgmma.fence.sync.aligned;");
+  int per = (int)(N / 2); /* accumulators per row block */
+  size_t cap = (size_t)per * 16 + 256;
+  char *dl = arena_alloc(e->a, cap);
+  for (int s = 0; s < nk; s++) {
+    int64_t kb = (int64_t)s * 16 * eb;
+    int64_t boff = tr ? kb / Sb * Rb * Sb + kb % Sb : (int64_t)s * 16 * Sb;
+    const char *bk = tmp(e, RC_B64);
+    out(e, "add.s64 %s, %s, %lld;", bk, bd, (long long)(boff >> 4));
+    for (int mi = 0; mi < fg.tpm; mi++) {
+      size_t at = 0;
+      for (int k = 0; k < per; k++)
+        at += (size_t)snprintf(dl + at, cap - at, "%s%s", k ? ", " : "", reg(e, in, mi * fg.ntn * fg.rpt + k));
+      const char *scale = s == 0 && !addend ? acc : "1";
+      if (areg) {
+        const char *const *r4 = ar[mi * nk + s];
+        out(e, "wgmma.mma_async.sync.aligned.m64n%lldk16.f32.%s.%s {%s}, {%s, %s, %s, %s}, %s, %s, 1, 1, %d;",
+            (long long)N, ty, ty, dl, r4[0], r4[1], r4[2], r4[3], bk, scale, tr ? 0 : 1);
+      } else {
+        int64_t aoff = (int64_t)mi * W * 16 * Sa + kb / Sa * Ra * Sa + kb % Sa;
+        const char *ak = tmp(e, RC_B64);
+        out(e, "add.s64 %s, %s, %lld;", ak, adesc, (long long)(aoff >> 4));
+        out(e, "wgmma.mma_async.sync.aligned.m64n%lldk16.f32.%s.%s {%s}, %s, %s, %s, 1, 1, 0, %d;", (long long)N, ty,
+            ty, dl, ak, bk, scale, tr ? 0 : 1);
+      }
+    }
+  }
+  out(e, "wgmma.commit_group.sync.aligned;");
+  out(e, "wgmma.wait_group.sync.aligned 0;");
+}
