@@ -189,7 +189,7 @@ typedef struct PlanBuf {
   int64_t stage_bytes;
   /* a tensor copy's tensor-core operand (or @padstage tile): its rows in
    * panels `swizzle` bytes wide (32, 64 or 128; 0 none) in the layout a
-   * swizzled tensor copy writes (ptx/layout.c, buf_addr); align is 1024 */
+   * swizzled tensor copy writes (ptx/layout.c, px_buf_addr); align is 1024 */
   int swizzle;
 } PlanBuf;
 
@@ -257,7 +257,7 @@ typedef struct Plan {
  * --no-tma); PLAN_PRODUCER_WARP, a ringed loop may get a producer warp
  * (phobosc --producer-warp: slower on the q8 example, so off by default);
  * PLAN_PREFETCH, loops load their register tiles one iteration ahead
- * (phobosc --prefetch, experimental: ptx/pipeline.c, emit_for); PLAN_NO_TENSOR_COPIES,
+ * (phobosc --prefetch, experimental: ptx/pipeline.c, px_emit_for); PLAN_NO_TENSOR_COPIES,
  * staged loads never take TMA tensor copies, which on sm_90a they do where
  * they qualify (phobosc --no-tensor-copies, for A/B runs); PLAN_NO_WGMMA,
  * tensor-core dots keep mma.sync where wgmma would serve (phobosc

@@ -6,12 +6,13 @@
 /* Element (0, k) of a one-row A that every thread can read by itself: from
  * its shared buffer, or the scalar it was splat from. */
 static const char *row_elem(Emitter *e, const TirInst *a, int64_t k) {
-  if (a->op == TIR_SPLAT) return reg(e, a->args[0], 0);
+  if (a->op == TIR_SPLAT) return px_reg(e, a->args[0], 0);
   /* row 0 of the buffer: its address plus k elements, as an immediate */
   const PlanBuf *b = a->plan->buf;
-  const char *r = tmp(e, rc_of(a->ty.elem));
-  const char *ad = arena_printf(e->a, "%s+%lld", smem_of(e, b), (long long)(b->offset + k * sema_scalar_bytes(b->elem)));
-  ld_shared(e, a->ty.elem, r, ad);
+  const char *r = px_tmp(e, px_rc_of(a->ty.elem));
+  const char *ad =
+      arena_printf(e->a, "%s+%lld", px_smem_of(e, b), (long long)(b->offset + k * sema_scalar_bytes(b->elem)));
+  px_ld_shared(e, a->ty.elem, r, ad);
   return r;
 }
 
@@ -24,14 +25,15 @@ static const char *row_elem(Emitter *e, const TirInst *a, int64_t k) {
 static bool emit_dot_columns(Emitter *e, const TirInst *in) {
   const TirInst *a = in->args[0], *b = in->args[1];
   int64_t TV = (int64_t)e->T * e->V;
-  if (in->aux || a->ty.rank != 2 || a->plan->phys[0] != 1 || b->plan->res != RES_REG || is_frag(e, b) || b->plan->phys[1] % TV ||
-      in->plan->phys[1] != b->plan->phys[1] || (a->op != TIR_SPLAT && (a->plan->res != RES_SHARED || a->plan->buf->swizzle)))
+  if (in->aux || a->ty.rank != 2 || a->plan->phys[0] != 1 || b->plan->res != RES_REG || px_is_frag(e, b) ||
+      b->plan->phys[1] % TV || in->plan->phys[1] != b->plan->phys[1] ||
+      (a->op != TIR_SPLAT && (a->plan->res != RES_SHARED || a->plan->buf->swizzle)))
     return false;
   int per = (int)(b->plan->phys[1] / e->T); /* columns per thread */
   int64_t K = a->ty.dims[1];
-  RegClass rc = rc_of(in->ty.elem);
-  const char *t = arith_type(in->ty.elem);
-  for (int j = 0; j < per; j++) out(e, "mov.%s %s, %s;", mov_type(rc), reg(e, in, j), zero(rc));
+  RegClass rc = px_rc_of(in->ty.elem);
+  const char *t = px_arith_type(in->ty.elem);
+  for (int j = 0; j < per; j++) px_out(e, "mov.%s %s, %s;", px_mov_type(rc), px_reg(e, in, j), px_zero(rc));
   /* an f32 row in shared memory is read four elements at a time where aligned */
   bool v4 = a->op != TIR_SPLAT && a->ty.elem == S_F32;
   const char *quad[4] = {0};
@@ -39,42 +41,43 @@ static bool emit_dot_columns(Emitter *e, const TirInst *in) {
     const char *av;
     int64_t off = v4 ? a->plan->buf->offset + k * 4 : 0;
     if (v4 && k % 4 == 0 && k + 4 <= K && off % 16 == 0) {
-      for (int q = 0; q < 4; q++) quad[q] = tmp(e, RC_F32);
-      out(e, "ld.shared.v4.f32 {%s, %s, %s, %s}, [%s+%lld];", quad[0], quad[1], quad[2], quad[3],
-          smem_of(e, a->plan->buf), (long long)off);
+      for (int q = 0; q < 4; q++) quad[q] = px_tmp(e, RC_F32);
+      px_out(e, "ld.shared.v4.f32 {%s, %s, %s, %s}, [%s+%lld];", quad[0], quad[1], quad[2], quad[3],
+             px_smem_of(e, a->plan->buf), (long long)off);
     } else if (k % 4 == 0) {
       quad[0] = NULL;
     }
     av = quad[0] ? quad[k % 4] : row_elem(e, a, k);
     for (int j = 0; j < per; j++) {
-      const char *bv = reg(e, b, (int)(k * per + j));
-      if (rc == RC_F32 || rc == RC_F64) out(e, "fma.rn.%s %s, %s, %s, %s;", t, reg(e, in, j), av, bv, reg(e, in, j));
-      else out(e, "mad.lo.s32 %s, %s, %s, %s;", reg(e, in, j), av, bv, reg(e, in, j));
+      const char *bv = px_reg(e, b, (int)(k * per + j));
+      if (rc == RC_F32 || rc == RC_F64)
+        px_out(e, "fma.rn.%s %s, %s, %s, %s;", t, px_reg(e, in, j), av, bv, px_reg(e, in, j));
+      else px_out(e, "mad.lo.s32 %s, %s, %s, %s;", px_reg(e, in, j), av, bv, px_reg(e, in, j));
     }
   }
-  for (int j = 0; j < per; j++) round_reg(e, in->ty.elem, reg(e, in, j));
+  for (int j = 0; j < per; j++) px_round_reg(e, in->ty.elem, px_reg(e, in, j));
   return true;
 }
 
-/* Whether a dot takes the tensor-core path (emit_dot_mma): the planner
+/* Whether a dot takes the tensor-core path (px_emit_dot_mma): the planner
  * gave it the tensor-core shapes (f16 or bf16 operands, or an 8-bit
  * dot_t) and nothing in plan_dot_fallback sends it to FMA. */
-bool mma_fits(const Emitter *e, const TirInst *in) {
+bool px_mma_fits(const Emitter *e, const TirInst *in) {
   return !in->plan->dot_fma && !plan_dot_fallback(e->a, e->p, in);
 }
 
 /* x + dot(a, b) with the dot's only use that sum, x a fragment value of
  * the same class computed before the dot: the mma accumulates onto x
  * directly (the accumulators start at x, not 0) and the sum becomes a move
- * (emit_binary). Attention's acc * corr + dot(p, v). Marks the sum. */
-const TirInst *fused_addend(Emitter *e, const TirInst *dot) {
+ * (px_emit_binary). Attention's acc * corr + dot(p, v). Marks the sum. */
+const TirInst *px_fused_addend(Emitter *e, const TirInst *dot) {
   if (!e->fused_add || e->replay || e->uses[dot->id] != 1) return NULL;
   for (int i = 0; i < e->f->ninsts; i++) {
     const TirInst *s = e->f->insts[i];
     if (s->op != TIR_BINARY || s->aux != '+' || (s->args[0] != dot && s->args[1] != dot)) continue;
     const TirInst *x = s->args[0] == dot ? s->args[1] : s->args[0];
-    if (x == dot || !is_frag(e, x) || !is_frag(e, s) || x->plan->layout != dot->plan->layout || x->pos >= dot->pos ||
-        s->ty.elem != S_F32)
+    if (x == dot || !px_is_frag(e, x) || !px_is_frag(e, s) || x->plan->layout != dot->plan->layout ||
+        x->pos >= dot->pos || s->ty.elem != S_F32)
       return NULL;
     e->fused_add[s->id] = true;
     return x;
@@ -86,7 +89,7 @@ const TirInst *fused_addend(Emitter *e, const TirInst *dot) {
  * registers, a staged ring's tile (its iteration began with the barrier
  * after its copies), or a tile staged before the staged-ring loop being
  * emitted (every iteration begins with a barrier). */
-bool published(const Emitter *e, const TirInst *x) {
+bool px_published(const Emitter *e, const TirInst *x) {
   if (x->plan->res != RES_SHARED) return true;
   if (x->plan->buf && x->plan->buf->stages) return true;
   return e->sring_loop && x->pos < e->sring_loop->pos;
@@ -96,21 +99,21 @@ bool published(const Emitter *e, const TirInst *x) {
  * 16-column tiles, the result's rows and K columns: the accumulators of
  * its column tile s are, packed in pairs, the A fragment of k-step s
  * (FlashAttention's P kept in registers). */
-bool a_from_regs(const Emitter *e, const TirInst *dot) {
+bool px_a_from_regs(const Emitter *e, const TirInst *dot) {
   const TirInst *a = dot->args[0];
-  if ((a->ty.elem != S_F16 && a->ty.elem != S_BF16) || !is_frag(e, dot) || !is_frag(e, a)) return false;
-  FragGeom ag = frag_geom(e, a);
+  if ((a->ty.elem != S_F16 && a->ty.elem != S_BF16) || !px_is_frag(e, dot) || !px_is_frag(e, a)) return false;
+  FragGeom ag = px_frag_geom(e, a);
   return ag.NT == 16 && ag.M == plan_folded_rows(dot) && ag.N == a->ty.dims[a->ty.rank - 1];
 }
 
 /* A conversion to f16 or bf16 whose one reader is a tensor-core dot that
  * packs it from registers into its A fragment: the packing (cvt.rn.*x2)
  * rounds, so the conversion need not round first. */
-bool packed_by_mma(const Emitter *e, const TirInst *cv) {
+bool px_packed_by_mma(const Emitter *e, const TirInst *cv) {
   if (cv->op != TIR_CONVERT || (cv->ty.elem != S_BF16 && cv->ty.elem != S_F16) || e->uses[cv->id] != 1) return false;
   for (int i = 0; i < e->f->ninsts; i++) {
     const TirInst *x = e->f->insts[i];
-    if (x->op == TIR_DOT && x->args[0] == cv) return mma_fits(e, x) && a_from_regs(e, x);
+    if (x->op == TIR_DOT && x->args[0] == cv) return px_mma_fits(e, x) && px_a_from_regs(e, x);
   }
   return false;
 }
@@ -118,8 +121,8 @@ bool packed_by_mma(const Emitter *e, const TirInst *cv) {
 /* dot and dot_t: each thread computes its output elements over the logical
  * contraction, reading operands from their shared buffers or from the
  * exchange area. */
-void emit_dot(Emitter *e, const TirInst *in) {
-  if (emit_dot_mma(e, in)) return;
+void px_emit_dot(Emitter *e, const TirInst *in) {
+  if (px_emit_dot_mma(e, in)) return;
   if (emit_dot_columns(e, in)) return;
   const TirInst *a = in->args[0], *b = in->args[1];
   const TirInst *src[2];
@@ -127,55 +130,55 @@ void emit_dot(Emitter *e, const TirInst *in) {
   if (a->plan->res != RES_SHARED) src[nsrc++] = a;
   if (b->plan->res != RES_SHARED) src[nsrc++] = b;
   int64_t at[2] = {0, 0};
-  if (nsrc) exchange(e, src, nsrc, at);
-  else cta_sync(e); /* staged operands: their stores are complete (planned barriers cover it) */
+  if (nsrc) px_exchange(e, src, nsrc, at);
+  else px_cta_sync(e); /* staged operands: their stores are complete (planned barriers cover it) */
   int64_t at_a = a->plan->res == RES_SHARED ? -1 : at[0];
   int64_t at_b = b->plan->res == RES_SHARED ? -1 : at[nsrc - 1];
   int r = in->ty.rank;
   int64_t K = a->ty.dims[a->ty.rank - 1];
-  RegClass rc = rc_of(in->ty.elem);
-  const char *t = arith_type(in->ty.elem);
-  for (int k = 0; k < nregs(e, in); k++) {
-    const char *fl = elem_index(e, in, k);
+  RegClass rc = px_rc_of(in->ty.elem);
+  const char *t = px_arith_type(in->ty.elem);
+  for (int k = 0; k < px_nregs(e, in); k++) {
+    const char *fl = px_elem_index(e, in, k);
     const char *c[MAX_TILE_RANK];
-    for (int d = 0; d < r; d++) c[d] = coord(e, fl, in->plan->phys, r, d);
-    const char *acc = reg(e, in, k);
-    out(e, "mov.%s %s, %s;", mov_type(rc), acc, zero(rc));
-    const char *kk = tmp(e, RC_B32);
-    int L = new_label(e);
-    out(e, "mov.u32 %s, 0;", kk);
+    for (int d = 0; d < r; d++) c[d] = px_coord(e, fl, in->plan->phys, r, d);
+    const char *acc = px_reg(e, in, k);
+    px_out(e, "mov.%s %s, %s;", px_mov_type(rc), acc, px_zero(rc));
+    const char *kk = px_tmp(e, RC_B32);
+    int L = px_new_label(e);
+    px_out(e, "mov.u32 %s, 0;", kk);
     fprintf(e->body, "$Ldot%d:\n", L);
     /* a[.., m, kk] */
     const char *ac[MAX_TILE_RANK];
     for (int d = 0; d < r - 1; d++) {
-      const char *m = tmp(e, RC_B32);
-      out(e, "min.u32 %s, %s, %lld;", m, c[d], (long long)(a->plan->phys[d] - 1));
+      const char *m = px_tmp(e, RC_B32);
+      px_out(e, "min.u32 %s, %s, %lld;", m, c[d], (long long)(a->plan->phys[d] - 1));
       ac[d] = m;
     }
     ac[r - 1] = kk;
-    const char *n = tmp(e, RC_B32);
-    out(e, "min.u32 %s, %s, %lld;", n, c[r - 1], (long long)(b->plan->phys[in->aux ? 0 : 1] - 1));
+    const char *n = px_tmp(e, RC_B32);
+    px_out(e, "min.u32 %s, %s, %lld;", n, c[r - 1], (long long)(b->plan->phys[in->aux ? 0 : 1] - 1));
     const char *bc[2] = {in->aux ? n : kk, in->aux ? kk : n};
-    const char *va = tmp(e, rc_of(a->ty.elem)), *vb = tmp(e, rc_of(b->ty.elem));
-    if (at_a < 0) ld_shared(e, a->ty.elem, va, buf_addr(e, a->plan->buf, ac));
-    else exch_load(e, a, at_a, flat_of(e, ac, a->plan->phys, a->ty.rank), va);
-    if (at_b < 0) ld_shared(e, b->ty.elem, vb, buf_addr(e, b->plan->buf, bc));
-    else exch_load(e, b, at_b, flat_of(e, bc, b->plan->phys, 2), vb);
+    const char *va = px_tmp(e, px_rc_of(a->ty.elem)), *vb = px_tmp(e, px_rc_of(b->ty.elem));
+    if (at_a < 0) px_ld_shared(e, a->ty.elem, va, px_buf_addr(e, a->plan->buf, ac));
+    else px_exch_load(e, a, at_a, px_flat_of(e, ac, a->plan->phys, a->ty.rank), va);
+    if (at_b < 0) px_ld_shared(e, b->ty.elem, vb, px_buf_addr(e, b->plan->buf, bc));
+    else px_exch_load(e, b, at_b, px_flat_of(e, bc, b->plan->phys, 2), vb);
     if (rc == RC_F32 || rc == RC_F64) {
-      if (rc_of(a->ty.elem) != rc) { /* f32 operands of an f64 dot were joined already */
-        const char *x = tmp(e, rc), *y = tmp(e, rc);
-        out(e, "cvt.f64.f32 %s, %s;", x, va);
-        out(e, "cvt.f64.f32 %s, %s;", y, vb);
+      if (px_rc_of(a->ty.elem) != rc) { /* f32 operands of an f64 dot were joined already */
+        const char *x = px_tmp(e, rc), *y = px_tmp(e, rc);
+        px_out(e, "cvt.f64.f32 %s, %s;", x, va);
+        px_out(e, "cvt.f64.f32 %s, %s;", y, vb);
         va = x, vb = y;
       }
-      out(e, "fma.rn.%s %s, %s, %s, %s;", t, acc, va, vb, acc);
+      px_out(e, "fma.rn.%s %s, %s, %s, %s;", t, acc, va, vb, acc);
     } else {
-      out(e, "mad.lo.s32 %s, %s, %s, %s;", acc, va, vb, acc);
+      px_out(e, "mad.lo.s32 %s, %s, %s, %s;", acc, va, vb, acc);
     }
-    out(e, "add.u32 %s, %s, 1;", kk, kk);
-    const char *p = tmp(e, RC_PRED);
-    out(e, "setp.lt.u32 %s, %s, %lld;", p, kk, (long long)K);
-    out(e, "@%s bra $Ldot%d;", p, L);
-    round_reg(e, in->ty.elem, acc);
+    px_out(e, "add.u32 %s, %s, 1;", kk, kk);
+    const char *p = px_tmp(e, RC_PRED);
+    px_out(e, "setp.lt.u32 %s, %s, %lld;", p, kk, (long long)K);
+    px_out(e, "@%s bra $Ldot%d;", p, L);
+    px_round_reg(e, in->ty.elem, acc);
   }
 }

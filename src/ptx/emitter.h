@@ -30,14 +30,14 @@ typedef struct Emitter {
   FILE *declf;
   bool *barrier_before; /* by position: a planned barrier */
   bool sync_pending;    /* a planned barrier before a staged load, not yet emitted */
-  /* --prefetch (emit_for): loads of the loop being emitted whose words the
+  /* --prefetch (px_emit_for): loads of the loop being emitted whose words the
    * previous iteration loaded, and those words */
   int ntma;             /* TMA loads emitted so far: load i waits on tmabar[i] with phase %tmaph<i> */
   const struct TirInst *pf_load[8];
   const char **pf_words[8];
   int npf;
   /* loads whose packed words are unpacked at their first use, so a
-   * barrier in between holds only the packed bytes (see flush_unpack) */
+   * barrier in between holds only the packed bytes (see px_flush_unpack) */
   struct Pending {
     const struct TirInst *in;
     const char **w;
@@ -45,27 +45,27 @@ typedef struct Emitter {
   } pending[8];
   int npending;
   int *uses; /* by value id: how many instructions read it */
-  /* the @pipeline loop being emitted: its stage registers (see emit_for) */
+  /* the @pipeline loop being emitted: its stage registers (see px_emit_for) */
   const struct TirInst *ring_loop;
   const char *cst, *pst, *phase; /* consumer stage, producer stage, parity bits */
   bool waited;                   /* this iteration's stage is complete */
   bool replay;                   /* re-emitting scalars for a later iteration: no declarations, no barriers */
   /* tensor-core accumulator classes kept in the mma fragment layout (see
-   * decide_frags): their values' registers are mma.m16n8 accumulators */
+   * px_decide_frags): their values' registers are mma.m16n8 accumulators */
   const Layout *frag[8];
   int nfrag;
   /* row classes of those (rowmax, rowsum and what they feed: a softmax's
    * running max and sum) kept beside them: each thread holds its rows */
   const Layout *rowfrag[8];
   int nrowfrag;
-  bool async_pending; /* cp.async copies issued and not yet waited for (emit_stage_async) */
+  bool async_pending; /* cp.async copies issued and not yet waited for (px_emit_stage_async) */
   bool proxy_pending; /* threads stored into a swizzled tile: the next barrier fences the async proxy first */
   /* staged rings (@pipeline, plan.c staged_ring_reject): the loop being
    * emitted with them, and by buffer id the register that holds the base
    * of the stage being read (or, while issuing, filled); NULL: %smem_ */
   const struct TirInst *sring_loop;
   const char **sbase;
-  bool ring_issue; /* emit_stage_async fills a ring stage: the loop commits and waits */
+  bool ring_issue; /* px_emit_stage_async fills a ring stage: the loop commits and waits */
   bool *fused_add;    /* by value id: an x + dot whose dot started its accumulators at x */
 } Emitter;
 
@@ -76,122 +76,122 @@ typedef struct FragGeom {
 } FragGeom;
 
 /* ------------------------------ ptx.c: entry, dispatch, control flow */
-void unsupported(Emitter *e, const TirInst *in, const char *what);
-bool scalar_arith(const TirInst *in);
-void emit_inst(Emitter *e, const TirInst *in);
-void emit_block(Emitter *e, const TirBlock *b);
+void px_unsupported(Emitter *e, const TirInst *in, const char *what);
+bool px_scalar_arith(const TirInst *in);
+void px_emit_inst(Emitter *e, const TirInst *in);
+void px_emit_block(Emitter *e, const TirBlock *b);
 
 /* -------------------------------- regs.c: registers and typed access */
-extern const char *rc_decl[];
-extern const char *rc_prefix[];
-void out(Emitter *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-RegClass rc_of(Scalar s);
-const char *tmp(Emitter *e, RegClass rc);
-int new_label(Emitter *e);
-const char *reg(Emitter *e, const TirInst *in, int k);
-void declare_value(Emitter *e, const TirInst *in);
-int log2i(int64_t v);
-const char *arith_type(Scalar s);
-void round_reg(Emitter *e, Scalar s, const char *r);
-const char *pname(int p, const char *what);
-int elem_bytes_mem(Scalar s);
-const char *zero(RegClass rc);
-const char *mov_type(RegClass rc);
-void ld_global(Emitter *e, Scalar s, const char *r, const char *addr, const char *pred);
-void st_mem(Emitter *e, const char *space, Scalar s, const char *addr, const char *r, const char *pred);
-void ld_shared(Emitter *e, Scalar s, const char *r, const char *addr);
+extern const char *px_rc_decl[];
+extern const char *px_rc_prefix[];
+void px_out(Emitter *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+RegClass px_rc_of(Scalar s);
+const char *px_tmp(Emitter *e, RegClass rc);
+int px_new_label(Emitter *e);
+const char *px_reg(Emitter *e, const TirInst *in, int k);
+void px_declare_value(Emitter *e, const TirInst *in);
+int px_log2i(int64_t v);
+const char *px_arith_type(Scalar s);
+void px_round_reg(Emitter *e, Scalar s, const char *r);
+const char *px_pname(int p, const char *what);
+int px_elem_bytes_mem(Scalar s);
+const char *px_zero(RegClass rc);
+const char *px_mov_type(RegClass rc);
+void px_ld_global(Emitter *e, Scalar s, const char *r, const char *addr, const char *pred);
+void px_st_mem(Emitter *e, const char *space, Scalar s, const char *addr, const char *r, const char *pred);
+void px_ld_shared(Emitter *e, Scalar s, const char *r, const char *addr);
 
 /* ----------------------- sync.c: barriers, fences, mbarriers, arrive */
-void async_wait(Emitter *e);
-void cta_sync_why(Emitter *e, const char *why);
-void cta_sync(Emitter *e);
-void emit_pending_sync(Emitter *e);
-void publish_write(Emitter *e, const TirInst *slot);
-void emit_arrive(Emitter *e, const TirInst *in);
-const char *mbar_addr(Emitter *e, const PlanBuf *mbar, const char *stage, int first);
-void mbar_init(Emitter *e, const PlanBuf *mbar, int n, bool proxy_fence);
-void mbar_inval(Emitter *e, const PlanBuf *mbar, int n);
-void mbar_wait(Emitter *e, const char *bar, const char *phases, const char *stage);
-void phase_flip(Emitter *e, const char *phases, const char *stage);
+void px_async_wait(Emitter *e);
+void px_cta_sync_why(Emitter *e, const char *why);
+void px_cta_sync(Emitter *e);
+void px_emit_pending_sync(Emitter *e);
+void px_publish_write(Emitter *e, const TirInst *slot);
+void px_emit_arrive(Emitter *e, const TirInst *in);
+const char *px_mbar_addr(Emitter *e, const PlanBuf *mbar, const char *stage, int first);
+void px_mbar_init(Emitter *e, const PlanBuf *mbar, int n, bool proxy_fence);
+void px_mbar_inval(Emitter *e, const PlanBuf *mbar, int n);
+void px_mbar_wait(Emitter *e, const char *bar, const char *phases, const char *stage);
+void px_phase_flip(Emitter *e, const char *phases, const char *stage);
 
 /* ------------------------------------- layout.c: where an element is */
-int64_t phys_elems(const TirInst *in);
-bool is_frag(const Emitter *e, const TirInst *x);
-bool is_rowfrag(const Emitter *e, const TirInst *x);
-FragGeom frag_geom(const Emitter *e, const TirInst *x);
-int nregs(Emitter *e, const TirInst *in);
-const char *flat_index(Emitter *e, int k);
-const char *elem_index(Emitter *e, const TirInst *x, int k);
-const char *frag_coord(Emitter *e, const TirInst *x, int k, int d);
-const char *coord(Emitter *e, const char *flat, const int64_t *phys, int rank, int d);
-const char *smem_of(const Emitter *e, const PlanBuf *b);
-const char *swz_rowx(Emitter *e, int S, const char *row);
-const char *buf_addr(Emitter *e, const PlanBuf *b, const char *const *c);
-const char *operand(Emitter *e, const TirInst *x, int k);
-const char *flat_of(Emitter *e, const char *const *c, const int64_t *phys, int rank);
-void decide_frags(Emitter *e);
-int chunk_width(const TirBlock *b, int T);
+int64_t px_phys_elems(const TirInst *in);
+bool px_is_frag(const Emitter *e, const TirInst *x);
+bool px_is_rowfrag(const Emitter *e, const TirInst *x);
+FragGeom px_frag_geom(const Emitter *e, const TirInst *x);
+int px_nregs(Emitter *e, const TirInst *in);
+const char *px_flat_index(Emitter *e, int k);
+const char *px_elem_index(Emitter *e, const TirInst *x, int k);
+const char *px_frag_coord(Emitter *e, const TirInst *x, int k, int d);
+const char *px_coord(Emitter *e, const char *flat, const int64_t *phys, int rank, int d);
+const char *px_smem_of(const Emitter *e, const PlanBuf *b);
+const char *px_swz_rowx(Emitter *e, int S, const char *row);
+const char *px_buf_addr(Emitter *e, const PlanBuf *b, const char *const *c);
+const char *px_operand(Emitter *e, const TirInst *x, int k);
+const char *px_flat_of(Emitter *e, const char *const *c, const int64_t *phys, int rank);
+void px_decide_frags(Emitter *e);
+int px_chunk_width(const TirBlock *b, int T);
 
 /* ------------------------------------- ops.c: elementwise operations */
-void emit_binary(Emitter *e, const TirInst *in);
-void emit_math(Emitter *e, const TirInst *in);
-void emit_convert(Emitter *e, const TirInst *in);
+void px_emit_binary(Emitter *e, const TirInst *in);
+void px_emit_math(Emitter *e, const TirInst *in);
+void px_emit_convert(Emitter *e, const TirInst *in);
 
 /* ------------------------------- exchange.c: cross-thread operations */
-void exch_load(Emitter *e, const TirInst *x, int64_t at, const char *fl, const char *r);
-void exch_need(Emitter *e, int64_t bytes);
-void exchange(Emitter *e, const TirInst *const *src, int n, int64_t *at);
-void emit_broadcast(Emitter *e, const TirInst *in);
-void emit_transpose(Emitter *e, const TirInst *in);
-void emit_reduce(Emitter *e, const TirInst *in);
-void emit_extract(Emitter *e, const TirInst *in);
-void emit_write(Emitter *e, const TirInst *in);
+void px_exch_load(Emitter *e, const TirInst *x, int64_t at, const char *fl, const char *r);
+void px_exch_need(Emitter *e, int64_t bytes);
+void px_exchange(Emitter *e, const TirInst *const *src, int n, int64_t *at);
+void px_emit_broadcast(Emitter *e, const TirInst *in);
+void px_emit_transpose(Emitter *e, const TirInst *in);
+void px_emit_reduce(Emitter *e, const TirInst *in);
+void px_emit_extract(Emitter *e, const TirInst *in);
+void px_emit_write(Emitter *e, const TirInst *in);
 
 /* ----------------------------- loads.c: the threads' global accesses */
-const char *tensor_addr(Emitter *e, int p, const char *const *g);
-void flush_unpack(Emitter *e, const TirInst *x);
-struct Pending *fusable_convert(Emitter *e, const TirInst *in);
-bool cols_contiguous(const Emitter *e, const TirInst *in);
-bool emit_load_rows(Emitter *e, const TirInst *in, const char **words);
-bool emit_load_rows_at(Emitter *e, const TirInst *in, const char **words, const char **c1_out,
-                       const char **r0_out);
-void emit_load_elements(Emitter *e, const TirInst *in);
-void emit_load(Emitter *e, const TirInst *in);
-void emit_store(Emitter *e, const TirInst *in);
+const char *px_tensor_addr(Emitter *e, int p, const char *const *g);
+void px_flush_unpack(Emitter *e, const TirInst *x);
+struct Pending *px_fusable_convert(Emitter *e, const TirInst *in);
+bool px_cols_contiguous(const Emitter *e, const TirInst *in);
+bool px_emit_load_rows(Emitter *e, const TirInst *in, const char **words);
+bool px_emit_load_rows_at(Emitter *e, const TirInst *in, const char **words, const char **c1_out,
+                          const char **r0_out);
+void px_emit_load_elements(Emitter *e, const TirInst *in);
+void px_emit_load(Emitter *e, const TirInst *in);
+void px_emit_store(Emitter *e, const TirInst *in);
 
 /* --------------------------------------------- stage.c: staged tiles */
-bool emit_stage_rows(Emitter *e, const TirInst *in);
-const char *aligned16(Emitter *e, int param, int eb, const char *const *g, int i0, const char *ok,
-                      const char **addr, const char **pitch);
-void emit_stage_loop(Emitter *e, const TirInst *in, const char *const *g, int i0, int i1, const char *a0,
-                     const char *step);
-bool emit_stage_async(Emitter *e, const TirInst *in);
+bool px_emit_stage_rows(Emitter *e, const TirInst *in);
+const char *px_aligned16(Emitter *e, int param, int eb, const char *const *g, int i0, const char *ok,
+                         const char **addr, const char **pitch);
+void px_emit_stage_loop(Emitter *e, const TirInst *in, const char *const *g, int i0, int i1, const char *a0,
+                        const char *step);
+bool px_emit_stage_async(Emitter *e, const TirInst *in);
 
 /* ----------------------------------- tma.c: tensor copies and stores */
-void tma_copies(Emitter *e, const TirInst *in, const char *dst, const char *bar, const char *t0);
-int64_t tma_bytes(const TirInst *in);
-void emit_tma_load(Emitter *e, const TirInst *in);
-void emit_tma_store(Emitter *e, const TirInst *in);
+void px_tma_copies(Emitter *e, const TirInst *in, const char *dst, const char *bar, const char *t0);
+int64_t px_tma_bytes(const TirInst *in);
+void px_emit_tma_load(Emitter *e, const TirInst *in);
+void px_emit_tma_store(Emitter *e, const TirInst *in);
 
 /* --------------------------------------------- dot.c: the dot's path */
-bool mma_fits(const Emitter *e, const TirInst *in);
-const TirInst *fused_addend(Emitter *e, const TirInst *dot);
-bool published(const Emitter *e, const TirInst *x);
-bool a_from_regs(const Emitter *e, const TirInst *dot);
-bool packed_by_mma(const Emitter *e, const TirInst *cv);
-void emit_dot(Emitter *e, const TirInst *in);
+bool px_mma_fits(const Emitter *e, const TirInst *in);
+const TirInst *px_fused_addend(Emitter *e, const TirInst *dot);
+bool px_published(const Emitter *e, const TirInst *x);
+bool px_a_from_regs(const Emitter *e, const TirInst *dot);
+bool px_packed_by_mma(const Emitter *e, const TirInst *cv);
+void px_emit_dot(Emitter *e, const TirInst *in);
 
 /* --------------------------------------------------- mma.c: mma.sync */
-void pack_a_regs(Emitter *e, const TirInst *a, FragGeom ag, int mi, int s, const char *ty, const char *r[4]);
-bool emit_dot_mma(Emitter *e, const TirInst *in);
+void px_pack_a_regs(Emitter *e, const TirInst *a, FragGeom ag, int mi, int s, const char *ty, const char *r[4]);
+bool px_emit_dot_mma(Emitter *e, const TirInst *in);
 
 /* ---------------------------------------------------- wgmma.c: wgmma */
-bool wgmma_fits(const Emitter *e, const TirInst *in, const PlanBuf *sa, const PlanBuf *sb, bool areg);
-void emit_dot_wgmma(Emitter *e, const TirInst *in, const PlanBuf *sa, const PlanBuf *sb, bool areg);
+bool px_wgmma_fits(const Emitter *e, const TirInst *in, const PlanBuf *sa, const PlanBuf *sb, bool areg);
+void px_emit_dot_wgmma(Emitter *e, const TirInst *in, const PlanBuf *sa, const PlanBuf *sb, bool areg);
 
 /* -------------------------------- pipeline.c: loops, rings, prefetch */
-void emit_ring_load(Emitter *e, const TirInst *in);
-void emit_for(Emitter *e, const TirInst *in);
-void emit_producer(Emitter *e);
+void px_emit_ring_load(Emitter *e, const TirInst *in);
+void px_emit_for(Emitter *e, const TirInst *in);
+void px_emit_producer(Emitter *e);
 
 #endif

@@ -15,20 +15,20 @@
  * each tile as mma.m16n8 accumulators: lane (g = lane / 4, t = lane % 4)
  * has rows g and g + 8, columns 2t and 2t + 1 of each 8-column half.
  * Register k of such a value is element (frag base of the thread) + C(k),
- * C a constant: elem_index. Elementwise operations work register by
+ * C a constant: px_elem_index. Elementwise operations work register by
  * register as in the flat layout; everything that needs coordinates asks
- * elem_index; a row value broadcast over a fragment value costs a move
- * from the row value held beside it (is_rowfrag), or else one load per row
+ * px_elem_index; a row value broadcast over a fragment value costs a move
+ * from the row value held beside it (px_is_rowfrag), or else one load per row
  * a thread holds (two per row tile). */
 
 /* elements of a value this thread holds */
-int64_t phys_elems(const TirInst *in) {
+int64_t px_phys_elems(const TirInst *in) {
   int64_t n = 1;
   for (int i = 0; i < in->ty.rank; i++) n *= in->plan->phys[i];
   return n;
 }
 
-bool is_frag(const Emitter *e, const TirInst *x) {
+bool px_is_frag(const Emitter *e, const TirInst *x) {
   if (!e->nfrag || !x->plan || x->ty.rank < 2 || x->plan->res != RES_REG) return false;
   for (int i = 0; i < e->nfrag; i++)
     if (x->plan->layout == e->frag[i]) return true;
@@ -39,14 +39,14 @@ bool is_frag(const Emitter *e, const TirInst *x) {
  * held beside its fragment value: register 2 mi + h of the thread is row
  * 16 (w + mi W) + g + 8 h, the rows whose elements it holds there; the four
  * lanes of a quad hold the same rows. */
-bool is_rowfrag(const Emitter *e, const TirInst *x) {
+bool px_is_rowfrag(const Emitter *e, const TirInst *x) {
   if (!e->nrowfrag || !x->plan || x->ty.rank < 2 || x->plan->res != RES_REG) return false;
   for (int i = 0; i < e->nrowfrag; i++)
     if (x->plan->layout == e->rowfrag[i]) return true;
   return false;
 }
 
-FragGeom frag_geom(const Emitter *e, const TirInst *x) {
+FragGeom px_frag_geom(const Emitter *e, const TirInst *x) {
   FragGeom g;
   int r = x->ty.rank;
   g.N = x->plan->phys[r - 1];
@@ -59,15 +59,15 @@ FragGeom frag_geom(const Emitter *e, const TirInst *x) {
   return g;
 }
 
-int nregs(Emitter *e, const TirInst *in) {
+int px_nregs(Emitter *e, const TirInst *in) {
   if (in->ty.rank == 0) return 1;
-  if (is_frag(e, in)) {
-    FragGeom g = frag_geom(e, in);
+  if (px_is_frag(e, in)) {
+    FragGeom g = px_frag_geom(e, in);
     return g.tpm * g.ntn * g.rpt;
   }
-  if (is_rowfrag(e, in)) return frag_geom(e, in).tpm * 2;
+  if (px_is_rowfrag(e, in)) return px_frag_geom(e, in).tpm * 2;
   int64_t round = (int64_t)e->T * e->V;
-  return (int)((phys_elems(in) + round - 1) / round * e->V);
+  return (int)((px_phys_elems(in) + round - 1) / round * e->V);
 }
 
 /* The flat physical index of this thread's element k. Chunks of V
@@ -75,26 +75,26 @@ int nregs(Emitter *e, const TirInst *in) {
  * element ((k / V) * T + t) * V + k % V, so a thread's V registers of one
  * chunk are neighbours in a row (one vector access) and consecutive
  * threads hold consecutive chunks (coalesced). %tidv_ is t * V. */
-const char *flat_index(Emitter *e, int k) {
-  const char *r = tmp(e, RC_B32);
-  out(e, "add.u32 %s, %%tidv_, %d;", r, (k / e->V) * e->T * e->V + k % e->V);
+const char *px_flat_index(Emitter *e, int k) {
+  const char *r = px_tmp(e, RC_B32);
+  px_out(e, "add.u32 %s, %%tidv_, %d;", r, (k / e->V) * e->T * e->V + k % e->V);
   return r;
 }
 
 /* The flat physical index of register k of value x, in x's layout. */
-const char *elem_index(Emitter *e, const TirInst *x, int k) {
-  if (is_rowfrag(e, x)) {
-    const char *r = tmp(e, RC_B32);
-    out(e, "add.u32 %s, %%fwg_, %lld;", r, (long long)(k / 2 * (e->T / 32) * 16 + k % 2 * 8));
+const char *px_elem_index(Emitter *e, const TirInst *x, int k) {
+  if (px_is_rowfrag(e, x)) {
+    const char *r = px_tmp(e, RC_B32);
+    px_out(e, "add.u32 %s, %%fwg_, %lld;", r, (long long)(k / 2 * (e->T / 32) * 16 + k % 2 * 8));
     return r;
   }
-  if (!is_frag(e, x)) return flat_index(e, k);
-  FragGeom g = frag_geom(e, x);
+  if (!px_is_frag(e, x)) return px_flat_index(e, k);
+  FragGeom g = px_frag_geom(e, x);
   int W = e->T / 32, i = k / g.rpt, mi = i / g.ntn, ni = i % g.ntn, j = k / 4 % (g.NT / 8), q = k % 4;
   int64_t c = (int64_t)mi * W * 16 * g.N + 8 * (q >> 1) * g.N + ni * g.NT + j * 8 + (q & 1);
-  const char *r = tmp(e, RC_B32);
-  out(e, "mad.lo.u32 %s, %%fwg_, %lld, %%ft2_;", r, (long long)g.N); /* (16 w + g) N + 2 t */
-  out(e, "add.u32 %s, %s, %lld;", r, r, (long long)c);
+  const char *r = px_tmp(e, RC_B32);
+  px_out(e, "mad.lo.u32 %s, %%fwg_, %lld, %%ft2_;", r, (long long)g.N); /* (16 w + g) N + 2 t */
+  px_out(e, "add.u32 %s, %s, %lld;", r, r, (long long)c);
   return r;
 }
 
@@ -102,35 +102,35 @@ const char *elem_index(Emitter *e, const TirInst *x, int k) {
  * separately: the column is 2t plus a constant, the folded row 16 w + g
  * plus a constant, so registers of one row share the row's coordinates
  * (ptxas keeps one copy) instead of each decoding its flat index. */
-const char *frag_coord(Emitter *e, const TirInst *x, int k, int d) {
-  FragGeom g = frag_geom(e, x);
+const char *px_frag_coord(Emitter *e, const TirInst *x, int k, int d) {
+  FragGeom g = px_frag_geom(e, x);
   int r = x->ty.rank, W = e->T / 32, i = k / g.rpt, mi = i / g.ntn, ni = i % g.ntn, j = k / 4 % (g.NT / 8), q = k % 4;
-  const char *c = tmp(e, RC_B32);
+  const char *c = px_tmp(e, RC_B32);
   if (d == r - 1) {
-    out(e, "add.u32 %s, %%ft2_, %d;", c, ni * g.NT + j * 8 + (q & 1));
+    px_out(e, "add.u32 %s, %%ft2_, %d;", c, ni * g.NT + j * 8 + (q & 1));
     return c;
   }
   int shift = 0;
-  for (int i2 = d + 1; i2 < r - 1; i2++) shift += log2i(x->plan->phys[i2]);
-  out(e, "add.u32 %s, %%fwg_, %d;", c, mi * W * 16 + 8 * (q >> 1));
-  if (shift) out(e, "shr.u32 %s, %s, %d;", c, c, shift);
-  if (d) out(e, "and.b32 %s, %s, %lld;", c, c, (long long)(x->plan->phys[d] - 1));
+  for (int i2 = d + 1; i2 < r - 1; i2++) shift += px_log2i(x->plan->phys[i2]);
+  px_out(e, "add.u32 %s, %%fwg_, %d;", c, mi * W * 16 + 8 * (q >> 1));
+  if (shift) px_out(e, "shr.u32 %s, %s, %d;", c, c, shift);
+  if (d) px_out(e, "and.b32 %s, %s, %lld;", c, c, (long long)(x->plan->phys[d] - 1));
   return c;
 }
 
 /* coordinate d of a flat index, for a value of physical shape phys */
-const char *coord(Emitter *e, const char *flat, const int64_t *phys, int rank, int d) {
+const char *px_coord(Emitter *e, const char *flat, const int64_t *phys, int rank, int d) {
   int shift = 0;
-  for (int i = d + 1; i < rank; i++) shift += log2i(phys[i]);
-  const char *r = tmp(e, RC_B32);
-  out(e, "shr.u32 %s, %s, %d;", r, flat, shift);
-  out(e, "and.b32 %s, %s, %lld;", r, r, (long long)(phys[d] - 1));
+  for (int i = d + 1; i < rank; i++) shift += px_log2i(phys[i]);
+  const char *r = px_tmp(e, RC_B32);
+  px_out(e, "shr.u32 %s, %s, %d;", r, flat, shift);
+  px_out(e, "and.b32 %s, %s, %lld;", r, r, (long long)(phys[d] - 1));
   return r;
 }
 
 /* The register a buffer's addresses start from: %smem_, or for a staged
- * ring the base of its current stage (emit_for). */
-const char *smem_of(const Emitter *e, const PlanBuf *b) {
+ * ring the base of its current stage (px_emit_for). */
+const char *px_smem_of(const Emitter *e, const PlanBuf *b) {
   return b && b->stages && e->sbase[b->id] ? e->sbase[b->id] : "%smem_";
 }
 
@@ -145,64 +145,65 @@ const char *smem_of(const Emitter *e, const PlanBuf *b) {
 /* The row bits that a swizzled panel's chunk index is XORed with, for row
  * register `row` (lane-dependent rows only: a multiple of 8 added to a row
  * leaves them alone). */
-const char *swz_rowx(Emitter *e, int S, const char *row) {
-  const char *x = tmp(e, RC_B32);
-  out(e, "mul.lo.u32 %s, %s, %d;", x, row, S);
-  out(e, "bfe.u32 %s, %s, 7, %d;", x, x, log2i(S / 16));
+const char *px_swz_rowx(Emitter *e, int S, const char *row) {
+  const char *x = px_tmp(e, RC_B32);
+  px_out(e, "mul.lo.u32 %s, %s, %d;", x, row, S);
+  px_out(e, "bfe.u32 %s, %s, 7, %d;", x, x, px_log2i(S / 16));
   return x;
 }
 
 /* shared address of physical coordinates c in a planned buffer */
-const char *buf_addr(Emitter *e, const PlanBuf *b, const char *const *c) {
-  const char *row = tmp(e, RC_B32);
-  out(e, "mov.u32 %s, 0;", row);
-  for (int d = 0; d + 1 < b->rank; d++) out(e, "mad.lo.u32 %s, %s, %lld, %s;", row, row, (long long)b->dims[d], c[d]);
+const char *px_buf_addr(Emitter *e, const PlanBuf *b, const char *const *c) {
+  const char *row = px_tmp(e, RC_B32);
+  px_out(e, "mov.u32 %s, 0;", row);
+  for (int d = 0; d + 1 < b->rank; d++)
+    px_out(e, "mad.lo.u32 %s, %s, %lld, %s;", row, row, (long long)b->dims[d], c[d]);
   if (b->swizzle) {
     int S = b->swizzle;
-    const char *cb = tmp(e, RC_B32), *pan = tmp(e, RC_B32), *o = tmp(e, RC_B32), *x = tmp(e, RC_B32);
-    out(e, "mul.lo.u32 %s, %s, %d;", cb, c[b->rank - 1], sema_scalar_bytes(b->elem));
-    out(e, "shr.u32 %s, %s, %d;", pan, cb, log2i(S));
-    out(e, "and.b32 %s, %s, %d;", cb, cb, S - 1);
-    out(e, "mad.lo.u32 %s, %s, %d, %s;", o, row, S, cb);
-    out(e, "bfe.u32 %s, %s, 7, %d;", x, o, log2i(S / 16)); /* o's row bits: w < S carries nothing into bit 7 */
-    out(e, "shl.b32 %s, %s, 4;", x, x);
-    out(e, "xor.b32 %s, %s, %s;", o, o, x);
-    out(e, "mad.lo.u32 %s, %s, %lld, %s;", o, pan, (long long)(plan_buf_rows(b) * S), o);
-    out(e, "add.u32 %s, %s, %s;", o, o, smem_of(e, b));
-    if (b->offset) out(e, "add.u32 %s, %s, %lld;", o, o, (long long)b->offset);
+    const char *cb = px_tmp(e, RC_B32), *pan = px_tmp(e, RC_B32), *o = px_tmp(e, RC_B32), *x = px_tmp(e, RC_B32);
+    px_out(e, "mul.lo.u32 %s, %s, %d;", cb, c[b->rank - 1], sema_scalar_bytes(b->elem));
+    px_out(e, "shr.u32 %s, %s, %d;", pan, cb, px_log2i(S));
+    px_out(e, "and.b32 %s, %s, %d;", cb, cb, S - 1);
+    px_out(e, "mad.lo.u32 %s, %s, %d, %s;", o, row, S, cb);
+    px_out(e, "bfe.u32 %s, %s, 7, %d;", x, o, px_log2i(S / 16)); /* o's row bits: w < S carries nothing into bit 7 */
+    px_out(e, "shl.b32 %s, %s, 4;", x, x);
+    px_out(e, "xor.b32 %s, %s, %s;", o, o, x);
+    px_out(e, "mad.lo.u32 %s, %s, %lld, %s;", o, pan, (long long)(plan_buf_rows(b) * S), o);
+    px_out(e, "add.u32 %s, %s, %s;", o, o, px_smem_of(e, b));
+    if (b->offset) px_out(e, "add.u32 %s, %s, %lld;", o, o, (long long)b->offset);
     return o;
   }
-  const char *a = tmp(e, RC_B32);
-  out(e, "mad.lo.u32 %s, %s, %lld, %s;", a, row, (long long)b->pitch, c[b->rank - 1]);
-  out(e, "mad.lo.u32 %s, %s, %d, %s;", a, a, sema_scalar_bytes(b->elem), smem_of(e, b));
-  if (b->offset) out(e, "add.u32 %s, %s, %lld;", a, a, (long long)b->offset);
+  const char *a = px_tmp(e, RC_B32);
+  px_out(e, "mad.lo.u32 %s, %s, %lld, %s;", a, row, (long long)b->pitch, c[b->rank - 1]);
+  px_out(e, "mad.lo.u32 %s, %s, %d, %s;", a, a, sema_scalar_bytes(b->elem), px_smem_of(e, b));
+  if (b->offset) px_out(e, "add.u32 %s, %s, %lld;", a, a, (long long)b->offset);
   return a;
 }
 
 /* Register k of an operand: its own register, or a load from its shared
  * buffer when the plan keeps it there. */
-const char *operand(Emitter *e, const TirInst *x, int k) {
-  if (x->ty.rank == 0 || x->plan->res != RES_SHARED) return reg(e, x, k);
+const char *px_operand(Emitter *e, const TirInst *x, int k) {
+  if (x->ty.rank == 0 || x->plan->res != RES_SHARED) return px_reg(e, x, k);
   const PlanBuf *b = x->plan->buf;
-  const char *r = tmp(e, rc_of(x->ty.elem));
-  const char *fl = flat_index(e, k);
+  const char *r = px_tmp(e, px_rc_of(x->ty.elem));
+  const char *fl = px_flat_index(e, k);
   const char *c[MAX_TILE_RANK];
-  for (int d = 0; d < x->ty.rank; d++) c[d] = coord(e, fl, x->plan->phys, x->ty.rank, d);
+  for (int d = 0; d < x->ty.rank; d++) c[d] = px_coord(e, fl, x->plan->phys, x->ty.rank, d);
   /* the thread's last element may lie past the tile: read element 0 instead */
-  const char *in_range = tmp(e, RC_PRED);
-  out(e, "setp.lt.u32 %s, %s, %lld;", in_range, fl, (long long)phys_elems(x));
-  for (int d = 0; d < x->ty.rank; d++) out(e, "selp.b32 %s, %s, 0, %s;", c[d], c[d], in_range);
-  ld_shared(e, x->ty.elem, r, buf_addr(e, b, c));
+  const char *in_range = px_tmp(e, RC_PRED);
+  px_out(e, "setp.lt.u32 %s, %s, %lld;", in_range, fl, (long long)px_phys_elems(x));
+  for (int d = 0; d < x->ty.rank; d++) px_out(e, "selp.b32 %s, %s, 0, %s;", c[d], c[d], in_range);
+  px_ld_shared(e, x->ty.elem, r, px_buf_addr(e, b, c));
   return r;
 }
 
 /* the flat physical index of coordinates c in a value of shape phys */
-const char *flat_of(Emitter *e, const char *const *c, const int64_t *phys, int rank) {
-  const char *r = tmp(e, RC_B32);
-  out(e, "mov.u32 %s, 0;", r);
+const char *px_flat_of(Emitter *e, const char *const *c, const int64_t *phys, int rank) {
+  const char *r = px_tmp(e, RC_B32);
+  px_out(e, "mov.u32 %s, 0;", r);
   for (int d = 0; d < rank; d++) {
-    out(e, "shl.b32 %s, %s, %d;", r, r, log2i(phys[d]));
-    out(e, "or.b32 %s, %s, %s;", r, r, c[d]);
+    px_out(e, "shl.b32 %s, %s, %d;", r, r, px_log2i(phys[d]));
+    px_out(e, "or.b32 %s, %s, %s;", r, r, c[d]);
   }
   return r;
 }
@@ -211,7 +212,7 @@ const char *flat_of(Emitter *e, const char *const *c, const int64_t *phys, int r
  * a register layout other than the flat one: register values of one
  * physical shape (with a last dim of 1 for a row class), whole writes into
  * register vars only, and operations that work register by register or
- * ask elem_index. A fragment class (rows false) may hold tensor-core dots,
+ * ask px_elem_index. A fragment class (rows false) may hold tensor-core dots,
  * broadcasts and iotas; a row class (rows true) rowmax and rowsum of f32
  * fragment values with its rows. Returns a member, or NULL. */
 static const TirInst *class_allows(const Emitter *e, const Layout *L, bool rows) {
@@ -240,9 +241,9 @@ static const TirInst *class_allows(const Emitter *e, const Layout *L, bool rows)
       if (x->plan->phys[d] != first->plan->phys[d]) return NULL;
     bool ok;
     switch (x->op) {
-    case TIR_DOT: ok = !rows && mma_fits(e, x); break;
+    case TIR_DOT: ok = !rows && px_mma_fits(e, x); break;
     case TIR_REDUCE:
-      ok = rows && is_frag(e, x->args[0]) && x->ty.elem == S_F32 && x->args[0]->ty.elem == S_F32 &&
+      ok = rows && px_is_frag(e, x->args[0]) && x->ty.elem == S_F32 && x->args[0]->ty.elem == S_F32 &&
            plan_folded_rows(x->args[0]) == plan_folded_rows(x) && (x->aux == TRED_MAX || x->aux == TRED_SUM);
       break;
     case TIR_BROADCAST: case TIR_IOTA: ok = !rows; break;
@@ -261,7 +262,7 @@ static const TirInst *class_allows(const Emitter *e, const Layout *L, bool rows)
  * member allows it (class_allows) and whose row tiles divide evenly among
  * the warps; then the row layout for each row class fed by a reduction of
  * such a class. */
-void decide_frags(Emitter *e) {
+void px_decide_frags(Emitter *e) {
   const TirFunc *f = e->f;
   int W = e->T / 32;
   if (e->T % 32) return;
@@ -303,14 +304,14 @@ static bool chunks_fit(const TirBlock *b, int64_t T, int64_t v) {
     const TirInst *in = b->insts[i];
     if (in->plan && in->ty.rank && in->plan->res == RES_REG) {
       int64_t inner = in->plan->phys[in->ty.rank - 1];
-      if (inner % v || phys_elems(in) % (T * v)) return false;
+      if (inner % v || px_phys_elems(in) % (T * v)) return false;
     }
     if (!chunks_fit(&in->body, T, v) || !chunks_fit(&in->body2, T, v) || !chunks_fit(&in->cond, T, v)) return false;
   }
   return true;
 }
 
-int chunk_width(const TirBlock *b, int T) {
+int px_chunk_width(const TirBlock *b, int T) {
   for (int v = 4; v > 1; v /= 2)
     if (chunks_fit(b, T, v)) return v;
   return 1;

@@ -8,17 +8,17 @@
 static void emit_pointer_store(Emitter *e, const TirInst *in);
 
 /* global address of element g[] of tensor p, in a 64-bit register */
-const char *tensor_addr(Emitter *e, int p, const char *const *g) {
+const char *px_tensor_addr(Emitter *e, int p, const char *const *g) {
   const TirParam *tp = &e->f->params[p];
-  const char *lin = tmp(e, RC_B64);
-  out(e, "mov.u64 %s, 0;", lin);
+  const char *lin = px_tmp(e, RC_B64);
+  px_out(e, "mov.u64 %s, 0;", lin);
   for (int d = 0; d < tp->rank; d++) {
-    const char *ge = tmp(e, RC_B64);
-    out(e, "cvt.s64.s32 %s, %s;", ge, g[d]);
-    out(e, "mad.lo.s64 %s, %s, %%ext%d_%d, %s;", lin, lin, p, d, ge);
+    const char *ge = px_tmp(e, RC_B64);
+    px_out(e, "cvt.s64.s32 %s, %s;", ge, g[d]);
+    px_out(e, "mad.lo.s64 %s, %s, %%ext%d_%d, %s;", lin, lin, p, d, ge);
   }
-  const char *ad = tmp(e, RC_B64);
-  out(e, "mad.lo.s64 %s, %s, %d, %%base%d;", ad, lin, elem_bytes_mem(tp->elem), p);
+  const char *ad = px_tmp(e, RC_B64);
+  px_out(e, "mad.lo.s64 %s, %s, %d, %%base%d;", ad, lin, px_elem_bytes_mem(tp->elem), p);
   return ad;
 }
 
@@ -26,32 +26,32 @@ const char *tensor_addr(Emitter *e, int p, const char *const *g) {
  * that is false for slack lanes and lanes past the tensor's end. */
 static const char *access_lane(Emitter *e, const TirInst *in, const TirInst *val, const int64_t *phys, int rank, int k,
                                const char **g) {
-  const char *fl = val ? elem_index(e, val, k) : flat_index(e, k);
-  const char *ok = tmp(e, RC_PRED);
+  const char *fl = val ? px_elem_index(e, val, k) : px_flat_index(e, k);
+  const char *ok = px_tmp(e, RC_PRED);
   int64_t elems = 1;
   for (int d = 0; d < rank; d++) elems *= phys[d];
   /* a scalar is uniform: every thread reads it (one stores it, below) */
-  if (rank) out(e, "setp.lt.u32 %s, %s, %lld;", ok, fl, (long long)elems);
-  else out(e, "setp.eq.u32 %s, 0, 0;", ok);
+  if (rank) px_out(e, "setp.lt.u32 %s, %s, %lld;", ok, fl, (long long)elems);
+  else px_out(e, "setp.eq.u32 %s, 0, 0;", ok);
   int j = 0;
   for (int i = 0; i < in->nsubs; i++) {
-    const char *start = reg(e, in->subs[i].start, 0);
+    const char *start = px_reg(e, in->subs[i].start, 0);
     if (in->subs[i].point) {
       g[i] = start;
     } else {
-      const char *c = coord(e, fl, phys, rank, j++);
+      const char *c = px_coord(e, fl, phys, rank, j++);
 #ifndef PHOBOS_BREAK_SLACK_MASK
-      const char *p = tmp(e, RC_PRED);
-      out(e, "setp.lt.and.u32 %s, %s, %lld, %s;", p, c, (long long)in->subs[i].len, ok); /* slack */
-      out(e, "mov.pred %s, %s;", ok, p);
+      const char *p = px_tmp(e, RC_PRED);
+      px_out(e, "setp.lt.and.u32 %s, %s, %lld, %s;", p, c, (long long)in->subs[i].len, ok); /* slack */
+      px_out(e, "mov.pred %s, %s;", ok, p);
 #endif
-      const char *gi = tmp(e, RC_B32);
-      out(e, "add.s32 %s, %s, %s;", gi, start, c);
+      const char *gi = px_tmp(e, RC_B32);
+      px_out(e, "add.s32 %s, %s, %s;", gi, start, c);
       g[i] = gi;
     }
-    const char *p2 = tmp(e, RC_PRED);
-    out(e, "setp.lt.and.u32 %s, %s, %%ext32_%d_%d, %s;", p2, g[i], in->aux, i, ok); /* unsigned: also >= 0 */
-    out(e, "mov.pred %s, %s;", ok, p2);
+    const char *p2 = px_tmp(e, RC_PRED);
+    px_out(e, "setp.lt.and.u32 %s, %s, %%ext32_%d_%d, %s;", p2, g[i], in->aux, i, ok); /* unsigned: also >= 0 */
+    px_out(e, "mov.pred %s, %s;", ok, p2);
   }
   return ok;
 }
@@ -59,28 +59,31 @@ static const char *access_lane(Emitter *e, const TirInst *in, const TirInst *val
 /* Unpacks the b32 words w[] of a vector load into the V registers from k. */
 static void unpack_words(Emitter *e, const TirInst *in, int k, const char *const *w) {
   Scalar s = in->ty.elem;
-  int eb = elem_bytes_mem(s);
+  int eb = px_elem_bytes_mem(s);
   for (int v = 0; v < e->V; v++) {
-    const char *r = reg(e, in, k + v), *word = w[v * eb / 4];
+    const char *r = px_reg(e, in, k + v), *word = w[v * eb / 4];
     int at = v * eb % 4 * 8; /* bit offset in its word */
-    if (eb == 1) out(e, "bfe.%s %s, %s, %d, 8;", s == S_I8 ? "s32" : "u32", r, word, at);
-    else if (s == S_F16) out(e, "{ .reg .b16 %%hl; .reg .b32 %%hw; shr.u32 %%hw, %s, %d; cvt.u16.u32 %%hl, %%hw; cvt.f32.f16 %s, %%hl; }", word, at, r);
-    else if (at) out(e, "and.b32 %s, %s, 0xFFFF0000;", r, word); /* bf16: the high half is an f32 already */
-    else out(e, "shl.b32 %s, %s, 16;", r, word);
+    if (eb == 1) px_out(e, "bfe.%s %s, %s, %d, 8;", s == S_I8 ? "s32" : "u32", r, word, at);
+    else if (s == S_F16)
+      px_out(e,
+             "{ .reg .b16 %%hl; .reg .b32 %%hw; shr.u32 %%hw, %s, %d; cvt.u16.u32 %%hl, %%hw; cvt.f32.f16 %s, %%hl; }",
+             word, at, r);
+    else if (at) px_out(e, "and.b32 %s, %s, 0xFFFF0000;", r, word); /* bf16: the high half is an f32 already */
+    else px_out(e, "shl.b32 %s, %s, 16;", r, word);
   }
 }
 
 /* Unpacks pending loads: all of them (x NULL), or the one of value x. */
-void flush_unpack(Emitter *e, const TirInst *x) {
+void px_flush_unpack(Emitter *e, const TirInst *x) {
   for (int i = 0; i < e->npending; i++) {
     struct Pending *pd = &e->pending[i];
     if (x && pd->in != x) continue;
     const TirInst *in = pd->in;
-    int V = e->V, eb = elem_bytes_mem(in->ty.elem);
+    int V = e->V, eb = px_elem_bytes_mem(in->ty.elem);
     for (int j = 0; j < pd->rows; j++) {
       const char **wj = pd->w + j * pd->nw;
       if (eb == 4) {
-        for (int v = 0; v < V; v++) out(e, "mov.b32 %s, %s;", reg(e, in, j * V + v), wj[v]);
+        for (int v = 0; v < V; v++) px_out(e, "mov.b32 %s, %s;", px_reg(e, in, j * V + v), wj[v]);
         continue;
       }
       const char *wv[4] = {wj[0], pd->nw > 1 ? wj[1] : wj[0], wj[0], wj[0]};
@@ -91,10 +94,10 @@ void flush_unpack(Emitter *e, const TirInst *x) {
 }
 
 /* A conversion of bytes to floats whose operand is a pending load read by
- * nothing else converts straight from the packed words (see emit_convert):
+ * nothing else converts straight from the packed words (see px_emit_convert):
  * the pending entry, or NULL. */
-struct Pending *fusable_convert(Emitter *e, const TirInst *in) {
-  if (in->op != TIR_CONVERT || rc_of(in->ty.elem) != RC_F32) return NULL;
+struct Pending *px_fusable_convert(Emitter *e, const TirInst *in) {
+  if (in->op != TIR_CONVERT || px_rc_of(in->ty.elem) != RC_F32) return NULL;
   const TirInst *x = in->args[0];
   if ((x->ty.elem != S_I8 && x->ty.elem != S_U8 && x->ty.elem != S_BOOL) || e->uses[x->id] != 1) return NULL;
   for (int i = 0; i < e->npending; i++)
@@ -105,14 +108,14 @@ struct Pending *fusable_convert(Emitter *e, const TirInst *in) {
 /* Whether a rank-2 access's column span is its tensor's last dim (the
  * contiguous one): the rows paths address a row's elements by immediate
  * offsets and vectors, which only that dim allows. */
-bool cols_contiguous(const Emitter *e, const TirInst *in) {
+bool px_cols_contiguous(const Emitter *e, const TirInst *in) {
   int last = -1;
   for (int i = 0; i < in->nsubs; i++)
     if (!in->subs[i].point) last = i;
   return last == e->f->params[in->aux].rank - 1;
 }
 
-/* What a rows path (emit_load_rows_at, emit_long_rows) computes once for a
+/* What a rows path (px_emit_load_rows_at, emit_long_rows) computes once for a
  * rank-2 access `in` whose columns are the tensor's contiguous dim: the
  * thread's first element lies at slice row r0 (a register; NULL: row 0)
  * and column c1 (a register), its tensor coordinates in g; its columns are
@@ -131,50 +134,50 @@ static RowsAt rows_at(Emitter *e, const TirInst *in, const char *r0, const char 
   RowsAt R = {.i0 = -1, .i1 = -1, .colok = arena_alloc(e->a, sizeof(char *) * (size_t)ncol)};
   for (int i = 0; i < in->nsubs; i++)
     if (!in->subs[i].point) R.i0 = R.i1, R.i1 = i;
-  const char *ok = tmp(e, RC_PRED);
-  out(e, "setp.eq.u32 %s, 0, 0;", ok);
+  const char *ok = px_tmp(e, RC_PRED);
+  px_out(e, "setp.eq.u32 %s, 0, 0;", ok);
   for (int i = 0; i < in->nsubs; i++) {
-    const char *start = reg(e, in->subs[i].start, 0);
+    const char *start = px_reg(e, in->subs[i].start, 0);
     if (i == R.i1 || (i == R.i0 && r0)) {
-      const char *gi = tmp(e, RC_B32);
-      out(e, "add.s32 %s, %s, %s;", gi, start, i == R.i0 ? r0 : c1);
+      const char *gi = px_tmp(e, RC_B32);
+      px_out(e, "add.s32 %s, %s, %s;", gi, start, i == R.i0 ? r0 : c1);
       R.g[i] = gi;
       continue;
     }
     R.g[i] = start;
     if (i == R.i0) continue;
-    const char *p = tmp(e, RC_PRED);
-    out(e, "setp.lt.and.u32 %s, %s, %%ext32_%d_%d, %s;", p, R.g[i], in->aux, i, ok);
-    out(e, "mov.pred %s, %s;", ok, p);
+    const char *p = px_tmp(e, RC_PRED);
+    px_out(e, "setp.lt.and.u32 %s, %s, %%ext32_%d_%d, %s;", p, R.g[i], in->aux, i, ok);
+    px_out(e, "mov.pred %s, %s;", ok, p);
   }
   for (int j = 0; j < ncol; j++) {
-    const char *p = tmp(e, RC_PRED), *q = tmp(e, RC_PRED), *gc = tmp(e, RC_B32);
+    const char *p = px_tmp(e, RC_PRED), *q = px_tmp(e, RC_PRED), *gc = px_tmp(e, RC_B32);
     int64_t left = in->subs[R.i1].len - coff[j]; /* the slice's columns from coff[j] on: none past its end */
-    if (left < 0) out(e, "setp.ne.and.u32 %s, 0, 0, %s;", p, ok);
-    else out(e, "setp.lt.and.u32 %s, %s, %lld, %s;", p, c1, (long long)left, ok);
-    out(e, "add.s32 %s, %s, %lld;", gc, R.g[R.i1], (long long)coff[j]);
-    out(e, "setp.lt.and.u32 %s, %s, %%ext32_%d_%d, %s;", q, gc, in->aux, R.i1, p);
+    if (left < 0) px_out(e, "setp.ne.and.u32 %s, 0, 0, %s;", p, ok);
+    else px_out(e, "setp.lt.and.u32 %s, %s, %lld, %s;", p, c1, (long long)left, ok);
+    px_out(e, "add.s32 %s, %s, %lld;", gc, R.g[R.i1], (long long)coff[j]);
+    px_out(e, "setp.lt.and.u32 %s, %s, %%ext32_%d_%d, %s;", q, gc, in->aux, R.i1, p);
     R.colok[j] = q;
   }
-  R.lim = tmp(e, RC_B32);
-  out(e, "sub.s32 %s, %%ext32_%d_%d, %s;", R.lim, in->aux, R.i0, R.g[R.i0]);
+  R.lim = px_tmp(e, RC_B32);
+  px_out(e, "sub.s32 %s, %%ext32_%d_%d, %s;", R.lim, in->aux, R.i0, R.g[R.i0]);
   if (r0) {
-    const char *t = tmp(e, RC_B32);
-    out(e, "sub.s32 %s, %lld, %s;", t, (long long)in->subs[R.i0].len, r0);
-    out(e, "min.s32 %s, %s, %s;", R.lim, R.lim, t);
+    const char *t = px_tmp(e, RC_B32);
+    px_out(e, "sub.s32 %s, %lld, %s;", t, (long long)in->subs[R.i0].len, r0);
+    px_out(e, "min.s32 %s, %s, %s;", R.lim, R.lim, t);
   } else {
-    out(e, "min.s32 %s, %s, %lld;", R.lim, R.lim, (long long)in->subs[R.i0].len);
+    px_out(e, "min.s32 %s, %s, %lld;", R.lim, R.lim, (long long)in->subs[R.i0].len);
   }
-  R.ad = tensor_addr(e, in->aux, R.g);
-  R.step = tmp(e, RC_B64);
-  out(e, "mov.u64 %s, %lld;", R.step, (long long)(rstep * eb));
+  R.ad = px_tensor_addr(e, in->aux, R.g);
+  R.step = px_tmp(e, RC_B64);
+  px_out(e, "mov.u64 %s, %lld;", R.step, (long long)(rstep * eb));
   for (int d = R.i0 + 1; d < e->f->params[in->aux].rank; d++)
-    out(e, "mul.lo.s64 %s, %s, %%ext%d_%d;", R.step, R.step, in->aux, d);
+    px_out(e, "mul.lo.s64 %s, %s, %%ext%d_%d;", R.step, R.step, in->aux, d);
   return R;
 }
 
-bool emit_load_rows(Emitter *e, const TirInst *in, const char **words) {
-  return emit_load_rows_at(e, in, words, NULL, NULL);
+bool px_emit_load_rows(Emitter *e, const TirInst *in, const char **words) {
+  return px_emit_load_rows_at(e, in, words, NULL, NULL);
 }
 
 /* A rank-2 load whose rows are each covered by whole rounds of chunks
@@ -191,7 +194,7 @@ bool emit_load_rows(Emitter *e, const TirInst *in, const char **words) {
  * path; a staged load, which stores them itself);
  *   c1_out, r0_out: NULL, or where the thread's first chunk lies. */
 
-bool emit_load_rows_at(Emitter *e, const TirInst *in, const char **words, const char **c1_out,
+bool px_emit_load_rows_at(Emitter *e, const TirInst *in, const char **words, const char **c1_out,
                               const char **r0_out) {
   if (in->ty.rank != 2 || (in->plan->res != RES_REG && !words)) return false;
   int64_t p0 = in->plan->phys[0], p1 = in->plan->phys[1];
@@ -200,40 +203,40 @@ bool emit_load_rows_at(Emitter *e, const TirInst *in, const char **words, const 
   int spans = 0;
   for (int i = 0; i < in->nsubs; i++) spans += !in->subs[i].point;
   /* a chunk's V elements are one vector, v elements on */
-  if (spans != 2 || !cols_contiguous(e, in)) return false;
+  if (spans != 2 || !px_cols_contiguous(e, in)) return false;
   int64_t rpr = TV / p1; /* rows a round of chunks covers */
-  int V = e->V, eb = elem_bytes_mem(in->ty.elem);
-  const char *c1 = tmp(e, RC_B32), *r0 = tmp(e, RC_B32);
-  out(e, "and.b32 %s, %%tidv_, %lld;", c1, (long long)(p1 - 1));
-  out(e, "shr.u32 %s, %%tidv_, %d;", r0, log2i(p1));
+  int V = e->V, eb = px_elem_bytes_mem(in->ty.elem);
+  const char *c1 = px_tmp(e, RC_B32), *r0 = px_tmp(e, RC_B32);
+  px_out(e, "and.b32 %s, %%tidv_, %lld;", c1, (long long)(p1 - 1));
+  px_out(e, "shr.u32 %s, %%tidv_, %d;", r0, px_log2i(p1));
   if (c1_out) *c1_out = c1, *r0_out = r0;
   /* column v of the chunk; a round further: rpr rows */
   const int64_t coff[4] = {0, 1, 2, 3};
   RowsAt R = rows_at(e, in, r0, c1, coff, V, rpr, eb);
   int i0 = R.i0;
   const char **g = R.g, **colok = R.colok, *lim = R.lim, *ad0 = R.ad, *step = R.step;
-  RegClass rc = rc_of(in->ty.elem);
-  int nk = nregs(e, in);
-  int L = new_label(e);
-  const char *ad = tmp(e, RC_B64);
+  RegClass rc = px_rc_of(in->ty.elem);
+  int nk = px_nregs(e, in);
+  int L = px_new_label(e);
+  const char *ad = px_tmp(e, RC_B64);
   if (V > 1 && eb <= 4) {
     /* Rows go into b32 words, vector loaded when all V columns are in and
      * the address and the row step are aligned to the vector, else byte by
      * byte; the words are unpacked after the paths join, so only the
      * packed bytes are live across the branch. */
-    const char *al = tmp(e, RC_B64), *vp = tmp(e, RC_PRED), *vq = tmp(e, RC_PRED);
-    out(e, "or.b64 %s, %s, %s;", al, ad0, step);
-    out(e, "and.b64 %s, %s, %d;", al, al, V * eb - 1);
-    out(e, "setp.eq.and.u64 %s, %s, 0, %s;", vp, al, colok[0]);
-    out(e, "and.pred %s, %s, %s;", vq, vp, colok[V - 1]);
+    const char *al = px_tmp(e, RC_B64), *vp = px_tmp(e, RC_PRED), *vq = px_tmp(e, RC_PRED);
+    px_out(e, "or.b64 %s, %s, %s;", al, ad0, step);
+    px_out(e, "and.b64 %s, %s, %d;", al, al, V * eb - 1);
+    px_out(e, "setp.eq.and.u64 %s, %s, 0, %s;", vp, al, colok[0]);
+    px_out(e, "and.pred %s, %s, %s;", vq, vp, colok[V - 1]);
     int nw = (V * eb + 3) / 4, rows = nk / V;
     const char **w = words ? words : arena_alloc(e->a, sizeof(char *) * (size_t)(rows * nw));
     /* words of rows past the physical tile are zero on every path; the
      * others only where a path may leave them unloaded (the fast path loads
      * them all, and zeroing them ahead of it cost a CS2R per two words) */
     for (int i = 0; i < rows * nw; i++) {
-      if (!words) w[i] = tmp(e, RC_B32);
-      if ((int64_t)(i / nw) * rpr >= p0) out(e, "mov.b32 %s, 0;", w[i]);
+      if (!words) w[i] = px_tmp(e, RC_B32);
+      if ((int64_t)(i / nw) * rpr >= p0) px_out(e, "mov.b32 %s, 0;", w[i]);
     }
     /* every row inside too (the common case away from the tensor's
      * ends): the vector loads need no predicate. (Forming each row's
@@ -241,77 +244,77 @@ bool emit_load_rows_at(Emitter *e, const TirInst *in, const char **words, const 
      * not save the 64-bit add: ptxas hoists the 32 products out of the loop
      * into 64 registers and adds them in the loop as before.) */
     int64_t last = (p0 - 1) / rpr * rpr; /* this thread's last row, less r0 */
-    const char *ar = tmp(e, RC_PRED), *ag = tmp(e, RC_PRED);
-    out(e, "setp.gt.and.s32 %s, %s, %lld, %s;", ar, lim, (long long)last, vq);
-    out(e, "setp.ge.and.s32 %s, %s, 0, %s;", ag, g[i0], ar);
+    const char *ar = px_tmp(e, RC_PRED), *ag = px_tmp(e, RC_PRED);
+    px_out(e, "setp.gt.and.s32 %s, %s, %lld, %s;", ar, lim, (long long)last, vq);
+    px_out(e, "setp.ge.and.s32 %s, %s, 0, %s;", ag, g[i0], ar);
     for (int pass = 0; pass < 3; pass++) {
       if (pass == 0) {
-        out(e, "@!%s bra $Lldrow%d;", ag, L);
+        px_out(e, "@!%s bra $Lldrow%d;", ag, L);
       } else if (pass == 1) {
         fprintf(e->body, "$Lldrow%d:\n", L);
         for (int i = 0; i < rows * nw; i++)
-          if ((int64_t)(i / nw) * rpr < p0) out(e, "mov.b32 %s, 0;", w[i]);
-        out(e, "@!%s bra $Lldel%d;", vq, L);
+          if ((int64_t)(i / nw) * rpr < p0) px_out(e, "mov.b32 %s, 0;", w[i]);
+        px_out(e, "@!%s bra $Lldel%d;", vq, L);
       } else {
         fprintf(e->body, "$Lldel%d:\n", L);
       }
-      out(e, "mov.b64 %s, %s;", ad, ad0);
+      px_out(e, "mov.b64 %s, %s;", ad, ad0);
       for (int j = 0; j < rows; j++) {
         int64_t row = (int64_t)j * rpr;
         if (row >= p0) continue;
-        if (j) out(e, "add.s64 %s, %s, %s;", ad, ad, step);
+        if (j) px_out(e, "add.s64 %s, %s, %s;", ad, ad, step);
         const char **wj = w + j * nw;
         if (pass < 2) {
           const char *z = "";
           if (pass == 1) {
-            const char *q = tmp(e, RC_PRED), *zp = tmp(e, RC_PRED);
-            out(e, "setp.gt.s32 %s, %s, %lld;", q, lim, (long long)row);
-            out(e, "setp.ge.and.s32 %s, %s, %lld, %s;", zp, g[i0], (long long)-row, q);
+            const char *q = px_tmp(e, RC_PRED), *zp = px_tmp(e, RC_PRED);
+            px_out(e, "setp.gt.s32 %s, %s, %lld;", q, lim, (long long)row);
+            px_out(e, "setp.ge.and.s32 %s, %s, %lld, %s;", zp, g[i0], (long long)-row, q);
             z = arena_printf(e->a, "@%s ", zp);
           }
-          if (V * eb == 16) out(e, "%sld.global.v4.b32 {%s, %s, %s, %s}, [%s];", z, wj[0], wj[1], wj[2], wj[3], ad);
-          else if (V * eb == 8) out(e, "%sld.global.v2.b32 {%s, %s}, [%s];", z, wj[0], wj[1], ad);
-          else if (V * eb == 4) out(e, "%sld.global.b32 %s, [%s];", z, wj[0], ad);
-          else out(e, "%sld.global.u16 %s, [%s];", z, wj[0], ad);
+          if (V * eb == 16) px_out(e, "%sld.global.v4.b32 {%s, %s, %s, %s}, [%s];", z, wj[0], wj[1], wj[2], wj[3], ad);
+          else if (V * eb == 8) px_out(e, "%sld.global.v2.b32 {%s, %s}, [%s];", z, wj[0], wj[1], ad);
+          else if (V * eb == 4) px_out(e, "%sld.global.b32 %s, [%s];", z, wj[0], ad);
+          else px_out(e, "%sld.global.u16 %s, [%s];", z, wj[0], ad);
           continue;
         }
         for (int v = 0; v < V; v++) {
-          const char *q = tmp(e, RC_PRED), *z = tmp(e, RC_PRED), *x = tmp(e, RC_B32), *av = tmp(e, RC_B64);
-          out(e, "setp.gt.and.s32 %s, %s, %lld, %s;", q, lim, (long long)row, colok[v]);
-          out(e, "setp.ge.and.s32 %s, %s, %lld, %s;", z, g[i0], (long long)-row, q);
-          out(e, "add.s64 %s, %s, %d;", av, ad, v * eb);
-          out(e, "mov.b32 %s, 0;", x);
-          out(e, "@%s ld.global.%s %s, [%s];", z, eb == 4 ? "b32" : eb == 2 ? "u16" : "u8", x, av);
+          const char *q = px_tmp(e, RC_PRED), *z = px_tmp(e, RC_PRED), *x = px_tmp(e, RC_B32), *av = px_tmp(e, RC_B64);
+          px_out(e, "setp.gt.and.s32 %s, %s, %lld, %s;", q, lim, (long long)row, colok[v]);
+          px_out(e, "setp.ge.and.s32 %s, %s, %lld, %s;", z, g[i0], (long long)-row, q);
+          px_out(e, "add.s64 %s, %s, %d;", av, ad, v * eb);
+          px_out(e, "mov.b32 %s, 0;", x);
+          px_out(e, "@%s ld.global.%s %s, [%s];", z, eb == 4 ? "b32" : eb == 2 ? "u16" : "u8", x, av);
           const char *wv = wj[v * eb / 4];
-          if (eb == 4) out(e, "mov.b32 %s, %s;", wv, x);
-          else out(e, "bfi.b32 %s, %s, %s, %d, %d;", wv, x, wv, v * eb % 4 * 8, eb * 8);
+          if (eb == 4) px_out(e, "mov.b32 %s, %s;", wv, x);
+          else px_out(e, "bfi.b32 %s, %s, %s, %d, %d;", wv, x, wv, v * eb % 4 * 8, eb * 8);
         }
       }
-      if (pass < 2) out(e, "bra.uni $Llddone%d;", L);
+      if (pass < 2) px_out(e, "bra.uni $Llddone%d;", L);
     }
     fprintf(e->body, "$Llddone%d:\n", L);
     if (words) return true;
-    if (e->npending == (int)(sizeof e->pending / sizeof e->pending[0])) flush_unpack(e, NULL);
+    if (e->npending == (int)(sizeof e->pending / sizeof e->pending[0])) px_flush_unpack(e, NULL);
     e->pending[e->npending++] = (struct Pending){in, w, nw, rows};
     return true;
   }
-  out(e, "mov.b64 %s, %s;", ad, ad0);
+  px_out(e, "mov.b64 %s, %s;", ad, ad0);
   for (int k = 0; k < nk; k++) {
     int v = k % V;
     int64_t row = (int64_t)(k / V) * rpr; /* this register's row, less r0 */
-    const char *r = reg(e, in, k);
-    out(e, "mov.%s %s, %s;", mov_type(rc), r, zero(rc));
+    const char *r = px_reg(e, in, k);
+    px_out(e, "mov.%s %s, %s;", px_mov_type(rc), r, px_zero(rc));
     if (row >= p0) continue; /* past the physical tile */
-    if (k && !v) out(e, "add.s64 %s, %s, %s;", ad, ad, step);
-    const char *q = tmp(e, RC_PRED), *z = tmp(e, RC_PRED);
-    out(e, "setp.gt.and.s32 %s, %s, %lld, %s;", q, lim, (long long)row, colok[v]);
-    out(e, "setp.ge.and.s32 %s, %s, %lld, %s;", z, g[i0], (long long)-row, q);
+    if (k && !v) px_out(e, "add.s64 %s, %s, %s;", ad, ad, step);
+    const char *q = px_tmp(e, RC_PRED), *z = px_tmp(e, RC_PRED);
+    px_out(e, "setp.gt.and.s32 %s, %s, %lld, %s;", q, lim, (long long)row, colok[v]);
+    px_out(e, "setp.ge.and.s32 %s, %s, %lld, %s;", z, g[i0], (long long)-row, q);
     const char *av = ad;
     if (v) {
-      av = tmp(e, RC_B64);
-      out(e, "add.s64 %s, %s, %d;", av, ad, v * eb);
+      av = px_tmp(e, RC_B64);
+      px_out(e, "add.s64 %s, %s, %d;", av, ad, v * eb);
     }
-    ld_global(e, in->ty.elem, r, av, z);
+    px_ld_global(e, in->ty.elem, r, av, z);
   }
   return true;
 }
@@ -322,7 +325,7 @@ bool emit_load_rows_at(Emitter *e, const TirInst *in, const char **words, const 
  * t + (k % cpr) T, with cpr = p1 / T. The cpr column masks and each row's
  * mask are computed once, each row's address is one add from the last,
  * and each element is one predicated access at an immediate offset from
- * it. The general paths (emit_load_elements, emit_pointer_store) spend
+ * it. The general paths (px_emit_load_elements, emit_pointer_store) spend
  * about 35 instructions an element on its coordinates, masks and address,
  * unrolled: code that a CTA runs once is fetched cold, and in a one-warp
  * decode CTA's tail that cost about 10 ns an instruction (an [8, 128]
@@ -330,34 +333,34 @@ bool emit_load_rows_at(Emitter *e, const TirInst *in, const char **words, const 
  * 10 and 11). val: the stored value, or NULL for a load into in. */
 static bool emit_long_rows(Emitter *e, const TirInst *in, const TirInst *val) {
   const TirInst *x = val ? val : in;
-  if (x->ty.rank != 2 || x->plan->res != RES_REG || e->V != 1 || is_frag(e, x) || is_rowfrag(e, x)) return false;
+  if (x->ty.rank != 2 || x->plan->res != RES_REG || e->V != 1 || px_is_frag(e, x) || px_is_rowfrag(e, x)) return false;
   int64_t p0 = x->plan->phys[0], p1 = x->plan->phys[1], T = e->T;
   if (p1 <= T || p1 % T) return false;
   int spans = 0;
   for (int i = 0; i < in->nsubs; i++) spans += !in->subs[i].point;
   /* the columns' chunks lie at immediate offsets T elements apart */
-  if (spans != 2 || !cols_contiguous(e, in)) return false;
+  if (spans != 2 || !px_cols_contiguous(e, in)) return false;
   Scalar te = val ? e->f->params[in->aux].elem : in->ty.elem;
-  int eb = elem_bytes_mem(te);
+  int eb = px_elem_bytes_mem(te);
   int64_t cpr = p1 / T, *coff = arena_alloc(e->a, sizeof(int64_t) * (size_t)cpr);
   for (int64_t c = 0; c < cpr; c++) coff[c] = c * T;
   RowsAt R = rows_at(e, in, NULL, "%tidv_", coff, (int)cpr, 1, eb);
-  RegClass rc = rc_of(in->ty.elem);
+  RegClass rc = px_rc_of(in->ty.elem);
   for (int64_t j = 0; j < p0; j++) {
-    if (j) out(e, "add.s64 %s, %s, %s;", R.ad, R.ad, R.step);
-    const char *pr = tmp(e, RC_PRED), *pz = tmp(e, RC_PRED);
-    out(e, "setp.gt.s32 %s, %s, %lld;", pr, R.lim, (long long)j);
-    out(e, "setp.ge.and.s32 %s, %s, %lld, %s;", pz, R.g[R.i0], (long long)-j, pr);
+    if (j) px_out(e, "add.s64 %s, %s, %s;", R.ad, R.ad, R.step);
+    const char *pr = px_tmp(e, RC_PRED), *pz = px_tmp(e, RC_PRED);
+    px_out(e, "setp.gt.s32 %s, %s, %lld;", pr, R.lim, (long long)j);
+    px_out(e, "setp.ge.and.s32 %s, %s, %lld, %s;", pz, R.g[R.i0], (long long)-j, pr);
     for (int64_t c = 0; c < cpr; c++) {
       int k = (int)(j * cpr + c);
-      const char *q = tmp(e, RC_PRED), *at = arena_printf(e->a, "%s+%lld", R.ad, (long long)(c * T * eb));
-      out(e, "and.pred %s, %s, %s;", q, pz, R.colok[c]);
+      const char *q = px_tmp(e, RC_PRED), *at = arena_printf(e->a, "%s+%lld", R.ad, (long long)(c * T * eb));
+      px_out(e, "and.pred %s, %s, %s;", q, pz, R.colok[c]);
       if (val) {
-        st_mem(e, "global", te, at, operand(e, val, k), q);
+        px_st_mem(e, "global", te, at, px_operand(e, val, k), q);
       } else {
-        const char *r = reg(e, in, k);
-        out(e, "mov.%s %s, %s;", mov_type(rc), r, zero(rc));
-        ld_global(e, te, r, at, q);
+        const char *r = px_reg(e, in, k);
+        px_out(e, "mov.%s %s, %s;", px_mov_type(rc), r, px_zero(rc));
+        px_ld_global(e, te, r, at, q);
       }
     }
   }
@@ -366,33 +369,33 @@ static bool emit_long_rows(Emitter *e, const TirInst *in, const TirInst *val) {
 
 /* Any load, element by element: each register's element, masked, and a
  * staged one stored into its buffer. */
-void emit_load_elements(Emitter *e, const TirInst *in) {
+void px_emit_load_elements(Emitter *e, const TirInst *in) {
   bool shared = in->plan->res == RES_SHARED;
   int rank = in->ty.rank;
-  for (int k = 0; k < nregs(e, in); k++) {
+  for (int k = 0; k < px_nregs(e, in); k++) {
     const char *g[MAX_TENSOR_RANK];
     const char *ok = access_lane(e, in, NULL, in->plan->phys, rank, k, g);
-    const char *ad = tensor_addr(e, in->aux, g);
-    const char *r = shared ? tmp(e, rc_of(in->ty.elem)) : reg(e, in, k);
-    out(e, "mov.%s %s, %s;", mov_type(rc_of(in->ty.elem)), r, zero(rc_of(in->ty.elem)));
-    ld_global(e, in->ty.elem, r, ad, ok);
+    const char *ad = px_tensor_addr(e, in->aux, g);
+    const char *r = shared ? px_tmp(e, px_rc_of(in->ty.elem)) : px_reg(e, in, k);
+    px_out(e, "mov.%s %s, %s;", px_mov_type(px_rc_of(in->ty.elem)), r, px_zero(px_rc_of(in->ty.elem)));
+    px_ld_global(e, in->ty.elem, r, ad, ok);
     if (shared) {
       const PlanBuf *b = in->plan->buf;
-      const char *fl = flat_index(e, k);
-      const char *in_range = tmp(e, RC_PRED);
-      out(e, "setp.lt.u32 %s, %s, %lld;", in_range, fl, (long long)phys_elems(in));
+      const char *fl = px_flat_index(e, k);
+      const char *in_range = px_tmp(e, RC_PRED);
+      px_out(e, "setp.lt.u32 %s, %s, %lld;", in_range, fl, (long long)px_phys_elems(in));
       const char *c[MAX_TILE_RANK];
-      for (int d = 0; d < rank; d++) c[d] = coord(e, fl, in->plan->phys, rank, d);
-      st_mem(e, "shared", in->ty.elem, buf_addr(e, b, c), r, in_range);
+      for (int d = 0; d < rank; d++) c[d] = px_coord(e, fl, in->plan->phys, rank, d);
+      px_st_mem(e, "shared", in->ty.elem, px_buf_addr(e, b, c), r, in_range);
     }
   }
 }
 
-void emit_load(Emitter *e, const TirInst *in) {
+void px_emit_load(Emitter *e, const TirInst *in) {
   if (in->plan->res == RES_SHARED && in->plan->buf && in->plan->buf->stages && !e->ring_issue) {
-    /* a staged ring's tile: its loop copied it ahead (emit_for) and waited
+    /* a staged ring's tile: its loop copied it ahead (px_emit_for) and waited
      * for it at the top of this iteration */
-    out(e, "// %%%d: in stage of ring buffer #%d", in->id, in->plan->buf->id);
+    px_out(e, "// %%%d: in stage of ring buffer #%d", in->id, in->plan->buf->id);
     return;
   }
   if (in->plan->tma && !e->replay) {
@@ -400,30 +403,30 @@ void emit_load(Emitter *e, const TirInst *in) {
      * previous round, in a loop) before thread 0 arms it again, or a slow
      * warp would see the next phase's parity and fall a round behind: a
      * planned barrier here does that, else one of its own. */
-    if (e->sync_pending) emit_pending_sync(e);
-    else cta_sync_why(e, " // the last round of this copy's mbarrier is over");
-    emit_tma_load(e, in);
+    if (e->sync_pending) px_emit_pending_sync(e);
+    else px_cta_sync_why(e, " // the last round of this copy's mbarrier is over");
+    px_emit_tma_load(e, in);
     return;
   }
-  if (e->sync_pending && emit_stage_rows(e, in)) return; /* the barrier went between its loads and stores */
-  if (emit_stage_async(e, in)) return;
-  emit_pending_sync(e);
+  if (e->sync_pending && px_emit_stage_rows(e, in)) return; /* the barrier went between its loads and stores */
+  if (px_emit_stage_async(e, in)) return;
+  px_emit_pending_sync(e);
   for (int q = 0; q < e->npf; q++)
-    if (e->pf_load[q] == in && !e->replay) { /* loaded an iteration ago (emit_for): unpack at first use */
-      if (e->npending == (int)(sizeof e->pending / sizeof e->pending[0])) flush_unpack(e, NULL);
-      int nw = (e->V * elem_bytes_mem(in->ty.elem) + 3) / 4;
-      e->pending[e->npending++] = (struct Pending){in, e->pf_words[q], nw, nregs(e, in) / e->V};
+    if (e->pf_load[q] == in && !e->replay) { /* loaded an iteration ago (px_emit_for): unpack at first use */
+      if (e->npending == (int)(sizeof e->pending / sizeof e->pending[0])) px_flush_unpack(e, NULL);
+      int nw = (e->V * px_elem_bytes_mem(in->ty.elem) + 3) / 4;
+      e->pending[e->npending++] = (struct Pending){in, e->pf_words[q], nw, px_nregs(e, in) / e->V};
       return;
     }
-  if (in->plan->ring && e->ring_loop && in->plan->mbar->owner == e->ring_loop) return emit_ring_load(e, in);
-  if (emit_load_rows(e, in, NULL)) return;
-  if (emit_stage_rows(e, in)) return;
+  if (in->plan->ring && e->ring_loop && in->plan->mbar->owner == e->ring_loop) return px_emit_ring_load(e, in);
+  if (px_emit_load_rows(e, in, NULL)) return;
+  if (px_emit_stage_rows(e, in)) return;
   if (emit_long_rows(e, in, NULL)) return;
-  emit_load_elements(e, in);
+  px_emit_load_elements(e, in);
 }
 
-void emit_store(Emitter *e, const TirInst *in) {
-  if (in->plan->tma && !e->replay) emit_tma_store(e, in);
+void px_emit_store(Emitter *e, const TirInst *in) {
+  if (in->plan->tma && !e->replay) px_emit_tma_store(e, in);
   else emit_pointer_store(e, in);
 }
 
@@ -431,15 +434,15 @@ static void emit_pointer_store(Emitter *e, const TirInst *in) {
   const TirInst *v = in->args[0];
   int rank = v->ty.rank;
   if (emit_long_rows(e, in, v)) return;
-  for (int k = 0; k < nregs(e, v); k++) {
+  for (int k = 0; k < px_nregs(e, v); k++) {
     const char *g[MAX_TENSOR_RANK];
     const char *ok = access_lane(e, in, rank ? v : NULL, rank ? v->plan->phys : NULL, rank, k, g);
     if (!rank) {
-      const char *p = tmp(e, RC_PRED);
-      out(e, "setp.eq.and.u32 %s, %%tid_, 0, %s;", p, ok); /* one thread stores a scalar */
+      const char *p = px_tmp(e, RC_PRED);
+      px_out(e, "setp.eq.and.u32 %s, %%tid_, 0, %s;", p, ok); /* one thread stores a scalar */
       ok = p;
     }
-    const char *r = operand(e, v, k);
-    st_mem(e, "global", e->f->params[in->aux].elem, tensor_addr(e, in->aux, g), r, ok);
+    const char *r = px_operand(e, v, k);
+    px_st_mem(e, "global", e->f->params[in->aux].elem, px_tensor_addr(e, in->aux, g), r, ok);
   }
 }

@@ -44,13 +44,13 @@ static bool *subscript_chains(Emitter *e, const TirInst *loop, const TirInst **l
  * --prefetch). Returns the register holding the loop variable's own value,
  * for the caller to put back once the loads are issued. */
 static const char *replay_subscripts(Emitter *e, const TirInst *loop, const TirInst **loads, int n, const char *j) {
-  const char *iv = reg(e, loop, 0), *saved = tmp(e, RC_B32);
-  out(e, "mov.b32 %s, %s;", saved, iv);
-  out(e, "mov.b32 %s, %s;", iv, j);
+  const char *iv = px_reg(e, loop, 0), *saved = px_tmp(e, RC_B32);
+  px_out(e, "mov.b32 %s, %s;", saved, iv);
+  px_out(e, "mov.b32 %s, %s;", iv, j);
   bool *need = subscript_chains(e, loop, loads, n, false);
   e->replay = true;
   for (int k = 0; k < loop->body.len; k++)
-    if (need[loop->body.insts[k]->id] && !loop->body.insts[k]->ty.rank) emit_inst(e, loop->body.insts[k]);
+    if (need[loop->body.insts[k]->id] && !loop->body.insts[k]->ty.rank) px_emit_inst(e, loop->body.insts[k]);
   e->replay = false;
   return saved;
 }
@@ -65,165 +65,167 @@ static int ring_loads(const TirInst *loop, const TirInst **loads) {
 /* Uniform: the whole physical tile of ld is inside its tensor, the tile's
  * first element is 16-byte aligned and so is the row pitch. */
 static const char *ring_eligible(Emitter *e, const TirInst *ld) {
-  int eb = elem_bytes_mem(ld->ty.elem), i0 = -1, j = 0;
-  const char *ok = tmp(e, RC_PRED), *g[MAX_TENSOR_RANK];
-  out(e, "setp.eq.u32 %s, 0, 0;", ok);
+  int eb = px_elem_bytes_mem(ld->ty.elem), i0 = -1, j = 0;
+  const char *ok = px_tmp(e, RC_PRED), *g[MAX_TENSOR_RANK];
+  px_out(e, "setp.eq.u32 %s, 0, 0;", ok);
   for (int i = 0; i < ld->nsubs; i++) {
-    const char *st = reg(e, ld->subs[i].start, 0);
+    const char *st = px_reg(e, ld->subs[i].start, 0);
     g[i] = st;
-    const char *p = tmp(e, RC_PRED), *last = tmp(e, RC_B32);
+    const char *p = px_tmp(e, RC_PRED), *last = px_tmp(e, RC_B32);
     if (ld->subs[i].point) {
-      out(e, "setp.lt.and.u32 %s, %s, %%ext32_%d_%d, %s;", p, st, ld->aux, i, ok);
+      px_out(e, "setp.lt.and.u32 %s, %s, %%ext32_%d_%d, %s;", p, st, ld->aux, i, ok);
     } else {
       if (i0 < 0) i0 = i;
       int64_t ph = ld->plan->phys[j++];
       /* 0 <= start and start + phys <= extent */
-      out(e, "add.s32 %s, %s, %lld;", last, st, (long long)ph);
-      out(e, "setp.ge.and.s32 %s, %s, 0, %s;", p, st, ok);
-      out(e, "setp.le.and.s32 %s, %s, %%ext32_%d_%d, %s;", ok, last, ld->aux, i, p);
+      px_out(e, "add.s32 %s, %s, %lld;", last, st, (long long)ph);
+      px_out(e, "setp.ge.and.s32 %s, %s, 0, %s;", p, st, ok);
+      px_out(e, "setp.le.and.s32 %s, %s, %%ext32_%d_%d, %s;", ok, last, ld->aux, i, p);
       continue;
     }
-    out(e, "mov.pred %s, %s;", ok, p);
+    px_out(e, "mov.pred %s, %s;", ok, p);
   }
   const char *ad, *pitch;
-  return aligned16(e, ld->aux, eb, g, i0, ok, &ad, &pitch);
+  return px_aligned16(e, ld->aux, eb, g, i0, ok, &ad, &pitch);
 }
 
 static int64_t ring_stage_bytes(const TirInst *ld) {
-  return ld->plan->phys[0] * ld->plan->phys[1] * elem_bytes_mem(ld->ty.elem);
+  return ld->plan->phys[0] * ld->plan->phys[1] * px_elem_bytes_mem(ld->ty.elem);
 }
 
 /* Warp 0 issues the copies of the iteration whose loop value is in j (the
  * caller checked j < end) into stage pst; every thread advances pst. */
 static void ring_issue(Emitter *e, const TirInst *loop, const TirInst **loads, int n, const char *j) {
-  int L = new_label(e);
+  int L = px_new_label(e);
   const char *lane = e->p->producer ? "%plane_" : "%tid_"; /* the producer warp's lanes, or warp 0's */
   if (!e->p->producer) {
-    const char *w0 = tmp(e, RC_PRED);
-    out(e, "setp.ge.u32 %s, %%tid_, 32;", w0);
-    out(e, "@%s bra $Lrs%d;", w0, L);
+    const char *w0 = px_tmp(e, RC_PRED);
+    px_out(e, "setp.ge.u32 %s, %%tid_, 32;", w0);
+    px_out(e, "@%s bra $Lrs%d;", w0, L);
   }
   const char *saved = replay_subscripts(e, loop, loads, n, j);
-  const char *elig[8], *tx = tmp(e, RC_B32);
-  out(e, "mov.u32 %s, 0;", tx);
+  const char *elig[8], *tx = px_tmp(e, RC_B32);
+  px_out(e, "mov.u32 %s, 0;", tx);
   for (int q = 0; q < n; q++) {
     elig[q] = ring_eligible(e, loads[q]);
-    const char *t = tmp(e, RC_B32);
-    out(e, "selp.u32 %s, %lld, 0, %s;", t, (long long)ring_stage_bytes(loads[q]), elig[q]);
-    out(e, "add.u32 %s, %s, %s;", tx, tx, t);
+    const char *t = px_tmp(e, RC_B32);
+    px_out(e, "selp.u32 %s, %lld, 0, %s;", t, (long long)ring_stage_bytes(loads[q]), elig[q]);
+    px_out(e, "add.u32 %s, %s, %s;", tx, tx, t);
   }
   const PlanBuf *mbar = loads[0]->plan->mbar;
-  const char *bar = mbar_addr(e, mbar, e->pst, 0), *lane0 = tmp(e, RC_PRED), *state = tmp(e, RC_B64);
-  out(e, "setp.eq.u32 %s, %s, 0;", lane0, lane);
-  out(e, "@%s mbarrier.arrive.expect_tx.shared::cta.b64 %s, [%s], %s;", lane0, state, bar, tx);
+  const char *bar = px_mbar_addr(e, mbar, e->pst, 0), *lane0 = px_tmp(e, RC_PRED), *state = px_tmp(e, RC_B64);
+  px_out(e, "setp.eq.u32 %s, %s, 0;", lane0, lane);
+  px_out(e, "@%s mbarrier.arrive.expect_tx.shared::cta.b64 %s, [%s], %s;", lane0, state, bar, tx);
   /* the stage's bytes were last read through the generic proxy */
-  out(e, "fence.proxy.async.shared::cta;");
-  out(e, "bar.warp.sync -1;");
+  px_out(e, "fence.proxy.async.shared::cta;");
+  px_out(e, "bar.warp.sync -1;");
   for (int q = 0; q < n; q++) {
     const TirInst *ld = loads[q];
-    int eb = elem_bytes_mem(ld->ty.elem), i0 = 0;
+    int eb = px_elem_bytes_mem(ld->ty.elem), i0 = 0;
     while (ld->subs[i0].point) i0++; /* the rows' subscript */
     int64_t p0 = ld->plan->phys[0], row = ld->plan->phys[1] * eb;
-    int S = new_label(e);
-    out(e, "@!%s bra $Lrq%d;", elig[q], S);
+    int S = px_new_label(e);
+    px_out(e, "@!%s bra $Lrq%d;", elig[q], S);
     const char *g[MAX_TENSOR_RANK];
-    for (int i = 0; i < ld->nsubs; i++) g[i] = reg(e, ld->subs[i].start, 0);
+    for (int i = 0; i < ld->nsubs; i++) g[i] = px_reg(e, ld->subs[i].start, 0);
     for (int64_t r0 = 0; r0 < p0; r0 += 32) {
-      const char *r = tmp(e, RC_B32), *in = tmp(e, RC_PRED), *gr = tmp(e, RC_B32);
-      out(e, "add.u32 %s, %s, %lld;", r, lane, (long long)r0);
-      out(e, "setp.lt.u32 %s, %s, %lld;", in, r, (long long)p0);
-      out(e, "add.s32 %s, %s, %s;", gr, g[i0], r);
+      const char *r = px_tmp(e, RC_B32), *in = px_tmp(e, RC_PRED), *gr = px_tmp(e, RC_B32);
+      px_out(e, "add.u32 %s, %s, %lld;", r, lane, (long long)r0);
+      px_out(e, "setp.lt.u32 %s, %s, %lld;", in, r, (long long)p0);
+      px_out(e, "add.s32 %s, %s, %s;", gr, g[i0], r);
       const char *gg[MAX_TENSOR_RANK];
       for (int i = 0; i < ld->nsubs; i++) gg[i] = i == i0 ? gr : g[i];
-      const char *src = tensor_addr(e, ld->aux, gg), *dst = tmp(e, RC_B32);
-      out(e, "mad.lo.u32 %s, %s, %lld, %%smem_;", dst, e->pst, (long long)ring_stage_bytes(ld));
-      out(e, "mad.lo.u32 %s, %s, %lld, %s;", dst, r, (long long)row, dst);
-      out(e, "add.u32 %s, %s, %lld;", dst, dst, (long long)ld->plan->ring->offset);
-      out(e, "@%s cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%s], [%s], %lld, [%s];", in, dst,
-          src, (long long)row, bar);
+      const char *src = px_tensor_addr(e, ld->aux, gg), *dst = px_tmp(e, RC_B32);
+      px_out(e, "mad.lo.u32 %s, %s, %lld, %%smem_;", dst, e->pst, (long long)ring_stage_bytes(ld));
+      px_out(e, "mad.lo.u32 %s, %s, %lld, %s;", dst, r, (long long)row, dst);
+      px_out(e, "add.u32 %s, %s, %lld;", dst, dst, (long long)ld->plan->ring->offset);
+      px_out(e, "@%s cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%s], [%s], %lld, [%s];", in,
+             dst, src, (long long)row, bar);
     }
     fprintf(e->body, "$Lrq%d:\n", S);
   }
-  out(e, "mov.b32 %s, %s;", reg(e, loop, 0), saved);
+  px_out(e, "mov.b32 %s, %s;", px_reg(e, loop, 0), saved);
   fprintf(e->body, "$Lrs%d:\n", L);
-  const char *p = tmp(e, RC_PRED);
-  out(e, "add.u32 %s, %s, 1;", e->pst, e->pst);
-  out(e, "setp.eq.u32 %s, %s, %d;", p, e->pst, e->p->stages);
-  out(e, "selp.u32 %s, 0, %s, %s;", e->pst, e->pst, p);
+  const char *p = px_tmp(e, RC_PRED);
+  px_out(e, "add.u32 %s, %s, 1;", e->pst, e->pst);
+  px_out(e, "setp.eq.u32 %s, %s, %d;", p, e->pst, e->p->stages);
+  px_out(e, "selp.u32 %s, 0, %s, %s;", e->pst, e->pst, p);
 }
 
 /* The consumer side of a ringed load, at its place in the body. */
-void emit_ring_load(Emitter *e, const TirInst *in) {
+void px_emit_ring_load(Emitter *e, const TirInst *in) {
   const PlanBuf *mbar = in->plan->mbar;
   if (!e->waited) { /* the stage's mbarrier: all of this iteration's tiles */
-    mbar_wait(e, mbar_addr(e, mbar, e->cst, 0), e->phase, e->cst);
+    px_mbar_wait(e, px_mbar_addr(e, mbar, e->cst, 0), e->phase, e->cst);
     e->waited = true;
   }
-  int V = e->V, eb = elem_bytes_mem(in->ty.elem), nk = nregs(e, in);
-  int64_t p1 = in->plan->phys[1], TV = (int64_t)e->T * V, elems = phys_elems(in);
-  bool wordy = V > 1 && eb <= 4 && V * eb >= 4 && TV % p1 == 0 && p1 % V == 0 && cols_contiguous(e, in);
+  int V = e->V, eb = px_elem_bytes_mem(in->ty.elem), nk = px_nregs(e, in);
+  int64_t p1 = in->plan->phys[1], TV = (int64_t)e->T * V, elems = px_phys_elems(in);
+  bool wordy = V > 1 && eb <= 4 && V * eb >= 4 && TV % p1 == 0 && p1 % V == 0 && px_cols_contiguous(e, in);
   int nw = wordy ? V * eb / 4 : 0, chunks = nk / V;
   const char **w = wordy ? arena_alloc(e->a, sizeof(char *) * (size_t)(chunks * nw)) : NULL;
-  for (int i = 0; i < chunks * nw; i++) w[i] = tmp(e, RC_B32);
+  for (int i = 0; i < chunks * nw; i++) w[i] = px_tmp(e, RC_B32);
   const char *ok = ring_eligible(e, in);
-  int L = new_label(e);
-  out(e, "@!%s bra $Lrp%d;", ok, L);
-  const char *base = tmp(e, RC_B32);
-  out(e, "mad.lo.u32 %s, %s, %lld, %%smem_;", base, e->cst, (long long)ring_stage_bytes(in));
-  out(e, "add.u32 %s, %s, %lld;", base, base, (long long)in->plan->ring->offset);
-  out(e, "mad.lo.u32 %s, %%tidv_, %d, %s;", base, eb, base); /* the dense tile: element f at f * eb */
+  int L = px_new_label(e);
+  px_out(e, "@!%s bra $Lrp%d;", ok, L);
+  const char *base = px_tmp(e, RC_B32);
+  px_out(e, "mad.lo.u32 %s, %s, %lld, %%smem_;", base, e->cst, (long long)ring_stage_bytes(in));
+  px_out(e, "add.u32 %s, %s, %lld;", base, base, (long long)in->plan->ring->offset);
+  px_out(e, "mad.lo.u32 %s, %%tidv_, %d, %s;", base, eb, base); /* the dense tile: element f at f * eb */
   for (int c = 0; c < chunks; c++) {
     int64_t off = (int64_t)c * TV * eb;
     if (wordy) {
       const char **wc = w + c * nw;
-      if (nw == 4) out(e, "ld.shared.v4.b32 {%s, %s, %s, %s}, [%s+%lld];", wc[0], wc[1], wc[2], wc[3], base, (long long)off);
-      else if (nw == 2) out(e, "ld.shared.v2.b32 {%s, %s}, [%s+%lld];", wc[0], wc[1], base, (long long)off);
-      else out(e, "ld.shared.b32 %s, [%s+%lld];", wc[0], base, (long long)off);
+      if (nw == 4)
+        px_out(e, "ld.shared.v4.b32 {%s, %s, %s, %s}, [%s+%lld];", wc[0], wc[1], wc[2], wc[3], base, (long long)off);
+      else if (nw == 2) px_out(e, "ld.shared.v2.b32 {%s, %s}, [%s+%lld];", wc[0], wc[1], base, (long long)off);
+      else px_out(e, "ld.shared.b32 %s, [%s+%lld];", wc[0], base, (long long)off);
       continue;
     }
     for (int v = 0; v < V; v++) {
       int k = c * V + v;
-      const char *r = reg(e, in, k), *fl = flat_index(e, k), *pin = tmp(e, RC_PRED);
-      RegClass rc = rc_of(in->ty.elem);
-      out(e, "mov.%s %s, %s;", mov_type(rc), r, zero(rc));
-      out(e, "setp.lt.u32 %s, %s, %lld;", pin, fl, (long long)elems);
-      int F = new_label(e);
-      out(e, "@!%s bra $Lrf%d;", pin, F);
-      ld_shared(e, in->ty.elem, r, arena_printf(e->a, "%s+%lld", base, (long long)(off + v * eb)));
+      const char *r = px_reg(e, in, k), *fl = px_flat_index(e, k), *pin = px_tmp(e, RC_PRED);
+      RegClass rc = px_rc_of(in->ty.elem);
+      px_out(e, "mov.%s %s, %s;", px_mov_type(rc), r, px_zero(rc));
+      px_out(e, "setp.lt.u32 %s, %s, %lld;", pin, fl, (long long)elems);
+      int F = px_new_label(e);
+      px_out(e, "@!%s bra $Lrf%d;", pin, F);
+      px_ld_shared(e, in->ty.elem, r, arena_printf(e->a, "%s+%lld", base, (long long)(off + v * eb)));
       fprintf(e->body, "$Lrf%d:\n", F);
     }
   }
-  out(e, "bra.uni $Lrj%d;", L);
+  px_out(e, "bra.uni $Lrj%d;", L);
   fprintf(e->body, "$Lrp%d:\n", L);
   if (wordy) {
-    emit_load_rows(e, in, w);
+    px_emit_load_rows(e, in, w);
   } else {
-    if (!emit_load_rows(e, in, NULL)) emit_load_elements(e, in);
-    flush_unpack(e, in);
+    if (!px_emit_load_rows(e, in, NULL)) px_emit_load_elements(e, in);
+    px_flush_unpack(e, in);
   }
   fprintf(e->body, "$Lrj%d:\n", L);
   if (wordy) {
-    if (e->npending == (int)(sizeof e->pending / sizeof e->pending[0])) flush_unpack(e, NULL);
+    if (e->npending == (int)(sizeof e->pending / sizeof e->pending[0])) px_flush_unpack(e, NULL);
     e->pending[e->npending++] = (struct Pending){in, w, nw, chunks};
   }
 }
 
 /* --prefetch: a register tile loaded straight into packed words (the
- * vector rows path of emit_load_rows_at) directly in the loop's body, its
+ * vector rows path of px_emit_load_rows_at) directly in the loop's body, its
  * subscripts computed from the loop value by scalar arithmetic only. */
 static bool prefetchable(Emitter *e, const TirInst *loop, const TirInst *in) {
   if (in->op != TIR_LOAD || in->plan->res != RES_REG || in->plan->ring || in->ty.rank != 2) return false;
   int64_t p1 = in->plan->phys[1], TV = (int64_t)e->T * e->V;
   int spans = 0;
   for (int i = 0; i < in->nsubs; i++) spans += !in->subs[i].point;
-  if (e->V < 2 || elem_bytes_mem(in->ty.elem) > 4 || TV % p1 || p1 % e->V || spans != 2 || !cols_contiguous(e, in))
+  if (e->V < 2 || px_elem_bytes_mem(in->ty.elem) > 4 || TV % p1 || p1 % e->V || spans != 2 ||
+      !px_cols_contiguous(e, in))
     return false;
   if (tir_stores_to(&loop->body, in->aux)) return false; /* loading ahead would read before this iteration's store */
   const TirInst *one[1] = {in};
   bool *chain = subscript_chains(e, loop, one, 1, false);
   for (int k = 0; k < loop->body.len; k++) {
     const TirInst *x = loop->body.insts[k];
-    if (chain[x->id] && !scalar_arith(x)) return false;
+    if (chain[x->id] && !px_scalar_arith(x)) return false;
   }
   return true;
 }
@@ -234,9 +236,9 @@ static void prefetch_issue(Emitter *e, const TirInst *loop, const TirInst **load
                            const char *j) {
   const char *saved = replay_subscripts(e, loop, loads, n, j);
   e->replay = true;
-  for (int q = 0; q < n; q++) emit_load_rows_at(e, loads[q], next[q], NULL, NULL);
+  for (int q = 0; q < n; q++) px_emit_load_rows_at(e, loads[q], next[q], NULL, NULL);
   e->replay = false;
-  out(e, "mov.b32 %s, %s;", reg(e, loop, 0), saved);
+  px_out(e, "mov.b32 %s, %s;", px_reg(e, loop, 0), saved);
 }
 
 /* The staged rings of a loop (plan.c): its staged loads whose buffers
@@ -252,14 +254,15 @@ static int sring_loads(const TirInst *loop, const TirInst **loads) {
 
 /* Copies the staged rings' tiles of the iteration whose loop value is in j
  * into stage `stage` (a register), by cp.async where the tile allows and
- * by the threads' own loads and stores otherwise (emit_stage_async); the
+ * by the threads' own loads and stores otherwise (px_emit_stage_async); the
  * caller commits the group. The buffers' bases are left at that stage. */
-static void sring_issue(Emitter *e, const TirInst *loop, const TirInst **loads, int n, const char *j, const char *stage) {
+static void sring_issue(Emitter *e, const TirInst *loop, const TirInst **loads, int n, const char *j,
+                        const char *stage) {
   const char *saved = replay_subscripts(e, loop, loads, n, j);
   for (int q = 0; q < n; q++) {
     const PlanBuf *b = loads[q]->plan->buf;
-    const char *base = tmp(e, RC_B32);
-    out(e, "mad.lo.u32 %s, %s, %lld, %%smem_;", base, stage, (long long)b->stage_bytes);
+    const char *base = px_tmp(e, RC_B32);
+    px_out(e, "mad.lo.u32 %s, %s, %lld, %%smem_;", base, stage, (long long)b->stage_bytes);
     e->sbase[b->id] = base;
   }
   /* Tensor copies (plan: v->tma): thread 0 arms the stage's mbarrier with
@@ -269,31 +272,32 @@ static void sring_issue(Emitter *e, const TirInst *loop, const TirInst **loads, 
   for (int q = 0; q < n; q++)
     if (loads[q]->plan->tma) mbar = loads[q]->plan->mbar;
   if (mbar) {
-    const char *tx = tmp(e, RC_B32), *t0 = tmp(e, RC_PRED), *st = tmp(e, RC_B64), *bar = mbar_addr(e, mbar, stage, 0);
-    out(e, "mov.u32 %s, 0;", tx);
+    const char *tx = px_tmp(e, RC_B32), *t0 = px_tmp(e, RC_PRED), *st = px_tmp(e, RC_B64),
+               *bar = px_mbar_addr(e, mbar, stage, 0);
+    px_out(e, "mov.u32 %s, 0;", tx);
     for (int q = 0; q < n; q++) {
       if (!loads[q]->plan->tma) continue;
-      const char *t = tmp(e, RC_B32), *ok = tmp(e, RC_PRED);
-      out(e, "setp.ne.u32 %s, %%tmok%d, 0;", ok, loads[q]->plan->tma - 1);
-      out(e, "selp.u32 %s, %lld, 0, %s;", t, (long long)tma_bytes(loads[q]), ok);
-      out(e, "add.u32 %s, %s, %s;", tx, tx, t);
+      const char *t = px_tmp(e, RC_B32), *ok = px_tmp(e, RC_PRED);
+      px_out(e, "setp.ne.u32 %s, %%tmok%d, 0;", ok, loads[q]->plan->tma - 1);
+      px_out(e, "selp.u32 %s, %lld, 0, %s;", t, (long long)px_tma_bytes(loads[q]), ok);
+      px_out(e, "add.u32 %s, %s, %s;", tx, tx, t);
     }
     /* thread 0 alone, behind a branch: the copies' operands need no
      * per-thread predicates (which ptxas turns into loops over the lanes
      * that hold registers across them) */
-    int I = new_label(e);
-    out(e, "setp.ne.u32 %s, %%tid_, 0;", t0);
-    out(e, "@%s bra $Lsri%d;", t0, I);
+    int I = px_new_label(e);
+    px_out(e, "setp.ne.u32 %s, %%tid_, 0;", t0);
+    px_out(e, "@%s bra $Lsri%d;", t0, I);
     /* the stage's bytes were last read through the generic proxy */
-    out(e, "fence.proxy.async.shared::cta;");
-    out(e, "mbarrier.arrive.expect_tx.shared::cta.b64 %s, [%s], %s;", st, bar, tx);
+    px_out(e, "fence.proxy.async.shared::cta;");
+    px_out(e, "mbarrier.arrive.expect_tx.shared::cta.b64 %s, [%s], %s;", st, bar, tx);
     for (int q = 0; q < n; q++) {
       const TirInst *ld = loads[q];
       if (!ld->plan->tma) continue;
-      const char *go = tmp(e, RC_PRED), *dst = tmp(e, RC_B32);
-      out(e, "setp.ne.u32 %s, %%tmok%d, 0;", go, ld->plan->tma - 1);
-      out(e, "add.u32 %s, %s, %lld;", dst, smem_of(e, ld->plan->buf), (long long)ld->plan->buf->offset);
-      tma_copies(e, ld, dst, bar, go);
+      const char *go = px_tmp(e, RC_PRED), *dst = px_tmp(e, RC_B32);
+      px_out(e, "setp.ne.u32 %s, %%tmok%d, 0;", go, ld->plan->tma - 1);
+      px_out(e, "add.u32 %s, %s, %lld;", dst, px_smem_of(e, ld->plan->buf), (long long)ld->plan->buf->offset);
+      px_tma_copies(e, ld, dst, bar, go);
     }
     fprintf(e->body, "$Lsri%d:\n", I);
   }
@@ -301,26 +305,26 @@ static void sring_issue(Emitter *e, const TirInst *loop, const TirInst **loads, 
   for (int q = 0; q < n; q++) {
     const TirInst *ld = loads[q];
     if (!ld->plan->tma) {
-      if (!emit_stage_async(e, ld)) emit_load_elements(e, ld);
+      if (!px_emit_stage_async(e, ld)) px_emit_load_elements(e, ld);
       continue;
     }
     /* no map this launch: the threads' own loads, as a loop (a tensor the
      * map cannot describe is one cp.async cannot copy either) */
-    int i0 = -1, i1 = -1, F = new_label(e);
-    const char *g[MAX_TENSOR_RANK], *ok = tmp(e, RC_PRED), *a0, *step;
-    out(e, "setp.ne.u32 %s, %%tmok%d, 0;", ok, ld->plan->tma - 1);
-    out(e, "@%s bra $Lstf%d;", ok, F);
+    int i0 = -1, i1 = -1, F = px_new_label(e);
+    const char *g[MAX_TENSOR_RANK], *ok = px_tmp(e, RC_PRED), *a0, *step;
+    px_out(e, "setp.ne.u32 %s, %%tmok%d, 0;", ok, ld->plan->tma - 1);
+    px_out(e, "@%s bra $Lstf%d;", ok, F);
     for (int i = 0; i < ld->nsubs; i++) {
-      g[i] = reg(e, ld->subs[i].start, 0);
+      g[i] = px_reg(e, ld->subs[i].start, 0);
       if (!ld->subs[i].point) *(i0 < 0 ? &i0 : &i1) = i;
     }
-    aligned16(e, ld->aux, elem_bytes_mem(ld->ty.elem), g, i0, ok, &a0, &step);
-    emit_stage_loop(e, ld, g, i0, i1, a0, step);
-    if (ld->plan->buf->swizzle) out(e, "fence.proxy.async.shared::cta;"); /* for wgmma (emit_dot_wgmma) */
+    px_aligned16(e, ld->aux, px_elem_bytes_mem(ld->ty.elem), g, i0, ok, &a0, &step);
+    px_emit_stage_loop(e, ld, g, i0, i1, a0, step);
+    if (ld->plan->buf->swizzle) px_out(e, "fence.proxy.async.shared::cta;"); /* for wgmma (px_emit_dot_wgmma) */
     fprintf(e->body, "$Lstf%d:\n", F);
   }
   e->ring_issue = false;
-  out(e, "mov.b32 %s, %s;", reg(e, loop, 0), saved);
+  px_out(e, "mov.b32 %s, %s;", px_reg(e, loop, 0), saved);
 }
 
 /* The loop value S - 1 iterations ahead of i, in *j, and a branch past the
@@ -328,33 +332,33 @@ static void sring_issue(Emitter *e, const TirInst *loop, const TirInst **loads, 
  * at or past the end. */
 static int ahead_or_skip(Emitter *e, const char *i, const char *step, const char *end, int S, const char *prefix,
                          const char **j) {
-  *j = tmp(e, RC_B32);
-  const char *q = tmp(e, RC_PRED), *ahead = tmp(e, RC_B32);
-  out(e, "mul.lo.s32 %s, %s, %d;", ahead, step, S - 1);
-  out(e, "add.s32 %s, %s, %s;", *j, i, ahead);
-  int K = new_label(e);
-  out(e, "setp.ge.s32 %s, %s, %s;", q, *j, end);
-  out(e, "@%s bra $L%s%d;", q, prefix, K);
+  *j = px_tmp(e, RC_B32);
+  const char *q = px_tmp(e, RC_PRED), *ahead = px_tmp(e, RC_B32);
+  px_out(e, "mul.lo.s32 %s, %s, %d;", ahead, step, S - 1);
+  px_out(e, "add.s32 %s, %s, %s;", *j, i, ahead);
+  int K = px_new_label(e);
+  px_out(e, "setp.ge.s32 %s, %s, %s;", q, *j, end);
+  px_out(e, "@%s bra $L%s%d;", q, prefix, K);
   return K;
 }
 
 /* a stage register's step: x = x + 1 < S ? x + 1 : 0 */
 static void stage_next(Emitter *e, const char *x, int S) {
-  const char *q = tmp(e, RC_PRED);
-  out(e, "add.u32 %s, %s, 1;", x, x);
-  out(e, "setp.eq.u32 %s, %s, %d;", q, x, S);
-  out(e, "selp.u32 %s, 0, %s, %s;", x, x, q);
+  const char *q = px_tmp(e, RC_PRED);
+  px_out(e, "add.u32 %s, %s, 1;", x, x);
+  px_out(e, "setp.eq.u32 %s, %s, %d;", q, x, S);
+  px_out(e, "selp.u32 %s, 0, %s, %s;", x, x, q);
 }
 
-void emit_for(Emitter *e, const TirInst *in) {
-  int L = new_label(e);
-  const char *i = reg(e, in, 0), *p = tmp(e, RC_PRED);
-  const char *end = reg(e, in->args[1], 0), *step = reg(e, in->args[2], 0);
+void px_emit_for(Emitter *e, const TirInst *in) {
+  int L = px_new_label(e);
+  const char *i = px_reg(e, in, 0), *p = px_tmp(e, RC_PRED);
+  const char *end = px_reg(e, in->args[1], 0), *step = px_reg(e, in->args[2], 0);
   const TirInst *loads[8];
   int n = e->ring_loop ? 0 : ring_loads(in, loads); /* one ringed loop at a time: an inner loop's loads stay plain */
   const TirInst *sloads[8];
   int ns = e->ring_loop || e->sring_loop ? 0 : sring_loads(in, sloads);
-  out(e, "mov.b32 %s, %s;", i, reg(e, in->args[0], 0));
+  px_out(e, "mov.b32 %s, %s;", i, px_reg(e, in->args[0], 0));
   /* --prefetch: the next iteration's register tiles are loaded at the top
    * of this one, so their latency overlaps this iteration's work; the
    * first iteration's before the loop. One loop at a time. */
@@ -364,14 +368,14 @@ void emit_for(Emitter *e, const TirInst *in) {
   for (int k = 0; e->p->prefetch && !n && !e->npf && k < in->body.len && npf < 8; k++)
     if (prefetchable(e, in, in->body.insts[k])) pfl[npf++] = in->body.insts[k];
   for (int q = 0; q < npf; q++) {
-    int nw = (e->V * elem_bytes_mem(pfl[q]->ty.elem) + 3) / 4, words = nw * (nregs(e, pfl[q]) / e->V);
+    int nw = (e->V * px_elem_bytes_mem(pfl[q]->ty.elem) + 3) / 4, words = nw * (px_nregs(e, pfl[q]) / e->V);
     next[q] = arena_alloc(e->a, sizeof(char *) * (size_t)words);
-    for (int w = 0; w < words; w++) next[q][w] = tmp(e, RC_B32);
+    for (int w = 0; w < words; w++) next[q][w] = px_tmp(e, RC_B32);
   }
   if (npf) {
-    int P = new_label(e);
-    out(e, "setp.ge.s32 %s, %s, %s;", p, i, end);
-    out(e, "@%s bra $Lpf%d;", p, P);
+    int P = px_new_label(e);
+    px_out(e, "setp.ge.s32 %s, %s, %s;", p, i, end);
+    px_out(e, "@%s bra $Lpf%d;", p, P);
     prefetch_issue(e, in, pfl, next, npf, i);
     fprintf(e->body, "$Lpf%d:\n", P);
   }
@@ -379,29 +383,29 @@ void emit_for(Emitter *e, const TirInst *in) {
   const char *ocst = e->cst, *opst = e->pst, *oph = e->phase;
   bool owaited = e->waited;
   int S = e->p->stages;
-  bool prod = n && e->p->producer; /* the producer warp fills the ring (emit_producer) */
+  bool prod = n && e->p->producer; /* the producer warp fills the ring (px_emit_producer) */
   if (prod) {
     e->ring_loop = in;
-    e->cst = tmp(e, RC_B32), e->phase = tmp(e, RC_B32);
-    out(e, "mov.u32 %s, 0;", e->cst);
-    out(e, "mov.u32 %s, 0;", e->phase);
+    e->cst = px_tmp(e, RC_B32), e->phase = px_tmp(e, RC_B32);
+    px_out(e, "mov.u32 %s, 0;", e->cst);
+    px_out(e, "mov.u32 %s, 0;", e->phase);
   } else if (n) {
     const PlanBuf *mbar = loads[0]->plan->mbar;
     e->ring_loop = in;
-    e->cst = tmp(e, RC_B32), e->pst = tmp(e, RC_B32), e->phase = tmp(e, RC_B32);
-    out(e, "mov.u32 %s, 0;", e->cst);
-    out(e, "mov.u32 %s, 0;", e->pst);
-    out(e, "mov.u32 %s, 0;", e->phase);
-    mbar_init(e, mbar, S, true); /* and the ring's bytes, last used by others, to the async proxy */
+    e->cst = px_tmp(e, RC_B32), e->pst = px_tmp(e, RC_B32), e->phase = px_tmp(e, RC_B32);
+    px_out(e, "mov.u32 %s, 0;", e->cst);
+    px_out(e, "mov.u32 %s, 0;", e->pst);
+    px_out(e, "mov.u32 %s, 0;", e->phase);
+    px_mbar_init(e, mbar, S, true); /* and the ring's bytes, last used by others, to the async proxy */
     /* the prologue: iterations 0 .. S - 2 */
-    int P = new_label(e);
-    const char *j = tmp(e, RC_B32);
-    out(e, "mov.b32 %s, %s;", j, i);
+    int P = px_new_label(e);
+    const char *j = px_tmp(e, RC_B32);
+    px_out(e, "mov.b32 %s, %s;", j, i);
     for (int q = 0; q + 1 < S; q++) {
-      out(e, "setp.ge.s32 %s, %s, %s;", p, j, end);
-      out(e, "@%s bra $Lrpro%d;", p, P);
+      px_out(e, "setp.ge.s32 %s, %s, %s;", p, j, end);
+      px_out(e, "@%s bra $Lrpro%d;", p, P);
       ring_issue(e, in, loads, n, j);
-      out(e, "add.s32 %s, %s, %s;", j, j, step);
+      px_out(e, "add.s32 %s, %s, %s;", j, j, step);
     }
     fprintf(e->body, "$Lrpro%d:\n", P);
   }
@@ -417,57 +421,57 @@ void emit_for(Emitter *e, const TirInst *in) {
   for (int q = 0; q < ns; q++)
     if (sloads[q]->plan->tma) smbar = sloads[q]->plan->mbar;
   if (smbar) { /* sph: the parity each stage's mbarrier is waited for next */
-    sph = tmp(e, RC_B32);
-    out(e, "mov.u32 %s, 0;", sph);
-    mbar_init(e, smbar, S, false);
+    sph = px_tmp(e, RC_B32);
+    px_out(e, "mov.u32 %s, 0;", sph);
+    px_mbar_init(e, smbar, S, false);
   }
   if (ns) {
     e->sring_loop = in;
-    acst = tmp(e, RC_B32), apst = tmp(e, RC_B32);
-    out(e, "mov.u32 %s, 0;", acst);
-    out(e, "mov.u32 %s, %d;", apst, S - 1);
-    const char *j = tmp(e, RC_B32), *st = tmp(e, RC_B32);
-    out(e, "mov.b32 %s, %s;", j, i);
+    acst = px_tmp(e, RC_B32), apst = px_tmp(e, RC_B32);
+    px_out(e, "mov.u32 %s, 0;", acst);
+    px_out(e, "mov.u32 %s, %d;", apst, S - 1);
+    const char *j = px_tmp(e, RC_B32), *st = px_tmp(e, RC_B32);
+    px_out(e, "mov.b32 %s, %s;", j, i);
     for (int q = 0; q + 1 < S; q++) {
-      int P = new_label(e);
-      out(e, "setp.ge.s32 %s, %s, %s;", p, j, end);
-      out(e, "@%s bra $Lspro%d;", p, P);
-      out(e, "mov.u32 %s, %d;", st, q);
+      int P = px_new_label(e);
+      px_out(e, "setp.ge.s32 %s, %s, %s;", p, j, end);
+      px_out(e, "@%s bra $Lspro%d;", p, P);
+      px_out(e, "mov.u32 %s, %d;", st, q);
       sring_issue(e, in, sloads, ns, j, st);
       fprintf(e->body, "$Lspro%d:\n", P);
-      out(e, "cp.async.commit_group;");
-      out(e, "add.s32 %s, %s, %s;", j, j, step);
+      px_out(e, "cp.async.commit_group;");
+      px_out(e, "add.s32 %s, %s, %s;", j, j, step);
     }
-    for (int q = 0; q < ns; q++) cons[q] = tmp(e, RC_B32);
+    for (int q = 0; q < ns; q++) cons[q] = px_tmp(e, RC_B32);
   }
   fprintf(e->body, "$Lfor%d:\n", L);
-  out(e, "setp.ge.s32 %s, %s, %s;", p, i, end);
-  out(e, "@%s bra $Lend%d;", p, L);
+  px_out(e, "setp.ge.s32 %s, %s, %s;", p, i, end);
+  px_out(e, "@%s bra $Lend%d;", p, L);
   if (npf) {
     for (int q = 0; q < npf; q++) {
-      int nw = (e->V * elem_bytes_mem(pfl[q]->ty.elem) + 3) / 4, words = nw * (nregs(e, pfl[q]) / e->V);
+      int nw = (e->V * px_elem_bytes_mem(pfl[q]->ty.elem) + 3) / 4, words = nw * (px_nregs(e, pfl[q]) / e->V);
       const char **cur = arena_alloc(e->a, sizeof(char *) * (size_t)words);
       for (int w = 0; w < words; w++) {
-        cur[w] = tmp(e, RC_B32);
-        out(e, "mov.b32 %s, %s;", cur[w], next[q][w]);
+        cur[w] = px_tmp(e, RC_B32);
+        px_out(e, "mov.b32 %s, %s;", cur[w], next[q][w]);
       }
       e->pf_load[q] = pfl[q], e->pf_words[q] = cur;
     }
-    const char *j = tmp(e, RC_B32), *q = tmp(e, RC_PRED);
-    int K = new_label(e);
-    out(e, "add.s32 %s, %s, %s;", j, i, step);
-    out(e, "setp.ge.s32 %s, %s, %s;", q, j, end);
-    out(e, "@%s bra $Lpfk%d;", q, K);
+    const char *j = px_tmp(e, RC_B32), *q = px_tmp(e, RC_PRED);
+    int K = px_new_label(e);
+    px_out(e, "add.s32 %s, %s, %s;", j, i, step);
+    px_out(e, "setp.ge.s32 %s, %s, %s;", q, j, end);
+    px_out(e, "@%s bra $Lpfk%d;", q, K);
     prefetch_issue(e, in, pfl, next, npf, j);
     fprintf(e->body, "$Lpfk%d:\n", K);
     e->npf = npf;
   }
-  if (ns) out(e, "cp.async.wait_group %d;", S - 2); /* this iteration's stage has landed */
+  if (ns) px_out(e, "cp.async.wait_group %d;", S - 2); /* this iteration's stage has landed */
   if (!prod && (n || ns)) {
     /* the stages the previous iteration read are free: refill them with
      * iteration i + S - 1 (a barrier planned first in the body is this one) */
     if (in->body.len && e->barrier_before[in->body.insts[0]->pos]) e->barrier_before[in->body.insts[0]->pos] = false;
-    cta_sync(e);
+    px_cta_sync(e);
   }
   if (prod) {
     e->waited = false;
@@ -483,47 +487,47 @@ void emit_for(Emitter *e, const TirInst *in) {
     int K = ahead_or_skip(e, i, step, end, S, "sk", &j);
     sring_issue(e, in, sloads, ns, j, apst);
     fprintf(e->body, "$Lsk%d:\n", K);
-    out(e, "cp.async.commit_group;");
+    px_out(e, "cp.async.commit_group;");
     for (int k = 0; k < ns; k++) { /* the readers' stage */
       const PlanBuf *b = sloads[k]->plan->buf;
-      out(e, "mad.lo.u32 %s, %s, %lld, %%smem_;", cons[k], acst, (long long)b->stage_bytes);
+      px_out(e, "mad.lo.u32 %s, %s, %lld, %%smem_;", cons[k], acst, (long long)b->stage_bytes);
       e->sbase[b->id] = cons[k];
     }
     if (smbar) { /* this iteration's tensor copies have landed: wait on its stage's phase */
-      mbar_wait(e, mbar_addr(e, smbar, acst, 0), sph, acst);
-      phase_flip(e, sph, acst);
+      px_mbar_wait(e, px_mbar_addr(e, smbar, acst, 0), sph, acst);
+      px_phase_flip(e, sph, acst);
     }
   }
-  emit_block(e, &in->body);
+  px_emit_block(e, &in->body);
   e->npf = onpf;
   if (prod) { /* every thread is done with its stage: the producer may refill it */
-    const char *st = tmp(e, RC_B64);
-    out(e, "mbarrier.arrive.shared::cta.b64 %s, [%s];", st, mbar_addr(e, loads[0]->plan->mbar, e->cst, S));
+    const char *st = px_tmp(e, RC_B64);
+    px_out(e, "mbarrier.arrive.shared::cta.b64 %s, [%s];", st, px_mbar_addr(e, loads[0]->plan->mbar, e->cst, S));
   }
   if (ns) {
     stage_next(e, acst, S);
     stage_next(e, apst, S);
   }
   if (n) { /* the consumer moves to the next stage */
-    const char *b = tmp(e, RC_B32), *q = tmp(e, RC_PRED);
-    out(e, "shl.b32 %s, 1, %s;", b, e->cst);
-    out(e, "xor.b32 %s, %s, %s;", e->phase, e->phase, b);
-    out(e, "add.u32 %s, %s, 1;", e->cst, e->cst);
-    out(e, "setp.eq.u32 %s, %s, %d;", q, e->cst, S);
-    out(e, "selp.u32 %s, 0, %s, %s;", e->cst, e->cst, q);
+    const char *b = px_tmp(e, RC_B32), *q = px_tmp(e, RC_PRED);
+    px_out(e, "shl.b32 %s, 1, %s;", b, e->cst);
+    px_out(e, "xor.b32 %s, %s, %s;", e->phase, e->phase, b);
+    px_out(e, "add.u32 %s, %s, 1;", e->cst, e->cst);
+    px_out(e, "setp.eq.u32 %s, %s, %d;", q, e->cst, S);
+    px_out(e, "selp.u32 %s, 0, %s, %s;", e->cst, e->cst, q);
   }
-  out(e, "add.s32 %s, %s, %s;", i, i, step);
-  async_wait(e);
-  out(e, "bra.uni $Lfor%d;", L);
+  px_out(e, "add.s32 %s, %s, %s;", i, i, step);
+  px_async_wait(e);
+  px_out(e, "bra.uni $Lfor%d;", L);
   fprintf(e->body, "$Lend%d:\n", L);
   if (n && !prod) { /* every thread is past its last wait before the mbarriers go */
-    cta_sync(e);
-    mbar_inval(e, loads[0]->plan->mbar, S);
+    px_cta_sync(e);
+    px_mbar_inval(e, loads[0]->plan->mbar, S);
   }
   if (ns) { /* the groups left are empty; every thread is done with the stages before their bytes go to others */
-    out(e, "cp.async.wait_group 0;");
-    cta_sync(e);
-    if (smbar) mbar_inval(e, smbar, S); /* every copy issued was waited for (none past the end) */
+    px_out(e, "cp.async.wait_group 0;");
+    px_cta_sync(e);
+    if (smbar) px_mbar_inval(e, smbar, S); /* every copy issued was waited for (none past the end) */
     for (int k = 0; k < ns; k++) e->sbase[sloads[k]->plan->buf->id] = NULL;
     e->sring_loop = NULL;
   }
@@ -535,7 +539,7 @@ void emit_for(Emitter *e, const TirInst *in) {
  * then issues every iteration's tiles into the ring, waiting on a stage's
  * "empty" mbarrier (all T threads arrive at it when they are done with
  * the stage) before it fills the stage a second time. */
-void emit_producer(Emitter *e) {
+void px_emit_producer(Emitter *e) {
   const TirFunc *f = e->f;
   const TirInst *loop = NULL, *loads[8];
   for (int i = 0; i < f->body.len && !loop; i++)
@@ -545,28 +549,28 @@ void emit_producer(Emitter *e) {
   bool *mark = subscript_chains(e, loop, loads, n, true);
   e->replay = true;
   for (int i = 0; i < f->body.len && f->body.insts[i] != loop; i++)
-    if (mark[f->body.insts[i]->id]) emit_inst(e, f->body.insts[i]);
+    if (mark[f->body.insts[i]->id]) px_emit_inst(e, f->body.insts[i]);
   e->replay = false;
-  const char *j = tmp(e, RC_B32), *cnt = tmp(e, RC_B32), *pe = tmp(e, RC_B32), *p = tmp(e, RC_PRED);
-  const char *end = reg(e, loop->args[1], 0), *step = reg(e, loop->args[2], 0);
-  e->pst = tmp(e, RC_B32);
-  out(e, "mov.b32 %s, %s;", j, reg(e, loop->args[0], 0));
-  out(e, "mov.u32 %s, 0;", cnt);
-  out(e, "mov.u32 %s, 0;", pe);
-  out(e, "mov.u32 %s, 0;", e->pst);
-  int L = new_label(e);
+  const char *j = px_tmp(e, RC_B32), *cnt = px_tmp(e, RC_B32), *pe = px_tmp(e, RC_B32), *p = px_tmp(e, RC_PRED);
+  const char *end = px_reg(e, loop->args[1], 0), *step = px_reg(e, loop->args[2], 0);
+  e->pst = px_tmp(e, RC_B32);
+  px_out(e, "mov.b32 %s, %s;", j, px_reg(e, loop->args[0], 0));
+  px_out(e, "mov.u32 %s, 0;", cnt);
+  px_out(e, "mov.u32 %s, 0;", pe);
+  px_out(e, "mov.u32 %s, 0;", e->pst);
+  int L = px_new_label(e);
   fprintf(e->body, "$Lprod%d:\n", L);
-  out(e, "setp.ge.s32 %s, %s, %s;", p, j, end);
-  out(e, "@%s bra $Lprodend%d;", p, L);
-  out(e, "setp.lt.u32 %s, %s, %d;", p, cnt, S);
-  out(e, "@%s bra $Lprodgo%d;", p, L);
+  px_out(e, "setp.ge.s32 %s, %s, %s;", p, j, end);
+  px_out(e, "@%s bra $Lprodend%d;", p, L);
+  px_out(e, "setp.lt.u32 %s, %s, %d;", p, cnt, S);
+  px_out(e, "@%s bra $Lprodgo%d;", p, L);
   /* the stage's previous tiles are consumed */
-  mbar_wait(e, mbar_addr(e, loads[0]->plan->mbar, e->pst, S), pe, e->pst);
-  phase_flip(e, pe, e->pst);
+  px_mbar_wait(e, px_mbar_addr(e, loads[0]->plan->mbar, e->pst, S), pe, e->pst);
+  px_phase_flip(e, pe, e->pst);
   fprintf(e->body, "$Lprodgo%d:\n", L);
   ring_issue(e, loop, loads, n, j);
-  out(e, "add.u32 %s, %s, 1;", cnt, cnt);
-  out(e, "add.s32 %s, %s, %s;", j, j, step);
-  out(e, "bra.uni $Lprod%d;", L);
+  px_out(e, "add.u32 %s, %s, 1;", cnt, cnt);
+  px_out(e, "add.s32 %s, %s, %s;", j, j, step);
+  px_out(e, "bra.uni $Lprod%d;", L);
   fprintf(e->body, "$Lprodend%d:\n", L);
 }

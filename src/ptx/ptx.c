@@ -9,7 +9,7 @@
  *     register, so every branch and loop is uniform and bar.sync is safe
  *     anywhere;
  *   - a register tile is spread over the CTA's T threads in chunks of V
- *     neighbouring elements, cyclically (layout.c, flat_index), or, for a
+ *     neighbouring elements, cyclically (layout.c, px_flat_index), or, for a
  *     tensor-core accumulator class and the row values beside it, in the
  *     mma fragment layout (layout.c);
  *   - values the plan puts in shared memory (staging tiles) live in their
@@ -28,7 +28,7 @@
  * contractions run over logical extents only. spec/LANGUAGE.md 15. */
 #include "emitter.h"
 
-void unsupported(Emitter *e, const TirInst *in, const char *what) {
+void px_unsupported(Emitter *e, const TirInst *in, const char *what) {
   if (!e->failed)
     diag_error(e->d, in->span, "the PTX backend cannot compile this yet: %s", what);
   e->failed = true;
@@ -40,7 +40,7 @@ void unsupported(Emitter *e, const TirInst *in, const char *what) {
 enum { MAX_REGS_PER_VALUE = 1024 };
 
 /* Register-only scalar work: it touches no memory and no tile. */
-bool scalar_arith(const TirInst *in) {
+bool px_scalar_arith(const TirInst *in) {
   if (in->ty.rank) return false;
   switch (in->op) {
   case TIR_CONST: case TIR_PARAM: case TIR_DIM: case TIR_CTX: case TIR_UNARY: case TIR_BINARY: case TIR_MATH:
@@ -52,144 +52,149 @@ bool scalar_arith(const TirInst *in) {
   }
 }
 
-void emit_inst(Emitter *e, const TirInst *in) {
+void px_emit_inst(Emitter *e, const TirInst *in) {
   if (e->failed) return;
   /* a branch or loop may skip the barrier that would wait for copies in
    * flight: wait before entering one */
-  if (in->op == TIR_IF || in->op == TIR_FOR || in->op == TIR_WHILE) async_wait(e);
-  if (in->ty.rank && in->plan->res != RES_SHARED && nregs(e, in) > MAX_REGS_PER_VALUE)
-    return unsupported(e, in, arena_printf(e->a, "a register tile of %lld elements is %d per thread with %d threads "
+  if (in->op == TIR_IF || in->op == TIR_FOR || in->op == TIR_WHILE) px_async_wait(e);
+  if (in->ty.rank && in->plan->res != RES_SHARED && px_nregs(e, in) > MAX_REGS_PER_VALUE)
+    return px_unsupported(e, in, arena_printf(e->a, "a register tile of %lld elements is %d per thread with %d threads "
                                                  "(at most %d): use smaller tiles or more threads",
-                                           (long long)phys_elems(in), nregs(e, in), e->T, MAX_REGS_PER_VALUE));
+                                           (long long)px_phys_elems(in), px_nregs(e, in), e->T, MAX_REGS_PER_VALUE));
   /* A planned barrier waits past scalar arithmetic (a staged load's
    * subscripts) to the staged load, which places it after its global
-   * reads (emit_stage_rows); anything else takes it first. */
+   * reads (px_emit_stage_rows); anything else takes it first. */
   if (!e->replay && in->pos < e->f->ninsts && e->barrier_before[in->pos]) e->sync_pending = true;
-  if (e->sync_pending && !(in->op == TIR_LOAD && in->plan->res == RES_SHARED) && !scalar_arith(in)) emit_pending_sync(e);
-  if (in->op == TIR_FOR || in->op == TIR_WHILE || in->op == TIR_IF) flush_unpack(e, NULL);
-  if (!fusable_convert(e, in))
+  if (e->sync_pending && !(in->op == TIR_LOAD && in->plan->res == RES_SHARED) && !px_scalar_arith(in))
+    px_emit_pending_sync(e);
+  if (in->op == TIR_FOR || in->op == TIR_WHILE || in->op == TIR_IF) px_flush_unpack(e, NULL);
+  if (!px_fusable_convert(e, in))
     for (int i = 0; i < in->nargs; i++)
-      if (in->args[i]) flush_unpack(e, in->args[i]);
-  if (in->op != TIR_STORE && in->op != TIR_WRITE && in->op != TIR_IF && in->op != TIR_WHILE && !e->replay) declare_value(e, in);
-  int n = nregs(e, in);
-  const char *d0 = reg(e, in, 0);
-  RegClass rc = rc_of(in->ty.elem);
+      if (in->args[i]) px_flush_unpack(e, in->args[i]);
+  if (in->op != TIR_STORE && in->op != TIR_WRITE && in->op != TIR_IF && in->op != TIR_WHILE && !e->replay)
+    px_declare_value(e, in);
+  int n = px_nregs(e, in);
+  const char *d0 = px_reg(e, in, 0);
+  RegClass rc = px_rc_of(in->ty.elem);
   switch (in->op) {
   case TIR_CONST:
     if (rc == RC_F32) {
       float f = (float)in->fval;
       uint32_t bits;
       memcpy(&bits, &f, 4);
-      out(e, "mov.b32 %s, 0x%08x;", d0, bits);
-      round_reg(e, in->ty.elem, d0);
+      px_out(e, "mov.b32 %s, 0x%08x;", d0, bits);
+      px_round_reg(e, in->ty.elem, d0);
     } else if (rc == RC_F64) {
       uint64_t bits;
       double v = in->fval;
       memcpy(&bits, &v, 8);
-      out(e, "mov.b64 %s, 0x%016llx;", d0, (unsigned long long)bits);
+      px_out(e, "mov.b64 %s, 0x%016llx;", d0, (unsigned long long)bits);
     } else if (rc == RC_B64) {
-      out(e, "mov.b64 %s, %lld;", d0, (long long)in->ival);
+      px_out(e, "mov.b64 %s, %lld;", d0, (long long)in->ival);
     } else {
-      out(e, "mov.b32 %s, %d;", d0, (int32_t)in->ival);
-      round_reg(e, in->ty.elem, d0);
+      px_out(e, "mov.b32 %s, %d;", d0, (int32_t)in->ival);
+      px_round_reg(e, in->ty.elem, d0);
     }
     break;
   case TIR_PARAM: {
     const char *pt = in->ty.elem == S_F64 ? "f64" : rc == RC_F32 ? "f32" : in->ty.elem == S_I64 ? "s64" : "s32";
-    out(e, "ld.param.%s %s, [%s];", pt, d0, pname(in->aux, "p"));
-    round_reg(e, in->ty.elem, d0);
+    px_out(e, "ld.param.%s %s, [%s];", pt, d0, px_pname(in->aux, "p"));
+    px_round_reg(e, in->ty.elem, d0);
     break;
   }
-  case TIR_DIM: out(e, "mov.b32 %s, %%ext32_%d_%d;", d0, in->aux, in->aux2); break;
+  case TIR_DIM: px_out(e, "mov.b32 %s, %%ext32_%d_%d;", d0, in->aux, in->aux2); break;
   case TIR_CTX: {
     static const char *sr[] = {"%ctaid.x", "%ctaid.y", "%ctaid.z", "%nctaid.x", "%nctaid.y", "%nctaid.z"};
-    out(e, "mov.u32 %s, %s;", d0, sr[in->aux]);
+    px_out(e, "mov.u32 %s, %s;", d0, sr[in->aux]);
     break;
   }
   case TIR_UNARY:
     for (int k = 0; k < n; k++) {
-      const char *a = operand(e, in->args[0], k), *d = reg(e, in, k);
-      if (in->aux == '-') out(e, "neg.%s %s, %s;", arith_type(in->ty.elem)[0] == 'u' ? "s32" : arith_type(in->ty.elem), d, a);
-      else if (in->aux == '!') out(e, "xor.b32 %s, %s, 1;", d, a);
-      else out(e, "not.%s %s, %s;", rc == RC_B64 ? "b64" : "b32", d, a);
-      round_reg(e, in->ty.elem, d);
+      const char *a = px_operand(e, in->args[0], k), *d = px_reg(e, in, k);
+      if (in->aux == '-')
+        px_out(e, "neg.%s %s, %s;", px_arith_type(in->ty.elem)[0] == 'u' ? "s32" : px_arith_type(in->ty.elem), d, a);
+      else if (in->aux == '!') px_out(e, "xor.b32 %s, %s, 1;", d, a);
+      else px_out(e, "not.%s %s, %s;", rc == RC_B64 ? "b64" : "b32", d, a);
+      px_round_reg(e, in->ty.elem, d);
     }
     break;
-  case TIR_BINARY: emit_binary(e, in); break;
-  case TIR_MATH: emit_math(e, in); break;
-  case TIR_CONVERT: emit_convert(e, in); break;
+  case TIR_BINARY: px_emit_binary(e, in); break;
+  case TIR_MATH: px_emit_math(e, in); break;
+  case TIR_CONVERT: px_emit_convert(e, in); break;
   case TIR_SELECT:
     for (int k = 0; k < n; k++) {
-      const char *c = operand(e, in->args[0], k), *a = operand(e, in->args[1], k), *b = operand(e, in->args[2], k);
-      const char *p = tmp(e, RC_PRED);
-      out(e, "setp.ne.u32 %s, %s, 0;", p, c);
-      out(e, "selp.%s %s, %s, %s, %s;", mov_type(rc), reg(e, in, k), a, b, p);
+      const char *c = px_operand(e, in->args[0], k), *a = px_operand(e, in->args[1], k),
+                 *b = px_operand(e, in->args[2], k);
+      const char *p = px_tmp(e, RC_PRED);
+      px_out(e, "setp.ne.u32 %s, %s, 0;", p, c);
+      px_out(e, "selp.%s %s, %s, %s, %s;", px_mov_type(rc), px_reg(e, in, k), a, b, p);
     }
     break;
   case TIR_SPLAT:
-    for (int k = 0; k < n; k++) out(e, "mov.%s %s, %s;", mov_type(rc), reg(e, in, k), reg(e, in->args[0], 0));
+    for (int k = 0; k < n; k++)
+      px_out(e, "mov.%s %s, %s;", px_mov_type(rc), px_reg(e, in, k), px_reg(e, in->args[0], 0));
     break;
-  case TIR_BROADCAST: emit_broadcast(e, in); break;
+  case TIR_BROADCAST: px_emit_broadcast(e, in); break;
   case TIR_IOTA:
     for (int k = 0; k < n; k++) {
-      const char *c = is_frag(e, in) ? frag_coord(e, in, k, in->aux)
-                                     : coord(e, elem_index(e, in, k), in->plan->phys, in->ty.rank, in->aux);
-      out(e, "mov.b32 %s, %s;", reg(e, in, k), c);
+      const char *c = px_is_frag(e, in) ? px_frag_coord(e, in, k, in->aux)
+                                     : px_coord(e, px_elem_index(e, in, k), in->plan->phys, in->ty.rank, in->aux);
+      px_out(e, "mov.b32 %s, %s;", px_reg(e, in, k), c);
     }
     break;
-  case TIR_REDUCE: emit_reduce(e, in); break;
-  case TIR_DOT: emit_dot(e, in); break;
-  case TIR_TRANSPOSE: emit_transpose(e, in); break;
-  case TIR_LOAD: emit_load(e, in); break;
-  case TIR_STORE: emit_store(e, in); break;
-  case TIR_ARRIVE: emit_arrive(e, in); break;
-  case TIR_EXTRACT: emit_extract(e, in); break;
+  case TIR_REDUCE: px_emit_reduce(e, in); break;
+  case TIR_DOT: px_emit_dot(e, in); break;
+  case TIR_TRANSPOSE: px_emit_transpose(e, in); break;
+  case TIR_LOAD: px_emit_load(e, in); break;
+  case TIR_STORE: px_emit_store(e, in); break;
+  case TIR_ARRIVE: px_emit_arrive(e, in); break;
+  case TIR_EXTRACT: px_emit_extract(e, in); break;
   case TIR_VAR:
     /* a register slot starts undefined; a shared one lives in its buffer */
     break;
   case TIR_READ: {
     const TirInst *slot = in->args[0];
     if (slot->plan->res == RES_SHARED && in->plan->res == RES_SHARED) break; /* read from the buffer at use */
-    for (int k = 0; k < n; k++) out(e, "mov.%s %s, %s;", mov_type(rc), reg(e, in, k), operand(e, slot, k));
+    for (int k = 0; k < n; k++) px_out(e, "mov.%s %s, %s;", px_mov_type(rc), px_reg(e, in, k), px_operand(e, slot, k));
     break;
   }
-  case TIR_WRITE: emit_write(e, in); break;
-  case TIR_FOR: emit_for(e, in); break;
+  case TIR_WRITE: px_emit_write(e, in); break;
+  case TIR_FOR: px_emit_for(e, in); break;
   case TIR_WHILE: {
-    int L = new_label(e);
-    const char *p = tmp(e, RC_PRED);
+    int L = px_new_label(e);
+    const char *p = px_tmp(e, RC_PRED);
     fprintf(e->body, "$Lwhile%d:\n", L);
-    emit_block(e, &in->cond);
-    async_wait(e); /* the exit below skips the body's barriers */
-    out(e, "setp.eq.u32 %s, %s, 0;", p, reg(e, in->cond_value, 0));
-    out(e, "@%s bra $Lwend%d;", p, L);
-    emit_block(e, &in->body);
-    async_wait(e);
-    out(e, "bra.uni $Lwhile%d;", L);
+    px_emit_block(e, &in->cond);
+    px_async_wait(e); /* the exit below skips the body's barriers */
+    px_out(e, "setp.eq.u32 %s, %s, 0;", p, px_reg(e, in->cond_value, 0));
+    px_out(e, "@%s bra $Lwend%d;", p, L);
+    px_emit_block(e, &in->body);
+    px_async_wait(e);
+    px_out(e, "bra.uni $Lwhile%d;", L);
     fprintf(e->body, "$Lwend%d:\n", L);
     break;
   }
   case TIR_IF: {
-    int L = new_label(e);
-    const char *p = tmp(e, RC_PRED);
-    out(e, "setp.eq.u32 %s, %s, 0;", p, reg(e, in->args[0], 0));
-    out(e, "@%s bra $Lelse%d;", p, L);
-    emit_block(e, &in->body);
-    async_wait(e); /* copies of one branch must not wait on a barrier of the other */
-    out(e, "bra.uni $Lfi%d;", L);
+    int L = px_new_label(e);
+    const char *p = px_tmp(e, RC_PRED);
+    px_out(e, "setp.eq.u32 %s, %s, 0;", p, px_reg(e, in->args[0], 0));
+    px_out(e, "@%s bra $Lelse%d;", p, L);
+    px_emit_block(e, &in->body);
+    px_async_wait(e); /* copies of one branch must not wait on a barrier of the other */
+    px_out(e, "bra.uni $Lfi%d;", L);
     fprintf(e->body, "$Lelse%d:\n", L);
-    emit_block(e, &in->body2);
-    async_wait(e);
+    px_emit_block(e, &in->body2);
+    px_async_wait(e);
     fprintf(e->body, "$Lfi%d:\n", L);
     break;
   }
   }
 }
 
-void emit_block(Emitter *e, const TirBlock *b) {
-  for (int i = 0; i < b->len && !e->failed; i++) emit_inst(e, b->insts[i]);
-  emit_pending_sync(e); /* a barrier never leaves its block */
-  flush_unpack(e, NULL); /* a value may be used after its block, on another path */
+void px_emit_block(Emitter *e, const TirBlock *b) {
+  for (int i = 0; i < b->len && !e->failed; i++) px_emit_inst(e, b->insts[i]);
+  px_emit_pending_sync(e); /* a barrier never leaves its block */
+  px_flush_unpack(e, NULL); /* a value may be used after its block, on another path */
 }
 
 static const char *param_ptx_type(Scalar s) {
@@ -200,8 +205,8 @@ bool ptx_emit_kernel(Arena *a, Diags *d, const Plan *p, const char *arch, const 
                      int64_t *shared_total) {
   Emitter e = {.a = a, .d = d, .p = p, .f = p->f, .T = p->threads};
   const TirFunc *f = p->f;
-  e.V = chunk_width(&f->body, e.T);
-  decide_frags(&e);
+  e.V = px_chunk_width(&f->body, e.T);
+  px_decide_frags(&e);
   e.fused_add = arena_alloc(a, (size_t)f->ninsts + 1);
   e.sbase = arena_alloc(a, sizeof(char *) * (size_t)(p->nbufs + 1));
   e.uses = tir_use_counts(a, f);
@@ -219,27 +224,27 @@ bool ptx_emit_kernel(Arena *a, Diags *d, const Plan *p, const char *arch, const 
     if (p->bufs[i]->kind == BUF_MBAR) mbar = p->bufs[i];
   if (p->producer && mbar) {
     /* the mbarriers first, seen by every thread; then the producer warp
-     * goes its own way (emit_producer, after the kernel's code) */
-    const char *t0 = tmp(&e, RC_PRED), *pw = tmp(&e, RC_PRED);
-    out(&e, "setp.eq.u32 %s, %%tid_, 0;", t0);
+     * goes its own way (px_emit_producer, after the kernel's code) */
+    const char *t0 = px_tmp(&e, RC_PRED), *pw = px_tmp(&e, RC_PRED);
+    px_out(&e, "setp.eq.u32 %s, %%tid_, 0;", t0);
     for (int s = 0; s < p->stages; s++) {
-      out(&e, "@%s mbarrier.init.shared::cta.b64 [%%smem_+%lld], 1;", t0, (long long)(mbar->offset + 8 * s));
-      out(&e, "@%s mbarrier.init.shared::cta.b64 [%%smem_+%lld], %d;", t0, (long long)(mbar->offset + 8 * (p->stages + s)),
-          e.T);
+      px_out(&e, "@%s mbarrier.init.shared::cta.b64 [%%smem_+%lld], 1;", t0, (long long)(mbar->offset + 8 * s));
+      px_out(&e, "@%s mbarrier.init.shared::cta.b64 [%%smem_+%lld], %d;", t0,
+             (long long)(mbar->offset + 8 * (p->stages + s)), e.T);
     }
-    out(&e, "@%s fence.mbarrier_init.release.cluster;", t0);
-    out(&e, "bar.sync 0;");
-    out(&e, "setp.ge.u32 %s, %%tid_, %d;", pw, e.T);
-    out(&e, "@%s bra $Lproducer;", pw);
+    px_out(&e, "@%s fence.mbarrier_init.release.cluster;", t0);
+    px_out(&e, "bar.sync 0;");
+    px_out(&e, "setp.ge.u32 %s, %%tid_, %d;", pw, e.T);
+    px_out(&e, "@%s bra $Lproducer;", pw);
   }
   /* the grid block computes nothing the kernel needs */
-  emit_block(&e, &f->body);
-  async_wait(&e); /* no copy outstanding at the exit */
+  px_emit_block(&e, &f->body);
+  px_async_wait(&e); /* no copy outstanding at the exit */
   if (p->producer && mbar && !e.failed) {
-    out(&e, "ret;");
+    px_out(&e, "ret;");
     fprintf(e.body, "$Lproducer:\n");
-    out(&e, "sub.u32 %%plane_, %%tid_, %d;", e.T);
-    emit_producer(&e);
+    px_out(&e, "sub.u32 %%plane_, %%tid_, %d;", e.T);
+    px_emit_producer(&e);
   }
   fclose(e.body);
   fclose(e.declf);
@@ -296,18 +301,21 @@ bool ptx_emit_kernel(Arena *a, Diags *d, const Plan *p, const char *arch, const 
   }
   fprintf(out_f, "  .reg .b32 %%tid_, %%tidv_%s;\n  mov.u32 %%tid_, %%tid.x;\n  mul.lo.u32 %%tidv_, %%tid_, %d;\n",
           p->producer ? ", %plane_" : "", e.V);
-  if (e.nfrag) /* the fragment layout's thread base: 16 w + g and 2 t (elem_index) */
+  if (e.nfrag) /* the fragment layout's thread base: 16 w + g and 2 t (px_elem_index) */
     fputs("  .reg .b32 %fwg_, %ft2_;\n  shr.u32 %fwg_, %tid_, 5;\n  shl.b32 %fwg_, %fwg_, 4;\n"
           "  bfe.u32 %ft2_, %tid_, 2, 3;\n  add.u32 %fwg_, %fwg_, %ft2_;\n  and.b32 %ft2_, %tid_, 3;\n"
           "  shl.b32 %ft2_, %ft2_, 1;\n", out_f);
   for (int i = 0; i < f->nparams; i++) {
     const TirParam *tp = &f->params[i];
     if (!tp->tensor) continue;
-    fprintf(out_f, "  .reg .b64 %%base%d;\n  ld.param.u64 %%base%d, [base_param%d];\n  cvta.to.global.u64 %%base%d, %%base%d;\n",
-            i, i, i, i, i);
+    fprintf(
+        out_f,
+        "  .reg .b64 %%base%d;\n  ld.param.u64 %%base%d, [base_param%d];\n  cvta.to.global.u64 %%base%d, %%base%d;\n",
+        i, i, i, i, i);
     for (int dd = 0; dd < tp->rank; dd++)
-      fprintf(out_f, "  .reg .b32 %%ext32_%d_%d;\n  ld.param.s32 %%ext32_%d_%d, [ext_param%d_%d];\n  .reg .b64 %%ext%d_%d;\n"
-                     "  cvt.s64.s32 %%ext%d_%d, %%ext32_%d_%d;\n",
+      fprintf(out_f,
+              "  .reg .b32 %%ext32_%d_%d;\n  ld.param.s32 %%ext32_%d_%d, [ext_param%d_%d];\n  .reg .b64 %%ext%d_%d;\n"
+              "  cvt.s64.s32 %%ext%d_%d, %%ext32_%d_%d;\n",
               i, dd, i, dd, i, dd, i, dd, i, dd, i, dd);
   }
   if (!strcmp(arch, "sm_90a")) {
@@ -336,7 +344,7 @@ bool ptx_emit_kernel(Arena *a, Diags *d, const Plan *p, const char *arch, const 
   }
   fputs(decls ? decls : "", out_f);
   for (int rc = 0; rc < RC_COUNT; rc++)
-    if (e.ntemp[rc]) fprintf(out_f, "  .reg %s %st<%d>;\n", rc_decl[rc], rc_prefix[rc], e.ntemp[rc]);
+    if (e.ntemp[rc]) fprintf(out_f, "  .reg %s %st<%d>;\n", px_rc_decl[rc], px_rc_prefix[rc], e.ntemp[rc]);
   fputs(body ? body : "", out_f);
   fputs("  ret;\n}\n", out_f);
   free(body);
@@ -344,7 +352,7 @@ bool ptx_emit_kernel(Arena *a, Diags *d, const Plan *p, const char *arch, const 
   return true;
 }
 
-void ptx_emit_header(FILE *out, const char *arch, bool any_dynshared, bool any_tma) {
-  fprintf(out, "// Generated by phobosc %s\n.version 8.0\n.target %s\n.address_size 64\n", PHOBOS_VERSION, arch);
-  if (any_dynshared) fprintf(out, ".extern .shared .align %d .b8 dsmem[];\n", any_tma ? 128 : 16);
+void ptx_emit_header(FILE *px_out, const char *arch, bool any_dynshared, bool any_tma) {
+  fprintf(px_out, "// Generated by phobosc %s\n.version 8.0\n.target %s\n.address_size 64\n", PHOBOS_VERSION, arch);
+  if (any_dynshared) fprintf(px_out, ".extern .shared .align %d .b8 dsmem[];\n", any_tma ? 128 : 16);
 }

@@ -6,10 +6,10 @@
 
 #include <stdarg.h>
 
-const char *rc_decl[] = {".f32", ".f64", ".b32", ".b64", ".pred"};
-const char *rc_prefix[] = {"%f", "%d", "%r", "%rd", "%p"};
+const char *px_rc_decl[] = {".f32", ".f64", ".b32", ".b64", ".pred"};
+const char *px_rc_prefix[] = {"%f", "%d", "%r", "%rd", "%p"};
 
-void out(Emitter *e, const char *fmt, ...) {
+void px_out(Emitter *e, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   fputs("  ", e->body);
@@ -18,7 +18,7 @@ void out(Emitter *e, const char *fmt, ...) {
   va_end(ap);
 }
 
-RegClass rc_of(Scalar s) {
+RegClass px_rc_of(Scalar s) {
   switch (s) {
   case S_F16:
   case S_BF16:
@@ -29,30 +29,30 @@ RegClass rc_of(Scalar s) {
   }
 }
 
-const char *tmp(Emitter *e, RegClass rc) {
-  return arena_printf(e->a, "%st%d", rc_prefix[rc], e->ntemp[rc]++);
+const char *px_tmp(Emitter *e, RegClass rc) {
+  return arena_printf(e->a, "%st%d", px_rc_prefix[rc], e->ntemp[rc]++);
 }
 
-int new_label(Emitter *e) { return e->label++; }
+int px_new_label(Emitter *e) { return e->label++; }
 
 /* the register holding element k of value `in` (k = 0 for scalars) */
-const char *reg(Emitter *e, const TirInst *in, int k) {
-  return arena_printf(e->a, "%sv%d_%d", rc_prefix[rc_of(in->ty.elem)], in->id, k);
+const char *px_reg(Emitter *e, const TirInst *in, int k) {
+  return arena_printf(e->a, "%sv%d_%d", px_rc_prefix[px_rc_of(in->ty.elem)], in->id, k);
 }
 
-void declare_value(Emitter *e, const TirInst *in) {
-  fprintf(e->declf, "  .reg %s %sv%d_<%d>;\n", rc_decl[rc_of(in->ty.elem)], rc_prefix[rc_of(in->ty.elem)], in->id,
-          nregs(e, in));
+void px_declare_value(Emitter *e, const TirInst *in) {
+  fprintf(e->declf, "  .reg %s %sv%d_<%d>;\n", px_rc_decl[px_rc_of(in->ty.elem)], px_rc_prefix[px_rc_of(in->ty.elem)],
+          in->id, px_nregs(e, in));
 }
 
-int log2i(int64_t v) {
+int px_log2i(int64_t v) {
   int l = 0;
   while ((1ll << l) < v) l++;
   return l;
 }
 
 /* PTX type suffixes for arithmetic in a register class */
-const char *arith_type(Scalar s) {
+const char *px_arith_type(Scalar s) {
   switch (s) {
   case S_F16:
   case S_BF16:
@@ -66,26 +66,26 @@ const char *arith_type(Scalar s) {
 }
 
 /* Rounds a register to what its element type holds, after an operation. */
-void round_reg(Emitter *e, Scalar s, const char *r) {
+void px_round_reg(Emitter *e, Scalar s, const char *r) {
   if (s == S_F16) {
-    out(e, "{ .reg .b16 %%h; cvt.rn.f16.f32 %%h, %s; cvt.f32.f16 %s, %%h; }", r, r);
+    px_out(e, "{ .reg .b16 %%h; cvt.rn.f16.f32 %%h, %s; cvt.f32.f16 %s, %%h; }", r, r);
   } else if (s == S_BF16) {
     /* cvt.rn.bf16x2.f32 (sm_80 and later, both targets) rounds to nearest
      * even and makes NaN a quiet NaN; the upper half is the bf16, whose
      * f32 is that half with zeros below: two instructions, where rounding
      * in integer arithmetic took seven */
-    const char *b = tmp(e, RC_B32);
-    out(e, "cvt.rn.bf16x2.f32 %s, %s, %s;", b, r, r);
-    out(e, "and.b32 %s, %s, 0xffff0000;", b, b);
-    out(e, "mov.b32 %s, %s;", r, b);
+    const char *b = px_tmp(e, RC_B32);
+    px_out(e, "cvt.rn.bf16x2.f32 %s, %s, %s;", b, r, r);
+    px_out(e, "and.b32 %s, %s, 0xffff0000;", b, b);
+    px_out(e, "mov.b32 %s, %s;", r, b);
   } else if (s == S_I8) {
-    out(e, "cvt.s32.s8 %s, %s;", r, r);
+    px_out(e, "cvt.s32.s8 %s, %s;", r, r);
   } else if (s == S_U8) {
-    out(e, "and.b32 %s, %s, 255;", r, r);
+    px_out(e, "and.b32 %s, %s, 255;", r, r);
   }
 }
 
-const char *pname(int p, const char *what) {
+const char *px_pname(int p, const char *what) {
   static char buf[8][64];
   static int slot;
   char *b = buf[slot++ & 7];
@@ -93,89 +93,91 @@ const char *pname(int p, const char *what) {
   return b;
 }
 
-int elem_bytes_mem(Scalar s) { return sema_scalar_bytes(s); }
+int px_elem_bytes_mem(Scalar s) { return sema_scalar_bytes(s); }
 
-const char *zero(RegClass rc) {
+const char *px_zero(RegClass rc) {
   return rc == RC_F32 ? "0f00000000" : rc == RC_F64 ? "0d0000000000000000" : "0";
 }
 
-const char *mov_type(RegClass rc) { return rc == RC_F32 ? "f32" : rc == RC_F64 ? "f64" : rc == RC_B64 ? "b64" : "b32"; }
+const char *px_mov_type(RegClass rc) {
+  return rc == RC_F32 ? "f32" : rc == RC_F64 ? "f64" : rc == RC_B64 ? "b64" : "b32";
+}
 
 /* Loads element from global memory at address `addr` into register r. */
-void ld_global(Emitter *e, Scalar s, const char *r, const char *addr, const char *pred) {
+void px_ld_global(Emitter *e, Scalar s, const char *r, const char *addr, const char *pred) {
   const char *g = pred ? arena_printf(e->a, "@%s ", pred) : "";
   switch (s) {
-  case S_F32: out(e, "%sld.global.f32 %s, [%s];", g, r, addr); break;
-  case S_F64: out(e, "%sld.global.f64 %s, [%s];", g, r, addr); break;
-  case S_I64: out(e, "%sld.global.s64 %s, [%s];", g, r, addr); break;
-  case S_I32: out(e, "%sld.global.s32 %s, [%s];", g, r, addr); break;
-  case S_I8: out(e, "%sld.global.s8 %s, [%s];", g, r, addr); break;
+  case S_F32: px_out(e, "%sld.global.f32 %s, [%s];", g, r, addr); break;
+  case S_F64: px_out(e, "%sld.global.f64 %s, [%s];", g, r, addr); break;
+  case S_I64: px_out(e, "%sld.global.s64 %s, [%s];", g, r, addr); break;
+  case S_I32: px_out(e, "%sld.global.s32 %s, [%s];", g, r, addr); break;
+  case S_I8: px_out(e, "%sld.global.s8 %s, [%s];", g, r, addr); break;
   case S_U8:
-  case S_BOOL: out(e, "%sld.global.u8 %s, [%s];", g, r, addr); break;
+  case S_BOOL: px_out(e, "%sld.global.u8 %s, [%s];", g, r, addr); break;
   case S_F16: {
-    const char *t = tmp(e, RC_B32);
-    out(e, "mov.b32 %s, 0;", t);
-    out(e, "%sld.global.u16 %s, [%s];", g, t, addr);
-    out(e, "{ .reg .b16 %%hl; cvt.u16.u32 %%hl, %s; cvt.f32.f16 %s, %%hl; }", t, r);
+    const char *t = px_tmp(e, RC_B32);
+    px_out(e, "mov.b32 %s, 0;", t);
+    px_out(e, "%sld.global.u16 %s, [%s];", g, t, addr);
+    px_out(e, "{ .reg .b16 %%hl; cvt.u16.u32 %%hl, %s; cvt.f32.f16 %s, %%hl; }", t, r);
     break;
   }
   case S_BF16: {
-    const char *t = tmp(e, RC_B32);
-    out(e, "mov.b32 %s, 0;", t);
-    out(e, "%sld.global.u16 %s, [%s];", g, t, addr);
-    out(e, "shl.b32 %s, %s, 16;", t, t);
-    out(e, "mov.b32 %s, %s;", r, t);
+    const char *t = px_tmp(e, RC_B32);
+    px_out(e, "mov.b32 %s, 0;", t);
+    px_out(e, "%sld.global.u16 %s, [%s];", g, t, addr);
+    px_out(e, "shl.b32 %s, %s, 16;", t, t);
+    px_out(e, "mov.b32 %s, %s;", r, t);
     break;
   }
   default: break;
   }
 }
 
-void st_mem(Emitter *e, const char *space, Scalar s, const char *addr, const char *r, const char *pred) {
+void px_st_mem(Emitter *e, const char *space, Scalar s, const char *addr, const char *r, const char *pred) {
   const char *g = pred ? arena_printf(e->a, "@%s ", pred) : "";
   switch (s) {
-  case S_F32: out(e, "%sst.%s.f32 [%s], %s;", g, space, addr, r); break;
-  case S_F64: out(e, "%sst.%s.f64 [%s], %s;", g, space, addr, r); break;
-  case S_I64: out(e, "%sst.%s.s64 [%s], %s;", g, space, addr, r); break;
-  case S_I32: out(e, "%sst.%s.s32 [%s], %s;", g, space, addr, r); break;
+  case S_F32: px_out(e, "%sst.%s.f32 [%s], %s;", g, space, addr, r); break;
+  case S_F64: px_out(e, "%sst.%s.f64 [%s], %s;", g, space, addr, r); break;
+  case S_I64: px_out(e, "%sst.%s.s64 [%s], %s;", g, space, addr, r); break;
+  case S_I32: px_out(e, "%sst.%s.s32 [%s], %s;", g, space, addr, r); break;
   case S_I8:
   case S_U8:
-  case S_BOOL: out(e, "%sst.%s.u8 [%s], %s;", g, space, addr, r); break;
+  case S_BOOL: px_out(e, "%sst.%s.u8 [%s], %s;", g, space, addr, r); break;
   case S_F16:
   case S_BF16: {
-    const char *t = tmp(e, RC_B32);
-    if (s == S_F16) out(e, "{ .reg .b16 %%hs; cvt.rn.f16.f32 %%hs, %s; cvt.u32.u16 %s, %%hs; }", r, t);
+    const char *t = px_tmp(e, RC_B32);
+    if (s == S_F16) px_out(e, "{ .reg .b16 %%hs; cvt.rn.f16.f32 %%hs, %s; cvt.u32.u16 %s, %%hs; }", r, t);
     else {
-      out(e, "mov.b32 %s, %s;", t, r);
-      out(e, "shr.u32 %s, %s, 16;", t, t); /* already rounded to bf16 */
+      px_out(e, "mov.b32 %s, %s;", t, r);
+      px_out(e, "shr.u32 %s, %s, 16;", t, t); /* already rounded to bf16 */
     }
-    out(e, "%sst.%s.u16 [%s], %s;", g, space, addr, t);
+    px_out(e, "%sst.%s.u16 [%s], %s;", g, space, addr, t);
     break;
   }
   default: break;
   }
 }
 
-void ld_shared(Emitter *e, Scalar s, const char *r, const char *addr) {
+void px_ld_shared(Emitter *e, Scalar s, const char *r, const char *addr) {
   switch (s) {
-  case S_F32: out(e, "ld.shared.f32 %s, [%s];", r, addr); break;
-  case S_F64: out(e, "ld.shared.f64 %s, [%s];", r, addr); break;
-  case S_I64: out(e, "ld.shared.s64 %s, [%s];", r, addr); break;
-  case S_I32: out(e, "ld.shared.s32 %s, [%s];", r, addr); break;
-  case S_I8: out(e, "ld.shared.s8 %s, [%s];", r, addr); break;
+  case S_F32: px_out(e, "ld.shared.f32 %s, [%s];", r, addr); break;
+  case S_F64: px_out(e, "ld.shared.f64 %s, [%s];", r, addr); break;
+  case S_I64: px_out(e, "ld.shared.s64 %s, [%s];", r, addr); break;
+  case S_I32: px_out(e, "ld.shared.s32 %s, [%s];", r, addr); break;
+  case S_I8: px_out(e, "ld.shared.s8 %s, [%s];", r, addr); break;
   case S_U8:
-  case S_BOOL: out(e, "ld.shared.u8 %s, [%s];", r, addr); break;
+  case S_BOOL: px_out(e, "ld.shared.u8 %s, [%s];", r, addr); break;
   case S_F16: {
-    const char *t = tmp(e, RC_B32);
-    out(e, "ld.shared.u16 %s, [%s];", t, addr);
-    out(e, "{ .reg .b16 %%hl; cvt.u16.u32 %%hl, %s; cvt.f32.f16 %s, %%hl; }", t, r);
+    const char *t = px_tmp(e, RC_B32);
+    px_out(e, "ld.shared.u16 %s, [%s];", t, addr);
+    px_out(e, "{ .reg .b16 %%hl; cvt.u16.u32 %%hl, %s; cvt.f32.f16 %s, %%hl; }", t, r);
     break;
   }
   case S_BF16: {
-    const char *t = tmp(e, RC_B32);
-    out(e, "ld.shared.u16 %s, [%s];", t, addr);
-    out(e, "shl.b32 %s, %s, 16;", t, t);
-    out(e, "mov.b32 %s, %s;", r, t);
+    const char *t = px_tmp(e, RC_B32);
+    px_out(e, "ld.shared.u16 %s, [%s];", t, addr);
+    px_out(e, "shl.b32 %s, %s, 16;", t, t);
+    px_out(e, "mov.b32 %s, %s;", r, t);
     break;
   }
   default: break;

@@ -7,42 +7,42 @@
 /* A staged tile copied by cp.async is waited for at the next barrier, so
  * its latency overlaps whatever comes between; its readers always follow a
  * barrier. The wait also comes before an if or a loop, at the end of each
- * branch, after a while's condition and at a loop's back edge (emit_inst,
- * emit_for): a barrier inside a branch may not run, and a read at the top
+ * branch, after a while's condition and at a loop's back edge (px_emit_inst,
+ * px_emit_for): a barrier inside a branch may not run, and a read at the top
  * of the next iteration follows a barrier textually earlier. */
-void async_wait(Emitter *e) {
+void px_async_wait(Emitter *e) {
   if (!e->async_pending) return;
   e->async_pending = false;
-  out(e, "cp.async.wait_group 0;");
+  px_out(e, "cp.async.wait_group 0;");
 }
 
 /* A barrier of the T threads that run the kernel's code: bar.sync 0, or
  * with a producer warp (which never takes part) the named barrier 1 of T. */
-void cta_sync_why(Emitter *e, const char *why) {
-  async_wait(e);
+void px_cta_sync_why(Emitter *e, const char *why) {
+  px_async_wait(e);
   if (e->proxy_pending) { /* the threads' stores into a swizzled tile, seen by wgmma (async proxy) */
     e->proxy_pending = false;
-    out(e, "fence.proxy.async.shared::cta;");
+    px_out(e, "fence.proxy.async.shared::cta;");
   }
-  if (e->p->producer) out(e, "bar.sync 1, %d;%s", e->T, why);
-  else out(e, "bar.sync 0;%s", why);
+  if (e->p->producer) px_out(e, "bar.sync 1, %d;%s", e->T, why);
+  else px_out(e, "bar.sync 0;%s", why);
 }
 
-void cta_sync(Emitter *e) { cta_sync_why(e, ""); }
-/* The barrier planned before a staged load (emit_inst leaves it pending). */
-void emit_pending_sync(Emitter *e) {
+void px_cta_sync(Emitter *e) { px_cta_sync_why(e, ""); }
+/* The barrier planned before a staged load (px_emit_inst leaves it pending). */
+void px_emit_pending_sync(Emitter *e) {
   if (!e->sync_pending) return;
   e->sync_pending = false;
-  cta_sync_why(e, " // planned");
+  px_cta_sync_why(e, " // planned");
 }
 
 /* The barrier after a write into a shared slot, which readers wait for;
  * stores into a swizzled slot (a tensor copy's, which wgmma reads through
- * the async proxy) are fenced first (cta_sync_why). */
-void publish_write(Emitter *e, const TirInst *slot) {
+ * the async proxy) are fenced first (px_cta_sync_why). */
+void px_publish_write(Emitter *e, const TirInst *slot) {
   if (slot->plan->res != RES_SHARED) return;
   e->proxy_pending |= slot->plan->buf->swizzle != 0;
-  cta_sync(e);
+  px_cta_sync(e);
 }
 
 /* arrive(C[g], n) (spec 9.5): the CTA's arrival, counted modulo n in one
@@ -62,80 +62,82 @@ void publish_write(Emitter *e, const TirInst *slot) {
  *     thread learns whether thread 0 saw n - 1.
  *   - Acquire: in the last CTA every thread fences again before its loads,
  *     so they see what the other CTAs stored before arriving. */
-void emit_arrive(Emitter *e, const TirInst *in) {
+void px_emit_arrive(Emitter *e, const TirInst *in) {
   const char *g[MAX_TENSOR_RANK];
-  for (int i = 0; i < in->nsubs; i++) g[i] = reg(e, in->subs[i].start, 0);
-  const char *ad = tensor_addr(e, in->aux, g), *n = reg(e, in->args[0], 0);
-  const char *t0 = tmp(e, RC_PRED), *go = tmp(e, RC_PRED), *last = tmp(e, RC_PRED), *any = tmp(e, RC_PRED);
-  const char *bound = tmp(e, RC_B32), *old = tmp(e, RC_B32);
-  out(e, "setp.eq.u32 %s, %%tid_, 0;", t0);
-  out(e, "fence.acq_rel.gpu;");
-  cta_sync_why(e, " // arrive: the CTA's stores before its arrival");
+  for (int i = 0; i < in->nsubs; i++) g[i] = px_reg(e, in->subs[i].start, 0);
+  const char *ad = px_tensor_addr(e, in->aux, g), *n = px_reg(e, in->args[0], 0);
+  const char *t0 = px_tmp(e, RC_PRED), *go = px_tmp(e, RC_PRED), *last = px_tmp(e, RC_PRED), *any = px_tmp(e, RC_PRED);
+  const char *bound = px_tmp(e, RC_B32), *old = px_tmp(e, RC_B32);
+  px_out(e, "setp.eq.u32 %s, %%tid_, 0;", t0);
+  px_out(e, "fence.acq_rel.gpu;");
+  px_cta_sync_why(e, " // arrive: the CTA's stores before its arrival");
   /* a count below 1 never arrives, nor does a counter outside its tensor
    * (masked as loads and stores are): nothing is counted */
-  out(e, "setp.ge.and.s32 %s, %s, 1, %s;", go, n, t0);
+  px_out(e, "setp.ge.and.s32 %s, %s, 1, %s;", go, n, t0);
   for (int i = 0; i < in->nsubs; i++) {
-    const char *p = tmp(e, RC_PRED);
-    out(e, "setp.lt.and.u32 %s, %s, %%ext32_%d_%d, %s;", p, g[i], in->aux, i, go);
+    const char *p = px_tmp(e, RC_PRED);
+    px_out(e, "setp.lt.and.u32 %s, %s, %%ext32_%d_%d, %s;", p, g[i], in->aux, i, go);
     go = p;
   }
-  out(e, "sub.s32 %s, %s, 1;", bound, n);
-  out(e, "mov.u32 %s, 0;", old);
-  out(e, "@%s atom.acq_rel.gpu.global.inc.u32 %s, [%s], %s;", go, old, ad, bound);
-  out(e, "setp.eq.and.u32 %s, %s, %s, %s;", last, old, bound, go);
-  if (e->p->producer) out(e, "bar.red.or.pred %s, 1, %d, %s;", any, e->T, last);
-  else out(e, "bar.red.or.pred %s, 0, %s;", any, last);
-  out(e, "@%s fence.acq_rel.gpu;", any);
+  px_out(e, "sub.s32 %s, %s, 1;", bound, n);
+  px_out(e, "mov.u32 %s, 0;", old);
+  px_out(e, "@%s atom.acq_rel.gpu.global.inc.u32 %s, [%s], %s;", go, old, ad, bound);
+  px_out(e, "setp.eq.and.u32 %s, %s, %s, %s;", last, old, bound, go);
+  if (e->p->producer) px_out(e, "bar.red.or.pred %s, 1, %d, %s;", any, e->T, last);
+  else px_out(e, "bar.red.or.pred %s, 0, %s;", any, last);
+  px_out(e, "@%s fence.acq_rel.gpu;", any);
   /* and for reads through the async proxy (a ring's bulk copies of the
    * partials) after it */
-  if (e->sm90) out(e, "@%s fence.proxy.async.global;", any);
-  out(e, "selp.u32 %s, 1, 0, %s;", reg(e, in, 0), any);
+  if (e->sm90) px_out(e, "@%s fence.proxy.async.global;", any);
+  px_out(e, "selp.u32 %s, 1, 0, %s;", px_reg(e, in, 0), any);
 }
 
 /* first: 0 for the stage's "full" mbarrier, stages for its "empty" one */
-const char *mbar_addr(Emitter *e, const PlanBuf *mbar, const char *stage, int first) {
-  const char *a = tmp(e, RC_B32);
-  out(e, "mad.lo.u32 %s, %s, 8, %%smem_;", a, stage);
-  out(e, "add.u32 %s, %s, %lld;", a, a, (long long)(mbar->offset + 8 * first));
+const char *px_mbar_addr(Emitter *e, const PlanBuf *mbar, const char *stage, int first) {
+  const char *a = px_tmp(e, RC_B32);
+  px_out(e, "mad.lo.u32 %s, %s, 8, %%smem_;", a, stage);
+  px_out(e, "add.u32 %s, %s, %lld;", a, a, (long long)(mbar->offset + 8 * first));
   return a;
 }
 
 /* Thread 0 initialises n mbarriers at buffer mbar (one arrival each)
  * between two barriers: their bytes may have held other buffers. */
-void mbar_init(Emitter *e, const PlanBuf *mbar, int n, bool proxy_fence) {
-  const char *t0 = tmp(e, RC_PRED);
-  cta_sync(e);
-  out(e, "setp.eq.u32 %s, %%tid_, 0;", t0);
-  for (int s = 0; s < n; s++) out(e, "@%s mbarrier.init.shared::cta.b64 [%%smem_+%lld], 1;", t0, (long long)(mbar->offset + 8 * s));
-  out(e, "@%s fence.mbarrier_init.release.cluster;", t0);
-  if (proxy_fence) out(e, "fence.proxy.async.shared::cta;");
-  cta_sync(e);
+void px_mbar_init(Emitter *e, const PlanBuf *mbar, int n, bool proxy_fence) {
+  const char *t0 = px_tmp(e, RC_PRED);
+  px_cta_sync(e);
+  px_out(e, "setp.eq.u32 %s, %%tid_, 0;", t0);
+  for (int s = 0; s < n; s++)
+    px_out(e, "@%s mbarrier.init.shared::cta.b64 [%%smem_+%lld], 1;", t0, (long long)(mbar->offset + 8 * s));
+  px_out(e, "@%s fence.mbarrier_init.release.cluster;", t0);
+  if (proxy_fence) px_out(e, "fence.proxy.async.shared::cta;");
+  px_cta_sync(e);
 }
 
 /* After a barrier that every thread passed its last wait before: thread 0
  * invalidates the n mbarriers, and a barrier keeps their bytes from other
  * uses until then. */
-void mbar_inval(Emitter *e, const PlanBuf *mbar, int n) {
-  const char *t0 = tmp(e, RC_PRED);
-  out(e, "setp.eq.u32 %s, %%tid_, 0;", t0);
-  for (int s = 0; s < n; s++) out(e, "@%s mbarrier.inval.shared::cta.b64 [%%smem_+%lld];", t0, (long long)(mbar->offset + 8 * s));
-  cta_sync(e);
+void px_mbar_inval(Emitter *e, const PlanBuf *mbar, int n) {
+  const char *t0 = px_tmp(e, RC_PRED);
+  px_out(e, "setp.eq.u32 %s, %%tid_, 0;", t0);
+  for (int s = 0; s < n; s++)
+    px_out(e, "@%s mbarrier.inval.shared::cta.b64 [%%smem_+%lld];", t0, (long long)(mbar->offset + 8 * s));
+  px_cta_sync(e);
 }
 
 /* Waits on the mbarrier at bar for the parity bit `stage` of `phases`. */
-void mbar_wait(Emitter *e, const char *bar, const char *phases, const char *stage) {
-  const char *par = tmp(e, RC_B32), *done = tmp(e, RC_PRED);
-  out(e, "shr.u32 %s, %s, %s;", par, phases, stage);
-  out(e, "and.b32 %s, %s, 1;", par, par);
-  int L = new_label(e);
+void px_mbar_wait(Emitter *e, const char *bar, const char *phases, const char *stage) {
+  const char *par = px_tmp(e, RC_B32), *done = px_tmp(e, RC_PRED);
+  px_out(e, "shr.u32 %s, %s, %s;", par, phases, stage);
+  px_out(e, "and.b32 %s, %s, 1;", par, par);
+  int L = px_new_label(e);
   fprintf(e->body, "$Lmw%d:\n", L);
-  out(e, "mbarrier.try_wait.parity.shared::cta.b64 %s, [%s], %s;", done, bar, par);
-  out(e, "@!%s bra $Lmw%d;", done, L);
+  px_out(e, "mbarrier.try_wait.parity.shared::cta.b64 %s, [%s], %s;", done, bar, par);
+  px_out(e, "@!%s bra $Lmw%d;", done, L);
 }
 
 /* flips bit `stage` of `phases` */
-void phase_flip(Emitter *e, const char *phases, const char *stage) {
-  const char *b = tmp(e, RC_B32);
-  out(e, "shl.b32 %s, 1, %s;", b, stage);
-  out(e, "xor.b32 %s, %s, %s;", phases, phases, b);
+void px_phase_flip(Emitter *e, const char *phases, const char *stage) {
+  const char *b = px_tmp(e, RC_B32);
+  px_out(e, "shl.b32 %s, 1, %s;", b, stage);
+  px_out(e, "xor.b32 %s, %s, %s;", phases, phases, b);
 }

@@ -11,11 +11,11 @@ static int tma_coords(Emitter *e, const TirInst *in, const char **c) {
   int nc = 0;
   for (int i = 0; i < tm->rank; i++) {
     if (i == tm->split_dim) {
-      c[nc++] = in->plan->tma_outer ? reg(e, in->plan->tma_outer, 0)
+      c[nc++] = in->plan->tma_outer ? px_reg(e, in->plan->tma_outer, 0)
                                     : arena_printf(e->a, "%lld", (long long)in->plan->tma_outer_const);
       c[nc++] = "0";
     } else {
-      c[nc++] = reg(e, in->subs[i].start, 0);
+      c[nc++] = px_reg(e, in->subs[i].start, 0);
     }
   }
   return nc;
@@ -34,7 +34,7 @@ static const char *tma_coord_list(Emitter *e, const char *const *c, int nc) {
  * register), completing on the mbarrier at `bar`: one copy per panel of a
  * swizzled tile, the inner coordinate and the destination stepping by a
  * panel. */
-void tma_copies(Emitter *e, const TirInst *in, const char *dst, const char *bar, const char *t0) {
+void px_tma_copies(Emitter *e, const TirInst *in, const char *dst, const char *bar, const char *t0) {
   const PlanTmap *tm = &e->p->tmaps[in->plan->tma - 1];
   int m = in->plan->tma - 1, rank = tm->rank + (tm->split_dim >= 0);
   const char *c[MAX_TENSOR_RANK + 1];
@@ -42,21 +42,23 @@ void tma_copies(Emitter *e, const TirInst *in, const char *dst, const char *bar,
   const char *inner = c[nc - 1];
   for (int q = 0; q < tm->boxes; q++) {
     if (q) {
-      const char *ci = tmp(e, RC_B32), *dq = tmp(e, RC_B32);
-      if (inner[0] == '%') out(e, "add.s32 %s, %s, %lld;", ci, inner, (long long)(q * tm->box[rank - 1]));
-      else out(e, "mov.s32 %s, %lld;", ci, atoll(inner) + (long long)(q * tm->box[rank - 1]));
-      out(e, "add.u32 %s, %s, %lld;", dq, dst, (long long)(q * plan_buf_rows(in->plan->buf) * tm->swizzle));
+      const char *ci = px_tmp(e, RC_B32), *dq = px_tmp(e, RC_B32);
+      if (inner[0] == '%') px_out(e, "add.s32 %s, %s, %lld;", ci, inner, (long long)(q * tm->box[rank - 1]));
+      else px_out(e, "mov.s32 %s, %lld;", ci, atoll(inner) + (long long)(q * tm->box[rank - 1]));
+      px_out(e, "add.u32 %s, %s, %lld;", dq, dst, (long long)(q * plan_buf_rows(in->plan->buf) * tm->swizzle));
       c[nc - 1] = ci;
       dst = dq;
     }
-    out(e, "@%s cp.async.bulk.tensor.%dd.shared::cluster.global.mbarrier::complete_tx::bytes [%s], [%%tmap%d, {%s}], [%s];",
-        t0, rank, dst, m, tma_coord_list(e, c, nc), bar);
+    px_out(e,
+           "@%s cp.async.bulk.tensor.%dd.shared::cluster.global.mbarrier::complete_tx::bytes [%s], [%%tmap%d, {%s}], "
+           "[%s];",
+           t0, rank, dst, m, tma_coord_list(e, c, nc), bar);
   }
 }
 
 /* the bytes a load's copies bring: its whole physical tile (elements
  * outside the tensor arrive as zeros and count too) */
-int64_t tma_bytes(const TirInst *in) { return phys_elems(in) * elem_bytes_mem(in->ty.elem); }
+int64_t px_tma_bytes(const TirInst *in) { return px_phys_elems(in) * px_elem_bytes_mem(in->ty.elem); }
 
 /* A tensor copy (plan.c, choose_tma): thread 0 issues one tensor copy of the whole
  * box into the staged buffer, its mbarrier expecting the box's bytes
@@ -64,31 +66,31 @@ int64_t tma_bytes(const TirInst *in) { return phys_elems(in) * elem_bytes_mem(in
  * thread waits on the mbarrier's phase. When the runtime could not build
  * the map for this launch (tmok = 0: a misaligned base or pitch), the
  * staged pointer path instead. */
-void emit_tma_load(Emitter *e, const TirInst *in) {
+void px_emit_tma_load(Emitter *e, const TirInst *in) {
   int m = in->plan->tma - 1, id = e->ntma++;
   const PlanBuf *b = in->plan->buf;
-  int L = new_label(e);
-  const char *use = tmp(e, RC_PRED), *t0 = tmp(e, RC_PRED), *st = tmp(e, RC_B64), *dst = tmp(e, RC_B32),
-             *bar = tmp(e, RC_B32), *done = tmp(e, RC_PRED);
-  out(e, "setp.ne.u32 %s, %%tmok%d, 0;", use, m);
-  out(e, "@!%s bra $Ltmafb%d;", use, L);
-  out(e, "setp.eq.u32 %s, %%tid_, 0;", t0);
-  out(e, "add.u32 %s, %%smem_, %lld;", dst, (long long)b->offset);
-  out(e, "mov.u32 %s, tmabar;", bar);
-  out(e, "add.u32 %s, %s, %d;", bar, bar, 8 * id);
+  int L = px_new_label(e);
+  const char *use = px_tmp(e, RC_PRED), *t0 = px_tmp(e, RC_PRED), *st = px_tmp(e, RC_B64), *dst = px_tmp(e, RC_B32),
+             *bar = px_tmp(e, RC_B32), *done = px_tmp(e, RC_PRED);
+  px_out(e, "setp.ne.u32 %s, %%tmok%d, 0;", use, m);
+  px_out(e, "@!%s bra $Ltmafb%d;", use, L);
+  px_out(e, "setp.eq.u32 %s, %%tid_, 0;", t0);
+  px_out(e, "add.u32 %s, %%smem_, %lld;", dst, (long long)b->offset);
+  px_out(e, "mov.u32 %s, tmabar;", bar);
+  px_out(e, "add.u32 %s, %s, %d;", bar, bar, 8 * id);
   /* the buffer's bytes were last read through the generic proxy */
-  out(e, "@%s fence.proxy.async.shared::cta;", t0);
-  out(e, "@%s mbarrier.arrive.expect_tx.shared::cta.b64 %s, [%s], %lld;", t0, st, bar, (long long)tma_bytes(in));
-  tma_copies(e, in, dst, bar, t0);
+  px_out(e, "@%s fence.proxy.async.shared::cta;", t0);
+  px_out(e, "@%s mbarrier.arrive.expect_tx.shared::cta.b64 %s, [%s], %lld;", t0, st, bar, (long long)px_tma_bytes(in));
+  px_tma_copies(e, in, dst, bar, t0);
   fprintf(e->body, "$Ltmaw%d:\n", L);
-  out(e, "mbarrier.try_wait.parity.shared::cta.b64 %s, [%s], %%tmaph%d;", done, bar, id);
-  out(e, "@!%s bra $Ltmaw%d;", done, L);
-  out(e, "xor.b32 %%tmaph%d, %%tmaph%d, 1;", id, id);
-  out(e, "bra.uni $Ltmadone%d;", L);
+  px_out(e, "mbarrier.try_wait.parity.shared::cta.b64 %s, [%s], %%tmaph%d;", done, bar, id);
+  px_out(e, "@!%s bra $Ltmaw%d;", done, L);
+  px_out(e, "xor.b32 %%tmaph%d, %%tmaph%d, 1;", id, id);
+  px_out(e, "bra.uni $Ltmadone%d;", L);
   fprintf(e->body, "$Ltmafb%d:\n", L);
-  if (!emit_stage_rows(e, in)) emit_load_elements(e, in);
+  if (!px_emit_stage_rows(e, in)) px_emit_load_elements(e, in);
   /* wgmma reads a swizzled tile through the async proxy */
-  if (b->swizzle) out(e, "fence.proxy.async.shared::cta;");
+  if (b->swizzle) px_out(e, "fence.proxy.async.shared::cta;");
   fprintf(e->body, "$Ltmadone%d:\n", L);
 }
 
@@ -100,76 +102,77 @@ void emit_tma_load(Emitter *e, const TirInst *in) {
  * runtime could not build the map, the threads store the staged elements
  * inside the slice and the tensor by a loop instead: the tile's registers
  * are read once either way. */
-void emit_tma_store(Emitter *e, const TirInst *in) {
+void px_emit_tma_store(Emitter *e, const TirInst *in) {
   const TirInst *v = in->args[0];
-  int m = in->plan->tma - 1, L = new_label(e), rank = v->ty.rank;
+  int m = in->plan->tma - 1, L = px_new_label(e), rank = v->ty.rank;
   Scalar te = e->f->params[in->aux].elem;
-  int eb = elem_bytes_mem(te);
-  int64_t elems = phys_elems(v);
-  const char *t0 = tmp(e, RC_PRED), *src = tmp(e, RC_B32), *use = tmp(e, RC_PRED);
-  cta_sync(e); /* the buffer's bytes: earlier readers are done */
-  out(e, "add.u32 %s, %%smem_, %lld;", src, (long long)in->plan->buf->offset);
-  for (int k = 0; k < nregs(e, v); k++) {
-    const char *fl = elem_index(e, v, k), *pr = tmp(e, RC_PRED), *ad = tmp(e, RC_B32), *r = operand(e, v, k);
-    out(e, "setp.lt.u32 %s, %s, %lld;", pr, fl, (long long)elems);
-    out(e, "mad.lo.u32 %s, %s, %d, %s;", ad, fl, eb, src);
-    st_mem(e, "shared", te, ad, r, pr);
+  int eb = px_elem_bytes_mem(te);
+  int64_t elems = px_phys_elems(v);
+  const char *t0 = px_tmp(e, RC_PRED), *src = px_tmp(e, RC_B32), *use = px_tmp(e, RC_PRED);
+  px_cta_sync(e); /* the buffer's bytes: earlier readers are done */
+  px_out(e, "add.u32 %s, %%smem_, %lld;", src, (long long)in->plan->buf->offset);
+  for (int k = 0; k < px_nregs(e, v); k++) {
+    const char *fl = px_elem_index(e, v, k), *pr = px_tmp(e, RC_PRED), *ad = px_tmp(e, RC_B32),
+               *r = px_operand(e, v, k);
+    px_out(e, "setp.lt.u32 %s, %s, %lld;", pr, fl, (long long)elems);
+    px_out(e, "mad.lo.u32 %s, %s, %d, %s;", ad, fl, eb, src);
+    px_st_mem(e, "shared", te, ad, r, pr);
   }
-  out(e, "fence.proxy.async.shared::cta;"); /* the threads' writes, seen by the copy */
-  cta_sync(e);
-  out(e, "setp.ne.u32 %s, %%tmok%d, 0;", use, m);
-  out(e, "@!%s bra $Ltsfb%d;", use, L);
-  out(e, "setp.eq.u32 %s, %%tid_, 0;", t0);
+  px_out(e, "fence.proxy.async.shared::cta;"); /* the threads' writes, seen by the copy */
+  px_cta_sync(e);
+  px_out(e, "setp.ne.u32 %s, %%tmok%d, 0;", use, m);
+  px_out(e, "@!%s bra $Ltsfb%d;", use, L);
+  px_out(e, "setp.eq.u32 %s, %%tid_, 0;", t0);
   const char *c[MAX_TENSOR_RANK + 1];
   int nc = tma_coords(e, in, c);
-  out(e, "@%s cp.async.bulk.tensor.%dd.global.shared::cta.bulk_group [%%tmap%d, {%s}], [%s];", t0, nc, m,
-      tma_coord_list(e, c, nc), src);
-  out(e, "@%s cp.async.bulk.commit_group;", t0);
-  out(e, "@%s cp.async.bulk.wait_group.read 0;", t0);
-  out(e, "bra.uni $Ltsd%d;", L);
+  px_out(e, "@%s cp.async.bulk.tensor.%dd.global.shared::cta.bulk_group [%%tmap%d, {%s}], [%s];", t0, nc, m,
+         tma_coord_list(e, c, nc), src);
+  px_out(e, "@%s cp.async.bulk.commit_group;", t0);
+  px_out(e, "@%s cp.async.bulk.wait_group.read 0;", t0);
+  px_out(e, "bra.uni $Ltsd%d;", L);
   /* no map: element f of the staged tile at physical coordinates (its
    * dims are powers of two), stored when inside the slice and the tensor */
   fprintf(e->body, "$Ltsfb%d:\n", L);
-  const char *f = tmp(e, RC_B32), *done = tmp(e, RC_PRED), *ok = tmp(e, RC_PRED), *w = tmp(e, RC_B32),
-             *ad = tmp(e, RC_B32);
-  out(e, "mov.u32 %s, %%tid_;", f);
+  const char *f = px_tmp(e, RC_B32), *done = px_tmp(e, RC_PRED), *ok = px_tmp(e, RC_PRED), *w = px_tmp(e, RC_B32),
+             *ad = px_tmp(e, RC_B32);
+  px_out(e, "mov.u32 %s, %%tid_;", f);
   fprintf(e->body, "$Ltsl%d:\n", L);
-  out(e, "setp.ge.u32 %s, %s, %lld;", done, f, (long long)elems);
-  out(e, "@%s bra $Ltsd%d;", done, L);
-  out(e, "setp.eq.u32 %s, 0, 0;", ok);
+  px_out(e, "setp.ge.u32 %s, %s, %lld;", done, f, (long long)elems);
+  px_out(e, "@%s bra $Ltsd%d;", done, L);
+  px_out(e, "setp.eq.u32 %s, 0, 0;", ok);
   const char *g[MAX_TENSOR_RANK];
   int j = 0;
   int64_t below = 1;
   const char *cd[MAX_TILE_RANK];
   for (int d = rank - 1; d >= 0; d--) { /* coordinate d = (f / below) % phys[d] */
-    cd[d] = tmp(e, RC_B32);
-    out(e, "shr.u32 %s, %s, %d;", cd[d], f, log2i(below));
-    out(e, "and.b32 %s, %s, %lld;", cd[d], cd[d], (long long)(v->plan->phys[d] - 1));
+    cd[d] = px_tmp(e, RC_B32);
+    px_out(e, "shr.u32 %s, %s, %d;", cd[d], f, px_log2i(below));
+    px_out(e, "and.b32 %s, %s, %lld;", cd[d], cd[d], (long long)(v->plan->phys[d] - 1));
     below *= v->plan->phys[d];
   }
   for (int i = 0; i < in->nsubs; i++) {
-    const char *q = tmp(e, RC_PRED);
+    const char *q = px_tmp(e, RC_PRED);
     if (in->subs[i].point) {
-      g[i] = reg(e, in->subs[i].start, 0);
+      g[i] = px_reg(e, in->subs[i].start, 0);
     } else {
-      const char *gi = tmp(e, RC_B32);
-      out(e, "add.s32 %s, %s, %s;", gi, reg(e, in->subs[i].start, 0), cd[j]);
-      out(e, "setp.lt.and.u32 %s, %s, %lld, %s;", q, cd[j], (long long)in->subs[i].len, ok);
-      out(e, "mov.pred %s, %s;", ok, q);
-      q = tmp(e, RC_PRED);
+      const char *gi = px_tmp(e, RC_B32);
+      px_out(e, "add.s32 %s, %s, %s;", gi, px_reg(e, in->subs[i].start, 0), cd[j]);
+      px_out(e, "setp.lt.and.u32 %s, %s, %lld, %s;", q, cd[j], (long long)in->subs[i].len, ok);
+      px_out(e, "mov.pred %s, %s;", ok, q);
+      q = px_tmp(e, RC_PRED);
       g[i] = gi;
       j++;
     }
-    out(e, "setp.lt.and.u32 %s, %s, %%ext32_%d_%d, %s;", q, g[i], in->aux, i, ok); /* unsigned: negative is out */
-    out(e, "mov.pred %s, %s;", ok, q);
+    px_out(e, "setp.lt.and.u32 %s, %s, %%ext32_%d_%d, %s;", q, g[i], in->aux, i, ok); /* unsigned: negative is out */
+    px_out(e, "mov.pred %s, %s;", ok, q);
   }
-  out(e, "mad.lo.u32 %s, %s, %d, %s;", ad, f, eb, src);
+  px_out(e, "mad.lo.u32 %s, %s, %d, %s;", ad, f, eb, src);
   const char *ty = eb == 2 ? "u16" : eb == 1 ? "u8" : eb == 8 ? "b64" : "b32";
-  const char *wr = eb == 8 ? tmp(e, RC_B64) : w;
-  out(e, "ld.shared.%s %s, [%s];", ty, wr, ad);
-  out(e, "@%s st.global.%s [%s], %s;", ok, ty, tensor_addr(e, in->aux, g), wr);
-  out(e, "add.u32 %s, %s, %d;", f, f, e->T);
-  out(e, "bra.uni $Ltsl%d;", L);
+  const char *wr = eb == 8 ? px_tmp(e, RC_B64) : w;
+  px_out(e, "ld.shared.%s %s, [%s];", ty, wr, ad);
+  px_out(e, "@%s st.global.%s [%s], %s;", ok, ty, px_tensor_addr(e, in->aux, g), wr);
+  px_out(e, "add.u32 %s, %s, %d;", f, f, e->T);
+  px_out(e, "bra.uni $Ltsl%d;", L);
   fprintf(e->body, "$Ltsd%d:\n", L);
-  cta_sync(e); /* the buffer's bytes are free again */
+  px_cta_sync(e); /* the buffer's bytes are free again */
 }

@@ -9,12 +9,12 @@
  * 2: 64B, 3: 32B). A k-step adds its byte offset >> 4 to the start: the
  * buffer lies below 2^18, so the field never carries. */
 static const char *wg_desc(Emitter *e, const char *addr, int S, int64_t lbo, int64_t sbo) {
-  const char *lo = tmp(e, RC_B32), *hi = tmp(e, RC_B32), *d = tmp(e, RC_B64);
+  const char *lo = px_tmp(e, RC_B32), *hi = px_tmp(e, RC_B32), *d = px_tmp(e, RC_B64);
   int mode = S == 128 ? 1 : S == 64 ? 2 : 3;
-  out(e, "bfe.u32 %s, %s, 4, 14;", lo, addr);
-  out(e, "or.b32 %s, %s, 0x%08llx;", lo, lo, (unsigned long long)((lbo >> 4) << 16));
-  out(e, "mov.b32 %s, 0x%08llx;", hi, (unsigned long long)((sbo >> 4) | ((int64_t)mode << 30)));
-  out(e, "mov.b64 %s, {%s, %s};", d, lo, hi);
+  px_out(e, "bfe.u32 %s, %s, 4, 14;", lo, addr);
+  px_out(e, "or.b32 %s, %s, 0x%08llx;", lo, lo, (unsigned long long)((lbo >> 4) << 16));
+  px_out(e, "mov.b32 %s, 0x%08llx;", hi, (unsigned long long)((sbo >> 4) | ((int64_t)mode << 30)));
+  px_out(e, "mov.b64 %s, {%s, %s};", d, lo, hi);
   return d;
 }
 
@@ -26,14 +26,14 @@ static const char *wg_desc(Emitter *e, const char *addr, int S, int64_t lbo, int
  * (its panels are wgmma's canonical layouts: K-major for dot_t's [N, K],
  * MN-major for dot's [K, N]), a in registers or a swizzled buffer, and N a
  * multiple of 8 up to 256. */
-bool wgmma_fits(const Emitter *e, const TirInst *in, const PlanBuf *sa, const PlanBuf *sb, bool areg) {
+bool px_wgmma_fits(const Emitter *e, const TirInst *in, const PlanBuf *sa, const PlanBuf *sb, bool areg) {
   const TirInst *a = in->args[0];
   int64_t N = in->plan->phys[in->ty.rank - 1];
   return e->p->wgmma && (a->ty.elem == S_BF16 || a->ty.elem == S_F16) && in->ty.elem == S_F32 && e->T % 128 == 0 &&
          sb && (areg || sa) && N % 8 == 0 && N <= 256;
 }
 
-/* dot and dot_t on wgmma (wgmma_fits): per row block mi one
+/* dot and dot_t on wgmma (px_wgmma_fits): per row block mi one
  * wgmma.mma_async.m64nNk16 a k-step, b (and a when staged) read by the
  * tensor cores from the swizzled panels through matrix descriptors, a
  * otherwise packed from its fragment registers as for mma.sync. The
@@ -43,35 +43,35 @@ bool wgmma_fits(const Emitter *e, const TirInst *in, const PlanBuf *sa, const Pl
  * group is waited for at once: the stages it reads may be refilled after
  * the next barrier, and the registers are read next. Operands come from
  * tensor copies (the async proxy); the threads' fallback stores into a
- * swizzled buffer end with a proxy fence (emit_tma_load, sring_issue),
+ * swizzled buffer end with a proxy fence (px_emit_tma_load, sring_issue),
  * and so does the barrier after the threads' stores into a swizzled var
- * slot (publish_write). */
-void emit_dot_wgmma(Emitter *e, const TirInst *in, const PlanBuf *sa, const PlanBuf *sb, bool areg) {
+ * slot (px_publish_write). */
+void px_emit_dot_wgmma(Emitter *e, const TirInst *in, const PlanBuf *sa, const PlanBuf *sb, bool areg) {
   const TirInst *a = in->args[0], *b = in->args[1];
   bool tr = in->aux;
   int64_t K = a->ty.dims[a->ty.rank - 1], N = in->plan->phys[in->ty.rank - 1];
   int W = e->T / 32, eb = 2;
-  FragGeom fg = frag_geom(e, in), ag = areg ? frag_geom(e, a) : (FragGeom){0};
-  if ((!areg && !published(e, a)) || !published(e, b)) cta_sync(e);
+  FragGeom fg = px_frag_geom(e, in), ag = areg ? px_frag_geom(e, a) : (FragGeom){0};
+  if ((!areg && !px_published(e, a)) || !px_published(e, b)) px_cta_sync(e);
   const char *ty = a->ty.elem == S_F16 ? "f16" : "bf16";
   /* b: K-major panels (dot_t) step 32 bytes along a row, a panel every
    * S / 32 steps; MN-major (dot, transposed) 16 rows of S bytes a step,
    * the N columns' panels R S apart (the leading byte offset) */
   int Sb = sb->swizzle;
   int64_t Rb = plan_buf_rows(sb);
-  const char *bad = tmp(e, RC_B32);
-  out(e, "add.u32 %s, %s, %lld;", bad, smem_of(e, sb), (long long)b->plan->buf->offset);
+  const char *bad = px_tmp(e, RC_B32);
+  px_out(e, "add.u32 %s, %s, %lld;", bad, px_smem_of(e, sb), (long long)b->plan->buf->offset);
   const char *bd = wg_desc(e, bad, Sb, tr ? 16 : Rb * Sb, 8 * Sb);
   const char *adesc = NULL;
   int Sa = sa ? sa->swizzle : 0;
   int64_t Ra = sa ? plan_buf_rows(sa) : 0;
   if (sa) { /* a: K-major, the warpgroup's first row 64 g */
-    const char *aad = tmp(e, RC_B32);
-    out(e, "add.u32 %s, %s, %lld;", aad, smem_of(e, sa), (long long)a->plan->buf->offset);
+    const char *aad = px_tmp(e, RC_B32);
+    px_out(e, "add.u32 %s, %s, %lld;", aad, px_smem_of(e, sa), (long long)a->plan->buf->offset);
     if (W > 4) {
-      const char *g = tmp(e, RC_B32);
-      out(e, "shr.u32 %s, %%tid_, 7;", g);
-      out(e, "mad.lo.u32 %s, %s, %lld, %s;", aad, g, (long long)64 * Sa, aad);
+      const char *g = px_tmp(e, RC_B32);
+      px_out(e, "shr.u32 %s, %%tid_, 7;", g);
+      px_out(e, "mad.lo.u32 %s, %s, %lld, %s;", aad, g, (long long)64 * Sa, aad);
     }
     adesc = wg_desc(e, aad, Sa, 16, 8 * Sa);
   }
@@ -82,40 +82,40 @@ void emit_dot_wgmma(Emitter *e, const TirInst *in, const PlanBuf *sa, const Plan
   if (areg) {
     ar = arena_alloc(e->a, sizeof *ar * (size_t)(fg.tpm * nk));
     for (int mi = 0; mi < fg.tpm; mi++)
-      for (int s = 0; s < nk; s++) pack_a_regs(e, a, ag, mi, s, ty, ar[mi * nk + s]);
+      for (int s = 0; s < nk; s++) px_pack_a_regs(e, a, ag, mi, s, ty, ar[mi * nk + s]);
   }
-  const TirInst *addend = fused_addend(e, in);
+  const TirInst *addend = px_fused_addend(e, in);
   if (addend)
-    for (int k = 0; k < nregs(e, in); k++) out(e, "mov.f32 %s, %s;", reg(e, in, k), reg(e, addend, k));
-  const char *acc = tmp(e, RC_PRED);
-  out(e, "setp.ne.u32 %s, 0, 0;", acc); /* the first k-step's scale-d: D = A B */
-  out(e, "wgmma.fence.sync.aligned;");
+    for (int k = 0; k < px_nregs(e, in); k++) px_out(e, "mov.f32 %s, %s;", px_reg(e, in, k), px_reg(e, addend, k));
+  const char *acc = px_tmp(e, RC_PRED);
+  px_out(e, "setp.ne.u32 %s, 0, 0;", acc); /* the first k-step's scale-d: D = A B */
+  px_out(e, "wgmma.fence.sync.aligned;");
   int per = (int)(N / 2); /* accumulators per row block */
   size_t cap = (size_t)per * 16 + 256;
   char *dl = arena_alloc(e->a, cap);
   for (int s = 0; s < nk; s++) {
     int64_t kb = (int64_t)s * 16 * eb;
     int64_t boff = tr ? kb / Sb * Rb * Sb + kb % Sb : (int64_t)s * 16 * Sb;
-    const char *bk = tmp(e, RC_B64);
-    out(e, "add.s64 %s, %s, %lld;", bk, bd, (long long)(boff >> 4));
+    const char *bk = px_tmp(e, RC_B64);
+    px_out(e, "add.s64 %s, %s, %lld;", bk, bd, (long long)(boff >> 4));
     for (int mi = 0; mi < fg.tpm; mi++) {
       size_t at = 0;
       for (int k = 0; k < per; k++)
-        at += (size_t)snprintf(dl + at, cap - at, "%s%s", k ? ", " : "", reg(e, in, mi * fg.ntn * fg.rpt + k));
+        at += (size_t)snprintf(dl + at, cap - at, "%s%s", k ? ", " : "", px_reg(e, in, mi * fg.ntn * fg.rpt + k));
       const char *scale = s == 0 && !addend ? acc : "1";
       if (areg) {
         const char *const *r4 = ar[mi * nk + s];
-        out(e, "wgmma.mma_async.sync.aligned.m64n%lldk16.f32.%s.%s {%s}, {%s, %s, %s, %s}, %s, %s, 1, 1, %d;",
-            (long long)N, ty, ty, dl, r4[0], r4[1], r4[2], r4[3], bk, scale, tr ? 0 : 1);
+        px_out(e, "wgmma.mma_async.sync.aligned.m64n%lldk16.f32.%s.%s {%s}, {%s, %s, %s, %s}, %s, %s, 1, 1, %d;",
+               (long long)N, ty, ty, dl, r4[0], r4[1], r4[2], r4[3], bk, scale, tr ? 0 : 1);
       } else {
         int64_t aoff = (int64_t)mi * W * 16 * Sa + kb / Sa * Ra * Sa + kb % Sa;
-        const char *ak = tmp(e, RC_B64);
-        out(e, "add.s64 %s, %s, %lld;", ak, adesc, (long long)(aoff >> 4));
-        out(e, "wgmma.mma_async.sync.aligned.m64n%lldk16.f32.%s.%s {%s}, %s, %s, %s, 1, 1, 0, %d;", (long long)N, ty,
-            ty, dl, ak, bk, scale, tr ? 0 : 1);
+        const char *ak = px_tmp(e, RC_B64);
+        px_out(e, "add.s64 %s, %s, %lld;", ak, adesc, (long long)(aoff >> 4));
+        px_out(e, "wgmma.mma_async.sync.aligned.m64n%lldk16.f32.%s.%s {%s}, %s, %s, %s, 1, 1, 0, %d;", (long long)N, ty,
+               ty, dl, ak, bk, scale, tr ? 0 : 1);
       }
     }
   }
-  out(e, "wgmma.commit_group.sync.aligned;");
-  out(e, "wgmma.wait_group.sync.aligned 0;");
+  px_out(e, "wgmma.commit_group.sync.aligned;");
+  px_out(e, "wgmma.wait_group.sync.aligned 0;");
 }
