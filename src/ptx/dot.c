@@ -12,7 +12,7 @@ static const char *row_elem(Emitter *e, const TirInst *a, int64_t k) {
   const char *r = px_tmp(e, px_rc_of(a->ty.elem));
   const char *ad =
       arena_printf(e->a, "%s+%lld", px_smem_of(e, b), (long long)(b->offset + k * sema_scalar_bytes(b->elem)));
-  px_ld_shared(e, a->ty.elem, r, ad);
+  px_ld(e, "shared", a->ty.elem, r, ad, NULL);
   return r;
 }
 
@@ -147,7 +147,7 @@ void px_emit_dot(Emitter *e, const TirInst *in) {
     const char *kk = px_tmp(e, RC_B32);
     int L = px_new_label(e);
     px_out(e, "mov.u32 %s, 0;", kk);
-    fprintf(e->body, "$Ldot%d:\n", L);
+    px_label(e, "dot", L);
     /* a[.., m, kk] */
     const char *ac[MAX_TILE_RANK];
     for (int d = 0; d < r - 1; d++) {
@@ -160,9 +160,9 @@ void px_emit_dot(Emitter *e, const TirInst *in) {
     px_out(e, "min.u32 %s, %s, %lld;", n, c[r - 1], (long long)(b->plan->phys[in->aux ? 0 : 1] - 1));
     const char *bc[2] = {in->aux ? n : kk, in->aux ? kk : n};
     const char *va = px_tmp(e, px_rc_of(a->ty.elem)), *vb = px_tmp(e, px_rc_of(b->ty.elem));
-    if (at_a < 0) px_ld_shared(e, a->ty.elem, va, px_buf_addr(e, a->plan->buf, ac));
+    if (at_a < 0) px_ld(e, "shared", a->ty.elem, va, px_buf_addr(e, a->plan->buf, ac), NULL);
     else px_exch_load(e, a, at_a, px_flat_of(e, ac, a->plan->phys, a->ty.rank), va);
-    if (at_b < 0) px_ld_shared(e, b->ty.elem, vb, px_buf_addr(e, b->plan->buf, bc));
+    if (at_b < 0) px_ld(e, "shared", b->ty.elem, vb, px_buf_addr(e, b->plan->buf, bc), NULL);
     else px_exch_load(e, b, at_b, px_flat_of(e, bc, b->plan->phys, 2), vb);
     if (rc == RC_F32 || rc == RC_F64) {
       if (px_rc_of(a->ty.elem) != rc) { /* f32 operands of an f64 dot were joined already */

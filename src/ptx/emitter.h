@@ -88,6 +88,7 @@ void px_out(Emitter *e, const char *fmt, ...) __attribute__((format(printf, 2, 3
 RegClass px_rc_of(Scalar s);
 const char *px_tmp(Emitter *e, RegClass rc);
 int px_new_label(Emitter *e);
+void px_label(Emitter *e, const char *name, int n);
 const char *px_reg(Emitter *e, const TirInst *in, int k);
 void px_declare_value(Emitter *e, const TirInst *in);
 int px_log2i(int64_t v);
@@ -97,9 +98,9 @@ const char *px_pname(int p, const char *what);
 int px_elem_bytes_mem(Scalar s);
 const char *px_zero(RegClass rc);
 const char *px_mov_type(RegClass rc);
-void px_ld_global(Emitter *e, Scalar s, const char *r, const char *addr, const char *pred);
-void px_st_mem(Emitter *e, const char *space, Scalar s, const char *addr, const char *r, const char *pred);
-void px_ld_shared(Emitter *e, Scalar s, const char *r, const char *addr);
+void px_ld(Emitter *e, const char *space, Scalar s, const char *r, const char *addr, const char *pred);
+void px_st(Emitter *e, const char *space, Scalar s, const char *addr, const char *r, const char *pred);
+const char *px_bits_type(int eb);
 
 /* ----------------------- sync.c: barriers, fences, mbarriers, arrive */
 void px_async_wait(Emitter *e);
@@ -149,6 +150,12 @@ void px_emit_write(Emitter *e, const TirInst *in);
 
 /* ----------------------------- loads.c: the threads' global accesses */
 const char *px_tensor_addr(Emitter *e, int p, const char *const *g);
+const char *px_ext(Emitter *e, int param, int d);
+void px_and_below(Emitter *e, const char *ok, const char *a, const char *bound);
+void px_and_span_inside(Emitter *e, const char *ok, const char *start, int64_t len, int param, int d);
+void px_subscripts(Emitter *e, const TirInst *in, const char *const *c, const char *fl, const int64_t *phys, int rank,
+                   const char *ok, const char **g);
+void px_defer_unpack(Emitter *e, const TirInst *in, const char **w, int nw, int rows);
 void px_flush_unpack(Emitter *e, const TirInst *x);
 struct Pending *px_fusable_convert(Emitter *e, const TirInst *in);
 bool px_cols_contiguous(const Emitter *e, const TirInst *in);

@@ -80,26 +80,9 @@ static void reload_at(Emitter *e, const TirInst *x, const char *const *c, const 
     for (int d = 0; d < ld->ty.rank; d++) lc[d] = c[d];
   const char *ok = px_tmp(e, RC_PRED), *g[MAX_TENSOR_RANK];
   px_out(e, "setp.eq.u32 %s, 0, 0;", ok);
-  int j = 0;
-  for (int i = 0; i < ld->nsubs; i++) {
-    const char *start = px_reg(e, ld->subs[i].start, 0);
-    if (ld->subs[i].point) {
-      g[i] = start;
-    } else {
-      const char *cc = lc[j++];
-      const char *p = px_tmp(e, RC_PRED);
-      px_out(e, "setp.lt.and.u32 %s, %s, %lld, %s;", p, cc, (long long)ld->subs[i].len, ok);
-      px_out(e, "mov.pred %s, %s;", ok, p);
-      const char *gi = px_tmp(e, RC_B32);
-      px_out(e, "add.s32 %s, %s, %s;", gi, start, cc);
-      g[i] = gi;
-    }
-    const char *p2 = px_tmp(e, RC_PRED);
-    px_out(e, "setp.lt.and.u32 %s, %s, %%ext32_%d_%d, %s;", p2, g[i], ld->aux, i, ok);
-    px_out(e, "mov.pred %s, %s;", ok, p2);
-  }
+  px_subscripts(e, ld, lc, NULL, NULL, 0, ok, g);
   px_out(e, "mov.%s %s, %s;", px_mov_type(px_rc_of(ld->ty.elem)), r, px_zero(px_rc_of(ld->ty.elem)));
-  px_ld_global(e, ld->ty.elem, r, px_tensor_addr(e, ld->aux, g), ok);
+  px_ld(e, "global", ld->ty.elem, r, px_tensor_addr(e, ld->aux, g), ok);
 }
 
 /* For a broadcast along the last dim, an earlier register of the result
@@ -234,7 +217,7 @@ void px_emit_reduce(Emitter *e, const TirInst *in) {
     const char *j = px_tmp(e, RC_B32);
     int L = px_new_label(e);
     px_out(e, "mov.u32 %s, 0;", j);
-    fprintf(e->body, "$Lred%d:\n", L);
+    px_label(e, "red", L);
     const char *sc[MAX_TILE_RANK];
     for (int q = 0; q < r - 1; q++) { /* rows past the input's physical shape are slack: stay inside it */
       const char *m = px_tmp(e, RC_B32);
@@ -320,7 +303,7 @@ void px_emit_extract(Emitter *e, const TirInst *in) {
       wc[i] = w;
     }
     const char *d = px_reg(e, in, k);
-    if (shared) px_ld_shared(e, x->ty.elem, d, px_buf_addr(e, x->plan->buf, wc));
+    if (shared) px_ld(e, "shared", x->ty.elem, d, px_buf_addr(e, x->plan->buf, wc), NULL);
     else px_exch_load(e, x, at, px_flat_of(e, wc, x->plan->phys, xr), d);
   }
 }
@@ -346,7 +329,7 @@ void px_emit_write(Emitter *e, const TirInst *in) {
       px_out(e, "setp.lt.u32 %s, %s, %lld;", pr, fl, (long long)px_phys_elems(slot));
       const char *c[MAX_TILE_RANK];
       for (int d = 0; d < slot->ty.rank; d++) c[d] = px_coord(e, fl, slot->plan->phys, slot->ty.rank, d);
-      px_st_mem(e, "shared", slot->ty.elem, px_buf_addr(e, slot->plan->buf, c), r, pr);
+      px_st(e, "shared", slot->ty.elem, px_buf_addr(e, slot->plan->buf, c), r, pr);
     }
     px_publish_write(e, slot);
     return;
@@ -382,7 +365,7 @@ void px_emit_write(Emitter *e, const TirInst *in) {
     if (!shared) {
       px_out(e, "@%s mov.%s %s, %s;", inside, px_mov_type(px_rc_of(slot->ty.elem)), px_reg(e, slot, k), val);
     } else {
-      px_st_mem(e, "shared", slot->ty.elem, px_buf_addr(e, slot->plan->buf, c), val, inside);
+      px_st(e, "shared", slot->ty.elem, px_buf_addr(e, slot->plan->buf, c), val, inside);
     }
   }
   px_publish_write(e, slot);

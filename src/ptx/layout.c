@@ -193,7 +193,7 @@ const char *px_operand(Emitter *e, const TirInst *x, int k) {
   const char *in_range = px_tmp(e, RC_PRED);
   px_out(e, "setp.lt.u32 %s, %s, %lld;", in_range, fl, (long long)px_phys_elems(x));
   for (int d = 0; d < x->ty.rank; d++) px_out(e, "selp.b32 %s, %s, 0, %s;", c[d], c[d], in_range);
-  px_ld_shared(e, x->ty.elem, r, px_buf_addr(e, b, c));
+  px_ld(e, "shared", x->ty.elem, r, px_buf_addr(e, b, c), NULL);
   return r;
 }
 

@@ -22,6 +22,52 @@ const char *px_tensor_addr(Emitter *e, int p, const char *const *g) {
   return ad;
 }
 
+/* The register holding tensor `param`'s extent along dim d, as 32 bits. */
+const char *px_ext(Emitter *e, int param, int d) { return arena_printf(e->a, "%%ext32_%d_%d", param, d); }
+
+/* ok &&= a < bound, unsigned, so a negative a is out too: the one step of
+ * every mask's predicate chain. */
+void px_and_below(Emitter *e, const char *ok, const char *a, const char *bound) {
+  const char *p = px_tmp(e, RC_PRED);
+  px_out(e, "setp.lt.and.u32 %s, %s, %s, %s;", p, a, bound, ok);
+  px_out(e, "mov.pred %s, %s;", ok, p);
+}
+
+/* ok &&= 0 <= start and start + len <= tensor param's extent along d: a
+ * whole span inside the tensor. */
+void px_and_span_inside(Emitter *e, const char *ok, const char *start, int64_t len, int param, int d) {
+  const char *p = px_tmp(e, RC_PRED), *last = px_tmp(e, RC_B32);
+  px_out(e, "add.s32 %s, %s, %lld;", last, start, (long long)len);
+  px_out(e, "setp.ge.and.s32 %s, %s, 0, %s;", p, start, ok);
+  px_out(e, "setp.le.and.s32 %s, %s, %s, %s;", ok, last, px_ext(e, param, d), p);
+}
+
+/* The tensor coordinates g of one element of access `in` (a load or a
+ * store), and ok &&= the element is not slack and lies inside the tensor.
+ * A point subscript's coordinate is its start; a span's is its start plus
+ * the element's coordinate along it: c[j] for the j-th span, or (c NULL)
+ * coordinate j of flat index fl in a value of physical shape phys. */
+void px_subscripts(Emitter *e, const TirInst *in, const char *const *c, const char *fl, const int64_t *phys, int rank,
+                   const char *ok, const char **g) {
+  int j = 0;
+  for (int i = 0; i < in->nsubs; i++) {
+    const char *start = px_reg(e, in->subs[i].start, 0);
+    if (in->subs[i].point) {
+      g[i] = start;
+    } else {
+      const char *cj = c ? c[j] : px_coord(e, fl, phys, rank, j);
+      j++;
+#ifndef PHOBOS_BREAK_SLACK_MASK
+      px_and_below(e, ok, cj, arena_printf(e->a, "%lld", (long long)in->subs[i].len)); /* slack */
+#endif
+      const char *gi = px_tmp(e, RC_B32);
+      px_out(e, "add.s32 %s, %s, %s;", gi, start, cj);
+      g[i] = gi;
+    }
+    px_and_below(e, ok, g[i], px_ext(e, in->aux, i));
+  }
+}
+
 /* For element k of a load/store: the global coordinates and a predicate
  * that is false for slack lanes and lanes past the tensor's end. */
 static const char *access_lane(Emitter *e, const TirInst *in, const TirInst *val, const int64_t *phys, int rank, int k,
@@ -33,26 +79,7 @@ static const char *access_lane(Emitter *e, const TirInst *in, const TirInst *val
   /* a scalar is uniform: every thread reads it (one stores it, below) */
   if (rank) px_out(e, "setp.lt.u32 %s, %s, %lld;", ok, fl, (long long)elems);
   else px_out(e, "setp.eq.u32 %s, 0, 0;", ok);
-  int j = 0;
-  for (int i = 0; i < in->nsubs; i++) {
-    const char *start = px_reg(e, in->subs[i].start, 0);
-    if (in->subs[i].point) {
-      g[i] = start;
-    } else {
-      const char *c = px_coord(e, fl, phys, rank, j++);
-#ifndef PHOBOS_BREAK_SLACK_MASK
-      const char *p = px_tmp(e, RC_PRED);
-      px_out(e, "setp.lt.and.u32 %s, %s, %lld, %s;", p, c, (long long)in->subs[i].len, ok); /* slack */
-      px_out(e, "mov.pred %s, %s;", ok, p);
-#endif
-      const char *gi = px_tmp(e, RC_B32);
-      px_out(e, "add.s32 %s, %s, %s;", gi, start, c);
-      g[i] = gi;
-    }
-    const char *p2 = px_tmp(e, RC_PRED);
-    px_out(e, "setp.lt.and.u32 %s, %s, %%ext32_%d_%d, %s;", p2, g[i], in->aux, i, ok); /* unsigned: also >= 0 */
-    px_out(e, "mov.pred %s, %s;", ok, p2);
-  }
+  px_subscripts(e, in, NULL, fl, phys, rank, ok, g);
   return ok;
 }
 
@@ -71,6 +98,15 @@ static void unpack_words(Emitter *e, const TirInst *in, int k, const char *const
     else if (at) px_out(e, "and.b32 %s, %s, 0xFFFF0000;", r, word); /* bf16: the high half is an f32 already */
     else px_out(e, "shl.b32 %s, %s, 16;", r, word);
   }
+}
+
+/* Leaves load `in`'s packed words w (nw a row of chunks, `rows` rows) to be
+ * unpacked at the load's first use (px_flush_unpack), so that a barrier in
+ * between holds only the packed bytes; the oldest go first when the list
+ * is full. */
+void px_defer_unpack(Emitter *e, const TirInst *in, const char **w, int nw, int rows) {
+  if (e->npending == (int)(sizeof e->pending / sizeof e->pending[0])) px_flush_unpack(e, NULL);
+  e->pending[e->npending++] = (struct Pending){in, w, nw, rows};
 }
 
 /* Unpacks pending loads: all of them (x NULL), or the one of value x. */
@@ -145,10 +181,7 @@ static RowsAt rows_at(Emitter *e, const TirInst *in, const char *r0, const char 
       continue;
     }
     R.g[i] = start;
-    if (i == R.i0) continue;
-    const char *p = px_tmp(e, RC_PRED);
-    px_out(e, "setp.lt.and.u32 %s, %s, %%ext32_%d_%d, %s;", p, R.g[i], in->aux, i, ok);
-    px_out(e, "mov.pred %s, %s;", ok, p);
+    if (i != R.i0) px_and_below(e, ok, R.g[i], px_ext(e, in->aux, i));
   }
   for (int j = 0; j < ncol; j++) {
     const char *p = px_tmp(e, RC_PRED), *q = px_tmp(e, RC_PRED), *gc = px_tmp(e, RC_B32);
@@ -156,11 +189,11 @@ static RowsAt rows_at(Emitter *e, const TirInst *in, const char *r0, const char 
     if (left < 0) px_out(e, "setp.ne.and.u32 %s, 0, 0, %s;", p, ok);
     else px_out(e, "setp.lt.and.u32 %s, %s, %lld, %s;", p, c1, (long long)left, ok);
     px_out(e, "add.s32 %s, %s, %lld;", gc, R.g[R.i1], (long long)coff[j]);
-    px_out(e, "setp.lt.and.u32 %s, %s, %%ext32_%d_%d, %s;", q, gc, in->aux, R.i1, p);
+    px_out(e, "setp.lt.and.u32 %s, %s, %s, %s;", q, gc, px_ext(e, in->aux, R.i1), p);
     R.colok[j] = q;
   }
   R.lim = px_tmp(e, RC_B32);
-  px_out(e, "sub.s32 %s, %%ext32_%d_%d, %s;", R.lim, in->aux, R.i0, R.g[R.i0]);
+  px_out(e, "sub.s32 %s, %s, %s;", R.lim, px_ext(e, in->aux, R.i0), R.g[R.i0]);
   if (r0) {
     const char *t = px_tmp(e, RC_B32);
     px_out(e, "sub.s32 %s, %lld, %s;", t, (long long)in->subs[R.i0].len, r0);
@@ -251,12 +284,12 @@ bool px_emit_load_rows_at(Emitter *e, const TirInst *in, const char **words, con
       if (pass == 0) {
         px_out(e, "@!%s bra $Lldrow%d;", ag, L);
       } else if (pass == 1) {
-        fprintf(e->body, "$Lldrow%d:\n", L);
+        px_label(e, "ldrow", L);
         for (int i = 0; i < rows * nw; i++)
           if ((int64_t)(i / nw) * rpr < p0) px_out(e, "mov.b32 %s, 0;", w[i]);
         px_out(e, "@!%s bra $Lldel%d;", vq, L);
       } else {
-        fprintf(e->body, "$Lldel%d:\n", L);
+        px_label(e, "ldel", L);
       }
       px_out(e, "mov.b64 %s, %s;", ad, ad0);
       for (int j = 0; j < rows; j++) {
@@ -284,7 +317,7 @@ bool px_emit_load_rows_at(Emitter *e, const TirInst *in, const char **words, con
           px_out(e, "setp.ge.and.s32 %s, %s, %lld, %s;", z, g[i0], (long long)-row, q);
           px_out(e, "add.s64 %s, %s, %d;", av, ad, v * eb);
           px_out(e, "mov.b32 %s, 0;", x);
-          px_out(e, "@%s ld.global.%s %s, [%s];", z, eb == 4 ? "b32" : eb == 2 ? "u16" : "u8", x, av);
+          px_out(e, "@%s ld.global.%s %s, [%s];", z, px_bits_type(eb), x, av);
           const char *wv = wj[v * eb / 4];
           if (eb == 4) px_out(e, "mov.b32 %s, %s;", wv, x);
           else px_out(e, "bfi.b32 %s, %s, %s, %d, %d;", wv, x, wv, v * eb % 4 * 8, eb * 8);
@@ -292,10 +325,9 @@ bool px_emit_load_rows_at(Emitter *e, const TirInst *in, const char **words, con
       }
       if (pass < 2) px_out(e, "bra.uni $Llddone%d;", L);
     }
-    fprintf(e->body, "$Llddone%d:\n", L);
+    px_label(e, "lddone", L);
     if (words) return true;
-    if (e->npending == (int)(sizeof e->pending / sizeof e->pending[0])) px_flush_unpack(e, NULL);
-    e->pending[e->npending++] = (struct Pending){in, w, nw, rows};
+    px_defer_unpack(e, in, w, nw, rows);
     return true;
   }
   px_out(e, "mov.b64 %s, %s;", ad, ad0);
@@ -314,7 +346,7 @@ bool px_emit_load_rows_at(Emitter *e, const TirInst *in, const char **words, con
       av = px_tmp(e, RC_B64);
       px_out(e, "add.s64 %s, %s, %d;", av, ad, v * eb);
     }
-    px_ld_global(e, in->ty.elem, r, av, z);
+    px_ld(e, "global", in->ty.elem, r, av, z);
   }
   return true;
 }
@@ -356,11 +388,11 @@ static bool emit_long_rows(Emitter *e, const TirInst *in, const TirInst *val) {
       const char *q = px_tmp(e, RC_PRED), *at = arena_printf(e->a, "%s+%lld", R.ad, (long long)(c * T * eb));
       px_out(e, "and.pred %s, %s, %s;", q, pz, R.colok[c]);
       if (val) {
-        px_st_mem(e, "global", te, at, px_operand(e, val, k), q);
+        px_st(e, "global", te, at, px_operand(e, val, k), q);
       } else {
         const char *r = px_reg(e, in, k);
         px_out(e, "mov.%s %s, %s;", px_mov_type(rc), r, px_zero(rc));
-        px_ld_global(e, te, r, at, q);
+        px_ld(e, "global", te, r, at, q);
       }
     }
   }
@@ -378,7 +410,7 @@ void px_emit_load_elements(Emitter *e, const TirInst *in) {
     const char *ad = px_tensor_addr(e, in->aux, g);
     const char *r = shared ? px_tmp(e, px_rc_of(in->ty.elem)) : px_reg(e, in, k);
     px_out(e, "mov.%s %s, %s;", px_mov_type(px_rc_of(in->ty.elem)), r, px_zero(px_rc_of(in->ty.elem)));
-    px_ld_global(e, in->ty.elem, r, ad, ok);
+    px_ld(e, "global", in->ty.elem, r, ad, ok);
     if (shared) {
       const PlanBuf *b = in->plan->buf;
       const char *fl = px_flat_index(e, k);
@@ -386,7 +418,7 @@ void px_emit_load_elements(Emitter *e, const TirInst *in) {
       px_out(e, "setp.lt.u32 %s, %s, %lld;", in_range, fl, (long long)px_phys_elems(in));
       const char *c[MAX_TILE_RANK];
       for (int d = 0; d < rank; d++) c[d] = px_coord(e, fl, in->plan->phys, rank, d);
-      px_st_mem(e, "shared", in->ty.elem, px_buf_addr(e, b, c), r, in_range);
+      px_st(e, "shared", in->ty.elem, px_buf_addr(e, b, c), r, in_range);
     }
   }
 }
@@ -413,9 +445,8 @@ void px_emit_load(Emitter *e, const TirInst *in) {
   px_emit_pending_sync(e);
   for (int q = 0; q < e->npf; q++)
     if (e->pf_load[q] == in && !e->replay) { /* loaded an iteration ago (px_emit_for): unpack at first use */
-      if (e->npending == (int)(sizeof e->pending / sizeof e->pending[0])) px_flush_unpack(e, NULL);
       int nw = (e->V * px_elem_bytes_mem(in->ty.elem) + 3) / 4;
-      e->pending[e->npending++] = (struct Pending){in, e->pf_words[q], nw, px_nregs(e, in) / e->V};
+      px_defer_unpack(e, in, e->pf_words[q], nw, px_nregs(e, in) / e->V);
       return;
     }
   if (in->plan->ring && e->ring_loop && in->plan->mbar->owner == e->ring_loop) return px_emit_ring_load(e, in);
@@ -443,6 +474,6 @@ static void emit_pointer_store(Emitter *e, const TirInst *in) {
       ok = p;
     }
     const char *r = px_operand(e, v, k);
-    px_st_mem(e, "global", e->f->params[in->aux].elem, px_tensor_addr(e, in->aux, g), r, ok);
+    px_st(e, "global", e->f->params[in->aux].elem, px_tensor_addr(e, in->aux, g), r, ok);
   }
 }

@@ -273,7 +273,7 @@ bool px_emit_dot_mma(Emitter *e, const TirInst *in) {
   px_out(e, "mov.u32 %s, %s;", tile, warp);
   px_out(e, "setp.ge.u32 %s, %s, %lld;", p, tile, (long long)ntiles);
   px_out(e, "@%s bra $Lmmaend%d;", p, L);
-  fprintf(e->body, "$Lmma%d:\n", L);
+  px_label(e, "mma", L);
   px_out(e, "shr.u32 %s, %s, %d;", mt, tile, px_log2i(ntn)); /* N and NT are powers of two */
   px_out(e, "and.b32 %s, %s, %lld;", nt, tile, (long long)(ntn - 1));
   px_out(e, "mad.lo.u32 %s, %s, %lld, %s;", aad, mt, (long long)(16 * ra), alane);
@@ -326,7 +326,7 @@ bool px_emit_dot_mma(Emitter *e, const TirInst *in) {
   px_out(e, "add.u32 %s, %s, %d;", tile, tile, W);
   px_out(e, "setp.lt.u32 %s, %s, %lld;", p, tile, (long long)ntiles);
   px_out(e, "@%s bra $Lmma%d;", p, L);
-  fprintf(e->body, "$Lmmaend%d:\n", L);
+  px_label(e, "mmaend", L);
   px_cta_sync(e);
   int64_t elems = px_phys_elems(in);
   for (int k = 0; k < px_nregs(e, in); k++) {

@@ -105,9 +105,9 @@ static bool emit_scale_rows(Emitter *e, const TirInst *in) {
   for (int k = 0; k < px_nregs(e, in); k++)
     px_out(e, "mul.rn.f32 %s, %s, %s;", px_reg(e, in, k), px_reg(e, x, k), px_reg(e, in->args[bi], k));
   px_out(e, "bra.uni $Lunitd%d;", L);
-  fprintf(e->body, "$Lunit%d:\n", L);
+  px_label(e, "unit", L);
   for (int k = 0; k < px_nregs(e, in); k++) px_out(e, "mov.f32 %s, %s;", px_reg(e, in, k), px_reg(e, x, k));
-  fprintf(e->body, "$Lunitd%d:\n", L);
+  px_label(e, "unitd", L);
   return true;
 }
 

@@ -69,21 +69,13 @@ static const char *ring_eligible(Emitter *e, const TirInst *ld) {
   const char *ok = px_tmp(e, RC_PRED), *g[MAX_TENSOR_RANK];
   px_out(e, "setp.eq.u32 %s, 0, 0;", ok);
   for (int i = 0; i < ld->nsubs; i++) {
-    const char *st = px_reg(e, ld->subs[i].start, 0);
-    g[i] = st;
-    const char *p = px_tmp(e, RC_PRED), *last = px_tmp(e, RC_B32);
+    g[i] = px_reg(e, ld->subs[i].start, 0);
     if (ld->subs[i].point) {
-      px_out(e, "setp.lt.and.u32 %s, %s, %%ext32_%d_%d, %s;", p, st, ld->aux, i, ok);
-    } else {
-      if (i0 < 0) i0 = i;
-      int64_t ph = ld->plan->phys[j++];
-      /* 0 <= start and start + phys <= extent */
-      px_out(e, "add.s32 %s, %s, %lld;", last, st, (long long)ph);
-      px_out(e, "setp.ge.and.s32 %s, %s, 0, %s;", p, st, ok);
-      px_out(e, "setp.le.and.s32 %s, %s, %%ext32_%d_%d, %s;", ok, last, ld->aux, i, p);
+      px_and_below(e, ok, g[i], px_ext(e, ld->aux, i));
       continue;
     }
-    px_out(e, "mov.pred %s, %s;", ok, p);
+    if (i0 < 0) i0 = i;
+    px_and_span_inside(e, ok, g[i], ld->plan->phys[j++], ld->aux, i);
   }
   const char *ad, *pitch;
   return px_aligned16(e, ld->aux, eb, g, i0, ok, &ad, &pitch);
@@ -142,10 +134,10 @@ static void ring_issue(Emitter *e, const TirInst *loop, const TirInst **loads, i
       px_out(e, "@%s cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%s], [%s], %lld, [%s];", in,
              dst, src, (long long)row, bar);
     }
-    fprintf(e->body, "$Lrq%d:\n", S);
+    px_label(e, "rq", S);
   }
   px_out(e, "mov.b32 %s, %s;", px_reg(e, loop, 0), saved);
-  fprintf(e->body, "$Lrs%d:\n", L);
+  px_label(e, "rs", L);
   const char *p = px_tmp(e, RC_PRED);
   px_out(e, "add.u32 %s, %s, 1;", e->pst, e->pst);
   px_out(e, "setp.eq.u32 %s, %s, %d;", p, e->pst, e->p->stages);
@@ -190,23 +182,20 @@ void px_emit_ring_load(Emitter *e, const TirInst *in) {
       px_out(e, "setp.lt.u32 %s, %s, %lld;", pin, fl, (long long)elems);
       int F = px_new_label(e);
       px_out(e, "@!%s bra $Lrf%d;", pin, F);
-      px_ld_shared(e, in->ty.elem, r, arena_printf(e->a, "%s+%lld", base, (long long)(off + v * eb)));
-      fprintf(e->body, "$Lrf%d:\n", F);
+      px_ld(e, "shared", in->ty.elem, r, arena_printf(e->a, "%s+%lld", base, (long long)(off + v * eb)), NULL);
+      px_label(e, "rf", F);
     }
   }
   px_out(e, "bra.uni $Lrj%d;", L);
-  fprintf(e->body, "$Lrp%d:\n", L);
+  px_label(e, "rp", L);
   if (wordy) {
     px_emit_load_rows(e, in, w);
   } else {
     if (!px_emit_load_rows(e, in, NULL)) px_emit_load_elements(e, in);
     px_flush_unpack(e, in);
   }
-  fprintf(e->body, "$Lrj%d:\n", L);
-  if (wordy) {
-    if (e->npending == (int)(sizeof e->pending / sizeof e->pending[0])) px_flush_unpack(e, NULL);
-    e->pending[e->npending++] = (struct Pending){in, w, nw, chunks};
-  }
+  px_label(e, "rj", L);
+  if (wordy) px_defer_unpack(e, in, w, nw, chunks);
 }
 
 /* --prefetch: a register tile loaded straight into packed words (the
@@ -299,7 +288,7 @@ static void sring_issue(Emitter *e, const TirInst *loop, const TirInst **loads, 
       px_out(e, "add.u32 %s, %s, %lld;", dst, px_smem_of(e, ld->plan->buf), (long long)ld->plan->buf->offset);
       px_tma_copies(e, ld, dst, bar, go);
     }
-    fprintf(e->body, "$Lsri%d:\n", I);
+    px_label(e, "sri", I);
   }
   e->ring_issue = true;
   for (int q = 0; q < n; q++) {
@@ -321,7 +310,7 @@ static void sring_issue(Emitter *e, const TirInst *loop, const TirInst **loads, 
     px_aligned16(e, ld->aux, px_elem_bytes_mem(ld->ty.elem), g, i0, ok, &a0, &step);
     px_emit_stage_loop(e, ld, g, i0, i1, a0, step);
     if (ld->plan->buf->swizzle) px_out(e, "fence.proxy.async.shared::cta;"); /* for wgmma (px_emit_dot_wgmma) */
-    fprintf(e->body, "$Lstf%d:\n", F);
+    px_label(e, "stf", F);
   }
   e->ring_issue = false;
   px_out(e, "mov.b32 %s, %s;", px_reg(e, loop, 0), saved);
@@ -377,7 +366,7 @@ void px_emit_for(Emitter *e, const TirInst *in) {
     px_out(e, "setp.ge.s32 %s, %s, %s;", p, i, end);
     px_out(e, "@%s bra $Lpf%d;", p, P);
     prefetch_issue(e, in, pfl, next, npf, i);
-    fprintf(e->body, "$Lpf%d:\n", P);
+    px_label(e, "pf", P);
   }
   const TirInst *outer = e->ring_loop;
   const char *ocst = e->cst, *opst = e->pst, *oph = e->phase;
@@ -407,7 +396,7 @@ void px_emit_for(Emitter *e, const TirInst *in) {
       ring_issue(e, in, loads, n, j);
       px_out(e, "add.s32 %s, %s, %s;", j, j, step);
     }
-    fprintf(e->body, "$Lrpro%d:\n", P);
+    px_label(e, "rpro", P);
   }
   /* Staged rings: stage s of each holds iteration s's tile; the prologue
    * copies iterations 0 .. S - 2, one cp.async group each (empty past the
@@ -438,13 +427,13 @@ void px_emit_for(Emitter *e, const TirInst *in) {
       px_out(e, "@%s bra $Lspro%d;", p, P);
       px_out(e, "mov.u32 %s, %d;", st, q);
       sring_issue(e, in, sloads, ns, j, st);
-      fprintf(e->body, "$Lspro%d:\n", P);
+      px_label(e, "spro", P);
       px_out(e, "cp.async.commit_group;");
       px_out(e, "add.s32 %s, %s, %s;", j, j, step);
     }
     for (int q = 0; q < ns; q++) cons[q] = px_tmp(e, RC_B32);
   }
-  fprintf(e->body, "$Lfor%d:\n", L);
+  px_label(e, "for", L);
   px_out(e, "setp.ge.s32 %s, %s, %s;", p, i, end);
   px_out(e, "@%s bra $Lend%d;", p, L);
   if (npf) {
@@ -463,7 +452,7 @@ void px_emit_for(Emitter *e, const TirInst *in) {
     px_out(e, "setp.ge.s32 %s, %s, %s;", q, j, end);
     px_out(e, "@%s bra $Lpfk%d;", q, K);
     prefetch_issue(e, in, pfl, next, npf, j);
-    fprintf(e->body, "$Lpfk%d:\n", K);
+    px_label(e, "pfk", K);
     e->npf = npf;
   }
   if (ns) px_out(e, "cp.async.wait_group %d;", S - 2); /* this iteration's stage has landed */
@@ -479,14 +468,14 @@ void px_emit_for(Emitter *e, const TirInst *in) {
     const char *j;
     int K = ahead_or_skip(e, i, step, end, S, "rk", &j);
     ring_issue(e, in, loads, n, j);
-    fprintf(e->body, "$Lrk%d:\n", K);
+    px_label(e, "rk", K);
     e->waited = false;
   }
   if (ns) {
     const char *j;
     int K = ahead_or_skip(e, i, step, end, S, "sk", &j);
     sring_issue(e, in, sloads, ns, j, apst);
-    fprintf(e->body, "$Lsk%d:\n", K);
+    px_label(e, "sk", K);
     px_out(e, "cp.async.commit_group;");
     for (int k = 0; k < ns; k++) { /* the readers' stage */
       const PlanBuf *b = sloads[k]->plan->buf;
@@ -519,7 +508,7 @@ void px_emit_for(Emitter *e, const TirInst *in) {
   px_out(e, "add.s32 %s, %s, %s;", i, i, step);
   px_async_wait(e);
   px_out(e, "bra.uni $Lfor%d;", L);
-  fprintf(e->body, "$Lend%d:\n", L);
+  px_label(e, "end", L);
   if (n && !prod) { /* every thread is past its last wait before the mbarriers go */
     px_cta_sync(e);
     px_mbar_inval(e, loads[0]->plan->mbar, S);
@@ -559,7 +548,7 @@ void px_emit_producer(Emitter *e) {
   px_out(e, "mov.u32 %s, 0;", pe);
   px_out(e, "mov.u32 %s, 0;", e->pst);
   int L = px_new_label(e);
-  fprintf(e->body, "$Lprod%d:\n", L);
+  px_label(e, "prod", L);
   px_out(e, "setp.ge.s32 %s, %s, %s;", p, j, end);
   px_out(e, "@%s bra $Lprodend%d;", p, L);
   px_out(e, "setp.lt.u32 %s, %s, %d;", p, cnt, S);
@@ -567,10 +556,10 @@ void px_emit_producer(Emitter *e) {
   /* the stage's previous tiles are consumed */
   px_mbar_wait(e, px_mbar_addr(e, loads[0]->plan->mbar, e->pst, S), pe, e->pst);
   px_phase_flip(e, pe, e->pst);
-  fprintf(e->body, "$Lprodgo%d:\n", L);
+  px_label(e, "prodgo", L);
   ring_issue(e, loop, loads, n, j);
   px_out(e, "add.u32 %s, %s, 1;", cnt, cnt);
   px_out(e, "add.s32 %s, %s, %s;", j, j, step);
   px_out(e, "bra.uni $Lprod%d;", L);
-  fprintf(e->body, "$Lprodend%d:\n", L);
+  px_label(e, "prodend", L);
 }

@@ -163,7 +163,7 @@ void px_emit_inst(Emitter *e, const TirInst *in) {
   case TIR_WHILE: {
     int L = px_new_label(e);
     const char *p = px_tmp(e, RC_PRED);
-    fprintf(e->body, "$Lwhile%d:\n", L);
+    px_label(e, "while", L);
     px_emit_block(e, &in->cond);
     px_async_wait(e); /* the exit below skips the body's barriers */
     px_out(e, "setp.eq.u32 %s, %s, 0;", p, px_reg(e, in->cond_value, 0));
@@ -171,7 +171,7 @@ void px_emit_inst(Emitter *e, const TirInst *in) {
     px_emit_block(e, &in->body);
     px_async_wait(e);
     px_out(e, "bra.uni $Lwhile%d;", L);
-    fprintf(e->body, "$Lwend%d:\n", L);
+    px_label(e, "wend", L);
     break;
   }
   case TIR_IF: {
@@ -182,10 +182,10 @@ void px_emit_inst(Emitter *e, const TirInst *in) {
     px_emit_block(e, &in->body);
     px_async_wait(e); /* copies of one branch must not wait on a barrier of the other */
     px_out(e, "bra.uni $Lfi%d;", L);
-    fprintf(e->body, "$Lelse%d:\n", L);
+    px_label(e, "else", L);
     px_emit_block(e, &in->body2);
     px_async_wait(e);
-    fprintf(e->body, "$Lfi%d:\n", L);
+    px_label(e, "fi", L);
     break;
   }
   }
@@ -242,7 +242,7 @@ bool ptx_emit_kernel(Arena *a, Diags *d, const Plan *p, const char *arch, const 
   px_async_wait(&e); /* no copy outstanding at the exit */
   if (p->producer && mbar && !e.failed) {
     px_out(&e, "ret;");
-    fprintf(e.body, "$Lproducer:\n");
+    fputs("$Lproducer:\n", e.body);
     px_out(&e, "sub.u32 %%plane_, %%tid_, %d;", e.T);
     px_emit_producer(&e);
   }

@@ -35,6 +35,9 @@ const char *px_tmp(Emitter *e, RegClass rc) {
 
 int px_new_label(Emitter *e) { return e->label++; }
 
+/* Places label $L<name><n> (n from px_new_label; branches spell it alike). */
+void px_label(Emitter *e, const char *name, int n) { fprintf(e->body, "$L%s%d:\n", name, n); }
+
 /* the register holding element k of value `in` (k = 0 for scalars) */
 const char *px_reg(Emitter *e, const TirInst *in, int k) {
   return arena_printf(e->a, "%sv%d_%d", px_rc_prefix[px_rc_of(in->ty.elem)], in->id, k);
@@ -103,83 +106,54 @@ const char *px_mov_type(RegClass rc) {
   return rc == RC_F32 ? "f32" : rc == RC_F64 ? "f64" : rc == RC_B64 ? "b64" : "b32";
 }
 
-/* Loads element from global memory at address `addr` into register r. */
-void px_ld_global(Emitter *e, Scalar s, const char *r, const char *addr, const char *pred) {
+/* How an element of each type lies in memory: the type of a load and of a
+ * store of one element, and how many bytes. f16 and bf16 move as their
+ * 16-bit patterns, converted to and from the f32 register that holds them
+ * (chibicc's cast table, QBE's omap: each instruction spelled once). */
+static const struct {
+  const char *ld, *st;
+} mem_type[] = {
+    [S_F16] = {"u16", "u16"}, [S_BF16] = {"u16", "u16"}, [S_F32] = {"f32", "f32"}, [S_F64] = {"f64", "f64"},
+    [S_I8] = {"s8", "u8"},    [S_U8] = {"u8", "u8"},     [S_I32] = {"s32", "s32"}, [S_I64] = {"s64", "s64"},
+    [S_BOOL] = {"u8", "u8"},
+};
+
+/* Loads the element of type s at `addr` in `space` (global, shared) into
+ * register r. Under a predicate (pred non-NULL) a 16-bit element's word is
+ * zeroed first, so a lane that loads nothing converts zero. */
+void px_ld(Emitter *e, const char *space, Scalar s, const char *r, const char *addr, const char *pred) {
   const char *g = pred ? arena_printf(e->a, "@%s ", pred) : "";
-  switch (s) {
-  case S_F32: px_out(e, "%sld.global.f32 %s, [%s];", g, r, addr); break;
-  case S_F64: px_out(e, "%sld.global.f64 %s, [%s];", g, r, addr); break;
-  case S_I64: px_out(e, "%sld.global.s64 %s, [%s];", g, r, addr); break;
-  case S_I32: px_out(e, "%sld.global.s32 %s, [%s];", g, r, addr); break;
-  case S_I8: px_out(e, "%sld.global.s8 %s, [%s];", g, r, addr); break;
-  case S_U8:
-  case S_BOOL: px_out(e, "%sld.global.u8 %s, [%s];", g, r, addr); break;
-  case S_F16: {
-    const char *t = px_tmp(e, RC_B32);
-    px_out(e, "mov.b32 %s, 0;", t);
-    px_out(e, "%sld.global.u16 %s, [%s];", g, t, addr);
-    px_out(e, "{ .reg .b16 %%hl; cvt.u16.u32 %%hl, %s; cvt.f32.f16 %s, %%hl; }", t, r);
-    break;
+  if (s != S_F16 && s != S_BF16) {
+    px_out(e, "%sld.%s.%s %s, [%s];", g, space, mem_type[s].ld, r, addr);
+    return;
   }
-  case S_BF16: {
-    const char *t = px_tmp(e, RC_B32);
-    px_out(e, "mov.b32 %s, 0;", t);
-    px_out(e, "%sld.global.u16 %s, [%s];", g, t, addr);
+  const char *t = px_tmp(e, RC_B32);
+  if (pred) px_out(e, "mov.b32 %s, 0;", t);
+  px_out(e, "%sld.%s.u16 %s, [%s];", g, space, t, addr);
+  if (s == S_F16) {
+    px_out(e, "{ .reg .b16 %%hl; cvt.u16.u32 %%hl, %s; cvt.f32.f16 %s, %%hl; }", t, r);
+  } else { /* bf16: the pattern is the high half of its f32 */
     px_out(e, "shl.b32 %s, %s, 16;", t, t);
     px_out(e, "mov.b32 %s, %s;", r, t);
-    break;
-  }
-  default: break;
   }
 }
 
-void px_st_mem(Emitter *e, const char *space, Scalar s, const char *addr, const char *r, const char *pred) {
+/* Stores register r as an element of type s at `addr` in `space`. */
+void px_st(Emitter *e, const char *space, Scalar s, const char *addr, const char *r, const char *pred) {
   const char *g = pred ? arena_printf(e->a, "@%s ", pred) : "";
-  switch (s) {
-  case S_F32: px_out(e, "%sst.%s.f32 [%s], %s;", g, space, addr, r); break;
-  case S_F64: px_out(e, "%sst.%s.f64 [%s], %s;", g, space, addr, r); break;
-  case S_I64: px_out(e, "%sst.%s.s64 [%s], %s;", g, space, addr, r); break;
-  case S_I32: px_out(e, "%sst.%s.s32 [%s], %s;", g, space, addr, r); break;
-  case S_I8:
-  case S_U8:
-  case S_BOOL: px_out(e, "%sst.%s.u8 [%s], %s;", g, space, addr, r); break;
-  case S_F16:
-  case S_BF16: {
-    const char *t = px_tmp(e, RC_B32);
-    if (s == S_F16) px_out(e, "{ .reg .b16 %%hs; cvt.rn.f16.f32 %%hs, %s; cvt.u32.u16 %s, %%hs; }", r, t);
-    else {
-      px_out(e, "mov.b32 %s, %s;", t, r);
-      px_out(e, "shr.u32 %s, %s, 16;", t, t); /* already rounded to bf16 */
-    }
-    px_out(e, "%sst.%s.u16 [%s], %s;", g, space, addr, t);
-    break;
+  if (s != S_F16 && s != S_BF16) {
+    px_out(e, "%sst.%s.%s [%s], %s;", g, space, mem_type[s].st, addr, r);
+    return;
   }
-  default: break;
+  const char *t = px_tmp(e, RC_B32);
+  if (s == S_F16) {
+    px_out(e, "{ .reg .b16 %%hs; cvt.rn.f16.f32 %%hs, %s; cvt.u32.u16 %s, %%hs; }", r, t);
+  } else {
+    px_out(e, "mov.b32 %s, %s;", t, r);
+    px_out(e, "shr.u32 %s, %s, 16;", t, t); /* already rounded to bf16 */
   }
+  px_out(e, "%sst.%s.u16 [%s], %s;", g, space, addr, t);
 }
 
-void px_ld_shared(Emitter *e, Scalar s, const char *r, const char *addr) {
-  switch (s) {
-  case S_F32: px_out(e, "ld.shared.f32 %s, [%s];", r, addr); break;
-  case S_F64: px_out(e, "ld.shared.f64 %s, [%s];", r, addr); break;
-  case S_I64: px_out(e, "ld.shared.s64 %s, [%s];", r, addr); break;
-  case S_I32: px_out(e, "ld.shared.s32 %s, [%s];", r, addr); break;
-  case S_I8: px_out(e, "ld.shared.s8 %s, [%s];", r, addr); break;
-  case S_U8:
-  case S_BOOL: px_out(e, "ld.shared.u8 %s, [%s];", r, addr); break;
-  case S_F16: {
-    const char *t = px_tmp(e, RC_B32);
-    px_out(e, "ld.shared.u16 %s, [%s];", t, addr);
-    px_out(e, "{ .reg .b16 %%hl; cvt.u16.u32 %%hl, %s; cvt.f32.f16 %s, %%hl; }", t, r);
-    break;
-  }
-  case S_BF16: {
-    const char *t = px_tmp(e, RC_B32);
-    px_out(e, "ld.shared.u16 %s, [%s];", t, addr);
-    px_out(e, "shl.b32 %s, %s, 16;", t, t);
-    px_out(e, "mov.b32 %s, %s;", r, t);
-    break;
-  }
-  default: break;
-  }
-}
+/* The PTX type that moves an element of eb bytes as raw bits. */
+const char *px_bits_type(int eb) { return eb == 2 ? "u16" : eb == 1 ? "u8" : eb == 8 ? "b64" : "b32"; }

@@ -105,18 +105,16 @@ void px_emit_stage_loop(Emitter *e, const TirInst *in, const char *const *g, int
   px_out(e, "setp.eq.u32 %s, 0, 0;", pok);
   for (int i = 0; i < in->nsubs; i++) {
     if (i == i0 || i == i1) continue;
-    const char *q = px_tmp(e, RC_PRED);
-    px_out(e, "setp.lt.and.u32 %s, %s, %%ext32_%d_%d, %s;", q, g[i], P, i, pok);
-    px_out(e, "mov.pred %s, %s;", pok, q);
+    px_and_below(e, pok, g[i], px_ext(e, P, i));
   }
   const char *f = px_tmp(e, RC_B32), *done = px_tmp(e, RC_PRED), *row = px_tmp(e, RC_B32), *col = px_tmp(e, RC_B32),
              *gr = px_tmp(e, RC_B32), *gc = px_tmp(e, RC_B32), *v = px_tmp(e, RC_PRED), *r64 = px_tmp(e, RC_B64),
              *ad = px_tmp(e, RC_B64), *w = px_tmp(e, RC_B32), *dst = px_tmp(e, RC_B32);
-  const char *ty = eb == 2 ? "u16" : eb == 1 ? "u8" : eb == 8 ? "b64" : "b32";
+  const char *ty = px_bits_type(eb);
   const char *wr = eb == 8 ? px_tmp(e, RC_B64) : w;
   int L = px_new_label(e);
   px_out(e, "mov.u32 %s, %%tid_;", f);
-  fprintf(e->body, "$Lel%d:\n", L);
+  px_label(e, "el", L);
   px_out(e, "setp.ge.u32 %s, %s, %lld;", done, f, (long long)(p0 * p1));
   px_out(e, "@%s bra $Leld%d;", done, L);
   px_out(e, "shr.u32 %s, %s, %d;", row, f, px_log2i(p1));
@@ -125,8 +123,8 @@ void px_emit_stage_loop(Emitter *e, const TirInst *in, const char *const *g, int
   px_out(e, "add.s32 %s, %s, %s;", gc, g[i1], col);
   px_out(e, "setp.lt.and.u32 %s, %s, %lld, %s;", v, row, (long long)in->subs[i0].len, pok);
   px_out(e, "setp.lt.and.u32 %s, %s, %lld, %s;", v, col, (long long)in->subs[i1].len, v);
-  px_out(e, "setp.lt.and.u32 %s, %s, %%ext32_%d_%d, %s;", v, gr, P, i0, v); /* unsigned: a negative row is out too */
-  px_out(e, "setp.lt.and.u32 %s, %s, %%ext32_%d_%d, %s;", v, gc, P, i1, v);
+  px_out(e, "setp.lt.and.u32 %s, %s, %s, %s;", v, gr, px_ext(e, P, i0), v); /* unsigned: a negative row is out too */
+  px_out(e, "setp.lt.and.u32 %s, %s, %s, %s;", v, gc, px_ext(e, P, i1), v);
   px_out(e, "cvt.s64.s32 %s, %s;", r64, row);
   px_out(e, "mad.lo.s64 %s, %s, %s, %s;", ad, r64, step, a0);
   px_out(e, "cvt.s64.s32 %s, %s;", r64, col);
@@ -143,7 +141,7 @@ void px_emit_stage_loop(Emitter *e, const TirInst *in, const char *const *g, int
   }
   px_out(e, "add.u32 %s, %s, %d;", f, f, e->T);
   px_out(e, "bra.uni $Lel%d;", L);
-  fprintf(e->body, "$Leld%d:\n", L);
+  px_label(e, "eld", L);
 }
 
 /* A staged rank-2 load by cp.async (sm_80 and later), 16 bytes a copy
@@ -186,17 +184,8 @@ bool px_emit_stage_async(Emitter *e, const TirInst *in) {
   px_out(e, "setp.eq.u32 %s, 0, 0;", ok);
   for (int i = 0; i < in->nsubs; i++) {
     g[i] = px_reg(e, in->subs[i].start, 0);
-    if (i == i0) continue;
-    const char *p = px_tmp(e, RC_PRED);
-    if (i == i1) { /* 0 <= start and start + phys <= extent: every chunk's columns inside */
-      const char *last = px_tmp(e, RC_B32);
-      px_out(e, "add.s32 %s, %s, %lld;", last, g[i], (long long)p1);
-      px_out(e, "setp.ge.and.s32 %s, %s, 0, %s;", p, g[i], ok);
-      px_out(e, "setp.le.and.s32 %s, %s, %%ext32_%d_%d, %s;", ok, last, in->aux, i, p);
-      continue;
-    }
-    px_out(e, "setp.lt.and.u32 %s, %s, %%ext32_%d_%d, %s;", p, g[i], in->aux, i, ok);
-    px_out(e, "mov.pred %s, %s;", ok, p);
+    if (i == i1) px_and_span_inside(e, ok, g[i], p1, in->aux, i); /* every chunk's columns inside */
+    else if (i != i0) px_and_below(e, ok, g[i], px_ext(e, in->aux, i));
   }
   const char *a0, *step, *go = px_aligned16(e, in->aux, eb, g, i0, ok, &a0, &step);
   int L = px_new_label(e);
@@ -204,7 +193,7 @@ bool px_emit_stage_async(Emitter *e, const TirInst *in) {
   int64_t cpr = p1 / ce, chunks = p0 * cpr, len0 = in->subs[i0].len, len1 = in->subs[i1].len;
   /* rows this thread may copy: below the slice's length and inside the tensor */
   const char *lim = px_tmp(e, RC_B32), *t = px_tmp(e, RC_B32);
-  px_out(e, "sub.s32 %s, %%ext32_%d_%d, %s;", lim, in->aux, i0, g[i0]);
+  px_out(e, "sub.s32 %s, %s, %s;", lim, px_ext(e, in->aux, i0), g[i0]);
   px_out(e, "min.s32 %s, %s, %lld;", lim, lim, (long long)len0);
   if (e->T % cpr == 0 && chunks % e->T == 0) {
     /* Every round of T chunks is T / cpr whole rows: a thread keeps its
@@ -239,7 +228,7 @@ bool px_emit_stage_async(Emitter *e, const TirInst *in) {
         px_out(e, "sub.s32 %s, %s, %lld;", lu[u], lim0, (long long)(u * rstep));
       }
       int C = px_new_label(e);
-      fprintf(e->body, "$Lcp%d:\n", C);
+      px_label(e, "cp", C);
       px_out(e, "add.s32 %s, %s, %s;", tk, t, kr);
       for (int u = 0; u < 4; u++) {
         const char *v = px_tmp(e, RC_PRED), *q = px_tmp(e, RC_PRED), *from = px_tmp(e, RC_B64), *sz = px_tmp(e, RC_B32);
@@ -287,7 +276,7 @@ bool px_emit_stage_async(Emitter *e, const TirInst *in) {
       int S = px_new_label(e);
       px_out(e, "@%s bra $Lsn%d;", sk, S);
       stage_chunk(e, in, b, row, col, step, a0, inside);
-      fprintf(e->body, "$Lsn%d:\n", S);
+      px_label(e, "sn", S);
       continue;
     }
     stage_chunk(e, in, b, row, col, step, a0, inside);
@@ -297,11 +286,11 @@ bool px_emit_stage_async(Emitter *e, const TirInst *in) {
     e->async_pending = true;
   }
   px_out(e, "bra.uni $Lsd%d;", L);
-  fprintf(e->body, "$Lsa%d:\n", L);
+  px_label(e, "sa", L);
   /* (a ring stage's fallback is a loop: unrolled, it would be emitted at
    * each issue and hold registers the loop's own work needs) */
   if (e->ring_issue) px_emit_stage_loop(e, in, g, i0, i1, a0, step);
   else if (!px_emit_stage_rows(e, in)) px_emit_load_elements(e, in);
-  fprintf(e->body, "$Lsd%d:\n", L);
+  px_label(e, "sd", L);
   return true;
 }

@@ -74,11 +74,7 @@ void px_emit_arrive(Emitter *e, const TirInst *in) {
   /* a count below 1 never arrives, nor does a counter outside its tensor
    * (masked as loads and stores are): nothing is counted */
   px_out(e, "setp.ge.and.s32 %s, %s, 1, %s;", go, n, t0);
-  for (int i = 0; i < in->nsubs; i++) {
-    const char *p = px_tmp(e, RC_PRED);
-    px_out(e, "setp.lt.and.u32 %s, %s, %%ext32_%d_%d, %s;", p, g[i], in->aux, i, go);
-    go = p;
-  }
+  for (int i = 0; i < in->nsubs; i++) px_and_below(e, go, g[i], px_ext(e, in->aux, i));
   px_out(e, "sub.s32 %s, %s, 1;", bound, n);
   px_out(e, "mov.u32 %s, 0;", old);
   px_out(e, "@%s atom.acq_rel.gpu.global.inc.u32 %s, [%s], %s;", go, old, ad, bound);
@@ -130,7 +126,7 @@ void px_mbar_wait(Emitter *e, const char *bar, const char *phases, const char *s
   px_out(e, "shr.u32 %s, %s, %s;", par, phases, stage);
   px_out(e, "and.b32 %s, %s, 1;", par, par);
   int L = px_new_label(e);
-  fprintf(e->body, "$Lmw%d:\n", L);
+  px_label(e, "mw", L);
   px_out(e, "mbarrier.try_wait.parity.shared::cta.b64 %s, [%s], %s;", done, bar, par);
   px_out(e, "@!%s bra $Lmw%d;", done, L);
 }

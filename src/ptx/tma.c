@@ -82,16 +82,16 @@ void px_emit_tma_load(Emitter *e, const TirInst *in) {
   px_out(e, "@%s fence.proxy.async.shared::cta;", t0);
   px_out(e, "@%s mbarrier.arrive.expect_tx.shared::cta.b64 %s, [%s], %lld;", t0, st, bar, (long long)px_tma_bytes(in));
   px_tma_copies(e, in, dst, bar, t0);
-  fprintf(e->body, "$Ltmaw%d:\n", L);
+  px_label(e, "tmaw", L);
   px_out(e, "mbarrier.try_wait.parity.shared::cta.b64 %s, [%s], %%tmaph%d;", done, bar, id);
   px_out(e, "@!%s bra $Ltmaw%d;", done, L);
   px_out(e, "xor.b32 %%tmaph%d, %%tmaph%d, 1;", id, id);
   px_out(e, "bra.uni $Ltmadone%d;", L);
-  fprintf(e->body, "$Ltmafb%d:\n", L);
+  px_label(e, "tmafb", L);
   if (!px_emit_stage_rows(e, in)) px_emit_load_elements(e, in);
   /* wgmma reads a swizzled tile through the async proxy */
   if (b->swizzle) px_out(e, "fence.proxy.async.shared::cta;");
-  fprintf(e->body, "$Ltmadone%d:\n", L);
+  px_label(e, "tmadone", L);
 }
 
 /* A TMA tensor store (plan.c, choose_tma_store): the tile's elements, slack
@@ -116,7 +116,7 @@ void px_emit_tma_store(Emitter *e, const TirInst *in) {
                *r = px_operand(e, v, k);
     px_out(e, "setp.lt.u32 %s, %s, %lld;", pr, fl, (long long)elems);
     px_out(e, "mad.lo.u32 %s, %s, %d, %s;", ad, fl, eb, src);
-    px_st_mem(e, "shared", te, ad, r, pr);
+    px_st(e, "shared", te, ad, r, pr);
   }
   px_out(e, "fence.proxy.async.shared::cta;"); /* the threads' writes, seen by the copy */
   px_cta_sync(e);
@@ -132,16 +132,15 @@ void px_emit_tma_store(Emitter *e, const TirInst *in) {
   px_out(e, "bra.uni $Ltsd%d;", L);
   /* no map: element f of the staged tile at physical coordinates (its
    * dims are powers of two), stored when inside the slice and the tensor */
-  fprintf(e->body, "$Ltsfb%d:\n", L);
+  px_label(e, "tsfb", L);
   const char *f = px_tmp(e, RC_B32), *done = px_tmp(e, RC_PRED), *ok = px_tmp(e, RC_PRED), *w = px_tmp(e, RC_B32),
              *ad = px_tmp(e, RC_B32);
   px_out(e, "mov.u32 %s, %%tid_;", f);
-  fprintf(e->body, "$Ltsl%d:\n", L);
+  px_label(e, "tsl", L);
   px_out(e, "setp.ge.u32 %s, %s, %lld;", done, f, (long long)elems);
   px_out(e, "@%s bra $Ltsd%d;", done, L);
   px_out(e, "setp.eq.u32 %s, 0, 0;", ok);
   const char *g[MAX_TENSOR_RANK];
-  int j = 0;
   int64_t below = 1;
   const char *cd[MAX_TILE_RANK];
   for (int d = rank - 1; d >= 0; d--) { /* coordinate d = (f / below) % phys[d] */
@@ -150,29 +149,14 @@ void px_emit_tma_store(Emitter *e, const TirInst *in) {
     px_out(e, "and.b32 %s, %s, %lld;", cd[d], cd[d], (long long)(v->plan->phys[d] - 1));
     below *= v->plan->phys[d];
   }
-  for (int i = 0; i < in->nsubs; i++) {
-    const char *q = px_tmp(e, RC_PRED);
-    if (in->subs[i].point) {
-      g[i] = px_reg(e, in->subs[i].start, 0);
-    } else {
-      const char *gi = px_tmp(e, RC_B32);
-      px_out(e, "add.s32 %s, %s, %s;", gi, px_reg(e, in->subs[i].start, 0), cd[j]);
-      px_out(e, "setp.lt.and.u32 %s, %s, %lld, %s;", q, cd[j], (long long)in->subs[i].len, ok);
-      px_out(e, "mov.pred %s, %s;", ok, q);
-      q = px_tmp(e, RC_PRED);
-      g[i] = gi;
-      j++;
-    }
-    px_out(e, "setp.lt.and.u32 %s, %s, %%ext32_%d_%d, %s;", q, g[i], in->aux, i, ok); /* unsigned: negative is out */
-    px_out(e, "mov.pred %s, %s;", ok, q);
-  }
+  px_subscripts(e, in, cd, NULL, NULL, 0, ok, g);
   px_out(e, "mad.lo.u32 %s, %s, %d, %s;", ad, f, eb, src);
-  const char *ty = eb == 2 ? "u16" : eb == 1 ? "u8" : eb == 8 ? "b64" : "b32";
+  const char *ty = px_bits_type(eb);
   const char *wr = eb == 8 ? px_tmp(e, RC_B64) : w;
   px_out(e, "ld.shared.%s %s, [%s];", ty, wr, ad);
   px_out(e, "@%s st.global.%s [%s], %s;", ok, ty, px_tensor_addr(e, in->aux, g), wr);
   px_out(e, "add.u32 %s, %s, %d;", f, f, e->T);
   px_out(e, "bra.uni $Ltsl%d;", L);
-  fprintf(e->body, "$Ltsd%d:\n", L);
+  px_label(e, "tsd", L);
   px_cta_sync(e); /* the buffer's bytes are free again */
 }
