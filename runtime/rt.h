@@ -5,9 +5,34 @@
 #define PHOBOS_RT_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "phobos.h"
+
+/* ------------------------------------------------- checked arithmetic */
+
+/* Every product and sum of sizes, shapes, strides, grid values and byte
+ * counts in the runtime goes through these, in int64_t: true with the exact
+ * result in *out, or false (and *out untouched) when it does not fit. */
+static inline bool rt_mul_ok(int64_t a, int64_t b, int64_t *out) {
+  int64_t r;
+  if (__builtin_mul_overflow(a, b, &r)) return false;
+  *out = r;
+  return true;
+}
+static inline bool rt_add_ok(int64_t a, int64_t b, int64_t *out) {
+  int64_t r;
+  if (__builtin_add_overflow(a, b, &r)) return false;
+  *out = r;
+  return true;
+}
+static inline bool rt_sub_ok(int64_t a, int64_t b, int64_t *out) {
+  int64_t r;
+  if (__builtin_sub_overflow(a, b, &r)) return false;
+  *out = r;
+  return true;
+}
 
 /* --------------------------------------------------------------- cuda.c */
 

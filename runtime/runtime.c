@@ -280,6 +280,15 @@ static const char *arg_kind_name(phobos_arg_kind k) {
   return k == PHOBOS_ARG_TENSOR ? "a tensor" : k == PHOBOS_ARG_INT ? "an int" : k == PHOBOS_ARG_FLOAT ? "a float" : k == PHOBOS_ARG_BOOL ? "a bool" : "an unknown kind";
 }
 
+/* "[2, 19, 14, 64]", for messages */
+static const char *shape_str(const phobos_tensor *t, char *buf, size_t len) {
+  int n = snprintf(buf, len, "[");
+  for (int d = 0; d < t->rank && n > 0 && (size_t)n < len; d++)
+    n += snprintf(buf + n, len - (size_t)n, "%s%lld", d ? ", " : "", (long long)t->shape[d]);
+  if (n > 0 && (size_t)n < len) snprintf(buf + n, len - (size_t)n, "]");
+  return buf;
+}
+
 #define BAD(status, ...) (fail(err, errlen, __VA_ARGS__), (status))
 
 phobos_status rt_bind(const MfKernel *k, const phobos_arg *args, int nargs, RtBinding *b, char *err, size_t errlen) {
@@ -317,7 +326,12 @@ phobos_status rt_bind(const MfKernel *k, const phobos_arg *args, int nargs, RtBi
         if (t->strides[d] && t->strides[d] != expect)
           return BAD(PHOBOS_BAD_ARGUMENT, "tensor '%s' dim %d has stride %lld; this version takes contiguous row-major "
                       "tensors (stride %lld)", p->name, d, (long long)t->strides[d], (long long)expect);
-        expect *= got;
+        if (!rt_mul_ok(expect, got, &expect)) {
+          char sh[120];
+          return BAD(PHOBOS_BAD_SHAPE, "tensor '%s' dim %d%s%s%s is %lld: dims %d to %d of %s make more than 2^63 - 1 "
+                     "elements", p->name, d, p->dimname[d] ? " (" : "", p->dimname[d] ? p->dimname[d] : "",
+                     p->dimname[d] ? ")" : "", (long long)got, d, p->rank - 1, shape_str(t, sh, sizeof sh));
+        }
         if (!p->dimname[d]) {
           if (got != p->dim[d])
             return BAD(PHOBOS_BAD_SHAPE, "tensor '%s' dim %d must be %lld, got %lld", p->name, d, (long long)p->dim[d],

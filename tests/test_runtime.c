@@ -413,3 +413,23 @@ Test(runtime, compiler_tensor_maps_round_trip) {
   mf_free(&m);
   unlink(path);
 }
+
+Test(runtime, element_count_overflow_is_refused) {
+  /* issue 17, finding 17: five extents of 2^31 - 1 make 2^155 elements;
+   * the count wrapped in int64 and the launch was accepted */
+  char *text = replaced("dims: [K, N], written: false}", "dims: [K, N, P, Q, R], written: false}");
+  Manifest m = load_ok(text);
+  const int64_t big = INT32_MAX;
+  args[0] = phobos_tensor_arg(0x10000, PHOBOS_F32, 2, (int64_t[]){1, big});
+  args[1] = phobos_tensor_arg(0x20000, PHOBOS_I8, 5, (int64_t[]){big, big, big, big, big});
+  args[2] = phobos_tensor_arg(0x30000, PHOBOS_F32, 2, (int64_t[]){1, big});
+  args[3] = phobos_tensor_arg(0x40000, PHOBOS_F32, 2, (int64_t[]){1, big});
+  args[4] = phobos_float_arg(0.5);
+  RtBinding b;
+  char err[600] = "";
+  cr_assert_eq(rt_bind(&m.kernels[0], args, 5, &b, err, sizeof err), PHOBOS_BAD_SHAPE, "%s", err);
+  cr_assert(strstr(err, "tensor 'W' dim 2 (P) is 2147483647: dims 2 to 4 of [2147483647, 2147483647, 2147483647, "
+                        "2147483647, 2147483647] make more than 2^63 - 1 elements"), "%s", err);
+  mf_free(&m);
+  free(text);
+}
