@@ -219,13 +219,16 @@ phobos_status at_choose(phobos_kernel *k, const phobos_arg *args, const RtBindin
   for (int i = 0; i < k->mf->nparams && i < 64 && s == PHOBOS_OK; i++) {
     const MfParam *p = &k->mf->params[i];
     if (!p->tensor || !p->written) continue;
-    size_t bytes = (size_t)mf_dtype_bytes(p->dtype);
-    for (int d = 0; d < p->rank; d++) bytes *= (size_t)args[i].tensor.shape[d];
+    int64_t bytes; /* rt_bind checked it; checked again, as every size is */
+    if (!rt_tensor_bytes(&args[i].tensor, &bytes)) {
+      s = rt_set_err(ctx, PHOBOS_BAD_SHAPE, "autotune scratch for '%s': its size overflows 64 bits", p->name);
+      break;
+    }
     char buf[200];
-    CUresult r = cu->MemAlloc(&scratch[i], bytes);
-    if (r == CU_SUCCESS) r = cu->MemcpyDtoDAsync(scratch[i], args[i].tensor.data, bytes, stream);
+    CUresult r = cu->MemAlloc(&scratch[i], (size_t)bytes);
+    if (r == CU_SUCCESS) r = cu->MemcpyDtoDAsync(scratch[i], args[i].tensor.data, (size_t)bytes, stream);
     if (r != CU_SUCCESS)
-      s = rt_set_err(ctx, PHOBOS_CUDA_ERROR, "autotune scratch for '%s' (%zu bytes): %s", p->name, bytes,
+      s = rt_set_err(ctx, PHOBOS_CUDA_ERROR, "autotune scratch for '%s' (%lld bytes): %s", p->name, (long long)bytes,
                      cu_error(cu, r, buf, sizeof buf));
   }
   float best = 0;

@@ -252,6 +252,9 @@ phobos_status rt_set_err(phobos_context *ctx, phobos_status s, const char *fmt, 
 /* Checks arguments against a kernel's parameters and binds its dims; on
  * failure the status and a message naming the parameter, dim and values. */
 phobos_status rt_bind(const MfKernel *k, const phobos_arg *args, int nargs, RtBinding *b, char *err, size_t errlen);
+/* A tensor's size in bytes; false when a dim is negative or the size does
+ * not fit in int64. */
+bool rt_tensor_bytes(const phobos_tensor *t, int64_t *bytes);
 /* Launches one variant; `override` replaces tensor pointers (autotuning's
  * scratch copies) where non-zero. */
 phobos_status rt_launch_variant(phobos_kernel *k, MfVariant *v, const phobos_arg *args, const RtBinding *b,

@@ -280,6 +280,15 @@ static const char *arg_kind_name(phobos_arg_kind k) {
   return k == PHOBOS_ARG_TENSOR ? "a tensor" : k == PHOBOS_ARG_INT ? "an int" : k == PHOBOS_ARG_FLOAT ? "a float" : k == PHOBOS_ARG_BOOL ? "a bool" : "an unknown kind";
 }
 
+bool rt_tensor_bytes(const phobos_tensor *t, int64_t *bytes) {
+  int64_t n = mf_dtype_bytes(t->dtype);
+  if (t->rank < 0 || t->rank > PHOBOS_MAX_RANK) return false;
+  for (int d = 0; d < t->rank; d++)
+    if (t->shape[d] < 0 || !rt_mul_ok(n, t->shape[d], &n)) return false;
+  *bytes = n;
+  return true;
+}
+
 /* "[2, 19, 14, 64]", for messages */
 static const char *shape_str(const phobos_tensor *t, char *buf, size_t len) {
   int n = snprintf(buf, len, "[");
@@ -352,6 +361,15 @@ phobos_status rt_bind(const MfKernel *k, const phobos_arg *args, int nargs, RtBi
           b->value[b->ndims++] = got;
         }
       }
+      /* the element count fits (above); the byte count and the end address must too */
+      int64_t bytes;
+      char sh[120];
+      if (!rt_tensor_bytes(t, &bytes))
+        return BAD(PHOBOS_BAD_SHAPE, "tensor '%s' of %s holds %lld elements of %d bytes: more than 2^63 - 1 bytes", p->name,
+                   shape_str(t, sh, sizeof sh), (long long)expect, eb);
+      if (t->data > UINT64_MAX - (uint64_t)bytes)
+        return BAD(PHOBOS_BAD_POINTER, "tensor '%s' at 0x%llx: its %lld bytes run past the end of the address space",
+                   p->name, (unsigned long long)t->data, (long long)bytes);
     } else {
       bool is_float = p->dtype <= PHOBOS_F64;
       bool ok = a->kind == PHOBOS_ARG_FLOAT ? is_float

@@ -374,3 +374,50 @@ Test(launch, dynamic_shared_memory_the_driver_refuses) {
   cr_assert_eq(launch_q(), PHOBOS_CUDA_ERROR);
   cr_assert(strstr(phobos_last_error(ctx), "cuFuncSetAttribute"), "%s", phobos_last_error(ctx));
 }
+
+/* ------------------------------------------------ sizes that overflow */
+
+/* one written rank-5 tensor, two variants (so that the autotuner copies it) */
+static const char *rank5 =
+    "phobos_manifest: 1\n"
+    "compiler: phobosc 0.1.0\n"
+    "source: fill5.ph\n"
+    "source_hash: 00000000000000f5\n"
+    "arch: sm_90a\n"
+    "cubin: k.cubin\n"
+    "kernels:\n"
+    "- name: fill5\n"
+    "  params:\n"
+    "  - {name: Y, kind: tensor, dtype: f32, dims: [A, B, C, D, E], written: true}\n"
+    "  variants:\n"
+    "  - entry: fill5__v0\n"
+    "    grid: [\"1\"]\n"
+    "    threads: 128\n"
+    "    shared_bytes: 0\n"
+    "  - entry: fill5__v1\n"
+    "    grid: [\"1\"]\n"
+    "    threads: 256\n"
+    "    shared_bytes: 0\n";
+
+Test(launch, a_tensor_of_more_than_2_to_the_63_bytes_is_refused) {
+  /* issue 17, finding 6: 5 * 5581 * 8681 * 49477 * 384773 = 2^62 + 1 f32
+   * elements are 2^64 + 4 bytes; the scratch size wrapped to 4 bytes and
+   * the timed launches ran with a 4-byte copy */
+  strcpy(cache_dir, "/tmp/phobos_cache_XXXXXX");
+  cr_assert(mkdtemp(cache_dir));
+  setenv("PHOBOS_CACHE_DIR", cache_dir, 1);
+  int sz[] = {8, 4, 4, 4, 4, 4};
+  load_text(rank5, "fill5", 6, sz);
+  phobos_arg a = phobos_tensor_arg(alloc(256), PHOBOS_F32, 5, (int64_t[]){5, 5581, 8681, 49477, 384773});
+  cr_assert_eq(phobos_launch(k, &a, 1, NULL), PHOBOS_BAD_SHAPE, "%s", phobos_last_error(ctx));
+  cr_assert(strstr(phobos_last_error(ctx), "tensor 'Y' of [5, 5581, 8681, 49477, 384773] holds 4611686018427387905 "
+                                           "elements of 4 bytes: more than 2^63 - 1 bytes"),
+            "%s", phobos_last_error(ctx));
+  cr_assert_eq(fake->nlaunches, 0);
+  /* a tensor whose bytes would run past the top of the address space */
+  a = phobos_tensor_arg(UINT64_MAX - 255, PHOBOS_F32, 5, (int64_t[]){1, 1, 1, 1, 128});
+  cr_assert_eq(phobos_launch(k, &a, 1, NULL), PHOBOS_BAD_POINTER, "%s", phobos_last_error(ctx));
+  cr_assert(strstr(phobos_last_error(ctx), "its 512 bytes run past the end of the address space"), "%s",
+            phobos_last_error(ctx));
+  cr_assert_eq(fake->nlaunches, 0);
+}
