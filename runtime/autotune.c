@@ -214,9 +214,9 @@ phobos_status at_choose(phobos_kernel *k, const phobos_arg *args, const RtBindin
     }
   /* scratch copies of what the kernel writes, starting from its contents */
   const CuApi *cu = ctx->cu;
-  CUdeviceptr scratch[64] = {0};
+  CUdeviceptr scratch[MF_MAX_PARAMS] = {0}; /* by parameter index: manifest.c bounds nparams */
   phobos_status s = PHOBOS_OK;
-  for (int i = 0; i < k->mf->nparams && i < 64 && s == PHOBOS_OK; i++) {
+  for (int i = 0; i < k->mf->nparams && s == PHOBOS_OK; i++) {
     const MfParam *p = &k->mf->params[i];
     if (!p->tensor || !p->written) continue;
     int64_t bytes; /* rt_bind checked it; checked again, as every size is */
@@ -240,7 +240,7 @@ phobos_status at_choose(phobos_kernel *k, const phobos_arg *args, const RtBindin
     if (ts != PHOBOS_OK) s = ts;
     else if (won < 0 || ms < best) best = ms, won = i;
   }
-  for (int i = 0; i < 64; i++)
+  for (int i = 0; i < k->mf->nparams; i++)
     if (scratch[i]) cu->MemFree(scratch[i]);
   if (s != PHOBOS_OK) return s;
   if (won < 0) return PHOBOS_LAUNCH_LIMIT; /* the message of the last refusal stands */

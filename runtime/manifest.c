@@ -301,6 +301,8 @@ static bool parse_kernel(P *p, yaml_node_t *n, MfKernel *k) {
   if (!variants || variants->type != YAML_SEQUENCE_NODE || count(variants) < 1)
     return bad(p, n, "kernel '%s': 'variants' must list at least one variant", k->name);
   int np = count(params);
+  if (np > MF_MAX_PARAMS)
+    return bad(p, params, "kernel '%s' has %d parameters; this runtime takes at most %d", k->name, np, MF_MAX_PARAMS);
   k->nparams = np < 0 ? 0 : np;
   k->params = calloc((size_t)k->nparams + 1, sizeof(MfParam));
   for (int i = 0; i < k->nparams; i++)

@@ -148,7 +148,14 @@ typedef struct MfGridOp {
 } MfGridOp;
 
 /* A tensor map the entry takes after its parameters (phobosc's tensor copies). */
-enum { MF_MAX_TMAPS = 8, MF_MAX_SLOTS = 160 /* kernel parameters as launched (runtime.c, Params) */ };
+enum {
+  MF_MAX_TMAPS = 8,
+  MF_MAX_SLOTS = 160, /* kernel parameters as launched (runtime.c, Params) */
+  /* a kernel's parameters: each takes at least one slot. Every table
+   * indexed by parameter (the autotuner's scratch copies, a launch's
+   * `override`) has this many entries. */
+  MF_MAX_PARAMS = MF_MAX_SLOTS,
+};
 typedef struct MfTmap {
   int param;                      /* the tensor parameter's index */
   int rank;                       /* the tensor's */
@@ -255,8 +262,9 @@ phobos_status rt_bind(const MfKernel *k, const phobos_arg *args, int nargs, RtBi
 /* A tensor's size in bytes; false when a dim is negative or the size does
  * not fit in int64. */
 bool rt_tensor_bytes(const phobos_tensor *t, int64_t *bytes);
-/* Launches one variant; `override` replaces tensor pointers (autotuning's
- * scratch copies) where non-zero. */
+/* Launches one variant; `override` (NULL, or one entry per parameter of the
+ * kernel, by index) replaces tensor pointers (autotuning's scratch copies)
+ * where non-zero. */
 phobos_status rt_launch_variant(phobos_kernel *k, MfVariant *v, const phobos_arg *args, const RtBinding *b,
                                 const CUdeviceptr *override, CUstream stream);
 

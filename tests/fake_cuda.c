@@ -141,6 +141,8 @@ int cuMemAlloc_v2(uint64_t *p, size_t n) {
   void *m = NULL;
   if (posix_memalign(&m, 256, n ? n : 1)) return 2; /* CUDA_ERROR_OUT_OF_MEMORY */
   *p = (uint64_t)(uintptr_t)m;
+  if (st.nallocs < 64) st.allocs[st.nallocs] = *p, st.alloc_bytes[st.nallocs] = n;
+  st.nallocs++;
   return 0;
 }
 int cuMemFree_v2(uint64_t p) { return free((void *)(uintptr_t)p), 0; }

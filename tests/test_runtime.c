@@ -433,3 +433,14 @@ Test(runtime, element_count_overflow_is_refused) {
   mf_free(&m);
   free(text);
 }
+
+Test(runtime, a_kernel_over_the_parameter_bound) {
+  char text[16384];
+  int n = snprintf(text, sizeof text,
+                   "phobos_manifest: 1\ncompiler: phobosc 0.1.0\nsource: k.ph\nsource_hash: 0123456789abcdef\n"
+                   "arch: sm_90a\ncubin: k.cubin\nkernels:\n- name: many\n  params:\n");
+  for (int i = 0; i < 161; i++)
+    n += snprintf(text + n, sizeof text - (size_t)n, "  - {name: s%d, kind: scalar, dtype: i32}\n", i);
+  snprintf(text + n, sizeof text - (size_t)n, "  variants:\n  - {entry: many__v0, grid: [], threads: 128, shared_bytes: 0}\n");
+  expect_bad(text, "kernel 'many' has 161 parameters; this runtime takes at most 160");
+}

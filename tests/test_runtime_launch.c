@@ -421,3 +421,43 @@ Test(launch, a_tensor_of_more_than_2_to_the_63_bytes_is_refused) {
             phobos_last_error(ctx));
   cr_assert_eq(fake->nlaunches, 0);
 }
+
+Test(launch, autotune_scratch_for_a_tensor_past_parameter_64) {
+  /* issue 17, finding 1: at_choose kept scratch[64] by parameter index; a
+   * written tensor at index 64 got no copy, and the launch read
+   * override[64] past the array (stack garbage for Y's pointer) */
+  char text[16384];
+  int n = snprintf(text, sizeof text,
+                   "phobos_manifest: 1\ncompiler: phobosc 0.1.0\nsource: wide.ph\nsource_hash: 0123456789abcdef\n"
+                   "arch: sm_90a\ncubin: k.cubin\nkernels:\n- name: wide\n  params:\n");
+  for (int i = 0; i < 64; i++)
+    n += snprintf(text + n, sizeof text - (size_t)n, "  - {name: s%d, kind: scalar, dtype: i32}\n", i);
+  snprintf(text + n, sizeof text - (size_t)n,
+           "  - {name: Y, kind: tensor, dtype: f32, dims: [N], written: true}\n  variants:\n"
+           "  - {entry: wide__v0, grid: [\"N 128 cdiv\"], threads: 128, shared_bytes: 0}\n"
+           "  - {entry: wide__v1, grid: [\"N 256 cdiv\"], threads: 256, shared_bytes: 0}\n");
+  strcpy(cache_dir, "/tmp/phobos_cache_XXXXXX");
+  cr_assert(mkdtemp(cache_dir));
+  setenv("PHOBOS_CACHE_DIR", cache_dir, 1);
+  setenv("FAKE_FAST_ENTRY", "wide__v1", 1);
+  int sz[66];
+  for (int i = 0; i < 64; i++) sz[i] = 4;
+  sz[64] = 8, sz[65] = 4;
+  load_text(text, "wide", 66, sz);
+  fake->watch = 64; /* Y's pointer */
+  phobos_arg a[65];
+  for (int i = 0; i < 64; i++) a[i] = phobos_int_arg(i);
+  uint64_t y = alloc(4000);
+  a[64] = phobos_tensor_arg(y, PHOBOS_F32, 1, (int64_t[]){1000});
+  cr_assert_eq(phobos_launch(k, a, 65, NULL), PHOBOS_OK, "%s", phobos_last_error(ctx));
+  cr_assert_str_eq(phobos_kernel_last_variant(k), "wide__v1");
+  cr_assert_eq(fake->nallocs, 1, "one scratch copy, of Y");
+  cr_assert_eq(fake->alloc_bytes[0], 4000);
+  int runs = fake->nlaunches;
+  cr_assert_eq(runs, 13, "two variants timed six times each, then the winner");
+  for (int i = 0; i < runs - 1; i++)
+    cr_assert_eq(fake->watched[i], fake->allocs[0], "timed launch %d wrote 0x%llx, not the scratch copy", i,
+                 (unsigned long long)fake->watched[i]);
+  cr_assert_eq(fake->watched[runs - 1], y, "the winner writes the caller's Y");
+  cr_assert_eq(s32(63), 63);
+}
