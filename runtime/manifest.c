@@ -168,6 +168,10 @@ static bool parse_grid(P *p, yaml_node_t *n, MfVariant *v) {
     const char *prog = str(N(p, n->data.sequence.items.start[a]));
     if (!prog) return bad(p, n, "variant '%s': grid axis %d is not a string", v->entry, a);
     char *copy = strdup(prog), *save = NULL;
+    if (!copy || !(v->grid_text[a] = strdup(prog))) {
+      free(copy);
+      return bad(p, n, "out of memory");
+    }
     int depth = 0;
     for (char *t = strtok_r(copy, " ", &save); t; t = strtok_r(NULL, " ", &save)) {
       if (v->nops[a] == MF_MAX_GRID_OPS) {
@@ -311,6 +315,8 @@ static bool parse_kernel(P *p, yaml_node_t *n, MfKernel *k) {
   k->nvariants = nv < 1 ? 1 : nv;
   k->variants = calloc((size_t)k->nvariants, sizeof(MfVariant));
   for (int i = 0; i < k->nvariants; i++)
+    k->variants[i].kernel = k->name;
+  for (int i = 0; i < k->nvariants; i++)
     if (!parse_variant(p, N(p, variants->data.sequence.items.start[i]), &k->variants[i]) ||
         !parse_tmaps(p, get(p, N(p, variants->data.sequence.items.start[i]), "tensormaps"), k, &k->variants[i]))
       return false;
@@ -400,8 +406,10 @@ void mf_free(Manifest *m) {
       for (int c = 0; c < v->nconsts; c++) free(v->const_name[c]);
       for (int c = 0; c < v->npinned; c++) free(v->pinned_name[c]);
       free(v->const_name), free(v->const_value), free(v->pinned_name), free(v->pinned_value);
-      for (int a = 0; a < 3; a++)
+      for (int a = 0; a < 3; a++) {
         for (int o = 0; o < v->nops[a]; o++) free(v->ops[a][o].name);
+        free(v->grid_text[a]);
+      }
     }
     free(k->name);
     free(k->params);

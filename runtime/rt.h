@@ -168,6 +168,7 @@ typedef struct MfTmap {
 
 typedef struct MfVariant {
   char *entry;
+  const char *kernel;  /* its kernel's name (MfKernel.name), for messages */
   int nconsts;
   char **const_name;
   int64_t *const_value;
@@ -177,6 +178,7 @@ typedef struct MfVariant {
   int ngrid;
   int nops[3];
   MfGridOp ops[3][MF_MAX_GRID_OPS];
+  char *grid_text[3];  /* each axis's program as the manifest wrote it, for messages */
   int threads;
   int64_t shared_bytes;
   bool dynamic_shared;
@@ -277,8 +279,9 @@ phobos_status at_choose(phobos_kernel *k, const phobos_arg *args, const RtBindin
 void at_free(phobos_context *ctx);
 /* Whether a variant's pinned dims agree with a binding. */
 bool rt_variant_fits(const MfVariant *v, const RtBinding *b);
-/* Evaluates the variant's grid; false with a message (zero, negative,
- * overflowing or beyond `max`). */
+/* Evaluates the variant's grid; false with a message naming the kernel,
+ * the variant and the axis's program (a result that is zero, negative or
+ * beyond `max`; an operation that overflows int64 or divides by zero). */
 bool rt_grid(const MfVariant *v, const RtBinding *b, const int64_t max[3], int64_t grid[3], char *err, size_t errlen);
 
 #endif

@@ -401,10 +401,30 @@ bool rt_variant_fits(const MfVariant *v, const RtBinding *b) {
   return true;
 }
 
+/* One grid operation in int64: false when its exact result does not fit
+ * (INT64_MIN / -1 included, which traps on x86) or it divides by zero. */
+static bool grid_op(const char *op, int64_t x, int64_t y, int64_t *r, bool *by_zero) {
+  *by_zero = false;
+  if (!strcmp(op, "+")) return rt_add_ok(x, y, r);
+  if (!strcmp(op, "-")) return rt_sub_ok(x, y, r);
+  if (!strcmp(op, "*")) return rt_mul_ok(x, y, r);
+  if (!strcmp(op, "min")) return *r = x < y ? x : y, true;
+  if (!strcmp(op, "max")) return *r = x > y ? x : y, true;
+  if (y == 0) return *by_zero = true, false;
+  if (!strcmp(op, "%")) return *r = y == -1 ? 0 : x % y, true; /* x % -1 is 0, but INT64_MIN % -1 traps */
+  if (x == INT64_MIN && y == -1) return false;                 /* / and cdiv: 2^63 */
+  if (!strcmp(op, "/")) return *r = x / y, true;
+  /* cdiv: the ceiling for positive operands (without x + y - 1, which
+   * overflows near INT64_MAX), truncation otherwise */
+  return *r = x / y + (x > 0 && y > 0 && x % y != 0), true;
+}
+
 bool rt_grid(const MfVariant *v, const RtBinding *b, const int64_t max[3], int64_t grid[3], char *err, size_t errlen) {
   grid[0] = grid[1] = grid[2] = 1;
   if (!v->ngrid) return fail(err, errlen, "variant '%s' has no @grid: launch it with phobos_launch_grid", v->entry);
+  const char *kname = v->kernel ? v->kernel : "?";
   for (int a = 0; a < v->ngrid; a++) {
+    const char *prog = v->grid_text[a] ? v->grid_text[a] : "?";
     int64_t st[MF_MAX_GRID_OPS];
     int sp = 0;
     for (int o = 0; o < v->nops[a]; o++) {
@@ -414,35 +434,31 @@ bool rt_grid(const MfVariant *v, const RtBinding *b, const int64_t max[3], int64
       } else if (op->kind == MF_DIM) {
         int j = 0;
         while (j < b->ndims && strcmp(b->name[j], op->name)) j++;
-        if (j == b->ndims) return fail(err, errlen, "variant '%s': grid uses dim '%s', which no tensor gave", v->entry, op->name);
+        if (j == b->ndims)
+          return fail(err, errlen, "kernel '%s' variant '%s': grid uses dim '%s', which no tensor gave", kname, v->entry,
+                      op->name);
         st[sp++] = b->value[j];
       } else if (!strcmp(op->op, "neg")) {
-        st[sp - 1] = -st[sp - 1];
+        if (!rt_sub_ok(0, st[sp - 1], &st[sp - 1]))
+          return fail(err, errlen, "kernel '%s' variant '%s': grid axis %c overflows at 'neg' (neg %lld) in \"%s\"",
+                      kname, v->entry, "xyz"[a], (long long)st[sp - 1], prog);
       } else {
-        int64_t y = st[--sp], x = st[sp - 1], r = 0;
-        bool ovf = false;
-        if (!strcmp(op->op, "+")) ovf = __builtin_add_overflow(x, y, &r);
-        else if (!strcmp(op->op, "-")) ovf = __builtin_sub_overflow(x, y, &r);
-        else if (!strcmp(op->op, "*")) ovf = __builtin_mul_overflow(x, y, &r);
-        else if (!strcmp(op->op, "min")) r = x < y ? x : y;
-        else if (!strcmp(op->op, "max")) r = x > y ? x : y;
-        else {
-          if (y == 0) return fail(err, errlen, "variant '%s': grid axis %c divides by zero", v->entry, "xyz"[a]);
-          if (!strcmp(op->op, "/")) r = x / y;
-          else if (!strcmp(op->op, "%")) r = x % y;
-          else r = y > 0 && x > 0 ? (x + y - 1) / y : x / y; /* cdiv */
-        }
-        if (ovf) return fail(err, errlen, "variant '%s': grid axis %c overflows", v->entry, "xyz"[a]);
-        st[sp - 1] = r;
+        int64_t y = st[--sp], x = st[sp - 1];
+        bool by_zero;
+        if (!grid_op(op->op, x, y, &st[sp - 1], &by_zero))
+          return by_zero ? fail(err, errlen, "kernel '%s' variant '%s': grid axis %c divides by zero at '%s' in \"%s\"",
+                                kname, v->entry, "xyz"[a], op->op, prog)
+                         : fail(err, errlen, "kernel '%s' variant '%s': grid axis %c overflows at '%s' (%lld %s %lld) in "
+                                "\"%s\"", kname, v->entry, "xyz"[a], op->op, (long long)x, op->op, (long long)y, prog);
       }
     }
     grid[a] = st[0];
     if (grid[a] <= 0)
-      return fail(err, errlen, "variant '%s': grid axis %c evaluates to %lld; nothing to launch", v->entry, "xyz"[a],
-                  (long long)grid[a]);
+      return fail(err, errlen, "kernel '%s' variant '%s': grid axis %c evaluates to %lld; nothing to launch (\"%s\")",
+                  kname, v->entry, "xyz"[a], (long long)grid[a], prog);
     if (max && grid[a] > max[a])
-      return fail(err, errlen, "variant '%s': grid axis %c is %lld, beyond the device's %lld", v->entry, "xyz"[a],
-                  (long long)grid[a], (long long)max[a]);
+      return fail(err, errlen, "kernel '%s' variant '%s': grid axis %c is %lld, beyond the device's %lld (\"%s\")", kname,
+                  v->entry, "xyz"[a], (long long)grid[a], (long long)max[a], prog);
   }
   return true;
 }

@@ -444,3 +444,55 @@ Test(runtime, a_kernel_over_the_parameter_bound) {
   snprintf(text + n, sizeof text - (size_t)n, "  variants:\n  - {entry: many__v0, grid: [], threads: 128, shared_bytes: 0}\n");
   expect_bad(text, "kernel 'many' has 161 parameters; this runtime takes at most 160");
 }
+
+/* rt_grid over good_manifest's kernel with axis x's program replaced;
+ * K = N = 64 */
+static bool grid_of(const char *prog, int64_t *x, char *err, size_t errlen) {
+  char quoted[256];
+  snprintf(quoted, sizeof quoted, "\"%s\"", prog);
+  char *text = replaced("\"N 64 cdiv\"", quoted);
+  Manifest m = load_ok(text);
+  q8_args(64, 64);
+  RtBinding b;
+  cr_assert_eq(rt_bind(&m.kernels[0], args, 5, &b, err, errlen), PHOBOS_OK, "%s", err);
+  int64_t grid[3];
+  bool ok = rt_grid(&m.kernels[0].variants[0], &b, NULL, grid, err, errlen);
+  *x = grid[0];
+  mf_free(&m);
+  free(text);
+  return ok;
+}
+
+Test(runtime, grid_ops_that_trap_or_overflow) {
+  /* issue 17, finding 2: INT64_MIN / -1 and % -1 raised SIGFPE; neg of
+   * INT64_MIN and cdiv near INT64_MAX were undefined behaviour */
+  char err[600];
+  int64_t x;
+  cr_assert_not(grid_of("-9223372036854775808 -1 /", &x, err, sizeof err));
+  cr_assert(strstr(err, "kernel 'q8_matvec' variant 'q8_matvec__v0': grid axis x overflows at '/' "
+                        "(-9223372036854775808 / -1) in \"-9223372036854775808 -1 /\""), "%s", err);
+  cr_assert_not(grid_of("-9223372036854775808 -1 %", &x, err, sizeof err)); /* exactly 0: nothing to launch */
+  cr_assert(strstr(err, "grid axis x evaluates to 0; nothing to launch (\"-9223372036854775808 -1 %\")"), "%s", err);
+  cr_assert_not(grid_of("-9223372036854775808 neg", &x, err, sizeof err));
+  cr_assert(strstr(err, "grid axis x overflows at 'neg' (neg -9223372036854775808)"), "%s", err);
+  cr_assert_not(grid_of("-9223372036854775808 -1 cdiv", &x, err, sizeof err));
+  cr_assert(strstr(err, "overflows at 'cdiv' (-9223372036854775808 cdiv -1)"), "%s", err);
+  cr_assert(grid_of("9223372036854775807 2 cdiv", &x, err, sizeof err), "%s", err);
+  cr_assert_eq(x, 4611686018427387904);
+  cr_assert(grid_of("9223372036854775807 9223372036854775807 cdiv", &x, err, sizeof err), "%s", err);
+  cr_assert_eq(x, 1);
+  cr_assert(grid_of("N 7 cdiv", &x, err, sizeof err), "%s", err);
+  cr_assert_eq(x, 10);
+  cr_assert(grid_of("N 64 cdiv", &x, err, sizeof err), "%s", err);
+  cr_assert_eq(x, 1);
+  cr_assert_not(grid_of("N 0 %", &x, err, sizeof err));
+  cr_assert(strstr(err, "grid axis x divides by zero at '%' in \"N 0 %\""), "%s", err);
+  cr_assert_not(grid_of("N 0 cdiv", &x, err, sizeof err));
+  cr_assert(strstr(err, "divides by zero at 'cdiv'"), "%s", err);
+  cr_assert_not(grid_of("9223372036854775807 N +", &x, err, sizeof err));
+  cr_assert(strstr(err, "overflows at '+' (9223372036854775807 + 64)"), "%s", err);
+  cr_assert_not(grid_of("-9223372036854775807 N -", &x, err, sizeof err));
+  cr_assert(strstr(err, "overflows at '-' (-9223372036854775807 - 64)"), "%s", err);
+  cr_assert(grid_of("N neg 3 / neg", &x, err, sizeof err), "%s", err); /* -64 / 3 truncates to -21 */
+  cr_assert_eq(x, 21);
+}

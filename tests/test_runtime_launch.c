@@ -461,3 +461,17 @@ Test(launch, autotune_scratch_for_a_tensor_past_parameter_64) {
   cr_assert_eq(fake->watched[runs - 1], y, "the winner writes the caller's Y");
   cr_assert_eq(s32(63), 63);
 }
+
+Test(launch, a_grid_program_that_would_trap_is_an_error) {
+  /* issue 17, finding 2: this grid killed the process with SIGFPE inside phobos_launch */
+  setenv("PHOBOS_AUTOTUNE", "0", 1);
+  char text[4096];
+  with(tuned, "\"N 128 cdiv\"", "\"-9223372036854775808 -1 /\"", text, sizeof text);
+  int sz[] = {8, 4, 8, 4};
+  load_text(text, "scale", 4, sz);
+  cr_assert_eq(launch_tuned(alloc(4000), alloc(4000)), PHOBOS_LAUNCH_LIMIT, "%s", phobos_last_error(ctx));
+  cr_assert(strstr(phobos_last_error(ctx), "kernel 'scale' variant 'scale__v0': grid axis x overflows at '/' "
+                                           "(-9223372036854775808 / -1) in \"-9223372036854775808 -1 /\""),
+            "%s", phobos_last_error(ctx));
+  cr_assert_eq(fake->nlaunches, 0);
+}
