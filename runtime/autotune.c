@@ -17,6 +17,8 @@
 
 #include "rt.h"
 
+enum { AT_MAX_BYTES = 16 << 20 /* the cache file's size */ };
+
 typedef struct AtEntry {
   char *key, *entry;
 } AtEntry;
@@ -66,16 +68,21 @@ static const char *get(AtCache *c, const char *key) {
 /* Reads the cache file: a mapping of keys to entry names. Returns false
  * (and keeps nothing) when the file exists but is not such a mapping. */
 static bool load(AtCache *c, char *why, size_t len) {
-  FILE *f = fopen(c->path, "rb");
-  if (!f) return true; /* no cache yet */
+  RtFile f;
+  if (rt_read_file(c->path, "autotune cache", AT_MAX_BYTES, PHOBOS_CACHE_IGNORED, &f, why, len) != PHOBOS_OK)
+    return f.open_errno == ENOENT; /* no cache yet, or one that cannot be read */
   yaml_parser_t p;
   yaml_document_t doc;
-  yaml_parser_initialize(&p);
-  yaml_parser_set_input_file(&p, f);
-  bool ok = yaml_parser_load(&p, &doc);
-  if (!ok) snprintf(why, len, "%s:%zu: %s", c->path, p.problem_mark.line + 1, p.problem ? p.problem : "bad YAML");
-  yaml_parser_delete(&p);
-  fclose(f);
+  bool ok = yaml_parser_initialize(&p);
+  if (ok) {
+    yaml_parser_set_input_string(&p, (const unsigned char *)f.data, f.len);
+    ok = yaml_parser_load(&p, &doc);
+    if (!ok) snprintf(why, len, "%s:%zu: %s", c->path, p.problem_mark.line + 1, p.problem ? p.problem : "bad YAML");
+    yaml_parser_delete(&p);
+  } else {
+    snprintf(why, len, "%s: out of memory", c->path);
+  }
+  free(f.data);
   if (!ok) return false;
   yaml_node_t *root = yaml_document_get_root_node(&doc);
   if (root && root->type != YAML_MAPPING_NODE) {

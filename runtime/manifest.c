@@ -346,24 +346,33 @@ static bool parse_kernel(P *p, yaml_node_t *n, MfKernel *k) {
 
 bool mf_load(const char *path, Manifest *m, char *err, size_t errlen) {
   memset(m, 0, sizeof *m);
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    snprintf(err, errlen, "cannot open manifest %s: %s", path, strerror(errno));
+  RtFile f;
+  if (rt_read_file(path, "manifest", MF_MAX_BYTES, PHOBOS_BAD_MANIFEST, &f, err, errlen) != PHOBOS_OK) return false;
+  bool ok = mf_parse(path, f.data, f.len, m, err, errlen);
+  free(f.data);
+  return ok;
+}
+
+bool mf_parse(const char *path, const char *text, size_t len, Manifest *m, char *err, size_t errlen) {
+  memset(m, 0, sizeof *m);
+  if (len > MF_MAX_BYTES) {
+    snprintf(err, errlen, "manifest %s is %zu bytes; this runtime reads at most %d", path, len, MF_MAX_BYTES);
     return false;
   }
   P p = {.path = path, .err = err, .errlen = errlen};
   yaml_parser_t parser;
-  yaml_parser_initialize(&parser);
-  yaml_parser_set_input_file(&parser, f);
+  if (!yaml_parser_initialize(&parser)) {
+    snprintf(err, errlen, "%s: out of memory", path);
+    return false;
+  }
+  yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
   if (!yaml_parser_load(&parser, &p.doc)) {
     snprintf(err, errlen, "%s:%zu:%zu: not valid YAML: %s", path, parser.problem_mark.line + 1,
              parser.problem_mark.column + 1, parser.problem ? parser.problem : "?");
     yaml_parser_delete(&parser);
-    fclose(f);
     return false;
   }
   yaml_parser_delete(&parser);
-  fclose(f);
   yaml_node_t *root = yaml_document_get_root_node(&p.doc);
   int64_t abi = 0;
   bool ok = false;

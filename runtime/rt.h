@@ -203,7 +203,12 @@ typedef struct Manifest {
   MfKernel *kernels;
 } Manifest;
 
-/* Parses a manifest; false with a message naming the file, line and field. */
+enum { MF_MAX_BYTES = 1 << 20 /* a manifest file's size */ };
+
+/* Parses a manifest held in memory (`name` for messages); false with a
+ * message naming the file, line and field. */
+bool mf_parse(const char *name, const char *text, size_t len, Manifest *out, char *err, size_t errlen);
+/* Reads (rt_read_file, at most MF_MAX_BYTES) and parses a manifest file. */
 bool mf_load(const char *path, Manifest *out, char *err, size_t errlen);
 void mf_free(Manifest *m);
 const char *mf_dtype_name(phobos_dtype t);
@@ -253,6 +258,21 @@ struct phobos_module {
   phobos_module *next;
 };
 
+enum { RT_MAX_CUBIN_BYTES = 256 << 20 };
+
+/* A whole file read into memory (NUL-terminated: data[len] == 0). */
+typedef struct RtFile {
+  char *data;
+  size_t len;
+  int open_errno; /* open(2)'s errno when it could not be opened, else 0 */
+} RtFile;
+/* Reads a regular file of at most `max` bytes. The file is opened
+ * non-blocking and checked with fstat on the open descriptor, so a FIFO or
+ * a device is refused without blocking or reading. PHOBOS_IO_ERROR (cannot
+ * open, not a regular file, read error), `too_big` or PHOBOS_OUT_OF_MEMORY,
+ * with a message naming `what` and the path. */
+phobos_status rt_read_file(const char *path, const char *what, size_t max, phobos_status too_big, RtFile *f, char *err,
+                           size_t errlen);
 /* Whether a cubin's ELF structure lies inside its `len` bytes (the driver
  * takes no length and would read past a truncated file). */
 bool rt_elf_ok(const unsigned char *p, size_t len, char *why, size_t wlen);

@@ -5,10 +5,13 @@
  * as .s32, one per dim; a scalar passes f32 for f16/bf16/f32, f64, s32 for
  * i8/u8/i32 and bool, s64 for i64. */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "rt.h"
 
@@ -87,27 +90,76 @@ void phobos_context_destroy(phobos_context *ctx) {
 
 /* ------------------------------------------------------------- modules */
 
-static char *read_file(const char *path, size_t *len, int *err) {
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    *err = errno;
-    return NULL;
+static const char *file_kind(mode_t m) {
+  return S_ISDIR(m) ? "a directory" : S_ISFIFO(m) ? "a FIFO" : S_ISCHR(m) ? "a character device"
+       : S_ISBLK(m) ? "a block device" : S_ISSOCK(m) ? "a socket" : "not a plain file";
+}
+
+phobos_status rt_read_file(const char *path, const char *what, size_t max, phobos_status too_big, RtFile *f, char *err,
+                           size_t errlen) {
+  *f = (RtFile){0};
+  /* O_NONBLOCK: opening a FIFO without a writer returns at once (fstat then
+   * refuses it); a regular file reads as usual */
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) {
+    f->open_errno = errno;
+    snprintf(err, errlen, "cannot open %s %s: %s", what, path, strerror(errno));
+    return PHOBOS_IO_ERROR;
   }
-  size_t cap = 1 << 16, n = 0;
-  char *buf = malloc(cap);
-  size_t got;
-  while (buf && (got = fread(buf + n, 1, cap - n, f)) > 0) {
-    n += got;
-    if (n == cap) {
-      char *nb = realloc(buf, cap *= 2);
-      if (!nb) free(buf);
-      buf = nb;
+  struct stat sb;
+  phobos_status s = PHOBOS_OK;
+  if (fstat(fd, &sb) != 0) {
+    snprintf(err, errlen, "cannot stat %s %s: %s", what, path, strerror(errno));
+    s = PHOBOS_IO_ERROR;
+  } else if (!S_ISREG(sb.st_mode)) {
+    snprintf(err, errlen, "%s %s is not a regular file (%s)", what, path, file_kind(sb.st_mode));
+    s = PHOBOS_IO_ERROR;
+  } else if (sb.st_size < 0 || (uint64_t)sb.st_size > max) {
+    snprintf(err, errlen, "%s %s is %lld bytes; this runtime reads at most %zu", what, path, (long long)sb.st_size, max);
+    s = too_big;
+  }
+  /* the size fstat gave, plus one byte to see a file that grew meanwhile */
+  size_t cap = s == PHOBOS_OK ? (size_t)sb.st_size + 1 : 0, n = 0;
+  char *buf = s == PHOBOS_OK ? malloc(cap + 1) : NULL;
+  if (s == PHOBOS_OK && !buf) {
+    snprintf(err, errlen, "out of memory reading %s %s (%zu bytes)", what, path, cap);
+    s = PHOBOS_OUT_OF_MEMORY;
+  }
+  while (s == PHOBOS_OK) {
+    if (n == cap) { /* it grew: read on, up to the bound */
+      if (cap > max) {
+        snprintf(err, errlen, "%s %s is over %zu bytes; this runtime reads at most %zu", what, path, max, max);
+        s = too_big;
+        break;
+      }
+      size_t ncap = cap * 2 < max + 1 ? cap * 2 : max + 1;
+      char *nb = realloc(buf, ncap + 1);
+      if (!nb) {
+        snprintf(err, errlen, "out of memory reading %s %s", what, path);
+        s = PHOBOS_OUT_OF_MEMORY;
+        break;
+      }
+      buf = nb, cap = ncap;
+    }
+    ssize_t got = read(fd, buf + n, cap - n);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) {
+      snprintf(err, errlen, "cannot read %s %s: %s", what, path, strerror(errno));
+      s = PHOBOS_IO_ERROR;
+    } else if (got == 0) {
+      break;
+    } else {
+      n += (size_t)got;
     }
   }
-  fclose(f);
-  *len = n;
-  *err = buf ? 0 : ENOMEM;
-  return buf;
+  close(fd);
+  if (s != PHOBOS_OK) {
+    free(buf);
+    return s;
+  }
+  buf[n] = 0;
+  f->data = buf, f->len = n;
+  return PHOBOS_OK;
 }
 
 static uint64_t rd(const unsigned char *p, int bytes) {
@@ -164,22 +216,27 @@ phobos_status phobos_module_load(phobos_context *ctx, const char *cubin_path, ph
   m->ctx = ctx;
   char *mpath = manifest_path(cubin_path);
   char err[900];
-  if (!mpath || !mf_load(mpath, &m->mf, err, sizeof err)) {
-    phobos_status s = mpath && strstr(err, "cannot open manifest") ? PHOBOS_IO_ERROR : PHOBOS_BAD_MANIFEST;
+  RtFile mfile = {0};
+  phobos_status s = !mpath ? PHOBOS_OUT_OF_MEMORY
+                  : rt_read_file(mpath, "manifest", MF_MAX_BYTES, PHOBOS_BAD_MANIFEST, &mfile, err, sizeof err);
+  if (s == PHOBOS_OK && !mf_parse(mpath, mfile.data, mfile.len, &m->mf, err, sizeof err)) s = PHOBOS_BAD_MANIFEST;
+  free(mfile.data);
+  if (s != PHOBOS_OK) {
     rt_set_err(ctx, s, "%s", mpath ? err : "out of memory");
     free(mpath);
     free(m);
     return s;
   }
   free(mpath);
-  size_t len;
-  int e;
-  char *image = read_file(cubin_path, &len, &e);
-  if (!image) {
+  RtFile cfile;
+  s = rt_read_file(cubin_path, "cubin", RT_MAX_CUBIN_BYTES, PHOBOS_BAD_CUBIN, &cfile, err, sizeof err);
+  if (s != PHOBOS_OK) {
     mf_free(&m->mf);
     free(m);
-    return rt_set_err(ctx, PHOBOS_IO_ERROR, "cannot read cubin %s: %s", cubin_path, strerror(e));
+    return rt_set_err(ctx, s, "%s", err);
   }
+  char *image = cfile.data;
+  size_t len = cfile.len;
   char why[200];
   if (!rt_elf_ok((const unsigned char *)image, len, why, sizeof why)) {
     free(image);

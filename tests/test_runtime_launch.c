@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "fake_cuda.h"
 #include "phobos.h"
@@ -474,4 +476,79 @@ Test(launch, a_grid_program_that_would_trap_is_an_error) {
                                            "(-9223372036854775808 / -1) in \"-9223372036854775808 -1 /\""),
             "%s", phobos_last_error(ctx));
   cr_assert_eq(fake->nlaunches, 0);
+}
+
+/* ---------------------------------------- files that are not regular */
+
+/* the cubin path of a fresh k.cubin and k.yaml, with `which` of them
+ * ("k.yaml", "k.cubin") replaced by a FIFO, or by a link to `target` */
+static const char *replace_file(const char *which, const char *target) {
+  const char *cubin = write_files(tuned);
+  static char path[300];
+  snprintf(path, sizeof path, "%.*s/%s", (int)(strrchr(cubin, '/') - cubin), cubin, which);
+  cr_assert_eq(unlink(path), 0);
+  if (target) cr_assert_eq(symlink(target, path), 0, "%s", path);
+  else cr_assert_eq(mkfifo(path, 0600), 0, "%s", path);
+  setenv("PHOBOS_LIBCUDA", getenv("FAKE_LIBCUDA"), 1);
+  cr_assert_eq(phobos_context_create(0, &ctx), PHOBOS_OK, "%s", phobos_last_error(ctx));
+  return cubin;
+}
+
+/* issue 17, finding 10: a FIFO blocked phobos_module_load forever, and
+ * /dev/zero was read until memory ran out */
+Test(launch, a_manifest_that_is_a_fifo_is_refused_without_blocking, .timeout = 20) {
+  const char *cubin = replace_file("k.yaml", NULL);
+  phobos_module *mod;
+  cr_assert_eq(phobos_module_load(ctx, cubin, &mod), PHOBOS_IO_ERROR, "%s", phobos_last_error(ctx));
+  cr_assert(strstr(phobos_last_error(ctx), "k.yaml is not a regular file (a FIFO)"), "%s", phobos_last_error(ctx));
+}
+
+Test(launch, a_cubin_that_is_a_device_is_refused_without_reading_it, .timeout = 20) {
+  const char *cubin = replace_file("k.cubin", "/dev/zero");
+  phobos_module *mod;
+  cr_assert_eq(phobos_module_load(ctx, cubin, &mod), PHOBOS_IO_ERROR, "%s", phobos_last_error(ctx));
+  cr_assert(strstr(phobos_last_error(ctx), "k.cubin is not a regular file (a character device)"), "%s",
+            phobos_last_error(ctx));
+}
+
+Test(launch, a_cubin_that_is_a_directory_is_refused) {
+  const char *cubin = replace_file("k.cubin", "/tmp");
+  phobos_module *mod;
+  cr_assert_eq(phobos_module_load(ctx, cubin, &mod), PHOBOS_IO_ERROR, "%s", phobos_last_error(ctx));
+  cr_assert(strstr(phobos_last_error(ctx), "k.cubin is not a regular file (a directory)"), "%s", phobos_last_error(ctx));
+}
+
+Test(launch, a_manifest_over_the_size_bound_is_refused) {
+  /* 2 MiB: a comment after a good manifest */
+  size_t len = strlen(tuned), big = 2u << 20;
+  char *text = malloc(big + 1);
+  cr_assert(text);
+  memcpy(text, tuned, len);
+  memset(text + len, ' ', big - len);
+  text[len] = '#';
+  text[big - 1] = '\n';
+  text[big] = 0;
+  const char *cubin = write_files(text);
+  free(text);
+  setenv("PHOBOS_LIBCUDA", getenv("FAKE_LIBCUDA"), 1);
+  cr_assert_eq(phobos_context_create(0, &ctx), PHOBOS_OK, "%s", phobos_last_error(ctx));
+  phobos_module *mod;
+  cr_assert_eq(phobos_module_load(ctx, cubin, &mod), PHOBOS_BAD_MANIFEST, "%s", phobos_last_error(ctx));
+  cr_assert(strstr(phobos_last_error(ctx), "k.yaml is 2097152 bytes; this runtime reads at most 1048576"), "%s",
+            phobos_last_error(ctx));
+}
+
+Test(launch, an_autotune_cache_that_is_a_fifo_is_ignored_without_blocking, .timeout = 20) {
+  setenv("FAKE_FAST_ENTRY", "scale__v1", 1);
+  load_tuned();
+  char path[128];
+  snprintf(path, sizeof path, "%s/autotune.yaml", cache_dir);
+  cr_assert_eq(mkfifo(path, 0600), 0);
+  cr_assert_eq(launch_tuned(alloc(4000), alloc(4000)), PHOBOS_OK, "%s", phobos_last_error(ctx));
+  cr_assert_eq(phobos_cache_status(ctx), PHOBOS_CACHE_IGNORED);
+  cr_assert(strstr(phobos_last_error(ctx), "autotune.yaml is not a regular file (a FIFO)"), "%s", phobos_last_error(ctx));
+  cr_assert_str_eq(phobos_kernel_last_variant(k), "scale__v1");
+  struct stat sb;
+  cr_assert_eq(stat(path, &sb), 0);
+  cr_assert(S_ISREG(sb.st_mode), "the choice was written over the FIFO");
 }
