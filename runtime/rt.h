@@ -203,7 +203,16 @@ typedef struct Manifest {
   MfKernel *kernels;
 } Manifest;
 
-enum { MF_MAX_BYTES = 1 << 20 /* a manifest file's size */ };
+/* What one manifest may hold (spec 17.8); each is refused with a message
+ * naming the bound. phobosc allows 4096 @autotune points in a kernel. */
+enum {
+  MF_MAX_BYTES = 4 << 20, /* the file */
+  MF_MAX_KERNELS = 1024,
+  MF_MAX_VARIANTS = 4096, /* in all its kernels */
+  MF_MAX_ALIASES = 64,    /* YAML aliases (*name); phobosc writes none */
+  MF_MAX_DEPTH = 32,      /* nested sequences and mappings; phobosc's nest 8 deep */
+  MF_MAX_NODES = 1 << 20, /* YAML nodes, counting a node again wherever an alias names it */
+};
 
 /* Parses a manifest held in memory (`name` for messages); false with a
  * message naming the file, line and field. */
@@ -248,6 +257,7 @@ struct phobos_kernel {
   int last_tmaps, last_tmaps_built; /* the last launch's tensor maps, and how many the runtime could build */
   bool explicit_grid; /* phobos_launch_grid: the caller's grid replaces @grid */
   int64_t grid[3];
+  MfVariant **fits;   /* room for every variant: those that fit a launch */
 };
 
 struct phobos_module {

@@ -207,6 +207,16 @@ static char *manifest_path(const char *cubin) {
   return p;
 }
 
+/* Frees a module that phobos_module_load could not finish (not yet on the
+ * context's list). */
+static void unload_failed(phobos_module *m) {
+  m->ctx->cu->ModuleUnload(m->cumod);
+  for (int i = 0; i < m->mf.nkernels; i++) free(m->kernels[i].fits);
+  mf_free(&m->mf);
+  free(m->kernels);
+  free(m);
+}
+
 phobos_status phobos_module_load(phobos_context *ctx, const char *cubin_path, phobos_module **out) {
   if (!ctx || !cubin_path || !out) return rt_set_err(ctx, PHOBOS_INVALID, "phobos_module_load: NULL argument");
   *out = NULL;
@@ -263,6 +273,10 @@ phobos_status phobos_module_load(phobos_context *ctx, const char *cubin_path, ph
   /* every variant the manifest names must be in the cubin */
   for (int i = 0; i < m->mf.nkernels; i++) {
     m->kernels[i] = (phobos_kernel){.mod = m, .mf = &m->mf.kernels[i]};
+    if (!(m->kernels[i].fits = calloc((size_t)m->mf.kernels[i].nvariants, sizeof(MfVariant *)))) {
+      unload_failed(m);
+      return rt_set_err(ctx, PHOBOS_OUT_OF_MEMORY, "out of memory loading %s", cubin_path);
+    }
     for (int j = 0; j < m->mf.kernels[i].nvariants; j++) {
       MfVariant *v = &m->mf.kernels[i].variants[j];
       r = ctx->cu->ModuleGetFunction(&v->fn, m->cumod, v->entry);
@@ -270,10 +284,7 @@ phobos_status phobos_module_load(phobos_context *ctx, const char *cubin_path, ph
         char b[200];
         rt_set_err(ctx, PHOBOS_BAD_MANIFEST, "manifest of %s names entry '%s', which the cubin lacks: %s", cubin_path,
                 v->entry, cu_error(ctx->cu, r, b, sizeof b));
-        ctx->cu->ModuleUnload(m->cumod);
-        mf_free(&m->mf);
-        free(m->kernels);
-        free(m);
+        unload_failed(m);
         return PHOBOS_BAD_MANIFEST;
       }
     }
@@ -293,6 +304,7 @@ void phobos_module_unload(phobos_module *m) {
       break;
     }
   if (m->cumod) ctx->cu->ModuleUnload(m->cumod);
+  for (int i = 0; i < m->mf.nkernels; i++) free(m->kernels[i].fits);
   mf_free(&m->mf);
   free(m->kernels);
   free(m);
@@ -693,9 +705,9 @@ phobos_status phobos_launch(phobos_kernel *k, const phobos_arg *args, int nargs,
   RtBinding b;
   phobos_status bs = rt_bind(k->mf, args, nargs, &b, err, sizeof err);
   if (bs != PHOBOS_OK) return rt_set_err(ctx, bs, "%s", err);
-  MfVariant *fits[256];
+  MfVariant **fits = k->fits;
   int nfits = 0;
-  for (int i = 0; i < k->mf->nvariants && nfits < 256; i++)
+  for (int i = 0; i < k->mf->nvariants; i++)
     if (rt_variant_fits(&k->mf->variants[i], &b)) fits[nfits++] = &k->mf->variants[i];
   if (!nfits) {
     const MfVariant *v0 = &k->mf->variants[0];

@@ -496,3 +496,71 @@ Test(runtime, grid_ops_that_trap_or_overflow) {
   cr_assert(grid_of("N neg 3 / neg", &x, err, sizeof err), "%s", err); /* -64 / 3 truncates to -21 */
   cr_assert_eq(x, 21);
 }
+
+/* ------------------------------------------------------------- bounds */
+
+/* the manifest's six top-level fields, then `kernels` text */
+static char *with_kernels(const char *kernels, size_t extra) {
+  static const char *head = "phobos_manifest: 1\ncompiler: phobosc 0.1.0\nsource: k.ph\nsource_hash: 0123456789abcdef\n"
+                            "arch: sm_90a\ncubin: k.cubin\n";
+  char *s = malloc(strlen(head) + strlen(kernels) + extra + 1);
+  strcpy(s, head);
+  strcat(s, kernels);
+  return s;
+}
+
+#define ONE_KERNEL(NAME)                                                                                     \
+  "- name: " NAME "\n  params:\n  - {name: X, kind: tensor, dtype: f32, dims: [N], written: true}\n" \
+  "  variants:\n  - {entry: " NAME "__v0, grid: [\"N\"], threads: 32, shared_bytes: 0}\n"
+
+Test(runtime, manifest_bounds_kernels_and_variants) {
+  /* 1025 kernels */
+  char *text = with_kernels("kernels:\n", 1025 * 200);
+  for (int i = 0; i < 1025; i++) {
+    char one[300];
+    snprintf(one, sizeof one, ONE_KERNEL("k%d"), i, i);
+    strcat(text, one);
+  }
+  expect_bad(text, "'kernels' lists 1025 kernels; this runtime reads at most 1024");
+  free(text);
+  /* 4097 variants in all: 4096 in one kernel, 1 in another */
+  text = with_kernels("kernels:\n" ONE_KERNEL("one") "- name: many\n  params: []\n  variants:\n", 4096 * 80);
+  for (int i = 0; i < 4096; i++) {
+    char one[100];
+    snprintf(one, sizeof one, "  - {entry: many__v%d, grid: [\"1\"], threads: 32, shared_bytes: 0}\n", i);
+    strcat(text, one);
+  }
+  expect_bad(text, "kernel 'many': its 4096 variants make 4097 in the manifest; this runtime reads at most 4096");
+  free(text);
+}
+
+Test(runtime, manifest_bounds_aliases_depth_and_expansion) {
+  /* issue 17, finding 5: 1000 aliases of a kernel, each with 1000 aliases
+   * of a variant, made 10^6 variants (4 GB) from 12 KB */
+  char *text = with_kernels("kernels:\n- &k\n  name: k\n  params: []\n  variants:\n  - &v {entry: k__v0, grid: [\"1\"], "
+                            "threads: 32, shared_bytes: 0}\n", 12000);
+  for (int i = 0; i < 999; i++) strcat(text, "  - *v\n");
+  for (int i = 0; i < 999; i++) strcat(text, "- *k\n");
+  expect_bad(text, ":77: more than 64 aliases; this runtime reads at most 64");
+  free(text);
+  /* 60 aliases, nested: a5 expands to a million nodes */
+  text = with_kernels("kernels:\n" ONE_KERNEL("k") "a0: &a0 [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]\n", 1000);
+  for (int i = 1; i < 6; i++) {
+    char line[200];
+    snprintf(line, sizeof line, "a%d: &a%d [*a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d]\n", i, i, i - 1,
+             i - 1, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1);
+    strcat(text, line);
+  }
+  expect_bad(text, "the manifest expands to more than 1048576 nodes (following its aliases); this runtime reads at most "
+                   "1048576");
+  free(text);
+  /* a sequence nested 100 deep */
+  text = with_kernels("kernels:\n" ONE_KERNEL("k") "deep: ", 300);
+  for (int i = 0; i < 100; i++) strcat(text, "[");
+  for (int i = 0; i < 100; i++) strcat(text, "]");
+  strcat(text, "\n");
+  expect_bad(text, "nested more than 32 deep; this runtime reads at most 32");
+  free(text);
+  /* an alias of a node that contains it: libyaml builds the cycle */
+  expect_bad("&r {phobos_manifest: 1, self: *r}", "expands to more than 1048576 nodes");
+}

@@ -519,8 +519,8 @@ Test(launch, a_cubin_that_is_a_directory_is_refused) {
 }
 
 Test(launch, a_manifest_over_the_size_bound_is_refused) {
-  /* 2 MiB: a comment after a good manifest */
-  size_t len = strlen(tuned), big = 2u << 20;
+  /* 5 MiB: a comment after a good manifest */
+  size_t len = strlen(tuned), big = 5u << 20;
   char *text = malloc(big + 1);
   cr_assert(text);
   memcpy(text, tuned, len);
@@ -534,7 +534,7 @@ Test(launch, a_manifest_over_the_size_bound_is_refused) {
   cr_assert_eq(phobos_context_create(0, &ctx), PHOBOS_OK, "%s", phobos_last_error(ctx));
   phobos_module *mod;
   cr_assert_eq(phobos_module_load(ctx, cubin, &mod), PHOBOS_BAD_MANIFEST, "%s", phobos_last_error(ctx));
-  cr_assert(strstr(phobos_last_error(ctx), "k.yaml is 2097152 bytes; this runtime reads at most 1048576"), "%s",
+  cr_assert(strstr(phobos_last_error(ctx), "k.yaml is 5242880 bytes; this runtime reads at most 4194304"), "%s",
             phobos_last_error(ctx));
 }
 
@@ -551,4 +551,26 @@ Test(launch, an_autotune_cache_that_is_a_fifo_is_ignored_without_blocking, .time
   struct stat sb;
   cr_assert_eq(stat(path, &sb), 0);
   cr_assert(S_ISREG(sb.st_mode), "the choice was written over the FIFO");
+}
+
+Test(launch, an_alias_bomb_is_refused) {
+  /* issue 17, finding 5: this 12 KB manifest made phobos_module_load build
+   * 10^6 variants (4 GB and 10^6 cuModuleGetFunction) and return OK */
+  size_t cap = 16384;
+  char *text = malloc(cap);
+  cr_assert(text);
+  snprintf(text, cap,
+           "phobos_manifest: 1\ncompiler: phobosc 0.1.0\nsource: k.ph\nsource_hash: 0123456789abcdef\n"
+           "arch: sm_90a\ncubin: k.cubin\nkernels:\n- &k\n  name: k\n  params: []\n  variants:\n"
+           "  - &v {entry: k__v0, grid: [\"1\"], threads: 32, shared_bytes: 0}\n");
+  for (int i = 0; i < 999; i++) strcat(text, "  - *v\n");
+  for (int i = 0; i < 999; i++) strcat(text, "- *k\n");
+  const char *cubin = write_files(text);
+  free(text);
+  setenv("PHOBOS_LIBCUDA", getenv("FAKE_LIBCUDA"), 1);
+  cr_assert_eq(phobos_context_create(0, &ctx), PHOBOS_OK, "%s", phobos_last_error(ctx));
+  phobos_module *mod;
+  cr_assert_eq(phobos_module_load(ctx, cubin, &mod), PHOBOS_BAD_MANIFEST, "%s", phobos_last_error(ctx));
+  cr_assert(strstr(phobos_last_error(ctx), "k.yaml:77: more than 64 aliases; this runtime reads at most 64"), "%s",
+            phobos_last_error(ctx));
 }
