@@ -47,8 +47,9 @@ static FakeCuda *fake;
  * runtime's check passes) and k.yaml (text) into a fresh directory, and
  * loads kernel `name` from them through the fake driver */
 static const char *write_files(const char *text) {
-  static char dir[] = "/tmp/phobos_fake_XXXXXX";
+  static char dir[32];
   static char path[256];
+  strcpy(dir, "/tmp/phobos_fake_XXXXXX");
   cr_assert(mkdtemp(dir));
   snprintf(path, sizeof path, "%s/k.yaml", dir);
   FILE *f = fopen(path, "w");
@@ -573,4 +574,82 @@ Test(launch, an_alias_bomb_is_refused) {
   cr_assert_eq(phobos_module_load(ctx, cubin, &mod), PHOBOS_BAD_MANIFEST, "%s", phobos_last_error(ctx));
   cr_assert(strstr(phobos_last_error(ctx), "k.yaml:77: more than 64 aliases; this runtime reads at most 64"), "%s",
             phobos_last_error(ctx));
+}
+
+/* ------------------------------------------------- the cache file */
+
+static phobos_status launch_n(phobos_kernel *kk, int64_t n) {
+  phobos_arg a[2] = {phobos_tensor_arg(alloc(4 * (size_t)n), PHOBOS_F32, 1, (int64_t[]){n}),
+                     phobos_tensor_arg(alloc(4 * (size_t)n), PHOBOS_F32, 1, (int64_t[]){n})};
+  return phobos_launch(kk, a, 2, NULL);
+}
+
+static char *read_cache(void) {
+  char path[128];
+  snprintf(path, sizeof path, "%s/autotune.yaml", cache_dir);
+  FILE *f = fopen(path, "r");
+  cr_assert(f, "no cache file at %s", path);
+  size_t cap = 8 << 20;
+  char *text = malloc(cap);
+  size_t len = fread(text, 1, cap - 1, f);
+  fclose(f);
+  text[len] = 0;
+  return text;
+}
+
+static int count_lines(const char *text, const char *part) {
+  int n = 0;
+  for (const char *p = text; (p = strstr(p, part)); p += strlen(part)) n++;
+  return n;
+}
+
+Test(launch, the_cache_is_bounded_and_evicts_its_oldest_entries) {
+  /* issue 17, finding 13: the cache loaded in O(N^2) and grew without
+   * bound. 20000 entries in the file: the newest 4095 stay, with the new one */
+  setenv("FAKE_FAST_ENTRY", "scale__v1", 1);
+  load_tuned();
+  char path[128];
+  snprintf(path, sizeof path, "%s/autotune.yaml", cache_dir);
+  FILE *f = fopen(path, "w");
+  cr_assert(f);
+  for (int i = 0; i < 20000; i++) fprintf(f, "\"old|%05d\": scale__v0\n", i);
+  fclose(f);
+  cr_assert_eq(launch_n(k, 1000), PHOBOS_OK, "%s", phobos_last_error(ctx));
+  cr_assert_eq(phobos_cache_status(ctx), PHOBOS_OK, "%s", phobos_last_error(ctx));
+  char *text = read_cache();
+  cr_assert_eq(count_lines(text, ": scale__v"), 4096, "the file keeps 4096 entries");
+  cr_assert(strstr(text, "N=1000\": scale__v1"), "the new entry");
+  cr_assert(strstr(text, "\"old|19999\""), "the newest old entry");
+  cr_assert(strstr(text, "\"old|15905\""), "the oldest that stays");
+  cr_assert_not(strstr(text, "\"old|15904\""), "evicted");
+  cr_assert_not(strstr(text, "\"old|00000\""), "evicted");
+  free(text);
+}
+
+Test(launch, two_contexts_writing_one_cache_lose_no_entry) {
+  /* issue 17, finding 16: each writer wrote its own entries over the file */
+  setenv("FAKE_FAST_ENTRY", "scale__v1", 1);
+  load_tuned();
+  phobos_context *a = ctx;
+  phobos_kernel *ka = k;
+  load_text(tuned, "scale", 4, (int[]){8, 4, 8, 4}); /* a second context on the same cache */
+  phobos_context *b = ctx;
+  phobos_kernel *kb = k;
+  cr_assert_neq(a, b);
+  cr_assert_eq(launch_n(ka, 1000), PHOBOS_OK, "%s", phobos_last_error(a)); /* a: reads nothing, writes 1000 */
+  cr_assert_eq(launch_n(kb, 2000), PHOBOS_OK, "%s", phobos_last_error(b)); /* b: reads 1000, writes 2000 */
+  cr_assert_eq(launch_n(ka, 3000), PHOBOS_OK, "%s", phobos_last_error(a)); /* a: writes 3000, and 2000 */
+  char *text = read_cache();
+  cr_assert(strstr(text, "N=1000\""), "%s", text);
+  cr_assert(strstr(text, "N=2000\""), "lost b's entry:\n%s", text);
+  cr_assert(strstr(text, "N=3000\""), "%s", text);
+  cr_assert_eq(count_lines(text, ": scale__v"), 3, "%s", text);
+  free(text);
+  /* and a now knows b's choice without tuning */
+  int before = fake->nlaunches;
+  cr_assert_eq(launch_n(ka, 2000), PHOBOS_OK, "%s", phobos_last_error(a));
+  cr_assert_eq(fake->nlaunches, before + 1);
+  phobos_context_destroy(a);
+  phobos_context_destroy(b);
+  ctx = NULL;
 }
