@@ -2,6 +2,7 @@
  * path, manifest parsing (good and hostile), argument binding and grid
  * evaluation. tests/gpu/ covers what needs the device. */
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -563,4 +564,42 @@ Test(runtime, manifest_bounds_aliases_depth_and_expansion) {
   free(text);
   /* an alias of a node that contains it: libyaml builds the cycle */
   expect_bad("&r {phobos_manifest: 1, self: *r}", "expands to more than 1048576 nodes");
+}
+
+/* ------------------------------------------- the fuzz target's inputs */
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size); /* tests/fuzz/fuzz_manifest.c */
+
+Test(runtime, golden_manifests) {
+  /* tests/golden/manifest/: the manifest fuzz target's regression inputs
+   * (hostile seeds and findings), each run through the target itself; a
+   * first line "# expect: TEXT" also checks mf_parse's message (or "ok") */
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%s/golden/manifest", getenv("TEST_SRCDIR"));
+  DIR *d = opendir(dir);
+  cr_assert(d, "no %s", dir);
+  int n = 0;
+  for (struct dirent *e; (e = readdir(d));) {
+    size_t len = strlen(e->d_name);
+    if (len < 6 || strcmp(e->d_name + len - 5, ".yaml")) continue;
+    char path[8192];
+    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+    RtFile f;
+    char err[1024];
+    cr_assert_eq(rt_read_file(path, "input", MF_MAX_BYTES, PHOBOS_BAD_MANIFEST, &f, err, sizeof err), PHOBOS_OK, "%s", err);
+    LLVMFuzzerTestOneInput((const uint8_t *)f.data, f.len);
+    if (!strncmp(f.data, "# expect: ", 10)) {
+      char want[200];
+      snprintf(want, sizeof want, "%.*s", (int)strcspn(f.data + 10, "\n"), f.data + 10);
+      Manifest m;
+      bool ok = mf_parse(e->d_name, f.data, f.len, &m, err, sizeof err);
+      if (ok) mf_free(&m);
+      if (!strcmp(want, "ok")) cr_expect(ok, "%s: %s", e->d_name, err);
+      else cr_expect(!ok && strstr(err, want), "%s: '%s' lacks '%s'", e->d_name, ok ? "accepted" : err, want);
+    }
+    free(f.data);
+    n++;
+  }
+  closedir(d);
+  cr_assert_geq(n, 10, "only %d inputs in %s", n, dir);
 }
