@@ -389,13 +389,14 @@ phobos_status at_choose(phobos_kernel *k, const phobos_arg *args, const RtBindin
     const MfParam *p = &k->mf->params[i];
     if (!p->tensor || !p->written) continue;
     int64_t bytes; /* rt_bind checked it; checked again, as every size is */
-    if (!rt_tensor_bytes(&args[i].tensor, &bytes)) {
-      s = rt_set_err(ctx, PHOBOS_BAD_SHAPE, "autotune scratch for '%s': its size overflows 64 bits", p->name);
+    size_t size;
+    if (!rt_tensor_bytes(&args[i].tensor, &bytes) || !rt_size_ok(bytes, &size)) {
+      s = rt_set_err(ctx, PHOBOS_BAD_SHAPE, "autotune scratch for '%s': its size does not fit in a size_t", p->name);
       break;
     }
     char buf[200];
-    CUresult r = cu->MemAlloc(&scratch[i], (size_t)bytes);
-    if (r == CU_SUCCESS) r = cu->MemcpyDtoDAsync(scratch[i], args[i].tensor.data, (size_t)bytes, stream);
+    CUresult r = cu->MemAlloc(&scratch[i], size);
+    if (r == CU_SUCCESS) r = cu->MemcpyDtoDAsync(scratch[i], args[i].tensor.data, size, stream);
     if (r != CU_SUCCESS)
       s = rt_set_err(ctx, PHOBOS_CUDA_ERROR, "autotune scratch for '%s' (%lld bytes): %s", p->name, (long long)bytes,
                      cu_error(cu, r, buf, sizeof buf));

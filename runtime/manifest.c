@@ -148,9 +148,11 @@ static bool parse_param(P *p, yaml_node_t *n, MfParam *out) {
     int64_t v;
     out->dim[d] = -1;
     if (parse_int(s, &v) && v > 0) {
+      if (v > INT32_MAX) /* the launch passes extents as .s32 (spec 16.3) */
+        return bad(p, dims, "parameter '%s': dim %d is %lld; extents must fit in 32 bits", out->name, d, (long long)v);
       out->dim[d] = v;
     } else if (is_name(s)) {
-      out->dimname[d] = strdup(s);
+      if (!(out->dimname[d] = strdup(s))) return bad(p, dims, "out of memory");
     } else {
       return bad(p, dims, "parameter '%s': dim %d '%s' is neither a name nor a positive integer", out->name, d,
                  s ? s : "?");
@@ -197,6 +199,11 @@ static bool parse_grid(P *p, yaml_node_t *n, MfVariant *v) {
         op->kind = MF_INT, op->v = iv, depth++;
       } else if (is_name(t)) {
         op->kind = MF_DIM, op->name = strdup(t), depth++;
+        if (!op->name) {
+          bad(p, n, "out of memory");
+          free(copy);
+          return false;
+        }
       } else {
         bad(p, n, "variant '%s': grid axis %d: bad token '%s' in \"%s\"", v->entry, a, t, prog);
         free(copy);
@@ -218,12 +225,13 @@ static bool parse_pairs(P *p, yaml_node_t *n, const char *what, const char *entr
   if (c < 0) c = 0;
   *names = calloc((size_t)c + 1, sizeof(char *));
   *values = calloc((size_t)c + 1, sizeof(int64_t));
+  if (!*names || !*values) return bad(p, n, "out of memory");
   for (yaml_node_pair_t *q = n->data.mapping.pairs.start; q < n->data.mapping.pairs.top; q++) {
     const char *k = str(N(p, q->key)), *val = str(N(p, q->value));
     int64_t iv;
     if (!is_name(k) || !parse_int(val, &iv))
       return bad(p, n, "variant '%s': '%s' maps names to integers", entry, what);
-    (*names)[*count_out] = strdup(k);
+    if (!((*names)[*count_out] = strdup(k))) return bad(p, n, "out of memory");
     (*values)[(*count_out)++] = iv;
   }
   return true;
@@ -254,8 +262,10 @@ static bool parse_tmaps(P *p, yaml_node_t *n, const MfKernel *k, MfVariant *v) {
       int64_t sd, si;
       if (split->type != YAML_SEQUENCE_NODE || count(split) != 2 ||
           !parse_int(str(N(p, split->data.sequence.items.start[0])), &sd) ||
-          !parse_int(str(N(p, split->data.sequence.items.start[1])), &si) || sd < 0 || sd >= r || si < 1 || r == 5)
-        return bad(p, split, "variant '%s': 'split' is [dim, inner extent] of a tensor of rank 4 or less", v->entry);
+          !parse_int(str(N(p, split->data.sequence.items.start[1])), &si) || sd < 0 || sd >= r || si < 1 ||
+          si > INT32_MAX || r == 5)
+        return bad(p, split, "variant '%s': 'split' is [dim, inner extent from 1 to 2^31 - 1] of a tensor of rank 4 or less",
+                   v->entry);
       m->split_dim = (int)sd, m->split_inner = si;
     }
     int mr = m->rank + (m->split_dim >= 0);

@@ -33,6 +33,12 @@ static inline bool rt_sub_ok(int64_t a, int64_t b, int64_t *out) {
   *out = r;
   return true;
 }
+/* A non-negative int64 as a size_t (a byte count for the driver or malloc). */
+static inline bool rt_size_ok(int64_t v, size_t *out) {
+  if (v < 0 || (uint64_t)v > SIZE_MAX) return false;
+  *out = (size_t)v;
+  return true;
+}
 
 /* --------------------------------------------------------------- cuda.c */
 

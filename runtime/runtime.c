@@ -581,8 +581,8 @@ static void pack(const MfKernel *k, const phobos_arg *args, const CUdeviceptr *o
 
 /* The entry's tensor maps (phobosc's tensor copies), after its parameters: each map
  * and a flag. A map is built when the tensor allows it (base 16-byte
- * aligned, every row pitch a multiple of 16 bytes, the driver has the
- * encoder and accepts the map); otherwise the flag is 0 and the kernel
+ * aligned, every row pitch a multiple of 16 bytes below 2^40, the driver
+ * has the encoder and accepts the map); otherwise the flag is 0 and the kernel
  * takes its pointer path for those loads: the same answer, never a fault. */
 static const int tmap_dtype[] = {
     [PHOBOS_F16] = 6, [PHOBOS_BF16] = 9, [PHOBOS_F32] = 7, [PHOBOS_F64] = 8, [PHOBOS_I8] = 0,
@@ -610,17 +610,19 @@ static void pack_tmaps(const CuApi *cu, const MfVariant *v, const phobos_arg *ar
     }
     unsigned long long dims[PHOBOS_MAX_RANK + 1], strides[PHOBOS_MAX_RANK + 1];
     unsigned box[PHOBOS_MAX_RANK + 1], estr[PHOBOS_MAX_RANK + 1];
-    unsigned long long pitch = (unsigned long long)eb;
+    int64_t pitch = eb; /* bytes from one index of dim i to the next */
     for (int i = 0; i < r; i++) { /* the driver's order: innermost first */
       int d = r - 1 - i;
-      dims[i] = (unsigned long long)shape[d];
-      box[i] = (unsigned)m->box[d];
+      dims[i] = (unsigned long long)shape[d]; /* at most 2^31 - 1 (rt_bind); the driver allows 2^32 */
+      box[i] = (unsigned)m->box[d];         /* 1 to 256 (manifest.c) */
       estr[i] = 1;
       if (i) {
-        strides[i - 1] = pitch;
-        ok = ok && pitch % 16 == 0;
+        /* the driver's rule: a stride is a multiple of 16 below 2^40 */
+        strides[i - 1] = (unsigned long long)pitch;
+        ok = ok && pitch % 16 == 0 && pitch < (int64_t)1 << 40;
       }
-      pitch *= (unsigned long long)shape[d];
+      /* within the tensor's bytes, which rt_bind checked; checked anyway */
+      if (!rt_mul_ok(pitch, shape[d], &pitch)) ok = false, pitch = 0;
     }
     memset(p->maps[t], 0, sizeof p->maps[t]);
     /* interleave none, the manifest's swizzle (the driver's 0 none, 1 32B,

@@ -603,3 +603,11 @@ Test(runtime, golden_manifests) {
   closedir(d);
   cr_assert_geq(n, 10, "only %d inputs in %s", n, dir);
 }
+
+Test(runtime, manifest_values_past_32_bits) {
+  /* the launch passes extents as .s32: a literal extent past 2^31 - 1 could never bind */
+  expect_bad(replaced("dims: [1, K]", "dims: [2147483648, K]"),
+             "parameter 'A': dim 0 is 2147483648; extents must fit in 32 bits");
+  Manifest m = load_ok(replaced("dims: [1, K]", "dims: [2147483647, K]"));
+  mf_free(&m);
+}

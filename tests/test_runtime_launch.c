@@ -653,3 +653,25 @@ Test(launch, two_contexts_writing_one_cache_lose_no_entry) {
   phobos_context_destroy(b);
   ctx = NULL;
 }
+
+Test(launch, no_tensor_map_for_a_stride_of_2_to_the_40_bytes) {
+  /* the driver takes strides below 2^40 bytes: Q [2, 2^20, 7 * 2^12, 64]
+   * f32 has an S stride of 7 * 2^40 bytes, so the kernel takes its pointer
+   * path (the fake encoder would have accepted the map) */
+  load("false");
+  int64_t S = 1 << 20, HQ = 7 << 12;
+  phobos_arg a[2] = {phobos_tensor_arg(alloc(256), PHOBOS_F32, 4, (int64_t[]){2, S, HQ, 64}),
+                     phobos_tensor_arg(alloc(256), PHOBOS_F32, 4, (int64_t[]){2, S, HQ, 1})};
+  cr_assert_eq(phobos_launch(k, a, 2, NULL), PHOBOS_OK, "%s", phobos_last_error(ctx));
+  cr_assert_eq(fake->encodes, 0);
+  cr_assert_eq(s32(11), 0, "the pointer path");
+  int built;
+  cr_assert_eq(phobos_kernel_last_tensor_maps(k, &built), 1);
+  cr_assert_eq(built, 0);
+  /* HQ = 7 * 2^9: a stride of 7 * 2^37 bytes, and the map */
+  a[0] = phobos_tensor_arg(alloc(256), PHOBOS_F32, 4, (int64_t[]){2, S, HQ / 8, 64});
+  a[1] = phobos_tensor_arg(alloc(256), PHOBOS_F32, 4, (int64_t[]){2, S, HQ / 8, 1});
+  cr_assert_eq(phobos_launch(k, a, 2, NULL), PHOBOS_OK, "%s", phobos_last_error(ctx));
+  cr_assert_eq(fake->encodes, 1);
+  cr_assert_eq(fake->enc_strides[3], 7ull << 37);
+}
