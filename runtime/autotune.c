@@ -7,94 +7,200 @@
  * median decides. Choices live in memory and in a YAML file:
  * $PHOBOS_CACHE_DIR/autotune.yaml, else $XDG_CACHE_HOME/phobos/, else
  * ~/.cache/phobos/. A file that cannot be parsed is ignored and rewritten.
+ * It keeps AT_MAX_ENTRIES, evicting the oldest; each write merges into it
+ * under a lock, so writers sharing it lose nothing (save).
  * PHOBOS_AUTOTUNE=0 takes the first fitting variant without timing. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <yaml.h>
 
 #include "rt.h"
 
+enum {
+  AT_MAX_BYTES = 16 << 20, /* the cache file's size */
+  AT_MAX_ENTRIES = 4096,   /* entries kept; past it the oldest written goes first */
+  AT_LOCK_WAIT_MS = 10000, /* how long a writer waits for the file's lock */
+};
+
 typedef struct AtEntry {
   char *key, *entry;
+  bool dirty; /* chosen by this context and not yet merged into the file */
 } AtEntry;
+
+/* The entries, oldest first (the file's order), and an index by key: open
+ * addressing over a power-of-two table of item positions + 1 (0: empty). */
+typedef struct AtTable {
+  AtEntry *items;
+  int n, cap;
+  int *slots;
+  int nslots;
+} AtTable;
 
 typedef struct AtCache {
   bool loaded;
+  bool has_path; /* false when the path did not fit: memory only */
   char path[1024];
-  AtEntry *items;
-  int n, cap;
+  AtTable t;
 } AtCache;
 
-static void cache_path(char *out, size_t len) {
+static bool cache_path(char *out, size_t len) {
   const char *dir = getenv("PHOBOS_CACHE_DIR");
-  if (dir && *dir) {
-    snprintf(out, len, "%s/autotune.yaml", dir);
-    return;
-  }
   const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-  if (xdg && *xdg) snprintf(out, len, "%s/phobos/autotune.yaml", xdg);
-  else snprintf(out, len, "%s/.cache/phobos/autotune.yaml", home && *home ? home : "/tmp");
+  int n = dir && *dir   ? snprintf(out, len, "%s/autotune.yaml", dir)
+          : xdg && *xdg ? snprintf(out, len, "%s/phobos/autotune.yaml", xdg)
+                        : snprintf(out, len, "%s/.cache/phobos/autotune.yaml", home && *home ? home : "/tmp");
+  return n > 0 && (size_t)n < len;
 }
 
-static void put(AtCache *c, const char *key, const char *entry) {
-  for (int i = 0; i < c->n; i++)
-    if (!strcmp(c->items[i].key, key)) {
-      free(c->items[i].entry);
-      c->items[i].entry = strdup(entry);
-      return;
-    }
-  if (c->n == c->cap) {
-    int cap = c->cap ? c->cap * 2 : 16;
-    AtEntry *n = realloc(c->items, sizeof *n * (size_t)cap);
-    if (!n) return;
-    c->items = n;
-    c->cap = cap;
+static uint64_t hash(const char *s) { /* FNV-1a */
+  uint64_t h = 1469598103934665603ull;
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+  return h;
+}
+
+/* the slot holding `key`, or the empty slot where it would go */
+static int *slot(const AtTable *t, const char *key) {
+  size_t mask = (size_t)t->nslots - 1;
+  for (size_t i = hash(key) & mask;; i = (i + 1) & mask) {
+    int *sl = &t->slots[i];
+    if (!*sl || !strcmp(t->items[*sl - 1].key, key)) return sl;
   }
-  c->items[c->n].key = strdup(key);
-  c->items[c->n++].entry = strdup(entry);
 }
 
-static const char *get(AtCache *c, const char *key) {
-  for (int i = 0; i < c->n; i++)
-    if (!strcmp(c->items[i].key, key)) return c->items[i].entry;
-  return NULL;
+static void reindex(AtTable *t) {
+  memset(t->slots, 0, sizeof *t->slots * (size_t)t->nslots);
+  for (int i = 0; i < t->n; i++) *slot(t, t->items[i].key) = i + 1;
 }
 
-/* Reads the cache file: a mapping of keys to entry names. Returns false
- * (and keeps nothing) when the file exists but is not such a mapping. */
-static bool load(AtCache *c, char *why, size_t len) {
-  FILE *f = fopen(c->path, "rb");
-  if (!f) return true; /* no cache yet */
+static const char *get(const AtTable *t, const char *key) {
+  if (!t->n) return NULL;
+  int *sl = slot(t, key);
+  return *sl ? t->items[*sl - 1].entry : NULL;
+}
+
+static void table_free(AtTable *t) {
+  for (int i = 0; i < t->n; i++) free(t->items[i].key), free(t->items[i].entry);
+  free(t->items);
+  free(t->slots);
+  *t = (AtTable){0};
+}
+
+/* Sets key's entry: in place when the key is there, else appended as the
+ * newest, the oldest evicted at AT_MAX_ENTRIES. False when out of memory
+ * (the table is unchanged). */
+static bool put(AtTable *t, const char *key, const char *entry, bool dirty) {
+  int *sl = t->n ? slot(t, key) : NULL;
+  if (sl && *sl) {
+    AtEntry *e = &t->items[*sl - 1];
+    char *d = strdup(entry);
+    if (!d) return false;
+    free(e->entry);
+    e->entry = d;
+    e->dirty |= dirty;
+    return true;
+  }
+  char *k = strdup(key), *d = strdup(entry);
+  if (!k || !d) return free(k), free(d), false;
+  if (t->n == AT_MAX_ENTRIES) { /* evict the oldest */
+    free(t->items[0].key), free(t->items[0].entry);
+    memmove(t->items, t->items + 1, sizeof *t->items * (size_t)(t->n - 1));
+    t->n--;
+    reindex(t);
+  }
+  if (t->n == t->cap) { /* grow the items and the index (kept at most a quarter full) */
+    int cap = t->cap ? t->cap * 2 : 16, nslots = 4 * cap;
+    AtEntry *items = realloc(t->items, sizeof *items * (size_t)cap);
+    if (items) t->items = items;
+    int *slots = items ? calloc((size_t)nslots, sizeof *slots) : NULL;
+    if (!slots) return free(k), free(d), false;
+    free(t->slots);
+    t->slots = slots, t->nslots = nslots, t->cap = cap;
+    reindex(t);
+  }
+  t->items[t->n] = (AtEntry){.key = k, .entry = d, .dirty = dirty};
+  *slot(t, k) = ++t->n;
+  return true;
+}
+
+/* One pass over a cache file's events: a mapping of scalar keys to
+ * scalar entry names (no aliases, nothing nested, no document tree).
+ * Counts the pairs into *npairs; with a table, puts those from index
+ * `skip` on into it. */
+static bool scan_pairs(const char *path, const RtFile *f, AtTable *t, size_t skip, size_t *npairs, char *why,
+                       size_t len) {
   yaml_parser_t p;
-  yaml_document_t doc;
-  yaml_parser_initialize(&p);
-  yaml_parser_set_input_file(&p, f);
-  bool ok = yaml_parser_load(&p, &doc);
-  if (!ok) snprintf(why, len, "%s:%zu: %s", c->path, p.problem_mark.line + 1, p.problem ? p.problem : "bad YAML");
-  yaml_parser_delete(&p);
-  fclose(f);
-  if (!ok) return false;
-  yaml_node_t *root = yaml_document_get_root_node(&doc);
-  if (root && root->type != YAML_MAPPING_NODE) {
-    snprintf(why, len, "%s: not a mapping of shapes to variants", c->path);
-    ok = false;
-  }
-  for (yaml_node_pair_t *q = root && ok ? root->data.mapping.pairs.start : NULL; q && q < root->data.mapping.pairs.top; q++) {
-    yaml_node_t *k = yaml_document_get_node(&doc, q->key), *v = yaml_document_get_node(&doc, q->value);
-    if (!k || !v || k->type != YAML_SCALAR_NODE || v->type != YAML_SCALAR_NODE) {
-      snprintf(why, len, "%s:%zu: an entry is not 'key: variant'", c->path, k ? k->start_mark.line + 1 : 0);
+  if (!yaml_parser_initialize(&p)) return snprintf(why, len, "%s: out of memory", path), false;
+  yaml_parser_set_input_string(&p, (const unsigned char *)f->data, f->len);
+  bool ok = true, done = false, in_map = false, had_map = false;
+  char *key = NULL; /* the pending pair's key */
+  size_t n = 0;
+  while (ok && !done) {
+    yaml_event_t ev;
+    if (!yaml_parser_parse(&p, &ev)) {
+      snprintf(why, len, "%s:%zu: %s", path, p.problem_mark.line + 1, p.problem ? p.problem : "bad YAML");
       ok = false;
       break;
     }
-    put(c, (const char *)k->data.scalar.value, (const char *)v->data.scalar.value);
+    switch (ev.type) {
+    case YAML_STREAM_START_EVENT:
+    case YAML_DOCUMENT_START_EVENT:
+      break;
+    case YAML_STREAM_END_EVENT:
+    case YAML_DOCUMENT_END_EVENT: /* the first document only */
+      done = true;
+      break;
+    case YAML_MAPPING_START_EVENT:
+      if (in_map || had_map) goto not_a_mapping;
+      in_map = had_map = true;
+      break;
+    case YAML_MAPPING_END_EVENT:
+      in_map = false;
+      break;
+    case YAML_SCALAR_EVENT:
+      if (!in_map) goto not_a_mapping;
+      if (!key) {
+        if (!(key = strdup((const char *)ev.data.scalar.value))) ok = false, snprintf(why, len, "%s: out of memory", path);
+        break;
+      }
+      if (t && n >= skip && !put(t, key, (const char *)ev.data.scalar.value, false))
+        ok = false, snprintf(why, len, "%s: out of memory", path);
+      free(key);
+      key = NULL;
+      n++;
+      break;
+    default:
+    not_a_mapping:
+      snprintf(why, len, "%s:%zu: not a mapping of shapes to variants", path, ev.start_mark.line + 1);
+      ok = false;
+      break;
+    }
+    yaml_event_delete(&ev);
   }
-  yaml_document_delete(&doc);
-  if (!ok)
-    for (int i = 0; i < c->n; i++) free(c->items[i].key), free(c->items[i].entry);
-  if (!ok) c->n = 0;
+  free(key);
+  yaml_parser_delete(&p);
+  *npairs = n;
+  return ok;
+}
+
+/* Reads a cache file into an empty table, in linear time: a first pass
+ * counts the pairs, a second puts the newest (the last) AT_MAX_ENTRIES.
+ * True when there is no file. False with *why (and nothing kept) when the
+ * file cannot be read or is not a mapping of keys to entry names. */
+static bool read_table(const char *path, AtTable *t, char *why, size_t len) {
+  RtFile f;
+  if (rt_read_file(path, "autotune cache", AT_MAX_BYTES, PHOBOS_CACHE_IGNORED, &f, why, len) != PHOBOS_OK)
+    return f.open_errno == ENOENT;
+  size_t n, again;
+  bool ok = scan_pairs(path, &f, NULL, 0, &n, why, len) &&
+            scan_pairs(path, &f, t, n > AT_MAX_ENTRIES ? n - AT_MAX_ENTRIES : 0, &again, why, len);
+  free(f.data);
+  if (!ok) table_free(t);
   return ok;
 }
 
@@ -109,27 +215,30 @@ static void mkdirs(const char *path) {
     }
 }
 
-/* Writes the whole cache through a temporary file and a rename, so a
- * reader never sees half a file. Failures to write are not errors: the
- * choice still holds in memory. */
-static void save(AtCache *c) {
-  mkdirs(c->path);
+/* Writes a table to a fresh temporary file beside the cache (a name no
+ * other writer uses: pid and a per-process counter) and renames it over
+ * the cache, so a reader never sees half a file. */
+static bool write_table(const char *path, const AtTable *t) {
+  static unsigned counter;
   char tmp[1100];
-  snprintf(tmp, sizeof tmp, "%s.%d.tmp", c->path, (int)getpid());
-  FILE *f = fopen(tmp, "wb");
-  if (!f) return;
+  snprintf(tmp, sizeof tmp, "%s.%ld.%u.tmp", path, (long)getpid(), __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED));
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  FILE *f = fd >= 0 ? fdopen(fd, "wb") : NULL;
+  if (!f) {
+    if (fd >= 0) close(fd), unlink(tmp);
+    return false;
+  }
   yaml_emitter_t e;
   yaml_event_t ev;
-  yaml_emitter_initialize(&e);
-  yaml_emitter_set_output_file(&e, f);
-  bool ok = true;
+  bool ok = yaml_emitter_initialize(&e);
+  if (ok) yaml_emitter_set_output_file(&e, f);
 #define EMIT(init) ok = ok && (init) && yaml_emitter_emit(&e, &ev)
   EMIT(yaml_stream_start_event_initialize(&ev, YAML_UTF8_ENCODING));
   EMIT(yaml_document_start_event_initialize(&ev, NULL, NULL, NULL, 1));
   EMIT(yaml_mapping_start_event_initialize(&ev, NULL, NULL, 1, YAML_BLOCK_MAPPING_STYLE));
-  for (int i = 0; i < c->n; i++) {
-    EMIT(yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)c->items[i].key, -1, 1, 1, YAML_DOUBLE_QUOTED_SCALAR_STYLE));
-    EMIT(yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)c->items[i].entry, -1, 1, 1, YAML_PLAIN_SCALAR_STYLE));
+  for (int i = 0; i < t->n; i++) {
+    EMIT(yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)t->items[i].key, -1, 1, 1, YAML_DOUBLE_QUOTED_SCALAR_STYLE));
+    EMIT(yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)t->items[i].entry, -1, 1, 1, YAML_PLAIN_SCALAR_STYLE));
   }
   EMIT(yaml_mapping_end_event_initialize(&ev));
   EMIT(yaml_document_end_event_initialize(&ev, 1));
@@ -137,16 +246,77 @@ static void save(AtCache *c) {
 #undef EMIT
   yaml_emitter_delete(&e);
   if (fclose(f) != 0) ok = false;
-  if (!ok || rename(tmp, c->path) != 0) unlink(tmp);
+  if (!ok || rename(tmp, path) != 0) {
+    unlink(tmp);
+    return false;
+  }
+  return true;
+}
+
+/* Takes the advisory lock on PATH.lock (flock: it excludes other processes
+ * and, being per open file, other contexts of this process), waiting up to
+ * AT_LOCK_WAIT_MS. The descriptor, or -1. */
+static int lock_cache(const char *path) {
+  char lock[1100];
+  snprintf(lock, sizeof lock, "%s.lock", path);
+  int fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return -1;
+  for (int waited = 0; flock(fd, LOCK_EX | LOCK_NB) != 0; waited++) {
+    if ((errno != EWOULDBLOCK && errno != EINTR) || waited >= AT_LOCK_WAIT_MS) {
+      close(fd);
+      return -1;
+    }
+    nanosleep(&(struct timespec){.tv_nsec = 1000000}, NULL);
+  }
+  return fd;
+}
+
+/* Merges this context's new choices into the file and rewrites it, under
+ * the lock: the file is read again, the dirty entries are put over it, and
+ * the merge is written and renamed into place, so that no writer's entry
+ * is lost (within AT_MAX_ENTRIES). The merge becomes this context's table.
+ * Failures to write are not errors: the choices still hold in memory. */
+static void save(AtCache *c) {
+  if (!c->has_path) return;
+  mkdirs(c->path);
+  int lock = lock_cache(c->path);
+  if (lock < 0) return; /* not written now; the dirty entries go with the next save */
+  AtTable disk = {0};
+  char why[1400];
+  bool merged = read_table(c->path, &disk, why, sizeof why); /* unreadable: rewritten from this table */
+  for (int i = 0; merged && i < c->t.n; i++)
+    if (c->t.items[i].dirty && !put(&disk, c->t.items[i].key, c->t.items[i].entry, false)) merged = false;
+  if (merged ? write_table(c->path, &disk) : write_table(c->path, &c->t)) {
+    if (merged) {
+      table_free(&c->t);
+      c->t = disk;
+      disk = (AtTable){0};
+    }
+    for (int i = 0; i < c->t.n; i++) c->t.items[i].dirty = false;
+  }
+  table_free(&disk);
+  close(lock); /* releases the flock */
 }
 
 void at_free(phobos_context *ctx) {
   AtCache *c = ctx->cache;
   if (!c) return;
-  for (int i = 0; i < c->n; i++) free(c->items[i].key), free(c->items[i].entry);
-  free(c->items);
+  table_free(&c->t);
   free(c);
   ctx->cache = NULL;
+}
+
+/* "SOURCE_HASH|DEVICE|KERNEL|DIM=VALUE|...", malloc'ed */
+static char *shape_key(const phobos_kernel *k, const RtBinding *b) {
+  const char *dev = k->mod->ctx->name;
+  size_t len = strlen(k->mod->mf.source_hash) + strlen(dev) + strlen(k->mf->name) + 3;
+  for (int i = 0; i < b->ndims; i++) len += strlen(b->name[i]) + 23;
+  char *key = malloc(len);
+  if (!key) return NULL;
+  size_t n = (size_t)snprintf(key, len, "%s|%s|%s", k->mod->mf.source_hash, dev, k->mf->name);
+  for (int i = 0; i < b->ndims && n < len; i++)
+    n += (size_t)snprintf(key + n, len - n, "|%s=%lld", b->name[i], (long long)b->value[i]);
+  return key;
 }
 
 static int cmp_float(const void *a, const void *b) {
@@ -197,35 +367,38 @@ phobos_status at_choose(phobos_kernel *k, const phobos_arg *args, const RtBindin
   AtCache *c = ctx->cache;
   if (!c->loaded) {
     c->loaded = true;
-    cache_path(c->path, sizeof c->path);
+    c->has_path = cache_path(c->path, sizeof c->path);
     char why[1400];
-    if (!load(c, why, sizeof why)) /* not fatal: the file is rewritten after this tuning */
+    if (c->has_path && !read_table(c->path, &c->t, why, sizeof why)) /* not fatal: the file is rewritten after this tuning */
       ctx->cache_status = rt_set_err(ctx, PHOBOS_CACHE_IGNORED, "autotune cache ignored and rewritten: %s", why);
   }
-  char key[1024];
-  int n = snprintf(key, sizeof key, "%s|%s|%s", k->mod->mf.source_hash, ctx->name, k->mf->name);
-  for (int i = 0; i < b->ndims && n < (int)sizeof key - 40; i++)
-    n += snprintf(key + n, sizeof key - (size_t)n, "|%s=%lld", b->name[i], (long long)b->value[i]);
-  const char *cached = get(c, key);
+  char *key = shape_key(k, b);
+  if (!key) return rt_set_err(ctx, PHOBOS_OUT_OF_MEMORY, "out of memory for the autotune key of '%s'", k->mf->name);
+  const char *cached = get(&c->t, key);
   for (int i = 0; cached && i < nfits; i++)
     if (!strcmp(fits[i]->entry, cached)) {
       *chosen = fits[i];
+      free(key);
       return PHOBOS_OK;
     }
   /* scratch copies of what the kernel writes, starting from its contents */
   const CuApi *cu = ctx->cu;
-  CUdeviceptr scratch[64] = {0};
+  CUdeviceptr scratch[MF_MAX_PARAMS] = {0}; /* by parameter index: manifest.c bounds nparams */
   phobos_status s = PHOBOS_OK;
-  for (int i = 0; i < k->mf->nparams && i < 64 && s == PHOBOS_OK; i++) {
+  for (int i = 0; i < k->mf->nparams && s == PHOBOS_OK; i++) {
     const MfParam *p = &k->mf->params[i];
     if (!p->tensor || !p->written) continue;
-    size_t bytes = (size_t)mf_dtype_bytes(p->dtype);
-    for (int d = 0; d < p->rank; d++) bytes *= (size_t)args[i].tensor.shape[d];
+    int64_t bytes; /* rt_bind checked it; checked again, as every size is */
+    size_t size;
+    if (!rt_tensor_bytes(&args[i].tensor, &bytes) || !rt_size_ok(bytes, &size)) {
+      s = rt_set_err(ctx, PHOBOS_BAD_SHAPE, "autotune scratch for '%s': its size does not fit in a size_t", p->name);
+      break;
+    }
     char buf[200];
-    CUresult r = cu->MemAlloc(&scratch[i], bytes);
-    if (r == CU_SUCCESS) r = cu->MemcpyDtoDAsync(scratch[i], args[i].tensor.data, bytes, stream);
+    CUresult r = cu->MemAlloc(&scratch[i], size);
+    if (r == CU_SUCCESS) r = cu->MemcpyDtoDAsync(scratch[i], args[i].tensor.data, size, stream);
     if (r != CU_SUCCESS)
-      s = rt_set_err(ctx, PHOBOS_CUDA_ERROR, "autotune scratch for '%s' (%zu bytes): %s", p->name, bytes,
+      s = rt_set_err(ctx, PHOBOS_CUDA_ERROR, "autotune scratch for '%s' (%lld bytes): %s", p->name, (long long)bytes,
                      cu_error(cu, r, buf, sizeof buf));
   }
   float best = 0;
@@ -237,12 +410,13 @@ phobos_status at_choose(phobos_kernel *k, const phobos_arg *args, const RtBindin
     if (ts != PHOBOS_OK) s = ts;
     else if (won < 0 || ms < best) best = ms, won = i;
   }
-  for (int i = 0; i < 64; i++)
+  for (int i = 0; i < k->mf->nparams; i++)
     if (scratch[i]) cu->MemFree(scratch[i]);
-  if (s != PHOBOS_OK) return s;
-  if (won < 0) return PHOBOS_LAUNCH_LIMIT; /* the message of the last refusal stands */
-  *chosen = fits[won];
-  put(c, key, fits[won]->entry);
-  save(c);
-  return PHOBOS_OK;
+  if (s == PHOBOS_OK && won < 0) s = PHOBOS_LAUNCH_LIMIT; /* the message of the last refusal stands */
+  if (s == PHOBOS_OK) {
+    *chosen = fits[won];
+    if (put(&c->t, key, fits[won]->entry, true)) save(c); /* out of memory: tuned again next time */
+  }
+  free(key);
+  return s;
 }

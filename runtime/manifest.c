@@ -148,9 +148,11 @@ static bool parse_param(P *p, yaml_node_t *n, MfParam *out) {
     int64_t v;
     out->dim[d] = -1;
     if (parse_int(s, &v) && v > 0) {
+      if (v > INT32_MAX) /* the launch passes extents as .s32 (spec 16.3) */
+        return bad(p, dims, "parameter '%s': dim %d is %lld; extents must fit in 32 bits", out->name, d, (long long)v);
       out->dim[d] = v;
     } else if (is_name(s)) {
-      out->dimname[d] = strdup(s);
+      if (!(out->dimname[d] = strdup(s))) return bad(p, dims, "out of memory");
     } else {
       return bad(p, dims, "parameter '%s': dim %d '%s' is neither a name nor a positive integer", out->name, d,
                  s ? s : "?");
@@ -168,6 +170,10 @@ static bool parse_grid(P *p, yaml_node_t *n, MfVariant *v) {
     const char *prog = str(N(p, n->data.sequence.items.start[a]));
     if (!prog) return bad(p, n, "variant '%s': grid axis %d is not a string", v->entry, a);
     char *copy = strdup(prog), *save = NULL;
+    if (!copy || !(v->grid_text[a] = strdup(prog))) {
+      free(copy);
+      return bad(p, n, "out of memory");
+    }
     int depth = 0;
     for (char *t = strtok_r(copy, " ", &save); t; t = strtok_r(NULL, " ", &save)) {
       if (v->nops[a] == MF_MAX_GRID_OPS) {
@@ -193,6 +199,11 @@ static bool parse_grid(P *p, yaml_node_t *n, MfVariant *v) {
         op->kind = MF_INT, op->v = iv, depth++;
       } else if (is_name(t)) {
         op->kind = MF_DIM, op->name = strdup(t), depth++;
+        if (!op->name) {
+          bad(p, n, "out of memory");
+          free(copy);
+          return false;
+        }
       } else {
         bad(p, n, "variant '%s': grid axis %d: bad token '%s' in \"%s\"", v->entry, a, t, prog);
         free(copy);
@@ -214,12 +225,13 @@ static bool parse_pairs(P *p, yaml_node_t *n, const char *what, const char *entr
   if (c < 0) c = 0;
   *names = calloc((size_t)c + 1, sizeof(char *));
   *values = calloc((size_t)c + 1, sizeof(int64_t));
+  if (!*names || !*values) return bad(p, n, "out of memory");
   for (yaml_node_pair_t *q = n->data.mapping.pairs.start; q < n->data.mapping.pairs.top; q++) {
     const char *k = str(N(p, q->key)), *val = str(N(p, q->value));
     int64_t iv;
     if (!is_name(k) || !parse_int(val, &iv))
       return bad(p, n, "variant '%s': '%s' maps names to integers", entry, what);
-    (*names)[*count_out] = strdup(k);
+    if (!((*names)[*count_out] = strdup(k))) return bad(p, n, "out of memory");
     (*values)[(*count_out)++] = iv;
   }
   return true;
@@ -250,8 +262,10 @@ static bool parse_tmaps(P *p, yaml_node_t *n, const MfKernel *k, MfVariant *v) {
       int64_t sd, si;
       if (split->type != YAML_SEQUENCE_NODE || count(split) != 2 ||
           !parse_int(str(N(p, split->data.sequence.items.start[0])), &sd) ||
-          !parse_int(str(N(p, split->data.sequence.items.start[1])), &si) || sd < 0 || sd >= r || si < 1 || r == 5)
-        return bad(p, split, "variant '%s': 'split' is [dim, inner extent] of a tensor of rank 4 or less", v->entry);
+          !parse_int(str(N(p, split->data.sequence.items.start[1])), &si) || sd < 0 || sd >= r || si < 1 ||
+          si > INT32_MAX || r == 5)
+        return bad(p, split, "variant '%s': 'split' is [dim, inner extent from 1 to 2^31 - 1] of a tensor of rank 4 or less",
+                   v->entry);
       m->split_dim = (int)sd, m->split_inner = si;
     }
     int mr = m->rank + (m->split_dim >= 0);
@@ -293,7 +307,7 @@ static bool parse_variant(P *p, yaml_node_t *n, MfVariant *v) {
   return true;
 }
 
-static bool parse_kernel(P *p, yaml_node_t *n, MfKernel *k) {
+static bool parse_kernel(P *p, yaml_node_t *n, MfKernel *k, int *variants_before) {
   if (!n || n->type != YAML_MAPPING_NODE) return bad(p, n, "a kernel is a mapping");
   if (!(k->name = dup_str(p, n, "name"))) return false;
   yaml_node_t *params = get(p, n, "params"), *variants = get(p, n, "variants");
@@ -301,13 +315,21 @@ static bool parse_kernel(P *p, yaml_node_t *n, MfKernel *k) {
   if (!variants || variants->type != YAML_SEQUENCE_NODE || count(variants) < 1)
     return bad(p, n, "kernel '%s': 'variants' must list at least one variant", k->name);
   int np = count(params);
+  if (np > MF_MAX_PARAMS)
+    return bad(p, params, "kernel '%s' has %d parameters; this runtime takes at most %d", k->name, np, MF_MAX_PARAMS);
   k->nparams = np < 0 ? 0 : np;
-  k->params = calloc((size_t)k->nparams + 1, sizeof(MfParam));
+  if (!(k->params = calloc((size_t)k->nparams + 1, sizeof(MfParam)))) return bad(p, params, "out of memory");
   for (int i = 0; i < k->nparams; i++)
     if (!parse_param(p, N(p, params->data.sequence.items.start[i]), &k->params[i])) return false;
   int nv = count(variants);
-  k->nvariants = nv < 1 ? 1 : nv;
-  k->variants = calloc((size_t)k->nvariants, sizeof(MfVariant));
+  if (nv > MF_MAX_VARIANTS - *variants_before)
+    return bad(p, variants, "kernel '%s': its %d variants make %d in the manifest; this runtime reads at most %d", k->name,
+               nv, *variants_before + nv, MF_MAX_VARIANTS);
+  *variants_before += nv;
+  if (!(k->variants = calloc((size_t)nv, sizeof(MfVariant)))) return bad(p, variants, "out of memory");
+  k->nvariants = nv;
+  for (int i = 0; i < k->nvariants; i++)
+    k->variants[i].kernel = k->name;
   for (int i = 0; i < k->nvariants; i++)
     if (!parse_variant(p, N(p, variants->data.sequence.items.start[i]), &k->variants[i]) ||
         !parse_tmaps(p, get(p, N(p, variants->data.sequence.items.start[i]), "tensormaps"), k, &k->variants[i]))
@@ -336,31 +358,127 @@ static bool parse_kernel(P *p, yaml_node_t *n, MfKernel *k) {
   return true;
 }
 
+/* Before the document is built: the aliases and the nesting, counted on
+ * the parser's events. The document API resolves an alias to the node it
+ * names, so a walk over the document does that node's work again at each
+ * alias, and aliases of aliases multiply (an alias bomb: 12 KB made 10^6
+ * variants). The events also stop a deep nesting before the loader builds it. */
+static bool prescan(const char *path, const char *text, size_t len, char *err, size_t errlen) {
+  yaml_parser_t parser;
+  if (!yaml_parser_initialize(&parser)) return snprintf(err, errlen, "%s: out of memory", path), false;
+  yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+  int aliases = 0, depth = 0;
+  bool ok = true, done = false;
+  while (ok && !done) {
+    yaml_event_t ev;
+    if (!yaml_parser_parse(&parser, &ev)) {
+      snprintf(err, errlen, "%s:%zu:%zu: not valid YAML: %s", path, parser.problem_mark.line + 1,
+               parser.problem_mark.column + 1, parser.problem ? parser.problem : "?");
+      ok = false;
+      break;
+    }
+    size_t line = ev.start_mark.line + 1;
+    switch (ev.type) {
+    case YAML_ALIAS_EVENT:
+      if (++aliases > MF_MAX_ALIASES)
+        snprintf(err, errlen, "%s:%zu: more than %d aliases; this runtime reads at most %d", path, line, MF_MAX_ALIASES,
+                 MF_MAX_ALIASES), ok = false;
+      break;
+    case YAML_SEQUENCE_START_EVENT:
+    case YAML_MAPPING_START_EVENT:
+      if (++depth > MF_MAX_DEPTH)
+        snprintf(err, errlen, "%s:%zu: nested more than %d deep; this runtime reads at most %d", path, line,
+                 MF_MAX_DEPTH, MF_MAX_DEPTH), ok = false;
+      break;
+    case YAML_SEQUENCE_END_EVENT:
+    case YAML_MAPPING_END_EVENT:
+      depth--;
+      break;
+    case YAML_DOCUMENT_END_EVENT: /* yaml_parser_load reads the first document only */
+    case YAML_STREAM_END_EVENT:
+      done = true;
+      break;
+    default:
+      break;
+    }
+    yaml_event_delete(&ev);
+  }
+  yaml_parser_delete(&parser);
+  return ok;
+}
+
+/* The document's size with every alias expanded: at most MF_MAX_NODES
+ * nodes (an alias of a node that contains it never ends; this does). */
+static bool expanded_size_ok(P *p, yaml_node_t *root) {
+  size_t cap = 1024, sp = 0, pushed = 1;
+  int *stack = malloc(cap * sizeof *stack);
+  if (!stack) return bad(p, root, "out of memory");
+  stack[sp++] = (int)(root - p->doc.nodes.start) + 1;
+  while (sp) {
+    yaml_node_t *n = N(p, stack[--sp]);
+    size_t kids = n && n->type == YAML_SEQUENCE_NODE ? (size_t)(n->data.sequence.items.top - n->data.sequence.items.start)
+                : n && n->type == YAML_MAPPING_NODE ? 2 * (size_t)(n->data.mapping.pairs.top - n->data.mapping.pairs.start)
+                                                    : 0;
+    if ((pushed += kids) > MF_MAX_NODES) {
+      free(stack);
+      return bad(p, root, "the manifest expands to more than %d nodes (following its aliases); this runtime reads at most %d",
+                 MF_MAX_NODES, MF_MAX_NODES);
+    }
+    if (sp + kids > cap) {
+      while (sp + kids > cap) cap *= 2;
+      int *ns = realloc(stack, cap * sizeof *stack);
+      if (!ns) {
+        free(stack);
+        return bad(p, root, "out of memory");
+      }
+      stack = ns;
+    }
+    if (n && n->type == YAML_SEQUENCE_NODE)
+      for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top; it++) stack[sp++] = *it;
+    else if (n && n->type == YAML_MAPPING_NODE)
+      for (yaml_node_pair_t *q = n->data.mapping.pairs.start; q < n->data.mapping.pairs.top; q++)
+        stack[sp++] = q->key, stack[sp++] = q->value;
+  }
+  free(stack);
+  return true;
+}
+
 bool mf_load(const char *path, Manifest *m, char *err, size_t errlen) {
   memset(m, 0, sizeof *m);
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    snprintf(err, errlen, "cannot open manifest %s: %s", path, strerror(errno));
+  RtFile f;
+  if (rt_read_file(path, "manifest", MF_MAX_BYTES, PHOBOS_BAD_MANIFEST, &f, err, errlen) != PHOBOS_OK) return false;
+  bool ok = mf_parse(path, f.data, f.len, m, err, errlen);
+  free(f.data);
+  return ok;
+}
+
+bool mf_parse(const char *path, const char *text, size_t len, Manifest *m, char *err, size_t errlen) {
+  memset(m, 0, sizeof *m);
+  if (len > MF_MAX_BYTES) {
+    snprintf(err, errlen, "manifest %s is %zu bytes; this runtime reads at most %d", path, len, MF_MAX_BYTES);
     return false;
   }
+  if (!prescan(path, text, len, err, errlen)) return false;
   P p = {.path = path, .err = err, .errlen = errlen};
   yaml_parser_t parser;
-  yaml_parser_initialize(&parser);
-  yaml_parser_set_input_file(&parser, f);
+  if (!yaml_parser_initialize(&parser)) {
+    snprintf(err, errlen, "%s: out of memory", path);
+    return false;
+  }
+  yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
   if (!yaml_parser_load(&parser, &p.doc)) {
     snprintf(err, errlen, "%s:%zu:%zu: not valid YAML: %s", path, parser.problem_mark.line + 1,
              parser.problem_mark.column + 1, parser.problem ? parser.problem : "?");
     yaml_parser_delete(&parser);
-    fclose(f);
     return false;
   }
   yaml_parser_delete(&parser);
-  fclose(f);
   yaml_node_t *root = yaml_document_get_root_node(&p.doc);
   int64_t abi = 0;
   bool ok = false;
   if (!root || root->type != YAML_MAPPING_NODE) {
     bad(&p, root, "a manifest is a YAML mapping");
+  } else if (!expanded_size_ok(&p, root)) {
   } else if (get_int(&p, root, "phobos_manifest", 1, 1000, &abi)) {
     m->abi = (int)abi;
     if (abi != 1) {
@@ -371,12 +489,17 @@ bool mf_load(const char *path, Manifest *m, char *err, size_t errlen) {
       yaml_node_t *ks = get(&p, root, "kernels");
       if (!ks || ks->type != YAML_SEQUENCE_NODE || count(ks) < 1) {
         bad(&p, ks ? ks : root, "'kernels' must list at least one kernel");
+      } else if (count(ks) > MF_MAX_KERNELS) {
+        bad(&p, ks, "'kernels' lists %d kernels; this runtime reads at most %d", count(ks), MF_MAX_KERNELS);
+      } else if (!(m->kernels = calloc((size_t)count(ks), sizeof(MfKernel)))) {
+        bad(&p, ks, "out of memory");
       } else {
-        int nk = count(ks);
-        m->nkernels = nk < 1 ? 1 : nk;
-        m->kernels = calloc((size_t)m->nkernels, sizeof(MfKernel));
         ok = true;
-        for (int i = 0; i < m->nkernels && ok; i++) ok = parse_kernel(&p, N(&p, ks->data.sequence.items.start[i]), &m->kernels[i]);
+        int variants = 0; /* in the kernels before this one */
+        for (int i = 0; i < count(ks) && ok; i++) {
+          m->nkernels = i + 1;
+          ok = parse_kernel(&p, N(&p, ks->data.sequence.items.start[i]), &m->kernels[i], &variants);
+        }
       }
     }
   }
@@ -398,8 +521,10 @@ void mf_free(Manifest *m) {
       for (int c = 0; c < v->nconsts; c++) free(v->const_name[c]);
       for (int c = 0; c < v->npinned; c++) free(v->pinned_name[c]);
       free(v->const_name), free(v->const_value), free(v->pinned_name), free(v->pinned_value);
-      for (int a = 0; a < 3; a++)
+      for (int a = 0; a < 3; a++) {
         for (int o = 0; o < v->nops[a]; o++) free(v->ops[a][o].name);
+        free(v->grid_text[a]);
+      }
     }
     free(k->name);
     free(k->params);

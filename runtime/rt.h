@@ -5,9 +5,40 @@
 #define PHOBOS_RT_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "phobos.h"
+
+/* ------------------------------------------------- checked arithmetic */
+
+/* Every product and sum of sizes, shapes, strides, grid values and byte
+ * counts in the runtime goes through these, in int64_t: true with the exact
+ * result in *out, or false (and *out untouched) when it does not fit. */
+static inline bool rt_mul_ok(int64_t a, int64_t b, int64_t *out) {
+  int64_t r;
+  if (__builtin_mul_overflow(a, b, &r)) return false;
+  *out = r;
+  return true;
+}
+static inline bool rt_add_ok(int64_t a, int64_t b, int64_t *out) {
+  int64_t r;
+  if (__builtin_add_overflow(a, b, &r)) return false;
+  *out = r;
+  return true;
+}
+static inline bool rt_sub_ok(int64_t a, int64_t b, int64_t *out) {
+  int64_t r;
+  if (__builtin_sub_overflow(a, b, &r)) return false;
+  *out = r;
+  return true;
+}
+/* A non-negative int64 as a size_t (a byte count for the driver or malloc). */
+static inline bool rt_size_ok(int64_t v, size_t *out) {
+  if (v < 0 || (uint64_t)v > SIZE_MAX) return false;
+  *out = (size_t)v;
+  return true;
+}
 
 /* --------------------------------------------------------------- cuda.c */
 
@@ -123,7 +154,14 @@ typedef struct MfGridOp {
 } MfGridOp;
 
 /* A tensor map the entry takes after its parameters (phobosc's tensor copies). */
-enum { MF_MAX_TMAPS = 8, MF_MAX_SLOTS = 160 /* kernel parameters as launched (runtime.c, Params) */ };
+enum {
+  MF_MAX_TMAPS = 8,
+  MF_MAX_SLOTS = 160, /* kernel parameters as launched (runtime.c, Params) */
+  /* a kernel's parameters: each takes at least one slot. Every table
+   * indexed by parameter (the autotuner's scratch copies, a launch's
+   * `override`) has this many entries. */
+  MF_MAX_PARAMS = MF_MAX_SLOTS,
+};
 typedef struct MfTmap {
   int param;                      /* the tensor parameter's index */
   int rank;                       /* the tensor's */
@@ -136,6 +174,7 @@ typedef struct MfTmap {
 
 typedef struct MfVariant {
   char *entry;
+  const char *kernel;  /* its kernel's name (MfKernel.name), for messages */
   int nconsts;
   char **const_name;
   int64_t *const_value;
@@ -145,6 +184,7 @@ typedef struct MfVariant {
   int ngrid;
   int nops[3];
   MfGridOp ops[3][MF_MAX_GRID_OPS];
+  char *grid_text[3];  /* each axis's program as the manifest wrote it, for messages */
   int threads;
   int64_t shared_bytes;
   bool dynamic_shared;
@@ -169,7 +209,21 @@ typedef struct Manifest {
   MfKernel *kernels;
 } Manifest;
 
-/* Parses a manifest; false with a message naming the file, line and field. */
+/* What one manifest may hold (spec 17.8); each is refused with a message
+ * naming the bound. phobosc allows 4096 @autotune points in a kernel. */
+enum {
+  MF_MAX_BYTES = 4 << 20, /* the file */
+  MF_MAX_KERNELS = 1024,
+  MF_MAX_VARIANTS = 4096, /* in all its kernels */
+  MF_MAX_ALIASES = 64,    /* YAML aliases (*name); phobosc writes none */
+  MF_MAX_DEPTH = 32,      /* nested sequences and mappings; phobosc's nest 8 deep */
+  MF_MAX_NODES = 1 << 20, /* YAML nodes, counting a node again wherever an alias names it */
+};
+
+/* Parses a manifest held in memory (`name` for messages); false with a
+ * message naming the file, line and field. */
+bool mf_parse(const char *name, const char *text, size_t len, Manifest *out, char *err, size_t errlen);
+/* Reads (rt_read_file, at most MF_MAX_BYTES) and parses a manifest file. */
 bool mf_load(const char *path, Manifest *out, char *err, size_t errlen);
 void mf_free(Manifest *m);
 const char *mf_dtype_name(phobos_dtype t);
@@ -209,6 +263,7 @@ struct phobos_kernel {
   int last_tmaps, last_tmaps_built; /* the last launch's tensor maps, and how many the runtime could build */
   bool explicit_grid; /* phobos_launch_grid: the caller's grid replaces @grid */
   int64_t grid[3];
+  MfVariant **fits;   /* room for every variant: those that fit a launch */
 };
 
 struct phobos_module {
@@ -219,6 +274,21 @@ struct phobos_module {
   phobos_module *next;
 };
 
+enum { RT_MAX_CUBIN_BYTES = 256 << 20 };
+
+/* A whole file read into memory (NUL-terminated: data[len] == 0). */
+typedef struct RtFile {
+  char *data;
+  size_t len;
+  int open_errno; /* open(2)'s errno when it could not be opened, else 0 */
+} RtFile;
+/* Reads a regular file of at most `max` bytes. The file is opened
+ * non-blocking and checked with fstat on the open descriptor, so a FIFO or
+ * a device is refused without blocking or reading. PHOBOS_IO_ERROR (cannot
+ * open, not a regular file, read error), `too_big` or PHOBOS_OUT_OF_MEMORY,
+ * with a message naming `what` and the path. */
+phobos_status rt_read_file(const char *path, const char *what, size_t max, phobos_status too_big, RtFile *f, char *err,
+                           size_t errlen);
 /* Whether a cubin's ELF structure lies inside its `len` bytes (the driver
  * takes no length and would read past a truncated file). */
 bool rt_elf_ok(const unsigned char *p, size_t len, char *why, size_t wlen);
@@ -227,8 +297,12 @@ phobos_status rt_set_err(phobos_context *ctx, phobos_status s, const char *fmt, 
 /* Checks arguments against a kernel's parameters and binds its dims; on
  * failure the status and a message naming the parameter, dim and values. */
 phobos_status rt_bind(const MfKernel *k, const phobos_arg *args, int nargs, RtBinding *b, char *err, size_t errlen);
-/* Launches one variant; `override` replaces tensor pointers (autotuning's
- * scratch copies) where non-zero. */
+/* A tensor's size in bytes; false when a dim is negative or the size does
+ * not fit in int64. */
+bool rt_tensor_bytes(const phobos_tensor *t, int64_t *bytes);
+/* Launches one variant; `override` (NULL, or one entry per parameter of the
+ * kernel, by index) replaces tensor pointers (autotuning's scratch copies)
+ * where non-zero. */
 phobos_status rt_launch_variant(phobos_kernel *k, MfVariant *v, const phobos_arg *args, const RtBinding *b,
                                 const CUdeviceptr *override, CUstream stream);
 
@@ -241,8 +315,9 @@ phobos_status at_choose(phobos_kernel *k, const phobos_arg *args, const RtBindin
 void at_free(phobos_context *ctx);
 /* Whether a variant's pinned dims agree with a binding. */
 bool rt_variant_fits(const MfVariant *v, const RtBinding *b);
-/* Evaluates the variant's grid; false with a message (zero, negative,
- * overflowing or beyond `max`). */
+/* Evaluates the variant's grid; false with a message naming the kernel,
+ * the variant and the axis's program (a result that is zero, negative or
+ * beyond `max`; an operation that overflows int64 or divides by zero). */
 bool rt_grid(const MfVariant *v, const RtBinding *b, const int64_t max[3], int64_t grid[3], char *err, size_t errlen);
 
 #endif

@@ -5,10 +5,13 @@
  * as .s32, one per dim; a scalar passes f32 for f16/bf16/f32, f64, s32 for
  * i8/u8/i32 and bool, s64 for i64. */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "rt.h"
 
@@ -87,27 +90,76 @@ void phobos_context_destroy(phobos_context *ctx) {
 
 /* ------------------------------------------------------------- modules */
 
-static char *read_file(const char *path, size_t *len, int *err) {
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    *err = errno;
-    return NULL;
+static const char *file_kind(mode_t m) {
+  return S_ISDIR(m) ? "a directory" : S_ISFIFO(m) ? "a FIFO" : S_ISCHR(m) ? "a character device"
+       : S_ISBLK(m) ? "a block device" : S_ISSOCK(m) ? "a socket" : "not a plain file";
+}
+
+phobos_status rt_read_file(const char *path, const char *what, size_t max, phobos_status too_big, RtFile *f, char *err,
+                           size_t errlen) {
+  *f = (RtFile){0};
+  /* O_NONBLOCK: opening a FIFO without a writer returns at once (fstat then
+   * refuses it); a regular file reads as usual */
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) {
+    f->open_errno = errno;
+    snprintf(err, errlen, "cannot open %s %s: %s", what, path, strerror(errno));
+    return PHOBOS_IO_ERROR;
   }
-  size_t cap = 1 << 16, n = 0;
-  char *buf = malloc(cap);
-  size_t got;
-  while (buf && (got = fread(buf + n, 1, cap - n, f)) > 0) {
-    n += got;
-    if (n == cap) {
-      char *nb = realloc(buf, cap *= 2);
-      if (!nb) free(buf);
-      buf = nb;
+  struct stat sb;
+  phobos_status s = PHOBOS_OK;
+  if (fstat(fd, &sb) != 0) {
+    snprintf(err, errlen, "cannot stat %s %s: %s", what, path, strerror(errno));
+    s = PHOBOS_IO_ERROR;
+  } else if (!S_ISREG(sb.st_mode)) {
+    snprintf(err, errlen, "%s %s is not a regular file (%s)", what, path, file_kind(sb.st_mode));
+    s = PHOBOS_IO_ERROR;
+  } else if (sb.st_size < 0 || (uint64_t)sb.st_size > max) {
+    snprintf(err, errlen, "%s %s is %lld bytes; this runtime reads at most %zu", what, path, (long long)sb.st_size, max);
+    s = too_big;
+  }
+  /* the size fstat gave, plus one byte to see a file that grew meanwhile */
+  size_t cap = s == PHOBOS_OK ? (size_t)sb.st_size + 1 : 0, n = 0;
+  char *buf = s == PHOBOS_OK ? malloc(cap + 1) : NULL;
+  if (s == PHOBOS_OK && !buf) {
+    snprintf(err, errlen, "out of memory reading %s %s (%zu bytes)", what, path, cap);
+    s = PHOBOS_OUT_OF_MEMORY;
+  }
+  while (s == PHOBOS_OK) {
+    if (n == cap) { /* it grew: read on, up to the bound */
+      if (cap > max) {
+        snprintf(err, errlen, "%s %s is over %zu bytes; this runtime reads at most %zu", what, path, max, max);
+        s = too_big;
+        break;
+      }
+      size_t ncap = cap * 2 < max + 1 ? cap * 2 : max + 1;
+      char *nb = realloc(buf, ncap + 1);
+      if (!nb) {
+        snprintf(err, errlen, "out of memory reading %s %s", what, path);
+        s = PHOBOS_OUT_OF_MEMORY;
+        break;
+      }
+      buf = nb, cap = ncap;
+    }
+    ssize_t got = read(fd, buf + n, cap - n);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) {
+      snprintf(err, errlen, "cannot read %s %s: %s", what, path, strerror(errno));
+      s = PHOBOS_IO_ERROR;
+    } else if (got == 0) {
+      break;
+    } else {
+      n += (size_t)got;
     }
   }
-  fclose(f);
-  *len = n;
-  *err = buf ? 0 : ENOMEM;
-  return buf;
+  close(fd);
+  if (s != PHOBOS_OK) {
+    free(buf);
+    return s;
+  }
+  buf[n] = 0;
+  f->data = buf, f->len = n;
+  return PHOBOS_OK;
 }
 
 static uint64_t rd(const unsigned char *p, int bytes) {
@@ -155,6 +207,16 @@ static char *manifest_path(const char *cubin) {
   return p;
 }
 
+/* Frees a module that phobos_module_load could not finish (not yet on the
+ * context's list). */
+static void unload_failed(phobos_module *m) {
+  m->ctx->cu->ModuleUnload(m->cumod);
+  for (int i = 0; i < m->mf.nkernels; i++) free(m->kernels[i].fits);
+  mf_free(&m->mf);
+  free(m->kernels);
+  free(m);
+}
+
 phobos_status phobos_module_load(phobos_context *ctx, const char *cubin_path, phobos_module **out) {
   if (!ctx || !cubin_path || !out) return rt_set_err(ctx, PHOBOS_INVALID, "phobos_module_load: NULL argument");
   *out = NULL;
@@ -164,22 +226,27 @@ phobos_status phobos_module_load(phobos_context *ctx, const char *cubin_path, ph
   m->ctx = ctx;
   char *mpath = manifest_path(cubin_path);
   char err[900];
-  if (!mpath || !mf_load(mpath, &m->mf, err, sizeof err)) {
-    phobos_status s = mpath && strstr(err, "cannot open manifest") ? PHOBOS_IO_ERROR : PHOBOS_BAD_MANIFEST;
+  RtFile mfile = {0};
+  phobos_status s = !mpath ? PHOBOS_OUT_OF_MEMORY
+                  : rt_read_file(mpath, "manifest", MF_MAX_BYTES, PHOBOS_BAD_MANIFEST, &mfile, err, sizeof err);
+  if (s == PHOBOS_OK && !mf_parse(mpath, mfile.data, mfile.len, &m->mf, err, sizeof err)) s = PHOBOS_BAD_MANIFEST;
+  free(mfile.data);
+  if (s != PHOBOS_OK) {
     rt_set_err(ctx, s, "%s", mpath ? err : "out of memory");
     free(mpath);
     free(m);
     return s;
   }
   free(mpath);
-  size_t len;
-  int e;
-  char *image = read_file(cubin_path, &len, &e);
-  if (!image) {
+  RtFile cfile;
+  s = rt_read_file(cubin_path, "cubin", RT_MAX_CUBIN_BYTES, PHOBOS_BAD_CUBIN, &cfile, err, sizeof err);
+  if (s != PHOBOS_OK) {
     mf_free(&m->mf);
     free(m);
-    return rt_set_err(ctx, PHOBOS_IO_ERROR, "cannot read cubin %s: %s", cubin_path, strerror(e));
+    return rt_set_err(ctx, s, "%s", err);
   }
+  char *image = cfile.data;
+  size_t len = cfile.len;
   char why[200];
   if (!rt_elf_ok((const unsigned char *)image, len, why, sizeof why)) {
     free(image);
@@ -206,6 +273,10 @@ phobos_status phobos_module_load(phobos_context *ctx, const char *cubin_path, ph
   /* every variant the manifest names must be in the cubin */
   for (int i = 0; i < m->mf.nkernels; i++) {
     m->kernels[i] = (phobos_kernel){.mod = m, .mf = &m->mf.kernels[i]};
+    if (!(m->kernels[i].fits = calloc((size_t)m->mf.kernels[i].nvariants, sizeof(MfVariant *)))) {
+      unload_failed(m);
+      return rt_set_err(ctx, PHOBOS_OUT_OF_MEMORY, "out of memory loading %s", cubin_path);
+    }
     for (int j = 0; j < m->mf.kernels[i].nvariants; j++) {
       MfVariant *v = &m->mf.kernels[i].variants[j];
       r = ctx->cu->ModuleGetFunction(&v->fn, m->cumod, v->entry);
@@ -213,10 +284,7 @@ phobos_status phobos_module_load(phobos_context *ctx, const char *cubin_path, ph
         char b[200];
         rt_set_err(ctx, PHOBOS_BAD_MANIFEST, "manifest of %s names entry '%s', which the cubin lacks: %s", cubin_path,
                 v->entry, cu_error(ctx->cu, r, b, sizeof b));
-        ctx->cu->ModuleUnload(m->cumod);
-        mf_free(&m->mf);
-        free(m->kernels);
-        free(m);
+        unload_failed(m);
         return PHOBOS_BAD_MANIFEST;
       }
     }
@@ -236,6 +304,7 @@ void phobos_module_unload(phobos_module *m) {
       break;
     }
   if (m->cumod) ctx->cu->ModuleUnload(m->cumod);
+  for (int i = 0; i < m->mf.nkernels; i++) free(m->kernels[i].fits);
   mf_free(&m->mf);
   free(m->kernels);
   free(m);
@@ -280,6 +349,24 @@ static const char *arg_kind_name(phobos_arg_kind k) {
   return k == PHOBOS_ARG_TENSOR ? "a tensor" : k == PHOBOS_ARG_INT ? "an int" : k == PHOBOS_ARG_FLOAT ? "a float" : k == PHOBOS_ARG_BOOL ? "a bool" : "an unknown kind";
 }
 
+bool rt_tensor_bytes(const phobos_tensor *t, int64_t *bytes) {
+  int64_t n = mf_dtype_bytes(t->dtype);
+  if (t->rank < 0 || t->rank > PHOBOS_MAX_RANK) return false;
+  for (int d = 0; d < t->rank; d++)
+    if (t->shape[d] < 0 || !rt_mul_ok(n, t->shape[d], &n)) return false;
+  *bytes = n;
+  return true;
+}
+
+/* "[2, 19, 14, 64]", for messages */
+static const char *shape_str(const phobos_tensor *t, char *buf, size_t len) {
+  int n = snprintf(buf, len, "[");
+  for (int d = 0; d < t->rank && n > 0 && (size_t)n < len; d++)
+    n += snprintf(buf + n, len - (size_t)n, "%s%lld", d ? ", " : "", (long long)t->shape[d]);
+  if (n > 0 && (size_t)n < len) snprintf(buf + n, len - (size_t)n, "]");
+  return buf;
+}
+
 #define BAD(status, ...) (fail(err, errlen, __VA_ARGS__), (status))
 
 phobos_status rt_bind(const MfKernel *k, const phobos_arg *args, int nargs, RtBinding *b, char *err, size_t errlen) {
@@ -317,7 +404,12 @@ phobos_status rt_bind(const MfKernel *k, const phobos_arg *args, int nargs, RtBi
         if (t->strides[d] && t->strides[d] != expect)
           return BAD(PHOBOS_BAD_ARGUMENT, "tensor '%s' dim %d has stride %lld; this version takes contiguous row-major "
                       "tensors (stride %lld)", p->name, d, (long long)t->strides[d], (long long)expect);
-        expect *= got;
+        if (!rt_mul_ok(expect, got, &expect)) {
+          char sh[120];
+          return BAD(PHOBOS_BAD_SHAPE, "tensor '%s' dim %d%s%s%s is %lld: dims %d to %d of %s make more than 2^63 - 1 "
+                     "elements", p->name, d, p->dimname[d] ? " (" : "", p->dimname[d] ? p->dimname[d] : "",
+                     p->dimname[d] ? ")" : "", (long long)got, d, p->rank - 1, shape_str(t, sh, sizeof sh));
+        }
         if (!p->dimname[d]) {
           if (got != p->dim[d])
             return BAD(PHOBOS_BAD_SHAPE, "tensor '%s' dim %d must be %lld, got %lld", p->name, d, (long long)p->dim[d],
@@ -338,6 +430,15 @@ phobos_status rt_bind(const MfKernel *k, const phobos_arg *args, int nargs, RtBi
           b->value[b->ndims++] = got;
         }
       }
+      /* the element count fits (above); the byte count and the end address must too */
+      int64_t bytes;
+      char sh[120];
+      if (!rt_tensor_bytes(t, &bytes))
+        return BAD(PHOBOS_BAD_SHAPE, "tensor '%s' of %s holds %lld elements of %d bytes: more than 2^63 - 1 bytes", p->name,
+                   shape_str(t, sh, sizeof sh), (long long)expect, eb);
+      if (t->data > UINT64_MAX - (uint64_t)bytes)
+        return BAD(PHOBOS_BAD_POINTER, "tensor '%s' at 0x%llx: its %lld bytes run past the end of the address space",
+                   p->name, (unsigned long long)t->data, (long long)bytes);
     } else {
       bool is_float = p->dtype <= PHOBOS_F64;
       bool ok = a->kind == PHOBOS_ARG_FLOAT ? is_float
@@ -369,10 +470,30 @@ bool rt_variant_fits(const MfVariant *v, const RtBinding *b) {
   return true;
 }
 
+/* One grid operation in int64: false when its exact result does not fit
+ * (INT64_MIN / -1 included, which traps on x86) or it divides by zero. */
+static bool grid_op(const char *op, int64_t x, int64_t y, int64_t *r, bool *by_zero) {
+  *by_zero = false;
+  if (!strcmp(op, "+")) return rt_add_ok(x, y, r);
+  if (!strcmp(op, "-")) return rt_sub_ok(x, y, r);
+  if (!strcmp(op, "*")) return rt_mul_ok(x, y, r);
+  if (!strcmp(op, "min")) return *r = x < y ? x : y, true;
+  if (!strcmp(op, "max")) return *r = x > y ? x : y, true;
+  if (y == 0) return *by_zero = true, false;
+  if (!strcmp(op, "%")) return *r = y == -1 ? 0 : x % y, true; /* x % -1 is 0, but INT64_MIN % -1 traps */
+  if (x == INT64_MIN && y == -1) return false;                 /* / and cdiv: 2^63 */
+  if (!strcmp(op, "/")) return *r = x / y, true;
+  /* cdiv: the ceiling for positive operands (without x + y - 1, which
+   * overflows near INT64_MAX), truncation otherwise */
+  return *r = x / y + (x > 0 && y > 0 && x % y != 0), true;
+}
+
 bool rt_grid(const MfVariant *v, const RtBinding *b, const int64_t max[3], int64_t grid[3], char *err, size_t errlen) {
   grid[0] = grid[1] = grid[2] = 1;
   if (!v->ngrid) return fail(err, errlen, "variant '%s' has no @grid: launch it with phobos_launch_grid", v->entry);
+  const char *kname = v->kernel ? v->kernel : "?";
   for (int a = 0; a < v->ngrid; a++) {
+    const char *prog = v->grid_text[a] ? v->grid_text[a] : "?";
     int64_t st[MF_MAX_GRID_OPS];
     int sp = 0;
     for (int o = 0; o < v->nops[a]; o++) {
@@ -382,35 +503,31 @@ bool rt_grid(const MfVariant *v, const RtBinding *b, const int64_t max[3], int64
       } else if (op->kind == MF_DIM) {
         int j = 0;
         while (j < b->ndims && strcmp(b->name[j], op->name)) j++;
-        if (j == b->ndims) return fail(err, errlen, "variant '%s': grid uses dim '%s', which no tensor gave", v->entry, op->name);
+        if (j == b->ndims)
+          return fail(err, errlen, "kernel '%s' variant '%s': grid uses dim '%s', which no tensor gave", kname, v->entry,
+                      op->name);
         st[sp++] = b->value[j];
       } else if (!strcmp(op->op, "neg")) {
-        st[sp - 1] = -st[sp - 1];
+        if (!rt_sub_ok(0, st[sp - 1], &st[sp - 1]))
+          return fail(err, errlen, "kernel '%s' variant '%s': grid axis %c overflows at 'neg' (neg %lld) in \"%s\"",
+                      kname, v->entry, "xyz"[a], (long long)st[sp - 1], prog);
       } else {
-        int64_t y = st[--sp], x = st[sp - 1], r = 0;
-        bool ovf = false;
-        if (!strcmp(op->op, "+")) ovf = __builtin_add_overflow(x, y, &r);
-        else if (!strcmp(op->op, "-")) ovf = __builtin_sub_overflow(x, y, &r);
-        else if (!strcmp(op->op, "*")) ovf = __builtin_mul_overflow(x, y, &r);
-        else if (!strcmp(op->op, "min")) r = x < y ? x : y;
-        else if (!strcmp(op->op, "max")) r = x > y ? x : y;
-        else {
-          if (y == 0) return fail(err, errlen, "variant '%s': grid axis %c divides by zero", v->entry, "xyz"[a]);
-          if (!strcmp(op->op, "/")) r = x / y;
-          else if (!strcmp(op->op, "%")) r = x % y;
-          else r = y > 0 && x > 0 ? (x + y - 1) / y : x / y; /* cdiv */
-        }
-        if (ovf) return fail(err, errlen, "variant '%s': grid axis %c overflows", v->entry, "xyz"[a]);
-        st[sp - 1] = r;
+        int64_t y = st[--sp], x = st[sp - 1];
+        bool by_zero;
+        if (!grid_op(op->op, x, y, &st[sp - 1], &by_zero))
+          return by_zero ? fail(err, errlen, "kernel '%s' variant '%s': grid axis %c divides by zero at '%s' in \"%s\"",
+                                kname, v->entry, "xyz"[a], op->op, prog)
+                         : fail(err, errlen, "kernel '%s' variant '%s': grid axis %c overflows at '%s' (%lld %s %lld) in "
+                                "\"%s\"", kname, v->entry, "xyz"[a], op->op, (long long)x, op->op, (long long)y, prog);
       }
     }
     grid[a] = st[0];
     if (grid[a] <= 0)
-      return fail(err, errlen, "variant '%s': grid axis %c evaluates to %lld; nothing to launch", v->entry, "xyz"[a],
-                  (long long)grid[a]);
+      return fail(err, errlen, "kernel '%s' variant '%s': grid axis %c evaluates to %lld; nothing to launch (\"%s\")",
+                  kname, v->entry, "xyz"[a], (long long)grid[a], prog);
     if (max && grid[a] > max[a])
-      return fail(err, errlen, "variant '%s': grid axis %c is %lld, beyond the device's %lld", v->entry, "xyz"[a],
-                  (long long)grid[a], (long long)max[a]);
+      return fail(err, errlen, "kernel '%s' variant '%s': grid axis %c is %lld, beyond the device's %lld (\"%s\")", kname,
+                  v->entry, "xyz"[a], (long long)grid[a], (long long)max[a], prog);
   }
   return true;
 }
@@ -464,8 +581,8 @@ static void pack(const MfKernel *k, const phobos_arg *args, const CUdeviceptr *o
 
 /* The entry's tensor maps (phobosc's tensor copies), after its parameters: each map
  * and a flag. A map is built when the tensor allows it (base 16-byte
- * aligned, every row pitch a multiple of 16 bytes, the driver has the
- * encoder and accepts the map); otherwise the flag is 0 and the kernel
+ * aligned, every row pitch a multiple of 16 bytes below 2^40, the driver
+ * has the encoder and accepts the map); otherwise the flag is 0 and the kernel
  * takes its pointer path for those loads: the same answer, never a fault. */
 static const int tmap_dtype[] = {
     [PHOBOS_F16] = 6, [PHOBOS_BF16] = 9, [PHOBOS_F32] = 7, [PHOBOS_F64] = 8, [PHOBOS_I8] = 0,
@@ -493,17 +610,19 @@ static void pack_tmaps(const CuApi *cu, const MfVariant *v, const phobos_arg *ar
     }
     unsigned long long dims[PHOBOS_MAX_RANK + 1], strides[PHOBOS_MAX_RANK + 1];
     unsigned box[PHOBOS_MAX_RANK + 1], estr[PHOBOS_MAX_RANK + 1];
-    unsigned long long pitch = (unsigned long long)eb;
+    int64_t pitch = eb; /* bytes from one index of dim i to the next */
     for (int i = 0; i < r; i++) { /* the driver's order: innermost first */
       int d = r - 1 - i;
-      dims[i] = (unsigned long long)shape[d];
-      box[i] = (unsigned)m->box[d];
+      dims[i] = (unsigned long long)shape[d]; /* at most 2^31 - 1 (rt_bind); the driver allows 2^32 */
+      box[i] = (unsigned)m->box[d];         /* 1 to 256 (manifest.c) */
       estr[i] = 1;
       if (i) {
-        strides[i - 1] = pitch;
-        ok = ok && pitch % 16 == 0;
+        /* the driver's rule: a stride is a multiple of 16 below 2^40 */
+        strides[i - 1] = (unsigned long long)pitch;
+        ok = ok && pitch % 16 == 0 && pitch < (int64_t)1 << 40;
       }
-      pitch *= (unsigned long long)shape[d];
+      /* within the tensor's bytes, which rt_bind checked; checked anyway */
+      if (!rt_mul_ok(pitch, shape[d], &pitch)) ok = false, pitch = 0;
     }
     memset(p->maps[t], 0, sizeof p->maps[t]);
     /* interleave none, the manifest's swizzle (the driver's 0 none, 1 32B,
@@ -588,9 +707,9 @@ phobos_status phobos_launch(phobos_kernel *k, const phobos_arg *args, int nargs,
   RtBinding b;
   phobos_status bs = rt_bind(k->mf, args, nargs, &b, err, sizeof err);
   if (bs != PHOBOS_OK) return rt_set_err(ctx, bs, "%s", err);
-  MfVariant *fits[256];
+  MfVariant **fits = k->fits;
   int nfits = 0;
-  for (int i = 0; i < k->mf->nvariants && nfits < 256; i++)
+  for (int i = 0; i < k->mf->nvariants; i++)
     if (rt_variant_fits(&k->mf->variants[i], &b)) fits[nfits++] = &k->mf->variants[i];
   if (!nfits) {
     const MfVariant *v0 = &k->mf->variants[0];

@@ -9,7 +9,10 @@
  * the last launch: 5 us for the function named by $FAKE_FAST_ENTRY, 10 us
  * for any other (so the autotuner has something to choose). $FAKE_FAIL
  * names an entry point that then fails with error 999, for the runtime's
- * error paths. */
+ * error paths. Every entry point holds one lock while it touches the
+ * state, so that several threads may call it (test_runtime_threads.c);
+ * events time the calling thread's last launch. */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +21,15 @@
 #include "rt.h" /* CuLaunchConfig: the launch configuration as the runtime passes it */
 
 static FakeCuda st;
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static _Thread_local const char *thread_launched; /* this thread's last launch, for its events */
+
+#define LOCKED(...)              \
+  do {                           \
+    pthread_mutex_lock(&mu);     \
+    __VA_ARGS__;                 \
+    pthread_mutex_unlock(&mu);   \
+  } while (0)
 
 /* $FAKE_FAIL names the entry point that fails */
 static int fails(const char *name) {
@@ -28,8 +40,8 @@ static int fails(const char *name) {
 FakeCuda *fake_cuda_state(void) { return &st; }
 
 void fake_cuda_param_sizes(int n, const int *sizes) {
-  st.nsizes = n < FAKE_MAX_PARAMS ? n : FAKE_MAX_PARAMS;
-  for (int i = 0; i < st.nsizes; i++) st.sizes[i] = sizes[i];
+  LOCKED(st.nsizes = n < FAKE_MAX_PARAMS ? n : FAKE_MAX_PARAMS;
+         for (int i = 0; i < st.nsizes; i++) st.sizes[i] = sizes[i]);
 }
 
 static void copy_params(void **params) {
@@ -75,9 +87,7 @@ int cuModuleLoadData(void **mod, const void *image) {
   return (void)image, *mod = &st, 0;
 }
 int cuModuleUnload(void *mod) { return (void)mod, 0; }
-int cuModuleGetFunction(void **fn, void *mod, const char *name) {
-  if (fails("cuModuleGetFunction")) return 999;
-  (void)mod;
+static int get_function(void **fn, const char *name) {
   strncpy(st.function, name, sizeof st.function - 1);
   for (int i = 0; i < st.nnames; i++)
     if (!strcmp(st.names[i], name)) return *fn = st.names[i], 0;
@@ -85,6 +95,13 @@ int cuModuleGetFunction(void **fn, void *mod, const char *name) {
   strncpy(st.names[st.nnames], name, sizeof st.names[0] - 1);
   *fn = st.names[st.nnames++];
   return 0;
+}
+int cuModuleGetFunction(void **fn, void *mod, const char *name) {
+  if (fails("cuModuleGetFunction")) return 999;
+  (void)mod;
+  int r;
+  LOCKED(r = get_function(fn, name));
+  return r;
 }
 int cuFuncGetAttribute(int *v, int attr, void *fn) { return (void)attr, (void)fn, *v = 0, 0; }
 int cuFuncSetAttribute(void *fn, int attr, int v) {
@@ -95,22 +112,19 @@ int cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
                    void *stream, void **params, void **extra) {
   if (fails("cuLaunchKernel")) return 999;
   (void)by, (void)bz, (void)stream, (void)extra;
-  st.plain_launches++;
-  st.launched = fn;
-  st.grid[0] = gx, st.grid[1] = gy, st.grid[2] = gz, st.block = bx, st.shared = smem, st.nattrs = 0;
-  copy_params(params);
+  thread_launched = fn;
+  LOCKED(st.plain_launches++; st.launched = fn; st.grid[0] = gx, st.grid[1] = gy, st.grid[2] = gz, st.block = bx,
+         st.shared = smem, st.nattrs = 0; copy_params(params));
   return 0;
 }
 
 int cuLaunchKernelEx(const CuLaunchConfig *c, void *fn, void **params, void **extra) {
   if (fails("cuLaunchKernelEx")) return 999;
   (void)extra;
-  st.ex_launches++;
-  st.launched = fn;
-  memcpy(st.grid, c->grid, sizeof st.grid);
-  st.block = c->block[0], st.shared = c->shared_bytes, st.nattrs = (int)c->nattrs;
-  if (c->nattrs) st.attr_id = c->attrs[0].id, st.attr_value = c->attrs[0].value.allowed;
-  copy_params(params);
+  thread_launched = fn;
+  LOCKED(st.ex_launches++; st.launched = fn; memcpy(st.grid, c->grid, sizeof st.grid);
+         st.block = c->block[0], st.shared = c->shared_bytes, st.nattrs = (int)c->nattrs;
+         if (c->nattrs) st.attr_id = c->attrs[0].id, st.attr_value = c->attrs[0].value.allowed; copy_params(params));
   return 0;
 }
 
@@ -119,11 +133,10 @@ int cuTensorMapEncodeTiled(void *map, int dtype, unsigned rank, void *addr, cons
                            int swizzle, int l2, int fill) {
   if (fails("cuTensorMapEncodeTiled")) return 999;
   (void)estr, (void)interleave, (void)l2, (void)fill;
-  st.encodes++;
-  st.enc_swizzle = swizzle;
-  st.enc_dtype = dtype, st.enc_rank = rank, st.enc_addr = (uint64_t)(uintptr_t)addr;
-  for (unsigned i = 0; i < rank && i < 6; i++) st.enc_dims[i] = dims[i], st.enc_box[i] = box[i];
-  for (unsigned i = 0; i + 1 < rank && i < 5; i++) st.enc_strides[i] = strides[i];
+  LOCKED(st.encodes++; st.enc_swizzle = swizzle;
+         st.enc_dtype = dtype, st.enc_rank = rank, st.enc_addr = (uint64_t)(uintptr_t)addr;
+         for (unsigned i = 0; i < rank && i < 6; i++) st.enc_dims[i] = dims[i], st.enc_box[i] = box[i];
+         for (unsigned i = 0; i + 1 < rank && i < 5; i++) st.enc_strides[i] = strides[i]);
   if ((uintptr_t)addr % 16 || rank < 1 || rank > 5) return 1; /* CUDA_ERROR_INVALID_VALUE */
   for (unsigned i = 0; i + 1 < rank; i++)
     if (strides[i] % 16) return 1;
@@ -141,6 +154,7 @@ int cuMemAlloc_v2(uint64_t *p, size_t n) {
   void *m = NULL;
   if (posix_memalign(&m, 256, n ? n : 1)) return 2; /* CUDA_ERROR_OUT_OF_MEMORY */
   *p = (uint64_t)(uintptr_t)m;
+  LOCKED(if (st.nallocs < 64) st.allocs[st.nallocs] = *p, st.alloc_bytes[st.nallocs] = n; st.nallocs++);
   return 0;
 }
 int cuMemFree_v2(uint64_t p) { return free((void *)(uintptr_t)p), 0; }
@@ -162,7 +176,7 @@ int cuEventSynchronize(void *e) { return (void)e, 0; }
 int cuEventElapsedTime(float *ms, void *a, void *b) {
   (void)a, (void)b;
   const char *fast = getenv("FAKE_FAST_ENTRY");
-  *ms = fast && st.launched && !strcmp(fast, st.launched) ? 0.005f : 0.01f;
+  *ms = fast && thread_launched && !strcmp(fast, thread_launched) ? 0.005f : 0.01f;
   return 0;
 }
 int cuStreamSynchronize(void *s) { return (void)s, 0; }

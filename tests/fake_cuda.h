@@ -4,7 +4,7 @@
 
 #include <stdint.h>
 
-enum { FAKE_MAX_PARAMS = 64 };
+enum { FAKE_MAX_PARAMS = 160 /* the runtime's MF_MAX_SLOTS */ };
 
 typedef struct FakeCuda {
   int plain_launches, ex_launches;       /* cuLaunchKernel, cuLaunchKernelEx */
@@ -27,6 +27,9 @@ typedef struct FakeCuda {
   unsigned long long enc_dims[6], enc_strides[5];
   unsigned enc_box[6];
   int enc_swizzle;                       /* the driver's code: 0 none, 1 32B, 2 64B, 3 128B */
+  int nallocs;                           /* cuMemAlloc: how many, and the first 64 pointers and sizes */
+  uint64_t allocs[64];
+  size_t alloc_bytes[64];
 } FakeCuda;
 
 FakeCuda *fake_cuda_state(void);

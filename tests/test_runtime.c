@@ -2,6 +2,7 @@
  * path, manifest parsing (good and hostile), argument binding and grid
  * evaluation. tests/gpu/ covers what needs the device. */
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -412,4 +413,201 @@ Test(runtime, compiler_tensor_maps_round_trip) {
   cr_assert_eq(v->tmaps[0].rank, 2);
   mf_free(&m);
   unlink(path);
+}
+
+Test(runtime, element_count_overflow_is_refused) {
+  /* issue 17, finding 17: five extents of 2^31 - 1 make 2^155 elements;
+   * the count wrapped in int64 and the launch was accepted */
+  char *text = replaced("dims: [K, N], written: false}", "dims: [K, N, P, Q, R], written: false}");
+  Manifest m = load_ok(text);
+  const int64_t big = INT32_MAX;
+  args[0] = phobos_tensor_arg(0x10000, PHOBOS_F32, 2, (int64_t[]){1, big});
+  args[1] = phobos_tensor_arg(0x20000, PHOBOS_I8, 5, (int64_t[]){big, big, big, big, big});
+  args[2] = phobos_tensor_arg(0x30000, PHOBOS_F32, 2, (int64_t[]){1, big});
+  args[3] = phobos_tensor_arg(0x40000, PHOBOS_F32, 2, (int64_t[]){1, big});
+  args[4] = phobos_float_arg(0.5);
+  RtBinding b;
+  char err[600] = "";
+  cr_assert_eq(rt_bind(&m.kernels[0], args, 5, &b, err, sizeof err), PHOBOS_BAD_SHAPE, "%s", err);
+  cr_assert(strstr(err, "tensor 'W' dim 2 (P) is 2147483647: dims 2 to 4 of [2147483647, 2147483647, 2147483647, "
+                        "2147483647, 2147483647] make more than 2^63 - 1 elements"), "%s", err);
+  mf_free(&m);
+  free(text);
+}
+
+Test(runtime, a_kernel_over_the_parameter_bound) {
+  char text[16384];
+  int n = snprintf(text, sizeof text,
+                   "phobos_manifest: 1\ncompiler: phobosc 0.1.0\nsource: k.ph\nsource_hash: 0123456789abcdef\n"
+                   "arch: sm_90a\ncubin: k.cubin\nkernels:\n- name: many\n  params:\n");
+  for (int i = 0; i < 161; i++)
+    n += snprintf(text + n, sizeof text - (size_t)n, "  - {name: s%d, kind: scalar, dtype: i32}\n", i);
+  snprintf(text + n, sizeof text - (size_t)n, "  variants:\n  - {entry: many__v0, grid: [], threads: 128, shared_bytes: 0}\n");
+  expect_bad(text, "kernel 'many' has 161 parameters; this runtime takes at most 160");
+}
+
+/* rt_grid over good_manifest's kernel with axis x's program replaced;
+ * K = N = 64 */
+static bool grid_of(const char *prog, int64_t *x, char *err, size_t errlen) {
+  char quoted[256];
+  snprintf(quoted, sizeof quoted, "\"%s\"", prog);
+  char *text = replaced("\"N 64 cdiv\"", quoted);
+  Manifest m = load_ok(text);
+  q8_args(64, 64);
+  RtBinding b;
+  cr_assert_eq(rt_bind(&m.kernels[0], args, 5, &b, err, errlen), PHOBOS_OK, "%s", err);
+  int64_t grid[3];
+  bool ok = rt_grid(&m.kernels[0].variants[0], &b, NULL, grid, err, errlen);
+  *x = grid[0];
+  mf_free(&m);
+  free(text);
+  return ok;
+}
+
+Test(runtime, grid_ops_that_trap_or_overflow) {
+  /* issue 17, finding 2: INT64_MIN / -1 and % -1 raised SIGFPE; neg of
+   * INT64_MIN and cdiv near INT64_MAX were undefined behaviour */
+  char err[600];
+  int64_t x;
+  cr_assert_not(grid_of("-9223372036854775808 -1 /", &x, err, sizeof err));
+  cr_assert(strstr(err, "kernel 'q8_matvec' variant 'q8_matvec__v0': grid axis x overflows at '/' "
+                        "(-9223372036854775808 / -1) in \"-9223372036854775808 -1 /\""), "%s", err);
+  cr_assert_not(grid_of("-9223372036854775808 -1 %", &x, err, sizeof err)); /* exactly 0: nothing to launch */
+  cr_assert(strstr(err, "grid axis x evaluates to 0; nothing to launch (\"-9223372036854775808 -1 %\")"), "%s", err);
+  cr_assert_not(grid_of("-9223372036854775808 neg", &x, err, sizeof err));
+  cr_assert(strstr(err, "grid axis x overflows at 'neg' (neg -9223372036854775808)"), "%s", err);
+  cr_assert_not(grid_of("-9223372036854775808 -1 cdiv", &x, err, sizeof err));
+  cr_assert(strstr(err, "overflows at 'cdiv' (-9223372036854775808 cdiv -1)"), "%s", err);
+  cr_assert(grid_of("9223372036854775807 2 cdiv", &x, err, sizeof err), "%s", err);
+  cr_assert_eq(x, 4611686018427387904);
+  cr_assert(grid_of("9223372036854775807 9223372036854775807 cdiv", &x, err, sizeof err), "%s", err);
+  cr_assert_eq(x, 1);
+  cr_assert(grid_of("N 7 cdiv", &x, err, sizeof err), "%s", err);
+  cr_assert_eq(x, 10);
+  cr_assert(grid_of("N 64 cdiv", &x, err, sizeof err), "%s", err);
+  cr_assert_eq(x, 1);
+  cr_assert_not(grid_of("N 0 %", &x, err, sizeof err));
+  cr_assert(strstr(err, "grid axis x divides by zero at '%' in \"N 0 %\""), "%s", err);
+  cr_assert_not(grid_of("N 0 cdiv", &x, err, sizeof err));
+  cr_assert(strstr(err, "divides by zero at 'cdiv'"), "%s", err);
+  cr_assert_not(grid_of("9223372036854775807 N +", &x, err, sizeof err));
+  cr_assert(strstr(err, "overflows at '+' (9223372036854775807 + 64)"), "%s", err);
+  cr_assert_not(grid_of("-9223372036854775807 N -", &x, err, sizeof err));
+  cr_assert(strstr(err, "overflows at '-' (-9223372036854775807 - 64)"), "%s", err);
+  cr_assert(grid_of("N neg 3 / neg", &x, err, sizeof err), "%s", err); /* -64 / 3 truncates to -21 */
+  cr_assert_eq(x, 21);
+}
+
+/* ------------------------------------------------------------- bounds */
+
+/* the manifest's six top-level fields, then `kernels` text */
+static char *with_kernels(const char *kernels, size_t extra) {
+  static const char *head = "phobos_manifest: 1\ncompiler: phobosc 0.1.0\nsource: k.ph\nsource_hash: 0123456789abcdef\n"
+                            "arch: sm_90a\ncubin: k.cubin\n";
+  char *s = malloc(strlen(head) + strlen(kernels) + extra + 1);
+  strcpy(s, head);
+  strcat(s, kernels);
+  return s;
+}
+
+#define ONE_KERNEL(NAME)                                                                                     \
+  "- name: " NAME "\n  params:\n  - {name: X, kind: tensor, dtype: f32, dims: [N], written: true}\n" \
+  "  variants:\n  - {entry: " NAME "__v0, grid: [\"N\"], threads: 32, shared_bytes: 0}\n"
+
+Test(runtime, manifest_bounds_kernels_and_variants) {
+  /* 1025 kernels */
+  char *text = with_kernels("kernels:\n", 1025 * 200);
+  for (int i = 0; i < 1025; i++) {
+    char one[300];
+    snprintf(one, sizeof one, ONE_KERNEL("k%d"), i, i);
+    strcat(text, one);
+  }
+  expect_bad(text, "'kernels' lists 1025 kernels; this runtime reads at most 1024");
+  free(text);
+  /* 4097 variants in all: 4096 in one kernel, 1 in another */
+  text = with_kernels("kernels:\n" ONE_KERNEL("one") "- name: many\n  params: []\n  variants:\n", 4096 * 80);
+  for (int i = 0; i < 4096; i++) {
+    char one[100];
+    snprintf(one, sizeof one, "  - {entry: many__v%d, grid: [\"1\"], threads: 32, shared_bytes: 0}\n", i);
+    strcat(text, one);
+  }
+  expect_bad(text, "kernel 'many': its 4096 variants make 4097 in the manifest; this runtime reads at most 4096");
+  free(text);
+}
+
+Test(runtime, manifest_bounds_aliases_depth_and_expansion) {
+  /* issue 17, finding 5: 1000 aliases of a kernel, each with 1000 aliases
+   * of a variant, made 10^6 variants (4 GB) from 12 KB */
+  char *text = with_kernels("kernels:\n- &k\n  name: k\n  params: []\n  variants:\n  - &v {entry: k__v0, grid: [\"1\"], "
+                            "threads: 32, shared_bytes: 0}\n", 12000);
+  for (int i = 0; i < 999; i++) strcat(text, "  - *v\n");
+  for (int i = 0; i < 999; i++) strcat(text, "- *k\n");
+  expect_bad(text, ":77: more than 64 aliases; this runtime reads at most 64");
+  free(text);
+  /* 60 aliases, nested: a5 expands to a million nodes */
+  text = with_kernels("kernels:\n" ONE_KERNEL("k") "a0: &a0 [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]\n", 1000);
+  for (int i = 1; i < 6; i++) {
+    char line[200];
+    snprintf(line, sizeof line, "a%d: &a%d [*a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d]\n", i, i, i - 1,
+             i - 1, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1);
+    strcat(text, line);
+  }
+  expect_bad(text, "the manifest expands to more than 1048576 nodes (following its aliases); this runtime reads at most "
+                   "1048576");
+  free(text);
+  /* a sequence nested 100 deep */
+  text = with_kernels("kernels:\n" ONE_KERNEL("k") "deep: ", 300);
+  for (int i = 0; i < 100; i++) strcat(text, "[");
+  for (int i = 0; i < 100; i++) strcat(text, "]");
+  strcat(text, "\n");
+  expect_bad(text, "nested more than 32 deep; this runtime reads at most 32");
+  free(text);
+  /* an alias of a node that contains it: libyaml builds the cycle */
+  expect_bad("&r {phobos_manifest: 1, self: *r}", "expands to more than 1048576 nodes");
+}
+
+/* ------------------------------------------- the fuzz target's inputs */
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size); /* tests/fuzz/fuzz_manifest.c */
+
+Test(runtime, golden_manifests) {
+  /* tests/golden/manifest/: the manifest fuzz target's regression inputs
+   * (hostile seeds and findings), each run through the target itself; a
+   * first line "# expect: TEXT" also checks mf_parse's message (or "ok") */
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%s/golden/manifest", getenv("TEST_SRCDIR"));
+  DIR *d = opendir(dir);
+  cr_assert(d, "no %s", dir);
+  int n = 0;
+  for (struct dirent *e; (e = readdir(d));) {
+    size_t len = strlen(e->d_name);
+    if (len < 6 || strcmp(e->d_name + len - 5, ".yaml")) continue;
+    char path[8192];
+    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+    RtFile f;
+    char err[1024];
+    cr_assert_eq(rt_read_file(path, "input", MF_MAX_BYTES, PHOBOS_BAD_MANIFEST, &f, err, sizeof err), PHOBOS_OK, "%s", err);
+    LLVMFuzzerTestOneInput((const uint8_t *)f.data, f.len);
+    if (!strncmp(f.data, "# expect: ", 10)) {
+      char want[200];
+      snprintf(want, sizeof want, "%.*s", (int)strcspn(f.data + 10, "\n"), f.data + 10);
+      Manifest m;
+      bool ok = mf_parse(e->d_name, f.data, f.len, &m, err, sizeof err);
+      if (ok) mf_free(&m);
+      if (!strcmp(want, "ok")) cr_expect(ok, "%s: %s", e->d_name, err);
+      else cr_expect(!ok && strstr(err, want), "%s: '%s' lacks '%s'", e->d_name, ok ? "accepted" : err, want);
+    }
+    free(f.data);
+    n++;
+  }
+  closedir(d);
+  cr_assert_geq(n, 10, "only %d inputs in %s", n, dir);
+}
+
+Test(runtime, manifest_values_past_32_bits) {
+  /* the launch passes extents as .s32: a literal extent past 2^31 - 1 could never bind */
+  expect_bad(replaced("dims: [1, K]", "dims: [2147483648, K]"),
+             "parameter 'A': dim 0 is 2147483648; extents must fit in 32 bits");
+  Manifest m = load_ok(replaced("dims: [1, K]", "dims: [2147483647, K]"));
+  mf_free(&m);
 }

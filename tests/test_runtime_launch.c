@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "fake_cuda.h"
 #include "phobos.h"
@@ -45,8 +47,9 @@ static FakeCuda *fake;
  * runtime's check passes) and k.yaml (text) into a fresh directory, and
  * loads kernel `name` from them through the fake driver */
 static const char *write_files(const char *text) {
-  static char dir[] = "/tmp/phobos_fake_XXXXXX";
+  static char dir[32];
   static char path[256];
+  strcpy(dir, "/tmp/phobos_fake_XXXXXX");
   cr_assert(mkdtemp(dir));
   snprintf(path, sizeof path, "%s/k.yaml", dir);
   FILE *f = fopen(path, "w");
@@ -373,4 +376,302 @@ Test(launch, dynamic_shared_memory_the_driver_refuses) {
   load("false");
   cr_assert_eq(launch_q(), PHOBOS_CUDA_ERROR);
   cr_assert(strstr(phobos_last_error(ctx), "cuFuncSetAttribute"), "%s", phobos_last_error(ctx));
+}
+
+/* ------------------------------------------------ sizes that overflow */
+
+/* one written rank-5 tensor, two variants (so that the autotuner copies it) */
+static const char *rank5 =
+    "phobos_manifest: 1\n"
+    "compiler: phobosc 0.1.0\n"
+    "source: fill5.ph\n"
+    "source_hash: 00000000000000f5\n"
+    "arch: sm_90a\n"
+    "cubin: k.cubin\n"
+    "kernels:\n"
+    "- name: fill5\n"
+    "  params:\n"
+    "  - {name: Y, kind: tensor, dtype: f32, dims: [A, B, C, D, E], written: true}\n"
+    "  variants:\n"
+    "  - entry: fill5__v0\n"
+    "    grid: [\"1\"]\n"
+    "    threads: 128\n"
+    "    shared_bytes: 0\n"
+    "  - entry: fill5__v1\n"
+    "    grid: [\"1\"]\n"
+    "    threads: 256\n"
+    "    shared_bytes: 0\n";
+
+Test(launch, a_tensor_of_more_than_2_to_the_63_bytes_is_refused) {
+  /* issue 17, finding 6: 5 * 5581 * 8681 * 49477 * 384773 = 2^62 + 1 f32
+   * elements are 2^64 + 4 bytes; the scratch size wrapped to 4 bytes and
+   * the timed launches ran with a 4-byte copy */
+  strcpy(cache_dir, "/tmp/phobos_cache_XXXXXX");
+  cr_assert(mkdtemp(cache_dir));
+  setenv("PHOBOS_CACHE_DIR", cache_dir, 1);
+  int sz[] = {8, 4, 4, 4, 4, 4};
+  load_text(rank5, "fill5", 6, sz);
+  phobos_arg a = phobos_tensor_arg(alloc(256), PHOBOS_F32, 5, (int64_t[]){5, 5581, 8681, 49477, 384773});
+  cr_assert_eq(phobos_launch(k, &a, 1, NULL), PHOBOS_BAD_SHAPE, "%s", phobos_last_error(ctx));
+  cr_assert(strstr(phobos_last_error(ctx), "tensor 'Y' of [5, 5581, 8681, 49477, 384773] holds 4611686018427387905 "
+                                           "elements of 4 bytes: more than 2^63 - 1 bytes"),
+            "%s", phobos_last_error(ctx));
+  cr_assert_eq(fake->nlaunches, 0);
+  /* a tensor whose bytes would run past the top of the address space */
+  a = phobos_tensor_arg(UINT64_MAX - 255, PHOBOS_F32, 5, (int64_t[]){1, 1, 1, 1, 128});
+  cr_assert_eq(phobos_launch(k, &a, 1, NULL), PHOBOS_BAD_POINTER, "%s", phobos_last_error(ctx));
+  cr_assert(strstr(phobos_last_error(ctx), "its 512 bytes run past the end of the address space"), "%s",
+            phobos_last_error(ctx));
+  cr_assert_eq(fake->nlaunches, 0);
+}
+
+Test(launch, autotune_scratch_for_a_tensor_past_parameter_64) {
+  /* issue 17, finding 1: at_choose kept scratch[64] by parameter index; a
+   * written tensor at index 64 got no copy, and the launch read
+   * override[64] past the array (stack garbage for Y's pointer) */
+  char text[16384];
+  int n = snprintf(text, sizeof text,
+                   "phobos_manifest: 1\ncompiler: phobosc 0.1.0\nsource: wide.ph\nsource_hash: 0123456789abcdef\n"
+                   "arch: sm_90a\ncubin: k.cubin\nkernels:\n- name: wide\n  params:\n");
+  for (int i = 0; i < 64; i++)
+    n += snprintf(text + n, sizeof text - (size_t)n, "  - {name: s%d, kind: scalar, dtype: i32}\n", i);
+  snprintf(text + n, sizeof text - (size_t)n,
+           "  - {name: Y, kind: tensor, dtype: f32, dims: [N], written: true}\n  variants:\n"
+           "  - {entry: wide__v0, grid: [\"N 128 cdiv\"], threads: 128, shared_bytes: 0}\n"
+           "  - {entry: wide__v1, grid: [\"N 256 cdiv\"], threads: 256, shared_bytes: 0}\n");
+  strcpy(cache_dir, "/tmp/phobos_cache_XXXXXX");
+  cr_assert(mkdtemp(cache_dir));
+  setenv("PHOBOS_CACHE_DIR", cache_dir, 1);
+  setenv("FAKE_FAST_ENTRY", "wide__v1", 1);
+  int sz[66];
+  for (int i = 0; i < 64; i++) sz[i] = 4;
+  sz[64] = 8, sz[65] = 4;
+  load_text(text, "wide", 66, sz);
+  fake->watch = 64; /* Y's pointer */
+  phobos_arg a[65];
+  for (int i = 0; i < 64; i++) a[i] = phobos_int_arg(i);
+  uint64_t y = alloc(4000);
+  a[64] = phobos_tensor_arg(y, PHOBOS_F32, 1, (int64_t[]){1000});
+  cr_assert_eq(phobos_launch(k, a, 65, NULL), PHOBOS_OK, "%s", phobos_last_error(ctx));
+  cr_assert_str_eq(phobos_kernel_last_variant(k), "wide__v1");
+  cr_assert_eq(fake->nallocs, 1, "one scratch copy, of Y");
+  cr_assert_eq(fake->alloc_bytes[0], 4000);
+  int runs = fake->nlaunches;
+  cr_assert_eq(runs, 13, "two variants timed six times each, then the winner");
+  for (int i = 0; i < runs - 1; i++)
+    cr_assert_eq(fake->watched[i], fake->allocs[0], "timed launch %d wrote 0x%llx, not the scratch copy", i,
+                 (unsigned long long)fake->watched[i]);
+  cr_assert_eq(fake->watched[runs - 1], y, "the winner writes the caller's Y");
+  cr_assert_eq(s32(63), 63);
+}
+
+Test(launch, a_grid_program_that_would_trap_is_an_error) {
+  /* issue 17, finding 2: this grid killed the process with SIGFPE inside phobos_launch */
+  setenv("PHOBOS_AUTOTUNE", "0", 1);
+  char text[4096];
+  with(tuned, "\"N 128 cdiv\"", "\"-9223372036854775808 -1 /\"", text, sizeof text);
+  int sz[] = {8, 4, 8, 4};
+  load_text(text, "scale", 4, sz);
+  cr_assert_eq(launch_tuned(alloc(4000), alloc(4000)), PHOBOS_LAUNCH_LIMIT, "%s", phobos_last_error(ctx));
+  cr_assert(strstr(phobos_last_error(ctx), "kernel 'scale' variant 'scale__v0': grid axis x overflows at '/' "
+                                           "(-9223372036854775808 / -1) in \"-9223372036854775808 -1 /\""),
+            "%s", phobos_last_error(ctx));
+  cr_assert_eq(fake->nlaunches, 0);
+}
+
+/* ---------------------------------------- files that are not regular */
+
+/* the cubin path of a fresh k.cubin and k.yaml, with `which` of them
+ * ("k.yaml", "k.cubin") replaced by a FIFO, or by a link to `target` */
+static const char *replace_file(const char *which, const char *target) {
+  const char *cubin = write_files(tuned);
+  static char path[300];
+  snprintf(path, sizeof path, "%.*s/%s", (int)(strrchr(cubin, '/') - cubin), cubin, which);
+  cr_assert_eq(unlink(path), 0);
+  if (target) cr_assert_eq(symlink(target, path), 0, "%s", path);
+  else cr_assert_eq(mkfifo(path, 0600), 0, "%s", path);
+  setenv("PHOBOS_LIBCUDA", getenv("FAKE_LIBCUDA"), 1);
+  cr_assert_eq(phobos_context_create(0, &ctx), PHOBOS_OK, "%s", phobos_last_error(ctx));
+  return cubin;
+}
+
+/* issue 17, finding 10: a FIFO blocked phobos_module_load forever, and
+ * /dev/zero was read until memory ran out */
+Test(launch, a_manifest_that_is_a_fifo_is_refused_without_blocking, .timeout = 20) {
+  const char *cubin = replace_file("k.yaml", NULL);
+  phobos_module *mod;
+  cr_assert_eq(phobos_module_load(ctx, cubin, &mod), PHOBOS_IO_ERROR, "%s", phobos_last_error(ctx));
+  cr_assert(strstr(phobos_last_error(ctx), "k.yaml is not a regular file (a FIFO)"), "%s", phobos_last_error(ctx));
+}
+
+Test(launch, a_cubin_that_is_a_device_is_refused_without_reading_it, .timeout = 20) {
+  const char *cubin = replace_file("k.cubin", "/dev/zero");
+  phobos_module *mod;
+  cr_assert_eq(phobos_module_load(ctx, cubin, &mod), PHOBOS_IO_ERROR, "%s", phobos_last_error(ctx));
+  cr_assert(strstr(phobos_last_error(ctx), "k.cubin is not a regular file (a character device)"), "%s",
+            phobos_last_error(ctx));
+}
+
+Test(launch, a_cubin_that_is_a_directory_is_refused) {
+  const char *cubin = replace_file("k.cubin", "/tmp");
+  phobos_module *mod;
+  cr_assert_eq(phobos_module_load(ctx, cubin, &mod), PHOBOS_IO_ERROR, "%s", phobos_last_error(ctx));
+  cr_assert(strstr(phobos_last_error(ctx), "k.cubin is not a regular file (a directory)"), "%s", phobos_last_error(ctx));
+}
+
+Test(launch, a_manifest_over_the_size_bound_is_refused) {
+  /* 5 MiB: a comment after a good manifest */
+  size_t len = strlen(tuned), big = 5u << 20;
+  char *text = malloc(big + 1);
+  cr_assert(text);
+  memcpy(text, tuned, len);
+  memset(text + len, ' ', big - len);
+  text[len] = '#';
+  text[big - 1] = '\n';
+  text[big] = 0;
+  const char *cubin = write_files(text);
+  free(text);
+  setenv("PHOBOS_LIBCUDA", getenv("FAKE_LIBCUDA"), 1);
+  cr_assert_eq(phobos_context_create(0, &ctx), PHOBOS_OK, "%s", phobos_last_error(ctx));
+  phobos_module *mod;
+  cr_assert_eq(phobos_module_load(ctx, cubin, &mod), PHOBOS_BAD_MANIFEST, "%s", phobos_last_error(ctx));
+  cr_assert(strstr(phobos_last_error(ctx), "k.yaml is 5242880 bytes; this runtime reads at most 4194304"), "%s",
+            phobos_last_error(ctx));
+}
+
+Test(launch, an_autotune_cache_that_is_a_fifo_is_ignored_without_blocking, .timeout = 20) {
+  setenv("FAKE_FAST_ENTRY", "scale__v1", 1);
+  load_tuned();
+  char path[128];
+  snprintf(path, sizeof path, "%s/autotune.yaml", cache_dir);
+  cr_assert_eq(mkfifo(path, 0600), 0);
+  cr_assert_eq(launch_tuned(alloc(4000), alloc(4000)), PHOBOS_OK, "%s", phobos_last_error(ctx));
+  cr_assert_eq(phobos_cache_status(ctx), PHOBOS_CACHE_IGNORED);
+  cr_assert(strstr(phobos_last_error(ctx), "autotune.yaml is not a regular file (a FIFO)"), "%s", phobos_last_error(ctx));
+  cr_assert_str_eq(phobos_kernel_last_variant(k), "scale__v1");
+  struct stat sb;
+  cr_assert_eq(stat(path, &sb), 0);
+  cr_assert(S_ISREG(sb.st_mode), "the choice was written over the FIFO");
+}
+
+Test(launch, an_alias_bomb_is_refused) {
+  /* issue 17, finding 5: this 12 KB manifest made phobos_module_load build
+   * 10^6 variants (4 GB and 10^6 cuModuleGetFunction) and return OK */
+  size_t cap = 16384;
+  char *text = malloc(cap);
+  cr_assert(text);
+  snprintf(text, cap,
+           "phobos_manifest: 1\ncompiler: phobosc 0.1.0\nsource: k.ph\nsource_hash: 0123456789abcdef\n"
+           "arch: sm_90a\ncubin: k.cubin\nkernels:\n- &k\n  name: k\n  params: []\n  variants:\n"
+           "  - &v {entry: k__v0, grid: [\"1\"], threads: 32, shared_bytes: 0}\n");
+  for (int i = 0; i < 999; i++) strcat(text, "  - *v\n");
+  for (int i = 0; i < 999; i++) strcat(text, "- *k\n");
+  const char *cubin = write_files(text);
+  free(text);
+  setenv("PHOBOS_LIBCUDA", getenv("FAKE_LIBCUDA"), 1);
+  cr_assert_eq(phobos_context_create(0, &ctx), PHOBOS_OK, "%s", phobos_last_error(ctx));
+  phobos_module *mod;
+  cr_assert_eq(phobos_module_load(ctx, cubin, &mod), PHOBOS_BAD_MANIFEST, "%s", phobos_last_error(ctx));
+  cr_assert(strstr(phobos_last_error(ctx), "k.yaml:77: more than 64 aliases; this runtime reads at most 64"), "%s",
+            phobos_last_error(ctx));
+}
+
+/* ------------------------------------------------- the cache file */
+
+static phobos_status launch_n(phobos_kernel *kk, int64_t n) {
+  phobos_arg a[2] = {phobos_tensor_arg(alloc(4 * (size_t)n), PHOBOS_F32, 1, (int64_t[]){n}),
+                     phobos_tensor_arg(alloc(4 * (size_t)n), PHOBOS_F32, 1, (int64_t[]){n})};
+  return phobos_launch(kk, a, 2, NULL);
+}
+
+static char *read_cache(void) {
+  char path[128];
+  snprintf(path, sizeof path, "%s/autotune.yaml", cache_dir);
+  FILE *f = fopen(path, "r");
+  cr_assert(f, "no cache file at %s", path);
+  size_t cap = 8 << 20;
+  char *text = malloc(cap);
+  size_t len = fread(text, 1, cap - 1, f);
+  fclose(f);
+  text[len] = 0;
+  return text;
+}
+
+static int count_lines(const char *text, const char *part) {
+  int n = 0;
+  for (const char *p = text; (p = strstr(p, part)); p += strlen(part)) n++;
+  return n;
+}
+
+Test(launch, the_cache_is_bounded_and_evicts_its_oldest_entries) {
+  /* issue 17, finding 13: the cache loaded in O(N^2) and grew without
+   * bound. 20000 entries in the file: the newest 4095 stay, with the new one */
+  setenv("FAKE_FAST_ENTRY", "scale__v1", 1);
+  load_tuned();
+  char path[128];
+  snprintf(path, sizeof path, "%s/autotune.yaml", cache_dir);
+  FILE *f = fopen(path, "w");
+  cr_assert(f);
+  for (int i = 0; i < 20000; i++) fprintf(f, "\"old|%05d\": scale__v0\n", i);
+  fclose(f);
+  cr_assert_eq(launch_n(k, 1000), PHOBOS_OK, "%s", phobos_last_error(ctx));
+  cr_assert_eq(phobos_cache_status(ctx), PHOBOS_OK, "%s", phobos_last_error(ctx));
+  char *text = read_cache();
+  cr_assert_eq(count_lines(text, ": scale__v"), 4096, "the file keeps 4096 entries");
+  cr_assert(strstr(text, "N=1000\": scale__v1"), "the new entry");
+  cr_assert(strstr(text, "\"old|19999\""), "the newest old entry");
+  cr_assert(strstr(text, "\"old|15905\""), "the oldest that stays");
+  cr_assert_not(strstr(text, "\"old|15904\""), "evicted");
+  cr_assert_not(strstr(text, "\"old|00000\""), "evicted");
+  free(text);
+}
+
+Test(launch, two_contexts_writing_one_cache_lose_no_entry) {
+  /* issue 17, finding 16: each writer wrote its own entries over the file */
+  setenv("FAKE_FAST_ENTRY", "scale__v1", 1);
+  load_tuned();
+  phobos_context *a = ctx;
+  phobos_kernel *ka = k;
+  load_text(tuned, "scale", 4, (int[]){8, 4, 8, 4}); /* a second context on the same cache */
+  phobos_context *b = ctx;
+  phobos_kernel *kb = k;
+  cr_assert_neq(a, b);
+  cr_assert_eq(launch_n(ka, 1000), PHOBOS_OK, "%s", phobos_last_error(a)); /* a: reads nothing, writes 1000 */
+  cr_assert_eq(launch_n(kb, 2000), PHOBOS_OK, "%s", phobos_last_error(b)); /* b: reads 1000, writes 2000 */
+  cr_assert_eq(launch_n(ka, 3000), PHOBOS_OK, "%s", phobos_last_error(a)); /* a: writes 3000, and 2000 */
+  char *text = read_cache();
+  cr_assert(strstr(text, "N=1000\""), "%s", text);
+  cr_assert(strstr(text, "N=2000\""), "lost b's entry:\n%s", text);
+  cr_assert(strstr(text, "N=3000\""), "%s", text);
+  cr_assert_eq(count_lines(text, ": scale__v"), 3, "%s", text);
+  free(text);
+  /* and a now knows b's choice without tuning */
+  int before = fake->nlaunches;
+  cr_assert_eq(launch_n(ka, 2000), PHOBOS_OK, "%s", phobos_last_error(a));
+  cr_assert_eq(fake->nlaunches, before + 1);
+  phobos_context_destroy(a);
+  phobos_context_destroy(b);
+  ctx = NULL;
+}
+
+Test(launch, no_tensor_map_for_a_stride_of_2_to_the_40_bytes) {
+  /* the driver takes strides below 2^40 bytes: Q [2, 2^20, 7 * 2^12, 64]
+   * f32 has an S stride of 7 * 2^40 bytes, so the kernel takes its pointer
+   * path (the fake encoder would have accepted the map) */
+  load("false");
+  int64_t S = 1 << 20, HQ = 7 << 12;
+  phobos_arg a[2] = {phobos_tensor_arg(alloc(256), PHOBOS_F32, 4, (int64_t[]){2, S, HQ, 64}),
+                     phobos_tensor_arg(alloc(256), PHOBOS_F32, 4, (int64_t[]){2, S, HQ, 1})};
+  cr_assert_eq(phobos_launch(k, a, 2, NULL), PHOBOS_OK, "%s", phobos_last_error(ctx));
+  cr_assert_eq(fake->encodes, 0);
+  cr_assert_eq(s32(11), 0, "the pointer path");
+  int built;
+  cr_assert_eq(phobos_kernel_last_tensor_maps(k, &built), 1);
+  cr_assert_eq(built, 0);
+  /* HQ = 7 * 2^9: a stride of 7 * 2^37 bytes, and the map */
+  a[0] = phobos_tensor_arg(alloc(256), PHOBOS_F32, 4, (int64_t[]){2, S, HQ / 8, 64});
+  a[1] = phobos_tensor_arg(alloc(256), PHOBOS_F32, 4, (int64_t[]){2, S, HQ / 8, 1});
+  cr_assert_eq(phobos_launch(k, a, 2, NULL), PHOBOS_OK, "%s", phobos_last_error(ctx));
+  cr_assert_eq(fake->encodes, 1);
+  cr_assert_eq(fake->enc_strides[3], 7ull << 37);
 }

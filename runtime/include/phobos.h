@@ -15,7 +15,8 @@
  * libcuda is opened with dlopen on first use, so a program linked with
  * libphobos runs on a machine without a GPU and gets PHOBOS_NO_DRIVER.
  *
- * A context is used from one thread at a time. */
+ * A context is used from one thread at a time; different contexts may be
+ * used from different threads at once. */
 #ifndef PHOBOS_H
 #define PHOBOS_H
 
@@ -33,8 +34,8 @@ typedef enum phobos_status {
   PHOBOS_NO_DRIVER,      /* libcuda could not be loaded or initialized */
   PHOBOS_NO_DEVICE,      /* no device with that ordinal */
   PHOBOS_CUDA_ERROR,     /* a driver call failed; the message names it */
-  PHOBOS_IO_ERROR,       /* a file is missing or unreadable */
-  PHOBOS_BAD_MANIFEST,   /* the YAML beside the cubin is malformed or does not match it */
+  PHOBOS_IO_ERROR,       /* a file is missing or unreadable, or not a regular file */
+  PHOBOS_BAD_MANIFEST,   /* the YAML beside the cubin is malformed, past a bound, or does not match it */
   PHOBOS_BAD_CUBIN,      /* the driver rejected the cubin */
   PHOBOS_NOT_FOUND,      /* no kernel of that name */
   PHOBOS_BAD_ARGUMENT,   /* wrong argument count, kind or element type */
