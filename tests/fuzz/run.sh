@@ -41,7 +41,7 @@ if [ "$target" = manifest ]; then
     flex -o "$out/gen/lexer.c" "$root/lang/lexer.l"
     bison --defines="$out/gen/parser.h" -o "$out/gen/parser.c" "$root/lang/parser.y"
     clang -O1 -std=c17 -D_GNU_SOURCE -I"$root/lang" -I"$root/src" -I"$out/gen" "$root"/lang/{arena,ast,diag,sema}.c \
-      "$out"/gen/{lexer,parser}.c "$root"/src/*.c -lm -lyaml -o "$out/phobosc"
+      "$out"/gen/{lexer,parser}.c "$root"/src/*.c "$root"/src/ptx/*.c -lm -lyaml -o "$out/phobosc"
     phobosc=$out/phobosc
   fi
   n=0
