@@ -12,7 +12,7 @@
  *
  * Arithmetic is done in double and rounded to the element type after every
  * operation (f16 and bf16 round to nearest even), integers wrap. */
-#include "tir.h"
+#include "interp.h"
 
 #include <math.h>
 #include <stdarg.h>

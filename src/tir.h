@@ -2,7 +2,7 @@
  *
  * Sections by file: tir.c (IR, printer, verifier), lower.c (checked AST ->
  * IR, one variant), plan.c (residence, layouts, physical shapes, shared
- * memory, barriers), interp.c (CPU reference interpreter of the plan). */
+ * memory, barriers). The interpreter's API is interp.h. */
 #ifndef PHOBOS_TIR_H
 #define PHOBOS_TIR_H
 
@@ -279,35 +279,5 @@ int64_t plan_buf_rows(const PlanBuf *b);
 int64_t plan_copy_extra(const Plan *p, int64_t *rounding);
 /* why a dot planned with tensor-core shapes runs on FMA, or NULL */
 const char *plan_dot_fallback(Arena *a, const Plan *p, const TirInst *dot);
-
-/* ---------------------------------------------------------------- interp.c */
-
-/* A tensor argument: row-major contents as doubles (rounded to the element
- * type on store), and its extents. */
-typedef struct InterpTensor {
-  double *data;
-  int rank;
-  int64_t dims[MAX_TENSOR_RANK];
-} InterpTensor;
-
-typedef struct InterpArg {
-  bool tensor;
-  InterpTensor t;
-  double scalar;
-} InterpArg;
-
-/* Runs every CTA of the grid (`grid`, three extents, or NULL for the
- * kernel's @grid) on the CPU, executing physical tiles with the
- * plan's masks and staging shared buffers through a simulated shared memory.
- * Returns false with a message in *err (dims that do not bind, a grid that
- * is not positive). */
-bool interp_run(const Plan *p, InterpArg *args, int nargs, const int64_t *grid, char *err, size_t errlen);
-
-/* Rounds a double to what an element of type e holds. */
-double interp_round(Scalar e, double v);
-/* An element's bytes in memory (little-endian; f16 and bf16 as their 16-bit
- * patterns), from and to a double that holds a value of that type. */
-void interp_encode(unsigned char *p, Scalar e, double v);
-double interp_decode(const unsigned char *p, Scalar e);
 
 #endif

@@ -24,7 +24,7 @@
 #ifndef PHOBOS_HARNESS_H
 #define PHOBOS_HARNESS_H
 
-#include "tir.h"
+#include "interp.h"
 
 enum { CASE_MAX_PARAMS = 16, CASE_MAX_CONSTS = 16 };
 
