@@ -72,6 +72,7 @@ if [ "${2:-}" = --bench ]; then
   # the Triton q8 peer from the same three L2 states as the bench above, and
   # two read-only ceilings for q8's bytes (Triton's, and a CUDA kernel's built here)
   PYTHONUNBUFFERED=1 python3 tests/gpu/q8_peer_l2.py 2>&1 | tee "$out/q8_peer_l2.log"
+  [ -d "$build/bench" ] && PYTHONUNBUFFERED=1 OUT=$out python3 bench/bench.py "$build" > "$out/bench.log" 2>&1; sed -n '/==== bench/,$p' "$out/bench.log" 2>/dev/null
   command -v nvcc >/dev/null && nvcc -O3 -arch=sm_90a -o "$out/read_ceiling" tests/gpu/read_ceiling.cu &&
     "$out/read_ceiling" | tee "$out/read_ceiling.log" && rm -f "$out/read_ceiling"
   [ -x "$build/examples/gqa_host" ] && run gqa_check_bench "$build/examples/gqa_host" --bench "$build/examples" &&

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Builds the benchmark's cubins (and manifests) on this machine:
+#   bash bench/build.sh BUILD_DIR
+# runs BUILD_DIR/src/phobosc -o BUILD_DIR/bench/NAME.cubin bench/NAME.ph for
+# every bench/*.ph, reports each failure and goes on; exits 1 if any failed.
+# Also copies libyaml beside the cubins, for a device machine whose image
+# lacks it (libphobos.so links it; bench.py preloads the copy when needed).
+set -uo pipefail
+build=${1:-build}
+here=$(cd "$(dirname "$0")" && pwd)
+phobosc="$build/src/phobosc"
+[ -x "$phobosc" ] || { echo "bench/build.sh: no compiler at $phobosc (meson setup $build && ninja -C $build)"; exit 2; }
+if [ -z "${PHOBOS_PTXAS:-}" ] && ! command -v ptxas >/dev/null && [ -x /usr/local/cuda/bin/ptxas ]; then
+  export PHOBOS_PTXAS=/usr/local/cuda/bin/ptxas
+fi
+out="$build/bench"
+mkdir -p "$out"
+fail=0
+for src in "$here"/*.ph; do
+  name=$(basename "$src" .ph)
+  rm -f "$out/$name.ptx"
+  t0=$(date +%s%N)
+  if log=$("$phobosc" -o "$out/$name.cubin" "$src" 2>&1); then
+    printf 'ok    %-16s %6d ms\n' "$name" "$(( ($(date +%s%N) - t0) / 1000000 ))"
+  else
+    fail=1
+    rm -f "$out/$name.cubin" "$out/$name.yaml"
+    printf 'FAIL  %-16s %s\n' "$name" "$(printf '%s\n' "$log" | grep -m1 -E 'error' || printf '%s\n' "$log" | head -1)"
+  fi
+done
+# libphobos.so needs libyaml-0.so.2; the device image may not have it
+for d in /usr/lib/x86_64-linux-gnu /lib/x86_64-linux-gnu /usr/lib64 /usr/lib; do
+  if [ -e "$d/libyaml-0.so.2" ]; then cp -L "$d/libyaml-0.so.2" "$out/libyaml-0.so.2"; break; fi
+done
+exit $fail
