@@ -290,7 +290,7 @@ void px_emit_extract(Emitter *e, const TirInst *in) {
     const char *c[MAX_TILE_RANK], *wc[MAX_TILE_RANK];
     int j = 0;
     for (int i = 0; i < in->nsubs; i++) {
-      const char *start = px_reg(e, in->subs[i].start, 0);
+      const char *start = px_sub_start(e, in, i);
       const char *w = px_tmp(e, RC_B32);
       if (in->subs[i].point) {
         px_out(e, "mov.b32 %s, %s;", w, start);
@@ -347,7 +347,7 @@ void px_emit_write(Emitter *e, const TirInst *in) {
     int j = 0;
     for (int i = 0; i < sr; i++) {
       c[i] = px_coord(e, fl, slot->plan->phys, sr, i);
-      const char *start = px_reg(e, in->subs[i].start, 0);
+      const char *start = px_sub_start(e, in, i);
       const char *off = px_tmp(e, RC_B32), *p = px_tmp(e, RC_PRED);
       px_out(e, "sub.s32 %s, %s, %s;", off, c[i], start);
       /* inside when 0 <= off < len (unsigned compare covers both) */

@@ -22,6 +22,18 @@ const char *px_tensor_addr(Emitter *e, int p, const char *const *g) {
   return ad;
 }
 
+/* Subscript i of `in` as a 32-bit coordinate. Coordinates and extents are
+ * 32-bit in the backend (an extent is below 2^31): an i64 start saturates
+ * to the i32 range, so a point past it is masked like any other outside
+ * the tensor instead of wrapping to one inside. */
+const char *px_sub_start(Emitter *e, const TirInst *in, int i) {
+  const TirInst *s = in->subs[i].start;
+  if (px_rc_of(s->ty.elem) != RC_B64) return px_reg(e, s, 0);
+  const char *r = px_tmp(e, RC_B32);
+  px_out(e, "cvt.sat.s32.s64 %s, %s;", r, px_reg(e, s, 0));
+  return r;
+}
+
 /* The register holding tensor `param`'s extent along dim d, as 32 bits. */
 const char *px_ext(Emitter *e, int param, int d) { return arena_printf(e->a, "%%ext32_%d_%d", param, d); }
 
@@ -51,7 +63,7 @@ void px_subscripts(Emitter *e, const TirInst *in, const char *const *c, const ch
                    const char *ok, const char **g) {
   int j = 0;
   for (int i = 0; i < in->nsubs; i++) {
-    const char *start = px_reg(e, in->subs[i].start, 0);
+    const char *start = px_sub_start(e, in, i);
     if (in->subs[i].point) {
       g[i] = start;
     } else {
@@ -173,7 +185,7 @@ static RowsAt rows_at(Emitter *e, const TirInst *in, const char *r0, const char 
   const char *ok = px_tmp(e, RC_PRED);
   px_out(e, "setp.eq.u32 %s, 0, 0;", ok);
   for (int i = 0; i < in->nsubs; i++) {
-    const char *start = px_reg(e, in->subs[i].start, 0);
+    const char *start = px_sub_start(e, in, i);
     if (i == R.i1 || (i == R.i0 && r0)) {
       const char *gi = px_tmp(e, RC_B32);
       px_out(e, "add.s32 %s, %s, %s;", gi, start, i == R.i0 ? r0 : c1);

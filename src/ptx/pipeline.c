@@ -69,7 +69,7 @@ static const char *ring_eligible(Emitter *e, const TirInst *ld) {
   const char *ok = px_tmp(e, RC_PRED), *g[MAX_TENSOR_RANK];
   px_out(e, "setp.eq.u32 %s, 0, 0;", ok);
   for (int i = 0; i < ld->nsubs; i++) {
-    g[i] = px_reg(e, ld->subs[i].start, 0);
+    g[i] = px_sub_start(e, ld, i);
     if (ld->subs[i].point) {
       px_and_below(e, ok, g[i], px_ext(e, ld->aux, i));
       continue;
@@ -119,7 +119,7 @@ static void ring_issue(Emitter *e, const TirInst *loop, const TirInst **loads, i
     int S = px_new_label(e);
     px_out(e, "@!%s bra $Lrq%d;", elig[q], S);
     const char *g[MAX_TENSOR_RANK];
-    for (int i = 0; i < ld->nsubs; i++) g[i] = px_reg(e, ld->subs[i].start, 0);
+    for (int i = 0; i < ld->nsubs; i++) g[i] = px_sub_start(e, ld, i);
     for (int64_t r0 = 0; r0 < p0; r0 += 32) {
       const char *r = px_tmp(e, RC_B32), *in = px_tmp(e, RC_PRED), *gr = px_tmp(e, RC_B32);
       px_out(e, "add.u32 %s, %s, %lld;", r, lane, (long long)r0);
@@ -304,7 +304,7 @@ static void sring_issue(Emitter *e, const TirInst *loop, const TirInst **loads, 
     px_out(e, "setp.ne.u32 %s, %%tmok%d, 0;", ok, ld->plan->tma - 1);
     px_out(e, "@%s bra $Lstf%d;", ok, F);
     for (int i = 0; i < ld->nsubs; i++) {
-      g[i] = px_reg(e, ld->subs[i].start, 0);
+      g[i] = px_sub_start(e, ld, i);
       if (!ld->subs[i].point) *(i0 < 0 ? &i0 : &i1) = i;
     }
     px_aligned16(e, ld->aux, px_elem_bytes_mem(ld->ty.elem), g, i0, ok, &a0, &step);

@@ -183,7 +183,7 @@ bool px_emit_stage_async(Emitter *e, const TirInst *in) {
   const char *g[MAX_TENSOR_RANK], *ok = px_tmp(e, RC_PRED);
   px_out(e, "setp.eq.u32 %s, 0, 0;", ok);
   for (int i = 0; i < in->nsubs; i++) {
-    g[i] = px_reg(e, in->subs[i].start, 0);
+    g[i] = px_sub_start(e, in, i);
     if (i == i1) px_and_span_inside(e, ok, g[i], p1, in->aux, i); /* every chunk's columns inside */
     else if (i != i0) px_and_below(e, ok, g[i], px_ext(e, in->aux, i));
   }

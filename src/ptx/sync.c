@@ -64,7 +64,7 @@ void px_publish_write(Emitter *e, const TirInst *slot) {
  *     so they see what the other CTAs stored before arriving. */
 void px_emit_arrive(Emitter *e, const TirInst *in) {
   const char *g[MAX_TENSOR_RANK];
-  for (int i = 0; i < in->nsubs; i++) g[i] = px_reg(e, in->subs[i].start, 0);
+  for (int i = 0; i < in->nsubs; i++) g[i] = px_sub_start(e, in, i);
   const char *ad = px_tensor_addr(e, in->aux, g), *n = px_reg(e, in->args[0], 0);
   const char *t0 = px_tmp(e, RC_PRED), *go = px_tmp(e, RC_PRED), *last = px_tmp(e, RC_PRED), *any = px_tmp(e, RC_PRED);
   const char *bound = px_tmp(e, RC_B32), *old = px_tmp(e, RC_B32);

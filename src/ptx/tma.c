@@ -15,7 +15,7 @@ static int tma_coords(Emitter *e, const TirInst *in, const char **c) {
                                     : arena_printf(e->a, "%lld", (long long)in->plan->tma_outer_const);
       c[nc++] = "0";
     } else {
-      c[nc++] = px_reg(e, in->subs[i].start, 0);
+      c[nc++] = px_sub_start(e, in, i);
     }
   }
   return nc;

@@ -766,6 +766,17 @@ static bool ref_long_rows_scalar_dot(RefCtx *r) {
 }
 static bool ref_long_rows_80(RefCtx *r) { return long_rows_ref(r, 80); }
 
+/* Y[r] = X[r, Idx[r]], zero where the index is outside the row */
+static bool ref_gather(RefCtx *r) {
+  CaseParam *X = ref_param(r, "X"), *I = ref_param(r, "Idx"), *Y = ref_param(r, "Y");
+  int64_t N = X->dims[1];
+  for (int64_t y = 0; y < X->dims[0]; y++) {
+    double k = I->data[y];
+    Y->data[y] = k >= 0 && k < (double)N ? X->data[y * N + (int64_t)k] : 0;
+  }
+  return true;
+}
+
 const RefEntry harness_refs_more[] = {
     {"long_rows", ref_long_rows},
     {"long_rows_80", ref_long_rows_80},
@@ -831,5 +842,6 @@ const RefEntry harness_refs_more[] = {
     {"join_types", ref_join_types},
     {"dot_slack", ref_dot_slack},
     {"dot_var_write", ref_dot_var_write},
+    {"gather", ref_gather},
     {NULL, NULL},
 };
