@@ -80,14 +80,15 @@ static bool dot_uses_mma(Planner *P, const TirInst *dot) {
 /* K of one mma: 16 elements of 16 bits, or 32 of 8 */
 static int64_t mma_k(const TirInst *dot) { return is_int8(dot->args[0]->ty.elem) ? 32 : 16; }
 
-/* what the plan prints as a dot's path: fma, or the mma shape (the wgmma
- * one where the backend, which runs before plans are printed, issued it
- * so: ptx.c, emit_dot_wgmma) */
-static const char *dot_path_name(const TirInst *dot, const char *fallback, char buf[32]) {
-  if (dot->plan->dot_fma || fallback) return "fma";
-  if (!dot->plan->wgmma_n) return mma_k(dot) == 32 ? "mma.m16n8k32" : "mma.m16n8k16";
-  snprintf(buf, 32, "wgmma.m64n%dk16", dot->plan->wgmma_n);
-  return buf;
+/* what the plan prints as a dot's path */
+static const char *dot_path_name(const TirInst *dot, char buf[32]) {
+  switch (dot->plan->dot) {
+  case DOT_FMA: return "fma";
+  case DOT_COLUMNS: return "fma.columns";
+  case DOT_MMA: return mma_k(dot) == 32 ? "mma.m16n8k32" : "mma.m16n8k16";
+  case DOT_WGMMA: snprintf(buf, 32, "wgmma.m64n%dk16", dot->plan->wgmma_n); return buf;
+  }
+  return "?";
 }
 
 /* ------------------------------------------------------ physical shapes */
@@ -219,7 +220,7 @@ static Layout *mma_layout(Planner *P, LayoutKind kind, const PlanVal *v, int ran
   int w = (int)(slabs < warps ? slabs : warps);
   if (w < 1) w = 1;
   l->wpc[0] = w;
-  int64_t per_warp = (slabs / w) * (cols / (kind == LAYOUT_MMA_A ? 16 : 8));
+  int64_t per_warp = (slabs / w) * (cols / 8);
   l->reps = (int)(per_warp < 1 ? 1 : per_warp);
   return l;
 }
@@ -295,6 +296,208 @@ static void assign_layouts(Planner *P) {
     int root = find(P, i);
     if (!cls[root]) cls[root] = blocked(P, v, in->ty.rank, in->ty.elem);
     v->layout = cls[root];
+  }
+}
+
+/* ------------------------------------------------- the layouts kept */
+
+/* the elements of a planned value */
+static int64_t phys_elems(const TirInst *x) {
+  int64_t n = 1;
+  for (int i = 0; i < x->ty.rank; i++) n *= pv(x)->phys[i];
+  return n;
+}
+
+static bool mma_fits(Planner *P, const TirInst *dot) {
+  return !pv(dot)->dot_fma && !plan_dot_fallback(P->a, P->p, dot);
+}
+
+/* a register value of the fragment layout (after choose_frags) */
+static bool is_frag(const TirInst *x) {
+  return x->plan && x->ty.rank >= 2 && x->plan->res == RES_REG && x->plan->layout &&
+         x->plan->layout->kind == LAYOUT_MMA_ACC;
+}
+
+/* Whether every member of the class of tied values with layout L allows
+ * a register layout other than the flat one: register values of one
+ * physical shape (with a last dim of 1 for a row class), whole writes into
+ * register vars only, and operations the backend spells register by
+ * register or by asking where an element is (ptx/layout.c). A fragment
+ * class (rows false) may hold tensor-core dots, broadcasts and iotas; a
+ * row class (rows true) rowmax and rowsum of f32 fragment values with its
+ * rows. Returns a member, or NULL. */
+static const TirInst *class_allows(Planner *P, const Layout *L, bool rows) {
+  const TirFunc *f = P->f;
+  const TirInst *first = NULL;
+  for (int j = 0; j < f->ninsts; j++) {
+    const TirInst *x = f->insts[j];
+    if (x->op == TIR_WRITE && x->args[1]->plan && x->args[1]->plan->layout == L &&
+        (x->nsubs || x->args[0]->plan->res != RES_REG))
+      return NULL;
+    if (x->op == TIR_WRITE && x->args[0]->plan && x->args[0]->plan->res == RES_REG && x->args[0]->plan->layout == L &&
+        (x->nsubs || (x->args[1]->ty.rank && x->args[1]->plan->res != RES_REG)))
+      return NULL;
+    if (!x->plan || x->plan->res != RES_REG || x->plan->layout != L) continue;
+    if (!first) first = x;
+    /* the backend reads a staged tile operand at the flat index of
+     * register k: an elementwise member must take its tiles from registers
+     * (a dot reads its staged operands through ldmatrix, a broadcast its
+     * source through the exchange area, in the source's own layout) */
+    if (x->op != TIR_DOT && x->op != TIR_BROADCAST)
+      for (int i = 0; i < x->nargs; i++)
+        if (x->args[i] && x->args[i]->ty.rank && x->args[i]->plan && x->args[i]->plan->res != RES_REG) return NULL;
+    int r = x->ty.rank;
+    if (r < 2 || r != first->ty.rank || (rows && x->plan->phys[r - 1] != 1)) return NULL;
+    for (int d = 0; d < r; d++)
+      if (x->plan->phys[d] != first->plan->phys[d]) return NULL;
+    bool ok;
+    switch (x->op) {
+    case TIR_DOT: ok = !rows && mma_fits(P, x); break;
+    case TIR_REDUCE:
+      ok = rows && is_frag(x->args[0]) && x->ty.elem == S_F32 && x->args[0]->ty.elem == S_F32 &&
+           plan_folded_rows(x->args[0]) == plan_folded_rows(x) && (x->aux == TRED_MAX || x->aux == TRED_SUM);
+      break;
+    case TIR_BROADCAST: case TIR_IOTA: ok = !rows; break;
+    case TIR_READ: ok = x->args[0]->plan->res == RES_REG; break;
+    case TIR_BINARY: case TIR_UNARY: case TIR_MATH: case TIR_CONVERT: case TIR_SELECT: case TIR_SPLAT: case TIR_VAR:
+      ok = true;
+      break;
+    default: ok = false;
+    }
+    if (!ok) return NULL;
+  }
+  return first;
+}
+
+/* The layouts the backend keeps: the fragment layout for each tensor-core
+ * accumulator class whose every member allows it (class_allows) and whose
+ * row tiles divide evenly among the warps, then the row layout beside it
+ * for each row class fed by a reduction of such a class. Every other
+ * register class is flat: chunks of Plan.chunk elements dealt round the
+ * threads (choose_chunk). */
+static bool in_vec(const PtrVec *v, const void *x) {
+  for (int i = 0; i < v->len; i++)
+    if (v->items[i] == x) return true;
+  return false;
+}
+
+static void choose_frags(Planner *P) {
+  const TirFunc *f = P->f;
+  int T = P->p->threads, W = T / 32;
+  for (int pass = 0; pass < 2; pass++) {
+    bool rows = pass == 1;
+    LayoutKind kind = rows ? LAYOUT_SLICED : LAYOUT_MMA_ACC;
+    PtrVec seen = {0}, kept = {0};
+    for (int i = 0; i < f->ninsts; i++) {
+      const TirInst *in = f->insts[i];
+      Layout *L = in->plan && in->plan->res == RES_REG ? in->plan->layout : NULL;
+      if (!L || L->kind != kind || in_vec(&seen, L)) continue;
+      vec_push(P->a, &seen, L);
+      if (T % 32 || (rows && (!L->parent || L->parent->kind != LAYOUT_MMA_ACC))) continue;
+      const TirInst *first = class_allows(P, L, rows);
+      if (!first) continue;
+      int64_t M = plan_folded_rows(first), N = first->plan->phys[first->ty.rank - 1];
+      if (M % 16 || (!rows && N % 8) || (M / 16) % W) continue;
+      vec_push(P->a, &kept, L);
+    }
+    for (int i = 0; i < seen.len; i++)
+      if (!in_vec(&kept, seen.items[i])) ((Layout *)seen.items[i])->kind = LAYOUT_FLAT;
+  }
+  for (int i = 0; i < f->ninsts; i++) {
+    Layout *L = f->insts[i]->plan ? f->insts[i]->plan->layout : NULL;
+    if (L && L->kind == LAYOUT_BLOCKED) L->kind = LAYOUT_FLAT;
+    if (L && L->kind == LAYOUT_MMA_ACC) P->p->frags = true;
+  }
+}
+
+/* The widest chunk (4, 2, 1) that divides every register tile of the
+ * kernel into whole rounds of T chunks along whole rows: then no thread
+ * holds a partial chunk, every chunk lies in one row, and a thread that
+ * owns a column of one tile owns it in every tile of that row length. */
+static bool chunks_fit(const TirBlock *b, int64_t T, int64_t v) {
+  for (int i = 0; i < b->len; i++) {
+    const TirInst *in = b->insts[i];
+    if (in->plan && in->ty.rank && in->plan->res == RES_REG) {
+      int64_t inner = in->plan->phys[in->ty.rank - 1];
+      if (inner % v || phys_elems(in) % (T * v)) return false;
+    }
+    if (!chunks_fit(&in->body, T, v) || !chunks_fit(&in->body2, T, v) || !chunks_fit(&in->cond, T, v)) return false;
+  }
+  return true;
+}
+
+/* Plan.chunk, and each flat class's registers a thread. */
+static void choose_chunk(Planner *P) {
+  int T = P->p->threads;
+  P->p->chunk = 1;
+  for (int v = 4; v > 1 && P->p->chunk == 1; v /= 2)
+    if (chunks_fit(&P->f->body, T, v)) P->p->chunk = v;
+  int64_t round = (int64_t)T * P->p->chunk;
+  for (int i = 0; i < P->f->ninsts; i++) {
+    const TirInst *x = P->f->insts[i];
+    Layout *L = x->plan ? x->plan->layout : NULL;
+    if (L && L->kind == LAYOUT_FLAT && x->ty.rank && x->plan->res == RES_REG) {
+      L->chunk = P->p->chunk;
+      L->reps = (int)((phys_elems(x) + round - 1) / round * P->p->chunk);
+    }
+  }
+}
+
+/* An operand ldmatrix can read where it is: a staged buffer of its element
+ * type laid out as the value's physical shape, rows on 16-byte boundaries
+ * (offsets are 16-byte aligned: allocate). */
+static bool mma_direct(const TirInst *x) {
+  const PlanBuf *b = x->plan->res == RES_SHARED ? x->plan->buf : NULL;
+  if (!b || b->elem != x->ty.elem || b->rank != x->ty.rank || (b->pitch * sema_scalar_bytes(b->elem)) % 16) return false;
+  for (int i = 0; i < b->rank; i++)
+    if (b->dims[i] != x->plan->phys[i]) return false;
+  return true;
+}
+
+/* A tensor-core dot whose a is in the fragment layout with 16-column tiles,
+ * the result's rows and K columns: the accumulators of a's column tile s
+ * are, packed in pairs, the A fragment of k-step s (FlashAttention's P kept
+ * in registers). */
+bool plan_a_from_regs(const TirInst *dot) {
+  const TirInst *a = dot->args[0];
+  if ((a->ty.elem != S_F16 && a->ty.elem != S_BF16) || !is_frag(dot) || !is_frag(a)) return false;
+  int64_t N = a->plan->phys[a->ty.rank - 1];
+  return N % 16 == 0 && plan_folded_rows(a) == plan_folded_rows(dot) && N == a->ty.dims[a->ty.rank - 1];
+}
+
+/* Each dot's instruction. wgmma (sm_90a, Plan.wgmma) where the result
+ * keeps the fragment layout in whole warpgroups (the row tile mi of warp w
+ * holds rows 16 (mi W + w), so for each mi the four warps of warpgroup g
+ * hold wgmma's m64 accumulator of the 64 rows from 16 (mi W + 4 g)), its
+ * operands are f16 or bf16 into f32, b is a swizzled buffer (its panels
+ * are wgmma's canonical layouts: K-major for dot_t's [N, K], MN-major for
+ * dot's [K, N]), a is in registers or a swizzled buffer, and N is a
+ * multiple of 8 up to 256; mma.sync for the other tensor-core shapes; a
+ * [1, K] row times columns the threads own (a flat b whose columns are
+ * whole rounds of chunks); FMA otherwise. */
+static void choose_dot_paths(Planner *P) {
+  const Plan *p = P->p;
+  int64_t TV = (int64_t)p->threads * p->chunk;
+  for (int i = 0; i < P->f->ninsts; i++) {
+    TirInst *in = P->f->insts[i];
+    if (in->op != TIR_DOT) continue;
+    PlanVal *v = pv(in);
+    const TirInst *a = in->args[0], *b = in->args[1];
+    int64_t N = v->phys[in->ty.rank - 1];
+    if (mma_fits(P, in)) {
+      bool areg = plan_a_from_regs(in), da = areg || mma_direct(a), db = mma_direct(b);
+      bool sa = da && !areg && a->plan->buf->swizzle, sb = db && b->plan->buf->swizzle;
+      bool wg = p->wgmma && (a->ty.elem == S_BF16 || a->ty.elem == S_F16) && in->ty.elem == S_F32 &&
+                p->threads % 128 == 0 && sb && (areg || sa) && N % 8 == 0 && N <= 256;
+      v->dot = is_frag(in) && wg ? DOT_WGMMA : DOT_MMA;
+      v->wgmma_n = v->dot == DOT_WGMMA ? (int)N : 0;
+    } else if (!in->aux && a->ty.rank == 2 && a->plan->phys[0] == 1 && b->plan->res == RES_REG && !is_frag(b) &&
+               b->plan->phys[1] % TV == 0 && v->phys[1] == b->plan->phys[1] &&
+               (a->op == TIR_SPLAT || (a->plan->res == RES_SHARED && !a->plan->buf->swizzle))) {
+      v->dot = DOT_COLUMNS;
+    } else {
+      v->dot = DOT_FMA;
+    }
   }
 }
 
@@ -1251,6 +1454,9 @@ Plan *plan_kernel(Arena *a, Diags *d, TirFunc *f, const char *arch, unsigned fla
   choose_pipeline(&P, sm90, flags);
   if (sm90 && !(flags & PLAN_NO_TENSOR_COPIES) && !p->no_async && !p->producer)
     walk_tma(&P, &f->body, false, false, NULL);
+  choose_frags(&P);
+  choose_chunk(&P);
+  choose_dot_paths(&P);
 
   Accesses acc = {0};
   collect_accesses(&P, &f->body, &acc);
@@ -1321,8 +1527,7 @@ const char *plan_layout_str(Arena *a, const Layout *l) {
     return arena_strdup(a, buf);
   }
   case LAYOUT_MMA_ACC: return arena_printf(a, "mma16x8x16.acc warps=%d frags=%d", l->wpc[0], l->reps);
-  case LAYOUT_MMA_A: return arena_printf(a, "mma16x8x16.a warps=%d frags=%d", l->wpc[0], l->reps);
-  case LAYOUT_MMA_B: return arena_printf(a, "mma16x8x16.b frags=%d", l->reps);
+  case LAYOUT_FLAT: return arena_printf(a, "flat chunk=%d regs=%d", l->chunk, l->reps);
   case LAYOUT_SLICED: return arena_printf(a, "sliced(last dim) of %s", plan_layout_str(a, l->parent));
   case LAYOUT_NONE: break;
   }
@@ -1387,7 +1592,7 @@ void plan_print(FILE *out, const Plan *p) {
     else if (v->layout) fprintf(out, " %s", plan_layout_str(a, v->layout));
     const char *fb = in->op == TIR_DOT ? plan_dot_fallback(a, p, in) : NULL;
     char pb[32];
-    if (in->op == TIR_DOT) fprintf(out, " %s", dot_path_name(in, fb, pb));
+    if (in->op == TIR_DOT) fprintf(out, " %s", dot_path_name(in, pb));
     if (fb) fprintf(out, "\n        path: fma, not the tensor cores: %s", fb);
     if (v->path) fprintf(out, "\n        path: %s", v->path);
     fputc('\n', out);
@@ -1449,7 +1654,7 @@ void plan_print_yaml(FILE *out, const Plan *p) {
     if (in->op == TIR_DOT) {
       const char *fb = plan_dot_fallback(a, p, in);
       char pb[32];
-      fprintf(out, ", dot: %s", dot_path_name(in, fb, pb));
+      fprintf(out, ", dot: %s", dot_path_name(in, pb));
       if (fb) fprintf(out, ", path: \"fma, not the tensor cores: %s\"", fb);
     }
     if (v->path) fprintf(out, ", path: \"%s\"", v->path);

@@ -146,20 +146,31 @@ typedef enum LayoutKind {
   LAYOUT_NONE,
   LAYOUT_BLOCKED, /* elements spread over lanes and warps, innermost dim fastest */
   LAYOUT_MMA_ACC, /* m16n8k16 accumulator fragment */
-  LAYOUT_MMA_A,   /* m16n8k16 A operand fragment (from shared via ldmatrix) */
-  LAYOUT_MMA_B,   /* m16n8k16 B operand fragment (.trans for a [K, N] operand) */
   LAYOUT_SLICED,  /* a row reduction of a parent layout: one value per row */
+  LAYOUT_FLAT,    /* chunks of Plan.chunk elements dealt round the threads, in flat physical order */
 } LayoutKind;
 
+/* A class of tied values' distribution over the threads (all its values
+ * have one physical shape). The planner decides it (plan.c, choose_frags);
+ * the backend spells it (ptx/layout.c). */
 typedef struct Layout {
   LayoutKind kind;
   int rank;
   int spt[MAX_TILE_RANK];   /* blocked: elements per thread along each dim */
   int tpw[MAX_TILE_RANK];   /* threads per warp along each dim */
   int wpc[MAX_TILE_RANK];   /* warps per CTA along each dim */
-  int reps;                 /* blocked: repetitions to cover the tile; mma: fragments per warp */
+  int reps;                 /* blocked: repetitions to cover the tile; mma: fragments per warp; flat: registers */
+  int chunk;                /* flat: Plan.chunk */
   struct Layout *parent;    /* sliced: the layout reduced */
 } Layout;
+
+/* How a dot is computed (plan.c, choose_dot_paths). */
+typedef enum DotPath {
+  DOT_FMA,     /* each thread its output elements over the exchange area or staged operands */
+  DOT_COLUMNS, /* a [1, K] row times columns the threads own in registers: no exchange */
+  DOT_MMA,     /* mma.sync m16n8k16 (m16n8k32 for 8-bit dot_t) through ldmatrix */
+  DOT_WGMMA,   /* wgmma.mma_async m64nNk16 (sm_90a), N in PlanVal.wgmma_n */
+} DotPath;
 
 typedef enum BufKind {
   BUF_STAGE_VAR,
@@ -199,8 +210,9 @@ typedef struct PlanVal {
   bool slack;                  /* some physical dim exceeds its logical dim */
   Layout *layout;
   PlanBuf *buf;                /* RES_SHARED */
-  bool dot_fma;                /* TIR_DOT: no tensor-core shape; FMA instead */
-  int wgmma_n;                 /* TIR_DOT: N of the wgmma m64nNk16 the backend issued it as (ptx/wgmma.c), else 0 */
+  bool dot_fma;                /* TIR_DOT: no tensor-core shapes (granules) */
+  DotPath dot;                 /* TIR_DOT: its instruction */
+  int wgmma_n;                 /* TIR_DOT on DOT_WGMMA: the N of m64nNk16 */
   PlanBuf *ring, *mbar;        /* TIR_LOAD under @pipeline: its ring and its loop's mbarriers */
   const char *path;            /* TIR_LOAD in a @pipeline loop: the path it takes and why */
   int tma;                     /* TIR_LOAD: 1 + its tensor map's index in Plan.tmaps (a TMA copy), else 0 */
@@ -249,7 +261,9 @@ typedef struct Plan {
   int ntmaps;
   PlanTmap tmaps[MAX_TMAPS];
   int ntma_loads;  /* loads that take TMA copies (one mbarrier each) */
-  bool wgmma;      /* sm_90a without PLAN_NO_WGMMA: fragment dots on swizzled operands take wgmma (ptx/wgmma.c) */
+  bool wgmma;      /* sm_90a without PLAN_NO_WGMMA: fragment dots on swizzled operands may take wgmma */
+  int chunk;       /* the flat layout's chunk: elements a thread holds side by side (1, 2 or 4) */
+  bool frags;      /* some class keeps the mma fragment layout */
 } Plan;
 
 /* Plans the function; returns NULL after reporting an error (over budget). */
@@ -279,5 +293,8 @@ int64_t plan_buf_rows(const PlanBuf *b);
 int64_t plan_copy_extra(const Plan *p, int64_t *rounding);
 /* why a dot planned with tensor-core shapes runs on FMA, or NULL */
 const char *plan_dot_fallback(Arena *a, const Plan *p, const TirInst *dot);
+/* whether a tensor-core dot packs its a operand from the accumulators of
+ * a fragment value (attention's P) */
+bool plan_a_from_regs(const TirInst *dot);
 
 #endif

@@ -170,7 +170,7 @@ has "plan: a dot's FMA fallback and its reason" out "path: fma, not the tensor c
 # 8-bit integer dot_t on the tensor cores (m16n8k32 into i32); an 8-bit dot stays on FMA
 has "plan: i8 dot_t on the tensor cores" out "i32  [32, 16] phys [32, 16] reg mma16x8x16.acc warps=2 frags=2 mma.m16n8k32"
 has "plan: an 8-bit dot_t's fallback names the 32" out "path: fma, not the tensor cores: K = 20 is not a multiple of 32"
-has "plan: an i8 dot (not dot_t) on FMA" out "i32  [5, 16] phys [8, 16] masked reg blocked spt=1x4 tpw=8x4 wpc=1x1 reps=1 fma"
+has "plan: an i8 dot (not dot_t) on FMA" out "i32  [5, 16] phys [8, 16] masked reg flat chunk=1 regs=1 fma"
 run "--emit=ptx dot.ph" 0 --emit=ptx "$PROJECT_ROOT/spec/conformance/dot.ph"
 has "PTX: i8 x i8 dot_t on mma.m16n8k32" out "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32"
 has "PTX: u8 x i8 dot_t on mma.m16n8k32" out "mma.sync.aligned.m16n8k32.row.col.s32.u8.s8.s32"

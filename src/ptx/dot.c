@@ -16,19 +16,14 @@ static const char *row_elem(Emitter *e, const TirInst *a, int64_t k) {
   return r;
 }
 
-/* A row times a matrix whose columns the threads already own: [1, K] x
- * [K, N] with B in registers and N a multiple of the thread count (the flat
- * distribution then gives thread t the columns t, t + T, ... with every k
- * of them). Each thread contracts its own columns: no exchange, no barrier.
- * A comes from shared memory (a staged view, read by all lanes at once) or
- * is a splat scalar. */
-static bool emit_dot_columns(Emitter *e, const TirInst *in) {
+/* DOT_COLUMNS: a row times a matrix whose columns the threads already
+ * own: [1, K] x [K, N] with B in registers and N a multiple of the thread
+ * count (the flat distribution then gives thread t the columns t, t + T,
+ * ... with every k of them). Each thread contracts its own columns: no
+ * exchange, no barrier. A comes from shared memory (a staged view, read by
+ * all lanes at once) or is a splat scalar. */
+static void emit_dot_columns(Emitter *e, const TirInst *in) {
   const TirInst *a = in->args[0], *b = in->args[1];
-  int64_t TV = (int64_t)e->T * e->V;
-  if (in->aux || a->ty.rank != 2 || a->plan->phys[0] != 1 || b->plan->res != RES_REG || px_is_frag(e, b) ||
-      b->plan->phys[1] % TV || in->plan->phys[1] != b->plan->phys[1] ||
-      (a->op != TIR_SPLAT && (a->plan->res != RES_SHARED || a->plan->buf->swizzle)))
-    return false;
   int per = (int)(b->plan->phys[1] / e->T); /* columns per thread */
   int64_t K = a->ty.dims[1];
   RegClass rc = px_rc_of(in->ty.elem);
@@ -56,14 +51,6 @@ static bool emit_dot_columns(Emitter *e, const TirInst *in) {
     }
   }
   for (int j = 0; j < per; j++) px_round_reg(e, in->ty.elem, px_reg(e, in, j));
-  return true;
-}
-
-/* Whether a dot takes the tensor-core path (px_emit_dot_mma): the planner
- * gave it the tensor-core shapes (f16 or bf16 operands, or an 8-bit
- * dot_t) and nothing in plan_dot_fallback sends it to FMA. */
-bool px_mma_fits(const Emitter *e, const TirInst *in) {
-  return !in->plan->dot_fma && !plan_dot_fallback(e->a, e->p, in);
 }
 
 /* x + dot(a, b) with the dot's only use that sum, x a fragment value of
@@ -95,17 +82,6 @@ bool px_published(const Emitter *e, const TirInst *x) {
   return e->sring_loop && x->pos < e->sring_loop->pos;
 }
 
-/* A tensor-core dot whose a operand is in the fragment layout with
- * 16-column tiles, the result's rows and K columns: the accumulators of
- * its column tile s are, packed in pairs, the A fragment of k-step s
- * (FlashAttention's P kept in registers). */
-bool px_a_from_regs(const Emitter *e, const TirInst *dot) {
-  const TirInst *a = dot->args[0];
-  if ((a->ty.elem != S_F16 && a->ty.elem != S_BF16) || !px_is_frag(e, dot) || !px_is_frag(e, a)) return false;
-  FragGeom ag = px_frag_geom(e, a);
-  return ag.NT == 16 && ag.M == plan_folded_rows(dot) && ag.N == a->ty.dims[a->ty.rank - 1];
-}
-
 /* A conversion to f16 or bf16 whose one reader is a tensor-core dot that
  * packs it from registers into its A fragment: the packing (cvt.rn.*x2)
  * rounds, so the conversion need not round first. */
@@ -113,17 +89,21 @@ bool px_packed_by_mma(const Emitter *e, const TirInst *cv) {
   if (cv->op != TIR_CONVERT || (cv->ty.elem != S_BF16 && cv->ty.elem != S_F16) || e->uses[cv->id] != 1) return false;
   for (int i = 0; i < e->f->ninsts; i++) {
     const TirInst *x = e->f->insts[i];
-    if (x->op == TIR_DOT && x->args[0] == cv) return px_mma_fits(e, x) && px_a_from_regs(e, x);
+    if (x->op == TIR_DOT && x->args[0] == cv) return x->plan->dot >= DOT_MMA && plan_a_from_regs(x);
   }
   return false;
 }
 
-/* dot and dot_t: each thread computes its output elements over the logical
+/* dot and dot_t on the path the plan chose (plan.c, choose_dot_paths);
+ * DOT_FMA: each thread computes its output elements over the logical
  * contraction, reading operands from their shared buffers or from the
  * exchange area. */
 void px_emit_dot(Emitter *e, const TirInst *in) {
-  if (px_emit_dot_mma(e, in)) return;
-  if (emit_dot_columns(e, in)) return;
+  switch (in->plan->dot) {
+  case DOT_MMA: case DOT_WGMMA: px_emit_dot_mma(e, in); return;
+  case DOT_COLUMNS: emit_dot_columns(e, in); return;
+  case DOT_FMA: break;
+  }
   const TirInst *a = in->args[0], *b = in->args[1];
   const TirInst *src[2];
   int nsrc = 0;

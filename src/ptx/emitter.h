@@ -50,14 +50,6 @@ typedef struct Emitter {
   const char *cst, *pst, *phase; /* consumer stage, producer stage, parity bits */
   bool waited;                   /* this iteration's stage is complete */
   bool replay;                   /* re-emitting scalars for a later iteration: no declarations, no barriers */
-  /* tensor-core accumulator classes kept in the mma fragment layout (see
-   * px_decide_frags): their values' registers are mma.m16n8 accumulators */
-  const Layout *frag[8];
-  int nfrag;
-  /* row classes of those (rowmax, rowsum and what they feed: a softmax's
-   * running max and sum) kept beside them: each thread holds its rows */
-  const Layout *rowfrag[8];
-  int nrowfrag;
   bool async_pending; /* cp.async copies issued and not yet waited for (px_emit_stage_async) */
   bool proxy_pending; /* threads stored into a swizzled tile: the next barrier fences the async proxy first */
   /* staged rings (@pipeline, plan.c staged_ring_reject): the loop being
@@ -130,8 +122,6 @@ const char *px_swz_rowx(Emitter *e, int S, const char *row);
 const char *px_buf_addr(Emitter *e, const PlanBuf *b, const char *const *c);
 const char *px_operand(Emitter *e, const TirInst *x, int k);
 const char *px_flat_of(Emitter *e, const char *const *c, const int64_t *phys, int rank);
-void px_decide_frags(Emitter *e);
-int px_chunk_width(const TirBlock *b, int T);
 
 /* ------------------------------------- ops.c: elementwise operations */
 void px_emit_binary(Emitter *e, const TirInst *in);
@@ -182,19 +172,16 @@ void px_emit_tma_load(Emitter *e, const TirInst *in);
 void px_emit_tma_store(Emitter *e, const TirInst *in);
 
 /* --------------------------------------------- dot.c: the dot's path */
-bool px_mma_fits(const Emitter *e, const TirInst *in);
 const TirInst *px_fused_addend(Emitter *e, const TirInst *dot);
 bool px_published(const Emitter *e, const TirInst *x);
-bool px_a_from_regs(const Emitter *e, const TirInst *dot);
 bool px_packed_by_mma(const Emitter *e, const TirInst *cv);
 void px_emit_dot(Emitter *e, const TirInst *in);
 
 /* --------------------------------------------------- mma.c: mma.sync */
 void px_pack_a_regs(Emitter *e, const TirInst *a, FragGeom ag, int mi, int s, const char *ty, const char *r[4]);
-bool px_emit_dot_mma(Emitter *e, const TirInst *in);
+void px_emit_dot_mma(Emitter *e, const TirInst *in);
 
 /* ---------------------------------------------------- wgmma.c: wgmma */
-bool px_wgmma_fits(const Emitter *e, const TirInst *in, const PlanBuf *sa, const PlanBuf *sb, bool areg);
 void px_emit_dot_wgmma(Emitter *e, const TirInst *in, const PlanBuf *sa, const PlanBuf *sb, bool areg);
 
 /* -------------------------------- pipeline.c: loops, rings, prefetch */

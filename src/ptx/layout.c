@@ -28,11 +28,12 @@ int64_t px_phys_elems(const TirInst *in) {
   return n;
 }
 
+/* A value in the fragment layout (the plan's mma16x8x16.acc: plan.c,
+ * choose_frags). */
 bool px_is_frag(const Emitter *e, const TirInst *x) {
-  if (!e->nfrag || !x->plan || x->ty.rank < 2 || x->plan->res != RES_REG) return false;
-  for (int i = 0; i < e->nfrag; i++)
-    if (x->plan->layout == e->frag[i]) return true;
-  return false;
+  (void)e;
+  return x->plan && x->ty.rank >= 2 && x->plan->res == RES_REG && x->plan->layout &&
+         x->plan->layout->kind == LAYOUT_MMA_ACC;
 }
 
 /* A row value ([.., 1], the class of a reduction over a fragment value)
@@ -40,10 +41,9 @@ bool px_is_frag(const Emitter *e, const TirInst *x) {
  * 16 (w + mi W) + g + 8 h, the rows whose elements it holds there; the four
  * lanes of a quad hold the same rows. */
 bool px_is_rowfrag(const Emitter *e, const TirInst *x) {
-  if (!e->nrowfrag || !x->plan || x->ty.rank < 2 || x->plan->res != RES_REG) return false;
-  for (int i = 0; i < e->nrowfrag; i++)
-    if (x->plan->layout == e->rowfrag[i]) return true;
-  return false;
+  (void)e;
+  return x->plan && x->ty.rank >= 2 && x->plan->res == RES_REG && x->plan->layout &&
+         x->plan->layout->kind == LAYOUT_SLICED;
 }
 
 FragGeom px_frag_geom(const Emitter *e, const TirInst *x) {
@@ -206,113 +206,4 @@ const char *px_flat_of(Emitter *e, const char *const *c, const int64_t *phys, in
     px_out(e, "or.b32 %s, %s, %s;", r, r, c[d]);
   }
   return r;
-}
-
-/* Whether every member of the class of tied values with layout L allows
- * a register layout other than the flat one: register values of one
- * physical shape (with a last dim of 1 for a row class), whole writes into
- * register vars only, and operations that work register by register or
- * ask px_elem_index. A fragment class (rows false) may hold tensor-core dots,
- * broadcasts and iotas; a row class (rows true) rowmax and rowsum of f32
- * fragment values with its rows. Returns a member, or NULL. */
-static const TirInst *class_allows(const Emitter *e, const Layout *L, bool rows) {
-  const TirFunc *f = e->f;
-  const TirInst *first = NULL;
-  for (int j = 0; j < f->ninsts; j++) {
-    const TirInst *x = f->insts[j];
-    if (x->op == TIR_WRITE && x->args[1]->plan && x->args[1]->plan->layout == L &&
-        (x->nsubs || x->args[0]->plan->res != RES_REG))
-      return NULL;
-    if (x->op == TIR_WRITE && x->args[0]->plan && x->args[0]->plan->res == RES_REG && x->args[0]->plan->layout == L &&
-        (x->nsubs || (x->args[1]->ty.rank && x->args[1]->plan->res != RES_REG)))
-      return NULL;
-    if (!x->plan || x->plan->res != RES_REG || x->plan->layout != L) continue;
-    if (!first) first = x;
-    /* operand() reads a staged tile operand at the flat index of register
-     * k: an elementwise member must take its tiles from registers (a dot
-     * reads its staged operands through ldmatrix, a broadcast its source
-     * through the exchange area, in the source's own layout) */
-    if (x->op != TIR_DOT && x->op != TIR_BROADCAST)
-      for (int i = 0; i < x->nargs; i++)
-        if (x->args[i] && x->args[i]->ty.rank && x->args[i]->plan && x->args[i]->plan->res != RES_REG) return NULL;
-    int r = x->ty.rank;
-    if (r < 2 || r != first->ty.rank || (rows && x->plan->phys[r - 1] != 1)) return NULL;
-    for (int d = 0; d < r; d++)
-      if (x->plan->phys[d] != first->plan->phys[d]) return NULL;
-    bool ok;
-    switch (x->op) {
-    case TIR_DOT: ok = !rows && px_mma_fits(e, x); break;
-    case TIR_REDUCE:
-      ok = rows && px_is_frag(e, x->args[0]) && x->ty.elem == S_F32 && x->args[0]->ty.elem == S_F32 &&
-           plan_folded_rows(x->args[0]) == plan_folded_rows(x) && (x->aux == TRED_MAX || x->aux == TRED_SUM);
-      break;
-    case TIR_BROADCAST: case TIR_IOTA: ok = !rows; break;
-    case TIR_READ: ok = x->args[0]->plan->res == RES_REG; break;
-    case TIR_BINARY: case TIR_UNARY: case TIR_MATH: case TIR_CONVERT: case TIR_SELECT: case TIR_SPLAT: case TIR_VAR:
-      ok = true;
-      break;
-    default: ok = false;
-    }
-    if (!ok) return NULL;
-  }
-  return first;
-}
-
-/* The fragment layout for each tensor-core accumulator class whose every
- * member allows it (class_allows) and whose row tiles divide evenly among
- * the warps; then the row layout for each row class fed by a reduction of
- * such a class. */
-void px_decide_frags(Emitter *e) {
-  const TirFunc *f = e->f;
-  int W = e->T / 32;
-  if (e->T % 32) return;
-  for (int i = 0; i < f->ninsts; i++) {
-    const TirInst *in = f->insts[i];
-    const Layout *L = in->plan && in->plan->res == RES_REG ? in->plan->layout : NULL;
-    if (!L || L->kind != LAYOUT_MMA_ACC) continue;
-    bool seen = false;
-    for (int j = 0; j < e->nfrag; j++) seen |= e->frag[j] == L;
-    if (seen || e->nfrag == (int)(sizeof e->frag / sizeof e->frag[0])) continue;
-    const TirInst *first = class_allows(e, L, false);
-    if (!first) continue;
-    int64_t M = plan_folded_rows(first), N = first->plan->phys[first->ty.rank - 1];
-    if (M % 16 || N % 8 || (M / 16) % W) continue;
-    e->frag[e->nfrag++] = L;
-  }
-  for (int i = 0; i < f->ninsts; i++) {
-    const TirInst *in = f->insts[i];
-    const Layout *L = in->plan && in->plan->res == RES_REG ? in->plan->layout : NULL;
-    if (!L || L->kind != LAYOUT_SLICED || e->nrowfrag == (int)(sizeof e->rowfrag / sizeof e->rowfrag[0])) continue;
-    bool parent = false, seen = false;
-    for (int j = 0; j < e->nfrag; j++) parent |= e->frag[j] == L->parent;
-    for (int j = 0; j < e->nrowfrag; j++) seen |= e->rowfrag[j] == L;
-    if (!parent || seen) continue;
-    const TirInst *first = class_allows(e, L, true);
-    if (!first) continue;
-    int64_t M = plan_folded_rows(first);
-    if (M % 16 || (M / 16) % W) continue;
-    e->rowfrag[e->nrowfrag++] = L;
-  }
-}
-
-/* The widest chunk (4, 2, 1) that divides every register tile of the
- * kernel into whole rounds of T chunks along whole rows: then no thread
- * holds a partial chunk, every chunk lies in one row, and a thread that
- * owns a column of one tile owns it in every tile of that row length. */
-static bool chunks_fit(const TirBlock *b, int64_t T, int64_t v) {
-  for (int i = 0; i < b->len; i++) {
-    const TirInst *in = b->insts[i];
-    if (in->plan && in->ty.rank && in->plan->res == RES_REG) {
-      int64_t inner = in->plan->phys[in->ty.rank - 1];
-      if (inner % v || px_phys_elems(in) % (T * v)) return false;
-    }
-    if (!chunks_fit(&in->body, T, v) || !chunks_fit(&in->body2, T, v) || !chunks_fit(&in->cond, T, v)) return false;
-  }
-  return true;
-}
-
-int px_chunk_width(const TirBlock *b, int T) {
-  for (int v = 4; v > 1; v /= 2)
-    if (chunks_fit(b, T, v)) return v;
-  return 1;
 }

@@ -81,7 +81,7 @@ static const char *swz_at(Emitter *e, SwzLane *z, int64_t cb, int64_t rc) {
 }
 
 /* The A fragment of k-step s of row tile mi, packed in pairs from the
- * registers of a (px_a_from_regs: the accumulators of its column tile s),
+ * registers of a (plan_a_from_regs: the accumulators of its column tile s),
  * into r[4]: rows g, g + 8 at columns 2t (+1), then 8 + 2t (+1). The
  * packing rounds (px_packed_by_mma). mma.sync and wgmma take the same. */
 void px_pack_a_regs(Emitter *e, const TirInst *a, FragGeom ag, int mi, int s, const char *ty, const char *r[4]) {
@@ -97,30 +97,28 @@ void px_pack_a_regs(Emitter *e, const TirInst *a, FragGeom ag, int mi, int s, co
  * same ldmatrix rows read as bytes), with operands from shared memory
  * through ldmatrix (.trans for dot's [K, N] b). Staged operands are read
  * where they are; an a in the fragment layout is packed from its registers
- * (px_a_from_regs); other operands are first copied into the exchange area as
+ * (plan_a_from_regs); other operands are first copied into the exchange area as
  * rows padded by 16 bytes, so that the eight rows of an ldmatrix matrix
  * fall in different banks. A result in the fragment layout is accumulated
  * in its own registers (row tiles w, w + W, ...); one in the flat layout
  * takes output tiles of 16 rows by 16 (or 8) columns in turn per warp and
- * goes through the exchange area. The whole logical K is unrolled. False,
- * for the FMA path, when px_mma_fits says no. */
-bool px_emit_dot_mma(Emitter *e, const TirInst *in) {
+ * goes through the exchange area. The whole logical K is unrolled. A dot
+ * the plan put on DOT_WGMMA goes to px_emit_dot_wgmma. */
+void px_emit_dot_mma(Emitter *e, const TirInst *in) {
   const TirInst *a = in->args[0], *b = in->args[1];
   bool tr = in->aux; /* dot_t: b is [N, K] */
   int r = in->ty.rank;
-  if (!px_mma_fits(e, in)) return false;
   int64_t K = a->ty.dims[a->ty.rank - 1], M = plan_folded_rows(in), N = in->plan->phys[r - 1];
   bool frag = px_is_frag(e, in);
-  bool areg = px_a_from_regs(e, in);
+  bool areg = plan_a_from_regs(in);
   FragGeom ag = areg ? px_frag_geom(e, a) : (FragGeom){0};
   bool da = areg || mma_direct(a), db = mma_direct(b);
   /* swizzled operands (a tensor copy's tile) */
   const PlanBuf *sa = da && !areg && a->plan->buf->swizzle ? a->plan->buf : NULL;
   const PlanBuf *sb = db && b->plan->buf->swizzle ? b->plan->buf : NULL;
-  if (frag && px_wgmma_fits(e, in, sa, sb, areg)) {
+  if (in->plan->dot == DOT_WGMMA) {
     px_emit_dot_wgmma(e, in, sa, sb, areg);
-    in->plan->wgmma_n = (int)in->plan->phys[in->ty.rank - 1]; /* for the plan's printout (driver.c) */
-    return true;
+    return;
   }
   /* eb: operand bytes (2, or 1 for i8/u8 dot_t on m16n8k32); ce: elements
    * in 16 bytes, an ldmatrix row; a k-step is 32 bytes of K */
@@ -256,7 +254,7 @@ bool px_emit_dot_mma(Emitter *e, const TirInst *in) {
           }
       }
     }
-    return true;
+    return;
   }
   /* the accumulator's place in the result: row lane / 4 (and + 8), column 2 (lane % 4) */
   const char *clane = px_tmp(e, RC_B32), *g = px_tmp(e, RC_B32), *t2 = px_tmp(e, RC_B32);
@@ -334,5 +332,4 @@ bool px_emit_dot_mma(Emitter *e, const TirInst *in) {
     px_out(e, "min.u32 %s, %s, %lld;", fl, fl, (long long)(elems - 1));
     px_exch_load(e, in, at_c, fl, px_reg(e, in, k));
   }
-  return true;
 }

@@ -205,8 +205,7 @@ bool ptx_emit_kernel(Arena *a, Diags *d, const Plan *p, const char *arch, const 
                      int64_t *shared_total) {
   Emitter e = {.a = a, .d = d, .p = p, .f = p->f, .T = p->threads};
   const TirFunc *f = p->f;
-  e.V = px_chunk_width(&f->body, e.T);
-  px_decide_frags(&e);
+  e.V = p->chunk;
   e.fused_add = arena_alloc(a, (size_t)f->ninsts + 1);
   e.sbase = arena_alloc(a, sizeof(char *) * (size_t)(p->nbufs + 1));
   e.uses = tir_use_counts(a, f);
@@ -301,7 +300,7 @@ bool ptx_emit_kernel(Arena *a, Diags *d, const Plan *p, const char *arch, const 
   }
   fprintf(out_f, "  .reg .b32 %%tid_, %%tidv_%s;\n  mov.u32 %%tid_, %%tid.x;\n  mul.lo.u32 %%tidv_, %%tid_, %d;\n",
           p->producer ? ", %plane_" : "", e.V);
-  if (e.nfrag) /* the fragment layout's thread base: 16 w + g and 2 t (px_elem_index) */
+  if (p->frags) /* the fragment layout's thread base: 16 w + g and 2 t (px_elem_index) */
     fputs("  .reg .b32 %fwg_, %ft2_;\n  shr.u32 %fwg_, %tid_, 5;\n  shl.b32 %fwg_, %fwg_, 4;\n"
           "  bfe.u32 %ft2_, %tid_, 2, 3;\n  add.u32 %fwg_, %fwg_, %ft2_;\n  and.b32 %ft2_, %tid_, 3;\n"
           "  shl.b32 %ft2_, %ft2_, 1;\n", out_f);

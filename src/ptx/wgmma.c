@@ -18,22 +18,7 @@ static const char *wg_desc(Emitter *e, const char *addr, int S, int64_t lbo, int
   return d;
 }
 
-/* Whether a dot in the fragment layout goes to wgmma (sm_90a, Plan.wgmma):
- * f16 or bf16 operands into f32, whole warpgroups (the row tile mi of warp
- * w holds rows 16 (mi W + w): for each mi, the four warps of warpgroup g
- * hold the 64 rows from 16 (mi W + 4 g) in wgmma's m64 accumulator
- * layout, which is mma.sync's m16n8 tile for tile), b a swizzled buffer
- * (its panels are wgmma's canonical layouts: K-major for dot_t's [N, K],
- * MN-major for dot's [K, N]), a in registers or a swizzled buffer, and N a
- * multiple of 8 up to 256. */
-bool px_wgmma_fits(const Emitter *e, const TirInst *in, const PlanBuf *sa, const PlanBuf *sb, bool areg) {
-  const TirInst *a = in->args[0];
-  int64_t N = in->plan->phys[in->ty.rank - 1];
-  return e->p->wgmma && (a->ty.elem == S_BF16 || a->ty.elem == S_F16) && in->ty.elem == S_F32 && e->T % 128 == 0 &&
-         sb && (areg || sa) && N % 8 == 0 && N <= 256;
-}
-
-/* dot and dot_t on wgmma (px_wgmma_fits): per row block mi one
+/* dot and dot_t on wgmma (DOT_WGMMA: plan.c, choose_dot_paths): per row block mi one
  * wgmma.mma_async.m64nNk16 a k-step, b (and a when staged) read by the
  * tensor cores from the swizzled panels through matrix descriptors, a
  * otherwise packed from its fragment registers as for mma.sync. The
