@@ -32,6 +32,7 @@ typedef struct Planner {
   PtrVec bufs;
   PtrVec barriers;
   int *uses; /* tir_use_counts */
+  int nlayouts; /* Layout.id: layouts made so far (at most one a class) */
 } Planner;
 
 static int64_t pow2_ceil(int64_t v) {
@@ -172,8 +173,14 @@ static void unify_phys(Planner *P) {
 
 /* ------------------------------------------------------------- layouts */
 
-static Layout *blocked(Planner *P, const PlanVal *v, int rank, Scalar elem) {
+static Layout *new_layout(Planner *P) {
   Layout *l = arena_alloc(P->a, sizeof *l);
+  l->id = P->nlayouts++;
+  return l;
+}
+
+static Layout *blocked(Planner *P, const PlanVal *v, int rank, Scalar elem) {
+  Layout *l = new_layout(P);
   l->kind = LAYOUT_BLOCKED;
   l->rank = rank;
   int64_t left[MAX_TILE_RANK] = {1, 1, 1};
@@ -209,7 +216,7 @@ static Layout *blocked(Planner *P, const PlanVal *v, int rank, Scalar elem) {
 }
 
 static Layout *mma_layout(Planner *P, LayoutKind kind, const PlanVal *v, int rank) {
-  Layout *l = arena_alloc(P->a, sizeof *l);
+  Layout *l = new_layout(P);
   l->kind = kind;
   l->rank = rank;
   int64_t rows = 1;
@@ -230,7 +237,7 @@ static Layout *mma_layout(Planner *P, LayoutKind kind, const PlanVal *v, int ran
 static Layout *dot_b_layout(Planner *P, const PlanVal *v, Scalar elem, bool trans) {
   int kd = trans ? 1 : 0, nd = 1 - kd;
   int64_t k = v->phys[kd], nn = v->phys[nd];
-  Layout *l = arena_alloc(P->a, sizeof *l);
+  Layout *l = new_layout(P);
   l->kind = LAYOUT_BLOCKED;
   l->rank = 2;
   int64_t vec = trans ? 1 : 16 / sema_scalar_bytes(elem);
@@ -281,7 +288,7 @@ static void assign_layouts(Planner *P) {
     int xr = find(P, x->id), root = find(P, i);
     if (!cls[xr]) cls[xr] = blocked(P, pv(x), x->ty.rank, x->ty.elem);
     if (!cls[root]) {
-      Layout *l = arena_alloc(P->a, sizeof *l);
+      Layout *l = new_layout(P);
       l->kind = LAYOUT_SLICED;
       l->rank = in->ty.rank;
       l->parent = cls[xr];
@@ -318,92 +325,80 @@ static bool is_frag(const TirInst *x) {
          x->plan->layout->kind == LAYOUT_MMA_ACC;
 }
 
-/* Whether every member of the class of tied values with layout L allows
- * a register layout other than the flat one: register values of one
- * physical shape (with a last dim of 1 for a row class), whole writes into
- * register vars only, and operations the backend spells register by
+/* Whether member x of a class allows a register layout other than the
+ * flat one: a register value of the class's physical shape (with a last
+ * dim of 1 for a row class) whose operation the backend spells register by
  * register or by asking where an element is (ptx/layout.c). A fragment
  * class (rows false) may hold tensor-core dots, broadcasts and iotas; a
  * row class (rows true) rowmax and rowsum of f32 fragment values with its
- * rows. Returns a member, or NULL. */
-static const TirInst *class_allows(Planner *P, const Layout *L, bool rows) {
-  const TirFunc *f = P->f;
-  const TirInst *first = NULL;
-  for (int j = 0; j < f->ninsts; j++) {
-    const TirInst *x = f->insts[j];
-    if (x->op == TIR_WRITE && x->args[1]->plan && x->args[1]->plan->layout == L &&
-        (x->nsubs || x->args[0]->plan->res != RES_REG))
-      return NULL;
-    if (x->op == TIR_WRITE && x->args[0]->plan && x->args[0]->plan->res == RES_REG && x->args[0]->plan->layout == L &&
-        (x->nsubs || (x->args[1]->ty.rank && x->args[1]->plan->res != RES_REG)))
-      return NULL;
-    if (!x->plan || x->plan->res != RES_REG || x->plan->layout != L) continue;
-    if (!first) first = x;
-    /* the backend reads a staged tile operand at the flat index of
-     * register k: an elementwise member must take its tiles from registers
-     * (a dot reads its staged operands through ldmatrix, a broadcast its
-     * source through the exchange area, in the source's own layout) */
-    if (x->op != TIR_DOT && x->op != TIR_BROADCAST)
-      for (int i = 0; i < x->nargs; i++)
-        if (x->args[i] && x->args[i]->ty.rank && x->args[i]->plan && x->args[i]->plan->res != RES_REG) return NULL;
-    int r = x->ty.rank;
-    if (r < 2 || r != first->ty.rank || (rows && x->plan->phys[r - 1] != 1)) return NULL;
-    for (int d = 0; d < r; d++)
-      if (x->plan->phys[d] != first->plan->phys[d]) return NULL;
-    bool ok;
-    switch (x->op) {
-    case TIR_DOT: ok = !rows && mma_fits(P, x); break;
-    case TIR_REDUCE:
-      ok = rows && is_frag(x->args[0]) && x->ty.elem == S_F32 && x->args[0]->ty.elem == S_F32 &&
+ * rows. first: the class's first member. */
+static bool member_allows(Planner *P, const TirInst *x, const TirInst *first, bool rows) {
+  /* the backend reads a staged tile operand at the flat index of register
+   * k: an elementwise member must take its tiles from registers (a dot
+   * reads its staged operands through ldmatrix, a broadcast its source
+   * through the exchange area, in the source's own layout) */
+  if (x->op != TIR_DOT && x->op != TIR_BROADCAST)
+    for (int i = 0; i < x->nargs; i++)
+      if (x->args[i] && x->args[i]->ty.rank && x->args[i]->plan && x->args[i]->plan->res != RES_REG) return false;
+  int r = x->ty.rank;
+  if (r < 2 || r != first->ty.rank || (rows && x->plan->phys[r - 1] != 1)) return false;
+  for (int d = 0; d < r; d++)
+    if (x->plan->phys[d] != first->plan->phys[d]) return false;
+  switch (x->op) {
+  case TIR_DOT: return !rows && mma_fits(P, x);
+  case TIR_REDUCE:
+    return rows && is_frag(x->args[0]) && x->ty.elem == S_F32 && x->args[0]->ty.elem == S_F32 &&
            plan_folded_rows(x->args[0]) == plan_folded_rows(x) && (x->aux == TRED_MAX || x->aux == TRED_SUM);
-      break;
-    case TIR_BROADCAST: case TIR_IOTA: ok = !rows; break;
-    case TIR_READ: ok = x->args[0]->plan->res == RES_REG; break;
-    case TIR_BINARY: case TIR_UNARY: case TIR_MATH: case TIR_CONVERT: case TIR_SELECT: case TIR_SPLAT: case TIR_VAR:
-      ok = true;
-      break;
-    default: ok = false;
-    }
-    if (!ok) return NULL;
+  case TIR_BROADCAST: case TIR_IOTA: return !rows;
+  case TIR_READ: return x->args[0]->plan->res == RES_REG;
+  case TIR_BINARY: case TIR_UNARY: case TIR_MATH: case TIR_CONVERT: case TIR_SELECT: case TIR_SPLAT: case TIR_VAR:
+    return true;
+  default: return false;
   }
-  return first;
 }
 
 /* The layouts the backend keeps: the fragment layout for each tensor-core
- * accumulator class whose every member allows it (class_allows) and whose
- * row tiles divide evenly among the warps, then the row layout beside it
- * for each row class fed by a reduction of such a class. Every other
- * register class is flat: chunks of Plan.chunk elements dealt round the
- * threads (choose_chunk). */
-static bool in_vec(const PtrVec *v, const void *x) {
-  for (int i = 0; i < v->len; i++)
-    if (v->items[i] == x) return true;
-  return false;
-}
-
+ * accumulator class whose every member allows it (member_allows), whose
+ * values are written whole into register vars only, and whose row tiles
+ * divide evenly among the warps; then the row layout beside it for each
+ * row class fed by a reduction of such a class. Every other register class
+ * is flat: chunks of Plan.chunk elements dealt round the threads
+ * (choose_chunk). One pass over the kernel a kind. */
 static void choose_frags(Planner *P) {
   const TirFunc *f = P->f;
-  int T = P->p->threads, W = T / 32;
+  int T = P->p->threads, W = T / 32, n = f->ninsts;
+  const TirInst **first = arena_alloc(P->a, sizeof *first * (size_t)(n + 1)); /* by layout id */
+  bool *bad = arena_alloc(P->a, (size_t)(n + 1));
   for (int pass = 0; pass < 2; pass++) {
     bool rows = pass == 1;
     LayoutKind kind = rows ? LAYOUT_SLICED : LAYOUT_MMA_ACC;
-    PtrVec seen = {0}, kept = {0};
-    for (int i = 0; i < f->ninsts; i++) {
-      const TirInst *in = f->insts[i];
-      Layout *L = in->plan && in->plan->res == RES_REG ? in->plan->layout : NULL;
-      if (!L || L->kind != kind || in_vec(&seen, L)) continue;
-      vec_push(P->a, &seen, L);
-      if (T % 32 || (rows && (!L->parent || L->parent->kind != LAYOUT_MMA_ACC))) continue;
-      const TirInst *first = class_allows(P, L, rows);
-      if (!first) continue;
-      int64_t M = plan_folded_rows(first), N = first->plan->phys[first->ty.rank - 1];
-      if (M % 16 || (!rows && N % 8) || (M / 16) % W) continue;
-      vec_push(P->a, &kept, L);
+    memset(first, 0, sizeof *first * (size_t)(n + 1));
+    memset(bad, 0, (size_t)(n + 1));
+    for (int j = 0; j < n; j++) {
+      const TirInst *x = f->insts[j];
+      if (x->op == TIR_WRITE) { /* whole writes between register values only */
+        const Layout *lv = x->args[1]->plan ? x->args[1]->plan->layout : NULL;
+        const Layout *ls = x->args[0]->plan && x->args[0]->plan->res == RES_REG ? x->args[0]->plan->layout : NULL;
+        if (lv && lv->kind == kind && (x->nsubs || x->args[0]->plan->res != RES_REG)) bad[lv->id] = true;
+        if (ls && ls->kind == kind && (x->nsubs || (x->args[1]->ty.rank && x->args[1]->plan->res != RES_REG)))
+          bad[ls->id] = true;
+      }
+      const Layout *L = x->plan && x->plan->res == RES_REG ? x->plan->layout : NULL;
+      if (!L || L->kind != kind) continue;
+      if (!first[L->id]) first[L->id] = x;
+      if (!bad[L->id] && !member_allows(P, x, first[L->id], rows)) bad[L->id] = true;
     }
-    for (int i = 0; i < seen.len; i++)
-      if (!in_vec(&kept, seen.items[i])) ((Layout *)seen.items[i])->kind = LAYOUT_FLAT;
+    for (int j = 0; j < n; j++) {
+      const TirInst *x = first[j];
+      if (!x) continue;
+      Layout *L = x->plan->layout;
+      int64_t M = plan_folded_rows(x), N = x->plan->phys[x->ty.rank - 1];
+      bool keep = T % 32 == 0 && !bad[j] && (!rows || (L->parent && L->parent->kind == LAYOUT_MMA_ACC)) &&
+                  M % 16 == 0 && (rows || N % 8 == 0) && (M / 16) % W == 0;
+      if (!keep) L->kind = LAYOUT_FLAT;
+    }
   }
-  for (int i = 0; i < f->ninsts; i++) {
+  for (int i = 0; i < n; i++) {
     Layout *L = f->insts[i]->plan ? f->insts[i]->plan->layout : NULL;
     if (L && L->kind == LAYOUT_BLOCKED) L->kind = LAYOUT_FLAT;
     if (L && L->kind == LAYOUT_MMA_ACC) P->p->frags = true;

@@ -154,6 +154,7 @@ typedef enum LayoutKind {
  * have one physical shape). The planner decides it (plan.c, choose_frags);
  * the backend spells it (ptx/layout.c). */
 typedef struct Layout {
+  int id; /* the planner's numbering */
   LayoutKind kind;
   int rank;
   int spt[MAX_TILE_RANK];   /* blocked: elements per thread along each dim */
