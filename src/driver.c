@@ -3,6 +3,7 @@
  *   load -> lex -> parse -> check (every @autotune point)
  *   -> for each kernel and variant: check the variant -> lower to tile IR
  *      -> verify -> plan -> verify
+ *   -> emit each plan as a PTX entry -> ptxas -> the cubin and its manifest
  *
  * --emit=STAGE stops after STAGE and prints what it produced. The output is
  * built in memory and written only when the run succeeds, so a failed run
@@ -28,7 +29,7 @@ static double now(void) {
  * The PTX is written beside the output first; it stays there when ptxas
  * fails, so the printed command reproduces the failure. */
 static void write_cubin(Arena *arena, Diags *d, const DriverOptions *o, const Source *src, const char *ptx,
-                        size_t ptx_len, Plan **plans, int nplans, const int64_t *shared) {
+                        size_t ptx_len, Plan **plans, int nplans) {
   const char *cubin = o->output;
   size_t n = strlen(cubin);
   int stem = (int)(n > 6 && !strcmp(cubin + n - 6, ".cubin") ? n - 6 : n);
@@ -49,7 +50,7 @@ static void write_cubin(Arena *arena, Diags *d, const DriverOptions *o, const So
   FILE *y = fopen(yaml_path, "wb");
   char err[512] = "";
   const char *slash = strrchr(cubin, '/');
-  if (!y || !manifest_write(y, src, o->arch ? o->arch : "sm_90a", slash ? slash + 1 : cubin, plans, nplans, shared,
+  if (!y || !manifest_write(y, src, o->arch ? o->arch : "sm_90a", slash ? slash + 1 : cubin, plans, nplans,
                             err, sizeof err)) {
     diag_error(d, (Span){0}, "cannot write the manifest %s%s%s", yaml_path, *err ? ": " : "", err);
     if (y) fclose(y);
@@ -63,7 +64,9 @@ static unsigned plan_flags(const DriverOptions *o) {
          (o->no_tensor_copies ? PLAN_NO_TENSOR_COPIES : 0) | (o->no_wgmma ? PLAN_NO_WGMMA : 0);
 }
 
-/* Every variant of every kernel through the middle of the compiler. */
+/* Every variant of every kernel, one pass a line: check the variant, lower,
+ * verify, plan (which decides everything the backend spells, retrying
+ * without tensor copies when they do not fit), verify, emit, write. */
 static void compile_variants(Arena *arena, Diags *d, const Source *src, Node *program, SemaOptions *so,
                              const DriverOptions *o, FILE *out) {
   PtrVec plans = {0};
@@ -74,7 +77,7 @@ static void compile_variants(Arena *arena, Diags *d, const Source *src, Node *pr
       KernelInfo *info = arena_alloc(arena, sizeof *info);
       if (!sema_check_variant(arena, d, kernel, so, v, info)) break;
       TirFunc *f = lower_kernel(arena, d, info);
-      if (!f) break;
+      if (!f || !tir_verify(d, f, "lowering")) break;
       if (o->emit == EMIT_TIR) {
         tir_print(out, f);
         continue;
@@ -84,16 +87,22 @@ static void compile_variants(Arena *arena, Diags *d, const Source *src, Node *pr
       vec_push(arena, &plans, p);
     }
   }
-  /* --emit=plan runs the backend too, quietly, for what only it decides
-   * (a dot's wgmma, PlanVal.wgmma_n) and the plan it keeps (below) */
-  bool plan_out = o->emit == EMIT_PLAN || o->emit == EMIT_PLAN_YAML;
-  if (d->errors || (!plan_out && o->emit != EMIT_MANIFEST && o->emit != EMIT_PTX && o->emit != EMIT_CUBIN)) return;
+  if (d->errors) return;
+  if (o->emit == EMIT_PLAN || o->emit == EMIT_PLAN_YAML) {
+    for (int i = 0; i < plans.len; i++) {
+      if (o->emit == EMIT_PLAN) plan_print(out, plans.items[i]);
+      else plan_print_yaml(out, plans.items[i]);
+    }
+    return;
+  }
+  if (o->emit != EMIT_MANIFEST && o->emit != EMIT_PTX && o->emit != EMIT_CUBIN) return; /* a plain check */
   /* the PTX module: every variant of every kernel as its own entry */
   double t0 = now();
   const char *arch = o->arch ? o->arch : "sm_90a";
   char *ptx = NULL;
   size_t ptx_len = 0;
   FILE *pf = open_memstream(&ptx, &ptx_len);
+  if (!pf) diag_ice("cannot open an output buffer");
   bool dyn = false, tma = false;
   for (int i = 0; i < plans.len; i++) {
     const Plan *p = plans.items[i];
@@ -101,43 +110,13 @@ static void compile_variants(Arena *arena, Diags *d, const Source *src, Node *pr
     tma |= p->ntmaps > 0;
   }
   ptx_emit_header(pf, arch, dyn, tma);
-  int64_t *shared = arena_alloc(arena, sizeof(int64_t) * (size_t)(plans.len + 1));
   for (int i = 0; i < plans.len && !d->errors; i++) {
-    Plan *p = plans.items[i];
-    if (p->ntmaps && !o->no_tensor_copies) {
-      /* Tensor copies cost shared memory beside the exchange area, which
-       * only the emitter sizes: a variant they push over the limit (or that
-       * fails with them for any reason) is planned again without them, and
-       * that plan's diagnostics are the ones reported. */
-      char *buf = NULL;
-      size_t len = 0;
-      FILE *tf = open_memstream(&buf, &len);
-      Diags quiet = *d;
-      quiet.silent = true;
-      quiet.errors = 0;
-      bool ok = tf && ptx_emit_kernel(arena, &quiet, p, arch, manifest_entry(arena, p->f), tf, &shared[i]);
-      if (tf) fclose(tf);
-      if (ok) fwrite(buf, 1, len, pf);
-      free(buf);
-      if (ok) continue;
-      Plan *q = plan_kernel(arena, d, p->f, o->arch, plan_flags(o) | PLAN_NO_TENSOR_COPIES);
-      if (!q) break;
-      plans.items[i] = p = q;
-    }
-    Diags quiet = *d; /* --emit=plan reports no backend errors */
-    quiet.silent = true;
-    ptx_emit_kernel(arena, plan_out ? &quiet : d, p, arch, manifest_entry(arena, p->f), pf, &shared[i]);
+    const Plan *p = plans.items[i];
+    ptx_emit_kernel(arena, d, p, arch, manifest_entry(arena, p->f), pf);
   }
   fclose(pf);
-  if (plan_out) {
-    for (int i = 0; i < plans.len; i++) {
-      if (o->emit == EMIT_PLAN) plan_print(out, plans.items[i]);
-      else plan_print_yaml(out, plans.items[i]);
-    }
-    free(ptx);
-    return;
-  }
-  if (o->verbose) fprintf(stderr, "phobosc: PTX for %d variant%s: %.2f ms\n", plans.len, plans.len == 1 ? "" : "s", (now() - t0) * 1e3);
+  if (o->verbose)
+    fprintf(stderr, "phobosc: PTX for %d variant%s: %.2f ms\n", plans.len, plans.len == 1 ? "" : "s", (now() - t0) * 1e3);
   if (!d->errors) {
     const char *base = o->input ? strrchr(o->input, '/') : NULL;
     const char *name = base ? base + 1 : o->input ? o->input : "kernel.ph";
@@ -148,10 +127,10 @@ static void compile_variants(Arena *arena, Diags *d, const Source *src, Node *pr
     } else if (o->emit == EMIT_MANIFEST) {
       char err[512] = "";
       if (!manifest_write(out, src, arch, arena_printf(arena, "%.*s.cubin", stem, name), (Plan **)plans.items,
-                          plans.len, shared, err, sizeof err))
+                          plans.len, err, sizeof err))
         diag_ice("%s", err);
     } else {
-      write_cubin(arena, d, o, src, ptx, ptx_len, (Plan **)plans.items, plans.len, shared);
+      write_cubin(arena, d, o, src, ptx, ptx_len, (Plan **)plans.items, plans.len);
     }
   }
   free(ptx);

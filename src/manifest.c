@@ -96,7 +96,7 @@ static bool postfix(const TirInst *in, char *buf, size_t len, size_t *n) {
 }
 
 bool manifest_write(FILE *out, const Source *src, const char *arch, const char *cubin, Plan **plans, int nplans,
-                    const int64_t *shared_bytes, char *err, size_t errlen) {
+                    char *err, size_t errlen) {
   Em m = {.ok = true};
   yaml_emitter_initialize(&m.e);
   yaml_emitter_set_output_file(&m.e, out);
@@ -187,7 +187,7 @@ bool manifest_write(FILE *out, const Source *src, const char *arch, const char *
       }
       ev_seq(&m, false, true);
       kv_int(&m, "threads", pl->launch_threads); /* with a producer warp, 32 more than the plan's */
-      kv_int(&m, "shared_bytes", shared_bytes ? shared_bytes[v] : pl->shared_bytes);
+      kv_int(&m, "shared_bytes", plan_launch_shared(pl));
       kv(&m, "dynamic_shared", info->dynshared ? "true" : "false");
       /* the entry begins with griddepcontrol.wait (ptx/ptx.c): the runtime may
        * launch it as a programmatic dependent of the kernel before it */

@@ -11,6 +11,6 @@ const char *manifest_entry(Arena *a, const TirFunc *f);
 /* Writes the manifest of the planned variants (grouped by kernel, in
  * order); false with a message. */
 bool manifest_write(FILE *out, const Source *src, const char *arch, const char *cubin, Plan **plans, int nplans,
-                    const int64_t *shared_bytes, char *err, size_t errlen);
+                    char *err, size_t errlen);
 
 #endif

@@ -325,6 +325,12 @@ static bool is_frag(const TirInst *x) {
          x->plan->layout->kind == LAYOUT_MMA_ACC;
 }
 
+/* A row value in the row layout beside a fragment value (choose_frags). */
+static bool is_rowfrag(const TirInst *x) {
+  return x->plan && x->ty.rank >= 2 && x->plan->res == RES_REG && x->plan->layout &&
+         x->plan->layout->kind == LAYOUT_SLICED;
+}
+
 /* Whether member x of a class allows a register layout other than the
  * flat one: a register value of the class's physical shape (with a last
  * dim of 1 for a row class) whose operation the backend spells register by
@@ -592,51 +598,110 @@ static void choose_staging(Planner *P, TirInst *in) {
   }
 }
 
-/* Register tiles that must change layout go through scratch buffers: a
- * transpose, a dot operand that is not in the operand's layout, a point
- * read out of a register tile (broadcast to every thread), a reduction
- * whose rows span several warps. */
-static void choose_scratch(Planner *P, TirInst *in) {
-  if (in->op == TIR_TRANSPOSE && pv(in->args[0])->res == RES_REG) {
-    TirInst *x = in->args[0];
-    new_buf(P, BUF_SCRATCH, arena_printf(P->a, "transpose of %%%d", x->id), x->ty.elem, x->ty.rank, pv(x)->phys, in);
+/* Registers a thread spends on value x in its layout: one for a scalar;
+ * in the fragment layout N / 2 a row tile of 16 rows it owns, two for its
+ * row value beside it; flat, whole rounds of T chunks (ptx/layout.c,
+ * px_nregs, names each register's element). */
+int64_t plan_regs(const Plan *p, const TirInst *x) {
+  if (!x->ty.rank) return 1;
+  int64_t W = p->threads / 32, M = plan_folded_rows(x), N = x->plan->phys[x->ty.rank - 1];
+  if (is_frag(x)) return M / 16 / W * (N / 2);
+  if (is_rowfrag(x)) return M / 16 / W * 2;
+  int64_t round = (int64_t)p->threads * p->chunk;
+  return (phys_elems(x) + round - 1) / round * p->chunk;
+}
+
+/* What the PTX backend cannot compile, found before it runs (so a plain
+ * check and --emit=plan report it too): register tiles past
+ * MAX_REGS_PER_VALUE a thread (unrolled, they would be huge and spill; a
+ * tile the plan stages is exempt), and the math functions on f64. */
+static void check_backend_limits(Planner *P) {
+  for (int i = 0; i < P->f->ninsts; i++) {
+    const TirInst *in = P->f->insts[i];
+    if (in->op == TIR_MATH && in->ty.elem == S_F64)
+      diag_error(P->d, in->span, "the PTX backend cannot compile this yet: exp, exp2, log, sqrt and tanh on f64");
+    if (!in->ty.rank || in->plan->res == RES_SHARED || in->op == TIR_STORE || in->op == TIR_WRITE) continue;
+    int64_t n = plan_regs(P->p, in);
+    if (n > MAX_REGS_PER_VALUE)
+      diag_error(P->d, in->span,
+                 "the PTX backend cannot compile this yet: a register tile of %lld elements is %lld per thread with %d "
+                 "threads (at most %d): use smaller tiles or more threads",
+                 (long long)phys_elems(in), (long long)n, P->p->threads, MAX_REGS_PER_VALUE);
   }
-  if (in->op == TIR_EXTRACT && in->ty.rank == 0 && pv(in->args[0])->res == RES_REG) {
-    int64_t one = 1;
-    new_buf(P, BUF_SCRATCH, arena_printf(P->a, "broadcast of %%%d", in->id), in->ty.elem, 1, &one, in);
-  }
-  if (in->op == TIR_DOT) {
-    for (int k = 0; k < 2; k++) {
-      TirInst *x = in->args[k];
-      PlanVal *xv = pv(x);
-      if (xv->res != RES_REG) continue;
-      bool fma = pv(in)->dot_fma;
-      /* FMA: A is read along its rows by every thread of an output row, so
-       * it is shared; B keeps its columns with the threads that own them
-       * when its layout is free to follow (not fixed by another dot).
-       * mma: an A that comes from an accumulator is re-packed in
-       * registers; B is always read from shared with ldmatrix. */
-      bool fixed = xv->layout && xv->layout->kind != LAYOUT_BLOCKED;
-      bool from_acc = false;
-      for (TirInst *y = x; y; y = (y->op == TIR_CONVERT || y->op == TIR_READ) ? y->args[0] : NULL)
-        if (y->op == TIR_DOT || (y->op == TIR_VAR && xv->layout && xv->layout->kind == LAYOUT_MMA_ACC)) from_acc = true;
-      bool need = fma ? (k == 0 || fixed) : (k == 1 || !from_acc);
-      if (need)
-        new_buf(P, BUF_SCRATCH, arena_printf(P->a, "%s operand of %%%d", k ? "b" : "a", in->id), x->ty.elem,
-                x->ty.rank, xv->phys, in);
+}
+
+/* A value read from global memory into registers (a load, or the
+ * transpose of one) is read again at any coordinates instead of being
+ * exchanged (ptx/exchange.c). */
+static bool reloadable(const TirInst *x) {
+  if (x->plan->res != RES_REG) return false;
+  if (x->op == TIR_LOAD) return true;
+  return x->op == TIR_TRANSPOSE && x->args[0]->op == TIR_LOAD && x->args[0]->plan->res == RES_REG;
+}
+
+/* x stored for other threads: every physical element in a 32- or 64-bit
+ * word (a scalar, one), in 16-byte units */
+static int64_t value_exchange_bytes(const TirInst *x) {
+  int64_t eb = x->ty.elem == S_F64 || x->ty.elem == S_I64 ? 8 : 4;
+  return ((x->ty.rank ? phys_elems(x) : 1) * eb + 15) / 16 * 16;
+}
+
+/* A dot on mma.sync copies the operands ldmatrix cannot read where they
+ * are (rows padded by 16 bytes) and, with a flat result, writes the
+ * accumulators as [M, N] words for the threads to read (ptx/mma.c). */
+static int64_t mma_exchange_bytes(const TirInst *in) {
+  const TirInst *a = in->args[0], *b = in->args[1];
+  int r = in->ty.rank;
+  int64_t M = plan_folded_rows(in), N = pv(in)->phys[r - 1];
+  bool areg = plan_a_from_regs(in), da = areg || mma_direct(a), db = mma_direct(b);
+  int eb = sema_scalar_bytes(a->ty.elem), ce = 16 / eb;
+  int64_t pa = areg ? 0 : da ? a->plan->buf->pitch : a->plan->phys[r - 1] + ce;
+  int64_t pb = db ? b->plan->buf->pitch : b->plan->phys[1] + ce;
+  int64_t at_b = da ? 0 : (M * pa * eb + 15) / 16 * 16;
+  int64_t at_c = at_b + (db ? 0 : (b->plan->phys[0] * pb * eb + 15) / 16 * 16);
+  return at_c + (is_frag(in) ? 0 : M * N * 4);
+}
+
+/* The bytes of shared memory an operation needs for its exchange between
+ * threads (ptx/exchange.c, ptx/dot.c, ptx/mma.c: what each stores for
+ * other threads to read), or 0: a broadcast, transpose, row reduction,
+ * point or sub-tile read of a register tile that no layout or reload
+ * spares, a sub-tile write of one, an FMA dot's register operands, a
+ * mma.sync dot's copies and flat result. */
+static int64_t exchange_bytes(const TirInst *in) {
+  const TirInst *x = in->nargs ? in->args[0] : NULL;
+  switch (in->op) {
+  case TIR_BROADCAST:
+    if (is_frag(in) && is_rowfrag(x) && x->ty.rank == in->ty.rank && plan_folded_rows(x) == plan_folded_rows(in))
+      return 0;
+    return reloadable(x) ? 0 : value_exchange_bytes(x);
+  case TIR_TRANSPOSE: return reloadable(in) ? 0 : value_exchange_bytes(x);
+  case TIR_REDUCE: return is_rowfrag(in) ? 0 : value_exchange_bytes(x);
+  case TIR_EXTRACT: return x->plan->res == RES_SHARED ? 0 : value_exchange_bytes(x);
+  case TIR_WRITE: return in->nsubs && in->args[1]->ty.rank ? value_exchange_bytes(in->args[1]) : 0;
+  case TIR_DOT:
+    switch (pv(in)->dot) {
+    case DOT_MMA: return mma_exchange_bytes(in);
+    case DOT_FMA: {
+      int64_t n = 0;
+      for (int k = 0; k < 2; k++)
+        if (in->args[k]->plan->res != RES_SHARED) n += value_exchange_bytes(in->args[k]);
+      return n;
     }
-  }
-  if (in->op == TIR_REDUCE) {
-    Layout *l = pv(in->args[0])->layout;
-    int r = in->args[0]->ty.rank;
-    if (l && l->kind == LAYOUT_BLOCKED && l->wpc[r - 1] > 1) {
-      int64_t rows = 1;
-      for (int i = 0; i < r - 1; i++) rows *= pv(in->args[0])->phys[i];
-      int64_t dims[2] = {rows, l->wpc[r - 1]};
-      new_buf(P, BUF_SCRATCH, arena_printf(P->a, "cross-warp %s of %%%d", in->aux == TRED_MAX ? "max" : "sum", in->id),
-              in->ty.elem, 2, dims, in);
+    default: return 0;
     }
+  default: return 0;
   }
+}
+
+/* Each exchange is a scratch buffer of its own, alive at its operation
+ * only, planned like every other buffer (live ranges, byte reuse, the
+ * barrier before it where other threads may still read those bytes). */
+static void choose_exchange(Planner *P, TirInst *in) {
+  int64_t n = exchange_bytes(in);
+  if (!n) return;
+  int64_t words = n / 4;
+  pv(in)->scratch = new_buf(P, BUF_SCRATCH, arena_printf(P->a, "exchange of %%%d", in->id), S_I32, 1, &words, in);
 }
 
 /* ---------------------------------------------------------- live ranges */
@@ -1445,13 +1510,16 @@ Plan *plan_kernel(Arena *a, Diags *d, TirFunc *f, const char *arch, unsigned fla
   unify_phys(&P);
   walk(&f->body, choose_staging, &P);
   assign_layouts(&P);
-  walk(&f->body, choose_scratch, &P);
   choose_pipeline(&P, sm90, flags);
   if (sm90 && !(flags & PLAN_NO_TENSOR_COPIES) && !p->no_async && !p->producer)
     walk_tma(&P, &f->body, false, false, NULL);
   choose_frags(&P);
   choose_chunk(&P);
   choose_dot_paths(&P);
+  walk(&f->body, choose_exchange, &P);
+  int errors = d->errors;
+  check_backend_limits(&P);
+  if (d->errors > errors) return NULL;
 
   Accesses acc = {0};
   collect_accesses(&P, &f->body, &acc);
@@ -1494,6 +1562,12 @@ Plan *plan_kernel(Arena *a, Diags *d, TirFunc *f, const char *arch, unsigned fla
     return NULL;
   }
   return p;
+}
+
+int64_t plan_launch_shared(const Plan *p) {
+  int64_t rounding;
+  plan_copy_extra(p, &rounding);
+  return p->shared_bytes + rounding;
 }
 
 /* ------------------------------------------------------------ printing */

@@ -7,10 +7,7 @@
 /* The module header: PTX version, target, the dynamic shared symbol
  * (aligned to 128 bytes when a kernel's TMA copies write into it). */
 void ptx_emit_header(FILE *out, const char *arch, bool any_dynshared, bool any_tma);
-/* One planned variant as an entry; false after reporting what it cannot
- * compile. *shared_total: the bytes of shared memory the entry uses (the
- * plan's buffers and the exchange area). */
-bool ptx_emit_kernel(Arena *a, Diags *d, const Plan *p, const char *arch, const char *entry, FILE *out,
-                     int64_t *shared_total);
+/* One planned variant as an entry: what the plan decided, spelled out. */
+void ptx_emit_kernel(Arena *a, Diags *d, const Plan *p, const char *arch, const char *entry, FILE *out);
 
 #endif

@@ -210,7 +210,8 @@ typedef struct PlanVal {
   int64_t phys[MAX_TILE_RANK]; /* physical dims: powers of two, layout granules */
   bool slack;                  /* some physical dim exceeds its logical dim */
   Layout *layout;
-  PlanBuf *buf;                /* RES_SHARED */
+  PlanBuf *buf;                /* RES_SHARED, and a tensor store's staging */
+  PlanBuf *scratch;            /* an operation's exchange between threads (plan.c, choose_exchange) */
   bool dot_fma;                /* TIR_DOT: no tensor-core shapes (granules) */
   DotPath dot;                 /* TIR_DOT: its instruction */
   int wgmma_n;                 /* TIR_DOT on DOT_WGMMA: the N of m64nNk16 */
@@ -292,6 +293,14 @@ int64_t plan_buf_rows(const PlanBuf *b);
  * swizzled buffers, the 1024 bytes that rounding the base up may skip
  * (*rounding, which a launch's dynamic shared memory must include). */
 int64_t plan_copy_extra(const Plan *p, int64_t *rounding);
+/* Register tiles are unrolled per thread: past this many registers a
+ * value the code would be huge and spill (plan.c, check_backend_limits). */
+enum { MAX_REGS_PER_VALUE = 1024 };
+/* the registers a thread spends on value x in its layout */
+int64_t plan_regs(const Plan *p, const TirInst *x);
+/* the dynamic shared memory a launch of the plan needs: its buffers, and the
+ * 1024 bytes that rounding the base up may skip when a buffer is swizzled */
+int64_t plan_launch_shared(const Plan *p);
 /* why a dot planned with tensor-core shapes runs on FMA, or NULL */
 const char *plan_dot_fallback(Arena *a, const Plan *p, const TirInst *dot);
 /* whether a tensor-core dot packs its a operand from the accumulators of

@@ -110,7 +110,7 @@ void px_emit_dot(Emitter *e, const TirInst *in) {
   if (a->plan->res != RES_SHARED) src[nsrc++] = a;
   if (b->plan->res != RES_SHARED) src[nsrc++] = b;
   int64_t at[2] = {0, 0};
-  if (nsrc) px_exchange(e, src, nsrc, at);
+  if (nsrc) px_exchange(e, in, src, nsrc, at);
   else px_cta_sync(e); /* staged operands: their stores are complete (planned barriers cover it) */
   int64_t at_a = a->plan->res == RES_SHARED ? -1 : at[0];
   int64_t at_b = b->plan->res == RES_SHARED ? -1 : at[nsrc - 1];

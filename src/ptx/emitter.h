@@ -22,8 +22,6 @@ typedef struct Emitter {
   int label;
   int T;             /* threads */
   int V;             /* elements per chunk of the flat distribution (1, 2 or 4) */
-  int64_t exch_off;  /* exchange area: offset and size in bytes */
-  int64_t exch_bytes;
   bool failed;
   char *decls;       /* per-value register arrays */
   size_t decls_len;
@@ -130,8 +128,7 @@ void px_emit_convert(Emitter *e, const TirInst *in);
 
 /* ------------------------------- exchange.c: cross-thread operations */
 void px_exch_load(Emitter *e, const TirInst *x, int64_t at, const char *fl, const char *r);
-void px_exch_need(Emitter *e, int64_t bytes);
-void px_exchange(Emitter *e, const TirInst *const *src, int n, int64_t *at);
+void px_exchange(Emitter *e, const TirInst *owner, const TirInst *const *src, int n, int64_t *at);
 void px_emit_broadcast(Emitter *e, const TirInst *in);
 void px_emit_transpose(Emitter *e, const TirInst *in);
 void px_emit_reduce(Emitter *e, const TirInst *in);

@@ -24,7 +24,7 @@ static void exch_store(Emitter *e, const TirInst *x, int64_t at) {
     const char *ad = px_tmp(e, RC_B32);
     if (x->ty.rank) px_out(e, "mad.lo.u32 %s, %s, %d, %%smem_;", ad, fl, eb);
     else px_out(e, "mov.u32 %s, %%smem_;", ad);
-    px_out(e, "add.u32 %s, %s, %lld;", ad, ad, (long long)(e->exch_off + at));
+    px_out(e, "add.u32 %s, %s, %lld;", ad, ad, (long long)at);
     px_out(e, "@%s st.shared.%s [%s], %s;", pr, eb == 8 ? "b64" : "b32", ad, r);
   }
 }
@@ -35,28 +35,25 @@ void px_exch_load(Emitter *e, const TirInst *x, int64_t at, const char *fl, cons
   int eb = exch_bytes(x->ty.elem);
   const char *ad = px_tmp(e, RC_B32);
   px_out(e, "mad.lo.u32 %s, %s, %d, %%smem_;", ad, fl, eb);
-  px_out(e, "add.u32 %s, %s, %lld;", ad, ad, (long long)(e->exch_off + at));
+  px_out(e, "add.u32 %s, %s, %lld;", ad, ad, (long long)at);
   px_out(e, "ld.shared.%s %s, [%s];", eb == 8 ? "b64" : "b32", r, ad);
-}
-
-void px_exch_need(Emitter *e, int64_t bytes) {
-  if (bytes > e->exch_bytes) e->exch_bytes = bytes;
 }
 
 static int64_t value_exch_bytes(const TirInst *x) {
   return (x->ty.rank ? (int64_t)((px_phys_elems(x) + 0)) : 1) * exch_bytes(x->ty.elem);
 }
 
-/* An operation whose result elements need others' elements: sources go to
- * the exchange area first. Emits the barrier pair and returns offsets. */
-void px_exchange(Emitter *e, const TirInst *const *src, int n, int64_t *at) {
-  int64_t off = 0;
+/* An operation whose result elements need others' elements: its sources
+ * go to its exchange area (the plan's scratch buffer for it, plan.c
+ * choose_exchange) one after the other, at[i] the shared offset of each;
+ * then the barrier within the operation. The plan puts a barrier before it
+ * where other threads may still read those bytes. */
+void px_exchange(Emitter *e, const TirInst *owner, const TirInst *const *src, int n, int64_t *at) {
+  int64_t off = owner->plan->scratch->offset;
   for (int i = 0; i < n; i++) {
     at[i] = off;
     off += (value_exch_bytes(src[i]) + 15) / 16 * 16;
   }
-  px_exch_need(e, off);
-  px_cta_sync(e);
   for (int i = 0; i < n; i++) exch_store(e, src[i], at[i]);
   px_cta_sync(e);
 }
@@ -131,7 +128,7 @@ void px_emit_broadcast(Emitter *e, const TirInst *in) {
     return;
   }
   int64_t at;
-  px_exchange(e, &x, 1, &at);
+  px_exchange(e, in, &x, 1, &at);
   if (r == 2 && xr == 2 && x->ty.dims[1] == 1 && e->V == 1 && !px_is_frag(e, in) && !px_is_rowfrag(e, in) &&
       in->plan->phys[1] % e->T == 0 && x->ty.dims[0] == in->ty.dims[0] && x->plan->phys[0] == in->plan->phys[0]) {
     /* a column over rows of one-element chunks that are whole rounds of the
@@ -146,7 +143,7 @@ void px_emit_broadcast(Emitter *e, const TirInst *in) {
         continue;
       }
       px_out(e, "ld.shared.%s %s, [%%smem_+%lld];", eb == 8 ? "b64" : "b32", px_reg(e, in, k),
-             (long long)(e->exch_off + at + (k / cpr) * x->plan->phys[1] * eb));
+             (long long)(at + (k / cpr) * x->plan->phys[1] * eb));
     }
     return;
   }
@@ -181,7 +178,7 @@ void px_emit_transpose(Emitter *e, const TirInst *in) {
     return;
   }
   int64_t at;
-  px_exchange(e, &x, 1, &at);
+  px_exchange(e, in, &x, 1, &at);
   for (int k = 0; k < px_nregs(e, in); k++) {
     const char *fl = px_flat_index(e, k);
     const char *c0 = px_coord(e, fl, in->plan->phys, 2, 0), *c1 = px_coord(e, fl, in->plan->phys, 2, 1);
@@ -196,7 +193,7 @@ void px_emit_reduce(Emitter *e, const TirInst *in) {
   const TirInst *x = in->args[0];
   if (px_is_rowfrag(e, in)) return emit_reduce_frag(e, in);
   int64_t at;
-  px_exchange(e, &x, 1, &at);
+  px_exchange(e, in, &x, 1, &at);
   int r = in->ty.rank;
   int64_t len = x->ty.dims[r - 1];
   RegClass rc = px_rc_of(in->ty.elem);
@@ -283,7 +280,7 @@ void px_emit_extract(Emitter *e, const TirInst *in) {
   const TirInst *x = in->args[0];
   bool shared = x->plan->res == RES_SHARED;
   int64_t at = 0;
-  if (!shared) px_exchange(e, &x, 1, &at);
+  if (!shared) px_exchange(e, in, &x, 1, &at);
   int xr = x->ty.rank;
   for (int k = 0; k < px_nregs(e, in); k++) {
     const char *fl = in->ty.rank ? px_elem_index(e, in, k) : "0";
@@ -337,7 +334,7 @@ void px_emit_write(Emitter *e, const TirInst *in) {
   /* a sub-tile: each slot element inside the region takes the value's
    * element at its relative coordinates, read from the exchange area */
   int64_t at = 0;
-  if (v->ty.rank) px_exchange(e, &v, 1, &at);
+  if (v->ty.rank) px_exchange(e, in, &v, 1, &at);
   int sr = slot->ty.rank;
   for (int k = 0; k < px_nregs(e, slot); k++) {
     const char *fl = px_elem_index(e, slot, k);

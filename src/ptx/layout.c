@@ -59,16 +59,9 @@ FragGeom px_frag_geom(const Emitter *e, const TirInst *x) {
   return g;
 }
 
-int px_nregs(Emitter *e, const TirInst *in) {
-  if (in->ty.rank == 0) return 1;
-  if (px_is_frag(e, in)) {
-    FragGeom g = px_frag_geom(e, in);
-    return g.tpm * g.ntn * g.rpt;
-  }
-  if (px_is_rowfrag(e, in)) return px_frag_geom(e, in).tpm * 2;
-  int64_t round = (int64_t)e->T * e->V;
-  return (int)((px_phys_elems(in) + round - 1) / round * e->V);
-}
+/* registers of value `in` (plan.c, plan_regs; below at most
+ * MAX_REGS_PER_VALUE, check_backend_limits) */
+int px_nregs(Emitter *e, const TirInst *in) { return (int)plan_regs(e->p, in); }
 
 /* The flat physical index of this thread's element k. Chunks of V
  * consecutive elements go round the threads: register k of thread t holds

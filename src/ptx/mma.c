@@ -33,7 +33,7 @@ static void mma_copy(Emitter *e, const TirInst *x, int64_t at, int64_t pitch) {
     px_out(e, "mad.lo.u32 %s, %s, %lld, %s;", ad, row, (long long)pitch, col);
     if (px_elem_bytes_mem(x->ty.elem) == 1) { /* i8, u8: the register's low byte */
       px_out(e, "add.u32 %s, %s, %%smem_;", ad, ad);
-      px_out(e, "@%s st.shared.u8 [%s+%lld], %s;", pr, ad, (long long)(e->exch_off + at), r);
+      px_out(e, "@%s st.shared.u8 [%s+%lld], %s;", pr, ad, (long long)at, r);
       continue;
     }
     px_out(e, "mad.lo.u32 %s, %s, 2, %%smem_;", ad, ad);
@@ -43,7 +43,7 @@ static void mma_copy(Emitter *e, const TirInst *x, int64_t at, int64_t pitch) {
       px_out(e, "mov.b32 %s, %s;", h, r);
       px_out(e, "shr.u32 %s, %s, 16;", h, h);
     }
-    px_out(e, "@%s st.shared.u16 [%s+%lld], %s;", pr, ad, (long long)(e->exch_off + at), h);
+    px_out(e, "@%s st.shared.u16 [%s+%lld], %s;", pr, ad, (long long)at, h);
   }
 }
 
@@ -126,19 +126,21 @@ void px_emit_dot_mma(Emitter *e, const TirInst *in) {
   bool i8 = eb == 1;
   int64_t ka = a->plan->phys[r - 1], cb = b->plan->phys[1];
   int64_t pa = areg ? 0 : da ? a->plan->buf->pitch : ka + ce, pb = db ? b->plan->buf->pitch : cb + ce;
-  int64_t at_a = 0, at_b = da ? 0 : (M * pa * eb + 15) / 16 * 16;
+  /* the exchange area (plan.c, mma_exchange_bytes): a's copy, b's, the
+   * flat result's words */
+  int64_t at_a = in->plan->scratch ? in->plan->scratch->offset : 0;
+  int64_t at_b = at_a + (da ? 0 : (M * pa * eb + 15) / 16 * 16);
   int64_t at_c = at_b + (db ? 0 : (b->plan->phys[0] * pb * eb + 15) / 16 * 16);
-  px_exch_need(e, at_c + (frag ? 0 : M * N * 4));
-  /* staged operands complete; earlier readers of the exchange area done
-   * (a result in the flat layout goes through it too) */
-  if (!frag || !da || !db || (!areg && !px_published(e, a)) || !px_published(e, b)) px_cta_sync(e);
+  /* staged operands complete (earlier readers of the exchange area are the
+   * plan's to wait for) */
+  if ((!areg && !px_published(e, a)) || !px_published(e, b)) px_cta_sync(e);
   if (!da) mma_copy(e, a, at_a, pa);
   if (!db) mma_copy(e, b, at_b, pb);
   if (!da || !db) px_cta_sync(e);
   const char *abase = da ? arena_printf(e->a, "%lld", areg ? 0LL : (long long)a->plan->buf->offset)
-                         : arena_printf(e->a, "%lld", (long long)(e->exch_off + at_a));
+                         : arena_printf(e->a, "%lld", (long long)at_a);
   const char *bbase = db ? arena_printf(e->a, "%lld", (long long)b->plan->buf->offset)
-                         : arena_printf(e->a, "%lld", (long long)(e->exch_off + at_b));
+                         : arena_printf(e->a, "%lld", (long long)at_b);
   int NT = N % 16 == 0 ? 16 : 8, W = e->T / 32;
   int64_t ntn = N / NT, ntiles = M / 16 * ntn;
   /* the mma: shape, accumulator and operand types */
@@ -263,7 +265,7 @@ void px_emit_dot_mma(Emitter *e, const TirInst *in) {
   px_out(e, "shl.b32 %s, %s, 1;", t2, t2);
   px_out(e, "mad.lo.u32 %s, %s, %lld, %s;", clane, g, (long long)N, t2);
   px_out(e, "mad.lo.u32 %s, %s, 4, %%smem_;", clane, clane);
-  px_out(e, "add.u32 %s, %s, %lld;", clane, clane, (long long)(e->exch_off + at_c));
+  px_out(e, "add.u32 %s, %s, %lld;", clane, clane, (long long)at_c);
   /* the tile loop: tile = warp, warp + W, ... */
   const char *tile = px_tmp(e, RC_B32), *mt = px_tmp(e, RC_B32), *nt = px_tmp(e, RC_B32), *aad = px_tmp(e, RC_B32),
              *bad = px_tmp(e, RC_B32), *cad = px_tmp(e, RC_B32), *p = px_tmp(e, RC_PRED);

@@ -170,7 +170,6 @@ void px_emit_binary(Emitter *e, const TirInst *in) {
 }
 
 void px_emit_math(Emitter *e, const TirInst *in) {
-  if (px_rc_of(in->ty.elem) == RC_F64) return px_unsupported(e, in, "exp, exp2, log, sqrt and tanh on f64");
   for (int k = 0; k < px_nregs(e, in); k++) {
     const char *a = px_operand(e, in->args[0], k), *d = px_reg(e, in, k);
     switch (in->aux) {

@@ -34,11 +34,6 @@ void px_unsupported(Emitter *e, const TirInst *in, const char *what) {
   e->failed = true;
 }
 
-/* Register tiles are unrolled per thread: past this many elements a thread
- * the code would be huge and spill; such tiles wait for layouts that keep
- * them in shared memory or tensor-core fragments. */
-enum { MAX_REGS_PER_VALUE = 1024 };
-
 /* Register-only scalar work: it touches no memory and no tile. */
 bool px_scalar_arith(const TirInst *in) {
   if (in->ty.rank) return false;
@@ -57,10 +52,6 @@ void px_emit_inst(Emitter *e, const TirInst *in) {
   /* a branch or loop may skip the barrier that would wait for copies in
    * flight: wait before entering one */
   if (in->op == TIR_IF || in->op == TIR_FOR || in->op == TIR_WHILE) px_async_wait(e);
-  if (in->ty.rank && in->plan->res != RES_SHARED && px_nregs(e, in) > MAX_REGS_PER_VALUE)
-    return px_unsupported(e, in, arena_printf(e->a, "a register tile of %lld elements is %d per thread with %d threads "
-                                                 "(at most %d): use smaller tiles or more threads",
-                                           (long long)px_phys_elems(in), px_nregs(e, in), e->T, MAX_REGS_PER_VALUE));
   /* A planned barrier waits past scalar arithmetic (a staged load's
    * subscripts) to the staged load, which places it after its global
    * reads (px_emit_stage_rows); anything else takes it first. */
@@ -201,8 +192,7 @@ static const char *param_ptx_type(Scalar s) {
   return s == S_F64 ? "f64" : s <= S_F32 ? "f32" : s == S_I64 ? "s64" : "s32";
 }
 
-bool ptx_emit_kernel(Arena *a, Diags *d, const Plan *p, const char *arch, const char *entry, FILE *out_f,
-                     int64_t *shared_total) {
+void ptx_emit_kernel(Arena *a, Diags *d, const Plan *p, const char *arch, const char *entry, FILE *out_f) {
   Emitter e = {.a = a, .d = d, .p = p, .f = p->f, .T = p->threads};
   const TirFunc *f = p->f;
   e.V = p->chunk;
@@ -213,7 +203,6 @@ bool ptx_emit_kernel(Arena *a, Diags *d, const Plan *p, const char *arch, const 
   size_t blen = 0, dlen = 0;
   e.body = open_memstream(&body, &blen);
   e.declf = open_memstream(&decls, &dlen);
-  e.exch_off = (p->shared_bytes + 15) / 16 * 16;
   e.barrier_before = arena_alloc(a, (size_t)f->ninsts + 1);
   for (int i = 0; i < p->nbarriers; i++)
     if (p->barriers[i].pos >= 0 && p->barriers[i].pos < f->ninsts) e.barrier_before[p->barriers[i].pos] = true;
@@ -250,26 +239,15 @@ bool ptx_emit_kernel(Arena *a, Diags *d, const Plan *p, const char *arch, const 
   if (e.failed) {
     free(body);
     free(decls);
-    return false;
+    return;
   }
-  int64_t total = e.exch_off + e.exch_bytes;
-  if (!e.exch_bytes) total = p->shared_bytes;
-  *shared_total = total;
-  /* the TMA loads' mbarriers are static shared memory beside it; swizzled
-   * buffers' offsets are 1024-aligned from a base rounded up to 1024 at run
-   * time (the pattern is the shared address's own) */
+  /* the plan's buffers, exchanges included; swizzled buffers' offsets are
+   * 1024-aligned from a base rounded up to 1024 at run time (the pattern
+   * is the shared address's own); the TMA loads' mbarriers are static
+   * shared memory beside it */
   int64_t rounding;
-  total += plan_copy_extra(p, &rounding);
-  *shared_total += rounding;
-  if (total > p->shared_limit) {
-    diag_error(d, f->info->kernel->span,
-               "kernel '%s' needs %lld bytes of shared memory with the backend's exchange area (%lld bytes); the "
-               "limit is %lld%s", f->name, (long long)total, (long long)e.exch_bytes, (long long)p->shared_limit,
-               f->info->dynshared ? "" : " (static; @dynshared raises it)");
-    free(body);
-    free(decls);
-    return false;
-  }
+  plan_copy_extra(p, &rounding);
+  int64_t total = p->shared_bytes;
   const KernelInfo *info = f->info;
   fprintf(out_f, "\n.visible .entry %s(\n", entry);
   bool first = true;
@@ -348,7 +326,6 @@ bool ptx_emit_kernel(Arena *a, Diags *d, const Plan *p, const char *arch, const 
   fputs("  ret;\n}\n", out_f);
   free(body);
   free(decls);
-  return true;
 }
 
 void ptx_emit_header(FILE *px_out, const char *arch, bool any_dynshared, bool any_tma) {

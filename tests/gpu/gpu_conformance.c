@@ -70,14 +70,13 @@ static bool gpu_begin(void *self, Case *c, Plan **plans, int nplans, const Sourc
   for (int i = 0; i < nplans; i++) dyn |= plans[i]->f->info->dynshared;
   for (int i = 0; i < nplans; i++) tma |= plans[i]->ntmaps > 0;
   ptx_emit_header(pf, "sm_90a", dyn, tma);
-  int64_t *shared = arena_alloc(g->arena, sizeof(int64_t) * (size_t)(nplans + 1));
   char *dbuf = NULL;
   size_t dlen = 0;
   FILE *dout = open_memstream(&dbuf, &dlen);
   Diags d;
   diag_init(&d, src, dout, true);
   for (int i = 0; i < nplans && !d.errors; i++)
-    ptx_emit_kernel(g->arena, &d, plans[i], "sm_90a", manifest_entry(g->arena, plans[i]->f), pf, &shared[i]);
+    ptx_emit_kernel(g->arena, &d, plans[i], "sm_90a", manifest_entry(g->arena, plans[i]->f), pf);
   fclose(pf);
   fclose(dout);
   if (d.errors) {
@@ -99,7 +98,7 @@ static bool gpu_begin(void *self, Case *c, Plan **plans, int nplans, const Sourc
   free(pbuf);
   FILE *y = fopen(yaml_path, "w");
   char merr[512] = "";
-  if (!y || !manifest_write(y, src, "sm_90a", strrchr(cubin_path, '/') + 1, plans, nplans, shared, merr, sizeof merr)) {
+  if (!y || !manifest_write(y, src, "sm_90a", strrchr(cubin_path, '/') + 1, plans, nplans, merr, sizeof merr)) {
     if (y) fclose(y);
     return gfail(err, errlen, "%s: manifest: %s", c->name, merr);
   }
