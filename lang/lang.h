@@ -14,6 +14,27 @@
 
 #define PHOBOS_VERSION "0.1.0"
 
+/* ------------------------------------------------------ checked arithmetic */
+
+/* Arithmetic on sizes, shapes, strides, grids and byte counts goes through
+ * these: each returns true and sets *out when the result fits in 64 bits,
+ * and false (leaving *out unspecified) when it overflows. */
+static inline bool ck_add(int64_t a, int64_t b, int64_t *out) { return !__builtin_add_overflow(a, b, out); }
+static inline bool ck_mul(int64_t a, int64_t b, int64_t *out) { return !__builtin_mul_overflow(a, b, out); }
+/* a * b + c */
+static inline bool ck_muladd(int64_t a, int64_t b, int64_t c, int64_t *out) {
+  int64_t p;
+  return ck_mul(a, b, &p) && ck_add(p, c, out);
+}
+/* The product of n extents. */
+static inline bool ck_prod(const int64_t *dims, int n, int64_t *out) {
+  int64_t p = 1;
+  for (int i = 0; i < n; i++)
+    if (!ck_mul(p, dims[i], &p)) return false;
+  *out = p;
+  return true;
+}
+
 /* ---------------------------------------------------------------- arena.c */
 
 /* An arena per compilation: nodes, types and strings live until the
@@ -187,6 +208,8 @@ Node *parse_program(Arena *a, Diags *d, const Source *src);
 typedef enum TyKind { TY_ERROR, TY_SCALAR, TY_TILE, TY_TENSOR } TyKind;
 
 enum { MAX_TENSOR_RANK = 5, MAX_TILE_RANK = 3, MAX_TUNE = 64 };
+/* the most elements a tile holds (its extents' product, each extent too) */
+enum { MAX_TILE_ELEMS = 1 << 20 };
 
 struct Type {
   TyKind kind;

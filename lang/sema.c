@@ -60,8 +60,6 @@ typedef struct Sema {
   Node *arrive_ok; /* the arrive call that is a let's whole initializer, being checked */
 } Sema;
 
-enum { MAX_TILE_ELEMS = 1 << 20 };
-
 static Type ty_error_v = {.kind = TY_ERROR};
 static Type *const ty_error = &ty_error_v;
 
@@ -105,6 +103,19 @@ static const char *ty_str(Sema *s, const Type *t) {
   case TY_TENSOR: return arena_printf(s->arena, "tensor<%s>%s", sema_scalar_name(t->elem), shape_str(s, t));
   }
   return "?";
+}
+
+/* A tile's element count is at most MAX_TILE_ELEMS; the product is checked,
+ * so extents whose product passes 64 bits are refused too. */
+static bool tile_fits(Sema *s, Span at, const Type *t) {
+  int64_t elems;
+  if (ck_prod(t->dims, t->rank, &elems) && elems <= MAX_TILE_ELEMS) return true;
+  if (ck_prod(t->dims, t->rank, &elems))
+    diag_error(s->d, at, "this tile has %lld elements; a tile holds at most %d", (long long)elems, MAX_TILE_ELEMS);
+  else
+    diag_error(s->d, at, "this tile of shape %s has more elements than 64 bits count; a tile holds at most %d",
+               shape_str(s, t), MAX_TILE_ELEMS);
+  return false;
 }
 
 /* ------------------------------------------------------------- scopes */
@@ -998,7 +1009,9 @@ static Type *check_iota(Sema *s, Node *call) {
     int r = eval_const(s, arg, &v);
     if (r == 0) diag_error(s->d, arg->span, "iota's extents must be compile-time constants");
     else if (r == 1 && v <= 0) diag_error(s->d, arg->span, "iota extent %lld must be positive", (long long)v);
-    if (r != 1 || v <= 0) {
+    else if (r == 1 && v > MAX_TILE_ELEMS)
+      diag_error(s->d, arg->span, "iota extent %lld is too large (at most %d)", (long long)v, MAX_TILE_ELEMS);
+    if (r != 1 || v <= 0 || v > MAX_TILE_ELEMS) {
       ok = false;
       continue;
     }
@@ -1106,14 +1119,7 @@ static Type *check_expr_kind(Sema *s, Node *n);
 /* Every expression node remembers its type for the lowering that follows. */
 static Type *check_expr(Sema *s, Node *n) {
   n->ty = check_expr_kind(s, n);
-  if (n->ty->kind == TY_TILE) {
-    int64_t elems = 1;
-    for (int i = 0; i < n->ty->rank; i++) elems *= n->ty->dims[i];
-    if (elems > MAX_TILE_ELEMS) {
-      diag_error(s->d, n->span, "this tile has %lld elements; a tile holds at most %d", (long long)elems, MAX_TILE_ELEMS);
-      n->ty = ty_error;
-    }
-  }
+  if (n->ty->kind == TY_TILE && !tile_fits(s, n->span, n->ty)) n->ty = ty_error;
   return n->ty;
 }
 
@@ -1228,14 +1234,7 @@ static Type *resolve_type(Sema *s, Node *n, bool param) {
     }
     t->dims[i] = v;
   }
-  if (!tensor) {
-    int64_t elems = 1;
-    for (int i = 0; i < t->rank; i++) elems *= t->dims[i];
-    if (elems > MAX_TILE_ELEMS) {
-      diag_error(s->d, n->span, "this tile has %lld elements; a tile holds at most %d", (long long)elems, MAX_TILE_ELEMS);
-      return ty_error;
-    }
-  }
+  if (!tensor && !tile_fits(s, n->span, t)) return ty_error;
   return t;
 }
 
