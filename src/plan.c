@@ -32,6 +32,7 @@ typedef struct Planner {
   PtrVec bufs;
   PtrVec barriers;
   int *uses; /* tir_use_counts */
+  struct WalkMemo **walked; /* by loop id: the barrier walks done (barrier_walk) */
 } Planner;
 
 static int64_t pow2_ceil(int64_t v) {
@@ -1131,48 +1132,88 @@ static void merge(Planner *P, Hazards *h, Hazards *o, int pos) {
   for (int k = 0; k < o->nread; k++) note(P, h, h->read, &h->nread, o->read[k], pos);
 }
 
+static void barrier_walk(Planner *P, TirBlock *blk, Hazards *h, Accesses *acc);
+
+static bool same_hazards(const Hazards *a, const Hazards *b) {
+  return a->ndirty == b->ndirty && a->nread == b->nread &&
+         !memcmp(a->dirty, b->dirty, sizeof a->dirty[0] * (size_t)a->ndirty) &&
+         !memcmp(a->read, b->read, sizeof a->read[0] * (size_t)a->nread);
+}
+
+/* A loop's walk from a given state: what it leaves (below). */
+typedef struct WalkMemo {
+  Hazards in, out;
+  struct WalkMemo *next;
+} WalkMemo;
+
+static void walk_inst(Planner *P, TirInst *in, Hazards *h, Accesses *acc) {
+  /* a value's operands are read before the instruction writes its result */
+  hazards_at(P, h, acc, in->pos);
+  if ((in->op == TIR_FOR || in->op == TIR_WHILE) && h->ndirty) {
+    /* a buffer written before the loop and read in it, but not written
+     * in it: one barrier before the loop, not one in every iteration */
+    for (int k = 0; k < acc->len; k++) {
+      const Access *x = &acc->items[k];
+      if (x->write || x->pos <= in->pos || x->pos > in->end || !overlaps_any(h->dirty, h->ndirty, x->buf, false))
+        continue;
+      bool rewritten = false;
+      for (int w = 0; w < acc->len && !rewritten; w++)
+        rewritten = acc->items[w].write && acc->items[w].pos > in->pos && acc->items[w].pos <= in->end &&
+                    bytes_overlap(acc->items[w].buf, x->buf);
+      if (!rewritten) {
+        add_barrier(P, in->pos, arena_printf(P->a, "%s is read in the loop after other threads wrote it before", x->buf->name));
+        h->ndirty = h->nread = 0;
+        break;
+      }
+    }
+  }
+  if (in->op == TIR_FOR || in->op == TIR_WHILE) {
+    /* twice: the second pass sees what the end of an iteration leaves
+     * for the start of the next; then the exit condition. The loop may
+     * also not run at all: what follows sees either state. */
+    Hazards skip = *h;
+    barrier_walk(P, &in->cond, &skip, acc);
+    for (int pass = 0; pass < 2; pass++) {
+      barrier_walk(P, &in->cond, h, acc);
+      barrier_walk(P, &in->body, h, acc);
+    }
+    barrier_walk(P, &in->cond, h, acc);
+    merge(P, h, &skip, in->end + 1);
+  } else if (in->op == TIR_IF) {
+    Hazards h2 = *h;
+    barrier_walk(P, &in->body, h, acc);
+    barrier_walk(P, &in->body2, &h2, acc);
+    /* after the branch: the union of what either side left */
+    merge(P, h, &h2, in->end + 1);
+  }
+}
+
+/* Walking a loop's body twice would double the work with each level of
+ * nesting (40 nested loops: 2^40 walks). A walk is a function of the state
+ * it starts from: it ends in the same state and asks for the same barriers
+ * (add_barrier keeps the first reason given for a position, so asking
+ * again changes nothing). So each loop remembers the states it was walked
+ * from and what they left, and a state seen before is not walked again:
+ * the plan is the one the full walk makes. */
 static void barrier_walk(Planner *P, TirBlock *blk, Hazards *h, Accesses *acc) {
   for (int i = 0; i < blk->len; i++) {
     TirInst *in = blk->insts[i];
-    /* a value's operands are read before the instruction writes its result */
-    hazards_at(P, h, acc, in->pos);
-    if ((in->op == TIR_FOR || in->op == TIR_WHILE) && h->ndirty) {
-      /* a buffer written before the loop and read in it, but not written
-       * in it: one barrier before the loop, not one in every iteration */
-      for (int k = 0; k < acc->len; k++) {
-        const Access *x = &acc->items[k];
-        if (x->write || x->pos <= in->pos || x->pos > in->end || !overlaps_any(h->dirty, h->ndirty, x->buf, false))
-          continue;
-        bool rewritten = false;
-        for (int w = 0; w < acc->len && !rewritten; w++)
-          rewritten = acc->items[w].write && acc->items[w].pos > in->pos && acc->items[w].pos <= in->end &&
-                      bytes_overlap(acc->items[w].buf, x->buf);
-        if (!rewritten) {
-          add_barrier(P, in->pos, arena_printf(P->a, "%s is read in the loop after other threads wrote it before", x->buf->name));
-          h->ndirty = h->nread = 0;
-          break;
-        }
-      }
+    if (in->op != TIR_FOR && in->op != TIR_WHILE) {
+      walk_inst(P, in, h, acc);
+      continue;
     }
-    if (in->op == TIR_FOR || in->op == TIR_WHILE) {
-      /* twice: the second pass sees what the end of an iteration leaves
-       * for the start of the next; then the exit condition. The loop may
-       * also not run at all: what follows sees either state. */
-      Hazards skip = *h;
-      barrier_walk(P, &in->cond, &skip, acc);
-      for (int pass = 0; pass < 2; pass++) {
-        barrier_walk(P, &in->cond, h, acc);
-        barrier_walk(P, &in->body, h, acc);
-      }
-      barrier_walk(P, &in->cond, h, acc);
-      merge(P, h, &skip, in->end + 1);
-    } else if (in->op == TIR_IF) {
-      Hazards h2 = *h;
-      barrier_walk(P, &in->body, h, acc);
-      barrier_walk(P, &in->body2, &h2, acc);
-      /* after the branch: the union of what either side left */
-      merge(P, h, &h2, in->end + 1);
+    WalkMemo *m = P->walked[in->id];
+    while (m && !same_hazards(&m->in, h)) m = m->next;
+    if (m) {
+      *h = m->out;
+      continue;
     }
+    m = arena_alloc(P->a, sizeof *m);
+    m->in = *h;
+    walk_inst(P, in, h, acc);
+    m->out = *h;
+    m->next = P->walked[in->id];
+    P->walked[in->id] = m;
   }
 }
 
@@ -1257,6 +1298,7 @@ Plan *plan_kernel(Arena *a, Diags *d, TirFunc *f, const char *arch, unsigned fla
   live_ranges(&P, &acc);
   allocate(&P);
   Hazards h = {0};
+  P.walked = arena_alloc(a, sizeof *P.walked * (size_t)(f->ninsts + 1));
   barrier_walk(&P, &f->body, &h, &acc);
   hoist_barriers(&P, &f->body, &acc);
 

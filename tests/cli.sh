@@ -371,6 +371,31 @@ printf '@weird\nkernel k() {}\n' > "$tmp/warn.ph"
 run "warning only exits 0" 0 "$tmp/warn.ph"
 has "warning printed" err "warning: unknown attribute '@weird' is ignored"
 
+# Resource bounds (spec 13.3, issue 17). Large inputs are generated here.
+# runt NAME EXPECTED_STATUS ARGS...: run, with a generous time limit where
+# the old compiler ran for minutes or hours (exit 124: out of time)
+runt() {
+  local name=$1 want=$2
+  shift 2
+  timeout 20 "$PHOBOSC" "$@" >"$tmp/out" 2>"$tmp/err"
+  local got=$?
+  if [ "$got" -eq "$want" ]; then ok "$name (exit $want)"; else not_ok "$name" "exit $got, want $want" "$(head -c 400 "$tmp/err")"; fi
+}
+
+# 40 nested loops, each with shared-memory traffic (a transpose's scratch):
+# the barrier walk went over a loop's body twice, so 2^40 times
+{
+  echo "kernel k(C: tensor<f32>[M, N]) {"
+  echo "  var acc: tile<f32>[16, 16] = 0.0"
+  for i in $(seq 1 40); do echo "  acc += transpose(acc)"; echo "  for i$i in range(0, 2) {"; done
+  echo "  acc += transpose(acc)"
+  for i in $(seq 1 40); do echo "  }"; done
+  echo "  C[0 :+ 16, 0 :+ 16] = acc"
+  echo "}"
+} > "$tmp/loops40.ph"
+runt "40 nested loops plan in time" 0 --emit=plan "$tmp/loops40.ph"
+has "40 nested loops: the barriers planned" out "is written and read back"
+
 head -c 3000 /dev/urandom > "$tmp/noise.ph"
 "$PHOBOSC" "$tmp/noise.ph" >/dev/null 2>&1
 st=$?
