@@ -106,6 +106,18 @@ _Noreturn void diag_ice(const char *fmt, ...) __attribute__((format(printf, 1, 2
 /* Reads a whole file; returns false and sets *why on failure. */
 bool source_load(Arena *a, const char *path, Source *out, const char **why);
 
+/* -------------------------------------------------------- resource bounds */
+
+/* What the compiler accepts, and the error at each bound (spec 13.3). */
+enum {
+  MAX_NEST = 256,             /* '(' and '[' open at once, and '{' open at once (lexer.l) */
+  MAX_STMT_DEPTH = 1024,      /* for, while and if nested, each 'else if' inside the if before it (parser.y) */
+  MAX_EXPR_DEPTH = 100000,    /* operator levels of one expression: a + b + c is 2 (parser.y) */
+  /* bison's stack: what the bounds above can fill, with room to spare; a
+   * longer run of prefix operators fills it, a located error too */
+  PARSE_STACK = MAX_EXPR_DEPTH + 64 * MAX_NEST + 8 * MAX_STMT_DEPTH,
+};
+
 /* ------------------------------------------------------------------ AST */
 
 typedef enum NodeKind {
@@ -160,6 +172,8 @@ struct Node {
   int64_t ival;
   double fval;
   bool has_args;    /* N_ATTR: written with parentheses */
+  int depth;        /* expressions: operator levels below (a leaf 0); for, while, if
+                       and blocks: statement levels (parser.y, the bounds above) */
   Node *a, *b, *c;
   Node *type;       /* declared type (N_TYPE) of a param, let or var */
   Node *body;       /* N_FOR, N_WHILE, N_IF, N_KERNEL */

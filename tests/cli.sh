@@ -396,6 +396,56 @@ runt() {
 runt "40 nested loops plan in time" 0 --emit=plan "$tmp/loops40.ph"
 has "40 nested loops: the barriers planned" out "is written and read back"
 
+# Nesting (spec 13.3): up to the bounds it compiles; past them, a located
+# error with exit 1. A sum of 40,000 terms overflowed the stack (a crash);
+# 10,000 parentheses, 1000 nested loops and long else-if chains filled
+# bison's stack ("memory exhausted", exit 4).
+terms() { printf " $1%.0s" $(seq 1 "$2"); } # terms '+ x' N: N times ' + x'
+{ echo "kernel k(A: tensor<f32>[N]) {"; echo "  let x = 1.0"; printf '  A[0] = x'; terms '+ x' 39999; printf '\n}\n'; } > "$tmp/sum40k.ph"
+runt "a sum of 40,000 terms compiles" 0 --emit=ptx "$tmp/sum40k.ph"
+{ echo "kernel k(A: tensor<f32>[N]) {"; echo "  let x = 1.0"; printf '  A[0] = x'; terms '+ x' 100000; printf '\n}\n'; } > "$tmp/sum100k.ph"
+runt "100,000 levels of one expression compile" 0 "$tmp/sum100k.ph"
+{ echo "kernel k(A: tensor<f32>[N]) {"; echo "  let x = 1.0"; printf '  A[0] = x'; terms '+ x' 100001; printf '\n}\n'; } > "$tmp/sum100k1.ph"
+runt "100,001 levels: an error" 1 "$tmp/sum100k1.ph"
+has "expression too deep, located at its start" err "sum100k1.ph:3:10: error: expression nested too deeply (100001 levels; the limit is 100000)"
+{ echo "kernel k(A: tensor<f32>[N]) {"; printf '  A[0] = '; terms '-' 100001 | tr -d ' '; printf '1.0\n}\n'; } > "$tmp/neg100k.ph"
+runt "100,001 prefix minus: an error" 1 --diagnostics=plain "$tmp/neg100k.ph"
+has "prefix chain too deep" err "neg100k.ph:2:10: error: expression nested too deeply (100001 levels; the limit is 100000)"
+{ echo "kernel k(A: tensor<f32>[N]) {"; printf '  A[0] = '; terms '-' 200000 | tr -d ' '; printf '1.0\n}\n'; } > "$tmp/neg200k.ph"
+runt "200,000 prefix minus fill the parser's stack: an error" 1 --diagnostics=plain "$tmp/neg200k.ph"
+has "parser stack full, located" err "neg200k.ph:2:"
+has "parser stack full message" err "error: nested too deeply for the parser (its stack holds"
+{ echo "kernel k(A: tensor<f32>[N]) {"; printf '  A[0] = '; terms '(' 256 | tr -d ' '; printf '1.0'; terms ')' 256 | tr -d ' '; printf '\n}\n'; } > "$tmp/paren256.ph"
+runt "256 nested parentheses compile" 0 "$tmp/paren256.ph"
+{ echo "kernel k(A: tensor<f32>[N]) {"; printf '  A[0] = '; terms '(' 10000 | tr -d ' '; printf '1.0'; terms ')' 10000 | tr -d ' '; printf '\n}\n'; } > "$tmp/paren10k.ph"
+runt "10,000 nested parentheses: an error, not an internal one" 1 --diagnostics=plain "$tmp/paren10k.ph"
+has "the 257th bracket, located" err "paren10k.ph:2:266: error: brackets nested too deeply (257 levels; the limit is 256)"
+if [ "$(wc -l < "$tmp/err")" -eq 1 ]; then ok "one error for too deep brackets"; else not_ok "one error for too deep brackets" "$(head -c 400 "$tmp/err")"; fi
+nested_loops() { # nested_loops N
+  echo "kernel k(A: tensor<f32>[N]) {"
+  for i in $(seq 1 "$1"); do echo "for i$i in range(0, 2) {"; done
+  echo "A[0] = 1.0"
+  for i in $(seq 1 "$1"); do echo "}"; done
+  echo "}"
+}
+nested_loops 255 > "$tmp/loops255.ph"
+runt "255 nested loops (256 blocks) compile" 0 --emit=ptx "$tmp/loops255.ph"
+nested_loops 1000 > "$tmp/loops1000.ph"
+runt "1000 nested loops: an error, not an internal one" 1 --diagnostics=plain "$tmp/loops1000.ph"
+has "the 257th block, located" err "loops1000.ph:257:25: error: blocks nested too deeply (257 levels; the limit is 256)"
+else_ifs() { # else_ifs N: an if and N - 1 else-ifs
+  echo "kernel k(A: tensor<f32>[N]) {"
+  echo "  let x = 1"
+  printf '  if x == 0 { A[0] = 0.0 }'
+  for i in $(seq 1 $(($1 - 1))); do printf ' else if x == %d { A[0] = 1.0 }' "$i"; done
+  printf '\n}\n'
+}
+else_ifs 1024 > "$tmp/elif1024.ph"
+runt "an if-else chain of 1024 compiles" 0 "$tmp/elif1024.ph"
+else_ifs 10000 > "$tmp/elif10k.ph"
+runt "an if-else chain of 10,000: an error, not an internal one" 1 --diagnostics=plain "$tmp/elif10k.ph"
+has "statements too deep, located" err "elif10k.ph:3:3: error: statements nested too deeply (10000 levels; the limit is 1024)"
+
 head -c 3000 /dev/urandom > "$tmp/noise.ph"
 "$PHOBOSC" "$tmp/noise.ph" >/dev/null 2>&1
 st=$?

@@ -21,7 +21,7 @@ bison --defines="$out/gen/parser.h" -o "$out/gen/parser.c" "$root/lang/parser.y"
 srcs=("$root"/lang/{arena,ast,diag,sema}.c "$out"/gen/{lexer,parser}.c "$root"/src/{driver,tir,lower,plan,manifest,ptx,cubin}.c)
 # interp.c is not needed: the driver never runs the interpreter.
 clang -g -O1 -std=c17 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-  -I"$root/lang" -I"$root/src" -I"$out/gen" "${srcs[@]}" "$root/tests/fuzz/fuzz_compiler.c" -lm -lyaml -o "$out/fuzz_compiler"
+  -I"$root/lang" -I"$root/src" -I"$out/gen" "${srcs[@]}" "$root/tests/fuzz/fuzz_compiler.c" -pthread -lm -lyaml -o "$out/fuzz_compiler"
 find "$root/examples" "$root/spec" "$root/tests/golden" -name '*.ph' -exec cp {} "$out/corpus/" \;
 cd "$out/findings"
 "$out/fuzz_compiler" -dict="$root/tests/fuzz/phobos.dict" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
