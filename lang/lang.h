@@ -182,6 +182,12 @@ struct Node {
   /* written by sema for the variant checked last */
   Type *ty;         /* expressions: type and static shape; let/var/param: declared */
   Symbol *sym;      /* names: what they resolve to; let/var/for/param: the symbol */
+  /* sema's constant evaluation of this node (eval_const), valid while the
+   * names in scope are those of epoch const_epoch */
+  uint64_t const_epoch;
+  int64_t const_val;
+  signed char const_res;
+  bool const_reported;
 };
 
 Node *ast_new(Arena *a, NodeKind kind, Span span);
@@ -257,6 +263,7 @@ struct Symbol {
   void *lowered; /* what lowering bound the name to (src/lower.c) */
   struct Define *define; /* SYM_CONST from -D: marked used when read */
   Symbol *next; /* next symbol of the same scope */
+  Symbol *hnext; /* next symbol of the same bucket of sema's name table */
 };
 
 /* One @autotune dimension and its values. */

@@ -58,6 +58,9 @@ typedef struct Sema {
   int errors_at_start;
   bool quiet; /* eval_const reports nothing: the caller only asks */
   Node *arrive_ok; /* the arrive call that is a let's whole initializer, being checked */
+  Symbol **table;  /* the visible names, hashed (lookup) */
+  int tcap, tcount;
+  uint64_t epoch;  /* of the visible names (new_epoch) */
 } Sema;
 
 static Type ty_error_v = {.kind = TY_ERROR};
@@ -120,21 +123,73 @@ static bool tile_fits(Sema *s, Span at, const Type *t) {
 
 /* ------------------------------------------------------------- scopes */
 
+/* The names in scope are hashed: a kernel of 20,000 lets looks each name
+ * up in constant time, not by walking every scope. A name is never
+ * declared twice while visible (declare refuses it), so the table maps each
+ * name to one symbol; a scope's symbols leave the table when it closes.
+ * Every change of the visible names starts a new epoch, which is what the
+ * constant evaluator's cache (eval_const) is valid for. */
+static uint64_t epochs; /* process-wide: nodes keep the epoch of their cached value */
+
+static void new_epoch(Sema *s) { s->epoch = ++epochs; }
+
+static uint32_t name_hash(const char *name) {
+  uint32_t h = 2166136261u;
+  for (const unsigned char *p = (const unsigned char *)name; *p; p++) h = (h ^ *p) * 16777619u;
+  return h;
+}
+
+static void table_put(Symbol **table, int cap, Symbol *y) {
+  Symbol **slot = &table[name_hash(y->name) & (uint32_t)(cap - 1)];
+  y->hnext = *slot;
+  *slot = y;
+}
+
+static void table_insert(Sema *s, Symbol *y) {
+  if (s->tcount >= s->tcap / 2) {
+    int cap = s->tcap ? s->tcap * 2 : 64;
+    Symbol **t = arena_alloc(s->arena, sizeof *t * (size_t)cap);
+    for (int i = 0; i < s->tcap; i++)
+      for (Symbol *x = s->table[i], *next; x; x = next) {
+        next = x->hnext;
+        table_put(t, cap, x);
+      }
+    s->table = t;
+    s->tcap = cap;
+  }
+  table_put(s->table, s->tcap, y);
+  s->tcount++;
+}
+
+static void table_remove(Sema *s, Symbol *y) {
+  Symbol **p = &s->table[name_hash(y->name) & (uint32_t)(s->tcap - 1)];
+  while (*p && *p != y) p = &(*p)->hnext;
+  if (*p) {
+    *p = y->hnext;
+    s->tcount--;
+  }
+}
+
 static void push_scope(Sema *s) {
   Scope *sc = arena_alloc(s->arena, sizeof *sc);
   sc->up = s->scope;
   s->scope = sc;
+  new_epoch(s);
 }
 
-static void pop_scope(Sema *s) { s->scope = s->scope->up; }
+static void pop_scope(Sema *s) {
+  for (Symbol *y = s->scope->syms; y; y = y->next) table_remove(s, y);
+  s->scope = s->scope->up;
+  new_epoch(s);
+}
 
 static Symbol *lookup(Sema *s, const char *name) {
-  for (Scope *sc = s->scope; sc; sc = sc->up)
-    for (Symbol *y = sc->syms; y; y = y->next)
-      if (strcmp(y->name, name) == 0) {
-        if (y->define) y->define->used = true;
-        return y;
-      }
+  if (!s->tcap) return NULL;
+  for (Symbol *y = s->table[name_hash(name) & (uint32_t)(s->tcap - 1)]; y; y = y->hnext)
+    if (strcmp(y->name, name) == 0) {
+      if (y->define) y->define->used = true;
+      return y;
+    }
   return NULL;
 }
 
@@ -157,6 +212,8 @@ static Symbol *declare(Sema *s, SymKind kind, const char *name, Type *ty, Span s
   y->span = span;
   y->next = s->scope->syms;
   s->scope->syms = y;
+  table_insert(s, y);
+  new_epoch(s);
   return y;
 }
 
@@ -165,10 +222,28 @@ static Symbol *declare(Sema *s, SymKind kind, const char *name, Type *ty, Span s
 /* Names the checker knows without a declaration. */
 static bool is_builtin_function(const char *name);
 
+static int eval_const_node(Sema *s, Node *n, int64_t *out);
+
 /* Evaluates an integer constant expression. Returns 1 with *out set, 0 when
  * the expression is not constant, -1 after reporting an error (division by
- * zero, overflow). */
+ * zero, overflow). Each node keeps its result for the epoch of the names in
+ * scope, so checking a 20,000-term sum, which asks about every partial sum,
+ * evaluates each node once. An error found quietly is reported by the first
+ * evaluation that is not quiet. */
 static int eval_const(Sema *s, Node *n, int64_t *out) {
+  if (n->const_epoch == s->epoch && (n->const_res != -1 || s->quiet || n->const_reported)) {
+    *out = n->const_val;
+    return n->const_res;
+  }
+  int r = eval_const_node(s, n, out);
+  n->const_epoch = s->epoch;
+  n->const_res = (signed char)r;
+  n->const_val = r == 1 ? *out : 0;
+  n->const_reported = r == -1 && !s->quiet;
+  return r;
+}
+
+static int eval_const_node(Sema *s, Node *n, int64_t *out) {
   int64_t a, b;
   int r;
   switch (n->kind) {
@@ -1828,6 +1903,7 @@ static void init_sema(Sema *s, Arena *a, Diags *d, SemaOptions *opts, Scope *top
   memset(top, 0, sizeof *top);
   s->scope = top;
   s->errors_at_start = d->errors;
+  new_epoch(s);
 }
 
 int sema_variant_count(Arena *a, Diags *d, Node *kernel, SemaOptions *opts) {

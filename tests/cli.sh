@@ -446,6 +446,18 @@ else_ifs 10000 > "$tmp/elif10k.ph"
 runt "an if-else chain of 10,000: an error, not an internal one" 1 --diagnostics=plain "$tmp/elif10k.ph"
 has "statements too deep, located" err "elif10k.ph:3:3: error: statements nested too deeply (10000 levels; the limit is 1024)"
 
+# Sema in linear time: names looked up in a hash table (each let looked up
+# every name in scope: 50,000 lets took a minute), constants folded once
+# per node (a sum of literals evaluated every partial sum again: 30,000
+# terms took over a minute)
+{ echo "kernel k(A: tensor<i32>[N]) {"; for i in $(seq 1 50000); do echo "  let a$i = $i"; done; echo "  A[0] = a50000"; echo "}"; } > "$tmp/lets50k.ph"
+runt "50,000 lets check in time" 0 "$tmp/lets50k.ph"
+{ echo "kernel k(A: tensor<i32>[N]) {"; printf '  A[0] = 1'; terms '+ 1' 29999; printf '\n}\n'; } > "$tmp/isum30k.ph"
+runt "a sum of 30,000 integer literals checks in time" 0 "$tmp/isum30k.ph"
+{ echo "kernel k(A: tensor<i32>[N]) {"; printf '  A[0 :+ 1'; terms '+ 1' 29999; printf '] = iota(30000)[0 :+ 30000]\n}\n'; } > "$tmp/ilen30k.ph"
+runt "a slice length of 30,000 folded terms checks in time" 0 --emit=tir "$tmp/ilen30k.ph"
+has "the folded length" out ":+ 30000]"
+
 head -c 3000 /dev/urandom > "$tmp/noise.ph"
 "$PHOBOSC" "$tmp/noise.ph" >/dev/null 2>&1
 st=$?
