@@ -21,36 +21,60 @@ void diag_init(Diags *d, const Source *src, FILE *out, bool plain) {
   d->max_errors = 20;
 }
 
-/* Returns the start of line `line` (1-based) of the source, or NULL. */
-static const char *line_start(const Source *src, int line, size_t *len) {
+/* Returns the start of line `line` (1-based) of the source, or NULL. The
+ * search starts from the line found last when it is not past this one:
+ * diagnostics mostly come in source order, so a file of many warnings is
+ * not scanned from its start for each. */
+static const char *line_start(Diags *d, int line, size_t *len) {
+  const Source *src = d->src;
   if (!src || !src->text || line < 1) return NULL;
   const char *p = src->text, *end = src->text + src->len;
-  for (int l = 1; l < line; l++) {
+  int l = 1;
+  if (d->seen_src == src && d->seen_line >= 1 && d->seen_line <= line) {
+    p = d->seen_at;
+    l = d->seen_line;
+  }
+  for (; l < line; l++) {
     const char *nl = memchr(p, '\n', (size_t)(end - p));
     if (!nl) return NULL;
     p = nl + 1;
   }
+  d->seen_src = src;
+  d->seen_line = line;
+  d->seen_at = p;
   const char *nl = memchr(p, '\n', (size_t)(end - p));
   *len = (size_t)((nl ? nl : end) - p);
   return p;
 }
 
+/* The source line and a caret under the range. A line longer than
+ * CARET_WIDTH shows CARET_WIDTH bytes around the caret's start, with
+ * "..." where it is cut. */
 static void show_source(Diags *d, Span at) {
   size_t len;
-  const char *text = line_start(d->src, at.first_line, &len);
+  const char *text = line_start(d, at.first_line, &len);
   if (!text) return;
-  fprintf(d->out, "%5d | ", at.first_line);
-  for (size_t i = 0; i < len; i++) {
+  size_t first = at.first_column < 1 ? 0 : (size_t)at.first_column - 1; /* 0-based */
+  size_t last = at.last_line != at.first_line ? (len ? len - 1 : 0) : at.last_column >= 1 ? (size_t)at.last_column - 1 : 0;
+  if (first > len) first = len;
+  if (last < first) last = first;
+  size_t from = 0, to = len;
+  if (len > CARET_WIDTH) {
+    from = first > CARET_WIDTH / 4 ? first - CARET_WIDTH / 4 : 0;
+    to = from + CARET_WIDTH < len ? from + CARET_WIDTH : len;
+    if (to - from < CARET_WIDTH) from = to - CARET_WIDTH;
+  }
+  const char *lead = from ? "..." : "";
+  fprintf(d->out, "%5d | %s", at.first_line, lead);
+  for (size_t i = from; i < to; i++) {
     unsigned char c = (unsigned char)text[i];
     fputc(c == '\t' ? ' ' : (c < 32 || c == 127) ? '?' : c, d->out);
   }
-  fputs("\n      | ", d->out);
-  int first = at.first_column < 1 ? 1 : at.first_column;
-  int last = at.last_line == at.first_line ? at.last_column : (int)len;
-  if (last < first) last = first;
-  for (int c = 1; c < first; c++) fputc(' ', d->out);
+  if (to < len) fputs("...", d->out);
+  fprintf(d->out, "\n      | %*s", (int)strlen(lead), "");
+  for (size_t c = from; c < first; c++) fputc(' ', d->out);
   fputc('^', d->out);
-  for (int c = first + 1; c <= last; c++) fputc('~', d->out);
+  for (size_t c = first + 1; c <= last && c < to; c++) fputc('~', d->out);
   fputc('\n', d->out);
 }
 

@@ -86,6 +86,9 @@ typedef struct Diags {
   bool silent;     /* count diagnostics, print nothing (re-checks of checked code) */
   bool last_dropped; /* the last error or warning was dropped: so are its notes */
   Span last_shown;   /* span of the last diagnostic printed */
+  const Source *seen_src; /* the line shown last (diag.c, line_start) */
+  int seen_line;
+  const char *seen_at;
 } Diags;
 
 void diag_init(Diags *d, const Source *src, FILE *out, bool plain);
@@ -116,6 +119,7 @@ enum {
   /* bison's stack: what the bounds above can fill, with room to spare; a
    * longer run of prefix operators fills it, a located error too */
   PARSE_STACK = MAX_EXPR_DEPTH + 64 * MAX_NEST + 8 * MAX_STMT_DEPTH,
+  CARET_WIDTH = 160,          /* bytes of a long source line shown around a caret (diag.c) */
 };
 
 /* ------------------------------------------------------------------ AST */

@@ -458,6 +458,26 @@ runt "a sum of 30,000 integer literals checks in time" 0 "$tmp/isum30k.ph"
 runt "a slice length of 30,000 folded terms checks in time" 0 --emit=tir "$tmp/ilen30k.ph"
 has "the folded length" out ":+ 30000]"
 
+# Carets on long lines (spec 13.1): a window of 160 bytes around the caret,
+# with "..." where the line is cut; the whole line was printed (1 MB here)
+{ echo "kernel k() {"; printf '  '; printf 'let a%d = 1; ' $(seq 1 60000); echo "let z = nope"; echo "}"; } > "$tmp/longline.ph"
+run "an error at the end of a 1 MB line" 1 "$tmp/longline.ph"
+has "long line: located" err "longline.ph:2:"
+has "long line: cut before the caret" err "    2 | ..."
+has "long line: the text around the caret" err "let a60000 = 1; let z = nope"
+has "long line: the caret" err "^~~~"
+if [ "$(wc -c < "$tmp/err")" -lt 600 ]; then ok "long line: the caret's window, not the line"; else not_ok "long line: the caret's window, not the line" "$(wc -c < "$tmp/err") bytes"; fi
+{ echo "kernel k() {"; printf '  let z = nope; '; printf 'let a%d = 1; ' $(seq 1 60000); echo; echo "}"; } > "$tmp/longline2.ph"
+run "an error at the start of a 1 MB line" 1 "$tmp/longline2.ph"
+has "long line: cut after the window" err "    2 |   let z = nope; let a1 = 1; let a2 = 1;"
+has "long line: '...' where it is cut" err "let a12 = ..."
+if [ "$(wc -c < "$tmp/err")" -lt 600 ]; then ok "long line (start): the window only"; else not_ok "long line (start): the window only" "$(wc -c < "$tmp/err") bytes"; fi
+# a warning on each of 100,000 lines: each found its source line from the
+# start of the file (minutes); now from the line shown before
+{ for i in $(seq 1 100000); do echo "@w$i"; done; echo "kernel k() {}"; } > "$tmp/warnings.ph"
+runt "100,000 warnings with carets in time" 0 "$tmp/warnings.ph"
+has "the last warning's line" err "100000 | @w100000"
+
 head -c 3000 /dev/urandom > "$tmp/noise.ph"
 "$PHOBOSC" "$tmp/noise.ph" >/dev/null 2>&1
 st=$?
