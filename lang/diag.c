@@ -10,8 +10,11 @@
 #include "lang.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 void diag_init(Diags *d, const Source *src, FILE *out, bool plain) {
   memset(d, 0, sizeof *d);
@@ -132,34 +135,74 @@ _Noreturn void diag_ice(const char *fmt, ...) {
   exit(4);
 }
 
+/* What kind of file st is, for "not a regular file". */
+static const char *file_kind(const struct stat *st) {
+  if (S_ISDIR(st->st_mode)) return "a directory";
+  if (S_ISFIFO(st->st_mode)) return "a FIFO";
+  if (S_ISCHR(st->st_mode)) return "a character device";
+  if (S_ISBLK(st->st_mode)) return "a block device";
+  if (S_ISSOCK(st->st_mode)) return "a socket";
+  return "not a regular file";
+}
+
+/* Reads at most MAX_SOURCE_BYTES (spec 13.3). A path must name a regular
+ * file: it is opened without blocking (a FIFO with no writer would wait
+ * forever) and refused after fstat when it is anything else (a FIFO,
+ * /dev/zero, a directory) or too large. '-' is standard input, which may be
+ * a pipe: it is read up to one byte past the limit, never further. */
 bool source_load(Arena *a, const char *path, Source *out, const char **why) {
-  FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
-  if (!f) {
+  bool is_stdin = strcmp(path, "-") == 0;
+  int fd = is_stdin ? 0 : open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
     *why = strerror(errno);
     return false;
   }
-  size_t cap = 4096, len = 0;
-  char *buf = malloc(cap);
-  if (!buf) diag_ice("out of memory");
-  for (;;) {
-    if (len + 1 >= cap) {
-      cap *= 2;
-      char *nb = realloc(buf, cap);
-      if (!nb) diag_ice("out of memory reading '%s'", path);
-      buf = nb;
+  struct stat st;
+  if (!is_stdin) {
+    if (fstat(fd, &st) != 0) {
+      *why = strerror(errno);
+      close(fd);
+      return false;
     }
-    size_t n = fread(buf + len, 1, cap - len - 1, f);
-    len += n;
-    if (n == 0) break;
+    if (!S_ISREG(st.st_mode)) {
+      *why = arena_printf(a, "it is %s, not a regular file (use '-' to read standard input)", file_kind(&st));
+      close(fd);
+      return false;
+    }
+    if (st.st_size > MAX_SOURCE_BYTES) {
+      *why = arena_printf(a, "it is %lld bytes; phobosc reads at most %d (1 MiB)", (long long)st.st_size,
+                          MAX_SOURCE_BYTES);
+      close(fd);
+      return false;
+    }
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
   }
-  bool bad = ferror(f);
-  if (f != stdin) fclose(f);
+  size_t cap = (size_t)MAX_SOURCE_BYTES + 1, len = 0;
+  char *buf = malloc(cap + 1);
+  if (!buf) diag_ice("out of memory reading '%s'", path);
+  bool bad = false;
+  while (len < cap) {
+    ssize_t n = read(fd, buf + len, cap - len);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      bad = true;
+      *why = strerror(errno);
+      break;
+    }
+    if (n == 0) break;
+    len += (size_t)n;
+  }
+  if (!is_stdin) close(fd);
+  if (!bad && len > MAX_SOURCE_BYTES) {
+    bad = true;
+    *why = arena_printf(a, "%s more than %d bytes; phobosc reads at most %d (1 MiB)",
+                        is_stdin ? "standard input holds" : "it grew to", MAX_SOURCE_BYTES, MAX_SOURCE_BYTES);
+  }
   if (bad) {
     free(buf);
-    *why = "read error";
     return false;
   }
-  out->name = arena_strdup(a, strcmp(path, "-") == 0 ? "<stdin>" : path);
+  out->name = arena_strdup(a, is_stdin ? "<stdin>" : path);
   out->text = arena_strndup(a, buf, len);
   out->len = len;
   free(buf);

@@ -106,13 +106,15 @@ void diag_note_plain(Diags *d, const char *fmt, ...)
 /* Internal compiler error: prints the message and exits with status 4. */
 _Noreturn void diag_ice(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* Reads a whole file; returns false and sets *why on failure. */
+/* Reads a whole file ('-': standard input) of at most MAX_SOURCE_BYTES;
+ * returns false and sets *why on failure (not a regular file, too large). */
 bool source_load(Arena *a, const char *path, Source *out, const char **why);
 
 /* -------------------------------------------------------- resource bounds */
 
 /* What the compiler accepts, and the error at each bound (spec 13.3). */
 enum {
+  MAX_SOURCE_BYTES = 1 << 20, /* the input file: 1 MiB (diag.c, source_load; driver.c) */
   MAX_NEST = 256,             /* '(' and '[' open at once, and '{' open at once (lexer.l) */
   MAX_STMT_DEPTH = 1024,      /* for, while and if nested, each 'else if' inside the if before it (parser.y) */
   MAX_EXPR_DEPTH = 100000,    /* operator levels of one expression: a + b + c is 2 (parser.y) */

@@ -185,7 +185,9 @@ static int compile_source(const DriverOptions *o, const Source *src_in, FILE *ou
   FILE *mem = open_memstream(&buf, &len);
   if (!mem) diag_ice("cannot open an output buffer");
 
-  if (o->emit == EMIT_TOKENS) {
+  if (src.len > MAX_SOURCE_BYTES) { /* source_load refuses these; a caller's own source too */
+    diag_error(&diags, (Span){0}, "the source is %zu bytes; phobosc reads at most %d (1 MiB)", src.len, MAX_SOURCE_BYTES);
+  } else if (o->emit == EMIT_TOKENS) {
     lex_dump_tokens(arena, &diags, &src, mem);
   } else {
     Node *program = parse_program(arena, &diags, &src);

@@ -478,6 +478,24 @@ if [ "$(wc -c < "$tmp/err")" -lt 600 ]; then ok "long line (start): the window o
 runt "100,000 warnings with carets in time" 0 "$tmp/warnings.ph"
 has "the last warning's line" err "100000 | @w100000"
 
+# The input (spec 13.2, 13.3): at most 1 MiB, a regular file or '-'. A FIFO
+# hung (open waited for a writer), /dev/zero was read until memory ran out.
+truncate -s 20M "$tmp/big.ph"
+runt "a 20 MB file: refused" 1 "$tmp/big.ph"
+has "a 20 MB file: the limit said" err "cannot read '$tmp/big.ph': it is 20971520 bytes; phobosc reads at most 1048576 (1 MiB)"
+head -c 1048576 /dev/zero | tr '\0' ' ' > "$tmp/mib.ph"
+runt "a file of exactly 1 MiB is read" 0 "$tmp/mib.ph"
+runt "1 MiB and one byte on standard input: refused" 1 - < <(cat "$tmp/mib.ph"; echo)
+has "standard input over the limit" err "cannot read '-': standard input holds more than 1048576 bytes; phobosc reads at most 1048576 (1 MiB)"
+runt "/dev/zero on standard input: refused, not read forever" 1 - < /dev/zero
+mkfifo "$tmp/fifo.ph"
+runt "a FIFO: refused, not waited on" 1 "$tmp/fifo.ph"
+has "a FIFO named" err "cannot read '$tmp/fifo.ph': it is a FIFO, not a regular file (use '-' to read standard input)"
+runt "/dev/zero: refused" 1 /dev/zero
+has "/dev/zero named" err "cannot read '/dev/zero': it is a character device, not a regular file"
+runt "a directory: refused" 1 "$tmp"
+has "a directory named" err "it is a directory, not a regular file"
+
 head -c 3000 /dev/urandom > "$tmp/noise.ph"
 "$PHOBOSC" "$tmp/noise.ph" >/dev/null 2>&1
 st=$?
