@@ -1870,10 +1870,39 @@ static const char *point_str(Sema *s, Attrs *at, const int *choice) {
   return arena_strdup(s->arena, buf);
 }
 
+/* What a launch can pass (spec 13.3): libphobos packs each tensor as its
+ * pointer and extents (1 + rank slots), each scalar in one slot, and each
+ * tensor map the plan adds in two, into MF_MAX_SLOTS = 160 slots
+ * (runtime/rt.h), and its autotuner copies the written tensors among the
+ * first 64 parameters. So a kernel takes at most MAX_PARAMS parameters in
+ * MAX_PARAM_SLOTS slots, 16 left for the plan's up to 8 tensor maps; that
+ * is under 3 KB of .param space, within ptxas's 4 KB for any target. */
+static void check_param_bounds(Sema *s, Node *k) {
+  int slots = 0;
+  for (int i = 0; i < k->list.len; i++) {
+    Node *p = k->list.items[i];
+    if (i == MAX_PARAMS) {
+      diag_error(s->d, p->span, "kernel '%s' has %d parameters; the limit is %d", k->name, k->list.len, MAX_PARAMS);
+      return;
+    }
+    bool tensor = p->type && p->type->a && strcmp(p->type->name, "tensor") == 0;
+    int rank = tensor ? (p->type->list.len < MAX_TENSOR_RANK ? p->type->list.len : MAX_TENSOR_RANK) : 0;
+    slots += tensor ? 1 + rank : 1;
+    if (slots > MAX_PARAM_SLOTS) {
+      diag_error(s->d, p->span, "kernel '%s' passes more than %d values at launch: at parameter '%s' its parameters "
+                 "take %d", k->name, MAX_PARAM_SLOTS, p->name, slots);
+      diag_note(s->d, p->span, "a tensor takes one for its data and one for each extent, a scalar one");
+      return;
+    }
+  }
+}
+
 static void check_kernel(Sema *s, Node *k) {
   s->kernel = k;
   Attrs at;
   int before = s->d->errors;
+  check_param_bounds(s, k);
+  if (s->d->errors > before) return;
   collect_attrs(s, k, &at);
   if (s->d->errors > before) return;
   int64_t total = space_size(s, &at);

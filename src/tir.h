@@ -226,6 +226,10 @@ typedef struct PlanTmap {
   int swizzle, boxes;
 } PlanTmap;
 enum { MAX_TMAPS = 8 };
+/* libphobos passes MF_MAX_SLOTS = 160 values at a launch (runtime/rt.h): a
+ * kernel's parameters, at most MAX_PARAM_SLOTS (sema.c), and two for each
+ * tensor map */
+_Static_assert(MAX_PARAM_SLOTS + 2 * MAX_TMAPS <= 160, "launch values past libphobos's MF_MAX_SLOTS");
 
 typedef struct PlanBarrier {
   int pos;          /* the barrier goes before the instruction at this position */
