@@ -480,9 +480,9 @@ has "the last warning's line" err "100000 | @w100000"
 
 # The input (spec 13.2, 13.3): at most 1 MiB, a regular file or '-'. A FIFO
 # hung (open waited for a writer), /dev/zero was read until memory ran out.
-truncate -s 20M "$tmp/big.ph"
-runt "a 20 MB file: refused" 1 "$tmp/big.ph"
-has "a 20 MB file: the limit said" err "cannot read '$tmp/big.ph': it is 20971520 bytes; phobosc reads at most 1048576 (1 MiB)"
+truncate -s 20M "$tmp/big20m.ph"
+runt "a 20 MB file: refused" 1 "$tmp/big20m.ph"
+has "a 20 MB file: the limit said" err "cannot read '$tmp/big20m.ph': it is 20971520 bytes; phobosc reads at most 1048576 (1 MiB)"
 head -c 1048576 /dev/zero | tr '\0' ' ' > "$tmp/mib.ph"
 runt "a file of exactly 1 MiB is read" 0 "$tmp/mib.ph"
 runt "1 MiB and one byte on standard input: refused" 1 - < <(cat "$tmp/mib.ph"; echo)
@@ -519,6 +519,32 @@ if command -v ptxas >/dev/null || [ -x /usr/local/cuda/bin/ptxas ]; then
   run "64 parameters: ptxas takes them" 0 -o "$tmp/params64.cubin" "$tmp/params64.ph"
   run "144 launch values: ptxas takes them" 0 -o "$tmp/slots144.cubin" "$tmp/slots144.ph"
 fi
+
+# What ptxas wrote must be a cubin before a manifest says so (an ELF64,
+# little-endian, machine EM_CUDA = 190); fake ptxas runs that exit 0
+fake_ptxas() { # fake_ptxas NAME COMMAND: a ptxas that runs COMMAND with $out its -o file
+  printf '#!/bin/sh\nwhile [ $# -gt 0 ]; do [ "$1" = -o ] && out=$2; shift; done\n%s\nexit 0\n' "$2" > "$tmp/$1"
+  chmod +x "$tmp/$1"
+}
+fake_ptxas ptxas_none ':'
+fake_ptxas ptxas_empty ': > "$out"'
+fake_ptxas ptxas_text 'echo "not a cubin at all, but long enough to be read as a header of sixty-four bytes" > "$out"'
+fake_ptxas ptxas_short 'printf "\\177ELF" > "$out"'
+fake_ptxas ptxas_host "cp /bin/sh \"\$out\""
+fake_ptxas ptxas_elf32 'head -c 64 /bin/sh | { printf "\\177ELF\\001"; tail -c 59; } > "$out"'
+for f in none:"it cannot be opened: No such file or directory" empty:"it is empty" text:"it is not an ELF file" short:"it is 4 bytes, shorter than an ELF header" \
+         host:"its ELF machine is" elf32:"it is not a 64-bit ELF file"; do
+  name=${f%%:*} want=${f#*:}
+  echo "stale" > "$tmp/fake.yaml"
+  rm -f "$tmp/fake.cubin"
+  PHOBOS_PTXAS="$tmp/ptxas_$name" "$PHOBOSC" -o "$tmp/fake.cubin" "$q8" >"$tmp/out" 2>"$tmp/err"
+  st=$?
+  if [ $st -eq 1 ]; then ok "ptxas writes no cubin ($name): exit 1"; else not_ok "ptxas writes no cubin ($name): exit 1" "exit $st"; fi
+  has "ptxas writes no cubin ($name): said" err "phobosc: error: ptxas exited 0 but $tmp/fake.cubin is no cubin: $want"
+  if [ "$(cat "$tmp/fake.yaml")" = stale ] && [ ! -e "$tmp/fake.cubin" ]; then ok "ptxas writes no cubin ($name): no manifest, no cubin"
+  else not_ok "ptxas writes no cubin ($name): no manifest, no cubin"; fi
+done
+has "the PTX is kept to reproduce" err "reproduce with:"
 
 head -c 3000 /dev/urandom > "$tmp/noise.ph"
 "$PHOBOSC" "$tmp/noise.ph" >/dev/null 2>&1
