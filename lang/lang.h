@@ -123,6 +123,7 @@ enum {
   PARSE_STACK = MAX_EXPR_DEPTH + 64 * MAX_NEST + 8 * MAX_STMT_DEPTH,
   MAX_PARAMS = 64,            /* parameters of a kernel (sema.c, check_param_bounds) */
   MAX_PARAM_SLOTS = 144,      /* values a launch passes: 1 + rank a tensor, 1 a scalar (sema.c) */
+  MAX_DIM_NAMES = 32,         /* distinct names of tensor dims in a kernel's parameters (sema.c) */
   CARET_WIDTH = 160,          /* bytes of a long source line shown around a caret (diag.c) */
 };
 

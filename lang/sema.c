@@ -341,8 +341,9 @@ typedef struct Lin {
   int64_t coef[8];
 } Lin;
 
+/* l += k * m; false when it does not fit (8 atoms, 64-bit coefficients) */
 static bool lin_add(Lin *l, const Lin *m, int64_t k) {
-  if (__builtin_add_overflow(l->c, m->c * k, &l->c)) return false;
+  if (!ck_muladd(m->c, k, l->c, &l->c)) return false;
   for (int i = 0; i < m->n; i++) {
     int j = 0;
     while (j < l->n && l->atom[j] != m->atom[i]) j++;
@@ -351,7 +352,7 @@ static bool lin_add(Lin *l, const Lin *m, int64_t k) {
       l->atom[l->n] = m->atom[i];
       l->coef[l->n++] = 0;
     }
-    l->coef[j] += m->coef[i] * k;
+    if (!ck_muladd(m->coef[i], k, l->coef[j], &l->coef[j])) return false;
   }
   return true;
 }
@@ -763,7 +764,8 @@ static Type *check_index(Sema *s, Node *n) {
     }
     /* A tensor slice may run past the tensor's end: the slack is masked.
      * A tile has no slack to mask, so its slices must fit. */
-    if (!tensor && start_known && start + len > dim) {
+    int64_t end;
+    if (!tensor && start_known && (!ck_add(start, len, &end) || end > dim)) {
       diag_error(s->d, sub->span, "slice %lld :+ %lld runs past dim %d of tile '%s' (size %lld)",
                  (long long)start, (long long)len, i, bname, (long long)dim);
       ok = false;
@@ -1307,6 +1309,10 @@ static Type *resolve_type(Sema *s, Node *n, bool param) {
       diag_error(s->d, d->span, "tile dim %lld is too large (at most %d)", (long long)v, MAX_TILE_ELEMS);
       return ty_error;
     }
+    if (tensor && v > INT32_MAX) { /* a launch passes extents as s32, and libphobos refuses larger ones */
+      diag_error(s->d, d->span, "tensor dim %lld is too large (extents are at most %d)", (long long)v, INT32_MAX);
+      return ty_error;
+    }
     t->dims[i] = v;
   }
   if (!tensor && !tile_fits(s, n->span, t)) return ty_error;
@@ -1624,6 +1630,8 @@ static void check_attrs(Sema *s, Attrs *at) {
   if (at->aligned) {
     Node *a = at->aligned;
     if (!a->list.len) diag_error(s->d, a->span, "@aligned needs 'DIM = tile' arguments");
+    if (a->list.len > 8) /* KernelInfo keeps 8: a ninth was dropped unsaid */
+      diag_error(s->d, ((Node *)a->list.items[8])->span, "@aligned takes at most 8 dims, got %d", a->list.len);
     for (int i = 0; i < a->list.len; i++) {
       Node *arg = a->list.items[i];
       if (arg->kind != N_NAMEDARG) {
@@ -1753,6 +1761,12 @@ static void declare_params(Sema *s, Node *k) {
                        t->dimname[j]);
             continue;
           }
+          if (y->ival < 1 || y->ival > INT32_MAX) {
+            diag_error(s->d, ((Node *)p->type->list.items[j])->span,
+                       "dim '%s' is pinned to %lld; a tensor extent is from 1 to %d", t->dimname[j], (long long)y->ival,
+                       INT32_MAX);
+            continue;
+          }
           t->dims[j] = y->ival;
         } else if (y && y->kind != SYM_DIM) {
           diag_error(s->d, ((Node *)p->type->list.items[j])->span, "dim '%s' is already a %s", t->dimname[j],
@@ -1842,8 +1856,7 @@ static int64_t space_size(Sema *s, Attrs *at) {
   int64_t total = 1;
   for (int i = 0; i < at->ntune; i++)
     if (!find_define(s, at->tune[i].name)) {
-      total *= at->tune[i].nvalues;
-      if (total > s->opts->max_variants) return -1;
+      if (!ck_mul(total, at->tune[i].nvalues, &total) || total > s->opts->max_variants) return -1;
     }
   return total;
 }
@@ -1878,7 +1891,8 @@ static const char *point_str(Sema *s, Attrs *at, const int *choice) {
  * MAX_PARAM_SLOTS slots, 16 left for the plan's up to 8 tensor maps; that
  * is under 3 KB of .param space, within ptxas's 4 KB for any target. */
 static void check_param_bounds(Sema *s, Node *k) {
-  int slots = 0;
+  int slots = 0, ndims = 0;
+  const char *dims[MAX_DIM_NAMES];
   for (int i = 0; i < k->list.len; i++) {
     Node *p = k->list.items[i];
     if (i == MAX_PARAMS) {
@@ -1887,6 +1901,20 @@ static void check_param_bounds(Sema *s, Node *k) {
     }
     bool tensor = p->type && p->type->a && strcmp(p->type->name, "tensor") == 0;
     int rank = tensor ? (p->type->list.len < MAX_TENSOR_RANK ? p->type->list.len : MAX_TENSOR_RANK) : 0;
+    /* and a launch binds at most 32 dim names (runtime.c, rt_bind) */
+    for (int d = 0; d < rank; d++) {
+      Node *dn = p->type->list.items[d];
+      if (dn->kind != N_NAME) continue;
+      int j = 0;
+      while (j < ndims && strcmp(dims[j], dn->name)) j++;
+      if (j < ndims) continue;
+      if (ndims == MAX_DIM_NAMES) {
+        diag_error(s->d, dn->span, "kernel '%s' names more than %d tensor dims ('%s' is one more); the limit is %d",
+                   k->name, MAX_DIM_NAMES, dn->name, MAX_DIM_NAMES);
+        return;
+      }
+      dims[ndims++] = dn->name;
+    }
     slots += tensor ? 1 + rank : 1;
     if (slots > MAX_PARAM_SLOTS) {
       diag_error(s->d, p->span, "kernel '%s' passes more than %d values at launch: at parameter '%s' its parameters "

@@ -295,8 +295,11 @@ static TirInst *lower_expr(Lower *l, Node *n) {
       bool fresh = n->a->kind == N_INT || n->a->kind == N_FLOAT ||
                    (n->a->kind == N_NAME && (!n->a->sym || n->a->sym->kind == SYM_CONST));
       if (fresh && l->cur->len && l->cur->insts[l->cur->len - 1] == x) l->cur->len--;
+      /* an integer negates as it does at run time: wrapping (-INT64_MIN
+       * is INT64_MIN, -(-128) as an i8 is -128), not by signed overflow */
+      TirInst wrapped = {.ty = x->ty, .ival = (int64_t)(0 - (uint64_t)x->ival)};
       return is_float_elem(x->ty.elem) ? const_float(l, x->ty.elem, -x->fval, n->span)
-                                       : const_int(l, x->ty.elem, -x->ival, n->span);
+                                       : const_int(l, x->ty.elem, const_to_int(&wrapped, x->ty.elem), n->span);
     }
     TirInst *v = emit1(l, TIR_UNARY, rt, n->span, coerce(l, x, rt, n->span));
     v->aux = n->op;

@@ -160,7 +160,7 @@ bool manifest_write(FILE *out, const Source *src, const char *arch, const char *
       /* dims named like a constant are fixed by this variant */
       ev_scalar(&m, "pinned", false);
       ev_map(&m, true, true);
-      const char *seen[64];
+      const char *seen[MAX_DIM_NAMES]; /* a kernel names at most MAX_DIM_NAMES dims (sema) */
       int nseen = 0;
       for (int p = 0; p < vf->nparams; p++)
         for (int d = 0; d < vf->params[p].rank; d++) {
@@ -168,7 +168,7 @@ bool manifest_write(FILE *out, const Source *src, const char *arch, const char *
           if (!tp->dimname[d] || tp->dims[d] < 0) continue;
           bool dup = false;
           for (int s = 0; s < nseen; s++) dup |= !strcmp(seen[s], tp->dimname[d]);
-          if (dup || nseen == 64) continue;
+          if (dup || nseen == MAX_DIM_NAMES) continue;
           seen[nseen++] = tp->dimname[d];
           kv_int(&m, tp->dimname[d], tp->dims[d]);
         }

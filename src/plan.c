@@ -35,9 +35,9 @@ typedef struct Planner {
   struct WalkMemo **walked; /* by loop id: the barrier walks done (barrier_walk) */
 } Planner;
 
-static int64_t pow2_ceil(int64_t v) {
+static int64_t pow2_ceil(int64_t v) { /* v <= MAX_TILE_ELEMS (tir_verify) */
   int64_t p = 1;
-  while (p < v) p <<= 1;
+  while (p < v && p < INT64_MAX / 2) p <<= 1;
   return p;
 }
 
@@ -321,9 +321,10 @@ static PlanBuf *new_buf(Planner *P, BufKind kind, const char *name, Scalar elem,
     b->pitch += 8;
     b->padded = true;
   }
-  int64_t rows = 1;
-  for (int i = 0; i + 1 < rank; i++) rows *= phys[i];
-  b->bytes = rows * b->pitch * sema_scalar_bytes(elem);
+  int64_t rows;
+  if (!ck_prod(phys, rank - 1 > 0 ? rank - 1 : 0, &rows) || !ck_mul(rows, b->pitch, &b->bytes) ||
+      !ck_mul(b->bytes, sema_scalar_bytes(elem), &b->bytes))
+    diag_ice("plan: the size of buffer '%s' overflows", name); /* tiles are bounded: it cannot */
   vec_push(P->a, &P->bufs, b);
   return b;
 }
@@ -586,7 +587,9 @@ static void allocate(Planner *P) {
       }
     }
     b->offset = off;
-    if (off + b->bytes > top) top = off + b->bytes;
+    int64_t end;
+    if (!ck_add(off, b->bytes, &end)) diag_ice("plan: shared memory offsets overflow");
+    if (end > top) top = end;
   }
   P->p->shared_bytes = top;
 }
@@ -835,8 +838,8 @@ static const char ring_mbar_name[] = "staged ring mbarriers";
 
 /* the bytes of a dense tile of physical dims phys */
 static int64_t phys_bytes(const int64_t *phys, int rank, Scalar elem) {
-  int64_t n = sema_scalar_bytes(elem);
-  for (int d = 0; d < rank; d++) n *= phys[d];
+  int64_t n;
+  if (!ck_prod(phys, rank, &n) || !ck_mul(n, sema_scalar_bytes(elem), &n)) diag_ice("plan: a tile's bytes overflow");
   return n;
 }
 

@@ -54,9 +54,8 @@ int64_t tir_float_to_int(double v, Scalar e) {
 }
 
 int64_t tir_elems(const TirType *t) {
-  int64_t n = 1;
-  for (int i = 0; i < t->rank; i++) n *= t->dims[i];
-  return n;
+  int64_t n;
+  return ck_prod(t->dims, t->rank, &n) ? n : INT64_MAX; /* never past MAX_TILE_ELEMS after tir_verify */
 }
 
 TirInst *tir_new(Arena *a, TirFunc *f, TirOp op, TirType ty) {
@@ -284,6 +283,8 @@ static void verify_inst(Verify *v, const TirInst *in) {
   if (in->ty.rank < 0 || in->ty.rank > MAX_TILE_RANK) return fail(v, in, "bad rank");
   for (int i = 0; i < in->ty.rank; i++)
     if (in->ty.dims[i] <= 0) return fail(v, in, "tile dim is not positive");
+  /* what sema bounds, and the planner's and the backend's sizes rely on */
+  if (tir_elems(&in->ty) > MAX_TILE_ELEMS) return fail(v, in, "tile holds more than MAX_TILE_ELEMS elements");
   const TirInst *a = in->nargs > 0 ? in->args[0] : NULL, *b = in->nargs > 1 ? in->args[1] : NULL;
   switch (in->op) {
   case TIR_BINARY:

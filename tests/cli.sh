@@ -546,6 +546,11 @@ for f in none:"it cannot be opened: No such file or directory" empty:"it is empt
 done
 has "the PTX is kept to reproduce" err "reproduce with:"
 
+# Values checked (the scan of issue 17): a constant's negation overflowed
+printf 'kernel k(A: tensor<i64>[N]) {\n  A[0] = -C\n}\n' > "$tmp/negmin.ph"
+run "the negation of INT64_MIN folds, wrapping" 0 --emit=tir -D C=-9223372036854775808 "$tmp/negmin.ph"
+has "-INT64_MIN is INT64_MIN" out "const -9223372036854775808 : i64"
+
 head -c 3000 /dev/urandom > "$tmp/noise.ph"
 "$PHOBOSC" "$tmp/noise.ph" >/dev/null 2>&1
 st=$?
