@@ -1703,12 +1703,30 @@ static void check_grid_names(Sema *s, Node *n) {
     diag_error(s->d, n->span, "@grid can use tensor dims and constants only");
     return;
   }
+  /* the runtime evaluates the extent as a postfix program (manifest.c,
+   * postfix; spec 17.3): + - * / %, unary -, cdiv, min and max; integer
+   * conversions pass through. Anything else was an internal error when the
+   * manifest was written. */
+  static const char runtime_ops[] = "(the runtime computes a grid with + - * / %, unary -, cdiv, min and max)";
   if (n->kind == N_CALL) {
     if (n->a->kind == N_NAME && strcmp(n->a->name, "program_id") == 0) {
       diag_error(s->d, n->span, "@grid can use tensor dims and constants only; program_id is the block index");
       return;
     }
+    static const char *ok[] = {"cdiv", "min", "max", "i32", "i64"};
+    bool known = false;
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0] && n->a->kind == N_NAME; i++) known |= !strcmp(n->a->name, ok[i]);
+    if (!known) {
+      diag_error(s->d, n->span, "@grid: %s%s%s is not available in a launch grid %s", n->a->kind == N_NAME ? "'" : "",
+                 n->a->kind == N_NAME ? n->a->name : "this call", n->a->kind == N_NAME ? "'" : "", runtime_ops);
+      return;
+    }
     for (int i = 0; i < n->list.len; i++) check_grid_names(s, n->list.items[i]);
+    return;
+  }
+  bool arith = n->op == '+' || n->op == '-' || n->op == '*' || n->op == '/' || n->op == '%';
+  if ((n->kind == N_BINARY && !arith) || (n->kind == N_UNARY && n->op != '-')) {
+    diag_error(s->d, n->span, "@grid: operator '%s' is not available in a launch grid %s", ast_op_name(n->op), runtime_ops);
     return;
   }
   check_grid_names(s, n->a);

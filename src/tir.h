@@ -135,6 +135,10 @@ const char *tir_variant_str(Arena *a, const KernelInfo *info);
 
 /* --------------------------------------------------------------- lower.c */
 
+/* The most steps of a @grid extent's postfix program: libphobos's
+ * MF_MAX_GRID_OPS (runtime/rt.h); lowering refuses longer ones. */
+enum { MAX_GRID_TOKENS = 32 };
+
 /* Lowers a kernel checked by sema_check_variant (its AST annotated). */
 TirFunc *lower_kernel(Arena *a, Diags *d, const KernelInfo *info);
 

@@ -546,6 +546,16 @@ for f in none:"it cannot be opened: No such file or directory" empty:"it is empt
 done
 has "the PTX is kept to reproduce" err "reproduce with:"
 
+# @grid programs: what the runtime cannot evaluate, and names too long for
+# a fixed buffer, were an internal error when the manifest was written
+printf '@grid(N << 1)\nkernel k(A: tensor<f32>[N]) {\n  A[0] = 1.0\n}\n' > "$tmp/gridshl.ph"
+run "@grid with an operator the runtime lacks: an error, not an internal one" 1 --emit=manifest --diagnostics=plain "$tmp/gridshl.ph"
+has "@grid operator located" err "gridshl.ph:1:7: error: @grid: operator '<<' is not available in a launch grid"
+long=$(printf 'D%.0s' $(seq 1 600))
+printf '@grid(%s + %s)\nkernel k(A: tensor<f32>[%s]) {\n  A[0] = 1.0\n}\n' "$long" "$long" "$long" > "$tmp/gridlong.ph"
+run "a 600-character dim in @grid: the manifest writes it" 0 --emit=manifest "$tmp/gridlong.ph"
+has "the long dim's grid program" out "grid: [\"DDDDDDDDDD"
+
 # Values checked (the scan of issue 17): a constant's negation overflowed
 printf 'kernel k(A: tensor<i64>[N]) {\n  A[0] = -C\n}\n' > "$tmp/negmin.ph"
 run "the negation of INT64_MIN folds, wrapping" 0 --emit=tir -D C=-9223372036854775808 "$tmp/negmin.ph"
