@@ -17,6 +17,7 @@
  */
 #include "tir.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,6 +34,13 @@ typedef struct Planner {
   PtrVec barriers;
   int *uses; /* tir_use_counts */
   struct WalkMemo **walked; /* by loop id: the barrier walks done (barrier_walk) */
+  /* indexes, so that no pass scans the whole kernel for each instruction
+   * (a kernel of 40,000 statements planned in quadratic time) */
+  TirInst **encl;          /* by position: the innermost loop strictly containing it (enclosing_loops) */
+  PtrVec *users;           /* by id: the instructions that take it as an operand or subscript (written_while_alive) */
+  PtrVec *writes;          /* by slot id: its WRITEs in program order (written_while_alive) */
+  PtrVec *scratch_of;      /* by id: the scratch buffers it owns, in buffer order (collect_accesses) */
+  struct PlanBarrier **bar_at, **bar_within; /* by position: the barrier before it, within it (add_barrier) */
 } Planner;
 
 static int64_t pow2_ceil(int64_t v) { /* v <= MAX_TILE_ELEMS (tir_verify) */
@@ -329,36 +337,56 @@ static PlanBuf *new_buf(Planner *P, BufKind kind, const char *name, Scalar elem,
   return b;
 }
 
-static bool uses(const TirInst *user, const TirInst *v) {
-  for (int k = 0; k < user->nargs; k++)
-    if (user->args[k] == v) return true;
-  for (int k = 0; k < user->nsubs; k++)
-    if (user->subs[k].start == v) return true;
-  return false;
+/* The innermost loop (for or while) strictly containing each position:
+ * every loop that contains a position is on the chain from it upward. */
+static void enclosing_loops(Planner *P, TirBlock *blk, TirInst *loop) {
+  for (int i = 0; i < blk->len; i++) {
+    TirInst *in = blk->insts[i];
+    P->encl[in->pos] = loop;
+    TirInst *inner = in->op == TIR_FOR || in->op == TIR_WHILE ? in : loop;
+    enclosing_loops(P, &in->cond, inner);
+    enclosing_loops(P, &in->body, inner);
+    enclosing_loops(P, &in->body2, inner);
+  }
 }
+
+static bool contains(const TirInst *loop, int pos) { return loop->pos < pos && pos <= loop->end; }
 
 /* Whether the slot a READ reads is written again while the value read is
  * still in use: then the value needs its own copy, it cannot stay an alias
  * of the slot's shared buffer. */
 static bool written_while_alive(Planner *P, const TirInst *read) {
-  int end = read->pos;
-  for (int i = 0; i < P->f->ninsts; i++) {
-    const TirInst *u = P->f->insts[i];
-    if (!uses(u, read)) continue;
-    if (u->pos > end) end = u->pos;
-    /* a use in a loop that the read is outside of lives through the loop */
-    for (int j = 0; j < P->f->ninsts; j++) {
-      const TirInst *l = P->f->insts[j];
-      bool loop = l->op == TIR_FOR || l->op == TIR_WHILE;
-      if (loop && l->pos < u->pos && u->pos <= l->end && !(l->pos < read->pos && read->pos <= l->end) && l->end > end)
-        end = l->end;
+  int n = P->f->ninsts;
+  if (!P->users) { /* who uses what, and where slots are written: once */
+    P->users = arena_alloc(P->a, sizeof *P->users * (size_t)(n + 1));
+    P->writes = arena_alloc(P->a, sizeof *P->writes * (size_t)(n + 1));
+    for (int i = 0; i < n; i++) {
+      TirInst *u = P->f->insts[i];
+      for (int k = 0; k < u->nargs; k++)
+        if (u->args[k]) vec_push(P->a, &P->users[u->args[k]->id], u);
+      for (int k = 0; k < u->nsubs; k++)
+        if (u->subs[k].start) vec_push(P->a, &P->users[u->subs[k].start->id], u);
+      if (u->op == TIR_WRITE) vec_push(P->a, &P->writes[u->args[0]->id], u);
     }
   }
-  for (int i = 0; i < P->f->ninsts; i++) {
-    const TirInst *w = P->f->insts[i];
-    if (w->op == TIR_WRITE && w->args[0] == read->args[0] && w->pos > read->pos && w->pos <= end) return true;
+  int end = read->pos;
+  const PtrVec *us = &P->users[read->id];
+  for (int i = 0; i < us->len; i++) {
+    const TirInst *u = us->items[i];
+    if (u->pos > end) end = u->pos;
+    /* a use in a loop that the read is outside of lives through the loop */
+    for (const TirInst *l = P->encl[u->pos]; l && !contains(l, read->pos); l = P->encl[l->pos])
+      if (l->end > end) end = l->end;
   }
-  return false;
+  /* a write after the read and no later than the value's last use */
+  const PtrVec *ws = &P->writes[read->args[0]->id];
+  int lo = 0, hi = ws->len;
+  while (lo < hi) {
+    int mid = lo + (hi - lo) / 2;
+    if (((TirInst *)ws->items[mid])->pos <= read->pos) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < ws->len && ((TirInst *)ws->items[lo])->pos <= end;
 }
 
 /* Staging: `var t = <slice>` slots, and loads that a dot reads. */
@@ -501,12 +529,10 @@ static void collect_accesses(Planner *P, TirBlock *blk, Accesses *acc) {
     /* a read of a shared slot into registers reads the buffer here */
     if (in->op == TIR_READ && pv(in->args[0])->res == RES_SHARED && pv(in)->res != RES_SHARED)
       add_access(P, acc, in->pos, false, pv(in->args[0])->buf);
-    for (int b = 0; b < P->bufs.len; b++) {
-      PlanBuf *buf = P->bufs.items[b];
-      if (buf->kind == BUF_SCRATCH && buf->owner == in) {
-        add_access(P, acc, in->pos, true, buf);
-        add_access(P, acc, in->pos, false, buf);
-      }
+    const PtrVec *owned = &P->scratch_of[in->id];
+    for (int b = 0; b < owned->len; b++) {
+      add_access(P, acc, in->pos, true, owned->items[b]);
+      add_access(P, acc, in->pos, false, owned->items[b]);
     }
     collect_accesses(P, &in->cond, acc);
     collect_accesses(P, &in->body, acc);
@@ -514,39 +540,52 @@ static void collect_accesses(Planner *P, TirBlock *blk, Accesses *acc) {
   }
 }
 
+/* The first access at a position >= pos: collect_accesses lists them in
+ * program order (an instruction's own, then those of its blocks, numbered
+ * after it in the same order). */
+static int acc_lower(const Accesses *acc, int pos) {
+  int lo = 0, hi = acc->len;
+  while (lo < hi) {
+    int mid = lo + (hi - lo) / 2;
+    if (acc->items[mid].pos < pos) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
 /* A buffer lives from its first access to its last, and through the whole
  * of any loop that touches it but does not contain its definition (the
- * next iteration reads what this one left). */
+ * next iteration reads what this one left). Those loops are the ones
+ * around its accesses, found up the chain of enclosing loops; growing the
+ * range over one never changes which others qualify, so the range is the
+ * hull of the accesses and all of them. */
 static void live_ranges(Planner *P, Accesses *acc) {
-  for (int b = 0; b < P->bufs.len; b++) {
+  int nb = P->bufs.len;
+  int *count = arena_alloc(P->a, sizeof(int) * (size_t)(nb + 1)), *start = arena_alloc(P->a, sizeof(int) * (size_t)(nb + 2));
+  int *at = arena_alloc(P->a, sizeof(int) * (size_t)(acc->len + 1)); /* access positions, buffer by buffer */
+  for (int i = 0; i < acc->len; i++) count[acc->items[i].buf->id]++;
+  for (int b = 0; b < nb; b++) start[b + 1] = start[b] + count[b];
+  for (int b = 0; b < nb; b++) count[b] = 0;
+  for (int i = 0; i < acc->len; i++) {
+    int b = acc->items[i].buf->id;
+    at[start[b] + count[b]++] = acc->items[i].pos;
+  }
+  int *seen = arena_alloc(P->a, sizeof(int) * (size_t)(P->f->ninsts + 1)); /* by loop id: 1 + the last buffer done */
+  for (int b = 0; b < nb; b++) {
     PlanBuf *buf = P->bufs.items[b];
     if (buf->kind == BUF_RING || buf->kind == BUF_MBAR || buf->stages) continue; /* live over their loop, set when made */
     int def = buf->owner->pos, first = def, last = def;
-    bool any = false;
-    for (int i = 0; i < acc->len; i++) {
-      if (acc->items[i].buf != buf) continue;
-      int pos = acc->items[i].pos;
-      if (!any || pos < first) first = pos;
-      if (!any || pos > last) last = pos;
-      any = true;
+    for (int i = start[b]; i < start[b + 1]; i++) {
+      if (i == start[b] || at[i] < first) first = at[i];
+      if (i == start[b] || at[i] > last) last = at[i];
     }
-    for (int changed = 1; changed;) {
-      changed = 0;
-      for (int i = 0; i < P->f->ninsts; i++) {
-        TirInst *loop = P->f->insts[i];
-        if (loop->op != TIR_FOR && loop->op != TIR_WHILE) continue;
-        bool has_def = loop->pos < def && def <= loop->end;
-        bool touches = false;
-        for (int k = 0; k < acc->len; k++)
-          if (acc->items[k].buf == buf && loop->pos < acc->items[k].pos && acc->items[k].pos <= loop->end)
-            touches = true;
-        if (touches && !has_def && (first > loop->pos || last < loop->end)) {
-          if (first > loop->pos) first = loop->pos;
-          if (last < loop->end) last = loop->end;
-          changed = 1;
-        }
+    for (int i = start[b]; i < start[b + 1]; i++)
+      for (TirInst *l = P->encl[at[i]]; l && seen[l->id] != b + 1; l = P->encl[l->pos]) {
+        seen[l->id] = b + 1;
+        if (contains(l, def)) continue;
+        if (first > l->pos) first = l->pos;
+        if (last < l->end) last = l->end;
       }
-    }
     buf->first = first;
     buf->last = last;
   }
@@ -1079,13 +1118,15 @@ static bool overlaps_any(PlanBuf **set, int n, const PlanBuf *b, bool other_only
   return false;
 }
 
+/* One barrier a position: asking again keeps the first reason. */
 static void add_barrier(Planner *P, int pos, const char *why) {
-  for (int i = 0; i < P->barriers.len; i++)
-    if (((PlanBarrier *)P->barriers.items[i])->pos == pos) return;
+  PlanBarrier **slot = pos >= 0 ? &P->bar_at[pos] : &P->bar_within[-1 - pos];
+  if (*slot) return;
   PlanBarrier *b = arena_alloc(P->a, sizeof *b);
   b->pos = pos;
   b->why = why;
   vec_push(P->a, &P->barriers, b);
+  *slot = b;
 }
 
 /* Adds b to a hazard set once; a full set is emptied by a barrier, which
@@ -1101,9 +1142,8 @@ static void note(Planner *P, Hazards *h, PlanBuf **set, int *n, PlanBuf *b, int 
 }
 
 static void hazards_at(Planner *P, Hazards *h, Accesses *acc, int pos) {
-  for (int i = 0; i < acc->len; i++) {
+  for (int i = acc_lower(acc, pos); i < acc->len && acc->items[i].pos == pos; i++) {
     Access *x = &acc->items[i];
-    if (x->pos != pos) continue;
     bool scratch_pair = x->buf->kind == BUF_SCRATCH;
     if (!x->write) {
       if (scratch_pair) continue; /* its barrier is counted with the write */
@@ -1155,14 +1195,13 @@ static void walk_inst(Planner *P, TirInst *in, Hazards *h, Accesses *acc) {
   if ((in->op == TIR_FOR || in->op == TIR_WHILE) && h->ndirty) {
     /* a buffer written before the loop and read in it, but not written
      * in it: one barrier before the loop, not one in every iteration */
-    for (int k = 0; k < acc->len; k++) {
+    int from = acc_lower(acc, in->pos + 1), to = acc_lower(acc, in->end + 1); /* the accesses in the loop */
+    for (int k = from; k < to; k++) {
       const Access *x = &acc->items[k];
-      if (x->write || x->pos <= in->pos || x->pos > in->end || !overlaps_any(h->dirty, h->ndirty, x->buf, false))
-        continue;
+      if (x->write || !overlaps_any(h->dirty, h->ndirty, x->buf, false)) continue;
       bool rewritten = false;
-      for (int w = 0; w < acc->len && !rewritten; w++)
-        rewritten = acc->items[w].write && acc->items[w].pos > in->pos && acc->items[w].pos <= in->end &&
-                    bytes_overlap(acc->items[w].buf, x->buf);
+      for (int w = from; w < to && !rewritten; w++)
+        rewritten = acc->items[w].write && bytes_overlap(acc->items[w].buf, x->buf);
       if (!rewritten) {
         add_barrier(P, in->pos, arena_printf(P->a, "%s is read in the loop after other threads wrote it before", x->buf->name));
         h->ndirty = h->nread = 0;
@@ -1228,9 +1267,8 @@ static void barrier_walk(Planner *P, TirBlock *blk, Hazards *h, Accesses *acc) {
  * only the loaded words are live across the wait and ptxas may interleave
  * that work with what follows. */
 static bool touches_shared(const Accesses *acc, const TirInst *in) {
-  for (int i = 0; i < acc->len; i++)
-    if (acc->items[i].pos >= in->pos && acc->items[i].pos <= in->end) return true;
-  return false;
+  int i = acc_lower(acc, in->pos);
+  return i < acc->len && acc->items[i].pos <= in->end;
 }
 
 static void hoist_barriers(Planner *P, TirBlock *blk, const Accesses *acc) {
@@ -1239,24 +1277,21 @@ static void hoist_barriers(Planner *P, TirBlock *blk, const Accesses *acc) {
     hoist_barriers(P, &in->cond, acc);
     hoist_barriers(P, &in->body, acc);
     hoist_barriers(P, &in->body2, acc);
-    for (int b = 0; b < P->barriers.len; b++) {
-      PlanBarrier *bar = P->barriers.items[b];
-      if (bar->pos != in->pos) continue;
-      int to = in->pos;
-      for (int j = i - 1; j >= 0; j--) {
-        const TirInst *x = blk->insts[j];
-        if (x->op == TIR_FOR || x->op == TIR_WHILE || x->op == TIR_IF || x->op == TIR_LOAD || touches_shared(acc, x)) break;
-        to = x->pos;
-      }
-      bool taken = false;
-      for (int c = 0; c < P->barriers.len; c++)
-        if (c != b && ((PlanBarrier *)P->barriers.items[c])->pos == to) taken = true;
-      if (taken) { /* one barrier there already serves both */
-        P->barriers.items[b] = P->barriers.items[--P->barriers.len];
-        b--;
-      } else {
-        bar->pos = to;
-      }
+    PlanBarrier *bar = P->bar_at[in->pos];
+    if (!bar) continue;
+    int to = in->pos;
+    for (int j = i - 1; j >= 0; j--) {
+      const TirInst *x = blk->insts[j];
+      if (x->op == TIR_FOR || x->op == TIR_WHILE || x->op == TIR_IF || x->op == TIR_LOAD || touches_shared(acc, x)) break;
+      to = x->pos;
+    }
+    if (to == in->pos) continue;
+    P->bar_at[in->pos] = NULL;
+    if (P->bar_at[to]) { /* one barrier there already serves both */
+      bar->pos = INT_MIN;
+    } else {
+      bar->pos = to;
+      P->bar_at[to] = bar;
     }
   }
 }
@@ -1283,6 +1318,8 @@ Plan *plan_kernel(Arena *a, Diags *d, TirFunc *f, const char *arch, unsigned fla
   Planner P = {.a = a, .d = d, .f = f, .p = p, .mma_ok = true, .uses = tir_use_counts(a, f)};
   P.parent = arena_alloc(a, sizeof(int) * (size_t)(f->ninsts + 1));
   for (int i = 0; i < f->ninsts; i++) P.parent[i] = i;
+  P.encl = arena_alloc(a, sizeof *P.encl * (size_t)(f->ninsts + 1));
+  enclosing_loops(&P, &f->body, NULL);
 
   walk(&f->grid, init_phys, &P);
   walk(&f->body, init_phys, &P);
@@ -1296,14 +1333,27 @@ Plan *plan_kernel(Arena *a, Diags *d, TirFunc *f, const char *arch, unsigned fla
   if (sm90 && !(flags & PLAN_NO_TENSOR_COPIES) && !p->no_async && !p->producer)
     walk_tma(&P, &f->body, false, false, NULL);
 
+  P.scratch_of = arena_alloc(a, sizeof *P.scratch_of * (size_t)(f->ninsts + 1));
+  for (int i = 0; i < P.bufs.len; i++) {
+    PlanBuf *b = P.bufs.items[i];
+    if (b->kind == BUF_SCRATCH) vec_push(a, &P.scratch_of[b->owner->id], b);
+  }
   Accesses acc = {0};
   collect_accesses(&P, &f->body, &acc);
+  for (int i = 1; i < acc.len; i++)
+    if (acc.items[i].pos < acc.items[i - 1].pos) diag_ice("plan: shared accesses out of program order");
   live_ranges(&P, &acc);
   allocate(&P);
   Hazards h = {0};
   P.walked = arena_alloc(a, sizeof *P.walked * (size_t)(f->ninsts + 1));
+  P.bar_at = arena_alloc(a, sizeof *P.bar_at * (size_t)(f->ninsts + 2));
+  P.bar_within = arena_alloc(a, sizeof *P.bar_within * (size_t)(f->ninsts + 2));
   barrier_walk(&P, &f->body, &h, &acc);
   hoist_barriers(&P, &f->body, &acc);
+  int kept = 0; /* less those hoisting merged into another */
+  for (int i = 0; i < P.barriers.len; i++)
+    if (((PlanBarrier *)P.barriers.items[i])->pos != INT_MIN) P.barriers.items[kept++] = P.barriers.items[i];
+  P.barriers.len = kept;
 
   p->nbufs = P.bufs.len;
   p->bufs = (PlanBuf **)P.bufs.items;

@@ -60,6 +60,10 @@ typedef struct TirSub {
 typedef struct TirBlock {
   struct TirInst **insts;
   int len, cap;
+  /* a large block's accesses (tir_number): counts[0] = nparams, then the
+   * loads, stores and arrives of each tensor parameter in the block and
+   * the blocks inside it, for tir_count_accesses; NULL for small blocks */
+  int *counts;
 } TirBlock;
 
 typedef struct TirInst {
@@ -114,7 +118,9 @@ int64_t tir_elems(const TirType *t);
  * double -> integer in lowering and the interpreter goes through it: a
  * plain cast is undefined past the target's range. */
 int64_t tir_float_to_int(double v, Scalar e);
-/* Numbers instructions in program order (pos, end) and fills f->insts. */
+/* Numbers instructions in program order (pos, end), fills f->insts and
+ * gives large blocks their tables of accesses (the IR does not change
+ * after lowering, which ends with this). */
 void tir_number(Arena *a, TirFunc *f);
 /* How many instructions read each value (operands, subscript starts, loop
  * conditions), by id; after tir_number. */
