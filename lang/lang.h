@@ -124,6 +124,7 @@ enum {
   MAX_PARAMS = 64,            /* parameters of a kernel (sema.c, check_param_bounds) */
   MAX_PARAM_SLOTS = 144,      /* values a launch passes: 1 + rank a tensor, 1 a scalar (sema.c) */
   MAX_DIM_NAMES = 32,         /* distinct names of tensor dims in a kernel's parameters (sema.c) */
+  MAX_VARIANT_WORK = 1 << 20, /* syntax nodes times variants, summed over a file's kernels (sema.c) */
   CARET_WIDTH = 160,          /* bytes of a long source line shown around a caret (diag.c) */
 };
 

@@ -61,6 +61,7 @@ typedef struct Sema {
   Symbol **table;  /* the visible names, hashed (lookup) */
   int tcap, tcount;
   uint64_t epoch;  /* of the visible names (new_epoch) */
+  int64_t work;    /* the kernels' syntax nodes times their variants, so far (check_kernel) */
 } Sema;
 
 static Type ty_error_v = {.kind = TY_ERROR};
@@ -1943,6 +1944,24 @@ static void check_param_bounds(Sema *s, Node *k) {
   }
 }
 
+/* The syntax nodes of a kernel, its attributes and parameters too,
+ * counted without recursion. */
+static int64_t count_nodes(Sema *s, Node *k) {
+  PtrVec stack = {0};
+  vec_push(s->arena, &stack, k);
+  int64_t n = 0;
+  while (stack.len) {
+    Node *x = stack.items[--stack.len];
+    n++;
+    Node *kids[] = {x->a, x->b, x->c, x->type, x->body};
+    for (int i = 0; i < 5; i++)
+      if (kids[i]) vec_push(s->arena, &stack, kids[i]);
+    for (int i = 0; i < x->list.len; i++) vec_push(s->arena, &stack, x->list.items[i]);
+    for (int i = 0; i < x->attrs.len; i++) vec_push(s->arena, &stack, x->attrs.items[i]);
+  }
+  return n;
+}
+
 static void check_kernel(Sema *s, Node *k) {
   s->kernel = k;
   Attrs at;
@@ -1956,6 +1975,17 @@ static void check_kernel(Sema *s, Node *k) {
     diag_error(s->d, at.autotune_first->span, "@autotune space has more than %d points", s->opts->max_variants);
     return;
   }
+  /* every variant is checked, lowered, planned and emitted, and kept to
+   * the end: the file's work is its kernels' sizes times their variants */
+  int64_t nodes = count_nodes(s, k), work;
+  if (!ck_mul(nodes, total, &work) || !ck_add(work, s->work, &work) || work > MAX_VARIANT_WORK) {
+    diag_error(s->d, k->span, "kernel '%s' has %lld variant%s of %lld syntax nodes, which brings the file to more than "
+               "%d variant nodes, the limit", k->name, (long long)total, total == 1 ? "" : "s", (long long)nodes,
+               MAX_VARIANT_WORK);
+    if (total > 1) diag_note(s->d, k->span, "fewer @autotune points, or -D pinning some, make less to compile");
+    return;
+  }
+  s->work = work;
   int choice[MAX_TUNE];
   for (int64_t v = 0; v < total && !s->d->stopped; v++) {
     int e0 = s->d->errors;
@@ -2026,14 +2056,19 @@ bool sema_check(Arena *a, Diags *d, Node *program, SemaOptions *opts) {
   Sema s;
   Scope top;
   init_sema(&s, a, d, opts, &top);
+  /* kernel names, hashed: 50,000 kernels were compared pairwise (12 s) */
+  int cap = 16;
+  while (cap < 2 * program->list.len) cap *= 2;
+  Node **names = arena_alloc(a, sizeof *names * (size_t)cap);
   for (int i = 0; i < program->list.len && !d->stopped; i++) {
     Node *k = program->list.items[i];
-    for (int j = 0; j < i; j++) {
-      Node *prev = program->list.items[j];
-      if (strcmp(prev->name, k->name) == 0) {
-        diag_error(d, k->span, "kernel '%s' is defined twice", k->name);
-        diag_note(d, prev->span, "first defined here");
-      }
+    uint32_t h = name_hash(k->name) & (uint32_t)(cap - 1);
+    while (names[h] && strcmp(names[h]->name, k->name)) h = (h + 1) & (uint32_t)(cap - 1);
+    if (names[h]) {
+      diag_error(d, k->span, "kernel '%s' is defined twice", k->name);
+      diag_note(d, names[h]->span, "first defined here");
+    } else {
+      names[h] = k;
     }
     check_kernel(&s, k);
   }

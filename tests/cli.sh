@@ -425,6 +425,16 @@ has "20,000 transposes: the last one's barrier" out "within %100000: transpose o
 runt "20,000 statements on a staged var plan in time" 0 --emit=plan "$tmp/staged.ph"
 has "the staged var's reads and writes ordered" out "is read after other threads wrote it"
 
+# 50,000 kernels: their names were compared pairwise (12 s), now hashed
+for i in $(seq 1 50000); do echo "kernel k$i() {}"; done > "$tmp/kernels.ph"
+timeout 10 "$PHOBOSC" "$tmp/kernels.ph" >"$tmp/out" 2>"$tmp/err"
+st=$?
+if [ $st -eq 0 ]; then ok "50,000 kernels check in time"; else not_ok "50,000 kernels check in time" "exit $st"; fi
+{ for i in $(seq 1 50000); do echo "kernel k$i() {}"; done; echo "kernel k7() {}"; } > "$tmp/kernels2.ph"
+run "a kernel defined twice among 50,000" 1 --diagnostics=plain "$tmp/kernels2.ph"
+has "defined twice, located" err "kernels2.ph:50001:8: error: kernel 'k7' is defined twice"
+has "first definition noted" err "kernels2.ph:7:8: note: first defined here"
+
 # Nesting (spec 13.3): up to the bounds it compiles; past them, a located
 # error with exit 1. A sum of 40,000 terms overflowed the stack (a crash);
 # 10,000 parentheses, 1000 nested loops and long else-if chains filled
