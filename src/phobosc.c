@@ -27,7 +27,7 @@ static const char usage_text[] =
     "manifest libphobos reads. Without --emit or a .cubin output, checks FILE\n"
     "(syntax, names, types, shapes and attributes under every @autotune point,\n"
     "then lowers and plans every variant) and writes nothing.\n"
-    "FILE may be '-' for standard input.\n"
+    "FILE may be '-' for standard input; at most 1 MiB is read.\n"
     "\n"
     "Options:\n"
     "  -o FILE              write the output to FILE ('-': standard output, the default)\n"

@@ -29,6 +29,9 @@ run "--help" 0 --help
 has "--help prints usage to stdout" out "Usage: phobosc [options] FILE.ph"
 has "--help lists --emit stages" out "--emit=STAGE"
 empty "--help writes nothing to stderr" err
+if diff <("$PHOBOSC" --help) <(sed -n '/^Usage: phobosc \[options\] FILE.ph$/,/^4 internal compiler error.$/p' \
+    "$PROJECT_ROOT/spec/LANGUAGE.md") >/dev/null; then ok "--help is the text in spec 13.2"
+else not_ok "--help is the text in spec 13.2" "$(diff <("$PHOBOSC" --help) <(sed -n '/^Usage: phobosc/,/^4 internal/p' "$PROJECT_ROOT/spec/LANGUAGE.md") | head -5)"; fi
 run "-h" 0 -h
 has "-h is --help" out "Usage: phobosc"
 run "--version" 0 --version
