@@ -47,9 +47,14 @@ static void print_list(FILE *out, const PtrVec *v, int depth, const char *role) 
   for (int i = 0; i < v->len; i++) print(out, v->items[i], depth, role);
 }
 
+/* Indentation stops at 64 levels, where a line says its depth instead: an
+ * expression 100,000 levels deep prints in linear space. */
+enum { INDENT_LEVELS = 64 };
+
 static void print(FILE *out, const Node *n, int depth, const char *role) {
   if (!n) return;
-  fprintf(out, "%*s", depth * 2, "");
+  if (depth <= INDENT_LEVELS) fprintf(out, "%*s", depth * 2, "");
+  else fprintf(out, "%*s[%d] ", INDENT_LEVELS * 2, "", depth);
   if (role) fprintf(out, "%s: ", role);
   switch (n->kind) {
   case N_INT: fprintf(out, "int %s", n->text); break;

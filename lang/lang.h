@@ -14,6 +14,27 @@
 
 #define PHOBOS_VERSION "0.1.0"
 
+/* ------------------------------------------------------ checked arithmetic */
+
+/* Arithmetic on sizes, shapes, strides, grids and byte counts goes through
+ * these: each returns true and sets *out when the result fits in 64 bits,
+ * and false (leaving *out unspecified) when it overflows. */
+static inline bool ck_add(int64_t a, int64_t b, int64_t *out) { return !__builtin_add_overflow(a, b, out); }
+static inline bool ck_mul(int64_t a, int64_t b, int64_t *out) { return !__builtin_mul_overflow(a, b, out); }
+/* a * b + c */
+static inline bool ck_muladd(int64_t a, int64_t b, int64_t c, int64_t *out) {
+  int64_t p;
+  return ck_mul(a, b, &p) && ck_add(p, c, out);
+}
+/* The product of n extents. */
+static inline bool ck_prod(const int64_t *dims, int n, int64_t *out) {
+  int64_t p = 1;
+  for (int i = 0; i < n; i++)
+    if (!ck_mul(p, dims[i], &p)) return false;
+  *out = p;
+  return true;
+}
+
 /* ---------------------------------------------------------------- arena.c */
 
 /* An arena per compilation: nodes, types and strings live until the
@@ -65,6 +86,9 @@ typedef struct Diags {
   bool silent;     /* count diagnostics, print nothing (re-checks of checked code) */
   bool last_dropped; /* the last error or warning was dropped: so are its notes */
   Span last_shown;   /* span of the last diagnostic printed */
+  const Source *seen_src; /* the line shown last (diag.c, line_start) */
+  int seen_line;
+  const char *seen_at;
 } Diags;
 
 void diag_init(Diags *d, const Source *src, FILE *out, bool plain);
@@ -82,8 +106,27 @@ void diag_note_plain(Diags *d, const char *fmt, ...)
 /* Internal compiler error: prints the message and exits with status 4. */
 _Noreturn void diag_ice(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* Reads a whole file; returns false and sets *why on failure. */
+/* Reads a whole file ('-': standard input) of at most MAX_SOURCE_BYTES;
+ * returns false and sets *why on failure (not a regular file, too large). */
 bool source_load(Arena *a, const char *path, Source *out, const char **why);
+
+/* -------------------------------------------------------- resource bounds */
+
+/* What the compiler accepts, and the error at each bound (spec 13.3). */
+enum {
+  MAX_SOURCE_BYTES = 1 << 20, /* the input file: 1 MiB (diag.c, source_load; driver.c) */
+  MAX_NEST = 256,             /* '(' and '[' open at once, and '{' open at once (lexer.l) */
+  MAX_STMT_DEPTH = 1024,      /* for, while and if nested, each 'else if' inside the if before it (parser.y) */
+  MAX_EXPR_DEPTH = 100000,    /* operator levels of one expression: a + b + c is 2 (parser.y) */
+  /* bison's stack: what the bounds above can fill, with room to spare; a
+   * longer run of prefix operators fills it, a located error too */
+  PARSE_STACK = MAX_EXPR_DEPTH + 64 * MAX_NEST + 8 * MAX_STMT_DEPTH,
+  MAX_PARAMS = 64,            /* parameters of a kernel (sema.c, check_param_bounds) */
+  MAX_PARAM_SLOTS = 144,      /* values a launch passes: 1 + rank a tensor, 1 a scalar (sema.c) */
+  MAX_DIM_NAMES = 32,         /* distinct names of tensor dims in a kernel's parameters (sema.c) */
+  MAX_VARIANT_WORK = 1 << 20, /* syntax nodes times variants, summed over a file's kernels (sema.c) */
+  CARET_WIDTH = 160,          /* bytes of a long source line shown around a caret (diag.c) */
+};
 
 /* ------------------------------------------------------------------ AST */
 
@@ -139,6 +182,8 @@ struct Node {
   int64_t ival;
   double fval;
   bool has_args;    /* N_ATTR: written with parentheses */
+  int depth;        /* expressions: operator levels below (a leaf 0); for, while, if
+                       and blocks: statement levels (parser.y, the bounds above) */
   Node *a, *b, *c;
   Node *type;       /* declared type (N_TYPE) of a param, let or var */
   Node *body;       /* N_FOR, N_WHILE, N_IF, N_KERNEL */
@@ -147,6 +192,12 @@ struct Node {
   /* written by sema for the variant checked last */
   Type *ty;         /* expressions: type and static shape; let/var/param: declared */
   Symbol *sym;      /* names: what they resolve to; let/var/for/param: the symbol */
+  /* sema's constant evaluation of this node (eval_const), valid while the
+   * names in scope are those of epoch const_epoch */
+  uint64_t const_epoch;
+  int64_t const_val;
+  signed char const_res;
+  bool const_reported;
 };
 
 Node *ast_new(Arena *a, NodeKind kind, Span span);
@@ -187,6 +238,8 @@ Node *parse_program(Arena *a, Diags *d, const Source *src);
 typedef enum TyKind { TY_ERROR, TY_SCALAR, TY_TILE, TY_TENSOR } TyKind;
 
 enum { MAX_TENSOR_RANK = 5, MAX_TILE_RANK = 3, MAX_TUNE = 64 };
+/* the most elements a tile holds (its extents' product, each extent too) */
+enum { MAX_TILE_ELEMS = 1 << 20 };
 
 struct Type {
   TyKind kind;
@@ -220,6 +273,7 @@ struct Symbol {
   void *lowered; /* what lowering bound the name to (src/lower.c) */
   struct Define *define; /* SYM_CONST from -D: marked used when read */
   Symbol *next; /* next symbol of the same scope */
+  Symbol *hnext; /* next symbol of the same bucket of sema's name table */
 };
 
 /* One @autotune dimension and its values. */

@@ -35,6 +35,7 @@ int lex_next(PHX_STYPE *val, PHX_LTYPE *loc, void *scanner);
 #include <string.h>
 
 #define phx_lex lex_next
+#define YYMAXDEPTH PARSE_STACK
 #define YYLLOC_DEFAULT(Cur, Rhs, N)                                  \
   do {                                                               \
     if (N) {                                                         \
@@ -54,17 +55,64 @@ static void phx_error(Span *loc, void *scanner, ParseCtx *ctx, const char *msg);
 
 #define NEW(kind, loc) ast_new(ctx->arena, (kind), (loc))
 
+static int deeper(int a, int b) { return a > b ? a : b; }
+
+/* An expression node `depth` operator levels deep. Past MAX_EXPR_DEPTH no
+ * more nodes are made: the expression is an error (check_depth reports it
+ * once the file is parsed, with its depth), so its deepest operand stands
+ * for it and counts the levels, and a long chain costs no memory. Returns
+ * that operand, or a new node for the caller to fill. */
+static Node *expr_node(ParseCtx *ctx, NodeKind kind, Span loc, int depth, Node *deepest) {
+  if (depth > MAX_EXPR_DEPTH) {
+    deepest->depth = depth;
+    deepest->span = loc;
+    return deepest;
+  }
+  Node *n = NEW(kind, loc);
+  n->depth = depth;
+  return n;
+}
+
 static Node *binary(ParseCtx *ctx, Span loc, int op, Node *a, Node *b) {
-  Node *n = NEW(N_BINARY, loc);
+  Node *deepest = a->depth >= b->depth ? a : b;
+  Node *n = expr_node(ctx, N_BINARY, loc, 1 + deepest->depth, deepest);
+  if (n == deepest) return n;
   n->op = op;
   n->a = a;
   n->b = b;
   return n;
 }
 
+static Node *unary(ParseCtx *ctx, Span loc, int op, Node *a) {
+  Node *n = expr_node(ctx, N_UNARY, loc, 1 + a->depth, a);
+  if (n == a) return n;
+  n->op = op;
+  n->a = a;
+  return n;
+}
+
 static Node *list_node(ParseCtx *ctx, NodeKind kind, Span loc, PtrVec list) {
   Node *n = NEW(kind, loc);
   n->list = list;
+  return n;
+}
+
+/* A call or an index: one level over its base and its arguments. */
+static Node *postfix_node(ParseCtx *ctx, NodeKind kind, Span loc, Node *base, PtrVec list) {
+  int depth = base->depth;
+  for (int i = 0; i < list.len; i++) depth = deeper(depth, ((Node *)list.items[i])->depth);
+  Node *n = expr_node(ctx, kind, loc, depth + 1, base);
+  if (n == base) return n;
+  n->list = list;
+  n->a = base;
+  return n;
+}
+
+/* A block is as deep as its deepest statement; a for, while or if one
+ * level deeper than its blocks (an else-if: than the if it is the else of). */
+static Node *block_node(ParseCtx *ctx, Span loc, PtrVec list) {
+  Node *n = list_node(ctx, N_BLOCK, loc, list);
+  for (int i = 0; i < list.len; i++) n->depth = deeper(n->depth, ((Node *)list.items[i])->depth);
   return n;
 }
 
@@ -159,7 +207,7 @@ attr_args
 
 attr_arg
   : IDENT IN '[' exprs ']' { $$ = list_node(ctx, N_ATTR_IN, @$, $4); $$->name = $1; }
-  | IDENT '=' expr { $$ = NEW(N_NAMEDARG, @$); $$->name = $1; $$->a = $3; }
+  | IDENT '=' expr { $$ = NEW(N_NAMEDARG, @$); $$->name = $1; $$->a = $3; $$->depth = 1 + $3->depth; }
   | expr
   ;
 
@@ -202,9 +250,9 @@ sep
   ;
 
 block
-  : '{' stmts '}' { $$ = list_node(ctx, N_BLOCK, @$, $2); }
-  | '{' stmts stmt '}' { $$ = list_node(ctx, N_BLOCK, @$, $2); vec_push(ctx->arena, &$$->list, $3); }
-  | '{' stmts error '}' { $$ = list_node(ctx, N_BLOCK, @$, $2); yyerrok; }
+  : '{' stmts '}' { $$ = block_node(ctx, @$, $2); }
+  | '{' stmts stmt '}' { vec_push(ctx->arena, &$2, $3); $$ = block_node(ctx, @$, $2); }
+  | '{' stmts error '}' { $$ = block_node(ctx, @$, $2); yyerrok; }
   ;
 
 stmts
@@ -274,6 +322,7 @@ compound_stmt
       $$ = NEW(N_FOR, @2);
       $$->name = $2;
       $$->body = $9;
+      $$->depth = 1 + $9->depth;
       if (strcmp($4, "range") != 0) {
         diag_error(ctx->diags, @4, "expected 'range' after 'in', found '%s'", $4);
       } else if ($6.len < 2 || $6.len > 3) {
@@ -287,12 +336,18 @@ compound_stmt
             diag_error(ctx->diags, ((Node *)$6.items[i])->span, "range takes no named arguments");
       }
     }
-  | WHILE expr opt_nls block { $$ = NEW(N_WHILE, @1); $$->a = $2; $$->body = $4; }
+  | WHILE expr opt_nls block { $$ = NEW(N_WHILE, @1); $$->a = $2; $$->body = $4; $$->depth = 1 + $4->depth; }
   | if_stmt
   ;
 
 if_stmt
-  : IF expr opt_nls block else_opt { $$ = NEW(N_IF, @1); $$->a = $2; $$->body = $4; $$->c = $5; }
+  : IF expr opt_nls block else_opt {
+      $$ = NEW(N_IF, @1);
+      $$->a = $2;
+      $$->body = $4;
+      $$->c = $5;
+      $$->depth = 1 + deeper($4->depth, $5 ? $5->depth : 0);
+    }
   ;
 
 else_opt
@@ -303,9 +358,9 @@ else_opt
 
 expr
   : postfix
-  | '-' expr %prec UNARY { $$ = NEW(N_UNARY, @$); $$->op = '-'; $$->a = $2; }
-  | '!' expr %prec UNARY { $$ = NEW(N_UNARY, @$); $$->op = '!'; $$->a = $2; }
-  | '~' expr %prec UNARY { $$ = NEW(N_UNARY, @$); $$->op = '~'; $$->a = $2; }
+  | '-' expr %prec UNARY { $$ = unary(ctx, @$, '-', $2); }
+  | '!' expr %prec UNARY { $$ = unary(ctx, @$, '!', $2); }
+  | '~' expr %prec UNARY { $$ = unary(ctx, @$, '~', $2); }
   | expr OROR expr { $$ = binary(ctx, @$, OROR, $1, $3); }
   | expr ANDAND expr { $$ = binary(ctx, @$, ANDAND, $1, $3); }
   | expr '|' expr { $$ = binary(ctx, @$, '|', $1, $3); }
@@ -328,9 +383,15 @@ expr
 
 postfix
   : primary
-  | postfix '(' args_opt ')' { $$ = list_node(ctx, N_CALL, @$, $3); $$->a = $1; }
-  | postfix '[' subscripts ']' { $$ = list_node(ctx, N_INDEX, @$, $3); $$->a = $1; }
-  | postfix '.' IDENT { $$ = NEW(N_MEMBER, @$); $$->a = $1; $$->name = $3; }
+  | postfix '(' args_opt ')' { $$ = postfix_node(ctx, N_CALL, @$, $1, $3); }
+  | postfix '[' subscripts ']' { $$ = postfix_node(ctx, N_INDEX, @$, $1, $3); }
+  | postfix '.' IDENT {
+      $$ = expr_node(ctx, N_MEMBER, @$, 1 + $1->depth, $1);
+      if ($$ != $1) {
+        $$->a = $1;
+        $$->name = $3;
+      }
+    }
   ;
 
 primary
@@ -354,7 +415,7 @@ args
 
 arg
   : expr
-  | IDENT '=' expr { $$ = NEW(N_NAMEDARG, @$); $$->name = $1; $$->a = $3; }
+  | IDENT '=' expr { $$ = NEW(N_NAMEDARG, @$); $$->name = $1; $$->a = $3; $$->depth = 1 + $3->depth; }
   ;
 
 exprs
@@ -369,9 +430,21 @@ subscripts
 
 subscript
   : ':' { $$ = NEW(N_SUB, @$); $$->op = SUB_FULL; }
-  | expr { $$ = NEW(N_SUB, @$); $$->op = SUB_POINT; $$->a = $1; }
-  | expr ':' expr { $$ = NEW(N_SUB, @$); $$->op = SUB_RANGE; $$->a = $1; $$->b = $3; }
-  | expr COLONPLUS expr { $$ = NEW(N_SUB, @$); $$->op = SUB_SPAN; $$->a = $1; $$->b = $3; }
+  | expr { $$ = NEW(N_SUB, @$); $$->op = SUB_POINT; $$->a = $1; $$->depth = 1 + $1->depth; }
+  | expr ':' expr {
+      $$ = NEW(N_SUB, @$);
+      $$->op = SUB_RANGE;
+      $$->a = $1;
+      $$->b = $3;
+      $$->depth = 1 + deeper($1->depth, $3->depth);
+    }
+  | expr COLONPLUS expr {
+      $$ = NEW(N_SUB, @$);
+      $$->op = SUB_SPAN;
+      $$->a = $1;
+      $$->b = $3;
+      $$->depth = 1 + deeper($1->depth, $3->depth);
+    }
   ;
 
 %%
@@ -381,6 +454,10 @@ subscript
 static void phx_error(Span *loc, void *scanner, ParseCtx *ctx, const char *msg) {
   (void)scanner;
   LexState *lx = ctx->lex;
+  if (strcmp(msg, "memory exhausted") == 0) { /* bison's stack is full: YYMAXDEPTH */
+    diag_error(ctx->diags, *loc, "nested too deeply for the parser (its stack holds %d entries)", PARSE_STACK);
+    return;
+  }
   const char *text = msg;
   if (strncmp(text, "syntax error, ", 14) == 0) text += 14;
   diag_error(ctx->diags, *loc, "%s", text);
@@ -399,6 +476,41 @@ static void phx_error(Span *loc, void *scanner, ParseCtx *ctx, const char *msg) 
     diag_note(ctx->diags, *loc, "a newline after '}' ends the statement");
 }
 
+static bool is_expr(const Node *n) { return n->kind >= N_INT && n->kind <= N_SUB; }
+
+/* The bounds on nesting (spec 13.3), over the whole tree without recursion:
+ * an expression deeper than MAX_EXPR_DEPTH or statements nested deeper than
+ * MAX_STMT_DEPTH are an error at their start, reported once, so that the
+ * passes after the parser, which recurse, never go deeper. */
+static void check_depth(ParseCtx *ctx, Node *program) {
+  PtrVec stack = {0};
+  vec_push(ctx->arena, &stack, program);
+  while (stack.len) {
+    Node *n = stack.items[--stack.len];
+    if (is_expr(n)) {
+      if (n->depth > MAX_EXPR_DEPTH)
+        diag_error(ctx->diags, n->span, "expression nested too deeply (%d levels; the limit is %d)", n->depth,
+                   MAX_EXPR_DEPTH);
+      continue; /* every operand is shallower */
+    }
+    if ((n->kind == N_FOR || n->kind == N_WHILE || n->kind == N_IF) && n->depth > MAX_STMT_DEPTH) {
+      diag_error(ctx->diags, n->span, "statements nested too deeply (%d levels; the limit is %d)", n->depth,
+                 MAX_STMT_DEPTH);
+      diag_note(ctx->diags, n->span, "for, while and if each nest one level, and so does each 'else if' "
+                                     "(it is the else of the if before it)");
+      continue;
+    }
+    /* children pushed last to first, so reported in source order: an if's
+     * c (its else) follows its body, a for's c (its step) precedes it */
+    bool if_ = n->kind == N_IF;
+    Node *kids[] = {if_ ? n->c : NULL, n->body, if_ ? NULL : n->c, n->b, n->a, n->type};
+    for (int i = 0; i < 6; i++)
+      if (kids[i]) vec_push(ctx->arena, &stack, kids[i]);
+    for (int i = n->list.len - 1; i >= 0; i--) vec_push(ctx->arena, &stack, n->list.items[i]);
+    for (int i = n->attrs.len - 1; i >= 0; i--) vec_push(ctx->arena, &stack, n->attrs.items[i]);
+  }
+}
+
 Node *parse_program(Arena *a, Diags *d, const Source *src) {
   LexState lx = {.arena = a, .diags = d, .file = src->name, .line = 1, .column = 1};
   ParseCtx ctx = {.arena = a, .diags = d, .lex = &lx};
@@ -406,7 +518,9 @@ Node *parse_program(Arena *a, Diags *d, const Source *src) {
   int errors = d->errors;
   int rc = phx_parse(scanner, &ctx);
   lex_close(scanner);
-  if (rc == 2) diag_ice("parser ran out of memory");
+  if (rc == 2 && d->errors == errors) diag_ice("parser ran out of memory");
   if (rc != 0 || d->errors > errors || !ctx.program) return NULL;
+  check_depth(&ctx, ctx.program);
+  if (d->errors > errors) return NULL;
   return ctx.program;
 }

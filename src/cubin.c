@@ -33,6 +33,25 @@ const char *cubin_find_ptxas(char *buf, size_t len) {
   return executable(buf) ? buf : NULL;
 }
 
+/* Whether the file ptxas wrote is a cubin: there, and an ELF64
+ * little-endian header whose machine is EM_CUDA (190). NULL when it is,
+ * else what is wrong. */
+static const char *not_a_cubin(const char *path, char *buf, size_t len) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return snprintf(buf, len, "it cannot be opened: %s", strerror(errno)), buf;
+  unsigned char h[64];
+  size_t n = fread(h, 1, sizeof h, f);
+  fclose(f);
+  if (n == 0) return "it is empty";
+  if (n < sizeof h) return snprintf(buf, len, "it is %zu bytes, shorter than an ELF header", n), buf;
+  if (memcmp(h, "\177ELF", 4) != 0) return "it is not an ELF file";
+  if (h[4] != 2) return "it is not a 64-bit ELF file";
+  if (h[5] != 1) return "it is not a little-endian ELF file";
+  unsigned machine = h[18] | (unsigned)h[19] << 8;
+  if (machine != 190) return snprintf(buf, len, "its ELF machine is %u, not EM_CUDA (190)", machine), buf;
+  return NULL;
+}
+
 bool cubin_assemble(const char *ptx_path, const char *cubin_path, const char *arch, bool verbose, FILE *err) {
   char pbuf[4096];
   const char *ptxas = cubin_find_ptxas(pbuf, sizeof pbuf);
@@ -69,13 +88,23 @@ bool cubin_assemble(const char *ptx_path, const char *cubin_path, const char *ar
   if (rc == 0) waitpid(pid, &status, 0);
   bool ok = rc == 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
   if (ok && verbose && mlen) fputs(msg, err);
-  if (!ok) {
+  /* ptxas said it succeeded: what it wrote must be a cubin before the
+   * manifest says there is one; a file that is not is removed */
+  char why[128];
+  const char *bad = ok ? not_a_cubin(cubin_path, why, sizeof why) : NULL;
+  if (bad) {
+    fprintf(err, "phobosc: error: ptxas exited 0 but %s is no cubin: %s\n", cubin_path, bad);
+    unlink(cubin_path);
+    ok = false;
+  }
+  if (!ok && !bad) {
     if (rc != 0) fprintf(err, "phobosc: error: cannot run %s: %s\n", ptxas, strerror(rc));
     else if (WIFSIGNALED(status)) fprintf(err, "phobosc: error: ptxas died by signal %d\n", WTERMSIG(status));
     else fprintf(err, "phobosc: error: ptxas failed (exit %d):\n%s", WEXITSTATUS(status), msg ? msg : "");
+  }
+  if (!ok)
     fprintf(err, "phobosc: note: the PTX is kept in %s; reproduce with:\n  %s %s -O3 -o %s %s\n", ptx_path, ptxas, archarg,
             cubin_path, ptx_path);
-  }
   free(msg);
   return ok;
 }

@@ -14,6 +14,8 @@
 #include "ptx.h"
 #include "tir.h"
 
+#include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -150,7 +152,7 @@ int driver_compile(const DriverOptions *o, FILE *out, FILE *err) {
   return status;
 }
 
-int driver_compile_source(const DriverOptions *o, const Source *src_in, FILE *out, FILE *err) {
+static int compile_source(const DriverOptions *o, const Source *src_in, FILE *out, FILE *err) {
   Arena *arena = arena_new();
   Source src = *src_in;
   Diags diags;
@@ -162,7 +164,9 @@ int driver_compile_source(const DriverOptions *o, const Source *src_in, FILE *ou
   FILE *mem = open_memstream(&buf, &len);
   if (!mem) diag_ice("cannot open an output buffer");
 
-  if (o->emit == EMIT_TOKENS) {
+  if (src.len > MAX_SOURCE_BYTES) { /* source_load refuses these; a caller's own source too */
+    diag_error(&diags, (Span){0}, "the source is %zu bytes; phobosc reads at most %d (1 MiB)", src.len, MAX_SOURCE_BYTES);
+  } else if (o->emit == EMIT_TOKENS) {
     lex_dump_tokens(arena, &diags, &src, mem);
   } else {
     Node *program = parse_program(arena, &diags, &src);
@@ -194,4 +198,51 @@ int driver_compile_source(const DriverOptions *o, const Source *src_in, FILE *ou
   free(buf);
   arena_free(arena);
   return status;
+}
+
+/* The passes after the parser recurse over expressions (a sum of 100,000
+ * terms is 100,000 levels) and nested statements, within the bounds the
+ * parser checks (spec 13.3). They run on a thread with a stack of its own,
+ * large enough for those bounds with room to spare (under AddressSanitizer
+ * too); only what is used is committed. The thread has an alternate signal
+ * stack, so that a crash there still reaches phobosc's fatal-signal
+ * handler, which reports an internal error. */
+enum { DRIVER_STACK = 256 << 20, DRIVER_SIGNAL_STACK = 64 << 10 };
+
+typedef struct Job {
+  const DriverOptions *o;
+  const Source *src;
+  FILE *out, *err;
+  int status;
+} Job;
+
+static void *run_job(void *arg) {
+  Job *j = arg;
+  stack_t ss = {0}, cur;
+  bool alt = false; /* one of its own unless the thread has one (a sanitizer's) */
+  if (sigaltstack(NULL, &cur) == 0 && (cur.ss_flags & SS_DISABLE)) {
+    ss = (stack_t){.ss_sp = malloc(DRIVER_SIGNAL_STACK), .ss_size = DRIVER_SIGNAL_STACK};
+    alt = ss.ss_sp && sigaltstack(&ss, NULL) == 0;
+  }
+  j->status = compile_source(j->o, j->src, j->out, j->err);
+  if (alt) {
+    stack_t off = {.ss_flags = SS_DISABLE};
+    sigaltstack(&off, NULL);
+  }
+  free(ss.ss_sp);
+  return NULL;
+}
+
+int driver_compile_source(const DriverOptions *o, const Source *src, FILE *out, FILE *err) {
+  Job j = {.o = o, .src = src, .out = out, .err = err};
+  pthread_attr_t attr;
+  pthread_t t;
+  bool ok = pthread_attr_init(&attr) == 0;
+  if (ok && pthread_attr_setstacksize(&attr, DRIVER_STACK) == 0 && pthread_create(&t, &attr, run_job, &j) == 0) {
+    pthread_join(t, NULL);
+  } else {
+    run_job(&j); /* no thread to be had: on this one's stack */
+  }
+  if (ok) pthread_attr_destroy(&attr);
+  return j.status;
 }

@@ -463,9 +463,10 @@ static bool exec_store(Interp *I, const TirInst *in) {
     /* two CTAs storing one element race on the GPU, whatever order runs here */
     int64_t *w = &I->writer[in->aux][off];
     if (*w && *w != I->cta + 1) {
-      char gs[96];
+      char gs[MAX_TENSOR_RANK * 24]; /* ", " and 20 digits and a sign a dim */
       int k = 0;
-      for (int d = 0; d < in->nsubs; d++) k += snprintf(gs + k, sizeof gs - (size_t)k, "%s%lld", d ? ", " : "", (long long)g[d]);
+      for (int d = 0; d < in->nsubs && k < (int)sizeof gs; d++)
+        k += snprintf(gs + k, sizeof gs - (size_t)k, "%s%lld", d ? ", " : "", (long long)g[d]);
       fail(I, "CTAs %lld and %lld both store %s[%s]: a race on the GPU (store at line %d)", (long long)*w - 1,
            (long long)I->cta, I->f->params[in->aux].name, gs, in->span.first_line);
       break;
@@ -709,9 +710,10 @@ static bool exec_block(Interp *I, const TirBlock *b) {
 /* Binds every symbolic dim from the tensors' shapes. */
 static bool bind_dims(Interp *I) {
   const TirFunc *f = I->f;
-  const char *names[64];
-  int64_t values[64];
-  int from[64], nb = 0;
+  enum { MAX_NAMES = MAX_DIM_NAMES }; /* a kernel names at most MAX_DIM_NAMES dims (sema) */
+  const char *names[MAX_NAMES];
+  int64_t values[MAX_NAMES];
+  int from[MAX_NAMES], nb = 0;
   for (int p = 0; p < f->nparams; p++) {
     const TirParam *tp = &f->params[p];
     if (!tp->tensor) continue;
@@ -731,7 +733,7 @@ static bool bind_dims(Interp *I) {
       if (k < nb && values[k] != got)
         return fail(I, "parameter '%s' dim %d (%s) is %lld, but '%s' gave %s = %lld", tp->name, d, tp->dimname[d],
                     (long long)got, f->params[from[k]].name, names[k], (long long)values[k]);
-      if (k == nb && nb < 64) {
+      if (k == nb && nb < MAX_NAMES) {
         names[nb] = tp->dimname[d];
         values[nb] = got;
         from[nb++] = p;

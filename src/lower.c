@@ -295,8 +295,11 @@ static TirInst *lower_expr(Lower *l, Node *n) {
       bool fresh = n->a->kind == N_INT || n->a->kind == N_FLOAT ||
                    (n->a->kind == N_NAME && (!n->a->sym || n->a->sym->kind == SYM_CONST));
       if (fresh && l->cur->len && l->cur->insts[l->cur->len - 1] == x) l->cur->len--;
+      /* an integer negates as it does at run time: wrapping (-INT64_MIN
+       * is INT64_MIN, -(-128) as an i8 is -128), not by signed overflow */
+      TirInst wrapped = {.ty = x->ty, .ival = (int64_t)(0 - (uint64_t)x->ival)};
       return is_float_elem(x->ty.elem) ? const_float(l, x->ty.elem, -x->fval, n->span)
-                                       : const_int(l, x->ty.elem, -x->ival, n->span);
+                                       : const_int(l, x->ty.elem, const_to_int(&wrapped, x->ty.elem), n->span);
     }
     TirInst *v = emit1(l, TIR_UNARY, rt, n->span, coerce(l, x, rt, n->span));
     v->aux = n->op;
@@ -449,6 +452,29 @@ static void lower_block(Lower *l, Node *block, TirBlock *into) {
   l->cur = saved;
 }
 
+/* The steps of a @grid extent as the manifest writes it, a postfix program
+ * (manifest.c, postfix): conversions are none, each constant, dim and
+ * operator one. Saturates at INT64_MAX. */
+static int64_t grid_tokens(const TirInst *in) {
+  int64_t n = 0;
+  for (const TirInst *x = in; x;) { /* conversions and unary minus along the spine, then one level of operands */
+    if (x->op == TIR_CONVERT) {
+      x = x->args[0];
+      continue;
+    }
+    n++;
+    if (x->op == TIR_UNARY) {
+      x = x->args[0];
+      continue;
+    }
+    if (x->op != TIR_BINARY) break;
+    int64_t r = grid_tokens(x->args[1]);
+    if (!ck_add(n, r, &n)) return INT64_MAX;
+    x = x->args[0];
+  }
+  return n;
+}
+
 TirFunc *lower_kernel(Arena *a, Diags *d, const KernelInfo *info) {
   Node *k = info->kernel;
   TirFunc *f = arena_alloc(a, sizeof *f);
@@ -469,8 +495,15 @@ TirFunc *lower_kernel(Arena *a, Diags *d, const KernelInfo *info) {
     }
   }
   Lower l = {.a = a, .d = d, .f = f, .cur = &f->grid};
-  for (int i = 0; i < info->ngrid; i++)
+  for (int i = 0; i < info->ngrid; i++) {
     f->grid_value[f->ngrid++] = coerce(&l, lower_expr(&l, info->grid[i]), tir_scalar(S_I32), info->grid[i]->span);
+    int64_t n = grid_tokens(f->grid_value[i]);
+    if (n > MAX_GRID_TOKENS) {
+      diag_error(d, info->grid[i]->span, "@grid: this extent is a program of %lld steps; the runtime evaluates at most %d",
+                 (long long)n, MAX_GRID_TOKENS);
+      return NULL;
+    }
+  }
   l.cur = &f->body;
   lower_block(&l, k->body, &f->body);
   tir_number(a, f);

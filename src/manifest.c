@@ -62,9 +62,11 @@ uint64_t manifest_hash(const char *text, size_t len) {
 
 const char *manifest_entry(Arena *a, const TirFunc *f) { return arena_printf(a, "%s__v%d", f->name, f->info->index); }
 
-/* A grid value as postfix tokens; false when it uses something the runtime
- * cannot evaluate (it never does: sema allows dims and constants only). */
-static bool postfix(const TirInst *in, char *buf, size_t len, size_t *n) {
+/* A grid value as postfix tokens, written to out; false when it uses
+ * something the runtime cannot evaluate (it never does: sema allows dims,
+ * constants and the runtime's operators only, and lowering bounds the
+ * program's length). */
+static bool postfix(const TirInst *in, FILE *out, bool *first) {
   const char *tok = NULL;
   char num[32];
   switch (in->op) {
@@ -73,13 +75,13 @@ static bool postfix(const TirInst *in, char *buf, size_t len, size_t *n) {
     tok = num;
     break;
   case TIR_DIM: tok = in->name; break;
-  case TIR_CONVERT: return postfix(in->args[0], buf, len, n);
+  case TIR_CONVERT: return postfix(in->args[0], out, first);
   case TIR_UNARY:
-    if (in->aux != '-' || !postfix(in->args[0], buf, len, n)) return false;
+    if (in->aux != '-' || !postfix(in->args[0], out, first)) return false;
     tok = "neg";
     break;
   case TIR_BINARY: {
-    if (!postfix(in->args[0], buf, len, n) || !postfix(in->args[1], buf, len, n)) return false;
+    if (!postfix(in->args[0], out, first) || !postfix(in->args[1], out, first)) return false;
     static const struct { int op; const char *s; } ops[] = {{'+', "+"}, {'-', "-"}, {'*', "*"}, {'/', "/"}, {'%', "%"},
                                                              {TOP_CDIV, "cdiv"}, {TOP_MIN, "min"}, {TOP_MAX, "max"}};
     for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
@@ -89,9 +91,8 @@ static bool postfix(const TirInst *in, char *buf, size_t len, size_t *n) {
   }
   default: return false;
   }
-  int w = snprintf(buf + *n, len - *n, "%s%s", *n ? " " : "", tok);
-  if (w < 0 || (size_t)w >= len - *n) return false;
-  *n += (size_t)w;
+  fprintf(out, "%s%s", *first ? "" : " ", tok);
+  *first = false;
   return true;
 }
 
@@ -160,7 +161,7 @@ bool manifest_write(FILE *out, const Source *src, const char *arch, const char *
       /* dims named like a constant are fixed by this variant */
       ev_scalar(&m, "pinned", false);
       ev_map(&m, true, true);
-      const char *seen[64];
+      const char *seen[MAX_DIM_NAMES]; /* a kernel names at most MAX_DIM_NAMES dims (sema) */
       int nseen = 0;
       for (int p = 0; p < vf->nparams; p++)
         for (int d = 0; d < vf->params[p].rank; d++) {
@@ -168,7 +169,7 @@ bool manifest_write(FILE *out, const Source *src, const char *arch, const char *
           if (!tp->dimname[d] || tp->dims[d] < 0) continue;
           bool dup = false;
           for (int s = 0; s < nseen; s++) dup |= !strcmp(seen[s], tp->dimname[d]);
-          if (dup || nseen == 64) continue;
+          if (dup || nseen == MAX_DIM_NAMES) continue;
           seen[nseen++] = tp->dimname[d];
           kv_int(&m, tp->dimname[d], tp->dims[d]);
         }
@@ -176,14 +177,17 @@ bool manifest_write(FILE *out, const Source *src, const char *arch, const char *
       ev_scalar(&m, "grid", false);
       ev_seq(&m, true, true);
       for (int g = 0; g < vf->ngrid; g++) {
-        char buf[512];
+        char *buf = NULL; /* any length: a dim's name may be long */
         size_t n = 0;
-        buf[0] = 0;
-        if (!postfix(vf->grid_value[g], buf, sizeof buf, &n)) {
+        FILE *pf = open_memstream(&buf, &n);
+        bool first = true;
+        if (!pf || !postfix(vf->grid_value[g], pf, &first)) {
           snprintf(err, errlen, "kernel '%s': grid axis %d cannot be written as a postfix program", vf->name, g);
           m.ok = false;
         }
-        ev_scalar(&m, buf, true);
+        if (pf) fclose(pf);
+        ev_scalar(&m, buf ? buf : "", true);
+        free(buf);
       }
       ev_seq(&m, false, true);
       kv_int(&m, "threads", pl->launch_threads); /* with a producer warp, 32 more than the plan's */

@@ -27,7 +27,7 @@ static const char usage_text[] =
     "manifest libphobos reads. Without --emit or a .cubin output, checks FILE\n"
     "(syntax, names, types, shapes and attributes under every @autotune point,\n"
     "then lowers and plans every variant) and writes nothing.\n"
-    "FILE may be '-' for standard input.\n"
+    "FILE may be '-' for standard input; at most 1 MiB is read.\n"
     "\n"
     "Options:\n"
     "  -o FILE              write the output to FILE ('-': standard output, the default)\n"
@@ -204,11 +204,15 @@ static void on_fatal_signal(int sig) {
 
 int main(int argc, char **argv) {
 #ifndef __SANITIZE_ADDRESS__ /* under ASan, let the sanitizer report the crash */
-  signal(SIGSEGV, on_fatal_signal);
-  signal(SIGBUS, on_fatal_signal);
-  signal(SIGFPE, on_fatal_signal);
-  signal(SIGILL, on_fatal_signal);
-  signal(SIGABRT, on_fatal_signal);
+  /* on an alternate stack, so that a stack overflow is reported too (the
+   * driver's compile thread sets one up of its own) */
+  static char altstack[64 << 10];
+  stack_t ss = {.ss_sp = altstack, .ss_size = sizeof altstack};
+  sigaltstack(&ss, NULL);
+  struct sigaction sa = {.sa_handler = on_fatal_signal, .sa_flags = SA_ONSTACK};
+  sigemptyset(&sa.sa_mask);
+  int fatal[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+  for (size_t i = 0; i < sizeof fatal / sizeof fatal[0]; i++) sigaction(fatal[i], &sa, NULL);
 #endif
   Options o = {0};
   parse_args(argc, argv, &o);

@@ -17,6 +17,7 @@
  */
 #include "tir.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,11 +34,19 @@ typedef struct Planner {
   PtrVec barriers;
   int *uses; /* tir_use_counts */
   int nlayouts; /* Layout.id: layouts made so far (at most one a class) */
+  struct WalkMemo **walked; /* by loop id: the barrier walks done (barrier_walk) */
+  /* indexes, so that no pass scans the whole kernel for each instruction
+   * (a kernel of 40,000 statements planned in quadratic time) */
+  TirInst **encl;          /* by position: the innermost loop strictly containing it (enclosing_loops) */
+  PtrVec *users;           /* by id: the instructions that take it as an operand or subscript (written_while_alive) */
+  PtrVec *writes;          /* by slot id: its WRITEs in program order (written_while_alive) */
+  PtrVec *scratch_of;      /* by id: the scratch buffers it owns, in buffer order (collect_accesses) */
+  struct PlanBarrier **bar_at, **bar_within; /* by position: the barrier before it, within it (add_barrier) */
 } Planner;
 
-static int64_t pow2_ceil(int64_t v) {
+static int64_t pow2_ceil(int64_t v) { /* v <= MAX_TILE_ELEMS (tir_verify) */
   int64_t p = 1;
-  while (p < v) p <<= 1;
+  while (p < v && p < INT64_MAX / 2) p <<= 1;
   return p;
 }
 
@@ -524,43 +533,64 @@ static PlanBuf *new_buf(Planner *P, BufKind kind, const char *name, Scalar elem,
     b->pitch += 8;
     b->padded = true;
   }
-  int64_t rows = 1;
-  for (int i = 0; i + 1 < rank; i++) rows *= phys[i];
-  b->bytes = rows * b->pitch * sema_scalar_bytes(elem);
+  int64_t rows;
+  if (!ck_prod(phys, rank - 1 > 0 ? rank - 1 : 0, &rows) || !ck_mul(rows, b->pitch, &b->bytes) ||
+      !ck_mul(b->bytes, sema_scalar_bytes(elem), &b->bytes))
+    diag_ice("plan: the size of buffer '%s' overflows", name); /* tiles are bounded: it cannot */
   vec_push(P->a, &P->bufs, b);
   return b;
 }
 
-static bool uses(const TirInst *user, const TirInst *v) {
-  for (int k = 0; k < user->nargs; k++)
-    if (user->args[k] == v) return true;
-  for (int k = 0; k < user->nsubs; k++)
-    if (user->subs[k].start == v) return true;
-  return false;
+/* The innermost loop (for or while) strictly containing each position:
+ * every loop that contains a position is on the chain from it upward. */
+static void enclosing_loops(Planner *P, TirBlock *blk, TirInst *loop) {
+  for (int i = 0; i < blk->len; i++) {
+    TirInst *in = blk->insts[i];
+    P->encl[in->pos] = loop;
+    TirInst *inner = in->op == TIR_FOR || in->op == TIR_WHILE ? in : loop;
+    enclosing_loops(P, &in->cond, inner);
+    enclosing_loops(P, &in->body, inner);
+    enclosing_loops(P, &in->body2, inner);
+  }
 }
+
+static bool contains(const TirInst *loop, int pos) { return loop->pos < pos && pos <= loop->end; }
 
 /* Whether the slot a READ reads is written again while the value read is
  * still in use: then the value needs its own copy, it cannot stay an alias
  * of the slot's shared buffer. */
 static bool written_while_alive(Planner *P, const TirInst *read) {
-  int end = read->pos;
-  for (int i = 0; i < P->f->ninsts; i++) {
-    const TirInst *u = P->f->insts[i];
-    if (!uses(u, read)) continue;
-    if (u->pos > end) end = u->pos;
-    /* a use in a loop that the read is outside of lives through the loop */
-    for (int j = 0; j < P->f->ninsts; j++) {
-      const TirInst *l = P->f->insts[j];
-      bool loop = l->op == TIR_FOR || l->op == TIR_WHILE;
-      if (loop && l->pos < u->pos && u->pos <= l->end && !(l->pos < read->pos && read->pos <= l->end) && l->end > end)
-        end = l->end;
+  int n = P->f->ninsts;
+  if (!P->users) { /* who uses what, and where slots are written: once */
+    P->users = arena_alloc(P->a, sizeof *P->users * (size_t)(n + 1));
+    P->writes = arena_alloc(P->a, sizeof *P->writes * (size_t)(n + 1));
+    for (int i = 0; i < n; i++) {
+      TirInst *u = P->f->insts[i];
+      for (int k = 0; k < u->nargs; k++)
+        if (u->args[k]) vec_push(P->a, &P->users[u->args[k]->id], u);
+      for (int k = 0; k < u->nsubs; k++)
+        if (u->subs[k].start) vec_push(P->a, &P->users[u->subs[k].start->id], u);
+      if (u->op == TIR_WRITE) vec_push(P->a, &P->writes[u->args[0]->id], u);
     }
   }
-  for (int i = 0; i < P->f->ninsts; i++) {
-    const TirInst *w = P->f->insts[i];
-    if (w->op == TIR_WRITE && w->args[0] == read->args[0] && w->pos > read->pos && w->pos <= end) return true;
+  int end = read->pos;
+  const PtrVec *us = &P->users[read->id];
+  for (int i = 0; i < us->len; i++) {
+    const TirInst *u = us->items[i];
+    if (u->pos > end) end = u->pos;
+    /* a use in a loop that the read is outside of lives through the loop */
+    for (const TirInst *l = P->encl[u->pos]; l && !contains(l, read->pos); l = P->encl[l->pos])
+      if (l->end > end) end = l->end;
   }
-  return false;
+  /* a write after the read and no later than the value's last use */
+  const PtrVec *ws = &P->writes[read->args[0]->id];
+  int lo = 0, hi = ws->len;
+  while (lo < hi) {
+    int mid = lo + (hi - lo) / 2;
+    if (((TirInst *)ws->items[mid])->pos <= read->pos) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < ws->len && ((TirInst *)ws->items[lo])->pos <= end;
 }
 
 /* Staging: `var t = <slice>` slots, and loads that a dot reads. */
@@ -762,12 +792,10 @@ static void collect_accesses(Planner *P, TirBlock *blk, Accesses *acc) {
     /* a read of a shared slot into registers reads the buffer here */
     if (in->op == TIR_READ && pv(in->args[0])->res == RES_SHARED && pv(in)->res != RES_SHARED)
       add_access(P, acc, in->pos, false, pv(in->args[0])->buf);
-    for (int b = 0; b < P->bufs.len; b++) {
-      PlanBuf *buf = P->bufs.items[b];
-      if (buf->kind == BUF_SCRATCH && buf->owner == in) {
-        add_access(P, acc, in->pos, true, buf);
-        add_access(P, acc, in->pos, false, buf);
-      }
+    const PtrVec *owned = &P->scratch_of[in->id];
+    for (int b = 0; b < owned->len; b++) {
+      add_access(P, acc, in->pos, true, owned->items[b]);
+      add_access(P, acc, in->pos, false, owned->items[b]);
     }
     collect_accesses(P, &in->cond, acc);
     collect_accesses(P, &in->body, acc);
@@ -775,39 +803,52 @@ static void collect_accesses(Planner *P, TirBlock *blk, Accesses *acc) {
   }
 }
 
+/* The first access at a position >= pos: collect_accesses lists them in
+ * program order (an instruction's own, then those of its blocks, numbered
+ * after it in the same order). */
+static int acc_lower(const Accesses *acc, int pos) {
+  int lo = 0, hi = acc->len;
+  while (lo < hi) {
+    int mid = lo + (hi - lo) / 2;
+    if (acc->items[mid].pos < pos) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
 /* A buffer lives from its first access to its last, and through the whole
  * of any loop that touches it but does not contain its definition (the
- * next iteration reads what this one left). */
+ * next iteration reads what this one left). Those loops are the ones
+ * around its accesses, found up the chain of enclosing loops; growing the
+ * range over one never changes which others qualify, so the range is the
+ * hull of the accesses and all of them. */
 static void live_ranges(Planner *P, Accesses *acc) {
-  for (int b = 0; b < P->bufs.len; b++) {
+  int nb = P->bufs.len;
+  int *count = arena_alloc(P->a, sizeof(int) * (size_t)(nb + 1)), *start = arena_alloc(P->a, sizeof(int) * (size_t)(nb + 2));
+  int *at = arena_alloc(P->a, sizeof(int) * (size_t)(acc->len + 1)); /* access positions, buffer by buffer */
+  for (int i = 0; i < acc->len; i++) count[acc->items[i].buf->id]++;
+  for (int b = 0; b < nb; b++) start[b + 1] = start[b] + count[b];
+  for (int b = 0; b < nb; b++) count[b] = 0;
+  for (int i = 0; i < acc->len; i++) {
+    int b = acc->items[i].buf->id;
+    at[start[b] + count[b]++] = acc->items[i].pos;
+  }
+  int *seen = arena_alloc(P->a, sizeof(int) * (size_t)(P->f->ninsts + 1)); /* by loop id: 1 + the last buffer done */
+  for (int b = 0; b < nb; b++) {
     PlanBuf *buf = P->bufs.items[b];
     if (buf->kind == BUF_RING || buf->kind == BUF_MBAR || buf->stages) continue; /* live over their loop, set when made */
     int def = buf->owner->pos, first = def, last = def;
-    bool any = false;
-    for (int i = 0; i < acc->len; i++) {
-      if (acc->items[i].buf != buf) continue;
-      int pos = acc->items[i].pos;
-      if (!any || pos < first) first = pos;
-      if (!any || pos > last) last = pos;
-      any = true;
+    for (int i = start[b]; i < start[b + 1]; i++) {
+      if (i == start[b] || at[i] < first) first = at[i];
+      if (i == start[b] || at[i] > last) last = at[i];
     }
-    for (int changed = 1; changed;) {
-      changed = 0;
-      for (int i = 0; i < P->f->ninsts; i++) {
-        TirInst *loop = P->f->insts[i];
-        if (loop->op != TIR_FOR && loop->op != TIR_WHILE) continue;
-        bool has_def = loop->pos < def && def <= loop->end;
-        bool touches = false;
-        for (int k = 0; k < acc->len; k++)
-          if (acc->items[k].buf == buf && loop->pos < acc->items[k].pos && acc->items[k].pos <= loop->end)
-            touches = true;
-        if (touches && !has_def && (first > loop->pos || last < loop->end)) {
-          if (first > loop->pos) first = loop->pos;
-          if (last < loop->end) last = loop->end;
-          changed = 1;
-        }
+    for (int i = start[b]; i < start[b + 1]; i++)
+      for (TirInst *l = P->encl[at[i]]; l && seen[l->id] != b + 1; l = P->encl[l->pos]) {
+        seen[l->id] = b + 1;
+        if (contains(l, def)) continue;
+        if (first > l->pos) first = l->pos;
+        if (last < l->end) last = l->end;
       }
-    }
     buf->first = first;
     buf->last = last;
   }
@@ -848,7 +889,9 @@ static void allocate(Planner *P) {
       }
     }
     b->offset = off;
-    if (off + b->bytes > top) top = off + b->bytes;
+    int64_t end;
+    if (!ck_add(off, b->bytes, &end)) diag_ice("plan: shared memory offsets overflow");
+    if (end > top) top = end;
   }
   P->p->shared_bytes = top;
 }
@@ -1097,8 +1140,8 @@ static const char ring_mbar_name[] = "staged ring mbarriers";
 
 /* the bytes of a dense tile of physical dims phys */
 static int64_t phys_bytes(const int64_t *phys, int rank, Scalar elem) {
-  int64_t n = sema_scalar_bytes(elem);
-  for (int d = 0; d < rank; d++) n *= phys[d];
+  int64_t n;
+  if (!ck_prod(phys, rank, &n) || !ck_mul(n, sema_scalar_bytes(elem), &n)) diag_ice("plan: a tile's bytes overflow");
   return n;
 }
 
@@ -1338,13 +1381,15 @@ static bool overlaps_any(PlanBuf **set, int n, const PlanBuf *b, bool other_only
   return false;
 }
 
+/* One barrier a position: asking again keeps the first reason. */
 static void add_barrier(Planner *P, int pos, const char *why) {
-  for (int i = 0; i < P->barriers.len; i++)
-    if (((PlanBarrier *)P->barriers.items[i])->pos == pos) return;
+  PlanBarrier **slot = pos >= 0 ? &P->bar_at[pos] : &P->bar_within[-1 - pos];
+  if (*slot) return;
   PlanBarrier *b = arena_alloc(P->a, sizeof *b);
   b->pos = pos;
   b->why = why;
   vec_push(P->a, &P->barriers, b);
+  *slot = b;
 }
 
 /* Adds b to a hazard set once; a full set is emptied by a barrier, which
@@ -1360,9 +1405,8 @@ static void note(Planner *P, Hazards *h, PlanBuf **set, int *n, PlanBuf *b, int 
 }
 
 static void hazards_at(Planner *P, Hazards *h, Accesses *acc, int pos) {
-  for (int i = 0; i < acc->len; i++) {
+  for (int i = acc_lower(acc, pos); i < acc->len && acc->items[i].pos == pos; i++) {
     Access *x = &acc->items[i];
-    if (x->pos != pos) continue;
     bool scratch_pair = x->buf->kind == BUF_SCRATCH;
     if (!x->write) {
       if (scratch_pair) continue; /* its barrier is counted with the write */
@@ -1394,48 +1438,87 @@ static void merge(Planner *P, Hazards *h, Hazards *o, int pos) {
   for (int k = 0; k < o->nread; k++) note(P, h, h->read, &h->nread, o->read[k], pos);
 }
 
+static void barrier_walk(Planner *P, TirBlock *blk, Hazards *h, Accesses *acc);
+
+static bool same_hazards(const Hazards *a, const Hazards *b) {
+  return a->ndirty == b->ndirty && a->nread == b->nread &&
+         !memcmp(a->dirty, b->dirty, sizeof a->dirty[0] * (size_t)a->ndirty) &&
+         !memcmp(a->read, b->read, sizeof a->read[0] * (size_t)a->nread);
+}
+
+/* A loop's walk from a given state: what it leaves (below). */
+typedef struct WalkMemo {
+  Hazards in, out;
+  struct WalkMemo *next;
+} WalkMemo;
+
+static void walk_inst(Planner *P, TirInst *in, Hazards *h, Accesses *acc) {
+  /* a value's operands are read before the instruction writes its result */
+  hazards_at(P, h, acc, in->pos);
+  if ((in->op == TIR_FOR || in->op == TIR_WHILE) && h->ndirty) {
+    /* a buffer written before the loop and read in it, but not written
+     * in it: one barrier before the loop, not one in every iteration */
+    int from = acc_lower(acc, in->pos + 1), to = acc_lower(acc, in->end + 1); /* the accesses in the loop */
+    for (int k = from; k < to; k++) {
+      const Access *x = &acc->items[k];
+      if (x->write || !overlaps_any(h->dirty, h->ndirty, x->buf, false)) continue;
+      bool rewritten = false;
+      for (int w = from; w < to && !rewritten; w++)
+        rewritten = acc->items[w].write && bytes_overlap(acc->items[w].buf, x->buf);
+      if (!rewritten) {
+        add_barrier(P, in->pos, arena_printf(P->a, "%s is read in the loop after other threads wrote it before", x->buf->name));
+        h->ndirty = h->nread = 0;
+        break;
+      }
+    }
+  }
+  if (in->op == TIR_FOR || in->op == TIR_WHILE) {
+    /* twice: the second pass sees what the end of an iteration leaves
+     * for the start of the next; then the exit condition. The loop may
+     * also not run at all: what follows sees either state. */
+    Hazards skip = *h;
+    barrier_walk(P, &in->cond, &skip, acc);
+    for (int pass = 0; pass < 2; pass++) {
+      barrier_walk(P, &in->cond, h, acc);
+      barrier_walk(P, &in->body, h, acc);
+    }
+    barrier_walk(P, &in->cond, h, acc);
+    merge(P, h, &skip, in->end + 1);
+  } else if (in->op == TIR_IF) {
+    Hazards h2 = *h;
+    barrier_walk(P, &in->body, h, acc);
+    barrier_walk(P, &in->body2, &h2, acc);
+    /* after the branch: the union of what either side left */
+    merge(P, h, &h2, in->end + 1);
+  }
+}
+
+/* Walking a loop's body twice would double the work with each level of
+ * nesting (40 nested loops: 2^40 walks). A walk is a function of the state
+ * it starts from: it ends in the same state and asks for the same barriers
+ * (add_barrier keeps the first reason given for a position, so asking
+ * again changes nothing). So each loop remembers the states it was walked
+ * from and what they left, and a state seen before is not walked again:
+ * the plan is the one the full walk makes. */
 static void barrier_walk(Planner *P, TirBlock *blk, Hazards *h, Accesses *acc) {
   for (int i = 0; i < blk->len; i++) {
     TirInst *in = blk->insts[i];
-    /* a value's operands are read before the instruction writes its result */
-    hazards_at(P, h, acc, in->pos);
-    if ((in->op == TIR_FOR || in->op == TIR_WHILE) && h->ndirty) {
-      /* a buffer written before the loop and read in it, but not written
-       * in it: one barrier before the loop, not one in every iteration */
-      for (int k = 0; k < acc->len; k++) {
-        const Access *x = &acc->items[k];
-        if (x->write || x->pos <= in->pos || x->pos > in->end || !overlaps_any(h->dirty, h->ndirty, x->buf, false))
-          continue;
-        bool rewritten = false;
-        for (int w = 0; w < acc->len && !rewritten; w++)
-          rewritten = acc->items[w].write && acc->items[w].pos > in->pos && acc->items[w].pos <= in->end &&
-                      bytes_overlap(acc->items[w].buf, x->buf);
-        if (!rewritten) {
-          add_barrier(P, in->pos, arena_printf(P->a, "%s is read in the loop after other threads wrote it before", x->buf->name));
-          h->ndirty = h->nread = 0;
-          break;
-        }
-      }
+    if (in->op != TIR_FOR && in->op != TIR_WHILE) {
+      walk_inst(P, in, h, acc);
+      continue;
     }
-    if (in->op == TIR_FOR || in->op == TIR_WHILE) {
-      /* twice: the second pass sees what the end of an iteration leaves
-       * for the start of the next; then the exit condition. The loop may
-       * also not run at all: what follows sees either state. */
-      Hazards skip = *h;
-      barrier_walk(P, &in->cond, &skip, acc);
-      for (int pass = 0; pass < 2; pass++) {
-        barrier_walk(P, &in->cond, h, acc);
-        barrier_walk(P, &in->body, h, acc);
-      }
-      barrier_walk(P, &in->cond, h, acc);
-      merge(P, h, &skip, in->end + 1);
-    } else if (in->op == TIR_IF) {
-      Hazards h2 = *h;
-      barrier_walk(P, &in->body, h, acc);
-      barrier_walk(P, &in->body2, &h2, acc);
-      /* after the branch: the union of what either side left */
-      merge(P, h, &h2, in->end + 1);
+    WalkMemo *m = P->walked[in->id];
+    while (m && !same_hazards(&m->in, h)) m = m->next;
+    if (m) {
+      *h = m->out;
+      continue;
     }
+    m = arena_alloc(P->a, sizeof *m);
+    m->in = *h;
+    walk_inst(P, in, h, acc);
+    m->out = *h;
+    m->next = P->walked[in->id];
+    P->walked[in->id] = m;
   }
 }
 
@@ -1447,9 +1530,8 @@ static void barrier_walk(Planner *P, TirBlock *blk, Hazards *h, Accesses *acc) {
  * only the loaded words are live across the wait and ptxas may interleave
  * that work with what follows. */
 static bool touches_shared(const Accesses *acc, const TirInst *in) {
-  for (int i = 0; i < acc->len; i++)
-    if (acc->items[i].pos >= in->pos && acc->items[i].pos <= in->end) return true;
-  return false;
+  int i = acc_lower(acc, in->pos);
+  return i < acc->len && acc->items[i].pos <= in->end;
 }
 
 static void hoist_barriers(Planner *P, TirBlock *blk, const Accesses *acc) {
@@ -1458,24 +1540,21 @@ static void hoist_barriers(Planner *P, TirBlock *blk, const Accesses *acc) {
     hoist_barriers(P, &in->cond, acc);
     hoist_barriers(P, &in->body, acc);
     hoist_barriers(P, &in->body2, acc);
-    for (int b = 0; b < P->barriers.len; b++) {
-      PlanBarrier *bar = P->barriers.items[b];
-      if (bar->pos != in->pos) continue;
-      int to = in->pos;
-      for (int j = i - 1; j >= 0; j--) {
-        const TirInst *x = blk->insts[j];
-        if (x->op == TIR_FOR || x->op == TIR_WHILE || x->op == TIR_IF || x->op == TIR_LOAD || touches_shared(acc, x)) break;
-        to = x->pos;
-      }
-      bool taken = false;
-      for (int c = 0; c < P->barriers.len; c++)
-        if (c != b && ((PlanBarrier *)P->barriers.items[c])->pos == to) taken = true;
-      if (taken) { /* one barrier there already serves both */
-        P->barriers.items[b] = P->barriers.items[--P->barriers.len];
-        b--;
-      } else {
-        bar->pos = to;
-      }
+    PlanBarrier *bar = P->bar_at[in->pos];
+    if (!bar) continue;
+    int to = in->pos;
+    for (int j = i - 1; j >= 0; j--) {
+      const TirInst *x = blk->insts[j];
+      if (x->op == TIR_FOR || x->op == TIR_WHILE || x->op == TIR_IF || x->op == TIR_LOAD || touches_shared(acc, x)) break;
+      to = x->pos;
+    }
+    if (to == in->pos) continue;
+    P->bar_at[in->pos] = NULL;
+    if (P->bar_at[to]) { /* one barrier there already serves both */
+      bar->pos = INT_MIN;
+    } else {
+      bar->pos = to;
+      P->bar_at[to] = bar;
     }
   }
 }
@@ -1502,6 +1581,8 @@ Plan *plan_kernel(Arena *a, Diags *d, TirFunc *f, const char *arch, unsigned fla
   Planner P = {.a = a, .d = d, .f = f, .p = p, .mma_ok = true, .uses = tir_use_counts(a, f)};
   P.parent = arena_alloc(a, sizeof(int) * (size_t)(f->ninsts + 1));
   for (int i = 0; i < f->ninsts; i++) P.parent[i] = i;
+  P.encl = arena_alloc(a, sizeof *P.encl * (size_t)(f->ninsts + 1));
+  enclosing_loops(&P, &f->body, NULL);
 
   walk(&f->grid, init_phys, &P);
   walk(&f->body, init_phys, &P);
@@ -1521,13 +1602,27 @@ Plan *plan_kernel(Arena *a, Diags *d, TirFunc *f, const char *arch, unsigned fla
   check_backend_limits(&P);
   if (d->errors > errors) return NULL;
 
+  P.scratch_of = arena_alloc(a, sizeof *P.scratch_of * (size_t)(f->ninsts + 1));
+  for (int i = 0; i < P.bufs.len; i++) {
+    PlanBuf *b = P.bufs.items[i];
+    if (b->kind == BUF_SCRATCH) vec_push(a, &P.scratch_of[b->owner->id], b);
+  }
   Accesses acc = {0};
   collect_accesses(&P, &f->body, &acc);
+  for (int i = 1; i < acc.len; i++)
+    if (acc.items[i].pos < acc.items[i - 1].pos) diag_ice("plan: shared accesses out of program order");
   live_ranges(&P, &acc);
   allocate(&P);
   Hazards h = {0};
+  P.walked = arena_alloc(a, sizeof *P.walked * (size_t)(f->ninsts + 1));
+  P.bar_at = arena_alloc(a, sizeof *P.bar_at * (size_t)(f->ninsts + 2));
+  P.bar_within = arena_alloc(a, sizeof *P.bar_within * (size_t)(f->ninsts + 2));
   barrier_walk(&P, &f->body, &h, &acc);
   hoist_barriers(&P, &f->body, &acc);
+  int kept = 0; /* less those hoisting merged into another */
+  for (int i = 0; i < P.barriers.len; i++)
+    if (((PlanBarrier *)P.barriers.items[i])->pos != INT_MIN) P.barriers.items[kept++] = P.barriers.items[i];
+  P.barriers.len = kept;
 
   p->nbufs = P.bufs.len;
   p->bufs = (PlanBuf **)P.bufs.items;

@@ -21,7 +21,11 @@ int *tir_use_counts(Arena *a, const TirFunc *f) {
   return n;
 }
 
+static int access_kind(TirOp op) { return op == TIR_LOAD ? 0 : op == TIR_STORE ? 1 : op == TIR_ARRIVE ? 2 : -1; }
+
 int tir_count_accesses(const TirBlock *b, TirOp op, int param) {
+  int kind = access_kind(op);
+  if (b->counts && kind >= 0 && param >= 0 && param < b->counts[0]) return b->counts[1 + 3 * param + kind];
   int n = 0;
   for (int i = 0; i < b->len; i++) {
     const TirInst *in = b->insts[i];
@@ -54,9 +58,8 @@ int64_t tir_float_to_int(double v, Scalar e) {
 }
 
 int64_t tir_elems(const TirType *t) {
-  int64_t n = 1;
-  for (int i = 0; i < t->rank; i++) n *= t->dims[i];
-  return n;
+  int64_t n;
+  return ck_prod(t->dims, t->rank, &n) ? n : INT64_MAX; /* never past MAX_TILE_ELEMS after tir_verify */
 }
 
 TirInst *tir_new(Arena *a, TirFunc *f, TirOp op, TirType ty) {
@@ -93,9 +96,35 @@ static int number_block(TirFunc *f, TirBlock *b, int pos) {
   return pos;
 }
 
+/* Blocks of this many instructions or more (nested ones counted) keep a
+ * table of their accesses: the planner and the backend ask whether the
+ * kernel stores to a tensor once per load, which would cost the kernel's
+ * size each time (a 20,000-statement kernel: seconds, quadratically). */
+enum { COUNTED_BLOCK = 64 };
+
+static int count_tables(Arena *a, TirBlock *b, int nparams) {
+  int size = b->len;
+  for (int i = 0; i < b->len; i++) {
+    TirInst *in = b->insts[i];
+    size += count_tables(a, &in->cond, nparams) + count_tables(a, &in->body, nparams) +
+            count_tables(a, &in->body2, nparams);
+  }
+  b->counts = NULL;
+  if (size >= COUNTED_BLOCK && nparams > 0) {
+    int *t = arena_alloc(a, sizeof(int) * (size_t)(1 + 3 * nparams));
+    for (int p = 0; p < nparams; p++)
+      for (int k = 0; k < 3; k++) t[1 + 3 * p + k] = tir_count_accesses(b, k == 0 ? TIR_LOAD : k == 1 ? TIR_STORE : TIR_ARRIVE, p);
+    t[0] = nparams;
+    b->counts = t;
+  }
+  return size;
+}
+
 void tir_number(Arena *a, TirFunc *f) {
   f->insts = arena_alloc(a, sizeof(TirInst *) * (size_t)(f->ninsts + 1));
   f->ninsts = number_block(f, &f->body, number_block(f, &f->grid, 0));
+  count_tables(a, &f->grid, f->nparams);
+  count_tables(a, &f->body, f->nparams);
 }
 
 static const char *op_names[] = {"const", "param", "dim",     "ctx",    "unary",  "binary", "math",
@@ -284,6 +313,8 @@ static void verify_inst(Verify *v, const TirInst *in) {
   if (in->ty.rank < 0 || in->ty.rank > MAX_TILE_RANK) return fail(v, in, "bad rank");
   for (int i = 0; i < in->ty.rank; i++)
     if (in->ty.dims[i] <= 0) return fail(v, in, "tile dim is not positive");
+  /* what sema bounds, and the planner's and the backend's sizes rely on */
+  if (tir_elems(&in->ty) > MAX_TILE_ELEMS) return fail(v, in, "tile holds more than MAX_TILE_ELEMS elements");
   const TirInst *a = in->nargs > 0 ? in->args[0] : NULL, *b = in->nargs > 1 ? in->args[1] : NULL;
   switch (in->op) {
   case TIR_BINARY:

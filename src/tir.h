@@ -60,6 +60,10 @@ typedef struct TirSub {
 typedef struct TirBlock {
   struct TirInst **insts;
   int len, cap;
+  /* a large block's accesses (tir_number): counts[0] = nparams, then the
+   * loads, stores and arrives of each tensor parameter in the block and
+   * the blocks inside it, for tir_count_accesses; NULL for small blocks */
+  int *counts;
 } TirBlock;
 
 typedef struct TirInst {
@@ -114,7 +118,9 @@ int64_t tir_elems(const TirType *t);
  * double -> integer in lowering and the interpreter goes through it: a
  * plain cast is undefined past the target's range. */
 int64_t tir_float_to_int(double v, Scalar e);
-/* Numbers instructions in program order (pos, end) and fills f->insts. */
+/* Numbers instructions in program order (pos, end), fills f->insts and
+ * gives large blocks their tables of accesses (the IR does not change
+ * after lowering, which ends with this). */
 void tir_number(Arena *a, TirFunc *f);
 /* How many instructions read each value (operands, subscript starts, loop
  * conditions), by id; after tir_number. */
@@ -134,6 +140,10 @@ const char *tir_op_name(int op);
 const char *tir_variant_str(Arena *a, const KernelInfo *info);
 
 /* --------------------------------------------------------------- lower.c */
+
+/* The most steps of a @grid extent's postfix program: libphobos's
+ * MF_MAX_GRID_OPS (runtime/rt.h); lowering refuses longer ones. */
+enum { MAX_GRID_TOKENS = 32 };
 
 /* Lowers a kernel checked by sema_check_variant (its AST annotated). */
 TirFunc *lower_kernel(Arena *a, Diags *d, const KernelInfo *info);
@@ -240,6 +250,10 @@ typedef struct PlanTmap {
   int swizzle, boxes;
 } PlanTmap;
 enum { MAX_TMAPS = 8 };
+/* libphobos passes MF_MAX_SLOTS = 160 values at a launch (runtime/rt.h): a
+ * kernel's parameters, at most MAX_PARAM_SLOTS (sema.c), and two for each
+ * tensor map */
+_Static_assert(MAX_PARAM_SLOTS + 2 * MAX_TMAPS <= 160, "launch values past libphobos's MF_MAX_SLOTS");
 
 typedef struct PlanBarrier {
   int pos;          /* the barrier goes before the instruction at this position */

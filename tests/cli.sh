@@ -29,6 +29,9 @@ run "--help" 0 --help
 has "--help prints usage to stdout" out "Usage: phobosc [options] FILE.ph"
 has "--help lists --emit stages" out "--emit=STAGE"
 empty "--help writes nothing to stderr" err
+if diff <("$PHOBOSC" --help) <(sed -n '/^Usage: phobosc \[options\] FILE.ph$/,/^4 internal compiler error.$/p' \
+    "$PROJECT_ROOT/spec/LANGUAGE.md") >/dev/null; then ok "--help is the text in spec 13.2"
+else not_ok "--help is the text in spec 13.2" "$(diff <("$PHOBOSC" --help) <(sed -n '/^Usage: phobosc/,/^4 internal/p' "$PROJECT_ROOT/spec/LANGUAGE.md") | head -5)"; fi
 run "-h" 0 -h
 has "-h is --help" out "Usage: phobosc"
 run "--version" 0 --version
@@ -371,6 +374,235 @@ if [ "$(grep -c ': error: ' "$tmp/err")" -eq 3 ]; then ok "--max-errors=3 honour
 printf '@weird\nkernel k() {}\n' > "$tmp/warn.ph"
 run "warning only exits 0" 0 "$tmp/warn.ph"
 has "warning printed" err "warning: unknown attribute '@weird' is ignored"
+
+# Resource bounds (spec 13.3, issue 17). Large inputs are generated here.
+# runt NAME EXPECTED_STATUS ARGS...: run, with a generous time limit where
+# the old compiler ran for minutes or hours (exit 124: out of time)
+runt() {
+  local name=$1 want=$2
+  shift 2
+  timeout 20 "$PHOBOSC" "$@" >"$tmp/out" 2>"$tmp/err"
+  local got=$?
+  if [ "$got" -eq "$want" ]; then ok "$name (exit $want)"; else not_ok "$name" "exit $got, want $want" "$(head -c 400 "$tmp/err")"; fi
+}
+
+# 40 nested loops, each with shared-memory traffic (a transpose's scratch):
+# the barrier walk went over a loop's body twice, so 2^40 times
+{
+  echo "kernel k(C: tensor<f32>[M, N]) {"
+  echo "  var acc: tile<f32>[16, 16] = 0.0"
+  for i in $(seq 1 40); do echo "  acc += transpose(acc)"; echo "  for i$i in range(0, 2) {"; done
+  echo "  acc += transpose(acc)"
+  for i in $(seq 1 40); do echo "  }"; done
+  echo "  C[0 :+ 16, 0 :+ 16] = acc"
+  echo "}"
+} > "$tmp/loops40.ph"
+runt "40 nested loops plan in time" 0 --emit=plan "$tmp/loops40.ph"
+has "40 nested loops: the barriers planned" out "is written and read back"
+
+# 20,000 statements with shared-memory traffic: each pass of the planner
+# scanned the whole kernel (or every access, barrier or buffer) for each
+# instruction, and the backend asked for each load whether the kernel
+# stores to its tensor: 45 and 56 s
+{
+  echo "kernel k(C: tensor<f32>[M, N]) {"
+  echo "  var acc: tile<f32>[16, 16] = 0.0"
+  for i in $(seq 1 20000); do echo "  acc += transpose(acc)"; done
+  echo "  C[0 :+ 16, 0 :+ 16] = acc"
+  echo "}"
+} > "$tmp/transposes.ph"
+runt "20,000 transposes plan in time" 0 --emit=plan "$tmp/transposes.ph"
+has "20,000 transposes: the last one's barrier" out "within %100000: exchange of %100000 is written and read back"
+{
+  echo "kernel k(A: tensor<f16>[M, K], B: tensor<f16>[K, N], C: tensor<f32>[M, N]) {"
+  echo "  var acc: tile<f32>[16, 16] = 0.0"
+  echo "  var s = A[0 :+ 16, 0 :+ 16]"
+  for i in $(seq 1 5000); do
+    echo "  acc += dot(s, B[0 :+ 16, 0 :+ 16])"
+    echo "  s = A[$((i % 4)) * 16 :+ 16, 0 :+ 16]"
+    echo "  acc += transpose(acc)"
+    echo "  acc += f32(s)"
+  done
+  echo "  C[0 :+ 16, 0 :+ 16] = acc"
+  echo "}"
+} > "$tmp/staged.ph"
+runt "20,000 statements on a staged var plan in time" 0 --emit=plan "$tmp/staged.ph"
+has "the staged var's reads and writes ordered" out "is read after other threads wrote it"
+
+# 50,000 kernels: their names were compared pairwise (12 s), now hashed
+for i in $(seq 1 50000); do echo "kernel k$i() {}"; done > "$tmp/kernels.ph"
+timeout 10 "$PHOBOSC" "$tmp/kernels.ph" >"$tmp/out" 2>"$tmp/err"
+st=$?
+if [ $st -eq 0 ]; then ok "50,000 kernels check in time"; else not_ok "50,000 kernels check in time" "exit $st"; fi
+{ for i in $(seq 1 50000); do echo "kernel k$i() {}"; done; echo "kernel k7() {}"; } > "$tmp/kernels2.ph"
+run "a kernel defined twice among 50,000" 1 --diagnostics=plain "$tmp/kernels2.ph"
+has "defined twice, located" err "kernels2.ph:50001:8: error: kernel 'k7' is defined twice"
+has "first definition noted" err "kernels2.ph:7:8: note: first defined here"
+
+# Nesting (spec 13.3): up to the bounds it compiles; past them, a located
+# error with exit 1. A sum of 40,000 terms overflowed the stack (a crash);
+# 10,000 parentheses, 1000 nested loops and long else-if chains filled
+# bison's stack ("memory exhausted", exit 4).
+terms() { printf " $1%.0s" $(seq 1 "$2"); } # terms '+ x' N: N times ' + x'
+{ echo "kernel k(A: tensor<f32>[N]) {"; echo "  let x = 1.0"; printf '  A[0] = x'; terms '+ x' 39999; printf '\n}\n'; } > "$tmp/sum40k.ph"
+runt "a sum of 40,000 terms compiles" 0 --emit=ptx "$tmp/sum40k.ph"
+{ echo "kernel k(A: tensor<f32>[N]) {"; echo "  let x = 1.0"; printf '  A[0] = x'; terms '+ x' 100000; printf '\n}\n'; } > "$tmp/sum100k.ph"
+runt "100,000 levels of one expression compile" 0 "$tmp/sum100k.ph"
+{ echo "kernel k(A: tensor<f32>[N]) {"; echo "  let x = 1.0"; printf '  A[0] = x'; terms '+ x' 100001; printf '\n}\n'; } > "$tmp/sum100k1.ph"
+runt "100,001 levels: an error" 1 "$tmp/sum100k1.ph"
+has "expression too deep, located at its start" err "sum100k1.ph:3:10: error: expression nested too deeply (100001 levels; the limit is 100000)"
+{ echo "kernel k(A: tensor<f32>[N]) {"; printf '  A[0] = '; terms '-' 100001 | tr -d ' '; printf '1.0\n}\n'; } > "$tmp/neg100k.ph"
+runt "100,001 prefix minus: an error" 1 --diagnostics=plain "$tmp/neg100k.ph"
+has "prefix chain too deep" err "neg100k.ph:2:10: error: expression nested too deeply (100001 levels; the limit is 100000)"
+{ echo "kernel k(A: tensor<f32>[N]) {"; printf '  A[0] = '; terms '-' 200000 | tr -d ' '; printf '1.0\n}\n'; } > "$tmp/neg200k.ph"
+runt "200,000 prefix minus fill the parser's stack: an error" 1 --diagnostics=plain "$tmp/neg200k.ph"
+has "parser stack full, located" err "neg200k.ph:2:"
+has "parser stack full message" err "error: nested too deeply for the parser (its stack holds"
+{ echo "kernel k(A: tensor<f32>[N]) {"; printf '  A[0] = '; terms '(' 256 | tr -d ' '; printf '1.0'; terms ')' 256 | tr -d ' '; printf '\n}\n'; } > "$tmp/paren256.ph"
+runt "256 nested parentheses compile" 0 "$tmp/paren256.ph"
+{ echo "kernel k(A: tensor<f32>[N]) {"; printf '  A[0] = '; terms '(' 10000 | tr -d ' '; printf '1.0'; terms ')' 10000 | tr -d ' '; printf '\n}\n'; } > "$tmp/paren10k.ph"
+runt "10,000 nested parentheses: an error, not an internal one" 1 --diagnostics=plain "$tmp/paren10k.ph"
+has "the 257th bracket, located" err "paren10k.ph:2:266: error: brackets nested too deeply (257 levels; the limit is 256)"
+if [ "$(wc -l < "$tmp/err")" -eq 1 ]; then ok "one error for too deep brackets"; else not_ok "one error for too deep brackets" "$(head -c 400 "$tmp/err")"; fi
+nested_loops() { # nested_loops N
+  echo "kernel k(A: tensor<f32>[N]) {"
+  for i in $(seq 1 "$1"); do echo "for i$i in range(0, 2) {"; done
+  echo "A[0] = 1.0"
+  for i in $(seq 1 "$1"); do echo "}"; done
+  echo "}"
+}
+nested_loops 255 > "$tmp/loops255.ph"
+runt "255 nested loops (256 blocks) compile" 0 --emit=ptx "$tmp/loops255.ph"
+nested_loops 1000 > "$tmp/loops1000.ph"
+runt "1000 nested loops: an error, not an internal one" 1 --diagnostics=plain "$tmp/loops1000.ph"
+has "the 257th block, located" err "loops1000.ph:257:25: error: blocks nested too deeply (257 levels; the limit is 256)"
+else_ifs() { # else_ifs N: an if and N - 1 else-ifs
+  echo "kernel k(A: tensor<f32>[N]) {"
+  echo "  let x = 1"
+  printf '  if x == 0 { A[0] = 0.0 }'
+  for i in $(seq 1 $(($1 - 1))); do printf ' else if x == %d { A[0] = 1.0 }' "$i"; done
+  printf '\n}\n'
+}
+else_ifs 1024 > "$tmp/elif1024.ph"
+runt "an if-else chain of 1024 compiles" 0 "$tmp/elif1024.ph"
+else_ifs 10000 > "$tmp/elif10k.ph"
+runt "an if-else chain of 10,000: an error, not an internal one" 1 --diagnostics=plain "$tmp/elif10k.ph"
+has "statements too deep, located" err "elif10k.ph:3:3: error: statements nested too deeply (10000 levels; the limit is 1024)"
+
+# Sema in linear time: names looked up in a hash table (each let looked up
+# every name in scope: 50,000 lets took a minute), constants folded once
+# per node (a sum of literals evaluated every partial sum again: 30,000
+# terms took over a minute)
+{ echo "kernel k(A: tensor<i32>[N]) {"; for i in $(seq 1 50000); do echo "  let a$i = $i"; done; echo "  A[0] = a50000"; echo "}"; } > "$tmp/lets50k.ph"
+runt "50,000 lets check in time" 0 "$tmp/lets50k.ph"
+{ echo "kernel k(A: tensor<i32>[N]) {"; printf '  A[0] = 1'; terms '+ 1' 29999; printf '\n}\n'; } > "$tmp/isum30k.ph"
+runt "a sum of 30,000 integer literals checks in time" 0 "$tmp/isum30k.ph"
+{ echo "kernel k(A: tensor<i32>[N]) {"; printf '  A[0 :+ 1'; terms '+ 1' 29999; printf '] = iota(30000)[0 :+ 30000]\n}\n'; } > "$tmp/ilen30k.ph"
+runt "a slice length of 30,000 folded terms checks in time" 0 --emit=tir "$tmp/ilen30k.ph"
+has "the folded length" out ":+ 30000]"
+
+# Carets on long lines (spec 13.1): a window of 160 bytes around the caret,
+# with "..." where the line is cut; the whole line was printed (1 MB here)
+{ echo "kernel k() {"; printf '  '; printf 'let a%d = 1; ' $(seq 1 60000); echo "let z = nope"; echo "}"; } > "$tmp/longline.ph"
+run "an error at the end of a 1 MB line" 1 "$tmp/longline.ph"
+has "long line: located" err "longline.ph:2:"
+has "long line: cut before the caret" err "    2 | ..."
+has "long line: the text around the caret" err "let a60000 = 1; let z = nope"
+has "long line: the caret" err "^~~~"
+if [ "$(wc -c < "$tmp/err")" -lt 600 ]; then ok "long line: the caret's window, not the line"; else not_ok "long line: the caret's window, not the line" "$(wc -c < "$tmp/err") bytes"; fi
+{ echo "kernel k() {"; printf '  let z = nope; '; printf 'let a%d = 1; ' $(seq 1 60000); echo; echo "}"; } > "$tmp/longline2.ph"
+run "an error at the start of a 1 MB line" 1 "$tmp/longline2.ph"
+has "long line: cut after the window" err "    2 |   let z = nope; let a1 = 1; let a2 = 1;"
+has "long line: '...' where it is cut" err "let a12 = ..."
+if [ "$(wc -c < "$tmp/err")" -lt 600 ]; then ok "long line (start): the window only"; else not_ok "long line (start): the window only" "$(wc -c < "$tmp/err") bytes"; fi
+# a warning on each of 100,000 lines: each found its source line from the
+# start of the file (minutes); now from the line shown before
+{ for i in $(seq 1 100000); do echo "@w$i"; done; echo "kernel k() {}"; } > "$tmp/warnings.ph"
+runt "100,000 warnings with carets in time" 0 "$tmp/warnings.ph"
+has "the last warning's line" err "100000 | @w100000"
+
+# The input (spec 13.2, 13.3): at most 1 MiB, a regular file or '-'. A FIFO
+# hung (open waited for a writer), /dev/zero was read until memory ran out.
+truncate -s 20M "$tmp/big20m.ph"
+runt "a 20 MB file: refused" 1 "$tmp/big20m.ph"
+has "a 20 MB file: the limit said" err "cannot read '$tmp/big20m.ph': it is 20971520 bytes; phobosc reads at most 1048576 (1 MiB)"
+head -c 1048576 /dev/zero | tr '\0' ' ' > "$tmp/mib.ph"
+runt "a file of exactly 1 MiB is read" 0 "$tmp/mib.ph"
+runt "1 MiB and one byte on standard input: refused" 1 - < <(cat "$tmp/mib.ph"; echo)
+has "standard input over the limit" err "cannot read '-': standard input holds more than 1048576 bytes; phobosc reads at most 1048576 (1 MiB)"
+runt "/dev/zero on standard input: refused, not read forever" 1 - < /dev/zero
+mkfifo "$tmp/fifo.ph"
+runt "a FIFO: refused, not waited on" 1 "$tmp/fifo.ph"
+has "a FIFO named" err "cannot read '$tmp/fifo.ph': it is a FIFO, not a regular file (use '-' to read standard input)"
+runt "/dev/zero: refused" 1 /dev/zero
+has "/dev/zero named" err "cannot read '/dev/zero': it is a character device, not a regular file"
+runt "a directory: refused" 1 "$tmp"
+has "a directory named" err "it is a directory, not a regular file"
+
+# Parameters (spec 13.3): at most 64, in at most 144 launch values (a tensor
+# 1 + rank, a scalar 1), what libphobos passes beside 8 tensor maps; 1000
+# tensors were accepted, and the runtime or ptxas refused them later
+params() { # params NTENSORS5 NSCALARS: rank-5 tensors T1.., then f32 scalars s1..
+  printf 'kernel k('
+  for i in $(seq 1 "$1"); do printf 'T%d: tensor<f32>[A, B, C, D, E], ' "$i"; done
+  for i in $(seq 1 "$2"); do printf 's%d: f32, ' "$i"; done
+  printf 'Z: tensor<f32>[N]) {\n  Z[0] = 1.0\n}\n'
+}
+params 0 999 > "$tmp/params1000.ph"
+run "1000 parameters: an error" 1 --diagnostics=plain "$tmp/params1000.ph"
+has "the 65th parameter, located" err "params1000.ph:1:641: error: kernel 'k' has 1000 parameters; the limit is 64"
+params 15 48 > "$tmp/params64.ph"
+run "64 parameters: accepted" 0 --emit=manifest "$tmp/params64.ph"
+params 16 46 > "$tmp/slots144.ph"
+run "144 launch values: accepted" 0 --emit=manifest "$tmp/slots144.ph"
+params 23 5 > "$tmp/slots145.ph"
+run "145 launch values: an error" 1 --diagnostics=plain "$tmp/slots145.ph"
+has "the parameter past 144 values, located" err "error: kernel 'k' passes more than 144 values at launch: at parameter 'Z' its parameters take 145"
+if command -v ptxas >/dev/null || [ -x /usr/local/cuda/bin/ptxas ]; then
+  run "64 parameters: ptxas takes them" 0 -o "$tmp/params64.cubin" "$tmp/params64.ph"
+  run "144 launch values: ptxas takes them" 0 -o "$tmp/slots144.cubin" "$tmp/slots144.ph"
+fi
+
+# What ptxas wrote must be a cubin before a manifest says so (an ELF64,
+# little-endian, machine EM_CUDA = 190); fake ptxas runs that exit 0
+fake_ptxas() { # fake_ptxas NAME COMMAND: a ptxas that runs COMMAND with $out its -o file
+  printf '#!/bin/sh\nwhile [ $# -gt 0 ]; do [ "$1" = -o ] && out=$2; shift; done\n%s\nexit 0\n' "$2" > "$tmp/$1"
+  chmod +x "$tmp/$1"
+}
+fake_ptxas ptxas_none ':'
+fake_ptxas ptxas_empty ': > "$out"'
+fake_ptxas ptxas_text 'echo "not a cubin at all, but long enough to be read as a header of sixty-four bytes" > "$out"'
+fake_ptxas ptxas_short 'printf "\\177ELF" > "$out"'
+fake_ptxas ptxas_host "cp /bin/sh \"\$out\""
+fake_ptxas ptxas_elf32 'head -c 64 /bin/sh | { printf "\\177ELF\\001"; tail -c 59; } > "$out"'
+for f in none:"it cannot be opened: No such file or directory" empty:"it is empty" text:"it is not an ELF file" short:"it is 4 bytes, shorter than an ELF header" \
+         host:"its ELF machine is" elf32:"it is not a 64-bit ELF file"; do
+  name=${f%%:*} want=${f#*:}
+  echo "stale" > "$tmp/fake.yaml"
+  rm -f "$tmp/fake.cubin"
+  PHOBOS_PTXAS="$tmp/ptxas_$name" "$PHOBOSC" -o "$tmp/fake.cubin" "$q8" >"$tmp/out" 2>"$tmp/err"
+  st=$?
+  if [ $st -eq 1 ]; then ok "ptxas writes no cubin ($name): exit 1"; else not_ok "ptxas writes no cubin ($name): exit 1" "exit $st"; fi
+  has "ptxas writes no cubin ($name): said" err "phobosc: error: ptxas exited 0 but $tmp/fake.cubin is no cubin: $want"
+  if [ "$(cat "$tmp/fake.yaml")" = stale ] && [ ! -e "$tmp/fake.cubin" ]; then ok "ptxas writes no cubin ($name): no manifest, no cubin"
+  else not_ok "ptxas writes no cubin ($name): no manifest, no cubin"; fi
+done
+has "the PTX is kept to reproduce" err "reproduce with:"
+
+# @grid programs: what the runtime cannot evaluate, and names too long for
+# a fixed buffer, were an internal error when the manifest was written
+printf '@grid(N << 1)\nkernel k(A: tensor<f32>[N]) {\n  A[0] = 1.0\n}\n' > "$tmp/gridshl.ph"
+run "@grid with an operator the runtime lacks: an error, not an internal one" 1 --emit=manifest --diagnostics=plain "$tmp/gridshl.ph"
+has "@grid operator located" err "gridshl.ph:1:7: error: @grid: operator '<<' is not available in a launch grid"
+long=$(printf 'D%.0s' $(seq 1 600))
+printf '@grid(%s + %s)\nkernel k(A: tensor<f32>[%s]) {\n  A[0] = 1.0\n}\n' "$long" "$long" "$long" > "$tmp/gridlong.ph"
+run "a 600-character dim in @grid: the manifest writes it" 0 --emit=manifest "$tmp/gridlong.ph"
+has "the long dim's grid program" out "grid: [\"DDDDDDDDDD"
+
+# Values checked (the scan of issue 17): a constant's negation overflowed
+printf 'kernel k(A: tensor<i64>[N]) {\n  A[0] = -C\n}\n' > "$tmp/negmin.ph"
+run "the negation of INT64_MIN folds, wrapping" 0 --emit=tir -D C=-9223372036854775808 "$tmp/negmin.ph"
+has "-INT64_MIN is INT64_MIN" out "const -9223372036854775808 : i64"
 
 head -c 3000 /dev/urandom > "$tmp/noise.ph"
 "$PHOBOSC" "$tmp/noise.ph" >/dev/null 2>&1
