@@ -121,8 +121,8 @@ enum {
   /* bison's stack: what the bounds above can fill, with room to spare; a
    * longer run of prefix operators fills it, a located error too */
   PARSE_STACK = MAX_EXPR_DEPTH + 64 * MAX_NEST + 8 * MAX_STMT_DEPTH,
-  MAX_PARAMS = 64,            /* parameters of a kernel (sema.c, check_param_bounds) */
   MAX_PARAM_SLOTS = 144,      /* values a launch passes: 1 + rank a tensor, 1 a scalar (sema.c) */
+  MAX_PARAMS = MAX_PARAM_SLOTS, /* parameters of a kernel: each passes a value at least (sema.c) */
   MAX_DIM_NAMES = 32,         /* distinct names of tensor dims in a kernel's parameters (sema.c) */
   MAX_VARIANT_WORK = 1 << 20, /* syntax nodes times variants, summed over a file's kernels (sema.c) */
   CARET_WIDTH = 160,          /* bytes of a long source line shown around a caret (diag.c) */

@@ -1905,10 +1905,11 @@ static const char *point_str(Sema *s, Attrs *at, const int *choice) {
 /* What a launch can pass (spec 13.3): libphobos packs each tensor as its
  * pointer and extents (1 + rank slots), each scalar in one slot, and each
  * tensor map the plan adds in two, into MF_MAX_SLOTS = 160 slots
- * (runtime/rt.h), and its autotuner copies the written tensors among the
- * first 64 parameters. So a kernel takes at most MAX_PARAMS parameters in
- * MAX_PARAM_SLOTS slots, 16 left for the plan's up to 8 tensor maps; that
- * is under 3 KB of .param space, within ptxas's 4 KB for any target. */
+ * (runtime/rt.h; its autotuner copies written tensors by parameter index
+ * for all MF_MAX_PARAMS = 160). So a kernel takes at most MAX_PARAM_SLOTS
+ * slots, 16 left for the plan's up to 8 tensor maps, and so at most as many
+ * parameters; that is under 3 KB of .param space, within ptxas's 4 KB for
+ * any target. */
 static void check_param_bounds(Sema *s, Node *k) {
   int slots = 0, ndims = 0;
   const char *dims[MAX_DIM_NAMES];

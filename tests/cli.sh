@@ -539,9 +539,10 @@ has "/dev/zero named" err "cannot read '/dev/zero': it is a character device, no
 runt "a directory: refused" 1 "$tmp"
 has "a directory named" err "it is a directory, not a regular file"
 
-# Parameters (spec 13.3): at most 64, in at most 144 launch values (a tensor
-# 1 + rank, a scalar 1), what libphobos passes beside 8 tensor maps; 1000
-# tensors were accepted, and the runtime or ptxas refused them later
+# Parameters (spec 13.3): at most 144 launch values (a tensor 1 + rank, a
+# scalar 1), what libphobos passes beside 8 tensor maps, so at most 144
+# parameters; 1000 tensors were accepted, and the runtime or ptxas refused
+# them later
 params() { # params NTENSORS5 NSCALARS: rank-5 tensors T1.., then f32 scalars s1..
   printf 'kernel k('
   for i in $(seq 1 "$1"); do printf 'T%d: tensor<f32>[A, B, C, D, E], ' "$i"; done
@@ -550,9 +551,11 @@ params() { # params NTENSORS5 NSCALARS: rank-5 tensors T1.., then f32 scalars s1
 }
 params 0 999 > "$tmp/params1000.ph"
 run "1000 parameters: an error" 1 --diagnostics=plain "$tmp/params1000.ph"
-has "the 65th parameter, located" err "params1000.ph:1:641: error: kernel 'k' has 1000 parameters; the limit is 64"
+has "the 145th parameter, located" err "params1000.ph:1:1486: error: kernel 'k' has 1000 parameters; the limit is 144"
 params 15 48 > "$tmp/params64.ph"
 run "64 parameters: accepted" 0 --emit=manifest "$tmp/params64.ph"
+params 0 99 > "$tmp/params100.ph"
+run "100 parameters: accepted" 0 --emit=manifest "$tmp/params100.ph"
 params 16 46 > "$tmp/slots144.ph"
 run "144 launch values: accepted" 0 --emit=manifest "$tmp/slots144.ph"
 params 23 5 > "$tmp/slots145.ph"
@@ -560,6 +563,7 @@ run "145 launch values: an error" 1 --diagnostics=plain "$tmp/slots145.ph"
 has "the parameter past 144 values, located" err "error: kernel 'k' passes more than 144 values at launch: at parameter 'Z' its parameters take 145"
 if command -v ptxas >/dev/null || [ -x /usr/local/cuda/bin/ptxas ]; then
   run "64 parameters: ptxas takes them" 0 -o "$tmp/params64.cubin" "$tmp/params64.ph"
+  run "100 parameters: ptxas takes them" 0 -o "$tmp/params100.cubin" "$tmp/params100.ph"
   run "144 launch values: ptxas takes them" 0 -o "$tmp/slots144.cubin" "$tmp/slots144.ph"
 fi
 
