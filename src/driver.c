@@ -12,7 +12,7 @@
 #include "cubin.h"
 #include "manifest.h"
 #include "ptx.h"
-#include "tir.h"
+#include "plan/plan.h"
 
 #include <pthread.h>
 #include <signal.h>

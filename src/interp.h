@@ -3,7 +3,7 @@
 #ifndef PHOBOS_INTERP_H
 #define PHOBOS_INTERP_H
 
-#include "tir.h"
+#include "plan/plan.h"
 
 /* A tensor argument: row-major contents as doubles (rounded to the element
  * type on store), and its extents. */

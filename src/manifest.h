@@ -2,7 +2,7 @@
 #ifndef PHOBOS_MANIFEST_H
 #define PHOBOS_MANIFEST_H
 
-#include "tir.h"
+#include "plan/plan.h"
 
 /* FNV-1a, 64 bits: the source hash the autotune cache is keyed by. */
 uint64_t manifest_hash(const char *text, size_t len);

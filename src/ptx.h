@@ -2,7 +2,7 @@
 #ifndef PHOBOS_PTX_H
 #define PHOBOS_PTX_H
 
-#include "tir.h"
+#include "plan/plan.h"
 
 /* The module header: PTX version, target, the dynamic shared symbol
  * (aligned to 128 bytes when a kernel's TMA copies write into it). */

@@ -1,0 +1,503 @@
+/* layout.c: shapes and layouts: physical shapes (powers of two, the tensor
+ * cores' granules) shared by tied values, each class's distribution over
+ * the threads (the fragment layout where the backend keeps it, flat
+ * chunks elsewhere), the registers a value takes and the backend's limits,
+ * and each dot's instruction (wgmma, mma.sync, columns, FMA). */
+#include "planner.h"
+
+static int64_t pow2_ceil(int64_t v) { /* v <= MAX_TILE_ELEMS (tir_verify) */
+  int64_t p = 1;
+  while (p < v && p < INT64_MAX / 2) p <<= 1;
+  return p;
+}
+
+static int find(Planner *P, int x) {
+  while (P->parent[x] != x) x = P->parent[x] = P->parent[P->parent[x]];
+  return x;
+}
+
+static void unite(Planner *P, const TirInst *x, const TirInst *y) {
+  if (x->ty.rank == 0 || y->ty.rank == 0 || x->ty.rank != y->ty.rank) return;
+  int a = find(P, x->id), b = find(P, y->id);
+  if (a != b) P->parent[a] = b;
+}
+
+static bool is_int8(Scalar s) { return s == S_I8 || s == S_U8; }
+
+/* The tensor cores take 16-bit float operands of one type (m16n8k16, f32
+ * accumulators), and 8-bit integer operands of a dot_t (m16n8k32, i32
+ * accumulators: its b, [N, K], is the "col" operand as it lies; a dot's
+ * [K, N] b would need a byte transpose that ldmatrix cannot do). Anything
+ * else (f32, f64, an 8-bit dot) runs on FMA. */
+static bool dot_uses_mma(Planner *P, const TirInst *dot) {
+  Scalar ea = dot->args[0]->ty.elem, eb = dot->args[1]->ty.elem;
+  return P->mma_ok && ((ea == eb && (ea == S_F16 || ea == S_BF16)) || (is_int8(ea) && is_int8(eb) && dot->aux));
+}
+
+/* K of one mma: 16 elements of 16 bits, or 32 of 8 */
+int64_t mma_k(const TirInst *dot) { return is_int8(dot->args[0]->ty.elem) ? 32 : 16; }
+
+void tie_values(Planner *P, TirInst *in) {
+  switch (in->op) {
+  case TIR_UNARY:
+  case TIR_MATH:
+  case TIR_CONVERT:
+    unite(P, in, in->args[0]);
+    break;
+  case TIR_BINARY:
+    unite(P, in, in->args[0]);
+    unite(P, in, in->args[1]);
+    break;
+  case TIR_SELECT:
+    for (int i = 0; i < 3; i++) unite(P, in, in->args[i]);
+    break;
+  case TIR_READ: unite(P, in, in->args[0]); break;
+  case TIR_WRITE:
+    if (!in->nsubs) unite(P, in->args[0], in->args[1]);
+    break;
+  default: break;
+  }
+}
+
+void init_phys(Planner *P, TirInst *in) {
+  PlanVal *v = arena_alloc(P->a, sizeof *v);
+  in->plan = v;
+  v->res = in->ty.rank ? RES_REG : RES_UNIFORM;
+  if (in->op == TIR_STORE || in->op == TIR_WRITE || in->op == TIR_IF || in->op == TIR_WHILE) v->res = RES_NONE;
+  for (int i = 0; i < in->ty.rank; i++) v->phys[i] = pow2_ceil(in->ty.dims[i]);
+}
+
+/* Raises the physical rows of a (possibly rank-3) value so its folded rows
+ * are a multiple of `rows`, and its last dim a multiple of `cols`. */
+static void granule(PlanVal *v, const TirType *t, int64_t rows, int64_t cols) {
+  int r = t->rank;
+  if (v->phys[r - 1] < cols) v->phys[r - 1] = cols;
+  int64_t folded = 1;
+  for (int i = 0; i < r - 1; i++) folded *= v->phys[i];
+  if (folded < rows) v->phys[0] *= rows / folded;
+}
+
+void dot_granules(Planner *P, TirInst *in) {
+  if (in->op != TIR_DOT) return;
+  PlanVal *v = pv(in);
+  v->dot_fma = !dot_uses_mma(P, in);
+  if (v->dot_fma) return;
+  granule(v, &in->ty, 16, 8);
+  TirInst *a = in->args[0], *b = in->args[1];
+  int64_t kg = mma_k(in);
+  granule(pv(a), &a->ty, 16, kg);
+  /* b is [K, N] (or [N, K] for dot_t): K to the mma's K, N to 8 */
+  PlanVal *bv = pv(b);
+  int kdim = in->aux ? 1 : 0;
+  if (bv->phys[kdim] < kg) bv->phys[kdim] = kg;
+  if (bv->phys[1 - kdim] < 8) bv->phys[1 - kdim] = 8;
+}
+
+/* Values tied elementwise share one physical shape: the largest. */
+void unify_phys(Planner *P) {
+  int n = P->f->ninsts;
+  for (int i = 0; i < n; i++) {
+    TirInst *in = P->f->insts[i];
+    if (!in->ty.rank) continue;
+    TirInst *root = P->f->insts[find(P, i)];
+    for (int d = 0; d < in->ty.rank; d++)
+      if (pv(root)->phys[d] < pv(in)->phys[d]) pv(root)->phys[d] = pv(in)->phys[d];
+  }
+  for (int i = 0; i < n; i++) {
+    TirInst *in = P->f->insts[i];
+    if (!in->ty.rank) continue;
+    TirInst *root = P->f->insts[find(P, i)];
+    for (int d = 0; d < in->ty.rank; d++) {
+      pv(in)->phys[d] = pv(root)->phys[d];
+      if (pv(in)->phys[d] > in->ty.dims[d]) pv(in)->slack = true;
+    }
+  }
+}
+
+static Layout *new_layout(Planner *P) {
+  Layout *l = arena_alloc(P->a, sizeof *l);
+  l->id = P->nlayouts++;
+  return l;
+}
+
+static Layout *blocked(Planner *P, const PlanVal *v, int rank, Scalar elem) {
+  Layout *l = new_layout(P);
+  l->kind = LAYOUT_BLOCKED;
+  l->rank = rank;
+  int64_t left[MAX_TILE_RANK] = {1, 1, 1};
+  if (rank < 1) rank = 1;
+  for (int i = 0; i < rank; i++) {
+    left[i] = v->phys[i] ? v->phys[i] : 1;
+    l->spt[i] = l->tpw[i] = l->wpc[i] = 1;
+  }
+  /* 16-byte vectors along the innermost dim */
+  int64_t vec = 16 / sema_scalar_bytes(elem);
+  if (vec < 1) vec = 1;
+  if (vec > left[rank - 1]) vec = left[rank - 1];
+  l->spt[rank - 1] = (int)vec;
+  left[rank - 1] /= vec;
+  int lanes = 32, warps = P->p->threads / 32;
+  for (int i = rank - 1; i >= 0 && lanes > 1; i--) {
+    int64_t t = left[i] < lanes ? left[i] : lanes;
+    l->tpw[i] = (int)t;
+    lanes /= (int)t;
+    left[i] /= t;
+  }
+  for (int i = 0; i < rank && warps > 1; i++) {
+    int64_t w = left[i] < warps ? left[i] : warps;
+    if (w < 1) w = 1;
+    l->wpc[i] = (int)w;
+    warps /= (int)w;
+    left[i] /= w;
+  }
+  int64_t reps = 1;
+  for (int i = 0; i < rank; i++) reps *= left[i];
+  l->reps = (int)reps;
+  return l;
+}
+
+static Layout *mma_layout(Planner *P, LayoutKind kind, const PlanVal *v, int rank) {
+  Layout *l = new_layout(P);
+  l->kind = kind;
+  l->rank = rank;
+  int64_t rows = 1;
+  for (int i = 0; i < rank - 1; i++) rows *= v->phys[i];
+  int64_t cols = v->phys[rank - 1];
+  int warps = P->p->threads / 32;
+  int64_t slabs = rows / 16;
+  int w = (int)(slabs < warps ? slabs : warps);
+  if (w < 1) w = 1;
+  l->wpc[0] = w;
+  int64_t per_warp = (slabs / w) * (cols / 8);
+  l->reps = (int)(per_warp < 1 ? 1 : per_warp);
+  return l;
+}
+
+/* The B operand of an FMA dot, [K, N]: each thread keeps whole columns (all
+ * of K) of the output columns it owns, so the product needs no exchange. */
+static Layout *dot_b_layout(Planner *P, const PlanVal *v, Scalar elem, bool trans) {
+  int kd = trans ? 1 : 0, nd = 1 - kd;
+  int64_t k = v->phys[kd], nn = v->phys[nd];
+  Layout *l = new_layout(P);
+  l->kind = LAYOUT_BLOCKED;
+  l->rank = 2;
+  int64_t vec = trans ? 1 : 16 / sema_scalar_bytes(elem);
+  if (vec < 1) vec = 1;
+  if (vec > nn) vec = nn;
+  int64_t lanes = nn / vec < 32 ? nn / vec : 32;
+  int64_t warps = P->p->threads / 32;
+  if (warps > nn / (vec * lanes)) warps = nn / (vec * lanes);
+  if (warps < 1) warps = 1;
+  l->spt[kd] = (int)k;
+  l->tpw[kd] = l->wpc[kd] = 1;
+  l->spt[nd] = (int)vec;
+  l->tpw[nd] = (int)lanes;
+  l->wpc[nd] = (int)warps;
+  l->reps = (int)(nn / (vec * lanes * warps));
+  if (l->reps < 1) l->reps = 1;
+  return l;
+}
+
+/* The layout each class of tied values takes: a dot result fixes its class
+ * (accumulator or FMA blocked), then an FMA dot's B operand fixes its own;
+ * everything else is blocked. */
+void assign_layouts(Planner *P) {
+  int n = P->f->ninsts;
+  Layout **cls = arena_alloc(P->a, sizeof(Layout *) * (size_t)n);
+  /* 1. dot results */
+  for (int i = 0; i < n; i++) {
+    TirInst *in = P->f->insts[i];
+    if (in->op != TIR_DOT) continue;
+    int root = find(P, i);
+    if (!cls[root])
+      cls[root] = pv(in)->dot_fma ? blocked(P, pv(in), in->ty.rank, in->ty.elem)
+                                  : mma_layout(P, LAYOUT_MMA_ACC, pv(in), in->ty.rank);
+  }
+  /* 2. an FMA dot's B operand */
+  for (int i = 0; i < n; i++) {
+    TirInst *in = P->f->insts[i];
+    if (in->op != TIR_DOT || !pv(in)->dot_fma || pv(in->args[1])->res != RES_REG) continue;
+    int root = find(P, in->args[1]->id);
+    if (!cls[root]) cls[root] = dot_b_layout(P, pv(in->args[1]), in->args[1]->ty.elem, in->aux);
+  }
+  /* 3. row reductions: their input's layout with the rows kept, for the
+   * whole class they feed (the running max and sum of a softmax) */
+  for (int i = 0; i < n; i++) {
+    TirInst *in = P->f->insts[i];
+    if (in->op != TIR_REDUCE) continue;
+    TirInst *x = in->args[0];
+    int xr = find(P, x->id), root = find(P, i);
+    if (!cls[xr]) cls[xr] = blocked(P, pv(x), x->ty.rank, x->ty.elem);
+    if (!cls[root]) {
+      Layout *l = new_layout(P);
+      l->kind = LAYOUT_SLICED;
+      l->rank = in->ty.rank;
+      l->parent = cls[xr];
+      cls[root] = l;
+    }
+  }
+  /* 4. the rest */
+  for (int i = 0; i < n; i++) {
+    TirInst *in = P->f->insts[i];
+    PlanVal *v = pv(in);
+    if (v->res != RES_REG) continue;
+    int root = find(P, i);
+    if (!cls[root]) cls[root] = blocked(P, v, in->ty.rank, in->ty.elem);
+    v->layout = cls[root];
+  }
+}
+
+/* the elements of a planned value */
+int64_t phys_elems(const TirInst *x) {
+  int64_t n = 1;
+  for (int i = 0; i < x->ty.rank; i++) n *= pv(x)->phys[i];
+  return n;
+}
+
+static bool mma_fits(Planner *P, const TirInst *dot) {
+  return !pv(dot)->dot_fma && !plan_dot_fallback(P->a, P->p, dot);
+}
+
+/* a register value of the fragment layout (after choose_frags) */
+bool is_frag(const TirInst *x) {
+  return x->plan && x->ty.rank >= 2 && x->plan->res == RES_REG && x->plan->layout &&
+         x->plan->layout->kind == LAYOUT_MMA_ACC;
+}
+
+/* A row value in the row layout beside a fragment value (choose_frags). */
+bool is_rowfrag(const TirInst *x) {
+  return x->plan && x->ty.rank >= 2 && x->plan->res == RES_REG && x->plan->layout &&
+         x->plan->layout->kind == LAYOUT_SLICED;
+}
+
+/* Whether member x of a class allows a register layout other than the
+ * flat one: a register value of the class's physical shape (with a last
+ * dim of 1 for a row class) whose operation the backend spells register by
+ * register or by asking where an element is (ptx/layout.c). A fragment
+ * class (rows false) may hold tensor-core dots, broadcasts and iotas; a
+ * row class (rows true) rowmax and rowsum of f32 fragment values with its
+ * rows. first: the class's first member. */
+static bool member_allows(Planner *P, const TirInst *x, const TirInst *first, bool rows) {
+  /* the backend reads a staged tile operand at the flat index of register
+   * k: an elementwise member must take its tiles from registers (a dot
+   * reads its staged operands through ldmatrix, a broadcast its source
+   * through the exchange area, in the source's own layout) */
+  if (x->op != TIR_DOT && x->op != TIR_BROADCAST)
+    for (int i = 0; i < x->nargs; i++)
+      if (x->args[i] && x->args[i]->ty.rank && x->args[i]->plan && x->args[i]->plan->res != RES_REG) return false;
+  int r = x->ty.rank;
+  if (r < 2 || r != first->ty.rank || (rows && x->plan->phys[r - 1] != 1)) return false;
+  for (int d = 0; d < r; d++)
+    if (x->plan->phys[d] != first->plan->phys[d]) return false;
+  switch (x->op) {
+  case TIR_DOT: return !rows && mma_fits(P, x);
+  case TIR_REDUCE:
+    return rows && is_frag(x->args[0]) && x->ty.elem == S_F32 && x->args[0]->ty.elem == S_F32 &&
+           plan_folded_rows(x->args[0]) == plan_folded_rows(x) && (x->aux == TRED_MAX || x->aux == TRED_SUM);
+  case TIR_BROADCAST: case TIR_IOTA: return !rows;
+  case TIR_READ: return x->args[0]->plan->res == RES_REG;
+  case TIR_BINARY: case TIR_UNARY: case TIR_MATH: case TIR_CONVERT: case TIR_SELECT: case TIR_SPLAT: case TIR_VAR:
+    return true;
+  default: return false;
+  }
+}
+
+/* The layouts the backend keeps: the fragment layout for each tensor-core
+ * accumulator class whose every member allows it (member_allows), whose
+ * values are written whole into register vars only, and whose row tiles
+ * divide evenly among the warps; then the row layout beside it for each
+ * row class fed by a reduction of such a class. Every other register class
+ * is flat: chunks of Plan.chunk elements dealt round the threads
+ * (choose_chunk). One pass over the kernel a kind. */
+void choose_frags(Planner *P) {
+  const TirFunc *f = P->f;
+  int T = P->p->threads, W = T / 32, n = f->ninsts;
+  const TirInst **first = arena_alloc(P->a, sizeof *first * (size_t)(n + 1)); /* by layout id */
+  bool *bad = arena_alloc(P->a, (size_t)(n + 1));
+  for (int pass = 0; pass < 2; pass++) {
+    bool rows = pass == 1;
+    LayoutKind kind = rows ? LAYOUT_SLICED : LAYOUT_MMA_ACC;
+    memset(first, 0, sizeof *first * (size_t)(n + 1));
+    memset(bad, 0, (size_t)(n + 1));
+    for (int j = 0; j < n; j++) {
+      const TirInst *x = f->insts[j];
+      if (x->op == TIR_WRITE) { /* whole writes between register values only */
+        const Layout *lv = x->args[1]->plan ? x->args[1]->plan->layout : NULL;
+        const Layout *ls = x->args[0]->plan && x->args[0]->plan->res == RES_REG ? x->args[0]->plan->layout : NULL;
+        if (lv && lv->kind == kind && (x->nsubs || x->args[0]->plan->res != RES_REG)) bad[lv->id] = true;
+        if (ls && ls->kind == kind && (x->nsubs || (x->args[1]->ty.rank && x->args[1]->plan->res != RES_REG)))
+          bad[ls->id] = true;
+      }
+      const Layout *L = x->plan && x->plan->res == RES_REG ? x->plan->layout : NULL;
+      if (!L || L->kind != kind) continue;
+      if (!first[L->id]) first[L->id] = x;
+      if (!bad[L->id] && !member_allows(P, x, first[L->id], rows)) bad[L->id] = true;
+    }
+    for (int j = 0; j < n; j++) {
+      const TirInst *x = first[j];
+      if (!x) continue;
+      Layout *L = x->plan->layout;
+      int64_t M = plan_folded_rows(x), N = x->plan->phys[x->ty.rank - 1];
+      bool keep = T % 32 == 0 && !bad[j] && (!rows || (L->parent && L->parent->kind == LAYOUT_MMA_ACC)) &&
+                  M % 16 == 0 && (rows || N % 8 == 0) && (M / 16) % W == 0;
+      if (!keep) L->kind = LAYOUT_FLAT;
+    }
+  }
+  for (int i = 0; i < n; i++) {
+    Layout *L = f->insts[i]->plan ? f->insts[i]->plan->layout : NULL;
+    if (L && L->kind == LAYOUT_BLOCKED) L->kind = LAYOUT_FLAT;
+    if (L && L->kind == LAYOUT_MMA_ACC) P->p->frags = true;
+  }
+}
+
+/* The widest chunk (4, 2, 1) that divides every register tile of the
+ * kernel into whole rounds of T chunks along whole rows: then no thread
+ * holds a partial chunk, every chunk lies in one row, and a thread that
+ * owns a column of one tile owns it in every tile of that row length. */
+static bool chunks_fit(const TirBlock *b, int64_t T, int64_t v) {
+  for (int i = 0; i < b->len; i++) {
+    const TirInst *in = b->insts[i];
+    if (in->plan && in->ty.rank && in->plan->res == RES_REG) {
+      int64_t inner = in->plan->phys[in->ty.rank - 1];
+      if (inner % v || phys_elems(in) % (T * v)) return false;
+    }
+    if (!chunks_fit(&in->body, T, v) || !chunks_fit(&in->body2, T, v) || !chunks_fit(&in->cond, T, v)) return false;
+  }
+  return true;
+}
+
+/* Plan.chunk, and each flat class's registers a thread. */
+void choose_chunk(Planner *P) {
+  int T = P->p->threads;
+  P->p->chunk = 1;
+  for (int v = 4; v > 1 && P->p->chunk == 1; v /= 2)
+    if (chunks_fit(&P->f->body, T, v)) P->p->chunk = v;
+  int64_t round = (int64_t)T * P->p->chunk;
+  for (int i = 0; i < P->f->ninsts; i++) {
+    const TirInst *x = P->f->insts[i];
+    Layout *L = x->plan ? x->plan->layout : NULL;
+    if (L && L->kind == LAYOUT_FLAT && x->ty.rank && x->plan->res == RES_REG) {
+      L->chunk = P->p->chunk;
+      L->reps = (int)((phys_elems(x) + round - 1) / round * P->p->chunk);
+    }
+  }
+}
+
+/* An operand ldmatrix can read where it is: a staged buffer of its element
+ * type laid out as the value's physical shape, rows on 16-byte boundaries
+ * (offsets are 16-byte aligned: allocate). */
+bool mma_direct(const TirInst *x) {
+  const PlanBuf *b = x->plan->res == RES_SHARED ? x->plan->buf : NULL;
+  if (!b || b->elem != x->ty.elem || b->rank != x->ty.rank || (b->pitch * sema_scalar_bytes(b->elem)) % 16) return false;
+  for (int i = 0; i < b->rank; i++)
+    if (b->dims[i] != x->plan->phys[i]) return false;
+  return true;
+}
+
+/* A tensor-core dot whose a is in the fragment layout with 16-column tiles,
+ * the result's rows and K columns: the accumulators of a's column tile s
+ * are, packed in pairs, the A fragment of k-step s (FlashAttention's P kept
+ * in registers). */
+bool plan_a_from_regs(const TirInst *dot) {
+  const TirInst *a = dot->args[0];
+  if ((a->ty.elem != S_F16 && a->ty.elem != S_BF16) || !is_frag(dot) || !is_frag(a)) return false;
+  int64_t N = a->plan->phys[a->ty.rank - 1];
+  return N % 16 == 0 && plan_folded_rows(a) == plan_folded_rows(dot) && N == a->ty.dims[a->ty.rank - 1];
+}
+
+/* Each dot's instruction. wgmma (sm_90a, Plan.wgmma) where the result
+ * keeps the fragment layout in whole warpgroups (the row tile mi of warp w
+ * holds rows 16 (mi W + w), so for each mi the four warps of warpgroup g
+ * hold wgmma's m64 accumulator of the 64 rows from 16 (mi W + 4 g)), its
+ * operands are f16 or bf16 into f32, b is a swizzled buffer (its panels
+ * are wgmma's canonical layouts: K-major for dot_t's [N, K], MN-major for
+ * dot's [K, N]), a is in registers or a swizzled buffer, and N is a
+ * multiple of 8 up to 256; mma.sync for the other tensor-core shapes; a
+ * [1, K] row times columns the threads own (a flat b whose columns are
+ * whole rounds of chunks); FMA otherwise. */
+void choose_dot_paths(Planner *P) {
+  const Plan *p = P->p;
+  int64_t TV = (int64_t)p->threads * p->chunk;
+  for (int i = 0; i < P->f->ninsts; i++) {
+    TirInst *in = P->f->insts[i];
+    if (in->op != TIR_DOT) continue;
+    PlanVal *v = pv(in);
+    const TirInst *a = in->args[0], *b = in->args[1];
+    int64_t N = v->phys[in->ty.rank - 1];
+    if (mma_fits(P, in)) {
+      bool areg = plan_a_from_regs(in), da = areg || mma_direct(a), db = mma_direct(b);
+      bool sa = da && !areg && a->plan->buf->swizzle, sb = db && b->plan->buf->swizzle;
+      bool wg = p->wgmma && (a->ty.elem == S_BF16 || a->ty.elem == S_F16) && in->ty.elem == S_F32 &&
+                p->threads % 128 == 0 && sb && (areg || sa) && N % 8 == 0 && N <= 256;
+      v->dot = is_frag(in) && wg ? DOT_WGMMA : DOT_MMA;
+      v->wgmma_n = v->dot == DOT_WGMMA ? (int)N : 0;
+    } else if (!in->aux && a->ty.rank == 2 && a->plan->phys[0] == 1 && b->plan->res == RES_REG && !is_frag(b) &&
+               b->plan->phys[1] % TV == 0 && v->phys[1] == b->plan->phys[1] &&
+               (a->op == TIR_SPLAT || (a->plan->res == RES_SHARED && !a->plan->buf->swizzle))) {
+      v->dot = DOT_COLUMNS;
+    } else {
+      v->dot = DOT_FMA;
+    }
+  }
+}
+
+/* Registers a thread spends on value x in its layout: one for a scalar;
+ * in the fragment layout N / 2 a row tile of 16 rows it owns, two for its
+ * row value beside it; flat, whole rounds of T chunks (ptx/layout.c,
+ * px_nregs, names each register's element). */
+int64_t plan_regs(const Plan *p, const TirInst *x) {
+  if (!x->ty.rank) return 1;
+  int64_t W = p->threads / 32, M = plan_folded_rows(x), N = x->plan->phys[x->ty.rank - 1];
+  if (is_frag(x)) return M / 16 / W * (N / 2);
+  if (is_rowfrag(x)) return M / 16 / W * 2;
+  int64_t round = (int64_t)p->threads * p->chunk;
+  return (phys_elems(x) + round - 1) / round * p->chunk;
+}
+
+/* What the PTX backend cannot compile, found before it runs (so a plain
+ * check and --emit=plan report it too): register tiles past
+ * MAX_REGS_PER_VALUE a thread (unrolled, they would be huge and spill; a
+ * tile the plan stages is exempt), and the math functions on f64. */
+void check_backend_limits(Planner *P) {
+  for (int i = 0; i < P->f->ninsts; i++) {
+    const TirInst *in = P->f->insts[i];
+    if (in->op == TIR_MATH && in->ty.elem == S_F64)
+      diag_error(P->d, in->span, "the PTX backend cannot compile this yet: exp, exp2, log, sqrt and tanh on f64");
+    if (!in->ty.rank || in->plan->res == RES_SHARED || in->op == TIR_STORE || in->op == TIR_WRITE) continue;
+    int64_t n = plan_regs(P->p, in);
+    if (n > MAX_REGS_PER_VALUE)
+      diag_error(P->d, in->span,
+                 "the PTX backend cannot compile this yet: a register tile of %lld elements is %lld per thread with %d "
+                 "threads (at most %d): use smaller tiles or more threads",
+                 (long long)phys_elems(in), (long long)n, P->p->threads, MAX_REGS_PER_VALUE);
+  }
+}
+
+int64_t plan_folded_rows(const TirInst *x) {
+  int64_t n = 1;
+  for (int i = 0; i + 1 < x->ty.rank; i++) n *= x->plan->phys[i];
+  return n;
+}
+
+/* Why a dot the planner gave the tensor-core shapes still runs on FMA in
+ * the PTX backend (ptx.c asks this too, so the plan and the code agree),
+ * or NULL when it takes the tensor cores. NULL for a dot planned on FMA. */
+const char *plan_dot_fallback(Arena *a, const Plan *p, const TirInst *dot) {
+  const TirInst *x = dot->args[0], *y = dot->args[1];
+  if (dot->plan->dot_fma) return NULL;
+  int r = dot->ty.rank, tr = dot->aux;
+  int64_t K = x->ty.dims[x->ty.rank - 1], N = dot->plan->phys[r - 1];
+  bool i8 = is_int8(x->ty.elem);
+  if (dot->ty.elem != (i8 ? S_I32 : S_F32)) return i8 ? "the result is not i32" : "the result is not f32";
+  if (x->op == TIR_SPLAT || y->op == TIR_SPLAT) return "an operand is a splat scalar";
+  if (y->ty.rank != 2 || x->ty.rank != r || r < 2) return "b is not rank 2, or a's rank is not the result's";
+  if (p->threads % 32) return arena_printf(a, "%d threads are not whole warps", p->threads);
+  if (K % mma_k(dot)) return arena_printf(a, "K = %lld is not a multiple of %lld", (long long)K, (long long)mma_k(dot));
+  int64_t M = plan_folded_rows(dot);
+  if (M % 16 || N % 8 || plan_folded_rows(x) != M || y->plan->phys[tr ? 0 : 1] != N || x->plan->phys[r - 1] < K ||
+      y->plan->phys[tr ? 1 : 0] < K)
+    return "the operands' physical shapes do not match the result's";
+  for (int i = 0; i + 1 < r; i++)
+    if (x->plan->phys[i] != dot->plan->phys[i]) return "a's leading physical dims are not the result's";
+  return NULL;
+}

@@ -1,0 +1,358 @@
+/* memory.c: shared memory: staging buffers (`var t = <slice>`, and views
+ * a dot reads), each cross-thread operation's exchange area, every access
+ * to a buffer in program order, live ranges, and first-fit allocation of
+ * buffers whose lives overlap into disjoint bytes. */
+#include "planner.h"
+
+PlanBuf *new_buf(Planner *P, BufKind kind, const char *name, Scalar elem, int rank, const int64_t *phys,
+                        TirInst *owner) {
+  PlanBuf *b = arena_alloc(P->a, sizeof *b);
+  b->id = P->bufs.len;
+  b->kind = kind;
+  b->name = name;
+  b->elem = elem;
+  b->rank = rank;
+  for (int i = 0; i < rank; i++) b->dims[i] = phys[i];
+  b->owner = owner;
+  b->first = b->last = owner->pos;
+  b->align = 16;
+  b->pitch = rank ? phys[rank - 1] : 1;
+  /* @padstage: a staging tile whose rows are a whole number of 128-byte
+   * lines gets 8 more elements per row, so a column spreads over banks */
+  int64_t row_bytes = b->pitch * sema_scalar_bytes(elem);
+  if (P->p->padstage && (kind == BUF_STAGE_VAR || kind == BUF_STAGE_DOT) && row_bytes % 128 == 0) {
+    b->pitch += 8;
+    b->padded = true;
+  }
+  int64_t rows;
+  if (!ck_prod(phys, rank - 1 > 0 ? rank - 1 : 0, &rows) || !ck_mul(rows, b->pitch, &b->bytes) ||
+      !ck_mul(b->bytes, sema_scalar_bytes(elem), &b->bytes))
+    diag_ice("plan: the size of buffer '%s' overflows", name); /* tiles are bounded: it cannot */
+  vec_push(P->a, &P->bufs, b);
+  return b;
+}
+
+/* The innermost loop (for or while) strictly containing each position:
+ * every loop that contains a position is on the chain from it upward. */
+void enclosing_loops(Planner *P, TirBlock *blk, TirInst *loop) {
+  for (int i = 0; i < blk->len; i++) {
+    TirInst *in = blk->insts[i];
+    P->encl[in->pos] = loop;
+    TirInst *inner = in->op == TIR_FOR || in->op == TIR_WHILE ? in : loop;
+    enclosing_loops(P, &in->cond, inner);
+    enclosing_loops(P, &in->body, inner);
+    enclosing_loops(P, &in->body2, inner);
+  }
+}
+
+static bool contains(const TirInst *loop, int pos) { return loop->pos < pos && pos <= loop->end; }
+
+/* Whether the slot a READ reads is written again while the value read is
+ * still in use: then the value needs its own copy, it cannot stay an alias
+ * of the slot's shared buffer. */
+static bool written_while_alive(Planner *P, const TirInst *read) {
+  int n = P->f->ninsts;
+  if (!P->users) { /* who uses what, and where slots are written: once */
+    P->users = arena_alloc(P->a, sizeof *P->users * (size_t)(n + 1));
+    P->writes = arena_alloc(P->a, sizeof *P->writes * (size_t)(n + 1));
+    for (int i = 0; i < n; i++) {
+      TirInst *u = P->f->insts[i];
+      for (int k = 0; k < u->nargs; k++)
+        if (u->args[k]) vec_push(P->a, &P->users[u->args[k]->id], u);
+      for (int k = 0; k < u->nsubs; k++)
+        if (u->subs[k].start) vec_push(P->a, &P->users[u->subs[k].start->id], u);
+      if (u->op == TIR_WRITE) vec_push(P->a, &P->writes[u->args[0]->id], u);
+    }
+  }
+  int end = read->pos;
+  const PtrVec *us = &P->users[read->id];
+  for (int i = 0; i < us->len; i++) {
+    const TirInst *u = us->items[i];
+    if (u->pos > end) end = u->pos;
+    /* a use in a loop that the read is outside of lives through the loop */
+    for (const TirInst *l = P->encl[u->pos]; l && !contains(l, read->pos); l = P->encl[l->pos])
+      if (l->end > end) end = l->end;
+  }
+  /* a write after the read and no later than the value's last use */
+  const PtrVec *ws = &P->writes[read->args[0]->id];
+  int lo = 0, hi = ws->len;
+  while (lo < hi) {
+    int mid = lo + (hi - lo) / 2;
+    if (((TirInst *)ws->items[mid])->pos <= read->pos) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < ws->len && ((TirInst *)ws->items[lo])->pos <= end;
+}
+
+/* Staging: `var t = <slice>` slots, and loads that a dot reads. */
+void choose_staging(Planner *P, TirInst *in) {
+  if (in->op == TIR_WRITE && !in->nsubs && in->args[1]->op == TIR_LOAD && in->args[0]->ty.rank &&
+      !pv(in->args[0])->buf) {
+    TirInst *slot = in->args[0], *load = in->args[1];
+    PlanBuf *b = new_buf(P, BUF_STAGE_VAR, slot->name, slot->ty.elem, slot->ty.rank, pv(slot)->phys, slot);
+    pv(slot)->res = RES_SHARED;
+    pv(slot)->buf = b;
+    /* the load copies global straight into the slot's buffer, when this
+     * write is all it is for (a let-bound load read elsewhere keeps its own
+     * value: the slot may be rewritten while it lives) */
+    if (P->uses[load->id] == 1 && !pv(load)->buf && load->pos == in->pos - 1) {
+      pv(load)->res = RES_SHARED;
+      pv(load)->buf = b;
+    }
+  }
+  /* reading a shared slot is reading its buffer: a dot takes its operand
+   * from there, not through registers and a scratch buffer */
+  if (in->op == TIR_READ && pv(in->args[0])->res == RES_SHARED && !written_while_alive(P, in)) {
+    pv(in)->res = RES_SHARED;
+    pv(in)->buf = pv(in->args[0])->buf;
+  }
+  if (in->op == TIR_DOT) {
+    for (int k = 0; k < 2; k++) {
+      TirInst *opnd = in->args[k];
+      if (opnd->op == TIR_LOAD && !pv(opnd)->buf) {
+        const char *name = opnd->name ? opnd->name : arena_printf(P->a, "%s view (%%%d)", P->f->params[opnd->aux].name, opnd->id);
+        PlanBuf *b = new_buf(P, BUF_STAGE_DOT, name, opnd->ty.elem, opnd->ty.rank, pv(opnd)->phys, opnd);
+        pv(opnd)->res = RES_SHARED;
+        pv(opnd)->buf = b;
+      }
+    }
+  }
+}
+
+/* A value read from global memory into registers (a load, or the
+ * transpose of one) is read again at any coordinates instead of being
+ * exchanged (ptx/exchange.c). */
+static bool reloadable(const TirInst *x) {
+  if (x->plan->res != RES_REG) return false;
+  if (x->op == TIR_LOAD) return true;
+  return x->op == TIR_TRANSPOSE && x->args[0]->op == TIR_LOAD && x->args[0]->plan->res == RES_REG;
+}
+
+/* x stored for other threads: every physical element in a 32- or 64-bit
+ * word (a scalar, one), in 16-byte units */
+static int64_t value_exchange_bytes(const TirInst *x) {
+  int64_t eb = x->ty.elem == S_F64 || x->ty.elem == S_I64 ? 8 : 4;
+  return ((x->ty.rank ? phys_elems(x) : 1) * eb + 15) / 16 * 16;
+}
+
+/* A dot on mma.sync copies the operands ldmatrix cannot read where they
+ * are (rows padded by 16 bytes) and, with a flat result, writes the
+ * accumulators as [M, N] words for the threads to read (ptx/mma.c). */
+static int64_t mma_exchange_bytes(const TirInst *in) {
+  const TirInst *a = in->args[0], *b = in->args[1];
+  int r = in->ty.rank;
+  int64_t M = plan_folded_rows(in), N = pv(in)->phys[r - 1];
+  bool areg = plan_a_from_regs(in), da = areg || mma_direct(a), db = mma_direct(b);
+  int eb = sema_scalar_bytes(a->ty.elem), ce = 16 / eb;
+  int64_t pa = areg ? 0 : da ? a->plan->buf->pitch : a->plan->phys[r - 1] + ce;
+  int64_t pb = db ? b->plan->buf->pitch : b->plan->phys[1] + ce;
+  int64_t at_b = da ? 0 : (M * pa * eb + 15) / 16 * 16;
+  int64_t at_c = at_b + (db ? 0 : (b->plan->phys[0] * pb * eb + 15) / 16 * 16);
+  return at_c + (is_frag(in) ? 0 : M * N * 4);
+}
+
+/* The bytes of shared memory an operation needs for its exchange between
+ * threads (ptx/exchange.c, ptx/dot.c, ptx/mma.c: what each stores for
+ * other threads to read), or 0: a broadcast, transpose, row reduction,
+ * point or sub-tile read of a register tile that no layout or reload
+ * spares, a sub-tile write of one, an FMA dot's register operands, a
+ * mma.sync dot's copies and flat result. */
+static int64_t exchange_bytes(const TirInst *in) {
+  const TirInst *x = in->nargs ? in->args[0] : NULL;
+  switch (in->op) {
+  case TIR_BROADCAST:
+    if (is_frag(in) && is_rowfrag(x) && x->ty.rank == in->ty.rank && plan_folded_rows(x) == plan_folded_rows(in))
+      return 0;
+    return reloadable(x) ? 0 : value_exchange_bytes(x);
+  case TIR_TRANSPOSE: return reloadable(in) ? 0 : value_exchange_bytes(x);
+  case TIR_REDUCE: return is_rowfrag(in) ? 0 : value_exchange_bytes(x);
+  case TIR_EXTRACT: return x->plan->res == RES_SHARED ? 0 : value_exchange_bytes(x);
+  case TIR_WRITE: return in->nsubs && in->args[1]->ty.rank ? value_exchange_bytes(in->args[1]) : 0;
+  case TIR_DOT:
+    switch (pv(in)->dot) {
+    case DOT_MMA: return mma_exchange_bytes(in);
+    case DOT_FMA: {
+      int64_t n = 0;
+      for (int k = 0; k < 2; k++)
+        if (in->args[k]->plan->res != RES_SHARED) n += value_exchange_bytes(in->args[k]);
+      return n;
+    }
+    default: return 0;
+    }
+  default: return 0;
+  }
+}
+
+/* Each exchange is a scratch buffer of its own, alive at its operation
+ * only, planned like every other buffer (live ranges, byte reuse, the
+ * barrier before it where other threads may still read those bytes). */
+void choose_exchange(Planner *P, TirInst *in) {
+  int64_t n = exchange_bytes(in);
+  if (!n) return;
+  int64_t words = n / 4;
+  pv(in)->scratch = new_buf(P, BUF_SCRATCH, arena_printf(P->a, "exchange of %%%d", in->id), S_I32, 1, &words, in);
+}
+
+static void add_access(Planner *P, Accesses *acc, int pos, bool write, PlanBuf *b) {
+  if (acc->len == acc->cap) {
+    int cap = acc->cap ? acc->cap * 2 : 32;
+    Access *n = arena_alloc(P->a, sizeof *n * (size_t)cap);
+    if (acc->len) memcpy(n, acc->items, sizeof *n * (size_t)acc->len);
+    acc->items = n;
+    acc->cap = cap;
+  }
+  acc->items[acc->len++] = (Access){pos, write, b};
+}
+
+/* Every access to a shared buffer, in program order. */
+void collect_accesses(Planner *P, TirBlock *blk, Accesses *acc) {
+  for (int i = 0; i < blk->len; i++) {
+    TirInst *in = blk->insts[i];
+    /* reads of operands that live in shared memory */
+    for (int k = 0; k < in->nargs; k++) {
+      TirInst *x = in->args[k];
+      if (pv(x)->res != RES_SHARED || x->op == TIR_VAR) continue;
+      if (in->op == TIR_WRITE && k == 1 && pv(in->args[0])->buf == pv(x)->buf) continue; /* the staging copy itself */
+      add_access(P, acc, in->pos, false, pv(x)->buf);
+    }
+    /* (a READ of a shared slot is counted where its value is used) */
+    /* (a staged ring's copies inside its loop are ordered by the ring: the
+     * loop waits for a stage and syncs at the top of the iteration that
+     * reads it, and refills a stage only after that barrier; its first
+     * copies, before the loop, count as a write at the loop's position:
+     * the ring's bytes may have held a buffer other threads still read) */
+    if (in->op == TIR_LOAD && pv(in)->res == RES_SHARED && !pv(in)->buf->stages)
+      add_access(P, acc, in->pos, true, pv(in)->buf);
+    if (in->op == TIR_FOR)
+      for (int k = 0; k < in->body.len; k++) {
+        const TirInst *x = in->body.insts[k];
+        if (x->op == TIR_LOAD && pv(x)->res == RES_SHARED && pv(x)->buf->stages)
+          add_access(P, acc, in->pos, true, pv(x)->buf);
+      }
+    /* writes into a shared slot, except the staging copy (the load wrote
+     * the buffer itself, at the load) */
+    if (in->op == TIR_WRITE && pv(in->args[0])->res == RES_SHARED &&
+        (in->nsubs || pv(in->args[1])->buf != pv(in->args[0])->buf))
+      add_access(P, acc, in->pos, true, pv(in->args[0])->buf);
+    /* a read of a shared slot into registers reads the buffer here */
+    if (in->op == TIR_READ && pv(in->args[0])->res == RES_SHARED && pv(in)->res != RES_SHARED)
+      add_access(P, acc, in->pos, false, pv(in->args[0])->buf);
+    const PtrVec *owned = &P->scratch_of[in->id];
+    for (int b = 0; b < owned->len; b++) {
+      add_access(P, acc, in->pos, true, owned->items[b]);
+      add_access(P, acc, in->pos, false, owned->items[b]);
+    }
+    collect_accesses(P, &in->cond, acc);
+    collect_accesses(P, &in->body, acc);
+    collect_accesses(P, &in->body2, acc);
+  }
+}
+
+/* The first access at a position >= pos: collect_accesses lists them in
+ * program order (an instruction's own, then those of its blocks, numbered
+ * after it in the same order). */
+int acc_lower(const Accesses *acc, int pos) {
+  int lo = 0, hi = acc->len;
+  while (lo < hi) {
+    int mid = lo + (hi - lo) / 2;
+    if (acc->items[mid].pos < pos) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/* A buffer lives from its first access to its last, and through the whole
+ * of any loop that touches it but does not contain its definition (the
+ * next iteration reads what this one left). Those loops are the ones
+ * around its accesses, found up the chain of enclosing loops; growing the
+ * range over one never changes which others qualify, so the range is the
+ * hull of the accesses and all of them. */
+void live_ranges(Planner *P, Accesses *acc) {
+  int nb = P->bufs.len;
+  int *count = arena_alloc(P->a, sizeof(int) * (size_t)(nb + 1)), *start = arena_alloc(P->a, sizeof(int) * (size_t)(nb + 2));
+  int *at = arena_alloc(P->a, sizeof(int) * (size_t)(acc->len + 1)); /* access positions, buffer by buffer */
+  for (int i = 0; i < acc->len; i++) count[acc->items[i].buf->id]++;
+  for (int b = 0; b < nb; b++) start[b + 1] = start[b] + count[b];
+  for (int b = 0; b < nb; b++) count[b] = 0;
+  for (int i = 0; i < acc->len; i++) {
+    int b = acc->items[i].buf->id;
+    at[start[b] + count[b]++] = acc->items[i].pos;
+  }
+  int *seen = arena_alloc(P->a, sizeof(int) * (size_t)(P->f->ninsts + 1)); /* by loop id: 1 + the last buffer done */
+  for (int b = 0; b < nb; b++) {
+    PlanBuf *buf = P->bufs.items[b];
+    if (buf->kind == BUF_RING || buf->kind == BUF_MBAR || buf->stages) continue; /* live over their loop, set when made */
+    int def = buf->owner->pos, first = def, last = def;
+    for (int i = start[b]; i < start[b + 1]; i++) {
+      if (i == start[b] || at[i] < first) first = at[i];
+      if (i == start[b] || at[i] > last) last = at[i];
+    }
+    for (int i = start[b]; i < start[b + 1]; i++)
+      for (TirInst *l = P->encl[at[i]]; l && seen[l->id] != b + 1; l = P->encl[l->pos]) {
+        seen[l->id] = b + 1;
+        if (contains(l, def)) continue;
+        if (first > l->pos) first = l->pos;
+        if (last < l->end) last = l->end;
+      }
+    buf->first = first;
+    buf->last = last;
+  }
+}
+
+static int cmp_buf(const void *x, const void *y) {
+  const PlanBuf *a = *(PlanBuf *const *)x, *b = *(PlanBuf *const *)y;
+  if (a->first != b->first) return a->first < b->first ? -1 : 1;
+  if (a->bytes != b->bytes) return a->bytes > b->bytes ? -1 : 1;
+  return a->id - b->id;
+}
+
+static bool lives_overlap(const PlanBuf *a, const PlanBuf *b) { return a->first <= b->last && b->first <= a->last; }
+bool bytes_overlap(const PlanBuf *a, const PlanBuf *b) {
+  return a->offset < b->offset + b->bytes && b->offset < a->offset + a->bytes;
+}
+
+/* First fit: each buffer takes the lowest 16-byte aligned offset that no
+ * buffer alive at the same time occupies. */
+void allocate(Planner *P) {
+  int n = P->bufs.len;
+  PlanBuf **order = arena_alloc(P->a, sizeof(PlanBuf *) * (size_t)(n + 1));
+  for (int i = 0; i < n; i++) order[i] = P->bufs.items[i];
+  qsort(order, (size_t)n, sizeof *order, cmp_buf);
+  int64_t top = 0;
+  for (int i = 0; i < n; i++) {
+    PlanBuf *b = order[i];
+    int64_t off = 0;
+    for (bool moved = true; moved;) {
+      moved = false;
+      for (int j = 0; j < i; j++) {
+        PlanBuf *o = order[j];
+        b->offset = off;
+        if (lives_overlap(b, o) && bytes_overlap(b, o)) {
+          off = (o->offset + o->bytes + b->align - 1) / b->align * b->align;
+          moved = true;
+        }
+      }
+    }
+    b->offset = off;
+    int64_t end;
+    if (!ck_add(off, b->bytes, &end)) diag_ice("plan: shared memory offsets overflow");
+    if (end > top) top = end;
+  }
+  P->p->shared_bytes = top;
+}
+
+/* the bytes of a dense tile of physical dims phys */
+int64_t phys_bytes(const int64_t *phys, int rank, Scalar elem) {
+  int64_t n;
+  if (!ck_prod(phys, rank, &n) || !ck_mul(n, sema_scalar_bytes(elem), &n)) diag_ice("plan: a tile's bytes overflow");
+  return n;
+}
+
+/* a staged tile's bytes, dense: what its copy writes */
+int64_t tile_bytes(const PlanBuf *b) { return phys_bytes(b->dims, b->rank, b->elem); }
+
+int64_t plan_buf_rows(const PlanBuf *b) {
+  int64_t r = 1;
+  for (int d = 0; d + 1 < b->rank; d++) r *= b->dims[d];
+  return r;
+}

@@ -1,0 +1,122 @@
+/* plan.c: the planner's pass order, one pass a line (QBE's main.c:func()).
+ *
+ * For one variant it decides where every value lives and how it is laid
+ * out: physical shapes (extents rounded to powers of two and layout
+ * granules; the lanes past the logical extent are slack, masked by every
+ * load, reduction and store), residence (uniform scalars, register tiles
+ * with a layout, staged tiles in shared memory), each register class's
+ * distribution over the threads and each dot's instruction, the rings of
+ * @pipeline loops, TMA tensor copies and stores, every buffer's bytes and
+ * lifetime (exchanges between threads included), and the barriers. The
+ * backend (src/ptx/) spells what it decided; the interpreter runs it. */
+#include "planner.h"
+
+enum { STATIC_SHARED = 48 * 1024, SHARED_OPTIN_SM90 = 227 * 1024, SHARED_OPTIN_SM80 = 163 * 1024 };
+
+static void walk(TirBlock *b, void (*fn)(Planner *, TirInst *), Planner *P) {
+  for (int i = 0; i < b->len; i++) {
+    TirInst *in = b->insts[i];
+    fn(P, in);
+    walk(&in->cond, fn, P);
+    walk(&in->body, fn, P);
+    walk(&in->body2, fn, P);
+  }
+}
+
+Plan *plan_kernel(Arena *a, Diags *d, TirFunc *f, const char *arch, unsigned flags) {
+  Plan *p = arena_alloc(a, sizeof *p);
+  p->f = f;
+  p->threads = f->info->threads;
+  p->launch_threads = p->threads;
+  p->padstage = f->info->padstage;
+  p->prefetch = flags & PLAN_PREFETCH;
+  p->no_async = (flags & PLAN_NO_ASYNC) || f->info->no_tma;
+  bool sm90 = !arch || strcmp(arch, "sm_90a") == 0;
+  p->wgmma = sm90 && !(flags & PLAN_NO_WGMMA);
+  p->shared_limit = f->info->dynshared ? (sm90 ? SHARED_OPTIN_SM90 : SHARED_OPTIN_SM80) : STATIC_SHARED;
+  Planner P = {.a = a, .d = d, .f = f, .p = p, .mma_ok = true, .uses = tir_use_counts(a, f)};
+  P.parent = arena_alloc(a, sizeof(int) * (size_t)(f->ninsts + 1));
+  for (int i = 0; i < f->ninsts; i++) P.parent[i] = i;
+  P.encl = arena_alloc(a, sizeof *P.encl * (size_t)(f->ninsts + 1));
+  enclosing_loops(&P, &f->body, NULL);
+
+  walk(&f->grid, init_phys, &P);
+  walk(&f->body, init_phys, &P);
+  walk(&f->body, tie_values, &P);
+  walk(&f->body, dot_granules, &P);
+  unify_phys(&P);
+  walk(&f->body, choose_staging, &P);
+  assign_layouts(&P);
+  choose_pipeline(&P, sm90, flags);
+  if (sm90 && !(flags & PLAN_NO_TENSOR_COPIES) && !p->no_async && !p->producer)
+    walk_tma(&P, &f->body, false, false, NULL);
+  choose_frags(&P);
+  choose_chunk(&P);
+  choose_dot_paths(&P);
+  walk(&f->body, choose_exchange, &P);
+  int errors = d->errors;
+  check_backend_limits(&P);
+  if (d->errors > errors) return NULL;
+
+  P.scratch_of = arena_alloc(a, sizeof *P.scratch_of * (size_t)(f->ninsts + 1));
+  for (int i = 0; i < P.bufs.len; i++) {
+    PlanBuf *b = P.bufs.items[i];
+    if (b->kind == BUF_SCRATCH) vec_push(a, &P.scratch_of[b->owner->id], b);
+  }
+  Accesses acc = {0};
+  collect_accesses(&P, &f->body, &acc);
+  for (int i = 1; i < acc.len; i++)
+    if (acc.items[i].pos < acc.items[i - 1].pos) diag_ice("plan: shared accesses out of program order");
+  live_ranges(&P, &acc);
+  allocate(&P);
+  Hazards h = {0};
+  P.walked = arena_alloc(a, sizeof *P.walked * (size_t)(f->ninsts + 1));
+  P.bar_at = arena_alloc(a, sizeof *P.bar_at * (size_t)(f->ninsts + 2));
+  P.bar_within = arena_alloc(a, sizeof *P.bar_within * (size_t)(f->ninsts + 2));
+  barrier_walk(&P, &f->body, &h, &acc);
+  hoist_barriers(&P, &f->body, &acc);
+  int kept = 0; /* less those hoisting merged into another */
+  for (int i = 0; i < P.barriers.len; i++)
+    if (((PlanBarrier *)P.barriers.items[i])->pos != INT_MIN) P.barriers.items[kept++] = P.barriers.items[i];
+  P.barriers.len = kept;
+
+  p->nbufs = P.bufs.len;
+  p->bufs = (PlanBuf **)P.bufs.items;
+  p->nbarriers = P.barriers.len;
+  p->barriers = arena_alloc(a, sizeof(PlanBarrier) * (size_t)(p->nbarriers + 1));
+  for (int i = 0; i < p->nbarriers; i++) p->barriers[i] = *(PlanBarrier *)P.barriers.items[i];
+  qsort(p->barriers, (size_t)p->nbarriers, sizeof *p->barriers, cmp_barrier);
+
+  /* Tensor copies cost shared memory of their own (a swizzled buffer's
+   * 1024-byte alignment and the rounded base, the copies' mbarriers): a
+   * kernel they push over the limit is planned without them. */
+  int64_t rounding;
+  if (p->ntmaps && !(flags & PLAN_NO_TENSOR_COPIES) && p->shared_bytes + plan_copy_extra(p, &rounding) > p->shared_limit)
+    return plan_kernel(a, d, f, arch, flags | PLAN_NO_TENSOR_COPIES);
+  if (p->shared_bytes > p->shared_limit) {
+    diag_error(d, f->info->kernel->span,
+               "kernel '%s' needs %lld bytes of shared memory; the limit is %lld%s", f->name,
+               (long long)p->shared_bytes, (long long)p->shared_limit,
+               f->info->dynshared ? " (the device's opt-in maximum)" : " (static; @dynshared raises it)");
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    if (mem) {
+      plan_print(mem, p);
+      fclose(mem);
+      if (len && text[len - 1] == '\n') text[len - 1] = 0;
+      const char *v = tir_variant_str(a, f->info);
+      diag_note(d, f->info->kernel->span, "the plan%s%s%s:\n%s", *v ? ", for @autotune point [" : "", v, *v ? "]" : "",
+                text);
+      free(text);
+    }
+    return NULL;
+  }
+  return p;
+}
+
+int64_t plan_launch_shared(const Plan *p) {
+  int64_t rounding;
+  plan_copy_extra(p, &rounding);
+  return p->shared_bytes + rounding;
+}

@@ -1,0 +1,181 @@
+/* plan.h: the plan of one variant (src/plan/): where each value lives and
+ * how it is laid out, each dot's instruction, the shared-memory buffers and
+ * their lifetimes, the tensor maps, the barriers; and the planner's entry
+ * points. The backend (src/ptx/) and the interpreter (interp.c) read it. */
+#ifndef PHOBOS_PLAN_H
+#define PHOBOS_PLAN_H
+
+#include "tir.h"
+
+typedef enum Residence { RES_UNIFORM, RES_THREAD, RES_REG, RES_SHARED, RES_NONE } Residence;
+
+typedef enum LayoutKind {
+  LAYOUT_NONE,
+  LAYOUT_BLOCKED, /* elements spread over lanes and warps, innermost dim fastest */
+  LAYOUT_MMA_ACC, /* m16n8k16 accumulator fragment */
+  LAYOUT_SLICED,  /* a row reduction of a parent layout: one value per row */
+  LAYOUT_FLAT,    /* chunks of Plan.chunk elements dealt round the threads, in flat physical order */
+} LayoutKind;
+
+/* A class of tied values' distribution over the threads (all its values
+ * have one physical shape). The planner decides it (plan.c, choose_frags);
+ * the backend spells it (ptx/layout.c). */
+typedef struct Layout {
+  int id; /* the planner's numbering */
+  LayoutKind kind;
+  int rank;
+  int spt[MAX_TILE_RANK];   /* blocked: elements per thread along each dim */
+  int tpw[MAX_TILE_RANK];   /* threads per warp along each dim */
+  int wpc[MAX_TILE_RANK];   /* warps per CTA along each dim */
+  int reps;                 /* blocked: repetitions to cover the tile; mma: fragments per warp; flat: registers */
+  int chunk;                /* flat: Plan.chunk */
+  struct Layout *parent;    /* sliced: the layout reduced */
+} Layout;
+
+/* How a dot is computed (plan.c, choose_dot_paths). */
+typedef enum DotPath {
+  DOT_FMA,     /* each thread its output elements over the exchange area or staged operands */
+  DOT_COLUMNS, /* a [1, K] row times columns the threads own in registers: no exchange */
+  DOT_MMA,     /* mma.sync m16n8k16 (m16n8k32 for 8-bit dot_t) through ldmatrix */
+  DOT_WGMMA,   /* wgmma.mma_async m64nNk16 (sm_90a), N in PlanVal.wgmma_n */
+} DotPath;
+
+typedef enum BufKind {
+  BUF_STAGE_VAR,
+  BUF_STAGE_DOT,
+  BUF_SCRATCH,
+  BUF_RING, /* @pipeline: [stages, rows, cols] of a loop's register load, filled by bulk copies */
+  BUF_MBAR, /* @pipeline: one 8-byte mbarrier per stage of a loop */
+} BufKind;
+
+typedef struct PlanBuf {
+  int id;
+  BufKind kind;
+  const char *name;    /* source name, or what the scratch is for */
+  Scalar elem;
+  int rank;
+  int64_t dims[MAX_TILE_RANK]; /* physical */
+  int64_t pitch;       /* elements per row in the allocation */
+  bool padded;         /* @padstage added 8 elements per row */
+  int64_t bytes, offset;
+  int align;           /* bytes: 16, or 128 for a TMA destination */
+  int first, last;     /* live range in program positions */
+  TirInst *owner;      /* the LOAD or VAR it holds, or the instruction that needs the scratch */
+  /* @pipeline: a staged load's buffer made a ring of `stages` copies of
+   * stage_bytes each, filled by cp.async stages - 1 iterations ahead of its
+   * readers (bytes is stages * stage_bytes); 0 for any other buffer */
+  int stages;
+  int64_t stage_bytes;
+  /* a tensor copy's tensor-core operand (or @padstage tile): its rows in
+   * panels `swizzle` bytes wide (32, 64 or 128; 0 none) in the layout a
+   * swizzled tensor copy writes (ptx/layout.c, px_buf_addr); align is 1024 */
+  int swizzle;
+} PlanBuf;
+
+typedef struct PlanVal {
+  Residence res;
+  int64_t phys[MAX_TILE_RANK]; /* physical dims: powers of two, layout granules */
+  bool slack;                  /* some physical dim exceeds its logical dim */
+  Layout *layout;
+  PlanBuf *buf;                /* RES_SHARED, and a tensor store's staging */
+  PlanBuf *scratch;            /* an operation's exchange between threads (plan.c, choose_exchange) */
+  bool dot_fma;                /* TIR_DOT: no tensor-core shapes (granules) */
+  DotPath dot;                 /* TIR_DOT: its instruction */
+  int wgmma_n;                 /* TIR_DOT on DOT_WGMMA: the N of m64nNk16 */
+  PlanBuf *ring, *mbar;        /* TIR_LOAD under @pipeline: its ring and its loop's mbarriers */
+  const char *path;            /* TIR_LOAD in a @pipeline loop: the path it takes and why */
+  int tma;                     /* TIR_LOAD: 1 + its tensor map's index in Plan.tmaps (a TMA copy), else 0 */
+  const struct TirInst *tma_outer; /* a split span's start is tma_outer * its length: the outer coordinate */
+  int64_t tma_outer_const;         /* ... or this constant, when tma_outer is NULL */
+} PlanVal;
+
+/* A tensor map that TMA copies go through (sm_90a): the runtime builds it
+ * from the tensor argument at launch (cuTensorMapEncodeTiled). */
+typedef struct PlanTmap {
+  int param;                    /* the tensor parameter */
+  int rank;                     /* the tensor's */
+  /* Pad-and-mask: tensor dim split_dim (or -1) is viewed as [extent / split_inner,
+   * split_inner] (the map's rank is rank + 1), so a span of split_inner elements
+   * padded to a power of two has its slack past the end of its own dim, where the
+   * copy fills zeros (GQA: Q [B, S, HQ, D] as [B, S, HKV, NQ, D]). */
+  int split_dim;
+  int64_t split_inner;
+  int64_t box[MAX_TENSOR_RANK + 1]; /* per map dim, outermost first: span lengths (padded), 1 for a point */
+  Scalar elem;
+  /* bytes of the swizzle (32, 64, 128; 0 none): the inner box is that wide,
+   * and a tile row `boxes` times wider takes one copy per panel */
+  int swizzle, boxes;
+} PlanTmap;
+enum { MAX_TMAPS = 8 };
+/* libphobos passes MF_MAX_SLOTS = 160 values at a launch (runtime/rt.h): a
+ * kernel's parameters, at most MAX_PARAM_SLOTS (sema.c), and two for each
+ * tensor map */
+_Static_assert(MAX_PARAM_SLOTS + 2 * MAX_TMAPS <= 160, "launch values past libphobos's MF_MAX_SLOTS");
+
+typedef struct PlanBarrier {
+  int pos;          /* the barrier goes before the instruction at this position */
+  const char *why;
+} PlanBarrier;
+
+typedef struct Plan {
+  TirFunc *f;
+  int threads;
+  int nbufs;
+  PlanBuf **bufs;
+  int64_t shared_bytes, shared_limit;
+  int nbarriers;
+  PlanBarrier *barriers;
+  bool padstage;
+  int stages;      /* @pipeline on sm_90a: the ring depth; 0 otherwise */
+  bool producer;   /* the rings are filled by a warp of their own, after the T threads */
+  int launch_threads; /* threads, plus 32 with a producer warp */
+  bool prefetch;   /* PLAN_PREFETCH: loops load register tiles an iteration ahead */
+  bool no_async;   /* --no-tma or @no_tma: no asynchronous copies (no cp.async staging either) */
+  int ntmaps;
+  PlanTmap tmaps[MAX_TMAPS];
+  int ntma_loads;  /* loads that take TMA copies (one mbarrier each) */
+  bool wgmma;      /* sm_90a without PLAN_NO_WGMMA: fragment dots on swizzled operands may take wgmma */
+  int chunk;       /* the flat layout's chunk: elements a thread holds side by side (1, 2 or 4) */
+  bool frags;      /* some class keeps the mma fragment layout */
+} Plan;
+
+/* Plans the function; returns NULL after reporting an error (over budget). */
+/* Planner switches: PLAN_NO_ASYNC, @pipeline keeps plain loads (phobosc
+ * --no-tma); PLAN_PRODUCER_WARP, a ringed loop may get a producer warp
+ * (phobosc --producer-warp: slower on the q8 example, so off by default);
+ * PLAN_PREFETCH, loops load their register tiles one iteration ahead
+ * (phobosc --prefetch, experimental: ptx/pipeline.c, px_emit_for); PLAN_NO_TENSOR_COPIES,
+ * staged loads never take TMA tensor copies, which on sm_90a they do where
+ * they qualify (phobosc --no-tensor-copies, for A/B runs); PLAN_NO_WGMMA,
+ * tensor-core dots keep mma.sync where wgmma would serve (phobosc
+ * --no-wgmma, for A/B runs). */
+enum { PLAN_NO_ASYNC = 1, PLAN_PRODUCER_WARP = 2, PLAN_PREFETCH = 4, PLAN_NO_TENSOR_COPIES = 8, PLAN_NO_WGMMA = 16 };
+Plan *plan_kernel(Arena *a, Diags *d, TirFunc *f, const char *arch, unsigned flags);
+void plan_print(FILE *out, const Plan *p);
+void plan_print_yaml(FILE *out, const Plan *p);
+const char *plan_layout_str(Arena *a, const Layout *l);
+/* the rows of a planned value with its leading dims folded: the product of
+ * its physical dims but the last */
+int64_t plan_folded_rows(const TirInst *x);
+/* A buffer's rows: its leading dims folded. */
+int64_t plan_buf_rows(const PlanBuf *b);
+/* Shared memory tensor copies take beside the plan's buffers: the copies'
+ * mbarriers (static, with the dynamic area's 128-byte alignment) and, with
+ * swizzled buffers, the 1024 bytes that rounding the base up may skip
+ * (*rounding, which a launch's dynamic shared memory must include). */
+int64_t plan_copy_extra(const Plan *p, int64_t *rounding);
+/* Register tiles are unrolled per thread: past this many registers a
+ * value the code would be huge and spill (plan.c, check_backend_limits). */
+enum { MAX_REGS_PER_VALUE = 1024 };
+/* the registers a thread spends on value x in its layout */
+int64_t plan_regs(const Plan *p, const TirInst *x);
+/* the dynamic shared memory a launch of the plan needs: its buffers, and the
+ * 1024 bytes that rounding the base up may skip when a buffer is swizzled */
+int64_t plan_launch_shared(const Plan *p);
+/* why a dot planned with tensor-core shapes runs on FMA, or NULL */
+const char *plan_dot_fallback(Arena *a, const Plan *p, const TirInst *dot);
+/* whether a tensor-core dot packs its a operand from the accumulators of
+ * a fragment value (attention's P) */
+bool plan_a_from_regs(const TirInst *dot);
+
+#endif
