@@ -5,9 +5,16 @@
  * up its block past register work. */
 #include "planner.h"
 
+typedef struct Hazards {
+  PlanBuf *dirty[64]; /* written since the last barrier */
+  int ndirty;
+  PlanBuf *read[64];  /* read since the last barrier */
+  int nread;
+} Hazards;
+
 static bool overlaps_any(PlanBuf **set, int n, const PlanBuf *b, bool other_only) {
   for (int i = 0; i < n; i++)
-    if (bytes_overlap(set[i], b) && (!other_only || set[i] != b)) return true;
+    if (pl_bytes_overlap(set[i], b) && (!other_only || set[i] != b)) return true;
   return false;
 }
 
@@ -35,7 +42,7 @@ static void note(Planner *P, Hazards *h, PlanBuf **set, int *n, PlanBuf *b, int 
 }
 
 static void hazards_at(Planner *P, Hazards *h, Accesses *acc, int pos) {
-  for (int i = acc_lower(acc, pos); i < acc->len && acc->items[i].pos == pos; i++) {
+  for (int i = pl_acc_lower(acc, pos); i < acc->len && acc->items[i].pos == pos; i++) {
     Access *x = &acc->items[i];
     bool scratch_pair = x->buf->kind == BUF_SCRATCH;
     if (!x->write) {
@@ -80,21 +87,24 @@ typedef struct WalkMemo {
   struct WalkMemo *next;
 } WalkMemo;
 
+static void barrier_walk(Planner *P, TirBlock *blk, Hazards *h, Accesses *acc);
+
 static void walk_inst(Planner *P, TirInst *in, Hazards *h, Accesses *acc) {
   /* a value's operands are read before the instruction writes its result */
   hazards_at(P, h, acc, in->pos);
   if ((in->op == TIR_FOR || in->op == TIR_WHILE) && h->ndirty) {
     /* a buffer written before the loop and read in it, but not written
      * in it: one barrier before the loop, not one in every iteration */
-    int from = acc_lower(acc, in->pos + 1), to = acc_lower(acc, in->end + 1); /* the accesses in the loop */
+    int from = pl_acc_lower(acc, in->pos + 1), to = pl_acc_lower(acc, in->end + 1); /* the accesses in the loop */
     for (int k = from; k < to; k++) {
       const Access *x = &acc->items[k];
       if (x->write || !overlaps_any(h->dirty, h->ndirty, x->buf, false)) continue;
       bool rewritten = false;
       for (int w = from; w < to && !rewritten; w++)
-        rewritten = acc->items[w].write && bytes_overlap(acc->items[w].buf, x->buf);
+        rewritten = acc->items[w].write && pl_bytes_overlap(acc->items[w].buf, x->buf);
       if (!rewritten) {
-        add_barrier(P, in->pos, arena_printf(P->a, "%s is read in the loop after other threads wrote it before", x->buf->name));
+        add_barrier(P, in->pos,
+                    arena_printf(P->a, "%s is read in the loop after other threads wrote it before", x->buf->name));
         h->ndirty = h->nread = 0;
         break;
       }
@@ -128,7 +138,7 @@ static void walk_inst(Planner *P, TirInst *in, Hazards *h, Accesses *acc) {
  * again changes nothing). So each loop remembers the states it was walked
  * from and what they left, and a state seen before is not walked again:
  * the plan is the one the full walk makes. */
-void barrier_walk(Planner *P, TirBlock *blk, Hazards *h, Accesses *acc) {
+static void barrier_walk(Planner *P, TirBlock *blk, Hazards *h, Accesses *acc) {
   for (int i = 0; i < blk->len; i++) {
     TirInst *in = blk->insts[i];
     if (in->op != TIR_FOR && in->op != TIR_WHILE) {
@@ -158,11 +168,11 @@ void barrier_walk(Planner *P, TirBlock *blk, Hazards *h, Accesses *acc) {
  * only the loaded words are live across the wait and ptxas may interleave
  * that work with what follows. */
 static bool touches_shared(const Accesses *acc, const TirInst *in) {
-  int i = acc_lower(acc, in->pos);
+  int i = pl_acc_lower(acc, in->pos);
   return i < acc->len && acc->items[i].pos <= in->end;
 }
 
-void hoist_barriers(Planner *P, TirBlock *blk, const Accesses *acc) {
+static void hoist_barriers(Planner *P, TirBlock *blk, const Accesses *acc) {
   for (int i = 0; i < blk->len; i++) {
     TirInst *in = blk->insts[i];
     hoist_barriers(P, &in->cond, acc);
@@ -173,7 +183,8 @@ void hoist_barriers(Planner *P, TirBlock *blk, const Accesses *acc) {
     int to = in->pos;
     for (int j = i - 1; j >= 0; j--) {
       const TirInst *x = blk->insts[j];
-      if (x->op == TIR_FOR || x->op == TIR_WHILE || x->op == TIR_IF || x->op == TIR_LOAD || touches_shared(acc, x)) break;
+      if (x->op == TIR_FOR || x->op == TIR_WHILE || x->op == TIR_IF || x->op == TIR_LOAD || touches_shared(acc, x))
+        break;
       to = x->pos;
     }
     if (to == in->pos) continue;
@@ -187,8 +198,28 @@ void hoist_barriers(Planner *P, TirBlock *blk, const Accesses *acc) {
   }
 }
 
-int cmp_barrier(const void *x, const void *y) {
+static int cmp_barrier(const void *x, const void *y) {
   const PlanBarrier *a = x, *b = y;
   int pa = a->pos < 0 ? -1 - a->pos : a->pos, pb = b->pos < 0 ? -1 - b->pos : b->pos;
   return pa != pb ? pa - pb : a->pos - b->pos;
+}
+
+/* The plan's barriers, in program order (a barrier within an instruction
+ * before one before the next). */
+void pl_place_barriers(Planner *P, Accesses *acc) {
+  int n = P->f->ninsts;
+  Hazards h = {0};
+  P->walked = arena_alloc(P->a, sizeof *P->walked * (size_t)(n + 1));
+  P->bar_at = arena_alloc(P->a, sizeof *P->bar_at * (size_t)(n + 2));
+  P->bar_within = arena_alloc(P->a, sizeof *P->bar_within * (size_t)(n + 2));
+  barrier_walk(P, &P->f->body, &h, acc);
+  hoist_barriers(P, &P->f->body, acc);
+  int kept = 0; /* less those hoisting merged into another */
+  for (int i = 0; i < P->barriers.len; i++)
+    if (((PlanBarrier *)P->barriers.items[i])->pos != INT_MIN) P->barriers.items[kept++] = P->barriers.items[i];
+  Plan *p = P->p;
+  p->nbarriers = kept;
+  p->barriers = arena_alloc(P->a, sizeof(PlanBarrier) * (size_t)(kept + 1));
+  for (int i = 0; i < kept; i++) p->barriers[i] = *(PlanBarrier *)P->barriers.items[i];
+  qsort(p->barriers, (size_t)kept, sizeof *p->barriers, cmp_barrier);
 }

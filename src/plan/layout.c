@@ -35,9 +35,9 @@ static bool dot_uses_mma(Planner *P, const TirInst *dot) {
 }
 
 /* K of one mma: 16 elements of 16 bits, or 32 of 8 */
-int64_t mma_k(const TirInst *dot) { return is_int8(dot->args[0]->ty.elem) ? 32 : 16; }
+int64_t pl_mma_k(const TirInst *dot) { return is_int8(dot->args[0]->ty.elem) ? 32 : 16; }
 
-void tie_values(Planner *P, TirInst *in) {
+void pl_tie_values(Planner *P, TirInst *in) {
   switch (in->op) {
   case TIR_UNARY:
   case TIR_MATH:
@@ -59,7 +59,7 @@ void tie_values(Planner *P, TirInst *in) {
   }
 }
 
-void init_phys(Planner *P, TirInst *in) {
+void pl_init_phys(Planner *P, TirInst *in) {
   PlanVal *v = arena_alloc(P->a, sizeof *v);
   in->plan = v;
   v->res = in->ty.rank ? RES_REG : RES_UNIFORM;
@@ -77,39 +77,39 @@ static void granule(PlanVal *v, const TirType *t, int64_t rows, int64_t cols) {
   if (folded < rows) v->phys[0] *= rows / folded;
 }
 
-void dot_granules(Planner *P, TirInst *in) {
+void pl_dot_granules(Planner *P, TirInst *in) {
   if (in->op != TIR_DOT) return;
-  PlanVal *v = pv(in);
+  PlanVal *v = in->plan;
   v->dot_fma = !dot_uses_mma(P, in);
   if (v->dot_fma) return;
   granule(v, &in->ty, 16, 8);
   TirInst *a = in->args[0], *b = in->args[1];
-  int64_t kg = mma_k(in);
-  granule(pv(a), &a->ty, 16, kg);
+  int64_t kg = pl_mma_k(in);
+  granule(a->plan, &a->ty, 16, kg);
   /* b is [K, N] (or [N, K] for dot_t): K to the mma's K, N to 8 */
-  PlanVal *bv = pv(b);
+  PlanVal *bv = b->plan;
   int kdim = in->aux ? 1 : 0;
   if (bv->phys[kdim] < kg) bv->phys[kdim] = kg;
   if (bv->phys[1 - kdim] < 8) bv->phys[1 - kdim] = 8;
 }
 
 /* Values tied elementwise share one physical shape: the largest. */
-void unify_phys(Planner *P) {
+void pl_unify_phys(Planner *P) {
   int n = P->f->ninsts;
   for (int i = 0; i < n; i++) {
     TirInst *in = P->f->insts[i];
     if (!in->ty.rank) continue;
     TirInst *root = P->f->insts[find(P, i)];
     for (int d = 0; d < in->ty.rank; d++)
-      if (pv(root)->phys[d] < pv(in)->phys[d]) pv(root)->phys[d] = pv(in)->phys[d];
+      if (root->plan->phys[d] < in->plan->phys[d]) root->plan->phys[d] = in->plan->phys[d];
   }
   for (int i = 0; i < n; i++) {
     TirInst *in = P->f->insts[i];
     if (!in->ty.rank) continue;
     TirInst *root = P->f->insts[find(P, i)];
     for (int d = 0; d < in->ty.rank; d++) {
-      pv(in)->phys[d] = pv(root)->phys[d];
-      if (pv(in)->phys[d] > in->ty.dims[d]) pv(in)->slack = true;
+      in->plan->phys[d] = root->plan->phys[d];
+      if (in->plan->phys[d] > in->ty.dims[d]) in->plan->slack = true;
     }
   }
 }
@@ -201,7 +201,7 @@ static Layout *dot_b_layout(Planner *P, const PlanVal *v, Scalar elem, bool tran
 /* The layout each class of tied values takes: a dot result fixes its class
  * (accumulator or FMA blocked), then an FMA dot's B operand fixes its own;
  * everything else is blocked. */
-void assign_layouts(Planner *P) {
+void pl_assign_layouts(Planner *P) {
   int n = P->f->ninsts;
   Layout **cls = arena_alloc(P->a, sizeof(Layout *) * (size_t)n);
   /* 1. dot results */
@@ -210,15 +210,15 @@ void assign_layouts(Planner *P) {
     if (in->op != TIR_DOT) continue;
     int root = find(P, i);
     if (!cls[root])
-      cls[root] = pv(in)->dot_fma ? blocked(P, pv(in), in->ty.rank, in->ty.elem)
-                                  : mma_layout(P, LAYOUT_MMA_ACC, pv(in), in->ty.rank);
+      cls[root] = in->plan->dot_fma ? blocked(P, in->plan, in->ty.rank, in->ty.elem)
+                                  : mma_layout(P, LAYOUT_MMA_ACC, in->plan, in->ty.rank);
   }
   /* 2. an FMA dot's B operand */
   for (int i = 0; i < n; i++) {
     TirInst *in = P->f->insts[i];
-    if (in->op != TIR_DOT || !pv(in)->dot_fma || pv(in->args[1])->res != RES_REG) continue;
+    if (in->op != TIR_DOT || !in->plan->dot_fma || in->args[1]->plan->res != RES_REG) continue;
     int root = find(P, in->args[1]->id);
-    if (!cls[root]) cls[root] = dot_b_layout(P, pv(in->args[1]), in->args[1]->ty.elem, in->aux);
+    if (!cls[root]) cls[root] = dot_b_layout(P, in->args[1]->plan, in->args[1]->ty.elem, in->aux);
   }
   /* 3. row reductions: their input's layout with the rows kept, for the
    * whole class they feed (the running max and sum of a softmax) */
@@ -227,7 +227,7 @@ void assign_layouts(Planner *P) {
     if (in->op != TIR_REDUCE) continue;
     TirInst *x = in->args[0];
     int xr = find(P, x->id), root = find(P, i);
-    if (!cls[xr]) cls[xr] = blocked(P, pv(x), x->ty.rank, x->ty.elem);
+    if (!cls[xr]) cls[xr] = blocked(P, x->plan, x->ty.rank, x->ty.elem);
     if (!cls[root]) {
       Layout *l = new_layout(P);
       l->kind = LAYOUT_SLICED;
@@ -239,7 +239,7 @@ void assign_layouts(Planner *P) {
   /* 4. the rest */
   for (int i = 0; i < n; i++) {
     TirInst *in = P->f->insts[i];
-    PlanVal *v = pv(in);
+    PlanVal *v = in->plan;
     if (v->res != RES_REG) continue;
     int root = find(P, i);
     if (!cls[root]) cls[root] = blocked(P, v, in->ty.rank, in->ty.elem);
@@ -248,24 +248,24 @@ void assign_layouts(Planner *P) {
 }
 
 /* the elements of a planned value */
-int64_t phys_elems(const TirInst *x) {
+int64_t pl_phys_elems(const TirInst *x) {
   int64_t n = 1;
-  for (int i = 0; i < x->ty.rank; i++) n *= pv(x)->phys[i];
+  for (int i = 0; i < x->ty.rank; i++) n *= x->plan->phys[i];
   return n;
 }
 
 static bool mma_fits(Planner *P, const TirInst *dot) {
-  return !pv(dot)->dot_fma && !plan_dot_fallback(P->a, P->p, dot);
+  return !dot->plan->dot_fma && !plan_dot_fallback(P->a, P->p, dot);
 }
 
-/* a register value of the fragment layout (after choose_frags) */
-bool is_frag(const TirInst *x) {
+/* a register value of the fragment layout (after pl_choose_frags) */
+bool pl_is_frag(const TirInst *x) {
   return x->plan && x->ty.rank >= 2 && x->plan->res == RES_REG && x->plan->layout &&
          x->plan->layout->kind == LAYOUT_MMA_ACC;
 }
 
-/* A row value in the row layout beside a fragment value (choose_frags). */
-bool is_rowfrag(const TirInst *x) {
+/* A row value in the row layout beside a fragment value (pl_choose_frags). */
+bool pl_is_rowfrag(const TirInst *x) {
   return x->plan && x->ty.rank >= 2 && x->plan->res == RES_REG && x->plan->layout &&
          x->plan->layout->kind == LAYOUT_SLICED;
 }
@@ -292,7 +292,7 @@ static bool member_allows(Planner *P, const TirInst *x, const TirInst *first, bo
   switch (x->op) {
   case TIR_DOT: return !rows && mma_fits(P, x);
   case TIR_REDUCE:
-    return rows && is_frag(x->args[0]) && x->ty.elem == S_F32 && x->args[0]->ty.elem == S_F32 &&
+    return rows && pl_is_frag(x->args[0]) && x->ty.elem == S_F32 && x->args[0]->ty.elem == S_F32 &&
            plan_folded_rows(x->args[0]) == plan_folded_rows(x) && (x->aux == TRED_MAX || x->aux == TRED_SUM);
   case TIR_BROADCAST: case TIR_IOTA: return !rows;
   case TIR_READ: return x->args[0]->plan->res == RES_REG;
@@ -308,8 +308,8 @@ static bool member_allows(Planner *P, const TirInst *x, const TirInst *first, bo
  * divide evenly among the warps; then the row layout beside it for each
  * row class fed by a reduction of such a class. Every other register class
  * is flat: chunks of Plan.chunk elements dealt round the threads
- * (choose_chunk). One pass over the kernel a kind. */
-void choose_frags(Planner *P) {
+ * (pl_choose_chunk). One pass over the kernel a kind. */
+void pl_choose_frags(Planner *P) {
   const TirFunc *f = P->f;
   int T = P->p->threads, W = T / 32, n = f->ninsts;
   const TirInst **first = arena_alloc(P->a, sizeof *first * (size_t)(n + 1)); /* by layout id */
@@ -359,7 +359,7 @@ static bool chunks_fit(const TirBlock *b, int64_t T, int64_t v) {
     const TirInst *in = b->insts[i];
     if (in->plan && in->ty.rank && in->plan->res == RES_REG) {
       int64_t inner = in->plan->phys[in->ty.rank - 1];
-      if (inner % v || phys_elems(in) % (T * v)) return false;
+      if (inner % v || pl_phys_elems(in) % (T * v)) return false;
     }
     if (!chunks_fit(&in->body, T, v) || !chunks_fit(&in->body2, T, v) || !chunks_fit(&in->cond, T, v)) return false;
   }
@@ -367,7 +367,7 @@ static bool chunks_fit(const TirBlock *b, int64_t T, int64_t v) {
 }
 
 /* Plan.chunk, and each flat class's registers a thread. */
-void choose_chunk(Planner *P) {
+void pl_choose_chunk(Planner *P) {
   int T = P->p->threads;
   P->p->chunk = 1;
   for (int v = 4; v > 1 && P->p->chunk == 1; v /= 2)
@@ -378,7 +378,7 @@ void choose_chunk(Planner *P) {
     Layout *L = x->plan ? x->plan->layout : NULL;
     if (L && L->kind == LAYOUT_FLAT && x->ty.rank && x->plan->res == RES_REG) {
       L->chunk = P->p->chunk;
-      L->reps = (int)((phys_elems(x) + round - 1) / round * P->p->chunk);
+      L->reps = (int)((pl_phys_elems(x) + round - 1) / round * P->p->chunk);
     }
   }
 }
@@ -386,9 +386,10 @@ void choose_chunk(Planner *P) {
 /* An operand ldmatrix can read where it is: a staged buffer of its element
  * type laid out as the value's physical shape, rows on 16-byte boundaries
  * (offsets are 16-byte aligned: allocate). */
-bool mma_direct(const TirInst *x) {
+bool pl_mma_direct(const TirInst *x) {
   const PlanBuf *b = x->plan->res == RES_SHARED ? x->plan->buf : NULL;
-  if (!b || b->elem != x->ty.elem || b->rank != x->ty.rank || (b->pitch * sema_scalar_bytes(b->elem)) % 16) return false;
+  if (!b || b->elem != x->ty.elem || b->rank != x->ty.rank || (b->pitch * sema_scalar_bytes(b->elem)) % 16)
+    return false;
   for (int i = 0; i < b->rank; i++)
     if (b->dims[i] != x->plan->phys[i]) return false;
   return true;
@@ -400,7 +401,7 @@ bool mma_direct(const TirInst *x) {
  * in registers). */
 bool plan_a_from_regs(const TirInst *dot) {
   const TirInst *a = dot->args[0];
-  if ((a->ty.elem != S_F16 && a->ty.elem != S_BF16) || !is_frag(dot) || !is_frag(a)) return false;
+  if ((a->ty.elem != S_F16 && a->ty.elem != S_BF16) || !pl_is_frag(dot) || !pl_is_frag(a)) return false;
   int64_t N = a->plan->phys[a->ty.rank - 1];
   return N % 16 == 0 && plan_folded_rows(a) == plan_folded_rows(dot) && N == a->ty.dims[a->ty.rank - 1];
 }
@@ -415,23 +416,23 @@ bool plan_a_from_regs(const TirInst *dot) {
  * multiple of 8 up to 256; mma.sync for the other tensor-core shapes; a
  * [1, K] row times columns the threads own (a flat b whose columns are
  * whole rounds of chunks); FMA otherwise. */
-void choose_dot_paths(Planner *P) {
+void pl_choose_dot_paths(Planner *P) {
   const Plan *p = P->p;
   int64_t TV = (int64_t)p->threads * p->chunk;
   for (int i = 0; i < P->f->ninsts; i++) {
     TirInst *in = P->f->insts[i];
     if (in->op != TIR_DOT) continue;
-    PlanVal *v = pv(in);
+    PlanVal *v = in->plan;
     const TirInst *a = in->args[0], *b = in->args[1];
     int64_t N = v->phys[in->ty.rank - 1];
     if (mma_fits(P, in)) {
-      bool areg = plan_a_from_regs(in), da = areg || mma_direct(a), db = mma_direct(b);
+      bool areg = plan_a_from_regs(in), da = areg || pl_mma_direct(a), db = pl_mma_direct(b);
       bool sa = da && !areg && a->plan->buf->swizzle, sb = db && b->plan->buf->swizzle;
       bool wg = p->wgmma && (a->ty.elem == S_BF16 || a->ty.elem == S_F16) && in->ty.elem == S_F32 &&
                 p->threads % 128 == 0 && sb && (areg || sa) && N % 8 == 0 && N <= 256;
-      v->dot = is_frag(in) && wg ? DOT_WGMMA : DOT_MMA;
+      v->dot = pl_is_frag(in) && wg ? DOT_WGMMA : DOT_MMA;
       v->wgmma_n = v->dot == DOT_WGMMA ? (int)N : 0;
-    } else if (!in->aux && a->ty.rank == 2 && a->plan->phys[0] == 1 && b->plan->res == RES_REG && !is_frag(b) &&
+    } else if (!in->aux && a->ty.rank == 2 && a->plan->phys[0] == 1 && b->plan->res == RES_REG && !pl_is_frag(b) &&
                b->plan->phys[1] % TV == 0 && v->phys[1] == b->plan->phys[1] &&
                (a->op == TIR_SPLAT || (a->plan->res == RES_SHARED && !a->plan->buf->swizzle))) {
       v->dot = DOT_COLUMNS;
@@ -448,17 +449,19 @@ void choose_dot_paths(Planner *P) {
 int64_t plan_regs(const Plan *p, const TirInst *x) {
   if (!x->ty.rank) return 1;
   int64_t W = p->threads / 32, M = plan_folded_rows(x), N = x->plan->phys[x->ty.rank - 1];
-  if (is_frag(x)) return M / 16 / W * (N / 2);
-  if (is_rowfrag(x)) return M / 16 / W * 2;
+  if (pl_is_frag(x)) return M / 16 / W * (N / 2);
+  if (pl_is_rowfrag(x)) return M / 16 / W * 2;
   int64_t round = (int64_t)p->threads * p->chunk;
-  return (phys_elems(x) + round - 1) / round * p->chunk;
+  return (pl_phys_elems(x) + round - 1) / round * p->chunk;
 }
 
 /* What the PTX backend cannot compile, found before it runs (so a plain
- * check and --emit=plan report it too): register tiles past
+ * check and --emit=plan report it too; false after reporting): register
+ * tiles past
  * MAX_REGS_PER_VALUE a thread (unrolled, they would be huge and spill; a
  * tile the plan stages is exempt), and the math functions on f64. */
-void check_backend_limits(Planner *P) {
+bool pl_check_backend_limits(Planner *P) {
+  int errors = P->d->errors;
   for (int i = 0; i < P->f->ninsts; i++) {
     const TirInst *in = P->f->insts[i];
     if (in->op == TIR_MATH && in->ty.elem == S_F64)
@@ -469,8 +472,9 @@ void check_backend_limits(Planner *P) {
       diag_error(P->d, in->span,
                  "the PTX backend cannot compile this yet: a register tile of %lld elements is %lld per thread with %d "
                  "threads (at most %d): use smaller tiles or more threads",
-                 (long long)phys_elems(in), (long long)n, P->p->threads, MAX_REGS_PER_VALUE);
+                 (long long)pl_phys_elems(in), (long long)n, P->p->threads, MAX_REGS_PER_VALUE);
   }
+  return P->d->errors == errors;
 }
 
 int64_t plan_folded_rows(const TirInst *x) {
@@ -492,7 +496,8 @@ const char *plan_dot_fallback(Arena *a, const Plan *p, const TirInst *dot) {
   if (x->op == TIR_SPLAT || y->op == TIR_SPLAT) return "an operand is a splat scalar";
   if (y->ty.rank != 2 || x->ty.rank != r || r < 2) return "b is not rank 2, or a's rank is not the result's";
   if (p->threads % 32) return arena_printf(a, "%d threads are not whole warps", p->threads);
-  if (K % mma_k(dot)) return arena_printf(a, "K = %lld is not a multiple of %lld", (long long)K, (long long)mma_k(dot));
+  if (K % pl_mma_k(dot))
+    return arena_printf(a, "K = %lld is not a multiple of %lld", (long long)K, (long long)pl_mma_k(dot));
   int64_t M = plan_folded_rows(dot);
   if (M % 16 || N % 8 || plan_folded_rows(x) != M || y->plan->phys[tr ? 0 : 1] != N || x->plan->phys[r - 1] < K ||
       y->plan->phys[tr ? 1 : 0] < K)

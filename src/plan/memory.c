@@ -4,7 +4,7 @@
  * buffers whose lives overlap into disjoint bytes. */
 #include "planner.h"
 
-PlanBuf *new_buf(Planner *P, BufKind kind, const char *name, Scalar elem, int rank, const int64_t *phys,
+PlanBuf *pl_new_buf(Planner *P, BufKind kind, const char *name, Scalar elem, int rank, const int64_t *phys,
                         TirInst *owner) {
   PlanBuf *b = arena_alloc(P->a, sizeof *b);
   b->id = P->bufs.len;
@@ -34,14 +34,14 @@ PlanBuf *new_buf(Planner *P, BufKind kind, const char *name, Scalar elem, int ra
 
 /* The innermost loop (for or while) strictly containing each position:
  * every loop that contains a position is on the chain from it upward. */
-void enclosing_loops(Planner *P, TirBlock *blk, TirInst *loop) {
+void pl_enclosing_loops(Planner *P, TirBlock *blk, TirInst *loop) {
   for (int i = 0; i < blk->len; i++) {
     TirInst *in = blk->insts[i];
     P->encl[in->pos] = loop;
     TirInst *inner = in->op == TIR_FOR || in->op == TIR_WHILE ? in : loop;
-    enclosing_loops(P, &in->cond, inner);
-    enclosing_loops(P, &in->body, inner);
-    enclosing_loops(P, &in->body2, inner);
+    pl_enclosing_loops(P, &in->cond, inner);
+    pl_enclosing_loops(P, &in->body, inner);
+    pl_enclosing_loops(P, &in->body2, inner);
   }
 }
 
@@ -85,35 +85,36 @@ static bool written_while_alive(Planner *P, const TirInst *read) {
 }
 
 /* Staging: `var t = <slice>` slots, and loads that a dot reads. */
-void choose_staging(Planner *P, TirInst *in) {
+void pl_choose_staging(Planner *P, TirInst *in) {
   if (in->op == TIR_WRITE && !in->nsubs && in->args[1]->op == TIR_LOAD && in->args[0]->ty.rank &&
-      !pv(in->args[0])->buf) {
+      !in->args[0]->plan->buf) {
     TirInst *slot = in->args[0], *load = in->args[1];
-    PlanBuf *b = new_buf(P, BUF_STAGE_VAR, slot->name, slot->ty.elem, slot->ty.rank, pv(slot)->phys, slot);
-    pv(slot)->res = RES_SHARED;
-    pv(slot)->buf = b;
+    PlanBuf *b = pl_new_buf(P, BUF_STAGE_VAR, slot->name, slot->ty.elem, slot->ty.rank, slot->plan->phys, slot);
+    slot->plan->res = RES_SHARED;
+    slot->plan->buf = b;
     /* the load copies global straight into the slot's buffer, when this
      * write is all it is for (a let-bound load read elsewhere keeps its own
      * value: the slot may be rewritten while it lives) */
-    if (P->uses[load->id] == 1 && !pv(load)->buf && load->pos == in->pos - 1) {
-      pv(load)->res = RES_SHARED;
-      pv(load)->buf = b;
+    if (P->uses[load->id] == 1 && !load->plan->buf && load->pos == in->pos - 1) {
+      load->plan->res = RES_SHARED;
+      load->plan->buf = b;
     }
   }
   /* reading a shared slot is reading its buffer: a dot takes its operand
    * from there, not through registers and a scratch buffer */
-  if (in->op == TIR_READ && pv(in->args[0])->res == RES_SHARED && !written_while_alive(P, in)) {
-    pv(in)->res = RES_SHARED;
-    pv(in)->buf = pv(in->args[0])->buf;
+  if (in->op == TIR_READ && in->args[0]->plan->res == RES_SHARED && !written_while_alive(P, in)) {
+    in->plan->res = RES_SHARED;
+    in->plan->buf = in->args[0]->plan->buf;
   }
   if (in->op == TIR_DOT) {
     for (int k = 0; k < 2; k++) {
       TirInst *opnd = in->args[k];
-      if (opnd->op == TIR_LOAD && !pv(opnd)->buf) {
-        const char *name = opnd->name ? opnd->name : arena_printf(P->a, "%s view (%%%d)", P->f->params[opnd->aux].name, opnd->id);
-        PlanBuf *b = new_buf(P, BUF_STAGE_DOT, name, opnd->ty.elem, opnd->ty.rank, pv(opnd)->phys, opnd);
-        pv(opnd)->res = RES_SHARED;
-        pv(opnd)->buf = b;
+      if (opnd->op == TIR_LOAD && !opnd->plan->buf) {
+        const char *name =
+            opnd->name ? opnd->name : arena_printf(P->a, "%s view (%%%d)", P->f->params[opnd->aux].name, opnd->id);
+        PlanBuf *b = pl_new_buf(P, BUF_STAGE_DOT, name, opnd->ty.elem, opnd->ty.rank, opnd->plan->phys, opnd);
+        opnd->plan->res = RES_SHARED;
+        opnd->plan->buf = b;
       }
     }
   }
@@ -132,7 +133,7 @@ static bool reloadable(const TirInst *x) {
  * word (a scalar, one), in 16-byte units */
 static int64_t value_exchange_bytes(const TirInst *x) {
   int64_t eb = x->ty.elem == S_F64 || x->ty.elem == S_I64 ? 8 : 4;
-  return ((x->ty.rank ? phys_elems(x) : 1) * eb + 15) / 16 * 16;
+  return ((x->ty.rank ? pl_phys_elems(x) : 1) * eb + 15) / 16 * 16;
 }
 
 /* A dot on mma.sync copies the operands ldmatrix cannot read where they
@@ -141,14 +142,14 @@ static int64_t value_exchange_bytes(const TirInst *x) {
 static int64_t mma_exchange_bytes(const TirInst *in) {
   const TirInst *a = in->args[0], *b = in->args[1];
   int r = in->ty.rank;
-  int64_t M = plan_folded_rows(in), N = pv(in)->phys[r - 1];
-  bool areg = plan_a_from_regs(in), da = areg || mma_direct(a), db = mma_direct(b);
+  int64_t M = plan_folded_rows(in), N = in->plan->phys[r - 1];
+  bool areg = plan_a_from_regs(in), da = areg || pl_mma_direct(a), db = pl_mma_direct(b);
   int eb = sema_scalar_bytes(a->ty.elem), ce = 16 / eb;
   int64_t pa = areg ? 0 : da ? a->plan->buf->pitch : a->plan->phys[r - 1] + ce;
   int64_t pb = db ? b->plan->buf->pitch : b->plan->phys[1] + ce;
   int64_t at_b = da ? 0 : (M * pa * eb + 15) / 16 * 16;
   int64_t at_c = at_b + (db ? 0 : (b->plan->phys[0] * pb * eb + 15) / 16 * 16);
-  return at_c + (is_frag(in) ? 0 : M * N * 4);
+  return at_c + (pl_is_frag(in) ? 0 : M * N * 4);
 }
 
 /* The bytes of shared memory an operation needs for its exchange between
@@ -161,15 +162,15 @@ static int64_t exchange_bytes(const TirInst *in) {
   const TirInst *x = in->nargs ? in->args[0] : NULL;
   switch (in->op) {
   case TIR_BROADCAST:
-    if (is_frag(in) && is_rowfrag(x) && x->ty.rank == in->ty.rank && plan_folded_rows(x) == plan_folded_rows(in))
+    if (pl_is_frag(in) && pl_is_rowfrag(x) && x->ty.rank == in->ty.rank && plan_folded_rows(x) == plan_folded_rows(in))
       return 0;
     return reloadable(x) ? 0 : value_exchange_bytes(x);
   case TIR_TRANSPOSE: return reloadable(in) ? 0 : value_exchange_bytes(x);
-  case TIR_REDUCE: return is_rowfrag(in) ? 0 : value_exchange_bytes(x);
+  case TIR_REDUCE: return pl_is_rowfrag(in) ? 0 : value_exchange_bytes(x);
   case TIR_EXTRACT: return x->plan->res == RES_SHARED ? 0 : value_exchange_bytes(x);
   case TIR_WRITE: return in->nsubs && in->args[1]->ty.rank ? value_exchange_bytes(in->args[1]) : 0;
   case TIR_DOT:
-    switch (pv(in)->dot) {
+    switch (in->plan->dot) {
     case DOT_MMA: return mma_exchange_bytes(in);
     case DOT_FMA: {
       int64_t n = 0;
@@ -186,11 +187,11 @@ static int64_t exchange_bytes(const TirInst *in) {
 /* Each exchange is a scratch buffer of its own, alive at its operation
  * only, planned like every other buffer (live ranges, byte reuse, the
  * barrier before it where other threads may still read those bytes). */
-void choose_exchange(Planner *P, TirInst *in) {
+void pl_choose_exchange(Planner *P, TirInst *in) {
   int64_t n = exchange_bytes(in);
   if (!n) return;
   int64_t words = n / 4;
-  pv(in)->scratch = new_buf(P, BUF_SCRATCH, arena_printf(P->a, "exchange of %%%d", in->id), S_I32, 1, &words, in);
+  in->plan->scratch = pl_new_buf(P, BUF_SCRATCH, arena_printf(P->a, "exchange of %%%d", in->id), S_I32, 1, &words, in);
 }
 
 static void add_access(Planner *P, Accesses *acc, int pos, bool write, PlanBuf *b) {
@@ -205,15 +206,16 @@ static void add_access(Planner *P, Accesses *acc, int pos, bool write, PlanBuf *
 }
 
 /* Every access to a shared buffer, in program order. */
-void collect_accesses(Planner *P, TirBlock *blk, Accesses *acc) {
+static void collect_accesses(Planner *P, TirBlock *blk, Accesses *acc) {
   for (int i = 0; i < blk->len; i++) {
     TirInst *in = blk->insts[i];
     /* reads of operands that live in shared memory */
     for (int k = 0; k < in->nargs; k++) {
       TirInst *x = in->args[k];
-      if (pv(x)->res != RES_SHARED || x->op == TIR_VAR) continue;
-      if (in->op == TIR_WRITE && k == 1 && pv(in->args[0])->buf == pv(x)->buf) continue; /* the staging copy itself */
-      add_access(P, acc, in->pos, false, pv(x)->buf);
+      if (x->plan->res != RES_SHARED || x->op == TIR_VAR) continue;
+      if (in->op == TIR_WRITE && k == 1 && in->args[0]->plan->buf == x->plan->buf)
+        continue; /* the staging copy itself */
+      add_access(P, acc, in->pos, false, x->plan->buf);
     }
     /* (a READ of a shared slot is counted where its value is used) */
     /* (a staged ring's copies inside its loop are ordered by the ring: the
@@ -221,22 +223,22 @@ void collect_accesses(Planner *P, TirBlock *blk, Accesses *acc) {
      * reads it, and refills a stage only after that barrier; its first
      * copies, before the loop, count as a write at the loop's position:
      * the ring's bytes may have held a buffer other threads still read) */
-    if (in->op == TIR_LOAD && pv(in)->res == RES_SHARED && !pv(in)->buf->stages)
-      add_access(P, acc, in->pos, true, pv(in)->buf);
+    if (in->op == TIR_LOAD && in->plan->res == RES_SHARED && !in->plan->buf->stages)
+      add_access(P, acc, in->pos, true, in->plan->buf);
     if (in->op == TIR_FOR)
       for (int k = 0; k < in->body.len; k++) {
         const TirInst *x = in->body.insts[k];
-        if (x->op == TIR_LOAD && pv(x)->res == RES_SHARED && pv(x)->buf->stages)
-          add_access(P, acc, in->pos, true, pv(x)->buf);
+        if (x->op == TIR_LOAD && x->plan->res == RES_SHARED && x->plan->buf->stages)
+          add_access(P, acc, in->pos, true, x->plan->buf);
       }
     /* writes into a shared slot, except the staging copy (the load wrote
      * the buffer itself, at the load) */
-    if (in->op == TIR_WRITE && pv(in->args[0])->res == RES_SHARED &&
-        (in->nsubs || pv(in->args[1])->buf != pv(in->args[0])->buf))
-      add_access(P, acc, in->pos, true, pv(in->args[0])->buf);
+    if (in->op == TIR_WRITE && in->args[0]->plan->res == RES_SHARED &&
+        (in->nsubs || in->args[1]->plan->buf != in->args[0]->plan->buf))
+      add_access(P, acc, in->pos, true, in->args[0]->plan->buf);
     /* a read of a shared slot into registers reads the buffer here */
-    if (in->op == TIR_READ && pv(in->args[0])->res == RES_SHARED && pv(in)->res != RES_SHARED)
-      add_access(P, acc, in->pos, false, pv(in->args[0])->buf);
+    if (in->op == TIR_READ && in->args[0]->plan->res == RES_SHARED && in->plan->res != RES_SHARED)
+      add_access(P, acc, in->pos, false, in->args[0]->plan->buf);
     const PtrVec *owned = &P->scratch_of[in->id];
     for (int b = 0; b < owned->len; b++) {
       add_access(P, acc, in->pos, true, owned->items[b]);
@@ -248,10 +250,25 @@ void collect_accesses(Planner *P, TirBlock *blk, Accesses *acc) {
   }
 }
 
-/* The first access at a position >= pos: collect_accesses lists them in
+Accesses pl_accesses(Planner *P) {
+  P->scratch_of = arena_alloc(P->a, sizeof *P->scratch_of * (size_t)(P->f->ninsts + 1));
+  for (int i = 0; i < P->bufs.len; i++) {
+    PlanBuf *b = P->bufs.items[i];
+    if (b->kind == BUF_SCRATCH) vec_push(P->a, &P->scratch_of[b->owner->id], b);
+  }
+  Accesses acc = {0};
+  collect_accesses(P, &P->f->body, &acc);
+  for (int i = 1; i < acc.len; i++)
+    if (acc.items[i].pos < acc.items[i - 1].pos) diag_ice("plan: shared accesses out of program order");
+  P->p->nbufs = P->bufs.len;
+  P->p->bufs = (PlanBuf **)P->bufs.items;
+  return acc;
+}
+
+/* The first access at a position >= pos: pl_collect_accesses lists them in
  * program order (an instruction's own, then those of its blocks, numbered
  * after it in the same order). */
-int acc_lower(const Accesses *acc, int pos) {
+int pl_acc_lower(const Accesses *acc, int pos) {
   int lo = 0, hi = acc->len;
   while (lo < hi) {
     int mid = lo + (hi - lo) / 2;
@@ -267,9 +284,10 @@ int acc_lower(const Accesses *acc, int pos) {
  * around its accesses, found up the chain of enclosing loops; growing the
  * range over one never changes which others qualify, so the range is the
  * hull of the accesses and all of them. */
-void live_ranges(Planner *P, Accesses *acc) {
+void pl_live_ranges(Planner *P, Accesses *acc) {
   int nb = P->bufs.len;
-  int *count = arena_alloc(P->a, sizeof(int) * (size_t)(nb + 1)), *start = arena_alloc(P->a, sizeof(int) * (size_t)(nb + 2));
+  int *count = arena_alloc(P->a, sizeof(int) * (size_t)(nb + 1)),
+      *start = arena_alloc(P->a, sizeof(int) * (size_t)(nb + 2));
   int *at = arena_alloc(P->a, sizeof(int) * (size_t)(acc->len + 1)); /* access positions, buffer by buffer */
   for (int i = 0; i < acc->len; i++) count[acc->items[i].buf->id]++;
   for (int b = 0; b < nb; b++) start[b + 1] = start[b] + count[b];
@@ -281,7 +299,8 @@ void live_ranges(Planner *P, Accesses *acc) {
   int *seen = arena_alloc(P->a, sizeof(int) * (size_t)(P->f->ninsts + 1)); /* by loop id: 1 + the last buffer done */
   for (int b = 0; b < nb; b++) {
     PlanBuf *buf = P->bufs.items[b];
-    if (buf->kind == BUF_RING || buf->kind == BUF_MBAR || buf->stages) continue; /* live over their loop, set when made */
+    if (buf->kind == BUF_RING || buf->kind == BUF_MBAR || buf->stages)
+      continue; /* live over their loop, set when made */
     int def = buf->owner->pos, first = def, last = def;
     for (int i = start[b]; i < start[b + 1]; i++) {
       if (i == start[b] || at[i] < first) first = at[i];
@@ -307,13 +326,13 @@ static int cmp_buf(const void *x, const void *y) {
 }
 
 static bool lives_overlap(const PlanBuf *a, const PlanBuf *b) { return a->first <= b->last && b->first <= a->last; }
-bool bytes_overlap(const PlanBuf *a, const PlanBuf *b) {
+bool pl_bytes_overlap(const PlanBuf *a, const PlanBuf *b) {
   return a->offset < b->offset + b->bytes && b->offset < a->offset + a->bytes;
 }
 
 /* First fit: each buffer takes the lowest 16-byte aligned offset that no
  * buffer alive at the same time occupies. */
-void allocate(Planner *P) {
+void pl_allocate(Planner *P) {
   int n = P->bufs.len;
   PlanBuf **order = arena_alloc(P->a, sizeof(PlanBuf *) * (size_t)(n + 1));
   for (int i = 0; i < n; i++) order[i] = P->bufs.items[i];
@@ -327,7 +346,7 @@ void allocate(Planner *P) {
       for (int j = 0; j < i; j++) {
         PlanBuf *o = order[j];
         b->offset = off;
-        if (lives_overlap(b, o) && bytes_overlap(b, o)) {
+        if (lives_overlap(b, o) && pl_bytes_overlap(b, o)) {
           off = (o->offset + o->bytes + b->align - 1) / b->align * b->align;
           moved = true;
         }
@@ -342,14 +361,14 @@ void allocate(Planner *P) {
 }
 
 /* the bytes of a dense tile of physical dims phys */
-int64_t phys_bytes(const int64_t *phys, int rank, Scalar elem) {
+int64_t pl_phys_bytes(const int64_t *phys, int rank, Scalar elem) {
   int64_t n;
   if (!ck_prod(phys, rank, &n) || !ck_mul(n, sema_scalar_bytes(elem), &n)) diag_ice("plan: a tile's bytes overflow");
   return n;
 }
 
 /* a staged tile's bytes, dense: what its copy writes */
-int64_t tile_bytes(const PlanBuf *b) { return phys_bytes(b->dims, b->rank, b->elem); }
+int64_t pl_tile_bytes(const PlanBuf *b) { return pl_phys_bytes(b->dims, b->rank, b->elem); }
 
 int64_t plan_buf_rows(const PlanBuf *b) {
   int64_t r = 1;

@@ -95,18 +95,18 @@ static int pipe_loops(Planner *P, TirBlock *blk, int stages, const char **why, c
         b->stages = stages;
         b->bytes = b->stage_bytes * stages;
         b->first = loop->pos, b->last = loop->end;
-        ld->plan->path = arena_printf(P->a, "cp.async into a ring of %d stages (buffer #%d), %d iteration%s ahead", stages,
-                                      b->id, stages - 1, stages > 2 ? "s" : "");
+        ld->plan->path = arena_printf(P->a, "cp.async into a ring of %d stages (buffer #%d), %d iteration%s ahead",
+                                      stages, b->id, stages - 1, stages > 2 ? "s" : "");
         n++, nstaged++;
         continue;
       }
       if (!mbar) {
         int64_t d[1] = {stages};
-        mbar = new_buf(P, BUF_MBAR, "mbarriers", S_I64, 1, d, loop);
+        mbar = pl_new_buf(P, BUF_MBAR, "mbarriers", S_I64, 1, d, loop);
         mbar->first = loop->pos, mbar->last = loop->end;
       }
       int64_t d[3] = {stages, ld->plan->phys[0], ld->plan->phys[1]};
-      PlanBuf *ring = new_buf(P, BUF_RING, arena_printf(P->a, "ring of %%%d", ld->id), ld->ty.elem, 3, d, ld);
+      PlanBuf *ring = pl_new_buf(P, BUF_RING, arena_printf(P->a, "ring of %%%d", ld->id), ld->ty.elem, 3, d, ld);
       ring->first = loop->pos, ring->last = loop->end;
       ld->plan->ring = ring;
       ld->plan->mbar = mbar;
@@ -184,7 +184,7 @@ static bool loop_loads(const TirBlock *blk) {
 
 /* A kernel with no loop load at all is an error; loads the ring does not
  * take yet (staged ones, for one) say why in their plan's path. */
-void choose_pipeline(Planner *P, bool sm90, unsigned flags) {
+void pl_choose_pipeline(Planner *P, bool sm90, unsigned flags) {
   const KernelInfo *info = P->f->info;
   if (!info->pipeline_stages) return;
   if (!loop_loads(&P->f->body)) {
@@ -193,8 +193,8 @@ void choose_pipeline(Planner *P, bool sm90, unsigned flags) {
       const Node *n = info->kernel->attrs.items[i];
       if (n->name && strcmp(n->name, "pipeline") == 0) at = n->span;
     }
-    diag_error(P->d, at,
-               "@pipeline: nothing in kernel '%s' can be pipelined: no for loop loads a tile from a tensor", P->f->name);
+    diag_error(P->d, at, "@pipeline: nothing in kernel '%s' can be pipelined: no for loop loads a tile from a tensor",
+               P->f->name);
     return;
   }
   if (!sm90) return; /* sm_80 has no bulk copies: the loads stay plain */

@@ -38,60 +38,34 @@ Plan *plan_kernel(Arena *a, Diags *d, TirFunc *f, const char *arch, unsigned fla
   P.parent = arena_alloc(a, sizeof(int) * (size_t)(f->ninsts + 1));
   for (int i = 0; i < f->ninsts; i++) P.parent[i] = i;
   P.encl = arena_alloc(a, sizeof *P.encl * (size_t)(f->ninsts + 1));
-  enclosing_loops(&P, &f->body, NULL);
+  pl_enclosing_loops(&P, &f->body, NULL);
 
-  walk(&f->grid, init_phys, &P);
-  walk(&f->body, init_phys, &P);
-  walk(&f->body, tie_values, &P);
-  walk(&f->body, dot_granules, &P);
-  unify_phys(&P);
-  walk(&f->body, choose_staging, &P);
-  assign_layouts(&P);
-  choose_pipeline(&P, sm90, flags);
+  walk(&f->grid, pl_init_phys, &P);
+  walk(&f->body, pl_init_phys, &P);
+  walk(&f->body, pl_tie_values, &P);
+  walk(&f->body, pl_dot_granules, &P);
+  pl_unify_phys(&P);
+  walk(&f->body, pl_choose_staging, &P);
+  pl_assign_layouts(&P);
+  pl_choose_pipeline(&P, sm90, flags);
   if (sm90 && !(flags & PLAN_NO_TENSOR_COPIES) && !p->no_async && !p->producer)
-    walk_tma(&P, &f->body, false, false, NULL);
-  choose_frags(&P);
-  choose_chunk(&P);
-  choose_dot_paths(&P);
-  walk(&f->body, choose_exchange, &P);
-  int errors = d->errors;
-  check_backend_limits(&P);
-  if (d->errors > errors) return NULL;
-
-  P.scratch_of = arena_alloc(a, sizeof *P.scratch_of * (size_t)(f->ninsts + 1));
-  for (int i = 0; i < P.bufs.len; i++) {
-    PlanBuf *b = P.bufs.items[i];
-    if (b->kind == BUF_SCRATCH) vec_push(a, &P.scratch_of[b->owner->id], b);
-  }
-  Accesses acc = {0};
-  collect_accesses(&P, &f->body, &acc);
-  for (int i = 1; i < acc.len; i++)
-    if (acc.items[i].pos < acc.items[i - 1].pos) diag_ice("plan: shared accesses out of program order");
-  live_ranges(&P, &acc);
-  allocate(&P);
-  Hazards h = {0};
-  P.walked = arena_alloc(a, sizeof *P.walked * (size_t)(f->ninsts + 1));
-  P.bar_at = arena_alloc(a, sizeof *P.bar_at * (size_t)(f->ninsts + 2));
-  P.bar_within = arena_alloc(a, sizeof *P.bar_within * (size_t)(f->ninsts + 2));
-  barrier_walk(&P, &f->body, &h, &acc);
-  hoist_barriers(&P, &f->body, &acc);
-  int kept = 0; /* less those hoisting merged into another */
-  for (int i = 0; i < P.barriers.len; i++)
-    if (((PlanBarrier *)P.barriers.items[i])->pos != INT_MIN) P.barriers.items[kept++] = P.barriers.items[i];
-  P.barriers.len = kept;
-
-  p->nbufs = P.bufs.len;
-  p->bufs = (PlanBuf **)P.bufs.items;
-  p->nbarriers = P.barriers.len;
-  p->barriers = arena_alloc(a, sizeof(PlanBarrier) * (size_t)(p->nbarriers + 1));
-  for (int i = 0; i < p->nbarriers; i++) p->barriers[i] = *(PlanBarrier *)P.barriers.items[i];
-  qsort(p->barriers, (size_t)p->nbarriers, sizeof *p->barriers, cmp_barrier);
+    pl_walk_tma(&P, &f->body, false, false, NULL);
+  pl_choose_frags(&P);
+  pl_choose_chunk(&P);
+  pl_choose_dot_paths(&P);
+  walk(&f->body, pl_choose_exchange, &P);
+  if (!pl_check_backend_limits(&P)) return NULL;
+  Accesses acc = pl_accesses(&P);
+  pl_live_ranges(&P, &acc);
+  pl_allocate(&P);
+  pl_place_barriers(&P, &acc);
 
   /* Tensor copies cost shared memory of their own (a swizzled buffer's
    * 1024-byte alignment and the rounded base, the copies' mbarriers): a
    * kernel they push over the limit is planned without them. */
   int64_t rounding;
-  if (p->ntmaps && !(flags & PLAN_NO_TENSOR_COPIES) && p->shared_bytes + plan_copy_extra(p, &rounding) > p->shared_limit)
+  if (p->ntmaps && !(flags & PLAN_NO_TENSOR_COPIES) &&
+      p->shared_bytes + plan_copy_extra(p, &rounding) > p->shared_limit)
     return plan_kernel(a, d, f, arch, flags | PLAN_NO_TENSOR_COPIES);
   if (p->shared_bytes > p->shared_limit) {
     diag_error(d, f->info->kernel->span,

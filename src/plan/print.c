@@ -8,7 +8,7 @@ static const char *dot_path_name(const TirInst *dot, char buf[32]) {
   switch (dot->plan->dot) {
   case DOT_FMA: return "fma";
   case DOT_COLUMNS: return "fma.columns";
-  case DOT_MMA: return mma_k(dot) == 32 ? "mma.m16n8k32" : "mma.m16n8k16";
+  case DOT_MMA: return pl_mma_k(dot) == 32 ? "mma.m16n8k32" : "mma.m16n8k16";
   case DOT_WGMMA: snprintf(buf, 32, "wgmma.m64n%dk16", dot->plan->wgmma_n); return buf;
   }
   return "?";
@@ -126,7 +126,8 @@ void plan_print_yaml(FILE *out, const Plan *p) {
     if (in->ty.rank == 0 || in->op == TIR_STORE || in->op == TIR_WRITE) continue;
     int64_t logical[MAX_TILE_RANK];
     for (int d = 0; d < in->ty.rank; d++) logical[d] = in->ty.dims[d];
-    fprintf(out, "    - {id: %d, op: %s, elem: %s, shape: ", in->id, tir_op_name(in->op), sema_scalar_name(in->ty.elem));
+    fprintf(out, "    - {id: %d, op: %s, elem: %s, shape: ", in->id, tir_op_name(in->op),
+            sema_scalar_name(in->ty.elem));
     yaml_shape(out, in->ty.rank, logical);
     fputs(", phys: ", out);
     yaml_shape(out, in->ty.rank, v->phys);
@@ -146,7 +147,10 @@ void plan_print_yaml(FILE *out, const Plan *p) {
   for (int i = 0; i < p->nbufs; i++) {
     const PlanBuf *b = p->bufs[i];
     fprintf(out, "    - {id: %d, name: \"%s\", kind: %s, elem: %s, dims: ", b->id, b->name,
-            b->kind == BUF_SCRATCH ? "scratch" : b->kind == BUF_RING ? "ring" : b->kind == BUF_MBAR ? "mbarriers" : "staging",
+            b->kind == BUF_SCRATCH ? "scratch"
+            : b->kind == BUF_RING  ? "ring"
+            : b->kind == BUF_MBAR  ? "mbarriers"
+                                   : "staging",
             sema_scalar_name(b->elem));
     yaml_shape(out, b->rank, b->dims);
     fprintf(out, ", pitch: %lld, padded: %s, bytes: %lld, offset: %lld, live: [%d, %d]", (long long)b->pitch,

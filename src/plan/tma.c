@@ -79,7 +79,8 @@ static bool tma_map(const TirInst *in, const TirParam *tp, const int64_t *phys, 
     if (ph != len) {
       /* slack: past the end of a dim of its own, when the start is a
        * multiple of the span (one such dim, the map's rank at most 5) */
-      if (m->split_dim >= 0 || tp->rank == 5 || !start_multiple(in->subs[i].start, len, outer, outer_const)) return false;
+      if (m->split_dim >= 0 || tp->rank == 5 || !start_multiple(in->subs[i].start, len, outer, outer_const))
+        return false;
       m->split_dim = i, m->split_inner = len;
       m->box[md++] = 1;
     }
@@ -133,13 +134,15 @@ static void choose_tma_store(Planner *P, TirInst *in, bool looped) {
     return;
   /* the staging must not be what puts the kernel over its shared memory:
    * taken only when every buffer so far and it fit side by side */
-  int64_t sum = phys_bytes(val->plan->phys, val->ty.rank, tp->elem) + 128;
+  int64_t sum = pl_phys_bytes(val->plan->phys, val->ty.rank, tp->elem) + 128;
   for (int i = 0; i < P->bufs.len; i++) sum += ((PlanBuf *)P->bufs.items[i])->bytes + 128;
   PlanVal *v = in->plan;
   if (sum > p->shared_limit) {
-    v->path = arena_printf(P->a, "the threads' masked stores: a tensor store's staging (%lld bytes beside the other "
-                                 "buffers) could exceed the shared memory limit of %lld",
-                           (long long)phys_bytes(val->plan->phys, val->ty.rank, tp->elem), (long long)p->shared_limit);
+    v->path =
+        arena_printf(P->a,
+                     "the threads' masked stores: a tensor store's staging (%lld bytes beside the other "
+                     "buffers) could exceed the shared memory limit of %lld",
+                     (long long)pl_phys_bytes(val->plan->phys, val->ty.rank, tp->elem), (long long)p->shared_limit);
     return;
   }
   int idx = tma_map_index(p, &m);
@@ -147,13 +150,14 @@ static void choose_tma_store(Planner *P, TirInst *in, bool looped) {
   v->tma_outer = outer, v->tma_outer_const = outer_const;
   /* the tile's staging: a dense buffer alive at the store only (GQA's O
    * takes the bytes its Q and K/V rings held) */
-  v->buf = new_buf(P, BUF_SCRATCH, arena_printf(P->a, "tensor store of %%%d", val->id), tp->elem, val->ty.rank,
+  v->buf = pl_new_buf(P, BUF_SCRATCH, arena_printf(P->a, "tensor store of %%%d", val->id), tp->elem, val->ty.rank,
                    val->plan->phys, in);
   v->buf->align = 128;
-  v->path = arena_printf(P->a,
-                         "tensor store (TMA) through map %d from buffer #%d, dim %d viewed as [extent / %lld, %lld] so "
-                         "the slack lies past its end (clipped), the threads' masked stores when the map cannot be built",
-                         idx, v->buf->id, m.split_dim, (long long)m.split_inner, (long long)m.split_inner);
+  v->path =
+      arena_printf(P->a,
+                   "tensor store (TMA) through map %d from buffer #%d, dim %d viewed as [extent / %lld, %lld] so "
+                   "the slack lies past its end (clipped), the threads' masked stores when the map cannot be built",
+                   idx, v->buf->id, m.split_dim, (long long)m.split_inner, (long long)m.split_inner);
 }
 
 /* loop: the for whose body holds the load directly (a staged ring's);
@@ -168,9 +172,10 @@ static void choose_tma(Planner *P, TirInst *in, TirInst *loop, bool looped) {
    * copy only adds the copy unit's latency to each iteration (the seed q8
    * kernel's 128-byte activation tile: 165 against 137 us on the H200), so
    * tiles under 1 KiB keep the pointer path there. */
-  if (looped && !v->buf->stages && tile_bytes(v->buf) < 1024) {
-    v->path = arena_printf(P->a, "pointer path: a %lld-byte tile in a loop, waited for at once (tensor copies from 1 KiB)",
-                           (long long)tile_bytes(v->buf));
+  if (looped && !v->buf->stages && pl_tile_bytes(v->buf) < 1024) {
+    v->path =
+        arena_printf(P->a, "pointer path: a %lld-byte tile in a loop, waited for at once (tensor copies from 1 KiB)",
+                     (long long)pl_tile_bytes(v->buf));
     return;
   }
   /* a tensor the kernel also stores to: the copy reads through the async
@@ -194,15 +199,15 @@ static void choose_tma(Planner *P, TirInst *in, TirInst *loop, bool looped) {
   int idx = tma_map_index(p, &m);
   v->tma = idx + 1;
   v->tma_outer = outer, v->tma_outer_const = outer_const;
-  const char *swzs = swz ? arena_printf(P->a, ", swizzled %dB (%d %s a row)", swz, m.boxes, m.boxes > 1 ? "boxes" : "box")
-                         : "";
+  const char *swzs =
+      swz ? arena_printf(P->a, ", swizzled %dB (%d %s a row)", swz, m.boxes, m.boxes > 1 ? "boxes" : "box") : "";
   b->swizzle = swz;
   b->align = swz ? 1024 : 128;
   if (b->stages) {
     /* a staged ring: each stage dense (or swizzled) and aligned as a
      * copy's destination must be, one mbarrier per stage for the loop's
      * copies (the first load of the loop makes them) */
-    b->stage_bytes = (tile_bytes(b) + b->align - 1) / b->align * b->align;
+    b->stage_bytes = (pl_tile_bytes(b) + b->align - 1) / b->align * b->align;
     b->bytes = b->stage_bytes * b->stages;
     b->pitch = dense;
     b->padded = false;
@@ -212,7 +217,7 @@ static void choose_tma(Planner *P, TirInst *in, TirInst *loop, bool looped) {
     }
     if (!v->mbar) {
       int64_t d[1] = {b->stages};
-      v->mbar = new_buf(P, BUF_MBAR, ring_mbar_name, S_I64, 1, d, loop);
+      v->mbar = pl_new_buf(P, BUF_MBAR, ring_mbar_name, S_I64, 1, d, loop);
       v->mbar->first = loop->pos, v->mbar->last = loop->end;
     }
     v->path = arena_printf(P->a,
@@ -227,8 +232,8 @@ static void choose_tma(Planner *P, TirInst *in, TirInst *loop, bool looped) {
     b->padded = false;
   }
   v->path = m.split_dim < 0
-                ? arena_printf(P->a, "tensor copy (TMA) through map %d%s, pointer path when the map cannot be built", idx,
-                               swzs)
+                ? arena_printf(P->a, "tensor copy (TMA) through map %d%s, pointer path when the map cannot be built",
+                               idx, swzs)
                 : arena_printf(P->a,
                                "tensor copy (TMA) through map %d%s, dim %d viewed as [extent / %lld, %lld] so the "
                                "slack lies past its end (zero-filled), pointer path when the map cannot be built",
@@ -237,14 +242,14 @@ static void choose_tma(Planner *P, TirInst *in, TirInst *loop, bool looped) {
 }
 
 /* looped: inside any loop; loop: the for whose body blk is */
-void walk_tma(Planner *P, TirBlock *blk, bool in_if, bool looped, TirInst *loop) {
+void pl_walk_tma(Planner *P, TirBlock *blk, bool in_if, bool looped, TirInst *loop) {
   for (int i = 0; i < blk->len; i++) {
     TirInst *in = blk->insts[i];
     if (!in_if) choose_tma(P, in, loop, looped);
     if (!in_if) choose_tma_store(P, in, looped);
     bool lp = looped || in->op == TIR_FOR || in->op == TIR_WHILE;
-    walk_tma(P, &in->body, in_if || in->op == TIR_IF, lp, in->op == TIR_FOR ? in : NULL);
-    walk_tma(P, &in->body2, in_if || in->op == TIR_IF, lp, NULL);
-    walk_tma(P, &in->cond, in_if || in->op == TIR_IF, lp, NULL);
+    pl_walk_tma(P, &in->body, in_if || in->op == TIR_IF, lp, in->op == TIR_FOR ? in : NULL);
+    pl_walk_tma(P, &in->body2, in_if || in->op == TIR_IF, lp, NULL);
+    pl_walk_tma(P, &in->cond, in_if || in->op == TIR_IF, lp, NULL);
   }
 }
