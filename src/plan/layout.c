@@ -427,14 +427,14 @@ void pl_choose_dot_paths(Planner *P) {
     int64_t N = v->phys[in->ty.rank - 1];
     if (mma_fits(P, in)) {
       bool areg = plan_a_from_regs(in), da = areg || pl_mma_direct(a), db = pl_mma_direct(b);
-      bool sa = da && !areg && a->plan->buf->swizzle, sb = db && b->plan->buf->swizzle;
+      bool sa = da && !areg && plan_swizzle(a->plan->buf), sb = db && plan_swizzle(b->plan->buf);
       bool wg = p->wgmma && (a->ty.elem == S_BF16 || a->ty.elem == S_F16) && in->ty.elem == S_F32 &&
                 p->threads % 128 == 0 && sb && (areg || sa) && N % 8 == 0 && N <= 256;
       v->dot = pl_is_frag(in) && wg ? DOT_WGMMA : DOT_MMA;
       v->wgmma_n = v->dot == DOT_WGMMA ? (int)N : 0;
     } else if (!in->aux && a->ty.rank == 2 && a->plan->phys[0] == 1 && b->plan->res == RES_REG && !pl_is_frag(b) &&
                b->plan->phys[1] % TV == 0 && v->phys[1] == b->plan->phys[1] &&
-               (a->op == TIR_SPLAT || (a->plan->res == RES_SHARED && !a->plan->buf->swizzle))) {
+               (a->op == TIR_SPLAT || (a->plan->res == RES_SHARED && !plan_swizzle(a->plan->buf)))) {
       v->dot = DOT_COLUMNS;
     } else {
       v->dot = DOT_FMA;

@@ -16,20 +16,47 @@ PlanBuf *pl_new_buf(Planner *P, BufKind kind, const char *name, Scalar elem, int
   b->owner = owner;
   b->first = b->last = owner->pos;
   b->align = 16;
-  b->pitch = rank ? phys[rank - 1] : 1;
-  /* @padstage: a staging tile whose rows are a whole number of 128-byte
-   * lines gets 8 more elements per row, so a column spreads over banks */
-  int64_t row_bytes = b->pitch * sema_scalar_bytes(elem);
-  if (P->p->padstage && (kind == BUF_STAGE_VAR || kind == BUF_STAGE_DOT) && row_bytes % 128 == 0) {
-    b->pitch += 8;
-    b->padded = true;
-  }
-  int64_t rows;
-  if (!ck_prod(phys, rank - 1 > 0 ? rank - 1 : 0, &rows) || !ck_mul(rows, b->pitch, &b->bytes) ||
-      !ck_mul(b->bytes, sema_scalar_bytes(elem), &b->bytes))
-    diag_ice("plan: the size of buffer '%s' overflows", name); /* tiles are bounded: it cannot */
+  pl_size_buf(b, ROWS_DENSE); /* the rows are decided with the copy (pl_choose_rows) */
   vec_push(P->a, &P->bufs, b);
   return b;
+}
+
+/* @padstage: a staging tile whose rows are a whole number of 128-byte
+ * lines takes 8 more elements a row, so that a column spreads over the
+ * banks, unless a tensor copy fills it (the copy writes rows dense; the
+ * swizzle spreads the banks instead: pl_walk_tma). */
+bool pl_wants_pad(const Planner *P, const PlanBuf *b) {
+  int64_t row = b->rank ? b->dims[b->rank - 1] : 1;
+  return P->p->padstage && (b->kind == BUF_STAGE_VAR || b->kind == BUF_STAGE_DOT) &&
+         row * sema_scalar_bytes(b->elem) % 128 == 0;
+}
+
+/* A buffer's pitch and bytes with its rows laid out as `rows`: a ring
+ * (stages > 0) takes that many stages, each rounded up to the buffer's
+ * alignment. */
+void pl_size_buf(PlanBuf *b, RowLayout rows) {
+  b->pitch = (b->rank ? b->dims[b->rank - 1] : 1) + (rows == ROWS_PAD8 ? 8 : 0);
+  int64_t n;
+  if (!ck_prod(b->dims, b->rank - 1 > 0 ? b->rank - 1 : 0, &n) || !ck_mul(n, b->pitch, &n) ||
+      !ck_mul(n, sema_scalar_bytes(b->elem), &n))
+    diag_ice("plan: the size of buffer '%s' overflows", b->name); /* tiles are bounded: it cannot */
+  b->bytes = n;
+  if (b->stages) {
+    int64_t al = b->align < 16 ? 16 : b->align;
+    b->stage_bytes = (n + al - 1) / al * al;
+    b->bytes = b->stage_bytes * b->stages;
+  }
+}
+
+/* Each buffer's row layout, once its copy mechanism is known: a tensor
+ * copy's (pl_walk_tma decided it: dense or swizzled), else @padstage's
+ * padding where it applies, else dense; then its pitch and bytes. */
+void pl_choose_rows(Planner *P) {
+  for (int i = 0; i < P->bufs.len; i++) {
+    PlanBuf *b = P->bufs.items[i];
+    if (!b->tma_dest) b->rows = pl_wants_pad(P, b) ? ROWS_PAD8 : ROWS_DENSE;
+    pl_size_buf(b, b->rows);
+  }
 }
 
 /* The innermost loop (for or while) strictly containing each position:

@@ -54,7 +54,8 @@ static const char *pipe_reject(Planner *P, const TirInst *loop, const TirInst *l
     const PlanBuf *b = v->buf;
     if (!b || b->owner != ld) return "it is staged in a buffer it shares with a variable";
     if (eb != 2 && eb != 4) return "its elements are neither 2 nor 4 bytes (cp.async copies 16-byte chunks)";
-    if ((v->phys[1] * eb) % 16 || (b->pitch * eb) % 16 || ld->subs[ld->nsubs - 1].len % (16 / eb))
+    /* (@padstage's 8 more elements keep a row's bytes a multiple of 16) */
+    if ((v->phys[1] * eb) % 16 || ld->subs[ld->nsubs - 1].len % (16 / eb))
       return "its rows are not whole 16-byte chunks";
     if (tir_stores_to(&P->f->body, ld->aux)) return "the kernel also stores to its tensor";
     return NULL;
@@ -91,9 +92,7 @@ static int pipe_loops(Planner *P, TirBlock *blk, int stages, const char **why, c
       }
       if (ld->plan->res == RES_SHARED) { /* its own buffer, stages copies of it, alive over the loop */
         PlanBuf *b = ld->plan->buf;
-        b->stage_bytes = (b->bytes + 15) / 16 * 16;
-        b->stages = stages;
-        b->bytes = b->stage_bytes * stages;
+        b->stages = stages; /* its bytes: pl_choose_rows */
         b->first = loop->pos, b->last = loop->end;
         ld->plan->path = arena_printf(P->a, "cp.async into a ring of %d stages (buffer #%d), %d iteration%s ahead",
                                       stages, b->id, stages - 1, stages > 2 ? "s" : "");

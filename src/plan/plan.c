@@ -50,6 +50,7 @@ Plan *plan_kernel(Arena *a, Diags *d, TirFunc *f, const char *arch, unsigned fla
   pl_choose_pipeline(&P, sm90, flags);
   if (sm90 && !(flags & PLAN_NO_TENSOR_COPIES) && !p->no_async && !p->producer)
     pl_walk_tma(&P, &f->body, false, false, NULL);
+  pl_choose_rows(&P);
   pl_choose_frags(&P);
   pl_choose_chunk(&P);
   pl_choose_dot_paths(&P);

@@ -48,6 +48,14 @@ typedef enum BufKind {
   BUF_MBAR, /* @pipeline: one 8-byte mbarrier per stage of a loop */
 } BufKind;
 
+/* How a buffer's rows lie in its bytes, decided once its copy mechanism is
+ * (plan/memory.c, pl_choose_rows): one after the other; @padstage's 8 more
+ * elements a row (for a tile whose rows are whole 128-byte lines and that no
+ * tensor copy fills); or cut into panels 32, 64 or 128 bytes wide in the
+ * layout a swizzled tensor copy writes (ptx/layout.c, px_buf_addr), which
+ * wgmma and ldmatrix read without bank conflicts. */
+typedef enum RowLayout { ROWS_DENSE, ROWS_PAD8, ROWS_SWIZZLE32, ROWS_SWIZZLE64, ROWS_SWIZZLE128 } RowLayout;
+
 typedef struct PlanBuf {
   int id;
   BufKind kind;
@@ -55,8 +63,9 @@ typedef struct PlanBuf {
   Scalar elem;
   int rank;
   int64_t dims[MAX_TILE_RANK]; /* physical */
-  int64_t pitch;       /* elements per row in the allocation */
-  bool padded;         /* @padstage added 8 elements per row */
+  bool tma_dest;       /* a tensor copy fills it: its rows are the copy's (dense or swizzled) */
+  RowLayout rows;
+  int64_t pitch;       /* elements per row in the allocation (ROWS_PAD8: 8 more than the last dim) */
   int64_t bytes, offset;
   int align;           /* bytes: 16, or 128 for a TMA destination */
   int first, last;     /* live range in program positions */
@@ -66,11 +75,12 @@ typedef struct PlanBuf {
    * readers (bytes is stages * stage_bytes); 0 for any other buffer */
   int stages;
   int64_t stage_bytes;
-  /* a tensor copy's tensor-core operand (or @padstage tile): its rows in
-   * panels `swizzle` bytes wide (32, 64 or 128; 0 none) in the layout a
-   * swizzled tensor copy writes (ptx/layout.c, px_buf_addr); align is 1024 */
-  int swizzle;
 } PlanBuf;
+
+/* the width of a buffer's swizzled panels in bytes (32, 64, 128), or 0 */
+static inline int plan_swizzle(const PlanBuf *b) {
+  return b->rows == ROWS_SWIZZLE128 ? 128 : b->rows == ROWS_SWIZZLE64 ? 64 : b->rows == ROWS_SWIZZLE32 ? 32 : 0;
+}
 
 typedef struct PlanVal {
   Residence res;

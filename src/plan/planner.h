@@ -60,6 +60,9 @@ void pl_choose_dot_paths(Planner *P);
 bool pl_check_backend_limits(Planner *P);
 
 /* ---------------------------- memory.c: buffers, accesses, lifetimes */
+bool pl_wants_pad(const Planner *P, const PlanBuf *b);
+void pl_size_buf(PlanBuf *b, RowLayout rows);
+void pl_choose_rows(Planner *P);
 PlanBuf *pl_new_buf(Planner *P, BufKind kind, const char *name, Scalar elem, int rank, const int64_t *phys,
                     TirInst *owner);
 void pl_enclosing_loops(Planner *P, TirBlock *blk, TirInst *loop);

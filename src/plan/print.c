@@ -85,10 +85,10 @@ void plan_print(FILE *out, const Plan *p) {
     fprintf(out, "  #%d %-24s %-20s %s ", b->id, b->name, buf_kinds[b->kind], sema_scalar_name(b->elem));
     shape(out, b->rank, b->dims);
     fprintf(out, " pitch %lld (%lld B)%s  %lld B at %lld  live %d..%d", (long long)b->pitch,
-            (long long)(b->pitch * sema_scalar_bytes(b->elem)), b->padded ? " +8 padstage" : "", (long long)b->bytes,
+            (long long)(b->pitch * sema_scalar_bytes(b->elem)), b->rows == ROWS_PAD8 ? " +8 padstage" : "", (long long)b->bytes,
             (long long)b->offset, b->first, b->last);
     if (b->stages) fprintf(out, "  ring of %d stages of %lld B", b->stages, (long long)b->stage_bytes);
-    if (b->swizzle) fprintf(out, "  swizzled %dB", b->swizzle);
+    if (plan_swizzle(b)) fprintf(out, "  swizzled %dB", plan_swizzle(b));
     fputc('\n', out);
   }
   fprintf(out, "shared total: %lld bytes (limit %lld)\n", (long long)p->shared_bytes, (long long)p->shared_limit);
@@ -154,9 +154,9 @@ void plan_print_yaml(FILE *out, const Plan *p) {
             sema_scalar_name(b->elem));
     yaml_shape(out, b->rank, b->dims);
     fprintf(out, ", pitch: %lld, padded: %s, bytes: %lld, offset: %lld, live: [%d, %d]", (long long)b->pitch,
-            b->padded ? "true" : "false", (long long)b->bytes, (long long)b->offset, b->first, b->last);
+            b->rows == ROWS_PAD8 ? "true" : "false", (long long)b->bytes, (long long)b->offset, b->first, b->last);
     if (b->stages) fprintf(out, ", stages: %d, stage_bytes: %lld", b->stages, (long long)b->stage_bytes);
-    if (b->swizzle) fprintf(out, ", swizzle: %d", b->swizzle);
+    if (plan_swizzle(b)) fprintf(out, ", swizzle: %d", plan_swizzle(b));
     fputs("}\n", out);
   }
   fprintf(out, "  barriers: %d\n", p->nbarriers);

@@ -40,7 +40,7 @@ static const char ring_mbar_name[] = "staged ring mbarriers";
 int64_t plan_copy_extra(const Plan *p, int64_t *rounding) {
   *rounding = 0;
   for (int i = 0; i < p->nbufs; i++)
-    if (p->bufs[i]->swizzle) *rounding = 1024;
+    if (plan_swizzle(p->bufs[i])) *rounding = 1024;
   return *rounding + (p->ntma_loads ? 8 * p->ntma_loads + 128 : 0);
 }
 
@@ -54,8 +54,8 @@ int64_t plan_copy_extra(const Plan *p, int64_t *rounding) {
  * the pattern does (ptx.c, buf_addr). The panels are also wgmma's
  * canonical layouts (ptx.c, emit_dot_wgmma). Other tiles are read along
  * rows and stay dense. */
-static int tma_swizzle(const PlanBuf *b, int eb) {
-  if (!(b->kind == BUF_STAGE_DOT && eb <= 2) && !b->padded) return 0;
+static int tma_swizzle(const Planner *P, const PlanBuf *b, int eb) {
+  if (!(b->kind == BUF_STAGE_DOT && eb <= 2) && !pl_wants_pad(P, b)) return 0;
   if (b->rank < 2) return 0;
   int64_t rb = b->dims[b->rank - 1] * eb;
   if (plan_buf_rows(b) % 8) return 0;
@@ -135,7 +135,12 @@ static void choose_tma_store(Planner *P, TirInst *in, bool looped) {
   /* the staging must not be what puts the kernel over its shared memory:
    * taken only when every buffer so far and it fit side by side */
   int64_t sum = pl_phys_bytes(val->plan->phys, val->ty.rank, tp->elem) + 128;
-  for (int i = 0; i < P->bufs.len; i++) sum += ((PlanBuf *)P->bufs.items[i])->bytes + 128;
+  for (int i = 0; i < P->bufs.len; i++) { /* as laid out if no tensor copy took it */
+    PlanBuf *b = P->bufs.items[i];
+    PlanBuf o = *b;
+    pl_size_buf(&o, b->tma_dest ? b->rows : pl_wants_pad(P, b) ? ROWS_PAD8 : ROWS_DENSE);
+    sum += o.bytes + 128;
+  }
   PlanVal *v = in->plan;
   if (sum > p->shared_limit) {
     v->path =
@@ -183,14 +188,13 @@ static void choose_tma(Planner *P, TirInst *in, TirInst *loop, bool looped) {
   if (tir_stores_to(&P->f->body, in->aux)) return;
   const TirParam *tp = &P->f->params[in->aux];
   PlanBuf *b = v->buf;
-  int64_t dense = b->dims[b->rank - 1];
-  if ((b->pitch != dense && !b->padded) || b->rank != in->ty.rank) return;
+  if (b->rank != in->ty.rank) return;
   PlanTmap m;
   const TirInst *outer;
   int64_t outer_const;
   if (!tma_map(in, tp, b->dims, in->ty.elem, &m, &outer, &outer_const)) return;
   int eb = sema_scalar_bytes(in->ty.elem), md = m.rank + (m.split_dim >= 0);
-  int swz = tma_swizzle(b, eb);
+  int swz = tma_swizzle(P, b, eb);
   if (swz) { /* one copy a panel: the inner box is the swizzle's width */
     m.swizzle = swz;
     m.boxes = (int)(m.box[md - 1] * eb / swz);
@@ -201,16 +205,15 @@ static void choose_tma(Planner *P, TirInst *in, TirInst *loop, bool looped) {
   v->tma_outer = outer, v->tma_outer_const = outer_const;
   const char *swzs =
       swz ? arena_printf(P->a, ", swizzled %dB (%d %s a row)", swz, m.boxes, m.boxes > 1 ? "boxes" : "box") : "";
-  b->swizzle = swz;
+  /* the copy writes rows dense, or swizzled (the buffer's row layout:
+   * pl_choose_rows keeps it), at a copy destination's alignment */
+  b->tma_dest = true;
+  b->rows = swz == 128 ? ROWS_SWIZZLE128 : swz == 64 ? ROWS_SWIZZLE64 : swz == 32 ? ROWS_SWIZZLE32 : ROWS_DENSE;
   b->align = swz ? 1024 : 128;
   if (b->stages) {
-    /* a staged ring: each stage dense (or swizzled) and aligned as a
-     * copy's destination must be, one mbarrier per stage for the loop's
-     * copies (the first load of the loop makes them) */
-    b->stage_bytes = (pl_tile_bytes(b) + b->align - 1) / b->align * b->align;
-    b->bytes = b->stage_bytes * b->stages;
-    b->pitch = dense;
-    b->padded = false;
+    /* a staged ring: each stage aligned as a copy's destination must be,
+     * one mbarrier per stage for the loop's copies (the first load of the
+     * loop makes them) */
     for (int i = 0; i < P->bufs.len && !v->mbar; i++) {
       PlanBuf *o = P->bufs.items[i];
       if (o->kind == BUF_MBAR && o->owner == loop && o->name == ring_mbar_name) v->mbar = o;
@@ -225,11 +228,6 @@ static void choose_tma(Planner *P, TirInst *in, TirInst *loop, bool looped) {
                            "ahead, one mbarrier a stage; the threads' own loads when the map cannot be built",
                            idx, swzs, b->stages, b->id, b->stages - 1, b->stages > 2 ? "s" : "");
     return;
-  }
-  if (b->padded) { /* the copy writes rows dense: TMA over @padstage's pitch (the swizzle spreads the banks) */
-    b->bytes = b->bytes / b->pitch * dense;
-    b->pitch = dense;
-    b->padded = false;
   }
   v->path = m.split_dim < 0
                 ? arena_printf(P->a, "tensor copy (TMA) through map %d%s, pointer path when the map cannot be built",

@@ -151,8 +151,8 @@ const char *px_buf_addr(Emitter *e, const PlanBuf *b, const char *const *c) {
   px_out(e, "mov.u32 %s, 0;", row);
   for (int d = 0; d + 1 < b->rank; d++)
     px_out(e, "mad.lo.u32 %s, %s, %lld, %s;", row, row, (long long)b->dims[d], c[d]);
-  if (b->swizzle) {
-    int S = b->swizzle;
+  if (plan_swizzle(b)) {
+    int S = plan_swizzle(b);
     const char *cb = px_tmp(e, RC_B32), *pan = px_tmp(e, RC_B32), *o = px_tmp(e, RC_B32), *x = px_tmp(e, RC_B32);
     px_out(e, "mul.lo.u32 %s, %s, %d;", cb, c[b->rank - 1], sema_scalar_bytes(b->elem));
     px_out(e, "shr.u32 %s, %s, %d;", pan, cb, px_log2i(S));

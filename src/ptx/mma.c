@@ -59,7 +59,7 @@ typedef struct SwzLane {
 } SwzLane;
 
 static SwzLane swz_lane(Emitter *e, const PlanBuf *b, const char *row, const char *lp, const char *base) {
-  SwzLane z = {.S = b->swizzle, .R = plan_buf_rows(b)};
+  SwzLane z = {.S = plan_swizzle(b), .R = plan_buf_rows(b)};
   const char *L = px_tmp(e, RC_B32), *X = px_swz_rowx(e, z.S, row);
   px_out(e, "mad.lo.u32 %s, %s, %d, %s;", L, row, z.S, base);
   if (lp) px_out(e, "xor.b32 %s, %s, %s;", X, X, lp);
@@ -114,8 +114,8 @@ void px_emit_dot_mma(Emitter *e, const TirInst *in) {
   FragGeom ag = areg ? px_frag_geom(e, a) : (FragGeom){0};
   bool da = areg || mma_direct(a), db = mma_direct(b);
   /* swizzled operands (a tensor copy's tile) */
-  const PlanBuf *sa = da && !areg && a->plan->buf->swizzle ? a->plan->buf : NULL;
-  const PlanBuf *sb = db && b->plan->buf->swizzle ? b->plan->buf : NULL;
+  const PlanBuf *sa = da && !areg && plan_swizzle(a->plan->buf) ? a->plan->buf : NULL;
+  const PlanBuf *sb = db && plan_swizzle(b->plan->buf) ? b->plan->buf : NULL;
   if (in->plan->dot == DOT_WGMMA) {
     px_emit_dot_wgmma(e, in, sa, sb, areg);
     return;
@@ -163,7 +163,7 @@ void px_emit_dot_mma(Emitter *e, const TirInst *in) {
   /* swizzled operands: rows S bytes apart in their panel, the lane's
    * chunk part folded into SwzLane.X */
   SwzLane za = {0}, zb = {0};
-  int64_t ra = sa ? sa->swizzle : pa * eb; /* bytes from one row to the next */
+  int64_t ra = sa ? plan_swizzle(sa) : pa * eb; /* bytes from one row to the next */
   if (!areg) { /* a: row (lane % 8) + 8 ((lane / 8) % 2), 16 bytes on for lane / 16 */
     px_out(e, "mad.lo.u32 %s, %s, 8, %s;", x, h8, l8);
     if (sa) {
@@ -207,7 +207,7 @@ void px_emit_dot_mma(Emitter *e, const TirInst *in) {
     px_out(e, "mad.lo.u32 %s, %s, %d, %s;", blane, blane, eb, db ? px_smem_of(e, b->plan->buf) : "%smem_");
     px_out(e, "add.u32 %s, %s, %s;", blane, blane, bbase);
   }
-  int64_t rb = sb ? sb->swizzle : pb * eb;
+  int64_t rb = sb ? plan_swizzle(sb) : pb * eb;
   if (frag) {
     /* the accumulators are the result's registers: row tiles w + mi W,
      * every column tile */

@@ -309,7 +309,7 @@ static void sring_issue(Emitter *e, const TirInst *loop, const TirInst **loads, 
     }
     px_aligned16(e, ld->aux, px_elem_bytes_mem(ld->ty.elem), g, i0, ok, &a0, &step);
     px_emit_stage_loop(e, ld, g, i0, i1, a0, step);
-    if (ld->plan->buf->swizzle) px_out(e, "fence.proxy.async.shared::cta;"); /* for wgmma (px_emit_dot_wgmma) */
+    if (plan_swizzle(ld->plan->buf)) px_out(e, "fence.proxy.async.shared::cta;"); /* for wgmma (px_emit_dot_wgmma) */
     px_label(e, "stf", F);
   }
   e->ring_issue = false;

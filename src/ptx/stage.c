@@ -11,7 +11,7 @@ bool px_emit_stage_rows(Emitter *e, const TirInst *in) {
   const PlanBuf *b = in->plan->buf;
   int V = e->V, eb = px_elem_bytes_mem(in->ty.elem);
   if (in->plan->res != RES_SHARED || in->ty.rank != 2 || V == 1 || eb > 4 || V * eb < 4 || b->rank != 2 ||
-      b->pitch % V || b->swizzle)
+      b->pitch % V || plan_swizzle(b))
     return false;
   int64_t p0 = in->plan->phys[0], p1 = in->plan->phys[1], TV = (int64_t)e->T * V;
   int spans = 0;
@@ -131,7 +131,7 @@ void px_emit_stage_loop(Emitter *e, const TirInst *in, const char *const *g, int
   px_out(e, "mad.lo.s64 %s, %s, %d, %s;", ad, r64, eb, ad);
   px_out(e, "mov.%s %s, 0;", eb == 8 ? "b64" : "b32", wr);
   px_out(e, "@%s ld.global.%s %s, [%s];", v, ty, wr, ad);
-  if (b->swizzle) {
+  if (plan_swizzle(b)) {
     const char *rc[2] = {row, col};
     px_out(e, "st.shared.%s [%s], %s;", ty, px_buf_addr(e, b, rc), wr);
   } else {
@@ -170,7 +170,7 @@ bool px_emit_stage_async(Emitter *e, const TirInst *in) {
       spans[ns++] = i;
     }
   int64_t p0 = in->plan->phys[0], p1 = in->plan->phys[1], ce = 16 / eb;
-  if (ns != 2 || (p1 * eb) % 16 || (b->pitch * eb) % 16 || b->offset % 16 || in->subs[spans[1]].len % ce || b->swizzle)
+  if (ns != 2 || (p1 * eb) % 16 || (b->pitch * eb) % 16 || b->offset % 16 || in->subs[spans[1]].len % ce || plan_swizzle(b))
     return false;
   int i0 = spans[0], i1 = spans[1];
   const TirParam *tp = &e->f->params[in->aux];

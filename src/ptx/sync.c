@@ -41,7 +41,7 @@ void px_emit_pending_sync(Emitter *e) {
  * the async proxy) are fenced first (px_cta_sync_why). */
 void px_publish_write(Emitter *e, const TirInst *slot) {
   if (slot->plan->res != RES_SHARED) return;
-  e->proxy_pending |= slot->plan->buf->swizzle != 0;
+  e->proxy_pending |= plan_swizzle(slot->plan->buf) != 0;
   px_cta_sync(e);
 }
 

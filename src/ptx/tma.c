@@ -90,7 +90,7 @@ void px_emit_tma_load(Emitter *e, const TirInst *in) {
   px_label(e, "tmafb", L);
   if (!px_emit_stage_rows(e, in)) px_emit_load_elements(e, in);
   /* wgmma reads a swizzled tile through the async proxy */
-  if (b->swizzle) px_out(e, "fence.proxy.async.shared::cta;");
+  if (plan_swizzle(b)) px_out(e, "fence.proxy.async.shared::cta;");
   px_label(e, "tmadone", L);
 }
 

@@ -42,13 +42,13 @@ void px_emit_dot_wgmma(Emitter *e, const TirInst *in, const PlanBuf *sa, const P
   /* b: K-major panels (dot_t) step 32 bytes along a row, a panel every
    * S / 32 steps; MN-major (dot, transposed) 16 rows of S bytes a step,
    * the N columns' panels R S apart (the leading byte offset) */
-  int Sb = sb->swizzle;
+  int Sb = plan_swizzle(sb);
   int64_t Rb = plan_buf_rows(sb);
   const char *bad = px_tmp(e, RC_B32);
   px_out(e, "add.u32 %s, %s, %lld;", bad, px_smem_of(e, sb), (long long)b->plan->buf->offset);
   const char *bd = wg_desc(e, bad, Sb, tr ? 16 : Rb * Sb, 8 * Sb);
   const char *adesc = NULL;
-  int Sa = sa ? sa->swizzle : 0;
+  int Sa = sa ? plan_swizzle(sa) : 0;
   int64_t Ra = sa ? plan_buf_rows(sa) : 0;
   if (sa) { /* a: K-major, the warpgroup's first row 64 g */
     const char *aad = px_tmp(e, RC_B32);
