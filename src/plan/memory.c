@@ -345,8 +345,12 @@ void pl_live_ranges(Planner *P, Accesses *acc) {
   }
 }
 
+/* Allocation order: by first use, the larger first; mbarriers (8 bytes a
+ * slot) last, into a gap that an aligned buffer (1024 for a swizzled one)
+ * left below it. */
 static int cmp_buf(const void *x, const void *y) {
   const PlanBuf *a = *(PlanBuf *const *)x, *b = *(PlanBuf *const *)y;
+  if ((a->kind == BUF_MBAR) != (b->kind == BUF_MBAR)) return a->kind == BUF_MBAR ? 1 : -1;
   if (a->first != b->first) return a->first < b->first ? -1 : 1;
   if (a->bytes != b->bytes) return a->bytes > b->bytes ? -1 : 1;
   return a->id - b->id;

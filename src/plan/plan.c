@@ -64,14 +64,13 @@ Plan *plan_kernel(Arena *a, Diags *d, TirFunc *f, const char *arch, unsigned fla
   /* Tensor copies cost shared memory of their own (a swizzled buffer's
    * 1024-byte alignment and the rounded base, the copies' mbarriers): a
    * kernel they push over the limit is planned without them. */
-  int64_t rounding;
-  if (p->ntmaps && !(flags & PLAN_NO_TENSOR_COPIES) &&
-      p->shared_bytes + plan_copy_extra(p, &rounding) > p->shared_limit)
+  int64_t need = plan_launch_shared(p);
+  if (p->ntmaps && !(flags & PLAN_NO_TENSOR_COPIES) && need > p->shared_limit)
     return plan_kernel(a, d, f, arch, flags | PLAN_NO_TENSOR_COPIES);
-  if (p->shared_bytes > p->shared_limit) {
+  if (need > p->shared_limit) {
     diag_error(d, f->info->kernel->span,
                "kernel '%s' needs %lld bytes of shared memory; the limit is %lld%s", f->name,
-               (long long)p->shared_bytes, (long long)p->shared_limit,
+               (long long)need, (long long)p->shared_limit,
                f->info->dynshared ? " (the device's opt-in maximum)" : " (static; @dynshared raises it)");
     char *text = NULL;
     size_t len = 0;
@@ -90,8 +89,4 @@ Plan *plan_kernel(Arena *a, Diags *d, TirFunc *f, const char *arch, unsigned fla
   return p;
 }
 
-int64_t plan_launch_shared(const Plan *p) {
-  int64_t rounding;
-  plan_copy_extra(p, &rounding);
-  return p->shared_bytes + rounding;
-}
+int64_t plan_launch_shared(const Plan *p) { return p->shared_bytes + plan_base_rounding(p); }

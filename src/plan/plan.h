@@ -169,11 +169,10 @@ const char *plan_layout_str(Arena *a, const Layout *l);
 int64_t plan_folded_rows(const TirInst *x);
 /* A buffer's rows: its leading dims folded. */
 int64_t plan_buf_rows(const PlanBuf *b);
-/* Shared memory tensor copies take beside the plan's buffers: the copies'
- * mbarriers (static, with the dynamic area's 128-byte alignment) and, with
- * swizzled buffers, the 1024 bytes that rounding the base up may skip
- * (*rounding, which a launch's dynamic shared memory must include). */
-int64_t plan_copy_extra(const Plan *p, int64_t *rounding);
+/* The bytes that rounding the shared base up to 1024 may skip: 1024 with a
+ * swizzled buffer (its pattern is the shared address's own), else 0. A
+ * launch's shared memory includes them. */
+int64_t plan_base_rounding(const Plan *p);
 /* Register tiles are unrolled per thread: past this many registers a
  * value the code would be huge and spill (plan.c, check_backend_limits). */
 enum { MAX_REGS_PER_VALUE = 1024 };

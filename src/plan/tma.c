@@ -37,11 +37,10 @@ static bool start_multiple(const TirInst *st, int64_t len, const TirInst **x, in
 
 static const char ring_mbar_name[] = "staged ring mbarriers";
 
-int64_t plan_copy_extra(const Plan *p, int64_t *rounding) {
-  *rounding = 0;
+int64_t plan_base_rounding(const Plan *p) {
   for (int i = 0; i < p->nbufs; i++)
-    if (plan_swizzle(p->bufs[i])) *rounding = 1024;
-  return *rounding + (p->ntma_loads ? 8 * p->ntma_loads + 128 : 0);
+    if (plan_swizzle(p->bufs[i])) return 1024;
+  return 0;
 }
 
 /* The swizzle of a tensor copy's tile (bytes; 0 none). ldmatrix reads
@@ -236,6 +235,9 @@ static void choose_tma(Planner *P, TirInst *in, TirInst *loop, bool looped) {
                                "tensor copy (TMA) through map %d%s, dim %d viewed as [extent / %lld, %lld] so the "
                                "slack lies past its end (zero-filled), pointer path when the map cannot be built",
                                idx, swzs, m.split_dim, (long long)m.split_inner, (long long)m.split_inner);
+  /* its own mbarrier, alive the whole kernel (initialised at its start) */
+  v->mbar = pl_new_buf(P, BUF_MBAR, "tensor copy mbarrier", S_I64, 1, (int64_t[]){1}, in);
+  v->mbar->first = 0, v->mbar->last = P->f->ninsts;
   p->ntma_loads++;
 }
 

@@ -100,10 +100,13 @@ void px_emit_pending_sync(Emitter *e);
 void px_publish_write(Emitter *e, const TirInst *slot);
 void px_emit_arrive(Emitter *e, const TirInst *in);
 const char *px_mbar_addr(Emitter *e, const PlanBuf *mbar, const char *stage, int first);
+void px_mbar_init_slots(Emitter *e, const char *pred, const PlanBuf *mbar, int first, int n, int count);
 void px_mbar_init(Emitter *e, const PlanBuf *mbar, int n, bool proxy_fence);
+void px_mbar_arm(Emitter *e, const char *pred, const char *bar, const char *bytes);
+void px_mbar_arrive(Emitter *e, const char *bar);
 void px_mbar_inval(Emitter *e, const PlanBuf *mbar, int n);
-void px_mbar_wait(Emitter *e, const char *bar, const char *phases, const char *stage);
-void px_phase_flip(Emitter *e, const char *phases, const char *stage);
+void px_mbar_wait(Emitter *e, const char *bar, const char *phases, const char *slot);
+void px_mbar_flip(Emitter *e, const char *phases, const char *slot);
 
 /* ------------------------------------- layout.c: where an element is */
 int64_t px_phys_elems(const TirInst *in);

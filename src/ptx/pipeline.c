@@ -105,9 +105,9 @@ static void ring_issue(Emitter *e, const TirInst *loop, const TirInst **loads, i
     px_out(e, "add.u32 %s, %s, %s;", tx, tx, t);
   }
   const PlanBuf *mbar = loads[0]->plan->mbar;
-  const char *bar = px_mbar_addr(e, mbar, e->pst, 0), *lane0 = px_tmp(e, RC_PRED), *state = px_tmp(e, RC_B64);
+  const char *bar = px_mbar_addr(e, mbar, e->pst, 0), *lane0 = px_tmp(e, RC_PRED);
   px_out(e, "setp.eq.u32 %s, %s, 0;", lane0, lane);
-  px_out(e, "@%s mbarrier.arrive.expect_tx.shared::cta.b64 %s, [%s], %s;", lane0, state, bar, tx);
+  px_mbar_arm(e, lane0, bar, tx);
   /* the stage's bytes were last read through the generic proxy */
   px_out(e, "fence.proxy.async.shared::cta;");
   px_out(e, "bar.warp.sync -1;");
@@ -261,8 +261,7 @@ static void sring_issue(Emitter *e, const TirInst *loop, const TirInst **loads, 
   for (int q = 0; q < n; q++)
     if (loads[q]->plan->tma) mbar = loads[q]->plan->mbar;
   if (mbar) {
-    const char *tx = px_tmp(e, RC_B32), *t0 = px_tmp(e, RC_PRED), *st = px_tmp(e, RC_B64),
-               *bar = px_mbar_addr(e, mbar, stage, 0);
+    const char *tx = px_tmp(e, RC_B32), *t0 = px_tmp(e, RC_PRED), *bar = px_mbar_addr(e, mbar, stage, 0);
     px_out(e, "mov.u32 %s, 0;", tx);
     for (int q = 0; q < n; q++) {
       if (!loads[q]->plan->tma) continue;
@@ -279,7 +278,7 @@ static void sring_issue(Emitter *e, const TirInst *loop, const TirInst **loads, 
     px_out(e, "@%s bra $Lsri%d;", t0, I);
     /* the stage's bytes were last read through the generic proxy */
     px_out(e, "fence.proxy.async.shared::cta;");
-    px_out(e, "mbarrier.arrive.expect_tx.shared::cta.b64 %s, [%s], %s;", st, bar, tx);
+    px_mbar_arm(e, NULL, bar, tx);
     for (int q = 0; q < n; q++) {
       const TirInst *ld = loads[q];
       if (!ld->plan->tma) continue;
@@ -484,26 +483,21 @@ void px_emit_for(Emitter *e, const TirInst *in) {
     }
     if (smbar) { /* this iteration's tensor copies have landed: wait on its stage's phase */
       px_mbar_wait(e, px_mbar_addr(e, smbar, acst, 0), sph, acst);
-      px_phase_flip(e, sph, acst);
+      px_mbar_flip(e, sph, acst);
     }
   }
   px_emit_block(e, &in->body);
   e->npf = onpf;
   if (prod) { /* every thread is done with its stage: the producer may refill it */
-    const char *st = px_tmp(e, RC_B64);
-    px_out(e, "mbarrier.arrive.shared::cta.b64 %s, [%s];", st, px_mbar_addr(e, loads[0]->plan->mbar, e->cst, S));
+    px_mbar_arrive(e, px_mbar_addr(e, loads[0]->plan->mbar, e->cst, S));
   }
   if (ns) {
     stage_next(e, acst, S);
     stage_next(e, apst, S);
   }
   if (n) { /* the consumer moves to the next stage */
-    const char *b = px_tmp(e, RC_B32), *q = px_tmp(e, RC_PRED);
-    px_out(e, "shl.b32 %s, 1, %s;", b, e->cst);
-    px_out(e, "xor.b32 %s, %s, %s;", e->phase, e->phase, b);
-    px_out(e, "add.u32 %s, %s, 1;", e->cst, e->cst);
-    px_out(e, "setp.eq.u32 %s, %s, %d;", q, e->cst, S);
-    px_out(e, "selp.u32 %s, 0, %s, %s;", e->cst, e->cst, q);
+    px_mbar_flip(e, e->phase, e->cst);
+    stage_next(e, e->cst, S);
   }
   px_out(e, "add.s32 %s, %s, %s;", i, i, step);
   px_async_wait(e);
@@ -555,7 +549,7 @@ void px_emit_producer(Emitter *e) {
   px_out(e, "@%s bra $Lprodgo%d;", p, L);
   /* the stage's previous tiles are consumed */
   px_mbar_wait(e, px_mbar_addr(e, loads[0]->plan->mbar, e->pst, S), pe, e->pst);
-  px_phase_flip(e, pe, e->pst);
+  px_mbar_flip(e, pe, e->pst);
   px_label(e, "prodgo", L);
   ring_issue(e, loop, loads, n, j);
   px_out(e, "add.u32 %s, %s, 1;", cnt, cnt);

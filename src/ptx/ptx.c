@@ -215,15 +215,22 @@ void ptx_emit_kernel(Arena *a, Diags *d, const Plan *p, const char *arch, const 
      * goes its own way (px_emit_producer, after the kernel's code) */
     const char *t0 = px_tmp(&e, RC_PRED), *pw = px_tmp(&e, RC_PRED);
     px_out(&e, "setp.eq.u32 %s, %%tid_, 0;", t0);
-    for (int s = 0; s < p->stages; s++) {
-      px_out(&e, "@%s mbarrier.init.shared::cta.b64 [%%smem_+%lld], 1;", t0, (long long)(mbar->offset + 8 * s));
-      px_out(&e, "@%s mbarrier.init.shared::cta.b64 [%%smem_+%lld], %d;", t0,
-             (long long)(mbar->offset + 8 * (p->stages + s)), e.T);
-    }
+    px_mbar_init_slots(&e, t0, mbar, 0, p->stages, 1);         /* full: the producer's arrival */
+    px_mbar_init_slots(&e, t0, mbar, p->stages, p->stages, e.T); /* empty: every consumer's */
     px_out(&e, "@%s fence.mbarrier_init.release.cluster;", t0);
     px_out(&e, "bar.sync 0;");
     px_out(&e, "setp.ge.u32 %s, %%tid_, %d;", pw, e.T);
     px_out(&e, "@%s bra $Lproducer;", pw);
+  }
+  if (p->ntma_loads) {
+    /* each tensor copy's own mbarrier (a BUF_MBAR the copy owns, alive the
+     * whole kernel), initialised before any thread waits */
+    const char *t0 = px_tmp(&e, RC_PRED);
+    px_out(&e, "setp.eq.u32 %s, %%tid_, 0;", t0);
+    for (int i = 0; i < p->nbufs; i++)
+      if (p->bufs[i]->kind == BUF_MBAR && p->bufs[i]->owner->op == TIR_LOAD) px_mbar_init_slots(&e, t0, p->bufs[i], 0, 1, 1);
+    px_out(&e, "@%s fence.mbarrier_init.release.cluster;", t0);
+    px_out(&e, "bar.sync 0;");
   }
   /* the grid block computes nothing the kernel needs */
   px_emit_block(&e, &f->body);
@@ -241,13 +248,11 @@ void ptx_emit_kernel(Arena *a, Diags *d, const Plan *p, const char *arch, const 
     free(decls);
     return;
   }
-  /* the plan's buffers, exchanges included; swizzled buffers' offsets are
-   * 1024-aligned from a base rounded up to 1024 at run time (the pattern
-   * is the shared address's own); the TMA loads' mbarriers are static
-   * shared memory beside it */
-  int64_t rounding;
-  plan_copy_extra(p, &rounding);
-  int64_t total = p->shared_bytes;
+  /* the plan's buffers, exchanges and mbarriers included; swizzled
+   * buffers' offsets are 1024-aligned from a base rounded up to 1024 at run
+   * time (the pattern is the shared address's own), and the area holds the
+   * bytes that rounding may skip */
+  int64_t rounding = plan_base_rounding(p), total = plan_launch_shared(p);
   const KernelInfo *info = f->info;
   fprintf(out_f, "\n.visible .entry %s(\n", entry);
   bool first = true;
@@ -310,15 +315,8 @@ void ptx_emit_kernel(Arena *a, Diags *d, const Plan *p, const char *arch, const 
     fprintf(out_f, "  .reg .b64 %%tmap%d;\n  mov.b64 %%tmap%d, tmap_param%d;\n  cvta.param.u64 %%tmap%d, %%tmap%d;\n"
                    "  .reg .b32 %%tmok%d;\n  ld.param.u32 %%tmok%d, [tmok_param%d];\n",
             m, m, m, m, m, m, m, m);
-  if (p->ntma_loads) {
-    /* one mbarrier per TMA load, initialised before any thread waits */
-    fprintf(out_f, "  .shared .align 8 .b64 tmabar[%d];\n  {\n  .reg .pred %%tz;\n  .reg .b32 %%tb;\n"
-                   "  setp.eq.u32 %%tz, %%tid_, 0;\n  mov.u32 %%tb, tmabar;\n", p->ntma_loads);
-    for (int i = 0; i < p->ntma_loads; i++)
-      fprintf(out_f, "  @%%tz mbarrier.init.shared::cta.b64 [%%tb+%d], 1;\n", 8 * i);
-    fputs("  @%tz fence.mbarrier_init.release.cluster;\n  bar.sync 0;\n  }\n", out_f);
-    for (int i = 0; i < p->ntma_loads; i++) fprintf(out_f, "  .reg .b32 %%tmaph%d;\n  mov.u32 %%tmaph%d, 0;\n", i, i);
-  }
+  /* each tensor copy's phase (px_emit_tma_load) */
+  for (int i = 0; i < p->ntma_loads; i++) fprintf(out_f, "  .reg .b32 %%tmaph%d;\n  mov.u32 %%tmaph%d, 0;\n", i, i);
   fputs(decls ? decls : "", out_f);
   for (int rc = 0; rc < RC_COUNT; rc++)
     if (e.ntemp[rc]) fprintf(out_f, "  .reg %s %st<%d>;\n", px_rc_decl[rc], px_rc_prefix[rc], e.ntemp[rc]);

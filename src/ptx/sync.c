@@ -88,12 +88,29 @@ void px_emit_arrive(Emitter *e, const TirInst *in) {
   px_out(e, "selp.u32 %s, 1, 0, %s;", px_reg(e, in, 0), any);
 }
 
-/* first: 0 for the stage's "full" mbarrier, stages for its "empty" one */
+/* The mbarriers, one API for every kind (a tensor copy's own, a ring's
+ * "full" and "empty" ones): each is 8 bytes of a planned BUF_MBAR buffer,
+ * slot s at offset + 8 s. A barrier's phase is one bit of a register:
+ * bit `slot` of `phases` for a ring's stage (slot a register), or the
+ * whole register, 0 or 1, for a barrier of its own (slot NULL). */
+
+/* the shared address of slot first + stage (stage a register, or NULL) */
 const char *px_mbar_addr(Emitter *e, const PlanBuf *mbar, const char *stage, int first) {
   const char *a = px_tmp(e, RC_B32);
-  px_out(e, "mad.lo.u32 %s, %s, 8, %%smem_;", a, stage);
-  px_out(e, "add.u32 %s, %s, %lld;", a, a, (long long)(mbar->offset + 8 * first));
+  if (stage) {
+    px_out(e, "mad.lo.u32 %s, %s, 8, %%smem_;", a, stage);
+    px_out(e, "add.u32 %s, %s, %lld;", a, a, (long long)(mbar->offset + 8 * first));
+  } else {
+    px_out(e, "add.u32 %s, %%smem_, %lld;", a, (long long)(mbar->offset + 8 * first));
+  }
   return a;
+}
+
+/* Under pred, slots first .. first + n - 1 of mbar take `count` arrivals a
+ * phase. */
+void px_mbar_init_slots(Emitter *e, const char *pred, const PlanBuf *mbar, int first, int n, int count) {
+  for (int s = first; s < first + n; s++)
+    px_out(e, "@%s mbarrier.init.shared::cta.b64 [%%smem_+%lld], %d;", pred, (long long)(mbar->offset + 8 * s), count);
 }
 
 /* Thread 0 initialises n mbarriers at buffer mbar (one arrival each)
@@ -102,11 +119,23 @@ void px_mbar_init(Emitter *e, const PlanBuf *mbar, int n, bool proxy_fence) {
   const char *t0 = px_tmp(e, RC_PRED);
   px_cta_sync(e);
   px_out(e, "setp.eq.u32 %s, %%tid_, 0;", t0);
-  for (int s = 0; s < n; s++)
-    px_out(e, "@%s mbarrier.init.shared::cta.b64 [%%smem_+%lld], 1;", t0, (long long)(mbar->offset + 8 * s));
+  px_mbar_init_slots(e, t0, mbar, 0, n, 1);
   px_out(e, "@%s fence.mbarrier_init.release.cluster;", t0);
   if (proxy_fence) px_out(e, "fence.proxy.async.shared::cta;");
   px_cta_sync(e);
+}
+
+/* One arrival at bar expecting `bytes` (an immediate or a register) of
+ * copies to complete the phase, under pred (NULL: unpredicated). */
+void px_mbar_arm(Emitter *e, const char *pred, const char *bar, const char *bytes) {
+  const char *st = px_tmp(e, RC_B64), *g = pred ? arena_printf(e->a, "@%s ", pred) : "";
+  px_out(e, "%smbarrier.arrive.expect_tx.shared::cta.b64 %s, [%s], %s;", g, st, bar, bytes);
+}
+
+/* One arrival at bar (an "empty" barrier: the stage is consumed). */
+void px_mbar_arrive(Emitter *e, const char *bar) {
+  const char *st = px_tmp(e, RC_B64);
+  px_out(e, "mbarrier.arrive.shared::cta.b64 %s, [%s];", st, bar);
 }
 
 /* After a barrier that every thread passed its last wait before: thread 0
@@ -120,20 +149,28 @@ void px_mbar_inval(Emitter *e, const PlanBuf *mbar, int n) {
   px_cta_sync(e);
 }
 
-/* Waits on the mbarrier at bar for the parity bit `stage` of `phases`. */
-void px_mbar_wait(Emitter *e, const char *bar, const char *phases, const char *stage) {
-  const char *par = px_tmp(e, RC_B32), *done = px_tmp(e, RC_PRED);
-  px_out(e, "shr.u32 %s, %s, %s;", par, phases, stage);
-  px_out(e, "and.b32 %s, %s, 1;", par, par);
+/* Waits on the mbarrier at bar for its phase: bit `slot` of `phases`, or
+ * (slot NULL) `phases` itself. */
+void px_mbar_wait(Emitter *e, const char *bar, const char *phases, const char *slot) {
+  const char *par = phases, *done = px_tmp(e, RC_PRED);
+  if (slot) {
+    par = px_tmp(e, RC_B32);
+    px_out(e, "shr.u32 %s, %s, %s;", par, phases, slot);
+    px_out(e, "and.b32 %s, %s, 1;", par, par);
+  }
   int L = px_new_label(e);
   px_label(e, "mw", L);
   px_out(e, "mbarrier.try_wait.parity.shared::cta.b64 %s, [%s], %s;", done, bar, par);
   px_out(e, "@!%s bra $Lmw%d;", done, L);
 }
 
-/* flips bit `stage` of `phases` */
-void px_phase_flip(Emitter *e, const char *phases, const char *stage) {
+/* The next phase: bit `slot` of `phases` flipped, or (slot NULL) phases ^ 1. */
+void px_mbar_flip(Emitter *e, const char *phases, const char *slot) {
+  if (!slot) {
+    px_out(e, "xor.b32 %s, %s, 1;", phases, phases);
+    return;
+  }
   const char *b = px_tmp(e, RC_B32);
-  px_out(e, "shl.b32 %s, 1, %s;", b, stage);
+  px_out(e, "shl.b32 %s, 1, %s;", b, slot);
   px_out(e, "xor.b32 %s, %s, %s;", phases, phases, b);
 }

@@ -70,22 +70,18 @@ void px_emit_tma_load(Emitter *e, const TirInst *in) {
   int m = in->plan->tma - 1, id = e->ntma++;
   const PlanBuf *b = in->plan->buf;
   int L = px_new_label(e);
-  const char *use = px_tmp(e, RC_PRED), *t0 = px_tmp(e, RC_PRED), *st = px_tmp(e, RC_B64), *dst = px_tmp(e, RC_B32),
-             *bar = px_tmp(e, RC_B32), *done = px_tmp(e, RC_PRED);
+  const char *use = px_tmp(e, RC_PRED), *t0 = px_tmp(e, RC_PRED), *dst = px_tmp(e, RC_B32);
   px_out(e, "setp.ne.u32 %s, %%tmok%d, 0;", use, m);
   px_out(e, "@!%s bra $Ltmafb%d;", use, L);
   px_out(e, "setp.eq.u32 %s, %%tid_, 0;", t0);
   px_out(e, "add.u32 %s, %%smem_, %lld;", dst, (long long)b->offset);
-  px_out(e, "mov.u32 %s, tmabar;", bar);
-  px_out(e, "add.u32 %s, %s, %d;", bar, bar, 8 * id);
+  const char *bar = px_mbar_addr(e, in->plan->mbar, NULL, 0), *phase = arena_printf(e->a, "%%tmaph%d", id);
   /* the buffer's bytes were last read through the generic proxy */
   px_out(e, "@%s fence.proxy.async.shared::cta;", t0);
-  px_out(e, "@%s mbarrier.arrive.expect_tx.shared::cta.b64 %s, [%s], %lld;", t0, st, bar, (long long)px_tma_bytes(in));
+  px_mbar_arm(e, t0, bar, arena_printf(e->a, "%lld", (long long)px_tma_bytes(in)));
   px_tma_copies(e, in, dst, bar, t0);
-  px_label(e, "tmaw", L);
-  px_out(e, "mbarrier.try_wait.parity.shared::cta.b64 %s, [%s], %%tmaph%d;", done, bar, id);
-  px_out(e, "@!%s bra $Ltmaw%d;", done, L);
-  px_out(e, "xor.b32 %%tmaph%d, %%tmaph%d, 1;", id, id);
+  px_mbar_wait(e, bar, phase, NULL);
+  px_mbar_flip(e, phase, NULL);
   px_out(e, "bra.uni $Ltmadone%d;", L);
   px_label(e, "tmafb", L);
   if (!px_emit_stage_rows(e, in)) px_emit_load_elements(e, in);
