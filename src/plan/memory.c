@@ -122,7 +122,7 @@ void pl_choose_staging(Planner *P, TirInst *in) {
     /* the load copies global straight into the slot's buffer, when this
      * write is all it is for (a let-bound load read elsewhere keeps its own
      * value: the slot may be rewritten while it lives) */
-    if (P->uses[load->id] == 1 && !load->plan->buf && load->pos == in->pos - 1) {
+    if (P->use_count[load->id] == 1 && !load->plan->buf && load->pos == in->pos - 1) {
       load->plan->res = RES_SHARED;
       load->plan->buf = b;
     }

@@ -34,7 +34,7 @@ Plan *plan_kernel(Arena *a, Diags *d, TirFunc *f, const char *arch, unsigned fla
   bool sm90 = !arch || strcmp(arch, "sm_90a") == 0;
   p->wgmma = sm90 && !(flags & PLAN_NO_WGMMA);
   p->shared_limit = f->info->dynshared ? (sm90 ? SHARED_OPTIN_SM90 : SHARED_OPTIN_SM80) : STATIC_SHARED;
-  Planner P = {.a = a, .d = d, .f = f, .p = p, .mma_ok = true, .uses = tir_use_counts(a, f)};
+  Planner P = {.a = a, .d = d, .f = f, .p = p, .mma_ok = true, .use_count = tir_use_counts(a, f)};
   P.parent = arena_alloc(a, sizeof(int) * (size_t)(f->ninsts + 1));
   for (int i = 0; i < f->ninsts; i++) P.parent[i] = i;
   P.encl = arena_alloc(a, sizeof *P.encl * (size_t)(f->ninsts + 1));

@@ -19,7 +19,7 @@ typedef struct Planner {
   bool mma_ok; /* the target has m16n8k16 */
   PtrVec bufs;
   PtrVec barriers;
-  int *uses; /* tir_use_counts */
+  int *use_count; /* by id: how many instructions read it (tir_use_counts) */
   int nlayouts; /* Layout.id: layouts made so far (at most one a class) */
   struct WalkMemo **walked; /* by loop id: the barrier walks done (pl_barrier_walk) */
   /* indexes, so that no pass scans the whole kernel for each instruction

@@ -58,7 +58,7 @@ static void emit_dot_columns(Emitter *e, const TirInst *in) {
  * directly (the accumulators start at x, not 0) and the sum becomes a move
  * (px_emit_binary). Attention's acc * corr + dot(p, v). Marks the sum. */
 const TirInst *px_fused_addend(Emitter *e, const TirInst *dot) {
-  if (!e->fused_add || e->replay || e->uses[dot->id] != 1) return NULL;
+  if (!e->fused_add || e->replay || e->use_count[dot->id] != 1) return NULL;
   for (int i = 0; i < e->f->ninsts; i++) {
     const TirInst *s = e->f->insts[i];
     if (s->op != TIR_BINARY || s->aux != '+' || (s->args[0] != dot && s->args[1] != dot)) continue;
@@ -86,7 +86,7 @@ bool px_published(const Emitter *e, const TirInst *x) {
  * packs it from registers into its A fragment: the packing (cvt.rn.*x2)
  * rounds, so the conversion need not round first. */
 bool px_packed_by_mma(const Emitter *e, const TirInst *cv) {
-  if (cv->op != TIR_CONVERT || (cv->ty.elem != S_BF16 && cv->ty.elem != S_F16) || e->uses[cv->id] != 1) return false;
+  if (cv->op != TIR_CONVERT || (cv->ty.elem != S_BF16 && cv->ty.elem != S_F16) || e->use_count[cv->id] != 1) return false;
   for (int i = 0; i < e->f->ninsts; i++) {
     const TirInst *x = e->f->insts[i];
     if (x->op == TIR_DOT && x->args[0] == cv) return x->plan->dot >= DOT_MMA && plan_a_from_regs(x);

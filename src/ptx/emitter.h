@@ -11,52 +11,55 @@
 
 typedef enum RegClass { RC_F32, RC_F64, RC_B32, RC_B64, RC_PRED, RC_COUNT } RegClass;
 
+/* The backend's state for one variant, by lifetime. */
 typedef struct Emitter {
-  bool sm90; /* sm_90a: the async proxy (TMA, bulk copies) exists */
+  /* the variant: the plan and what follows from it, fixed for the kernel */
   Arena *a;
   Diags *d;
   const Plan *p;
   const TirFunc *f;
-  FILE *body;
+  bool sm90;            /* sm_90a: the async proxy (TMA, bulk copies) exists */
+  int T;                /* threads */
+  int V;                /* the flat layout's chunk (Plan.chunk) */
+  int *use_count;       /* by value id: how many instructions read it */
+  bool *barrier_before; /* by position: a planned barrier */
+  bool *fused_add;      /* by value id: an x + dot whose dot started its accumulators at x */
+
+  /* the output: the body and the register declarations it needs */
+  FILE *body, *declf;
   int ntemp[RC_COUNT];
   int label;
-  int T;             /* threads */
-  int V;             /* elements per chunk of the flat distribution (1, 2 or 4) */
-  bool failed;
-  char *decls;       /* per-value register arrays */
-  size_t decls_len;
-  FILE *declf;
-  bool *barrier_before; /* by position: a planned barrier */
-  bool sync_pending;    /* a planned barrier before a staged load, not yet emitted */
-  /* --prefetch (px_emit_for): loads of the loop being emitted whose words the
-   * previous iteration loaded, and those words */
-  int ntma;             /* TMA loads emitted so far: load i waits on tmabar[i] with phase %tmaph<i> */
-  const struct TirInst *pf_load[8];
-  const char **pf_words[8];
-  int npf;
-  /* loads whose packed words are unpacked at their first use, so a
-   * barrier in between holds only the packed bytes (see px_flush_unpack) */
+  int ntma;    /* tensor copies emitted so far: copy i's phase is %tmaph<i> */
+  bool failed; /* an error was reported: emit nothing more */
+
+  /* what the instructions emitted so far leave for a later one to do: a
+   * planned barrier moved past a staged load's subscripts to the load
+   * (px_emit_pending_sync), cp.async copies the next barrier waits for
+   * (px_async_wait), stores into a swizzled tile the next barrier fences
+   * for the async proxy (px_cta_sync_why), and loads' packed words
+   * unpacked at their first use (px_defer_unpack) */
+  bool sync_pending, async_pending, proxy_pending;
   struct Pending {
     const struct TirInst *in;
     const char **w;
     int nw, rows;
   } pending[8];
   int npending;
-  int *uses; /* by value id: how many instructions read it */
-  /* the @pipeline loop being emitted: its stage registers (see px_emit_for) */
+
+  /* the loop being emitted (pipeline.c): a @pipeline ring's stage registers */
   const struct TirInst *ring_loop;
   const char *cst, *pst, *phase; /* consumer stage, producer stage, parity bits */
   bool waited;                   /* this iteration's stage is complete */
-  bool replay;                   /* re-emitting scalars for a later iteration: no declarations, no barriers */
-  bool async_pending; /* cp.async copies issued and not yet waited for (px_emit_stage_async) */
-  bool proxy_pending; /* threads stored into a swizzled tile: the next barrier fences the async proxy first */
-  /* staged rings (@pipeline, plan.c staged_ring_reject): the loop being
-   * emitted with them, and by buffer id the register that holds the base
-   * of the stage being read (or, while issuing, filled); NULL: %smem_ */
+  /* its staged rings: by buffer id the register that holds the base of the
+   * stage being read (or, while issuing, filled); NULL: %smem_ */
   const struct TirInst *sring_loop;
   const char **sbase;
-  bool ring_issue; /* px_emit_stage_async fills a ring stage: the loop commits and waits */
-  bool *fused_add;    /* by value id: an x + dot whose dot started its accumulators at x */
+  bool issuing; /* px_emit_stage_async fills a ring stage: the loop commits and waits */
+  /* --prefetch: loads whose words the previous iteration loaded, and those words */
+  const struct TirInst *pf_load[8];
+  const char **pf_words[8];
+  int npf;
+  bool replay; /* re-emitting scalars for a later iteration: no declarations, no barriers */
 } Emitter;
 
 /* A fragment value's geometry (layout.c) */

@@ -147,7 +147,7 @@ void px_flush_unpack(Emitter *e, const TirInst *x) {
 struct Pending *px_fusable_convert(Emitter *e, const TirInst *in) {
   if (in->op != TIR_CONVERT || px_rc_of(in->ty.elem) != RC_F32) return NULL;
   const TirInst *x = in->args[0];
-  if ((x->ty.elem != S_I8 && x->ty.elem != S_U8 && x->ty.elem != S_BOOL) || e->uses[x->id] != 1) return NULL;
+  if ((x->ty.elem != S_I8 && x->ty.elem != S_U8 && x->ty.elem != S_BOOL) || e->use_count[x->id] != 1) return NULL;
   for (int i = 0; i < e->npending; i++)
     if (e->pending[i].in == x) return &e->pending[i];
   return NULL;
@@ -436,7 +436,7 @@ void px_emit_load_elements(Emitter *e, const TirInst *in) {
 }
 
 void px_emit_load(Emitter *e, const TirInst *in) {
-  if (in->plan->res == RES_SHARED && in->plan->buf && in->plan->buf->stages && !e->ring_issue) {
+  if (in->plan->res == RES_SHARED && in->plan->buf && in->plan->buf->stages && !e->issuing) {
     /* a staged ring's tile: its loop copied it ahead (px_emit_for) and waited
      * for it at the top of this iteration */
     px_out(e, "// %%%d: in stage of ring buffer #%d", in->id, in->plan->buf->id);

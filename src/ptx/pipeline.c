@@ -289,7 +289,7 @@ static void sring_issue(Emitter *e, const TirInst *loop, const TirInst **loads, 
     }
     px_label(e, "sri", I);
   }
-  e->ring_issue = true;
+  e->issuing = true;
   for (int q = 0; q < n; q++) {
     const TirInst *ld = loads[q];
     if (!ld->plan->tma) {
@@ -311,7 +311,7 @@ static void sring_issue(Emitter *e, const TirInst *loop, const TirInst **loads, 
     if (plan_swizzle(ld->plan->buf)) px_out(e, "fence.proxy.async.shared::cta;"); /* for wgmma (px_emit_dot_wgmma) */
     px_label(e, "stf", F);
   }
-  e->ring_issue = false;
+  e->issuing = false;
   px_out(e, "mov.b32 %s, %s;", px_reg(e, loop, 0), saved);
 }
 

@@ -198,7 +198,7 @@ void ptx_emit_kernel(Arena *a, Diags *d, const Plan *p, const char *arch, const 
   e.V = p->chunk;
   e.fused_add = arena_alloc(a, (size_t)f->ninsts + 1);
   e.sbase = arena_alloc(a, sizeof(char *) * (size_t)(p->nbufs + 1));
-  e.uses = tir_use_counts(a, f);
+  e.use_count = tir_use_counts(a, f);
   char *body = NULL, *decls = NULL;
   size_t blen = 0, dlen = 0;
   e.body = open_memstream(&body, &blen);

@@ -155,7 +155,7 @@ void px_emit_stage_loop(Emitter *e, const TirInst *in, const char *const *g, int
  * element path (px_emit_stage_rows, px_emit_load_elements).
  * The thread waits for its copies just before the next barrier (px_async_wait),
  * the one planned before the tile's readers, which publishes them. Issuing
- * a staged ring's stage (e->ring_issue), the loop commits and waits, and a
+ * a staged ring's stage (e->issuing), the loop commits and waits, and a
  * tile that fails the run-time test is copied by px_emit_stage_loop. */
 bool px_emit_stage_async(Emitter *e, const TirInst *in) {
   const PlanBuf *b = in->plan->buf;
@@ -281,7 +281,7 @@ bool px_emit_stage_async(Emitter *e, const TirInst *in) {
     }
     stage_chunk(e, in, b, row, col, step, a0, inside);
   }
-  if (!e->ring_issue) { /* a ring's loop commits once for all its tiles, and waits by count */
+  if (!e->issuing) { /* a ring's loop commits once for all its tiles, and waits by count */
     px_out(e, "cp.async.commit_group;");
     e->async_pending = true;
   }
@@ -289,7 +289,7 @@ bool px_emit_stage_async(Emitter *e, const TirInst *in) {
   px_label(e, "sa", L);
   /* (a ring stage's fallback is a loop: unrolled, it would be emitted at
    * each issue and hold registers the loop's own work needs) */
-  if (e->ring_issue) px_emit_stage_loop(e, in, g, i0, i1, a0, step);
+  if (e->issuing) px_emit_stage_loop(e, in, g, i0, i1, a0, step);
   else if (!px_emit_stage_rows(e, in)) px_emit_load_elements(e, in);
   px_label(e, "sd", L);
   return true;
