@@ -1,21 +1,19 @@
-/* sema.c: semantic analysis.
+/* sema.c: semantic analysis of a kernel's body.
  *
  * Resolves names, computes the type and static shape of every expression,
- * applies implicit conversions, checks slice bounds where they are known at
- * compile time, and validates attribute arguments.
- *
- * Shapes depend on constants, and constants on the @autotune point, so the
- * body of each kernel is checked once per point (with -D constants pinned).
- * The first point that fails stops the kernel, with a note naming it, so a
- * mistake is reported once and not once per variant. */
-#include "lang.h"
+ * applies implicit conversions, and checks slice bounds where they are
+ * known at compile time. Shapes depend on constants, and constants on the
+ * @autotune point, so sema_kernel.c (attributes, parameters, variants)
+ * checks the body once per point, with -D constants pinned. */
+#include "sema.h"
 
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* ------------------------------------------------------------ scalars */
+static int eval_const_node(Sema *s, Node *n, int64_t *out);
+static Type *check_expr_kind(Sema *s, Node *n);
 
 static const char *scalar_names[] = {"f16", "bf16", "f32", "f64", "i8", "u8", "i32", "i64", "bool"};
 static const int scalar_bytes[] = {2, 2, 4, 8, 1, 1, 4, 8, 1};
@@ -33,41 +31,19 @@ bool sema_scalar_from_name(const char *name, Scalar *out) {
 }
 
 static bool is_float(Scalar s) { return s <= S_F64; }
-static bool is_int(Scalar s) { return s >= S_I8 && s <= S_I64; }
+bool is_int(Scalar s) { return s >= S_I8 && s <= S_I64; }
 static bool is_numeric(Scalar s) { return s < S_BOOL; }
 
 static int float_rank(Scalar s) { return s == S_F64 ? 3 : s == S_F32 ? 2 : 1; }
 static int int_rank(Scalar s) { return s == S_I64 ? 3 : s == S_I32 ? 2 : s == S_I8 || s == S_U8 ? 1 : 0; }
 
-/* -------------------------------------------------------------- types */
-
-static const char *sym_kind_name[] = {"tensor parameter", "scalar parameter", "tensor dimension",
+const char *sym_kind_name[] = {"tensor parameter", "scalar parameter", "tensor dimension",
                                       "constant", "let binding", "variable", "loop variable"};
-
-typedef struct Scope {
-  Symbol *syms;
-  struct Scope *up;
-} Scope;
-
-typedef struct Sema {
-  Arena *arena;
-  Diags *d;
-  SemaOptions *opts;
-  Scope *scope;
-  Node *kernel;
-  int errors_at_start;
-  bool quiet; /* eval_const reports nothing: the caller only asks */
-  Node *arrive_ok; /* the arrive call that is a let's whole initializer, being checked */
-  Symbol **table;  /* the visible names, hashed (lookup) */
-  int tcap, tcount;
-  uint64_t epoch;  /* of the visible names (new_epoch) */
-  int64_t work;    /* the kernels' syntax nodes times their variants, so far (check_kernel) */
-} Sema;
 
 static Type ty_error_v = {.kind = TY_ERROR};
 static Type *const ty_error = &ty_error_v;
 
-static Type *scalar_ty(Sema *s, Scalar e) {
+Type *scalar_ty(Sema *s, Scalar e) {
   Type *t = arena_alloc(s->arena, sizeof *t);
   t->kind = TY_SCALAR;
   t->elem = e;
@@ -99,7 +75,7 @@ static const char *shape_str(Sema *s, const Type *t) {
   return arena_printf(s->arena, "%s]", r);
 }
 
-static const char *ty_str(Sema *s, const Type *t) {
+const char *ty_str(Sema *s, const Type *t) {
   switch (t->kind) {
   case TY_ERROR: return "<error>";
   case TY_SCALAR: return sema_scalar_name(t->elem);
@@ -122,8 +98,6 @@ static bool tile_fits(Sema *s, Span at, const Type *t) {
   return false;
 }
 
-/* ------------------------------------------------------------- scopes */
-
 /* The names in scope are hashed: a kernel of 20,000 lets looks each name
  * up in constant time, not by walking every scope. A name is never
  * declared twice while visible (declare refuses it), so the table maps each
@@ -132,9 +106,9 @@ static bool tile_fits(Sema *s, Span at, const Type *t) {
  * constant evaluator's cache (eval_const) is valid for. */
 static uint64_t epochs; /* process-wide: nodes keep the epoch of their cached value */
 
-static void new_epoch(Sema *s) { s->epoch = ++epochs; }
+void new_epoch(Sema *s) { s->epoch = ++epochs; }
 
-static uint32_t name_hash(const char *name) {
+uint32_t name_hash(const char *name) {
   uint32_t h = 2166136261u;
   for (const unsigned char *p = (const unsigned char *)name; *p; p++) h = (h ^ *p) * 16777619u;
   return h;
@@ -171,20 +145,20 @@ static void table_remove(Sema *s, Symbol *y) {
   }
 }
 
-static void push_scope(Sema *s) {
+void push_scope(Sema *s) {
   Scope *sc = arena_alloc(s->arena, sizeof *sc);
   sc->up = s->scope;
   s->scope = sc;
   new_epoch(s);
 }
 
-static void pop_scope(Sema *s) {
+void pop_scope(Sema *s) {
   for (Symbol *y = s->scope->syms; y; y = y->next) table_remove(s, y);
   s->scope = s->scope->up;
   new_epoch(s);
 }
 
-static Symbol *lookup(Sema *s, const char *name) {
+Symbol *lookup(Sema *s, const char *name) {
   if (!s->tcap) return NULL;
   for (Symbol *y = s->table[name_hash(name) & (uint32_t)(s->tcap - 1)]; y; y = y->hnext)
     if (strcmp(y->name, name) == 0) {
@@ -196,7 +170,7 @@ static Symbol *lookup(Sema *s, const char *name) {
 
 /* Declares a name. A name may not hide another one of the same kernel:
  * shadowing a dim or a parameter is always a mistake in kernels this size. */
-static Symbol *declare(Sema *s, SymKind kind, const char *name, Type *ty, Span span) {
+Symbol *declare(Sema *s, SymKind kind, const char *name, Type *ty, Span span) {
   Symbol *old = lookup(s, name);
   if (old) {
     diag_error(s->d, span, "redefinition of '%s'", name);
@@ -218,20 +192,13 @@ static Symbol *declare(Sema *s, SymKind kind, const char *name, Type *ty, Span s
   return y;
 }
 
-/* ------------------------------------------------- constant evaluation */
-
-/* Names the checker knows without a declaration. */
-static bool is_builtin_function(const char *name);
-
-static int eval_const_node(Sema *s, Node *n, int64_t *out);
-
 /* Evaluates an integer constant expression. Returns 1 with *out set, 0 when
  * the expression is not constant, -1 after reporting an error (division by
  * zero, overflow). Each node keeps its result for the epoch of the names in
  * scope, so checking a 20,000-term sum, which asks about every partial sum,
  * evaluates each node once. An error found quietly is reported by the first
  * evaluation that is not quiet. */
-static int eval_const(Sema *s, Node *n, int64_t *out) {
+int eval_const(Sema *s, Node *n, int64_t *out) {
   if (n->const_epoch == s->epoch && (n->const_res != -1 || s->quiet || n->const_reported)) {
     *out = n->const_val;
     return n->const_res;
@@ -325,7 +292,7 @@ overflow:
   return -1;
 }
 
-static int eval_const_quiet(Sema *s, Node *n, int64_t *out) {
+int eval_const_quiet(Sema *s, Node *n, int64_t *out) {
   bool was = s->quiet;
   s->quiet = true;
   int r = eval_const(s, n, out);
@@ -414,10 +381,6 @@ static bool linearize(Sema *s, Node *n, Lin *out) {
   }
 }
 
-/* -------------------------------------------------- types of expressions */
-
-static Type *check_expr(Sema *s, Node *n);
-
 /* The element type two operands meet at. Returns S_NONE when they cannot. */
 Scalar sema_join_elem(const Type *a, const Type *b) {
   Scalar x = a->elem, y = b->elem;
@@ -466,7 +429,6 @@ static bool implicit_elem_ok(Scalar src, bool literal, Scalar dst) {
   if (is_float(dst)) return int_rank(src) == 1 || (dst == S_F64 && int_rank(src) == 2);
   return int_rank(dst) > int_rank(src) || (int_rank(dst) == 2 && int_rank(src) == 1);
 }
-
 
 /* Complains when an operand is a whole tensor or not a value. */
 static bool need_value(Sema *s, Node *n, const Type *t, const char *what) {
@@ -792,8 +754,6 @@ static Type *check_index(Sema *s, Node *n) {
   return t;
 }
 
-/* ----------------------------------------------------------- builtins */
-
 typedef struct Builtin {
   const char *name;
   int min_args, max_args;
@@ -1032,6 +992,8 @@ static const Builtin builtins[] = {
     {"arrive", 2, 2, b_arrive},
 };
 
+/* Names the checker knows without a declaration. */
+
 static bool is_builtin_function(const char *name) {
   Scalar sc;
   for (size_t i = 0; i < sizeof builtins / sizeof builtins[0]; i++)
@@ -1192,10 +1154,8 @@ static Type *check_name(Sema *s, Node *n) {
   return ty_error;
 }
 
-static Type *check_expr_kind(Sema *s, Node *n);
-
 /* Every expression node remembers its type for the lowering that follows. */
-static Type *check_expr(Sema *s, Node *n) {
+Type *check_expr(Sema *s, Node *n) {
   n->ty = check_expr_kind(s, n);
   if (n->ty->kind == TY_TILE && !tile_fits(s, n->span, n->ty)) n->ty = ty_error;
   return n->ty;
@@ -1228,11 +1188,9 @@ static Type *check_expr_kind(Sema *s, Node *n) {
   }
 }
 
-/* -------------------------------------------------------------- types */
-
 /* Resolves a written type. Kernel parameters may be tensors or scalars;
  * locals may be scalars or tiles. */
-static Type *resolve_type(Sema *s, Node *n, bool param) {
+Type *resolve_type(Sema *s, Node *n, bool param) {
   Scalar e;
   if (!n->a) {
     if (strcmp(n->name, "tensor") == 0 || strcmp(n->name, "tile") == 0) {
@@ -1319,10 +1277,6 @@ static Type *resolve_type(Sema *s, Node *n, bool param) {
   if (!tensor && !tile_fits(s, n->span, t)) return ty_error;
   return t;
 }
-
-/* ---------------------------------------------------------- statements */
-
-static void check_block(Sema *s, Node *block);
 
 static void check_cond(Sema *s, Node *e, const char *what) {
   Type *t = check_expr(s, e);
@@ -1464,620 +1418,8 @@ static void check_stmt(Sema *s, Node *n) {
   }
 }
 
-static void check_block(Sema *s, Node *block) {
+void check_block(Sema *s, Node *block) {
   push_scope(s);
   for (int i = 0; i < block->list.len && !s->d->stopped; i++) check_stmt(s, block->list.items[i]);
   pop_scope(s);
-}
-
-/* ---------------------------------------------------------- attributes */
-
-typedef struct Attrs {
-  Node *launch, *autotune_first, *pipeline, *padstage, *aligned, *dynshared, *grid, *no_tma;
-  TuneDim *tune;
-  int ntune;
-} Attrs;
-
-static const char *known_attrs[] = {"launch", "autotune", "pipeline", "padstage", "aligned", "dynshared", "grid", "no_tma"};
-
-/* Evaluates an attribute argument that must be an integer constant. */
-static bool attr_int(Sema *s, Node *attr, Node *arg, const char *what, int64_t *out) {
-  if (arg->kind == N_NAMEDARG || arg->kind == N_ATTR_IN) {
-    diag_error(s->d, arg->span, "@%s: %s must be a plain integer", attr->name, what);
-    return false;
-  }
-  int r = eval_const(s, arg, out);
-  if (r == 0) diag_error(s->d, arg->span, "@%s: %s must be an integer constant", attr->name, what);
-  return r == 1;
-}
-
-/* The @autotune space, checked once per kernel (it needs no constants). */
-static void collect_autotune(Sema *s, Node *attr, Attrs *at) {
-  if (!attr->list.len) {
-    diag_error(s->d, attr->span, "@autotune needs at least one 'NAME in [values]'");
-    return;
-  }
-  for (int i = 0; i < attr->list.len; i++) {
-    Node *arg = attr->list.items[i];
-    if (arg->kind != N_ATTR_IN) {
-      diag_error(s->d, arg->span, "@autotune arguments are 'NAME in [values]'");
-      continue;
-    }
-    for (int j = 0; j < at->ntune; j++)
-      if (strcmp(at->tune[j].name, arg->name) == 0) {
-        diag_error(s->d, arg->span, "@autotune names '%s' twice", arg->name);
-        diag_note(s->d, at->tune[j].span, "first given here");
-        goto next;
-      }
-    if (at->ntune == MAX_TUNE) {
-      diag_error(s->d, arg->span, "@autotune has more than %d dimensions", MAX_TUNE);
-      return;
-    }
-    int n = arg->list.len;
-    int64_t vals[64];
-    if (n > 64) {
-      diag_error(s->d, arg->span, "@autotune '%s' lists %d values; at most 64", arg->name, n);
-      continue;
-    }
-    for (int j = 0; j < n; j++) {
-      Node *e = arg->list.items[j];
-      int r = eval_const(s, e, &vals[j]);
-      if (r == 0) diag_error(s->d, e->span, "@autotune values must be integer constants");
-      if (r != 1) goto next;
-      if (vals[j] <= 0) {
-        diag_error(s->d, e->span, "@autotune value %lld for '%s' must be positive", (long long)vals[j], arg->name);
-        goto next;
-      }
-      for (int k = 0; k < j; k++)
-        if (vals[k] == vals[j] && n != 2) {
-          diag_error(s->d, e->span, "@autotune lists %lld twice for '%s'", (long long)vals[j], arg->name);
-          goto next;
-        }
-    }
-    TuneDim td = {.name = arg->name, .span = arg->span};
-    td.values = arena_alloc(s->arena, sizeof(int64_t) * 64);
-    if (n == 2 && vals[0] < vals[1]) {
-      /* two values: doubling steps from the first up to the second */
-      for (int64_t v = vals[0]; td.nvalues < 64; v *= 2) {
-        td.values[td.nvalues++] = v;
-        if (v > vals[1] / 2) break; /* the next doubling passes the bound (or overflows) */
-      }
-      if (td.values[td.nvalues - 1] != vals[1])
-        diag_warning(s->d, ((Node *)arg->list.items[1])->span,
-                     "@autotune '%s': doubling from %lld never reaches %lld; the last value is %lld", arg->name,
-                     (long long)vals[0], (long long)vals[1], (long long)td.values[td.nvalues - 1]);
-    } else if (n == 2 && vals[0] == vals[1]) {
-      td.values[td.nvalues++] = vals[0];
-    } else {
-      for (int j = 0; j < n; j++) td.values[td.nvalues++] = vals[j];
-    }
-    TuneDim *grown = arena_alloc(s->arena, sizeof *grown * (size_t)(at->ntune + 1));
-    if (at->ntune) memcpy(grown, at->tune, sizeof *grown * (size_t)at->ntune);
-    grown[at->ntune++] = td;
-    at->tune = grown;
-  next:;
-  }
-}
-
-static void collect_attrs(Sema *s, Node *k, Attrs *at) {
-  memset(at, 0, sizeof *at);
-  for (int i = 0; i < k->attrs.len; i++) {
-    Node *a = k->attrs.items[i];
-    bool known = false;
-    for (size_t j = 0; j < sizeof known_attrs / sizeof known_attrs[0]; j++)
-      if (strcmp(a->name, known_attrs[j]) == 0) known = true;
-    if (!known) {
-      diag_warning(s->d, a->span, "unknown attribute '@%s' is ignored", a->name);
-      continue;
-    }
-    Node **slot = strcmp(a->name, "launch") == 0      ? &at->launch
-                  : strcmp(a->name, "autotune") == 0  ? &at->autotune_first
-                  : strcmp(a->name, "pipeline") == 0  ? &at->pipeline
-                  : strcmp(a->name, "padstage") == 0  ? &at->padstage
-                  : strcmp(a->name, "aligned") == 0   ? &at->aligned
-                  : strcmp(a->name, "dynshared") == 0 ? &at->dynshared
-                  : strcmp(a->name, "no_tma") == 0    ? &at->no_tma
-                                                      : &at->grid;
-    if (strcmp(a->name, "autotune") == 0) {
-      /* several @autotune lines add up */
-      if (!*slot) *slot = a;
-      collect_autotune(s, a, at);
-      continue;
-    }
-    if (*slot) {
-      diag_error(s->d, a->span, "@%s is given twice", a->name);
-      diag_note(s->d, (*slot)->span, "first given here");
-      continue;
-    }
-    *slot = a;
-    if ((slot == &at->padstage || slot == &at->dynshared || slot == &at->no_tma) && a->has_args)
-      diag_error(s->d, a->span, "@%s takes no arguments", a->name);
-  }
-}
-
-static void check_grid_names(Sema *s, Node *n);
-
-/* Checks the attributes whose arguments may use constants; runs once per
- * variant, in the kernel scope. */
-static void check_attrs(Sema *s, Attrs *at) {
-  int64_t v;
-  if (at->launch) {
-    Node *a = at->launch;
-    static const char *what[] = {"the thread count", "min_blocks", "max_regs"};
-    if (a->list.len < 1 || a->list.len > 3) {
-      diag_error(s->d, a->span, "@launch takes 1 to 3 arguments (threads[, min_blocks[, max_regs]]), got %d",
-                 a->list.len);
-    } else {
-      for (int i = 0; i < a->list.len; i++) {
-        Node *arg = a->list.items[i];
-        if (!attr_int(s, a, arg, what[i], &v)) continue;
-        if (i == 0 && (v < 32 || v > 1024 || v % 32))
-          diag_error(s->d, arg->span, "@launch: %lld threads; the count must be a multiple of 32 from 32 to 1024",
-                     (long long)v);
-        if (i == 1 && (v < 1 || v > 32))
-          diag_error(s->d, arg->span, "@launch: min_blocks %lld must be from 1 to 32", (long long)v);
-        if (i == 2 && (v < 16 || v > 255))
-          diag_error(s->d, arg->span, "@launch: max_regs %lld must be from 16 to 255", (long long)v);
-      }
-    }
-  }
-  if (at->pipeline && at->pipeline->has_args) {
-    Node *a = at->pipeline;
-    if (a->list.len != 1) diag_error(s->d, a->span, "@pipeline takes one argument, the stage count");
-    else if (attr_int(s, a, a->list.items[0], "the stage count", &v) && (v < 2 || v > 8))
-      diag_error(s->d, ((Node *)a->list.items[0])->span, "@pipeline(%lld): the stage count must be from 2 to 8",
-                 (long long)v);
-  }
-  if (at->aligned) {
-    Node *a = at->aligned;
-    if (!a->list.len) diag_error(s->d, a->span, "@aligned needs 'DIM = tile' arguments");
-    if (a->list.len > 8) /* KernelInfo keeps 8: a ninth was dropped unsaid */
-      diag_error(s->d, ((Node *)a->list.items[8])->span, "@aligned takes at most 8 dims, got %d", a->list.len);
-    for (int i = 0; i < a->list.len; i++) {
-      Node *arg = a->list.items[i];
-      if (arg->kind != N_NAMEDARG) {
-        diag_error(s->d, arg->span, "@aligned arguments are 'DIM = tile'");
-        continue;
-      }
-      Symbol *y = lookup(s, arg->name);
-      bool is_dim = false;
-      for (int p = 0; p < s->kernel->list.len; p++) {
-        Node *pt = ((Node *)s->kernel->list.items[p])->type;
-        for (int d = 0; pt && strcmp(pt->name, "tensor") == 0 && d < pt->list.len; d++) {
-          Node *dn = pt->list.items[d];
-          if (dn->kind == N_NAME && strcmp(dn->name, arg->name) == 0) is_dim = true;
-        }
-      }
-      if (!y || !is_dim || (y->kind != SYM_DIM && y->kind != SYM_CONST)) {
-        diag_error(s->d, arg->span, "@aligned: '%s' is not a tensor dim of this kernel", arg->name);
-        continue;
-      }
-      if (attr_int(s, a, arg->a, "the tile", &v) && v <= 0)
-        diag_error(s->d, arg->a->span, "@aligned: tile %lld must be positive", (long long)v);
-      else if (y->kind == SYM_CONST && !y->const_float && v > 0 && y->ival % v)
-        diag_error(s->d, arg->span, "@aligned: '%s' is the constant %lld, not a multiple of %lld", arg->name,
-                   (long long)y->ival, (long long)v);
-    }
-  }
-  if (at->grid) {
-    Node *a = at->grid;
-    if (a->list.len < 1 || a->list.len > 3)
-      diag_error(s->d, a->span, "@grid takes 1 to 3 expressions (x[, y[, z]]), got %d", a->list.len);
-    for (int i = 0; i < a->list.len; i++) {
-      Node *arg = a->list.items[i];
-      if (arg->kind == N_NAMEDARG || arg->kind == N_ATTR_IN) {
-        diag_error(s->d, arg->span, "@grid arguments are expressions over dims and constants");
-        continue;
-      }
-      int e0 = s->d->errors;
-      check_grid_names(s, arg);
-      if (s->d->errors > e0) continue;
-      Type *t = check_expr(s, arg);
-      if (t->kind == TY_ERROR) continue;
-      if (t->kind != TY_SCALAR || !is_int(t->elem)) {
-        diag_error(s->d, arg->span, "@grid: the extent must be an integer, got %s", ty_str(s, t));
-        continue;
-      }
-      int64_t max = i == 0 ? INT32_MAX : 65535; /* the hardware's grid limits */
-      if (eval_const(s, arg, &v) == 1 && (v <= 0 || v > max))
-        diag_error(s->d, arg->span, "@grid: extent %lld along %c must be from 1 to %lld", (long long)v, "xyz"[i < 3 ? i : 2],
-                   (long long)max);
-    }
-  }
-}
-
-/* Only dims and constants may appear in a @grid expression: the runtime
- * evaluates it before the launch, from the tensors' shapes. */
-static void check_grid_names(Sema *s, Node *n) {
-  if (!n) return;
-  if (n->kind == N_NAME) {
-    Symbol *y = lookup(s, n->name);
-    if (y && y->kind != SYM_DIM && y->kind != SYM_CONST)
-      diag_error(s->d, n->span, "@grid can use tensor dims and constants; '%s' is a %s", n->name,
-                 sym_kind_name[y->kind]);
-    else if (!y && strcmp(n->name, "inf") != 0)
-      diag_error(s->d, n->span, "@grid can use tensor dims and constants; '%s' is neither (names in the kernel "
-                 "body are not visible to @grid)", n->name);
-    return;
-  }
-  if (n->kind == N_MEMBER || n->kind == N_INDEX) {
-    diag_error(s->d, n->span, "@grid can use tensor dims and constants only");
-    return;
-  }
-  /* the runtime evaluates the extent as a postfix program (manifest.c,
-   * postfix; spec 17.3): + - * / %, unary -, cdiv, min and max; integer
-   * conversions pass through. Anything else was an internal error when the
-   * manifest was written. */
-  static const char runtime_ops[] = "(the runtime computes a grid with + - * / %, unary -, cdiv, min and max)";
-  if (n->kind == N_CALL) {
-    if (n->a->kind == N_NAME && strcmp(n->a->name, "program_id") == 0) {
-      diag_error(s->d, n->span, "@grid can use tensor dims and constants only; program_id is the block index");
-      return;
-    }
-    static const char *ok[] = {"cdiv", "min", "max", "i32", "i64"};
-    bool known = false;
-    for (size_t i = 0; i < sizeof ok / sizeof ok[0] && n->a->kind == N_NAME; i++) known |= !strcmp(n->a->name, ok[i]);
-    if (!known) {
-      diag_error(s->d, n->span, "@grid: %s%s%s is not available in a launch grid %s", n->a->kind == N_NAME ? "'" : "",
-                 n->a->kind == N_NAME ? n->a->name : "this call", n->a->kind == N_NAME ? "'" : "", runtime_ops);
-      return;
-    }
-    for (int i = 0; i < n->list.len; i++) check_grid_names(s, n->list.items[i]);
-    return;
-  }
-  bool arith = n->op == '+' || n->op == '-' || n->op == '*' || n->op == '/' || n->op == '%';
-  if ((n->kind == N_BINARY && !arith) || (n->kind == N_UNARY && n->op != '-')) {
-    diag_error(s->d, n->span, "@grid: operator '%s' is not available in a launch grid %s", ast_op_name(n->op), runtime_ops);
-    return;
-  }
-  check_grid_names(s, n->a);
-  check_grid_names(s, n->b);
-}
-
-/* ------------------------------------------------------------- kernels */
-
-static Define *find_define(Sema *s, const char *name) {
-  for (int i = 0; i < s->opts->ndefines; i++)
-    if (strcmp(s->opts->defines[i].name, name) == 0) return &s->opts->defines[i];
-  return NULL;
-}
-
-static void declare_const(Sema *s, const char *name, Span span, const char *text, int64_t ival) {
-  Symbol *y = declare(s, SYM_CONST, name, NULL, span);
-  if (!y) return;
-  if (text) {
-    char *end;
-    const char *digits = text[0] == '-' || text[0] == '+' ? text + 1 : text;
-    bool hex = digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X');
-    long long v = strtoll(text, &end, hex ? 16 : 10);
-    if (*end == 0) {
-      y->ival = v;
-    } else {
-      y->const_float = true;
-      y->fval = strtod(text, NULL);
-    }
-  } else {
-    y->ival = ival;
-  }
-  /* a constant adopts the type it meets, as a literal does */
-  y->ty = scalar_ty(s, y->const_float ? S_F32 : (y->ival < INT32_MIN || y->ival > INT32_MAX) ? S_I64 : S_I32);
-  y->ty->literal = true;
-}
-
-/* Declares parameters and the dims they name. A dim named like a constant
- * is pinned to it; a dim named twice is the same value (checked at launch). */
-static void declare_params(Sema *s, Node *k) {
-  for (int i = 0; i < k->list.len; i++) {
-    Node *p = k->list.items[i];
-    Type *t = resolve_type(s, p->type, true);
-    if (t->kind == TY_TENSOR) {
-      for (int j = 0; j < t->rank; j++) {
-        if (!t->dimname[j]) continue;
-        Symbol *y = lookup(s, t->dimname[j]);
-        if (y && y->kind == SYM_CONST) {
-          if (y->const_float) {
-            diag_error(s->d, ((Node *)p->type->list.items[j])->span, "dim '%s' is pinned to a float constant",
-                       t->dimname[j]);
-            continue;
-          }
-          if (y->ival < 1 || y->ival > INT32_MAX) {
-            diag_error(s->d, ((Node *)p->type->list.items[j])->span,
-                       "dim '%s' is pinned to %lld; a tensor extent is from 1 to %d", t->dimname[j], (long long)y->ival,
-                       INT32_MAX);
-            continue;
-          }
-          t->dims[j] = y->ival;
-        } else if (y && y->kind != SYM_DIM) {
-          diag_error(s->d, ((Node *)p->type->list.items[j])->span, "dim '%s' is already a %s", t->dimname[j],
-                     sym_kind_name[y->kind]);
-          if (y->span.first_line) diag_note(s->d, y->span, "'%s' is defined here", y->name);
-        } else if (!y) {
-          declare(s, SYM_DIM, t->dimname[j], scalar_ty(s, S_I32), ((Node *)p->type->list.items[j])->span);
-        }
-      }
-    }
-    p->ty = t;
-    /* a tensor whose type is wrong is still a tensor: no cascade of scalar errors */
-    bool tensor = t->kind == TY_TENSOR || (p->type->a && strcmp(p->type->name, "tensor") == 0);
-    p->sym = declare(s, tensor ? SYM_TENSOR : SYM_SCALAR, p->name, t, p->span);
-    if (p->sym) p->sym->index = i;
-  }
-}
-
-/* Fills the facts later stages need from the attributes, in the kernel's
- * scope of this variant (the attributes were checked already). */
-static void fill_info(Sema *s, Attrs *at, KernelInfo *info) {
-  int64_t v;
-  info->threads = 128;
-  if (at->launch)
-    for (int i = 0; i < at->launch->list.len && i < 3; i++)
-      if (eval_const_quiet(s, at->launch->list.items[i], &v) == 1) {
-        if (i == 0) info->threads = (int)v;
-        else if (i == 1) info->min_blocks = (int)v;
-        else info->max_regs = (int)v;
-      }
-  if (at->pipeline) {
-    info->pipeline_stages = 2;
-    if (at->pipeline->list.len == 1 && eval_const_quiet(s, at->pipeline->list.items[0], &v) == 1)
-      info->pipeline_stages = (int)v;
-  }
-  info->padstage = at->padstage != NULL;
-  info->dynshared = at->dynshared != NULL;
-  info->no_tma = at->no_tma != NULL;
-  if (at->grid)
-    for (int i = 0; i < at->grid->list.len && i < 3; i++) info->grid[info->ngrid++] = at->grid->list.items[i];
-  if (at->aligned)
-    for (int i = 0; i < at->aligned->list.len && info->naligned < 8; i++) {
-      Node *arg = at->aligned->list.items[i];
-      if (arg->kind == N_NAMEDARG && eval_const_quiet(s, arg->a, &v) == 1) {
-        info->aligned_dim[info->naligned] = arg->name;
-        info->aligned_tile[info->naligned++] = v;
-      }
-    }
-}
-
-static void check_variant(Sema *s, Node *k, Attrs *at, const int *choice, KernelInfo *info) {
-  push_scope(s); /* constants */
-  for (int i = 0; i < at->ntune; i++) {
-    Define *def = find_define(s, at->tune[i].name);
-    if (def) { /* -D pins it */
-      def->used = true;
-      continue;
-    }
-    declare_const(s, at->tune[i].name, at->tune[i].span, NULL, at->tune[i].values[choice[i]]);
-  }
-  for (int i = 0; i < s->opts->ndefines; i++) {
-    Span none = {0};
-    declare_const(s, s->opts->defines[i].name, none, s->opts->defines[i].value, 0);
-    if (s->scope->syms && strcmp(s->scope->syms->name, s->opts->defines[i].name) == 0)
-      s->scope->syms->define = &s->opts->defines[i];
-  }
-  if (info) {
-    for (Symbol *y = s->scope->syms; y && info->nconsts < MAX_TUNE + 64; y = y->next) {
-      int c = info->nconsts++;
-      info->const_names[c] = y->name;
-      info->const_values[c] = y->ival;
-      info->const_is_float[c] = y->const_float;
-      info->const_fvalues[c] = y->fval;
-    }
-  }
-  push_scope(s); /* parameters and dims */
-  declare_params(s, k);
-  check_attrs(s, at);
-  check_block(s, k->body);
-  if (info) fill_info(s, at, info);
-  pop_scope(s);
-  pop_scope(s);
-}
-
-/* The number of points of the space not pinned by -D; -1 when too many. */
-static int64_t space_size(Sema *s, Attrs *at) {
-  int64_t total = 1;
-  for (int i = 0; i < at->ntune; i++)
-    if (!find_define(s, at->tune[i].name)) {
-      if (!ck_mul(total, at->tune[i].nvalues, &total) || total > s->opts->max_variants) return -1;
-    }
-  return total;
-}
-
-/* The choice of each @autotune dimension at point `index`; the last
- * dimension moves fastest. */
-static void point_choice(Sema *s, Attrs *at, int64_t index, int *choice) {
-  for (int i = at->ntune - 1; i >= 0; i--) {
-    choice[i] = 0;
-    if (find_define(s, at->tune[i].name)) continue;
-    choice[i] = (int)(index % at->tune[i].nvalues);
-    index /= at->tune[i].nvalues;
-  }
-}
-
-static const char *point_str(Sema *s, Attrs *at, const int *choice) {
-  char buf[512];
-  int n = 0;
-  buf[0] = 0;
-  for (int i = 0; i < at->ntune && n < (int)sizeof buf - 64; i++)
-    if (!find_define(s, at->tune[i].name))
-      n += snprintf(buf + n, sizeof buf - (size_t)n, "%s%s=%lld", n ? ", " : "", at->tune[i].name,
-                    (long long)at->tune[i].values[choice[i]]);
-  return arena_strdup(s->arena, buf);
-}
-
-/* What a launch can pass (spec 13.3): libphobos packs each tensor as its
- * pointer and extents (1 + rank slots), each scalar in one slot, and each
- * tensor map the plan adds in two, into MF_MAX_SLOTS = 160 slots
- * (runtime/rt.h; its autotuner copies written tensors by parameter index
- * for all MF_MAX_PARAMS = 160). So a kernel takes at most MAX_PARAM_SLOTS
- * slots, 16 left for the plan's up to 8 tensor maps, and so at most as many
- * parameters; that is under 3 KB of .param space, within ptxas's 4 KB for
- * any target. */
-static void check_param_bounds(Sema *s, Node *k) {
-  int slots = 0, ndims = 0;
-  const char *dims[MAX_DIM_NAMES];
-  for (int i = 0; i < k->list.len; i++) {
-    Node *p = k->list.items[i];
-    if (i == MAX_PARAMS) {
-      diag_error(s->d, p->span, "kernel '%s' has %d parameters; the limit is %d", k->name, k->list.len, MAX_PARAMS);
-      return;
-    }
-    bool tensor = p->type && p->type->a && strcmp(p->type->name, "tensor") == 0;
-    int rank = tensor ? (p->type->list.len < MAX_TENSOR_RANK ? p->type->list.len : MAX_TENSOR_RANK) : 0;
-    /* and a launch binds at most 32 dim names (runtime.c, rt_bind) */
-    for (int d = 0; d < rank; d++) {
-      Node *dn = p->type->list.items[d];
-      if (dn->kind != N_NAME) continue;
-      int j = 0;
-      while (j < ndims && strcmp(dims[j], dn->name)) j++;
-      if (j < ndims) continue;
-      if (ndims == MAX_DIM_NAMES) {
-        diag_error(s->d, dn->span, "kernel '%s' names more than %d tensor dims ('%s' is one more); the limit is %d",
-                   k->name, MAX_DIM_NAMES, dn->name, MAX_DIM_NAMES);
-        return;
-      }
-      dims[ndims++] = dn->name;
-    }
-    slots += tensor ? 1 + rank : 1;
-    if (slots > MAX_PARAM_SLOTS) {
-      diag_error(s->d, p->span, "kernel '%s' passes more than %d values at launch: at parameter '%s' its parameters "
-                 "take %d", k->name, MAX_PARAM_SLOTS, p->name, slots);
-      diag_note(s->d, p->span, "a tensor takes one for its data and one for each extent, a scalar one");
-      return;
-    }
-  }
-}
-
-/* The syntax nodes of a kernel, its attributes and parameters too,
- * counted without recursion. */
-static int64_t count_nodes(Sema *s, Node *k) {
-  PtrVec stack = {0};
-  vec_push(s->arena, &stack, k);
-  int64_t n = 0;
-  while (stack.len) {
-    Node *x = stack.items[--stack.len];
-    n++;
-    Node *kids[] = {x->a, x->b, x->c, x->type, x->body};
-    for (int i = 0; i < 5; i++)
-      if (kids[i]) vec_push(s->arena, &stack, kids[i]);
-    for (int i = 0; i < x->list.len; i++) vec_push(s->arena, &stack, x->list.items[i]);
-    for (int i = 0; i < x->attrs.len; i++) vec_push(s->arena, &stack, x->attrs.items[i]);
-  }
-  return n;
-}
-
-static void check_kernel(Sema *s, Node *k) {
-  s->kernel = k;
-  Attrs at;
-  int before = s->d->errors;
-  check_param_bounds(s, k);
-  if (s->d->errors > before) return;
-  collect_attrs(s, k, &at);
-  if (s->d->errors > before) return;
-  int64_t total = space_size(s, &at);
-  if (total < 0) {
-    diag_error(s->d, at.autotune_first->span, "@autotune space has more than %d points", s->opts->max_variants);
-    return;
-  }
-  /* every variant is checked, lowered, planned and emitted, and kept to
-   * the end: the file's work is its kernels' sizes times their variants */
-  int64_t nodes = count_nodes(s, k), work;
-  if (!ck_mul(nodes, total, &work) || !ck_add(work, s->work, &work) || work > MAX_VARIANT_WORK) {
-    diag_error(s->d, k->span, "kernel '%s' has %lld variant%s of %lld syntax nodes, which brings the file to more than "
-               "%d variant nodes, the limit", k->name, (long long)total, total == 1 ? "" : "s", (long long)nodes,
-               MAX_VARIANT_WORK);
-    if (total > 1) diag_note(s->d, k->span, "fewer @autotune points, or -D pinning some, make less to compile");
-    return;
-  }
-  s->work = work;
-  int choice[MAX_TUNE];
-  for (int64_t v = 0; v < total && !s->d->stopped; v++) {
-    int e0 = s->d->errors;
-    point_choice(s, &at, v, choice);
-    check_variant(s, k, &at, choice, NULL);
-    if (s->d->errors > e0) {
-      if (total > 1)
-        diag_note(s->d, k->span, "in kernel '%s' with @autotune point %s (%lld of %lld)", k->name,
-                  point_str(s, &at, choice), (long long)v + 1, (long long)total);
-      return;
-    }
-  }
-}
-
-static void init_sema(Sema *s, Arena *a, Diags *d, SemaOptions *opts, Scope *top) {
-  memset(s, 0, sizeof *s);
-  s->arena = a;
-  s->d = d;
-  s->opts = opts;
-  memset(top, 0, sizeof *top);
-  s->scope = top;
-  s->errors_at_start = d->errors;
-  new_epoch(s);
-}
-
-int sema_variant_count(Arena *a, Diags *d, Node *kernel, SemaOptions *opts) {
-  Sema s;
-  Scope top;
-  init_sema(&s, a, d, opts, &top);
-  s.kernel = kernel;
-  Attrs at;
-  Diags quiet = *d; /* sema_check reported these already */
-  quiet.silent = true;
-  quiet.max_errors = 0;
-  quiet.errors = 0;
-  s.d = &quiet;
-  collect_attrs(&s, kernel, &at);
-  int64_t total = space_size(&s, &at);
-  return total < 0 || quiet.errors ? 0 : (int)total;
-}
-
-bool sema_check_variant(Arena *a, Diags *d, Node *kernel, SemaOptions *opts, int index, KernelInfo *info) {
-  Sema s;
-  Scope top;
-  init_sema(&s, a, d, opts, &top);
-  memset(info, 0, sizeof *info);
-  Attrs at;
-  Diags quiet = *d; /* sema_check reported the attributes' diagnostics already */
-  quiet.silent = true;
-  quiet.max_errors = 0;
-  quiet.errors = 0;
-  s.d = &quiet;
-  collect_attrs(&s, kernel, &at);
-  s.d = d;
-  int64_t total = space_size(&s, &at);
-  if (quiet.errors || index < 0 || index >= total) return false;
-  int choice[MAX_TUNE];
-  point_choice(&s, &at, index, choice);
-  s.kernel = kernel;
-  info->kernel = kernel;
-  info->index = index;
-  info->count = (int)total;
-  check_variant(&s, kernel, &at, choice, info);
-  return d->errors == s.errors_at_start;
-}
-
-bool sema_check(Arena *a, Diags *d, Node *program, SemaOptions *opts) {
-  Sema s;
-  Scope top;
-  init_sema(&s, a, d, opts, &top);
-  /* kernel names, hashed: 50,000 kernels were compared pairwise (12 s) */
-  int cap = 16;
-  while (cap < 2 * program->list.len) cap *= 2;
-  Node **names = arena_alloc(a, sizeof *names * (size_t)cap);
-  for (int i = 0; i < program->list.len && !d->stopped; i++) {
-    Node *k = program->list.items[i];
-    uint32_t h = name_hash(k->name) & (uint32_t)(cap - 1);
-    while (names[h] && strcmp(names[h]->name, k->name)) h = (h + 1) & (uint32_t)(cap - 1);
-    if (names[h]) {
-      diag_error(d, k->span, "kernel '%s' is defined twice", k->name);
-      diag_note(d, names[h]->span, "first defined here");
-    } else {
-      names[h] = k;
-    }
-    check_kernel(&s, k);
-  }
-  /* a -D that nothing reads is most likely a typo */
-  for (int i = 0; i < opts->ndefines && !d->errors; i++)
-    if (!opts->defines[i].used) {
-      Span none = {.file = NULL};
-      diag_warning(d, none, "-D %s is not used by any kernel", opts->defines[i].name);
-    }
-  return d->errors == s.errors_at_start;
 }

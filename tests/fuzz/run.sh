@@ -41,7 +41,7 @@ if [ "$target" = manifest ]; then
   if [ ! -x "$phobosc" ]; then
     flex -o "$out/gen/lexer.c" "$root/lang/lexer.l"
     bison --defines="$out/gen/parser.h" -o "$out/gen/parser.c" "$root/lang/parser.y"
-    clang -O1 -std=c17 -D_GNU_SOURCE -I"$root/lang" -I"$root/src" -I"$out/gen" "$root"/lang/{arena,ast,diag,sema}.c \
+    clang -O1 -std=c17 -D_GNU_SOURCE -I"$root/lang" -I"$root/src" -I"$out/gen" "$root"/lang/{arena,ast,diag,sema,sema_kernel}.c \
       "$out"/gen/{lexer,parser}.c "$root"/src/*.c "$root"/src/plan/*.c "$root"/src/ptx/*.c -pthread -lm -lyaml -o "$out/phobosc"
     phobosc=$out/phobosc
   fi
@@ -59,7 +59,7 @@ if [ "$target" = manifest ]; then
 fi
 flex -o "$out/gen/lexer.c" "$root/lang/lexer.l"
 bison --defines="$out/gen/parser.h" -o "$out/gen/parser.c" "$root/lang/parser.y"
-srcs=("$root"/lang/{arena,ast,diag,sema}.c "$out"/gen/{lexer,parser}.c "$root"/src/{driver,tir,lower,manifest,cubin}.c "$root"/src/plan/*.c "$root"/src/ptx/*.c)
+srcs=("$root"/lang/{arena,ast,diag,sema,sema_kernel}.c "$out"/gen/{lexer,parser}.c "$root"/src/{driver,tir,lower,manifest,cubin}.c "$root"/src/plan/*.c "$root"/src/ptx/*.c)
 # interp.c is not needed: the driver never runs the interpreter.
 clang "${san[@]}" \
   -I"$root/lang" -I"$root/src" -I"$out/gen" "${srcs[@]}" "$root/tests/fuzz/fuzz_compiler.c" -pthread -lm -lyaml -o "$out/fuzz_compiler"
