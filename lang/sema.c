@@ -31,19 +31,19 @@ bool sema_scalar_from_name(const char *name, Scalar *out) {
 }
 
 static bool is_float(Scalar s) { return s <= S_F64; }
-bool is_int(Scalar s) { return s >= S_I8 && s <= S_I64; }
+bool sema_is_int(Scalar s) { return s >= S_I8 && s <= S_I64; }
 static bool is_numeric(Scalar s) { return s < S_BOOL; }
 
 static int float_rank(Scalar s) { return s == S_F64 ? 3 : s == S_F32 ? 2 : 1; }
 static int int_rank(Scalar s) { return s == S_I64 ? 3 : s == S_I32 ? 2 : s == S_I8 || s == S_U8 ? 1 : 0; }
 
-const char *sym_kind_name[] = {"tensor parameter", "scalar parameter", "tensor dimension",
+const char *sema_sym_kind_name[] = {"tensor parameter", "scalar parameter", "tensor dimension",
                                       "constant", "let binding", "variable", "loop variable"};
 
 static Type ty_error_v = {.kind = TY_ERROR};
 static Type *const ty_error = &ty_error_v;
 
-Type *scalar_ty(Sema *s, Scalar e) {
+Type *sema_scalar_ty(Sema *s, Scalar e) {
   Type *t = arena_alloc(s->arena, sizeof *t);
   t->kind = TY_SCALAR;
   t->elem = e;
@@ -75,7 +75,7 @@ static const char *shape_str(Sema *s, const Type *t) {
   return arena_printf(s->arena, "%s]", r);
 }
 
-const char *ty_str(Sema *s, const Type *t) {
+const char *sema_ty_str(Sema *s, const Type *t) {
   switch (t->kind) {
   case TY_ERROR: return "<error>";
   case TY_SCALAR: return sema_scalar_name(t->elem);
@@ -103,19 +103,19 @@ static bool tile_fits(Sema *s, Span at, const Type *t) {
  * declared twice while visible (declare refuses it), so the table maps each
  * name to one symbol; a scope's symbols leave the table when it closes.
  * Every change of the visible names starts a new epoch, which is what the
- * constant evaluator's cache (eval_const) is valid for. */
+ * constant evaluator's cache (sema_eval_const) is valid for. */
 static uint64_t epochs; /* process-wide: nodes keep the epoch of their cached value */
 
-void new_epoch(Sema *s) { s->epoch = ++epochs; }
+void sema_new_epoch(Sema *s) { s->epoch = ++epochs; }
 
-uint32_t name_hash(const char *name) {
+uint32_t sema_name_hash(const char *name) {
   uint32_t h = 2166136261u;
   for (const unsigned char *p = (const unsigned char *)name; *p; p++) h = (h ^ *p) * 16777619u;
   return h;
 }
 
 static void table_put(Symbol **table, int cap, Symbol *y) {
-  Symbol **slot = &table[name_hash(y->name) & (uint32_t)(cap - 1)];
+  Symbol **slot = &table[sema_name_hash(y->name) & (uint32_t)(cap - 1)];
   y->hnext = *slot;
   *slot = y;
 }
@@ -137,7 +137,7 @@ static void table_insert(Sema *s, Symbol *y) {
 }
 
 static void table_remove(Sema *s, Symbol *y) {
-  Symbol **p = &s->table[name_hash(y->name) & (uint32_t)(s->tcap - 1)];
+  Symbol **p = &s->table[sema_name_hash(y->name) & (uint32_t)(s->tcap - 1)];
   while (*p && *p != y) p = &(*p)->hnext;
   if (*p) {
     *p = y->hnext;
@@ -145,22 +145,22 @@ static void table_remove(Sema *s, Symbol *y) {
   }
 }
 
-void push_scope(Sema *s) {
+void sema_push_scope(Sema *s) {
   Scope *sc = arena_alloc(s->arena, sizeof *sc);
   sc->up = s->scope;
   s->scope = sc;
-  new_epoch(s);
+  sema_new_epoch(s);
 }
 
-void pop_scope(Sema *s) {
+void sema_pop_scope(Sema *s) {
   for (Symbol *y = s->scope->syms; y; y = y->next) table_remove(s, y);
   s->scope = s->scope->up;
-  new_epoch(s);
+  sema_new_epoch(s);
 }
 
-Symbol *lookup(Sema *s, const char *name) {
+Symbol *sema_lookup(Sema *s, const char *name) {
   if (!s->tcap) return NULL;
-  for (Symbol *y = s->table[name_hash(name) & (uint32_t)(s->tcap - 1)]; y; y = y->hnext)
+  for (Symbol *y = s->table[sema_name_hash(name) & (uint32_t)(s->tcap - 1)]; y; y = y->hnext)
     if (strcmp(y->name, name) == 0) {
       if (y->define) y->define->used = true;
       return y;
@@ -170,14 +170,14 @@ Symbol *lookup(Sema *s, const char *name) {
 
 /* Declares a name. A name may not hide another one of the same kernel:
  * shadowing a dim or a parameter is always a mistake in kernels this size. */
-Symbol *declare(Sema *s, SymKind kind, const char *name, Type *ty, Span span) {
-  Symbol *old = lookup(s, name);
+Symbol *sema_declare(Sema *s, SymKind kind, const char *name, Type *ty, Span span) {
+  Symbol *old = sema_lookup(s, name);
   if (old) {
     diag_error(s->d, span, "redefinition of '%s'", name);
     if (old->span.first_line > 0)
-      diag_note(s->d, old->span, "'%s' was defined here as a %s", name, sym_kind_name[old->kind]);
+      diag_note(s->d, old->span, "'%s' was defined here as a %s", name, sema_sym_kind_name[old->kind]);
     else
-      diag_note_plain(s->d, "'%s' is a %s given with -D", name, sym_kind_name[old->kind]);
+      diag_note_plain(s->d, "'%s' is a %s given with -D", name, sema_sym_kind_name[old->kind]);
     return NULL;
   }
   Symbol *y = arena_alloc(s->arena, sizeof *y);
@@ -188,7 +188,7 @@ Symbol *declare(Sema *s, SymKind kind, const char *name, Type *ty, Span span) {
   y->next = s->scope->syms;
   s->scope->syms = y;
   table_insert(s, y);
-  new_epoch(s);
+  sema_new_epoch(s);
   return y;
 }
 
@@ -198,7 +198,7 @@ Symbol *declare(Sema *s, SymKind kind, const char *name, Type *ty, Span span) {
  * scope, so checking a 20,000-term sum, which asks about every partial sum,
  * evaluates each node once. An error found quietly is reported by the first
  * evaluation that is not quiet. */
-int eval_const(Sema *s, Node *n, int64_t *out) {
+int sema_eval_const(Sema *s, Node *n, int64_t *out) {
   if (n->const_epoch == s->epoch && (n->const_res != -1 || s->quiet || n->const_reported)) {
     *out = n->const_val;
     return n->const_res;
@@ -217,20 +217,20 @@ static int eval_const_node(Sema *s, Node *n, int64_t *out) {
   switch (n->kind) {
   case N_INT: *out = n->ival; return 1;
   case N_NAME: {
-    Symbol *y = lookup(s, n->name);
+    Symbol *y = sema_lookup(s, n->name);
     if (!y || y->kind != SYM_CONST || y->const_float) return 0;
     *out = y->ival;
     return 1;
   }
   case N_UNARY:
     if (n->op != '-' && n->op != '~') return 0;
-    if ((r = eval_const(s, n->a, &a)) != 1) return r;
+    if ((r = sema_eval_const(s, n->a, &a)) != 1) return r;
     if (n->op == '-' && a == INT64_MIN) goto overflow;
     *out = n->op == '-' ? -a : ~a;
     return 1;
   case N_BINARY:
-    if ((r = eval_const(s, n->a, &a)) != 1) return r;
-    if ((r = eval_const(s, n->b, &b)) != 1) return r;
+    if ((r = sema_eval_const(s, n->a, &a)) != 1) return r;
+    if ((r = sema_eval_const(s, n->b, &b)) != 1) return r;
     switch (n->op) {
     case '+': if (__builtin_add_overflow(a, b, out)) goto overflow; return 1;
     case '-': if (__builtin_sub_overflow(a, b, out)) goto overflow; return 1;
@@ -266,13 +266,13 @@ static int eval_const_node(Sema *s, Node *n, int64_t *out) {
     }
     }
   case N_CALL: {
-    if (n->a->kind != N_NAME || n->list.len != 2 || lookup(s, n->a->name)) return 0;
+    if (n->a->kind != N_NAME || n->list.len != 2 || sema_lookup(s, n->a->name)) return 0;
     const char *f = n->a->name;
     if (strcmp(f, "cdiv") && strcmp(f, "min") && strcmp(f, "max")) return 0;
     Node *x = n->list.items[0], *y = n->list.items[1];
     if (x->kind == N_NAMEDARG || y->kind == N_NAMEDARG) return 0;
-    if ((r = eval_const(s, x, &a)) != 1) return r;
-    if ((r = eval_const(s, y, &b)) != 1) return r;
+    if ((r = sema_eval_const(s, x, &a)) != 1) return r;
+    if ((r = sema_eval_const(s, y, &b)) != 1) return r;
     if (f[0] == 'c') {
       if (b <= 0) {
         if (!s->quiet) diag_error(s->d, n->span, "cdiv by %lld: the divisor must be positive", (long long)b);
@@ -292,10 +292,10 @@ overflow:
   return -1;
 }
 
-int eval_const_quiet(Sema *s, Node *n, int64_t *out) {
+int sema_eval_const_quiet(Sema *s, Node *n, int64_t *out) {
   bool was = s->quiet;
   s->quiet = true;
-  int r = eval_const(s, n, out);
+  int r = sema_eval_const(s, n, out);
   s->quiet = was;
   return r;
 }
@@ -330,14 +330,14 @@ static const char ctx_atoms[2][3]; /* addresses stand for ctx.block.* and ctx.gr
 static bool linearize(Sema *s, Node *n, Lin *out) {
   memset(out, 0, sizeof *out);
   int64_t v;
-  if (eval_const_quiet(s, n, &v) == 1) {
+  if (sema_eval_const_quiet(s, n, &v) == 1) {
     out->c = v;
     return true;
   }
   Lin a, b;
   switch (n->kind) {
   case N_NAME: {
-    Symbol *y = lookup(s, n->name);
+    Symbol *y = sema_lookup(s, n->name);
     if (!y) return false;
     out->n = 1;
     out->atom[0] = y;
@@ -356,8 +356,8 @@ static bool linearize(Sema *s, Node *n, Lin *out) {
   case N_CALL: {
     /* program_id(d) is ctx.block.<d> */
     int64_t axis;
-    if (n->a->kind != N_NAME || strcmp(n->a->name, "program_id") || lookup(s, "program_id") || n->list.len != 1 ||
-        eval_const_quiet(s, n->list.items[0], &axis) != 1 || axis < 0 || axis > 2)
+    if (n->a->kind != N_NAME || strcmp(n->a->name, "program_id") || sema_lookup(s, "program_id") || n->list.len != 1 ||
+        sema_eval_const_quiet(s, n->list.items[0], &axis) != 1 || axis < 0 || axis > 2)
       return false;
     out->n = 1;
     out->atom[0] = &ctx_atoms[0][axis];
@@ -373,8 +373,8 @@ static bool linearize(Sema *s, Node *n, Lin *out) {
       return lin_add(out, &a, 1) && lin_add(out, &b, n->op == '+' ? 1 : -1);
     }
     if (n->op == '*') {
-      if (eval_const_quiet(s, n->a, &v) == 1 && linearize(s, n->b, &b)) return lin_add(out, &b, v);
-      if (eval_const_quiet(s, n->b, &v) == 1 && linearize(s, n->a, &a)) return lin_add(out, &a, v);
+      if (sema_eval_const_quiet(s, n->a, &v) == 1 && linearize(s, n->b, &b)) return lin_add(out, &b, v);
+      if (sema_eval_const_quiet(s, n->b, &v) == 1 && linearize(s, n->a, &a)) return lin_add(out, &a, v);
     }
     return false;
   default: return false;
@@ -386,8 +386,8 @@ Scalar sema_join_elem(const Type *a, const Type *b) {
   Scalar x = a->elem, y = b->elem;
   if (x == y) return x;
   if (x == S_BOOL || y == S_BOOL) return S_NONE;
-  if (a->literal && !b->literal) return is_int(x) || is_float(y) ? y : S_F32;
-  if (b->literal && !a->literal) return is_int(y) || is_float(x) ? x : S_F32;
+  if (a->literal && !b->literal) return sema_is_int(x) || is_float(y) ? y : S_F32;
+  if (b->literal && !a->literal) return sema_is_int(y) || is_float(x) ? x : S_F32;
   if (is_float(x) && is_float(y)) {
     if ((x == S_F16 && y == S_BF16) || (x == S_BF16 && y == S_F16)) return S_F32;
     return float_rank(x) >= float_rank(y) ? x : y;
@@ -423,7 +423,7 @@ static bool broadcast(const Type *a, const Type *b, int *rank, int64_t *dims, in
 static bool implicit_elem_ok(Scalar src, bool literal, Scalar dst) {
   if (src == dst) return true;
   if (src == S_BOOL || dst == S_BOOL) return false;
-  if (literal) return is_int(src) || is_float(dst);
+  if (literal) return sema_is_int(src) || is_float(dst);
   if (is_float(src)) return is_float(dst) && float_rank(dst) > float_rank(src);
   /* an integer converts implicitly only to a float that holds all its values */
   if (is_float(dst)) return int_rank(src) == 1 || (dst == S_F64 && int_rank(src) == 2);
@@ -448,7 +448,7 @@ static bool check_fits(Sema *s, Node *value, Scalar dst) {
   int64_t v;
   double f;
   Node *x = value->kind == N_UNARY && value->op == '-' ? value->a : value;
-  if (is_int(dst) && eval_const_quiet(s, value, &v) == 1) {
+  if (sema_is_int(dst) && sema_eval_const_quiet(s, value, &v) == 1) {
     static const int64_t lo[] = {-128, 0, INT32_MIN, INT64_MIN}, hi[] = {127, 255, INT32_MAX, INT64_MAX};
     int k = dst == S_I8 ? 0 : dst == S_U8 ? 1 : dst == S_I32 ? 2 : 3;
     if (v < lo[k] || v > hi[k]) {
@@ -460,12 +460,15 @@ static bool check_fits(Sema *s, Node *value, Scalar dst) {
   }
   if (!is_float(dst)) return true;
   /* a float literal, or a float constant from -D */
-  Symbol *fy = x->kind == N_NAME ? lookup(s, x->name) : NULL;
+  Symbol *fy = x->kind == N_NAME ? sema_lookup(s, x->name) : NULL;
   if (x->kind == N_FLOAT) f = x->fval;
   else if (fy && fy->kind == SYM_CONST && fy->const_float) f = fy->fval;
   else return true;
   if (x != value) f = -f;
-  double max = dst == S_F16 ? 65504.0 : dst == S_BF16 ? 3.3895313892515355e38 : dst == S_F32 ? 3.4028234663852886e38 : INFINITY;
+  double max = dst == S_F16    ? 65504.0
+               : dst == S_BF16 ? 3.3895313892515355e38
+               : dst == S_F32  ? 3.4028234663852886e38
+                               : INFINITY;
   if (fabs(f) > max && !isinf(f)) {
     diag_error(s->d, value->span, "the value %g is out of range for %s (largest finite: %g)", f, sema_scalar_name(dst),
                max);
@@ -484,7 +487,7 @@ static bool check_assignable(Sema *s, Span at, const Type *dst, const Type *src,
     return false;
   }
   if (dst->kind == TY_SCALAR && src->kind == TY_TILE) {
-    diag_error(s->d, at, "%s: cannot store a %s in a scalar", what, ty_str(s, src));
+    diag_error(s->d, at, "%s: cannot store a %s in a scalar", what, sema_ty_str(s, src));
     return false;
   }
   if (dst->kind == TY_TILE && src->kind == TY_TILE) {
@@ -500,7 +503,7 @@ static bool check_assignable(Sema *s, Span at, const Type *dst, const Type *src,
 }
 
 static Type *check_binary(Sema *s, Node *n) {
-  Type *a = check_expr(s, n->a), *b = check_expr(s, n->b);
+  Type *a = sema_check_expr(s, n->a), *b = sema_check_expr(s, n->b);
   const char *op = ast_op_name(n->op);
   const char *what = arena_printf(s->arena, "operator '%s'", op);
   if (!need_value(s, n->a, a, what) | !need_value(s, n->b, b, what)) return ty_error;
@@ -519,11 +522,11 @@ static Type *check_binary(Sema *s, Node *n) {
     diag_error(s->d, n->span, "operator '%s' needs bool operands, got %s", op, sema_scalar_name(e));
     return ty_error;
   }
-  if ((shift || n->op == '%') && !is_int(e)) {
+  if ((shift || n->op == '%') && !sema_is_int(e)) {
     diag_error(s->d, n->span, "operator '%s' needs integer operands, got %s", op, sema_scalar_name(e));
     return ty_error;
   }
-  if (bitwise && !is_int(e) && e != S_BOOL) {
+  if (bitwise && !sema_is_int(e) && e != S_BOOL) {
     diag_error(s->d, n->span, "operator '%s' needs integer or bool operands, got %s", op,
                sema_scalar_name(e));
     return ty_error;
@@ -545,23 +548,23 @@ static Type *check_binary(Sema *s, Node *n) {
                (long long)b->dims[b->rank - rank + bad]);
     return ty_error;
   }
-  Type *t = rank ? tile_ty(s, compare ? S_BOOL : e, rank, dims) : scalar_ty(s, compare ? S_BOOL : e);
+  Type *t = rank ? tile_ty(s, compare ? S_BOOL : e, rank, dims) : sema_scalar_ty(s, compare ? S_BOOL : e);
   t->literal = !compare && a->literal && b->literal;
   int64_t v;
-  if (t->literal && t->elem == S_I32 && eval_const_quiet(s, n, &v) == 1 && (v < INT32_MIN || v > INT32_MAX))
+  if (t->literal && t->elem == S_I32 && sema_eval_const_quiet(s, n, &v) == 1 && (v < INT32_MIN || v > INT32_MAX))
     t->elem = S_I64; /* 1 << 40 */
   return t;
 }
 
 static Type *check_unary(Sema *s, Node *n) {
-  Type *a = check_expr(s, n->a);
+  Type *a = sema_check_expr(s, n->a);
   const char *what = arena_printf(s->arena, "operator '%c'", n->op);
   if (!need_value(s, n->a, a, what)) return ty_error;
   if (n->op == '!' && a->elem != S_BOOL) {
     diag_error(s->d, n->span, "operator '!' needs a bool operand, got %s", sema_scalar_name(a->elem));
     return ty_error;
   }
-  if (n->op == '~' && !is_int(a->elem)) {
+  if (n->op == '~' && !sema_is_int(a->elem)) {
     diag_error(s->d, n->span, "operator '~' needs an integer operand, got %s", sema_scalar_name(a->elem));
     return ty_error;
   }
@@ -582,7 +585,7 @@ static Type *check_member(Sema *s, Node *n) {
   /* The only members are ctx.block.{x,y,z} and ctx.grid.{x,y,z}. */
   Node *mid = n->a;
   if (mid->kind == N_MEMBER && mid->a->kind == N_NAME && strcmp(mid->a->name, "ctx") == 0 &&
-      !lookup(s, "ctx")) {
+      !sema_lookup(s, "ctx")) {
     if (strcmp(mid->name, "block") != 0 && strcmp(mid->name, "grid") != 0) {
       diag_error(s->d, mid->span, "'ctx' has no member '%s' (members: block, grid)", mid->name);
       return ty_error;
@@ -591,36 +594,36 @@ static Type *check_member(Sema *s, Node *n) {
       diag_error(s->d, n->span, "'ctx.%s' has no axis '%s' (axes: x, y, z)", mid->name, n->name);
       return ty_error;
     }
-    return scalar_ty(s, S_I32);
+    return sema_scalar_ty(s, S_I32);
   }
-  if (n->a->kind == N_NAME && strcmp(n->a->name, "ctx") == 0 && !lookup(s, "ctx")) {
+  if (n->a->kind == N_NAME && strcmp(n->a->name, "ctx") == 0 && !sema_lookup(s, "ctx")) {
     diag_error(s->d, n->span, "'ctx.%s' needs an axis: write ctx.%s.x, .y or .z", n->name, n->name);
     return ty_error;
   }
-  Type *t = check_expr(s, n->a);
+  Type *t = sema_check_expr(s, n->a);
   if (t->kind != TY_ERROR)
-    diag_error(s->d, n->span, "a value of type %s has no member '%s'", ty_str(s, t), n->name);
+    diag_error(s->d, n->span, "a value of type %s has no member '%s'", sema_ty_str(s, t), n->name);
   return ty_error;
 }
 
 /* Checks a subscript index expression: an integer scalar. */
 static bool check_index_expr(Sema *s, Node *e) {
-  Type *t = check_expr(s, e);
+  Type *t = sema_check_expr(s, e);
   if (t->kind == TY_ERROR) return false;
-  if (t->kind != TY_SCALAR || !is_int(t->elem)) {
-    diag_error(s->d, e->span, "a subscript must be an integer scalar, got %s", ty_str(s, t));
+  if (t->kind != TY_SCALAR || !sema_is_int(t->elem)) {
+    diag_error(s->d, e->span, "a subscript must be an integer scalar, got %s", sema_ty_str(s, t));
     return false;
   }
   return true;
 }
 
 static Type *check_index(Sema *s, Node *n) {
-  Type *base = check_expr(s, n->a);
+  Type *base = sema_check_expr(s, n->a);
   if (base->kind == TY_ERROR) {
     for (int i = 0; i < n->list.len; i++) {
       Node *sub = n->list.items[i];
-      if (sub->a) check_expr(s, sub->a);
-      if (sub->b) check_expr(s, sub->b);
+      if (sub->a) sema_check_expr(s, sub->a);
+      if (sub->b) sema_check_expr(s, sub->b);
     }
     return ty_error;
   }
@@ -658,7 +661,7 @@ static Type *check_index(Sema *s, Node *n) {
       continue;
     }
     if (!check_index_expr(s, sub->a)) ok = false;
-    int r = eval_const(s, sub->a, &v);
+    int r = sema_eval_const(s, sub->a, &v);
     if (r < 0) ok = false;
     if (r == 1) {
       start = v;
@@ -680,7 +683,7 @@ static Type *check_index(Sema *s, Node *n) {
       continue;
     }
     if (sub->op == SUB_SPAN) {
-      r = eval_const(s, sub->b, &v);
+      r = sema_eval_const(s, sub->b, &v);
       if (r < 0) {
         ok = false;
         continue;
@@ -743,7 +746,7 @@ static Type *check_index(Sema *s, Node *n) {
     out[rank++] = len;
   }
   if (!ok) return ty_error;
-  if (rank == 0) return scalar_ty(s, base->elem);
+  if (rank == 0) return sema_scalar_ty(s, base->elem);
   if (rank > MAX_TILE_RANK) {
     diag_error(s->d, n->span, "this slice has %d dims; a tile has at most %d (index some dims with a point)",
                rank, MAX_TILE_RANK);
@@ -771,10 +774,10 @@ static bool need_tile(Sema *s, Node *call, int i, Type *t, int min_rank, int max
   if (t->kind != TY_TILE || t->rank < min_rank || t->rank > max_rank) {
     if (min_rank == max_rank)
       diag_error(s->d, arg->span, "argument %d of %s must be a rank-%d tile, got %s", i + 1,
-                 call->a->name, min_rank, ty_str(s, t));
+                 call->a->name, min_rank, sema_ty_str(s, t));
     else
       diag_error(s->d, arg->span, "argument %d of %s must be a tile of rank %d to %d, got %s", i + 1,
-                 call->a->name, min_rank, max_rank, ty_str(s, t));
+                 call->a->name, min_rank, max_rank, sema_ty_str(s, t));
     return false;
   }
   return true;
@@ -808,11 +811,11 @@ static Type *b_dot(Sema *s, Node *call, Type **args) {
 }
 
 static Type *b_unary_float(Sema *s, Node *call, Type **args) {
-  if (args[0]->literal && is_int(args[0]->elem)) return scalar_ty(s, S_F32); /* exp(2) */
+  if (args[0]->literal && sema_is_int(args[0]->elem)) return sema_scalar_ty(s, S_F32); /* exp(2) */
   if (!is_float(args[0]->elem)) {
     diag_error(s->d, call->span, "%s needs a floating-point operand, got %s", call->a->name,
                sema_scalar_name(args[0]->elem));
-    if (is_int(args[0]->elem))
+    if (sema_is_int(args[0]->elem))
       diag_note(s->d, call->span, "convert first, e.g. %s(f32(x))", call->a->name);
     return ty_error;
   }
@@ -824,7 +827,7 @@ static Type *b_unary_float(Sema *s, Node *call, Type **args) {
 static Type *b_rowreduce(Sema *s, Node *call, Type **args) {
   if (!need_tile(s, call, 0, args[0], 1, 3)) return ty_error;
   if (!is_numeric(args[0]->elem)) {
-    diag_error(s->d, call->span, "%s needs a numeric tile, got %s", call->a->name, ty_str(s, args[0]));
+    diag_error(s->d, call->span, "%s needs a numeric tile, got %s", call->a->name, sema_ty_str(s, args[0]));
     return ty_error;
   }
   Type *t = as_value(s, args[0]);
@@ -848,7 +851,7 @@ static Type *b_elementwise2(Sema *s, Node *call, Type **args) {
                shape_str(s, args[0]), shape_str(s, args[1]));
     return ty_error;
   }
-  Type *t = rank ? tile_ty(s, e, rank, dims) : scalar_ty(s, e);
+  Type *t = rank ? tile_ty(s, e, rank, dims) : sema_scalar_ty(s, e);
   t->literal = args[0]->literal && args[1]->literal;
   return t;
 }
@@ -865,13 +868,13 @@ static Type *b_scalar_minmax(Sema *s, Node *call, Type **args) {
 
 static Type *b_cdiv(Sema *s, Node *call, Type **args) {
   for (int i = 0; i < 2; i++)
-    if (args[i]->kind != TY_SCALAR || !is_int(args[i]->elem)) {
+    if (args[i]->kind != TY_SCALAR || !sema_is_int(args[i]->elem)) {
       diag_error(s->d, ((Node *)call->list.items[i])->span, "cdiv takes integer scalars, got %s",
-                 ty_str(s, args[i]));
+                 sema_ty_str(s, args[i]));
       return ty_error;
     }
   int64_t v;
-  if (eval_const(s, call->list.items[1], &v) == 1 && v <= 0) {
+  if (sema_eval_const(s, call->list.items[1], &v) == 1 && v <= 0) {
     diag_error(s->d, ((Node *)call->list.items[1])->span, "cdiv by %lld: the divisor must be positive",
                (long long)v);
     return ty_error;
@@ -888,7 +891,7 @@ static Type *b_transpose(Sema *s, Node *call, Type **args) {
 static Type *b_where(Sema *s, Node *call, Type **args) {
   if (args[0]->elem != S_BOOL) {
     diag_error(s->d, ((Node *)call->list.items[0])->span, "the condition of where must be bool, got %s",
-               ty_str(s, args[0]));
+               sema_ty_str(s, args[0]));
     return ty_error;
   }
   Scalar e = sema_join_elem(args[1], args[2]);
@@ -904,13 +907,13 @@ static Type *b_where(Sema *s, Node *call, Type **args) {
                shape_str(s, args[2]));
     return ty_error;
   }
-  Type *vals = r1 ? tile_ty(s, e, r1, d1) : scalar_ty(s, e);
+  Type *vals = r1 ? tile_ty(s, e, r1, d1) : sema_scalar_ty(s, e);
   if (!broadcast(args[0], vals, &r2, d2, &bad)) {
     diag_error(s->d, call->span, "where: the condition's shape %s does not broadcast with %s",
                shape_str(s, args[0]), shape_str(s, vals));
     return ty_error;
   }
-  Type *t = r2 ? tile_ty(s, e, r2, d2) : scalar_ty(s, e);
+  Type *t = r2 ? tile_ty(s, e, r2, d2) : sema_scalar_ty(s, e);
   t->literal = args[1]->literal && args[2]->literal;
   return t;
 }
@@ -919,11 +922,11 @@ static Type *b_program_id(Sema *s, Node *call, Type **args) {
   (void)args;
   int64_t v;
   Node *arg = call->list.items[0];
-  int r = eval_const(s, arg, &v);
+  int r = sema_eval_const(s, arg, &v);
   if (r == 0) diag_error(s->d, arg->span, "program_id needs a constant axis 0, 1 or 2");
   else if (r == 1 && (v < 0 || v > 2))
     diag_error(s->d, arg->span, "program_id axis %lld is out of range (0, 1 or 2)", (long long)v);
-  return r == 1 && v >= 0 && v <= 2 ? scalar_ty(s, S_I32) : ty_error;
+  return r == 1 && v >= 0 && v <= 2 ? sema_scalar_ty(s, S_I32) : ty_error;
 }
 
 /* arrive(C[i, ...], n): counts this CTA's arrival in one element of an
@@ -936,27 +939,28 @@ static Type *b_program_id(Sema *s, Node *call, Type **args) {
 static Type *b_arrive(Sema *s, Node *call, Type **args) {
   Node *cn = call->list.items[0], *nn = call->list.items[1];
   Node *base = cn->kind == N_INDEX && cn->a->kind == N_NAME ? cn->a : NULL;
-  Symbol *y = base ? lookup(s, base->name) : NULL;
+  Symbol *y = base ? sema_lookup(s, base->name) : NULL;
   Type *ct = args[0], *nt = args[1];
   bool ok = false;
   int64_t v;
   if (!y || y->kind != SYM_TENSOR)
-    diag_error(s->d, cn->span, "arrive counts in one element of a tensor parameter, e.g. arrive(Count[ctx.block.x], n)");
+    diag_error(s->d, cn->span,
+               "arrive counts in one element of a tensor parameter, e.g. arrive(Count[ctx.block.x], n)");
   else if (ct->kind != TY_SCALAR)
     diag_error(s->d, cn->span, "arrive's counter must be one element: index every dim of '%s' with a point, got %s",
-               base->name, ty_str(s, ct));
+               base->name, sema_ty_str(s, ct));
   else if (ct->elem != S_I32)
     diag_error(s->d, cn->span, "arrive's counter must be an element of an i32 tensor; '%s' holds %s", base->name,
                sema_scalar_name(ct->elem));
   else
     ok = true;
-  if (nt->kind != TY_SCALAR || !is_int(nt->elem)) {
-    diag_error(s->d, nn->span, "the count of arrive must be an integer scalar, got %s", ty_str(s, nt));
+  if (nt->kind != TY_SCALAR || !sema_is_int(nt->elem)) {
+    diag_error(s->d, nn->span, "the count of arrive must be an integer scalar, got %s", sema_ty_str(s, nt));
     ok = false;
   } else if (nt->elem == S_I64 && !nt->literal) {
     diag_error(s->d, nn->span, "the count of arrive is i64; counters are i32: convert with i32(...)");
     ok = false;
-  } else if (eval_const_quiet(s, nn, &v) == 1 && v < 1) {
+  } else if (sema_eval_const_quiet(s, nn, &v) == 1 && v < 1) {
     diag_error(s->d, nn->span, "the count of arrive must be at least 1, got %lld", (long long)v);
     ok = false;
   } else {
@@ -967,7 +971,7 @@ static Type *b_arrive(Sema *s, Node *call, Type **args) {
                                  "let last = arrive(...)");
     ok = false;
   }
-  return ok ? scalar_ty(s, S_BOOL) : ty_error;
+  return ok ? sema_scalar_ty(s, S_BOOL) : ty_error;
 }
 
 static const Builtin builtins[] = {
@@ -1021,11 +1025,11 @@ static Type *check_iota(Sema *s, Node *call) {
         continue;
       }
       axis_node = arg;
-      if (check_expr(s, arg->a)->kind == TY_ERROR) {
+      if (sema_check_expr(s, arg->a)->kind == TY_ERROR) {
         ok = false;
         continue;
       }
-      if (eval_const(s, arg->a, &axis) != 1) {
+      if (sema_eval_const(s, arg->a, &axis) != 1) {
         diag_error(s->d, arg->a->span, "iota's axis must be a constant");
         ok = false;
       }
@@ -1041,12 +1045,12 @@ static Type *check_iota(Sema *s, Node *call) {
       return ty_error;
     }
     int64_t v;
-    Type *t = check_expr(s, arg);
+    Type *t = sema_check_expr(s, arg);
     if (t->kind == TY_ERROR) {
       ok = false;
       continue;
     }
-    int r = eval_const(s, arg, &v);
+    int r = sema_eval_const(s, arg, &v);
     if (r == 0) diag_error(s->d, arg->span, "iota's extents must be compile-time constants");
     else if (r == 1 && v <= 0) diag_error(s->d, arg->span, "iota extent %lld must be positive", (long long)v);
     else if (r == 1 && v > MAX_TILE_ELEMS)
@@ -1072,14 +1076,14 @@ static Type *check_iota(Sema *s, Node *call) {
 
 static Type *check_call(Sema *s, Node *n) {
   if (n->a->kind != N_NAME) {
-    check_expr(s, n->a);
+    sema_check_expr(s, n->a);
     diag_error(s->d, n->a->span, "only builtin functions can be called");
     return ty_error;
   }
   const char *name = n->a->name;
-  Symbol *y = lookup(s, name);
+  Symbol *y = sema_lookup(s, name);
   if (y) {
-    diag_error(s->d, n->a->span, "'%s' is a %s, not a function", name, sym_kind_name[y->kind]);
+    diag_error(s->d, n->a->span, "'%s' is a %s, not a function", name, sema_sym_kind_name[y->kind]);
     return ty_error;
   }
   if (strcmp(name, "iota") == 0) return check_iota(s, n);
@@ -1103,11 +1107,11 @@ static Type *check_call(Sema *s, Node *n) {
     Node *arg = n->list.items[i];
     if (arg->kind == N_NAMEDARG) {
       diag_error(s->d, arg->span, "%s takes no named arguments", name);
-      check_expr(s, arg->a);
+      sema_check_expr(s, arg->a);
       ok = false;
       continue;
     }
-    Type *t = check_expr(s, arg);
+    Type *t = sema_check_expr(s, arg);
     if (i < 4) args[i] = t;
     if (t->kind == TY_ERROR || !need_value(s, arg, t, name)) ok = false;
   }
@@ -1134,11 +1138,11 @@ static Type *check_call(Sema *s, Node *n) {
 }
 
 static Type *check_name(Sema *s, Node *n) {
-  Symbol *y = lookup(s, n->name);
+  Symbol *y = sema_lookup(s, n->name);
   n->sym = y;
   if (y) return y->ty;
   if (strcmp(n->name, "inf") == 0) {
-    Type *t = scalar_ty(s, S_F32);
+    Type *t = sema_scalar_ty(s, S_F32);
     t->literal = true;
     return t;
   }
@@ -1155,7 +1159,7 @@ static Type *check_name(Sema *s, Node *n) {
 }
 
 /* Every expression node remembers its type for the lowering that follows. */
-Type *check_expr(Sema *s, Node *n) {
+Type *sema_check_expr(Sema *s, Node *n) {
   n->ty = check_expr_kind(s, n);
   if (n->ty->kind == TY_TILE && !tile_fits(s, n->span, n->ty)) n->ty = ty_error;
   return n->ty;
@@ -1164,16 +1168,16 @@ Type *check_expr(Sema *s, Node *n) {
 static Type *check_expr_kind(Sema *s, Node *n) {
   switch (n->kind) {
   case N_INT: {
-    Type *t = scalar_ty(s, n->ival > INT32_MAX ? S_I64 : S_I32);
+    Type *t = sema_scalar_ty(s, n->ival > INT32_MAX ? S_I64 : S_I32);
     t->literal = true;
     return t;
   }
   case N_FLOAT: {
-    Type *t = scalar_ty(s, S_F32);
+    Type *t = sema_scalar_ty(s, S_F32);
     t->literal = true;
     return t;
   }
-  case N_BOOL: return scalar_ty(s, S_BOOL);
+  case N_BOOL: return sema_scalar_ty(s, S_BOOL);
   case N_NAME: return check_name(s, n);
   case N_UNARY: return check_unary(s, n);
   case N_BINARY: return check_binary(s, n);
@@ -1182,7 +1186,7 @@ static Type *check_expr_kind(Sema *s, Node *n) {
   case N_MEMBER: return check_member(s, n);
   case N_NAMEDARG:
     diag_error(s->d, n->span, "a named argument '%s = ...' is allowed only in iota and attributes", n->name);
-    check_expr(s, n->a);
+    sema_check_expr(s, n->a);
     return ty_error;
   default: diag_ice("check_expr: unexpected node kind %d", n->kind);
   }
@@ -1190,7 +1194,7 @@ static Type *check_expr_kind(Sema *s, Node *n) {
 
 /* Resolves a written type. Kernel parameters may be tensors or scalars;
  * locals may be scalars or tiles. */
-Type *resolve_type(Sema *s, Node *n, bool param) {
+Type *sema_resolve_type(Sema *s, Node *n, bool param) {
   Scalar e;
   if (!n->a) {
     if (strcmp(n->name, "tensor") == 0 || strcmp(n->name, "tile") == 0) {
@@ -1202,7 +1206,7 @@ Type *resolve_type(Sema *s, Node *n, bool param) {
       diag_note(s->d, n->span, "types: f16 bf16 f32 f64 i8 u8 i32 i64 bool, tensor<T>[dims], tile<T>[dims]");
       return ty_error;
     }
-    return scalar_ty(s, e);
+    return sema_scalar_ty(s, e);
   }
   bool tensor = strcmp(n->name, "tensor") == 0;
   if (!tensor && strcmp(n->name, "tile") != 0) {
@@ -1245,11 +1249,11 @@ Type *resolve_type(Sema *s, Node *n, bool param) {
       }
       v = d->ival;
     } else {
-      Type *dt = check_expr(s, d);
+      Type *dt = sema_check_expr(s, d);
       if (dt->kind == TY_ERROR) return ty_error;
-      int r = eval_const(s, d, &v);
+      int r = sema_eval_const(s, d, &v);
       if (r < 0) return ty_error;
-      Symbol *fy = d->kind == N_NAME ? lookup(s, d->name) : NULL;
+      Symbol *fy = d->kind == N_NAME ? sema_lookup(s, d->name) : NULL;
       if (r == 0 && fy && fy->kind == SYM_CONST && fy->const_float) {
         diag_error(s->d, d->span, "'%s' is the float constant %g; a tile dim must be an integer", d->name, fy->fval);
         return ty_error;
@@ -1279,18 +1283,18 @@ Type *resolve_type(Sema *s, Node *n, bool param) {
 }
 
 static void check_cond(Sema *s, Node *e, const char *what) {
-  Type *t = check_expr(s, e);
+  Type *t = sema_check_expr(s, e);
   if (t->kind == TY_ERROR) return;
   if (t->kind != TY_SCALAR || t->elem != S_BOOL)
-    diag_error(s->d, e->span, "the condition of '%s' must be a bool scalar, got %s", what, ty_str(s, t));
+    diag_error(s->d, e->span, "the condition of '%s' must be a bool scalar, got %s", what, sema_ty_str(s, t));
 }
 
 static void check_decl(Sema *s, Node *n) {
   bool is_let = n->kind == N_LET;
-  Type *declared = n->type ? resolve_type(s, n->type, false) : NULL;
+  Type *declared = n->type ? sema_resolve_type(s, n->type, false) : NULL;
   if (is_let && n->a && n->a->kind == N_CALL && n->a->a->kind == N_NAME && !strcmp(n->a->a->name, "arrive"))
     s->arrive_ok = n->a;
-  Type *init = n->a ? check_expr(s, n->a) : NULL;
+  Type *init = n->a ? sema_check_expr(s, n->a) : NULL;
   s->arrive_ok = NULL;
   if (init && init->kind != TY_ERROR)
     if (!need_value(s, n->a, init, is_let ? "let" : "var")) init = ty_error;
@@ -1303,7 +1307,7 @@ static void check_decl(Sema *s, Node *n) {
         check_fits(s, n->a, declared->elem);
     } else if (declared->kind != TY_TILE && declared->kind != TY_ERROR) {
       diag_error(s->d, n->span, "'var %s: %s' needs an initializer: only tiles may start undefined", n->name,
-                 ty_str(s, declared));
+                 sema_ty_str(s, declared));
       t = ty_error;
     }
   } else if (!init) {
@@ -1316,25 +1320,26 @@ static void check_decl(Sema *s, Node *n) {
     if (!is_let) t->view = false;
   }
   n->ty = t;
-  n->sym = declare(s, is_let ? SYM_LET : SYM_VAR, n->name, t, n->span);
+  n->sym = sema_declare(s, is_let ? SYM_LET : SYM_VAR, n->name, t, n->span);
 }
 
 static void check_assign(Sema *s, Node *n) {
   Node *target = n->a;
   Node *root = target->kind == N_INDEX ? target->a : target;
-  Type *value = check_expr(s, n->b);
+  Type *value = sema_check_expr(s, n->b);
   if (root->kind != N_NAME) {
-    check_expr(s, target);
+    sema_check_expr(s, target);
     diag_error(s->d, target->span, "cannot assign to this expression: the target must be a variable or a slice");
     return;
   }
-  Symbol *y = lookup(s, root->name);
+  Symbol *y = sema_lookup(s, root->name);
   if (!y) {
     if (strcmp(root->name, "inf") == 0) { /* the one name that is a value without a symbol */
-      diag_error(s->d, target->span, "cannot %s 'inf': it is a constant", target->kind == N_INDEX ? "store into" : "assign to");
+      diag_error(s->d, target->span, "cannot %s 'inf': it is a constant",
+                 target->kind == N_INDEX ? "store into" : "assign to");
       return;
     }
-    check_expr(s, target); /* reports the undeclared name */
+    sema_check_expr(s, target); /* reports the undeclared name */
     return;
   }
   if (target->kind == N_NAME && y->kind == SYM_TENSOR) {
@@ -1344,16 +1349,16 @@ static void check_assign(Sema *s, Node *n) {
   }
   if (y->kind != SYM_VAR && !(y->kind == SYM_TENSOR && target->kind == N_INDEX)) {
     diag_error(s->d, target->span, "cannot %s '%s': it is a %s", target->kind == N_INDEX ? "store into" : "assign to",
-               y->name, sym_kind_name[y->kind]);
+               y->name, sema_sym_kind_name[y->kind]);
     if (y->kind == SYM_LET) diag_note(s->d, y->span, "declare it with 'var' to make it mutable");
     return;
   }
-  Type *tt = check_expr(s, target);
+  Type *tt = sema_check_expr(s, target);
   if (tt->kind == TY_ERROR || value->kind == TY_ERROR) return;
   if (!need_value(s, n->b, value, "assignment")) return;
   if (n->op != '=' && (!is_numeric(tt->elem) || !is_numeric(value->elem))) {
     diag_error(s->d, n->span, "operator '%s' needs numeric operands, got %s and %s", ast_op_name(n->op),
-               ty_str(s, tt), ty_str(s, value));
+               sema_ty_str(s, tt), sema_ty_str(s, value));
     return;
   }
   if (check_assignable(s, n->b->span, tt, value, "assignment")) check_fits(s, n->b, tt->elem);
@@ -1361,20 +1366,21 @@ static void check_assign(Sema *s, Node *n) {
 
 static void check_for(Sema *s, Node *n) {
   if (!n->a) { /* the parser reported a malformed range */
-    push_scope(s);
-    declare(s, SYM_LOOP, n->name, scalar_ty(s, S_I32), n->span);
-    check_block(s, n->body);
-    pop_scope(s);
+    sema_push_scope(s);
+    sema_declare(s, SYM_LOOP, n->name, sema_scalar_ty(s, S_I32), n->span);
+    sema_check_block(s, n->body);
+    sema_pop_scope(s);
     return;
   }
   Node *parts[3] = {n->a, n->b, n->c};
   const char *names[3] = {"start", "end", "step"};
   for (int i = 0; i < 3; i++) {
     if (!parts[i]) continue;
-    Type *t = check_expr(s, parts[i]);
+    Type *t = sema_check_expr(s, parts[i]);
     if (t->kind == TY_ERROR) continue;
-    if (t->kind != TY_SCALAR || !is_int(t->elem))
-      diag_error(s->d, parts[i]->span, "the %s of a range must be an integer scalar, got %s", names[i], ty_str(s, t));
+    if (t->kind != TY_SCALAR || !sema_is_int(t->elem))
+      diag_error(s->d, parts[i]->span, "the %s of a range must be an integer scalar, got %s", names[i],
+                 sema_ty_str(s, t));
     else if (t->elem == S_I64 && !t->literal)
       diag_error(s->d, parts[i]->span, "the %s of a range is i64; loop variables are i32: convert with i32(...)",
                  names[i]);
@@ -1382,12 +1388,12 @@ static void check_for(Sema *s, Node *n) {
       check_fits(s, parts[i], S_I32); /* range(0, 5000000000) */
   }
   int64_t step;
-  if (n->c && eval_const(s, n->c, &step) == 1 && step <= 0)
+  if (n->c && sema_eval_const(s, n->c, &step) == 1 && step <= 0)
     diag_error(s->d, n->c->span, "the step of a range must be positive, got %lld", (long long)step);
-  push_scope(s);
-  n->sym = declare(s, SYM_LOOP, n->name, scalar_ty(s, S_I32), n->span);
-  check_block(s, n->body);
-  pop_scope(s);
+  sema_push_scope(s);
+  n->sym = sema_declare(s, SYM_LOOP, n->name, sema_scalar_ty(s, S_I32), n->span);
+  sema_check_block(s, n->body);
+  sema_pop_scope(s);
 }
 
 static void check_stmt(Sema *s, Node *n) {
@@ -1398,18 +1404,18 @@ static void check_stmt(Sema *s, Node *n) {
   case N_FOR: check_for(s, n); break;
   case N_WHILE:
     check_cond(s, n->a, "while");
-    check_block(s, n->body);
+    sema_check_block(s, n->body);
     break;
   case N_IF:
     check_cond(s, n->a, "if");
-    check_block(s, n->body);
+    sema_check_block(s, n->body);
     if (n->c) {
       if (n->c->kind == N_IF) check_stmt(s, n->c);
-      else check_block(s, n->c);
+      else sema_check_block(s, n->c);
     }
     break;
   case N_EXPR: {
-    Type *t = check_expr(s, n->a);
+    Type *t = sema_check_expr(s, n->a);
     if (t->kind != TY_ERROR)
       diag_error(s->d, n->span, "this expression's value is unused; assign it or remove it");
     break;
@@ -1418,8 +1424,8 @@ static void check_stmt(Sema *s, Node *n) {
   }
 }
 
-void check_block(Sema *s, Node *block) {
-  push_scope(s);
+void sema_check_block(Sema *s, Node *block) {
+  sema_push_scope(s);
   for (int i = 0; i < block->list.len && !s->d->stopped; i++) check_stmt(s, block->list.items[i]);
-  pop_scope(s);
+  sema_pop_scope(s);
 }

@@ -18,11 +18,11 @@ typedef struct Sema {
   Scope *scope;
   Node *kernel;
   int errors_at_start;
-  bool quiet; /* eval_const reports nothing: the caller only asks */
+  bool quiet; /* sema_eval_const reports nothing: the caller only asks */
   Node *arrive_ok; /* the arrive call that is a let's whole initializer, being checked */
   Symbol **table;  /* the visible names, hashed (lookup) */
   int tcap, tcount;
-  uint64_t epoch;  /* of the visible names (new_epoch) */
+  uint64_t epoch;  /* of the visible names (sema_new_epoch) */
   int64_t work;    /* the kernels' syntax nodes times their variants, so far (check_kernel) */
 } Sema;
 
@@ -33,20 +33,20 @@ typedef struct Attrs {
   int ntune;
 } Attrs;
 
-bool is_int(Scalar s);
-Type *scalar_ty(Sema *s, Scalar e);
-const char *ty_str(Sema *s, const Type *t);
-void new_epoch(Sema *s);
-uint32_t name_hash(const char *name);
-void push_scope(Sema *s);
-void pop_scope(Sema *s);
-Symbol *lookup(Sema *s, const char *name);
-Symbol *declare(Sema *s, SymKind kind, const char *name, Type *ty, Span span);
-int eval_const(Sema *s, Node *n, int64_t *out);
-int eval_const_quiet(Sema *s, Node *n, int64_t *out);
-Type *check_expr(Sema *s, Node *n);
-Type *resolve_type(Sema *s, Node *n, bool param);
-void check_block(Sema *s, Node *block);
-extern const char *sym_kind_name[];
+bool sema_is_int(Scalar s);
+Type *sema_scalar_ty(Sema *s, Scalar e);
+const char *sema_ty_str(Sema *s, const Type *t);
+void sema_new_epoch(Sema *s);
+uint32_t sema_name_hash(const char *name);
+void sema_push_scope(Sema *s);
+void sema_pop_scope(Sema *s);
+Symbol *sema_lookup(Sema *s, const char *name);
+Symbol *sema_declare(Sema *s, SymKind kind, const char *name, Type *ty, Span span);
+int sema_eval_const(Sema *s, Node *n, int64_t *out);
+int sema_eval_const_quiet(Sema *s, Node *n, int64_t *out);
+Type *sema_check_expr(Sema *s, Node *n);
+Type *sema_resolve_type(Sema *s, Node *n, bool param);
+void sema_check_block(Sema *s, Node *block);
+extern const char *sema_sym_kind_name[];
 
 #endif

@@ -14,7 +14,8 @@
 
 static void check_grid_names(Sema *s, Node *n);
 
-static const char *known_attrs[] = {"launch", "autotune", "pipeline", "padstage", "aligned", "dynshared", "grid", "no_tma"};
+static const char *known_attrs[] = {"launch",  "autotune",  "pipeline", "padstage",
+                                    "aligned", "dynshared", "grid",     "no_tma"};
 
 /* Evaluates an attribute argument that must be an integer constant. */
 static bool attr_int(Sema *s, Node *attr, Node *arg, const char *what, int64_t *out) {
@@ -22,7 +23,7 @@ static bool attr_int(Sema *s, Node *attr, Node *arg, const char *what, int64_t *
     diag_error(s->d, arg->span, "@%s: %s must be a plain integer", attr->name, what);
     return false;
   }
-  int r = eval_const(s, arg, out);
+  int r = sema_eval_const(s, arg, out);
   if (r == 0) diag_error(s->d, arg->span, "@%s: %s must be an integer constant", attr->name, what);
   return r == 1;
 }
@@ -57,7 +58,7 @@ static void collect_autotune(Sema *s, Node *attr, Attrs *at) {
     }
     for (int j = 0; j < n; j++) {
       Node *e = arg->list.items[j];
-      int r = eval_const(s, e, &vals[j]);
+      int r = sema_eval_const(s, e, &vals[j]);
       if (r == 0) diag_error(s->d, e->span, "@autotune values must be integer constants");
       if (r != 1) goto next;
       if (vals[j] <= 0) {
@@ -173,7 +174,7 @@ static void check_attrs(Sema *s, Attrs *at) {
         diag_error(s->d, arg->span, "@aligned arguments are 'DIM = tile'");
         continue;
       }
-      Symbol *y = lookup(s, arg->name);
+      Symbol *y = sema_lookup(s, arg->name);
       bool is_dim = false;
       for (int p = 0; p < s->kernel->list.len; p++) {
         Node *pt = ((Node *)s->kernel->list.items[p])->type;
@@ -206,16 +207,16 @@ static void check_attrs(Sema *s, Attrs *at) {
       int e0 = s->d->errors;
       check_grid_names(s, arg);
       if (s->d->errors > e0) continue;
-      Type *t = check_expr(s, arg);
+      Type *t = sema_check_expr(s, arg);
       if (t->kind == TY_ERROR) continue;
-      if (t->kind != TY_SCALAR || !is_int(t->elem)) {
-        diag_error(s->d, arg->span, "@grid: the extent must be an integer, got %s", ty_str(s, t));
+      if (t->kind != TY_SCALAR || !sema_is_int(t->elem)) {
+        diag_error(s->d, arg->span, "@grid: the extent must be an integer, got %s", sema_ty_str(s, t));
         continue;
       }
       int64_t max = i == 0 ? INT32_MAX : 65535; /* the hardware's grid limits */
-      if (eval_const(s, arg, &v) == 1 && (v <= 0 || v > max))
-        diag_error(s->d, arg->span, "@grid: extent %lld along %c must be from 1 to %lld", (long long)v, "xyz"[i < 3 ? i : 2],
-                   (long long)max);
+      if (sema_eval_const(s, arg, &v) == 1 && (v <= 0 || v > max))
+        diag_error(s->d, arg->span, "@grid: extent %lld along %c must be from 1 to %lld", (long long)v,
+                   "xyz"[i < 3 ? i : 2], (long long)max);
     }
   }
 }
@@ -225,10 +226,10 @@ static void check_attrs(Sema *s, Attrs *at) {
 static void check_grid_names(Sema *s, Node *n) {
   if (!n) return;
   if (n->kind == N_NAME) {
-    Symbol *y = lookup(s, n->name);
+    Symbol *y = sema_lookup(s, n->name);
     if (y && y->kind != SYM_DIM && y->kind != SYM_CONST)
       diag_error(s->d, n->span, "@grid can use tensor dims and constants; '%s' is a %s", n->name,
-                 sym_kind_name[y->kind]);
+                 sema_sym_kind_name[y->kind]);
     else if (!y && strcmp(n->name, "inf") != 0)
       diag_error(s->d, n->span, "@grid can use tensor dims and constants; '%s' is neither (names in the kernel "
                  "body are not visible to @grid)", n->name);
@@ -261,7 +262,8 @@ static void check_grid_names(Sema *s, Node *n) {
   }
   bool arith = n->op == '+' || n->op == '-' || n->op == '*' || n->op == '/' || n->op == '%';
   if ((n->kind == N_BINARY && !arith) || (n->kind == N_UNARY && n->op != '-')) {
-    diag_error(s->d, n->span, "@grid: operator '%s' is not available in a launch grid %s", ast_op_name(n->op), runtime_ops);
+    diag_error(s->d, n->span, "@grid: operator '%s' is not available in a launch grid %s", ast_op_name(n->op),
+               runtime_ops);
     return;
   }
   check_grid_names(s, n->a);
@@ -275,7 +277,7 @@ static Define *find_define(Sema *s, const char *name) {
 }
 
 static void declare_const(Sema *s, const char *name, Span span, const char *text, int64_t ival) {
-  Symbol *y = declare(s, SYM_CONST, name, NULL, span);
+  Symbol *y = sema_declare(s, SYM_CONST, name, NULL, span);
   if (!y) return;
   if (text) {
     char *end;
@@ -292,7 +294,7 @@ static void declare_const(Sema *s, const char *name, Span span, const char *text
     y->ival = ival;
   }
   /* a constant adopts the type it meets, as a literal does */
-  y->ty = scalar_ty(s, y->const_float ? S_F32 : (y->ival < INT32_MIN || y->ival > INT32_MAX) ? S_I64 : S_I32);
+  y->ty = sema_scalar_ty(s, y->const_float ? S_F32 : (y->ival < INT32_MIN || y->ival > INT32_MAX) ? S_I64 : S_I32);
   y->ty->literal = true;
 }
 
@@ -301,11 +303,11 @@ static void declare_const(Sema *s, const char *name, Span span, const char *text
 static void declare_params(Sema *s, Node *k) {
   for (int i = 0; i < k->list.len; i++) {
     Node *p = k->list.items[i];
-    Type *t = resolve_type(s, p->type, true);
+    Type *t = sema_resolve_type(s, p->type, true);
     if (t->kind == TY_TENSOR) {
       for (int j = 0; j < t->rank; j++) {
         if (!t->dimname[j]) continue;
-        Symbol *y = lookup(s, t->dimname[j]);
+        Symbol *y = sema_lookup(s, t->dimname[j]);
         if (y && y->kind == SYM_CONST) {
           if (y->const_float) {
             diag_error(s->d, ((Node *)p->type->list.items[j])->span, "dim '%s' is pinned to a float constant",
@@ -321,17 +323,17 @@ static void declare_params(Sema *s, Node *k) {
           t->dims[j] = y->ival;
         } else if (y && y->kind != SYM_DIM) {
           diag_error(s->d, ((Node *)p->type->list.items[j])->span, "dim '%s' is already a %s", t->dimname[j],
-                     sym_kind_name[y->kind]);
+                     sema_sym_kind_name[y->kind]);
           if (y->span.first_line) diag_note(s->d, y->span, "'%s' is defined here", y->name);
         } else if (!y) {
-          declare(s, SYM_DIM, t->dimname[j], scalar_ty(s, S_I32), ((Node *)p->type->list.items[j])->span);
+          sema_declare(s, SYM_DIM, t->dimname[j], sema_scalar_ty(s, S_I32), ((Node *)p->type->list.items[j])->span);
         }
       }
     }
     p->ty = t;
     /* a tensor whose type is wrong is still a tensor: no cascade of scalar errors */
     bool tensor = t->kind == TY_TENSOR || (p->type->a && strcmp(p->type->name, "tensor") == 0);
-    p->sym = declare(s, tensor ? SYM_TENSOR : SYM_SCALAR, p->name, t, p->span);
+    p->sym = sema_declare(s, tensor ? SYM_TENSOR : SYM_SCALAR, p->name, t, p->span);
     if (p->sym) p->sym->index = i;
   }
 }
@@ -343,14 +345,14 @@ static void fill_info(Sema *s, Attrs *at, KernelInfo *info) {
   info->threads = 128;
   if (at->launch)
     for (int i = 0; i < at->launch->list.len && i < 3; i++)
-      if (eval_const_quiet(s, at->launch->list.items[i], &v) == 1) {
+      if (sema_eval_const_quiet(s, at->launch->list.items[i], &v) == 1) {
         if (i == 0) info->threads = (int)v;
         else if (i == 1) info->min_blocks = (int)v;
         else info->max_regs = (int)v;
       }
   if (at->pipeline) {
     info->pipeline_stages = 2;
-    if (at->pipeline->list.len == 1 && eval_const_quiet(s, at->pipeline->list.items[0], &v) == 1)
+    if (at->pipeline->list.len == 1 && sema_eval_const_quiet(s, at->pipeline->list.items[0], &v) == 1)
       info->pipeline_stages = (int)v;
   }
   info->padstage = at->padstage != NULL;
@@ -361,7 +363,7 @@ static void fill_info(Sema *s, Attrs *at, KernelInfo *info) {
   if (at->aligned)
     for (int i = 0; i < at->aligned->list.len && info->naligned < 8; i++) {
       Node *arg = at->aligned->list.items[i];
-      if (arg->kind == N_NAMEDARG && eval_const_quiet(s, arg->a, &v) == 1) {
+      if (arg->kind == N_NAMEDARG && sema_eval_const_quiet(s, arg->a, &v) == 1) {
         info->aligned_dim[info->naligned] = arg->name;
         info->aligned_tile[info->naligned++] = v;
       }
@@ -369,7 +371,7 @@ static void fill_info(Sema *s, Attrs *at, KernelInfo *info) {
 }
 
 static void check_variant(Sema *s, Node *k, Attrs *at, const int *choice, KernelInfo *info) {
-  push_scope(s); /* constants */
+  sema_push_scope(s); /* constants */
   for (int i = 0; i < at->ntune; i++) {
     Define *def = find_define(s, at->tune[i].name);
     if (def) { /* -D pins it */
@@ -393,13 +395,13 @@ static void check_variant(Sema *s, Node *k, Attrs *at, const int *choice, Kernel
       info->const_fvalues[c] = y->fval;
     }
   }
-  push_scope(s); /* parameters and dims */
+  sema_push_scope(s); /* parameters and dims */
   declare_params(s, k);
   check_attrs(s, at);
-  check_block(s, k->body);
+  sema_check_block(s, k->body);
   if (info) fill_info(s, at, info);
-  pop_scope(s);
-  pop_scope(s);
+  sema_pop_scope(s);
+  sema_pop_scope(s);
 }
 
 /* The number of points of the space not pinned by -D; -1 when too many. */
@@ -541,7 +543,7 @@ static void init_sema(Sema *s, Arena *a, Diags *d, SemaOptions *opts, Scope *top
   memset(top, 0, sizeof *top);
   s->scope = top;
   s->errors_at_start = d->errors;
-  new_epoch(s);
+  sema_new_epoch(s);
 }
 
 int sema_variant_count(Arena *a, Diags *d, Node *kernel, SemaOptions *opts) {
@@ -595,7 +597,7 @@ bool sema_check(Arena *a, Diags *d, Node *program, SemaOptions *opts) {
   Node **names = arena_alloc(a, sizeof *names * (size_t)cap);
   for (int i = 0; i < program->list.len && !d->stopped; i++) {
     Node *k = program->list.items[i];
-    uint32_t h = name_hash(k->name) & (uint32_t)(cap - 1);
+    uint32_t h = sema_name_hash(k->name) & (uint32_t)(cap - 1);
     while (names[h] && strcmp(names[h]->name, k->name)) h = (h + 1) & (uint32_t)(cap - 1);
     if (names[h]) {
       diag_error(d, k->span, "kernel '%s' is defined twice", k->name);
