@@ -114,7 +114,7 @@ static void compile_variants(Arena *arena, Diags *d, const Source *src, Node *pr
   ptx_emit_header(pf, arch, dyn, tma);
   for (int i = 0; i < plans.len && !d->errors; i++) {
     const Plan *p = plans.items[i];
-    ptx_emit_kernel(arena, d, p, arch, manifest_entry(arena, p->f), pf);
+    ptx_emit_kernel(arena, d, p, arch, tir_entry_name(arena, p->f), pf);
   }
   fclose(pf);
   if (o->verbose)

@@ -60,7 +60,6 @@ uint64_t manifest_hash(const char *text, size_t len) {
   return h;
 }
 
-const char *manifest_entry(Arena *a, const TirFunc *f) { return arena_printf(a, "%s__v%d", f->name, f->info->index); }
 
 /* A grid value as postfix tokens, written to out; false when it uses
  * something the runtime cannot evaluate (it never does: sema allows dims,
@@ -152,7 +151,7 @@ bool manifest_write(FILE *out, const Source *src, const char *arch, const char *
       const TirFunc *vf = pl->f;
       const KernelInfo *info = vf->info;
       ev_map(&m, true, false);
-      kv(&m, "entry", manifest_entry(a, vf));
+      kv(&m, "entry", tir_entry_name(a, vf));
       ev_scalar(&m, "constants", false);
       ev_map(&m, true, true);
       for (int c = info->nconsts - 1; c >= 0; c--)

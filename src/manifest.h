@@ -6,8 +6,6 @@
 
 /* FNV-1a, 64 bits: the source hash the autotune cache is keyed by. */
 uint64_t manifest_hash(const char *text, size_t len);
-/* The PTX entry name of a variant: KERNEL__vINDEX. */
-const char *manifest_entry(Arena *a, const TirFunc *f);
 /* Writes the manifest of the planned variants (grouped by kernel, in
  * order); false with a message. */
 bool manifest_write(FILE *out, const Source *src, const char *arch, const char *cubin, Plan **plans, int nplans,

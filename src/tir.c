@@ -229,6 +229,8 @@ static void print_block(FILE *out, const TirFunc *f, const TirBlock *b, int dept
   for (int i = 0; i < b->len; i++) print_inst(out, f, b->insts[i], depth);
 }
 
+const char *tir_entry_name(Arena *a, const TirFunc *f) { return arena_printf(a, "%s__v%d", f->name, f->info->index); }
+
 const char *tir_variant_str(Arena *a, const KernelInfo *info) {
   char buf[1024];
   int n = 0;

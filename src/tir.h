@@ -136,6 +136,8 @@ void tir_print(FILE *out, const TirFunc *f);
  * through d when one is broken. */
 bool tir_verify(Diags *d, const TirFunc *f, const char *after);
 const char *tir_op_name(int op);
+/* The PTX entry of a variant: <kernel>__v<variant index>. */
+const char *tir_entry_name(Arena *a, const TirFunc *f);
 /* The variant's constants as "A=1, B=2". */
 const char *tir_variant_str(Arena *a, const KernelInfo *info);
 

@@ -608,6 +608,25 @@ printf 'kernel k(A: tensor<i64>[N]) {\n  A[0] = -C\n}\n' > "$tmp/negmin.ph"
 run "the negation of INT64_MIN folds, wrapping" 0 --emit=tir -D C=-9223372036854775808 "$tmp/negmin.ph"
 has "-INT64_MIN is INT64_MIN" out "const -9223372036854775808 : i64"
 
+# The plan is the truth: for the examples (under the flag sets that change
+# layouts and dot paths) and the conformance sources, every entry's
+# chunk, register counts, fragment layout and tensor-core instructions in
+# the PTX are what --emit=plan-yaml says (tests/plan_vs_ptx.py)
+if command -v python3 >/dev/null; then
+  for src in "$PROJECT_ROOT"/examples/*/*.ph "$PROJECT_ROOT"/spec/conformance/*.ph; do
+    flags=("")
+    case $src in */examples/*) flags=("" --no-wgmma --no-tensor-copies --arch=sm_80) ;; esac
+    for fl in "${flags[@]}"; do
+      # shellcheck disable=SC2086
+      if r=$(python3 "$PROJECT_ROOT/tests/plan_vs_ptx.py" "$PHOBOSC" "$src" $fl 2>&1); then
+        ok "plan = PTX: $(basename "$src") ${fl:-default} ($(echo "$r" | tail -1))"
+      else
+        not_ok "plan = PTX: $(basename "$src") ${fl:-default}" "$(echo "$r" | tail -5)"
+      fi
+    done
+  done
+fi
+
 head -c 3000 /dev/urandom > "$tmp/noise.ph"
 "$PHOBOSC" "$tmp/noise.ph" >/dev/null 2>&1
 st=$?

@@ -112,9 +112,9 @@ static void yaml_shape(FILE *out, int rank, const int64_t *dims) {
 void plan_print_yaml(FILE *out, const Plan *p) {
   const TirFunc *f = p->f;
   Arena *a = arena_new();
-  fprintf(out, "- kernel: %s\n  variant: \"%s\"\n  threads: %d\n  producer_warp: %s\n  shared_bytes: %lld\n"
-          "  shared_limit: %lld\n", f->name, tir_variant_str(a, f->info), p->threads, p->producer ? "true" : "false",
-          (long long)p->shared_bytes, (long long)p->shared_limit);
+  fprintf(out, "- kernel: %s\n  entry: %s\n  variant: \"%s\"\n  threads: %d\n  producer_warp: %s\n  shared_bytes: %lld\n"
+          "  shared_limit: %lld\n  chunk: %d\n", f->name, tir_entry_name(a, f), tir_variant_str(a, f->info), p->threads,
+          p->producer ? "true" : "false", (long long)p->shared_bytes, (long long)p->shared_limit, p->chunk);
   fputs("  values:\n", out);
   for (int i = 0; i < f->ninsts; i++) {
     const TirInst *in = f->insts[i];
@@ -133,7 +133,7 @@ void plan_print_yaml(FILE *out, const Plan *p) {
     yaml_shape(out, in->ty.rank, v->phys);
     fprintf(out, ", masked: %s, residence: %s", v->slack ? "true" : "false", res_names[v->res]);
     if (v->res == RES_SHARED) fprintf(out, ", buffer: %d", v->buf->id);
-    else if (v->layout) fprintf(out, ", layout: \"%s\"", plan_layout_str(a, v->layout));
+    else if (v->layout) fprintf(out, ", layout: \"%s\", regs: %lld", plan_layout_str(a, v->layout), (long long)plan_regs(p, in));
     if (in->op == TIR_DOT) {
       const char *fb = plan_dot_fallback(a, p, in);
       char pb[32];

@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+"""plan_vs_ptx.py: checks that what --emit=plan-yaml says the code does is what
+--emit=ptx emits, entry by entry (the plan decides, the backend spells):
+
+  - the flat layout's chunk: `mul.lo.u32 %tidv_, %tid_, CHUNK`;
+  - every register value's registers: its `.reg ... v<ID>_<REGS>` declaration;
+  - the fragment layout: the fragment base registers (%fwg_) exactly where a
+    value is planned in mma16x8x16.acc;
+  - each dot's instruction: wgmma.m64nNk16 / mma.m16n8k16 / mma.m16n8k32 in the
+    entry's PTX for each planned one, and no tensor-core instruction the plan
+    did not name.
+
+  tests/plan_vs_ptx.py PHOBOSC FILE.ph [phobosc options...]
+Prints one line per disagreement and a last line "N entries, N checks, N
+differ"; exits 1 when any differ."""
+import re
+import subprocess
+import sys
+
+
+def run(args):
+    r = subprocess.run(args, capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.exit(f"plan_vs_ptx: {' '.join(args)} failed ({r.returncode}):\n{r.stderr}")
+    return r.stdout
+
+
+def plans(text):
+    """Each variant's entry, chunk, register values (id, regs, layout) and dots."""
+    out, cur = [], None
+    for line in text.splitlines():
+        m = re.match(r"- kernel: (\S+)", line)
+        if m:
+            cur = {"kernel": m.group(1), "values": [], "dots": []}
+            out.append(cur)
+            continue
+        m = re.match(r"  (entry|chunk): (\S+)", line)
+        if m and cur is not None:
+            cur[m.group(1)] = m.group(2)
+            continue
+        m = re.match(r"    - \{id: (\d+), op: (\w+),.*residence: reg, layout: \"([^\"]*)\", regs: (\d+)(.*)\}", line)
+        if m and cur is not None:
+            cur["values"].append((int(m.group(1)), m.group(2), m.group(3), int(m.group(4))))
+            d = re.search(r", dot: ([\w.]+)", m.group(5))
+            if d:
+                cur["dots"].append((int(m.group(1)), d.group(1)))
+    return out
+
+
+def entries(ptx):
+    """The PTX text of each .entry, by name."""
+    parts = re.split(r"^\.visible \.entry (\w+)\(", ptx, flags=re.M)
+    return {parts[i]: parts[i + 1] for i in range(1, len(parts), 2)}
+
+
+def main():
+    if len(sys.argv) < 3:
+        sys.exit(__doc__)
+    phobosc, src, opts = sys.argv[1], sys.argv[2], sys.argv[3:]
+    ps = plans(run([phobosc, "--emit=plan-yaml", *opts, src]))
+    es = entries(run([phobosc, "--emit=ptx", *opts, src]))
+    checks = differ = 0
+
+    def check(ok, what):
+        nonlocal checks, differ
+        checks += 1
+        if not ok:
+            differ += 1
+            print(f"differs: {src} {' '.join(opts)}: {what}")
+
+    for p in ps:
+        name = p.get("entry")
+        body = es.get(name)
+        check(body is not None, f"no PTX entry {name}")
+        if body is None:
+            continue
+        check(f"mul.lo.u32 %tidv_, %tid_, {p['chunk']};" in body, f"{name}: chunk {p['chunk']}")
+        frag = any(layout.startswith("mma16x8x16.acc") for _, _, layout, _ in p["values"])
+        check(("%fwg_" in body) == frag, f"{name}: fragment base {'missing' if frag else 'without a fragment value'}")
+        for vid, op, layout, regs in p["values"]:
+            if op == "var" and f"v{vid}_<" not in body:
+                continue  # a register var the code never touches declares nothing
+            check(re.search(rf"%\w+v{vid}_<{regs}>;", body) is not None, f"{name}: %{vid} ({layout}) in {regs} registers")
+        want = set()
+        for vid, path in p["dots"]:
+            m = re.match(r"wgmma\.m64n(\d+)k16", path)
+            if m:
+                want.add(f"wgmma.mma_async.sync.aligned.m64n{m.group(1)}k16")
+            elif path in ("mma.m16n8k16", "mma.m16n8k32"):
+                want.add("mma.sync.aligned." + path[4:])
+        have = set(re.findall(r"(wgmma\.mma_async\.sync\.aligned\.m64n\d+k16|mma\.sync\.aligned\.m16n8k\d+)", body))
+        check(have == want, f"{name}: tensor-core instructions {sorted(have)}, the plan says {sorted(want)}")
+    print(f"{len(ps)} entries, {checks} checks, {differ} differ")
+    sys.exit(1 if differ else 0)
+
+
+main()
