@@ -202,11 +202,17 @@ has "arrive: thread 0 counts modulo n" out "atom.acq_rel.gpu.global.inc.u32"
 has "arrive: the last CTA's flag broadcast by the barrier" out "bar.red.or.pred"
 run "--emit=tir arrive" 0 --emit=tir "$PROJECT_ROOT/spec/conformance/arrive.ph"
 has "arrive in the tile IR" out "= arrive Cnt["
-# rows longer than a round of one-element chunks: one predicated access an
-# element at an immediate offset from its row (spec 15.6)
+# a row kernel in the blocked layout (spec 15.6): a thread's 16-byte chunk
+# of each row (a warp's 32 chunks cover the row), the row max by shuffles
+# within the warp, no shared memory and no barrier (long_rows.ph's last
+# kernel, columns that are not contiguous, exchanges)
 run "--emit=ptx long_rows" 0 --emit=ptx "$PROJECT_ROOT/spec/conformance/long_rows.ph"
-has "long rows: loads at immediate offsets" out "+384];"
-has "long rows: stores at immediate offsets" out "+384], %f"
+has "blocked rows: vector loads at immediate offsets" out "ld.global.v4.b32 {%r"
+has "blocked rows: vector stores" out "st.global.v4.b32 [%rd"
+has "blocked rows: rowmax by shuffles" out "shfl.sync.bfly.b32"
+run "--emit=plan long_rows" 0 --emit=plan "$PROJECT_ROOT/spec/conformance/long_rows.ph"
+has "blocked rows: the plan's layout" out "reg blocked spt=1x4 tpw=1x32 wpc=1x1 reps=8"
+has "blocked rows: no shared memory" out "shared total: 0 bytes (limit 49152)"
 run "--emit=ptx --no-wgmma gqa" 0 --emit=ptx --no-wgmma "$gqa"
 lacks "--no-wgmma: no wgmma" out "wgmma"
 has "--no-wgmma: mma.sync" out "mma.sync.aligned.m16n8k16"

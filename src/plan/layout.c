@@ -120,39 +120,37 @@ static Layout *new_layout(Planner *P) {
   return l;
 }
 
+/* Sets l to the blocked layout of a value of folded shape [M, N] (powers
+ * of two) over W warps (a power of two), V elements a chunk: lanes along
+ * the row first (up to 32 chunks), then warps down the rows (a row spans
+ * as few warps as its length allows), the warps left over along the row,
+ * rows past M slack (plan.h, BlockGeom). A tile of fewer than V elements
+ * a thread takes narrower vectors rather than leave threads idle. */
+static void set_blocked(Layout *l, int64_t M, int64_t N, int V, int W) {
+  if (V > N) V = (int)N;
+  while (V > 1 && M * N / V < 32LL * W) V /= 2; /* narrower vectors before idle threads */
+  int64_t chunks = N / V;
+  int tc = (int)(chunks < 32 ? chunks : 32), tr = 32 / tc;
+  int64_t wr0 = M / tr < 1 ? 1 : M / tr;
+  if (wr0 > W) wr0 = W;
+  int64_t wc = W / wr0, along = chunks / tc;
+  if (wc > along) wc = along;
+  l->kind = LAYOUT_BLOCKED;
+  l->rank = 2;
+  l->spt[0] = 1, l->spt[1] = V;
+  l->tpw[0] = tr, l->tpw[1] = tc;
+  l->wpc[0] = W / (int)wc, l->wpc[1] = (int)wc;
+  int64_t rr = M / ((int64_t)tr * l->wpc[0]);
+  l->reps = (int)((rr < 1 ? 1 : rr) * (chunks / ((int64_t)tc * wc)));
+}
+
 static Layout *blocked(Planner *P, const PlanVal *v, int rank, Scalar elem) {
   Layout *l = new_layout(P);
-  l->kind = LAYOUT_BLOCKED;
-  l->rank = rank;
-  int64_t left[MAX_TILE_RANK] = {1, 1, 1};
-  if (rank < 1) rank = 1;
-  for (int i = 0; i < rank; i++) {
-    left[i] = v->phys[i] ? v->phys[i] : 1;
-    l->spt[i] = l->tpw[i] = l->wpc[i] = 1;
-  }
-  /* 16-byte vectors along the innermost dim */
-  int64_t vec = 16 / sema_scalar_bytes(elem);
-  if (vec < 1) vec = 1;
-  if (vec > left[rank - 1]) vec = left[rank - 1];
-  l->spt[rank - 1] = (int)vec;
-  left[rank - 1] /= vec;
-  int lanes = 32, warps = P->p->threads / 32;
-  for (int i = rank - 1; i >= 0 && lanes > 1; i--) {
-    int64_t t = left[i] < lanes ? left[i] : lanes;
-    l->tpw[i] = (int)t;
-    lanes /= (int)t;
-    left[i] /= t;
-  }
-  for (int i = 0; i < rank && warps > 1; i++) {
-    int64_t w = left[i] < warps ? left[i] : warps;
-    if (w < 1) w = 1;
-    l->wpc[i] = (int)w;
-    warps /= (int)w;
-    left[i] /= w;
-  }
-  int64_t reps = 1;
-  for (int i = 0; i < rank; i++) reps *= left[i];
-  l->reps = (int)reps;
+  int64_t M = 1;
+  for (int i = 0; i + 1 < rank; i++) M *= v->phys[i];
+  int64_t N = rank ? v->phys[rank - 1] : 1;
+  int vec = 16 / sema_scalar_bytes(elem);
+  set_blocked(l, M, N, vec < 1 ? 1 : vec, P->p->threads / 32 < 1 ? 1 : P->p->threads / 32);
   return l;
 }
 
@@ -267,17 +265,82 @@ bool pl_is_frag(const TirInst *x) {
 /* A row value in the row layout beside a fragment value (pl_choose_frags). */
 bool pl_is_rowfrag(const TirInst *x) {
   return x->plan && x->ty.rank >= 2 && x->plan->res == RES_REG && x->plan->layout &&
-         x->plan->layout->kind == LAYOUT_SLICED;
+         x->plan->layout->kind == LAYOUT_SLICED && x->plan->layout->parent->kind == LAYOUT_MMA_ACC;
+}
+
+bool plan_is_blocked(const TirInst *x) {
+  return x->plan && x->ty.rank >= 2 && x->plan->res == RES_REG && x->plan->layout &&
+         x->plan->layout->kind == LAYOUT_BLOCKED;
+}
+
+bool plan_is_blocked_rows(const TirInst *x) {
+  return x->plan && x->ty.rank >= 2 && x->plan->res == RES_REG && x->plan->layout &&
+         x->plan->layout->kind == LAYOUT_SLICED && x->plan->layout->parent->kind == LAYOUT_BLOCKED;
+}
+
+BlockGeom plan_block_geom(const TirInst *x) {
+  const Layout *l = x->plan->layout;
+  if (l->kind == LAYOUT_SLICED) l = l->parent;
+  BlockGeom g = {.V = l->spt[1], .tr = l->tpw[0], .tc = l->tpw[1], .wr = l->wpc[0], .wc = l->wpc[1]};
+  g.M = plan_folded_rows(x);
+  g.reps_r = g.M / ((int64_t)g.tr * g.wr);
+  if (g.reps_r < 1) g.reps_r = 1;
+  g.reps_c = l->reps / g.reps_r;
+  g.N = (int64_t)g.reps_c * g.tc * g.wc * g.V; /* the parent's row, for a row value */
+  return g;
+}
+
+bool plan_reduce_in_regs(const TirInst *red) {
+  if (red->op != TIR_REDUCE || !plan_is_blocked_rows(red) || !plan_is_blocked(red->args[0])) return false;
+  BlockGeom a = plan_block_geom(red), b = plan_block_geom(red->args[0]);
+  return plan_same_rows(&a, &b);
+}
+
+bool plan_broadcast_in_regs(const TirInst *bc) {
+  const TirInst *x = bc->args[0];
+  if (bc->op != TIR_BROADCAST || !plan_is_blocked(bc) || !plan_is_blocked_rows(x) || x->ty.rank != bc->ty.rank)
+    return false;
+  BlockGeom a = plan_block_geom(bc), b = plan_block_geom(x);
+  return plan_same_rows(&a, &b);
+}
+
+bool plan_same_rows(const BlockGeom *a, const BlockGeom *b) {
+  return a->M == b->M && a->tr == b->tr && a->wr == b->wr && a->reps_r == b->reps_r;
+}
+
+/* The kinds of register layout the planner keeps, one pass each, parents
+ * before the row classes sliced from them. */
+typedef enum Pass { PASS_FRAG, PASS_FRAG_ROWS, PASS_BLOCKED, PASS_BLOCKED_ROWS, NPASSES } Pass;
+
+static bool row_pass(Pass pass) { return pass == PASS_FRAG_ROWS || pass == PASS_BLOCKED_ROWS; }
+
+/* the layout kind a class takes into the pass (a row class of either
+ * parent is LAYOUT_SLICED: its parent's kind tells them apart) */
+static bool in_pass(const Layout *L, Pass pass) {
+  switch (pass) {
+  case PASS_FRAG: return L->kind == LAYOUT_MMA_ACC;
+  case PASS_FRAG_ROWS: return L->kind == LAYOUT_SLICED && L->parent && L->parent->kind == LAYOUT_MMA_ACC;
+  case PASS_BLOCKED: return L->kind == LAYOUT_BLOCKED;
+  case PASS_BLOCKED_ROWS: return L->kind == LAYOUT_SLICED && L->parent && L->parent->kind != LAYOUT_MMA_ACC;
+  default: return false;
+  }
+}
+
+static bool plain_load(const TirInst *x) {
+  return x->op == TIR_LOAD && x->plan->res == RES_REG && !x->plan->ring && !x->plan->tma;
 }
 
 /* Whether member x of a class allows a register layout other than the
  * flat one: a register value of the class's physical shape (with a last
  * dim of 1 for a row class) whose operation the backend spells register by
  * register or by asking where an element is (ptx/layout.c). A fragment
- * class (rows false) may hold tensor-core dots, broadcasts and iotas; a
- * row class (rows true) rowmax and rowsum of f32 fragment values with its
- * rows. first: the class's first member. */
-static bool member_allows(Planner *P, const TirInst *x, const TirInst *first, bool rows) {
+ * class may hold tensor-core dots, broadcasts and iotas, its row class
+ * rowmax and rowsum of f32 fragment values with its rows; a blocked class
+ * elementwise operations, iotas, broadcasts and the threads' own loads,
+ * its row class row reductions of it (any type) and loads. first: the
+ * class's first member. */
+static bool member_allows(Planner *P, const TirInst *x, const TirInst *first, Pass pass) {
+  bool rows = row_pass(pass), blk = pass >= PASS_BLOCKED;
   /* the backend reads a staged tile operand at the flat index of register
    * k: an elementwise member must take its tiles from registers (a dot
    * reads its staged operands through ldmatrix, a broadcast its source
@@ -290,11 +353,19 @@ static bool member_allows(Planner *P, const TirInst *x, const TirInst *first, bo
   for (int d = 0; d < r; d++)
     if (x->plan->phys[d] != first->plan->phys[d]) return false;
   switch (x->op) {
-  case TIR_DOT: return !rows && mma_fits(P, x);
+  case TIR_DOT: return pass == PASS_FRAG && mma_fits(P, x);
   case TIR_REDUCE:
-    return rows && pl_is_frag(x->args[0]) && x->ty.elem == S_F32 && x->args[0]->ty.elem == S_F32 &&
-           plan_folded_rows(x->args[0]) == plan_folded_rows(x) && (x->aux == TRED_MAX || x->aux == TRED_SUM);
-  case TIR_BROADCAST: case TIR_IOTA: return !rows;
+    if (!rows || plan_folded_rows(x->args[0]) != plan_folded_rows(x) || (x->aux != TRED_MAX && x->aux != TRED_SUM))
+      return false;
+    if (!blk) return pl_is_frag(x->args[0]) && x->ty.elem == S_F32 && x->args[0]->ty.elem == S_F32;
+    { /* of a blocked value whose rows lie as the class's parent's */
+      const Layout *xl = x->args[0]->plan->layout, *par = first->plan->layout->parent;
+      return plan_is_blocked(x->args[0]) && par && par->kind == LAYOUT_BLOCKED && xl->tpw[0] == par->tpw[0] &&
+             xl->wpc[0] == par->wpc[0];
+    }
+  case TIR_IOTA: return !rows;
+  case TIR_BROADCAST: return !rows || blk;
+  case TIR_LOAD: return blk && plain_load(x);
   case TIR_READ: return x->args[0]->plan->res == RES_REG;
   case TIR_BINARY: case TIR_UNARY: case TIR_MATH: case TIR_CONVERT: case TIR_SELECT: case TIR_SPLAT: case TIR_VAR:
     return true;
@@ -302,21 +373,55 @@ static bool member_allows(Planner *P, const TirInst *x, const TirInst *first, bo
   }
 }
 
-/* The layouts the backend keeps: the fragment layout for each tensor-core
- * accumulator class whose every member allows it (member_allows), whose
- * values are written whole into register vars only, and whose row tiles
- * divide evenly among the warps; then the row layout beside it for each
- * row class fed by a reduction of such a class. Every other register class
- * is flat: chunks of Plan.chunk elements dealt round the threads
- * (pl_choose_chunk). One pass over the kernel a kind. */
+/* Whether instruction u may read a value of a blocked class (or its row
+ * class) as its operand k: by register, or through an exchange that asks
+ * where each element is. A dot's operands keep the flat layout (its
+ * columns path and the mma exchange read them by flat index). */
+static bool use_allows(const TirInst *u, int k, bool rows) {
+  switch (u->op) {
+  case TIR_BINARY: case TIR_UNARY: case TIR_MATH: case TIR_CONVERT: case TIR_SELECT: case TIR_READ:
+  case TIR_BROADCAST: case TIR_EXTRACT: case TIR_WRITE:
+    return true;
+  case TIR_REDUCE: case TIR_TRANSPOSE: return !rows;
+  case TIR_STORE: return !rows || !u->plan->tma;
+  default: (void)k; return false;
+  }
+}
+
+/* The V of a blocked class: 16 bytes of its narrowest memory access (a
+ * load of it, or a store of it), else of its first member's type. */
+static int class_vec(const TirFunc *f, const Layout *L, const TirInst *first) {
+  int eb = 0;
+  for (int j = 0; j < f->ninsts; j++) {
+    const TirInst *u = f->insts[j];
+    int b = 0;
+    if (u->op == TIR_LOAD && u->plan->layout == L) b = sema_scalar_bytes(u->ty.elem);
+    if (u->op == TIR_STORE && u->args[0]->plan->layout == L) b = sema_scalar_bytes(f->params[u->aux].elem);
+    if (b && (!eb || b < eb)) eb = b;
+  }
+  if (!eb) eb = sema_scalar_bytes(first->ty.elem);
+  return 16 / eb < 1 ? 1 : 16 / eb;
+}
+
+/* The layouts the backend keeps, one pass over the kernel a kind (Pass):
+ * the fragment layout for each tensor-core accumulator class whose every
+ * member allows it (member_allows), whose values are written whole into
+ * register vars only, and whose row tiles divide evenly among the warps;
+ * the row layout beside it for each row class fed by a reduction of such
+ * a class; the blocked layout (plan.h, BlockGeom) for each other class of
+ * rank 2 or more whose members and readers allow it (use_allows), with
+ * whole warps of a power of two (and not under --prefetch, whose loads
+ * are the flat layout's); and its row class beside it. Every other
+ * register class is flat: chunks of Plan.chunk elements dealt round the
+ * threads (pl_choose_chunk). */
 void pl_choose_frags(Planner *P) {
   const TirFunc *f = P->f;
   int T = P->p->threads, W = T / 32, n = f->ninsts;
   const TirInst **first = arena_alloc(P->a, sizeof *first * (size_t)(n + 1)); /* by layout id */
   bool *bad = arena_alloc(P->a, (size_t)(n + 1));
-  for (int pass = 0; pass < 2; pass++) {
-    bool rows = pass == 1;
-    LayoutKind kind = rows ? LAYOUT_SLICED : LAYOUT_MMA_ACC;
+  bool blocked_ok = T % 32 == 0 && W > 0 && (W & (W - 1)) == 0 && !P->p->prefetch;
+  for (Pass pass = PASS_FRAG; pass < NPASSES; pass++) {
+    bool rows = row_pass(pass);
     memset(first, 0, sizeof *first * (size_t)(n + 1));
     memset(bad, 0, (size_t)(n + 1));
     for (int j = 0; j < n; j++) {
@@ -324,28 +429,37 @@ void pl_choose_frags(Planner *P) {
       if (x->op == TIR_WRITE) { /* whole writes between register values only */
         const Layout *lv = x->args[1]->plan ? x->args[1]->plan->layout : NULL;
         const Layout *ls = x->args[0]->plan && x->args[0]->plan->res == RES_REG ? x->args[0]->plan->layout : NULL;
-        if (lv && lv->kind == kind && (x->nsubs || x->args[0]->plan->res != RES_REG)) bad[lv->id] = true;
-        if (ls && ls->kind == kind && (x->nsubs || (x->args[1]->ty.rank && x->args[1]->plan->res != RES_REG)))
+        if (lv && in_pass(lv, pass) && (x->nsubs || x->args[0]->plan->res != RES_REG)) bad[lv->id] = true;
+        if (ls && in_pass(ls, pass) && (x->nsubs || (x->args[1]->ty.rank && x->args[1]->plan->res != RES_REG)))
           bad[ls->id] = true;
       }
+      if (pass >= PASS_BLOCKED)
+        for (int k = 0; k < x->nargs; k++) {
+          const TirInst *a = x->args[k];
+          const Layout *la = a && a->ty.rank && a->plan && a->plan->res == RES_REG ? a->plan->layout : NULL;
+          if (la && in_pass(la, pass) && !use_allows(x, k, rows)) bad[la->id] = true;
+        }
       const Layout *L = x->plan && x->plan->res == RES_REG ? x->plan->layout : NULL;
-      if (!L || L->kind != kind) continue;
+      if (!L || !in_pass(L, pass)) continue;
       if (!first[L->id]) first[L->id] = x;
-      if (!bad[L->id] && !member_allows(P, x, first[L->id], rows)) bad[L->id] = true;
+      if (!bad[L->id] && !member_allows(P, x, first[L->id], pass)) bad[L->id] = true;
     }
     for (int j = 0; j < n; j++) {
       const TirInst *x = first[j];
       if (!x) continue;
       Layout *L = x->plan->layout;
       int64_t M = plan_folded_rows(x), N = x->plan->phys[x->ty.rank - 1];
-      bool keep = T % 32 == 0 && !bad[j] && (!rows || (L->parent && L->parent->kind == LAYOUT_MMA_ACC)) &&
-                  M % 16 == 0 && (rows || N % 8 == 0) && (M / 16) % W == 0;
+      bool keep;
+      if (pass <= PASS_FRAG_ROWS)
+        keep = T % 32 == 0 && !bad[j] && M % 16 == 0 && (rows || N % 8 == 0) && (M / 16) % W == 0;
+      else
+        keep = blocked_ok && !bad[j] && (!rows || L->parent->kind == LAYOUT_BLOCKED);
       if (!keep) L->kind = LAYOUT_FLAT;
+      else if (pass == PASS_BLOCKED) set_blocked(L, M, N, class_vec(f, L, x), W);
     }
   }
   for (int i = 0; i < n; i++) {
     Layout *L = f->insts[i]->plan ? f->insts[i]->plan->layout : NULL;
-    if (L && L->kind == LAYOUT_BLOCKED) L->kind = LAYOUT_FLAT;
     if (L && L->kind == LAYOUT_MMA_ACC) P->p->frags = true;
   }
 }
@@ -357,7 +471,7 @@ void pl_choose_frags(Planner *P) {
 static bool chunks_fit(const TirBlock *b, int64_t T, int64_t v) {
   for (int i = 0; i < b->len; i++) {
     const TirInst *in = b->insts[i];
-    if (in->plan && in->ty.rank && in->plan->res == RES_REG) {
+    if (in->plan && in->ty.rank && in->plan->res == RES_REG && !plan_is_blocked(in) && !plan_is_blocked_rows(in)) {
       int64_t inner = in->plan->phys[in->ty.rank - 1];
       if (inner % v || pl_phys_elems(in) % (T * v)) return false;
     }
@@ -451,6 +565,10 @@ int64_t plan_regs(const Plan *p, const TirInst *x) {
   int64_t W = p->threads / 32, M = plan_folded_rows(x), N = x->plan->phys[x->ty.rank - 1];
   if (pl_is_frag(x)) return M / 16 / W * (N / 2);
   if (pl_is_rowfrag(x)) return M / 16 / W * 2;
+  if (plan_is_blocked(x) || plan_is_blocked_rows(x)) {
+    BlockGeom g = plan_block_geom(x);
+    return plan_is_blocked(x) ? g.reps_r * g.reps_c * g.V : g.reps_r;
+  }
   int64_t round = (int64_t)p->threads * p->chunk;
   return (pl_phys_elems(x) + round - 1) / round * p->chunk;
 }

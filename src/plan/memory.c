@@ -191,9 +191,15 @@ static int64_t exchange_bytes(const TirInst *in) {
   case TIR_BROADCAST:
     if (pl_is_frag(in) && pl_is_rowfrag(x) && x->ty.rank == in->ty.rank && plan_folded_rows(x) == plan_folded_rows(in))
       return 0;
+    if (plan_broadcast_in_regs(in)) return 0;
     return reloadable(x) ? 0 : value_exchange_bytes(x);
   case TIR_TRANSPOSE: return reloadable(in) ? 0 : value_exchange_bytes(x);
-  case TIR_REDUCE: return pl_is_rowfrag(in) ? 0 : value_exchange_bytes(x);
+  case TIR_REDUCE:
+    if (plan_reduce_in_regs(in)) { /* the warps' partial results of each row, 8 bytes each */
+      BlockGeom g = plan_block_geom(x);
+      return g.wc > 1 ? g.M * g.wc * 8 : 0;
+    }
+    return pl_is_rowfrag(in) ? 0 : value_exchange_bytes(x);
   case TIR_EXTRACT: return x->plan->res == RES_SHARED ? 0 : value_exchange_bytes(x);
   case TIR_WRITE: return in->nsubs && in->args[1]->ty.rank ? value_exchange_bytes(in->args[1]) : 0;
   case TIR_DOT:

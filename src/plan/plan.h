@@ -32,6 +32,20 @@ typedef struct Layout {
   struct Layout *parent;    /* sliced: the layout reduced */
 } Layout;
 
+/* A blocked layout's geometry over a value's folded shape [M, N] (the
+ * leading dims folded into M): threads own V consecutive elements of a row
+ * (one 16-byte vector where the types allow), a warp's lanes take tc such
+ * chunks along the row and tr rows, the warps wc along the row and wr down
+ * (rows first: a row spans as few warps as the row's length allows), and
+ * the pattern repeats reps_r times down and reps_c times along. Register k
+ * of a thread is chunk (k / V) % reps_c, v = k % V of its row repetition
+ * k / (V reps_c) (plan_block_geom; ptx/layout.c spells it). A row value
+ * sliced from it holds register rr for row repetition rr. */
+typedef struct BlockGeom {
+  int V, tr, tc, wr, wc;
+  int64_t M, N, reps_r, reps_c;
+} BlockGeom;
+
 /* How a dot is computed (plan.c, choose_dot_paths). */
 typedef enum DotPath {
   DOT_FMA,     /* each thread its output elements over the exchange area or staged operands */
@@ -183,6 +197,21 @@ int64_t plan_regs(const Plan *p, const TirInst *x);
 int64_t plan_launch_shared(const Plan *p);
 /* why a dot planned with tensor-core shapes runs on FMA, or NULL */
 const char *plan_dot_fallback(Arena *a, const Plan *p, const TirInst *dot);
+/* x in a blocked layout, or in a row layout sliced from one */
+bool plan_is_blocked(const TirInst *x);
+bool plan_is_blocked_rows(const TirInst *x);
+/* the geometry of x's blocked layout (of the parent, for a sliced row value) */
+BlockGeom plan_block_geom(const TirInst *x);
+/* whether two values' blocked layouts place their rows alike (same M,
+ * row repetitions, lanes and warps down the rows) */
+bool plan_same_rows(const BlockGeom *a, const BlockGeom *b);
+/* a row reduction of a blocked value into its row layout: each thread
+ * folds its registers, the lanes of a row shuffle, the warps of a row (when
+ * it spans several) meet in a scratch of M x wc partials */
+bool plan_reduce_in_regs(const TirInst *red);
+/* a broadcast of a row value over a blocked value whose rows lie alike:
+ * register moves */
+bool plan_broadcast_in_regs(const TirInst *bc);
 /* whether a tensor-core dot packs its a operand from the accumulators of
  * a fragment value (attention's P) */
 bool plan_a_from_regs(const TirInst *dot);

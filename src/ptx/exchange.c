@@ -5,6 +5,7 @@
 #include "emitter.h"
 
 static void emit_reduce_frag(Emitter *e, const TirInst *in);
+static void emit_reduce_blocked(Emitter *e, const TirInst *in);
 
 /* register bytes in the exchange area */
 static int exch_bytes(Scalar s) { return px_rc_of(s) == RC_F64 || px_rc_of(s) == RC_B64 ? 8 : 4; }
@@ -21,6 +22,8 @@ static void exch_store(Emitter *e, const TirInst *x, int64_t at) {
     const char *pr = px_tmp(e, RC_PRED);
     if (x->ty.rank) px_out(e, "setp.lt.u32 %s, %s, %lld;", pr, fl, (long long)elems);
     else px_out(e, "setp.eq.u32 %s, %%tid_, 0;", pr);
+    const char *own = px_blk_owner(e, x); /* one of a row value's holders stores it */
+    if (own) px_out(e, "and.pred %s, %s, %s;", pr, pr, own);
     const char *ad = px_tmp(e, RC_B32);
     if (x->ty.rank) px_out(e, "mad.lo.u32 %s, %s, %d, %%smem_;", ad, fl, eb);
     else px_out(e, "mov.u32 %s, %%smem_;", ad);
@@ -97,6 +100,11 @@ static int same_as(Emitter *e, const TirInst *in, int k) {
     int mi = k / g.rpt / g.ntn, first = mi * g.ntn * g.rpt + (k % 4 >> 1) * 2;
     return first != k ? first : -1;
   }
+  if (plan_is_blocked(in)) { /* a row repetition's registers: one row */
+    BlockGeom g = plan_block_geom(in);
+    int first = k - k % (g.V * (int)g.reps_c);
+    return first != k ? first : -1;
+  }
   return k % e->V && in->plan->phys[in->ty.rank - 1] % e->V == 0 ? k - 1 : -1;
 }
 
@@ -110,6 +118,14 @@ void px_emit_broadcast(Emitter *e, const TirInst *in) {
     for (int k = 0; k < px_nregs(e, in); k++)
       px_out(e, "mov.%s %s, %s;", px_mov_type(rc), px_reg(e, in, k),
              px_reg(e, x, k / g.rpt / g.ntn * 2 + (k % 4 >> 1)));
+    return;
+  }
+  if (plan_broadcast_in_regs(in)) {
+    /* a row value over a blocked value whose rows lie alike: register k's
+     * row repetition is the row value's register */
+    BlockGeom g = plan_block_geom(in);
+    for (int k = 0; k < px_nregs(e, in); k++)
+      px_out(e, "mov.%s %s, %s;", px_mov_type(rc), px_reg(e, in, k), px_reg(e, x, k / (g.V * (int)g.reps_c)));
     return;
   }
   if (reloadable(x)) {
@@ -130,6 +146,7 @@ void px_emit_broadcast(Emitter *e, const TirInst *in) {
   int64_t at;
   px_exchange(e, in, &x, 1, &at);
   if (r == 2 && xr == 2 && x->ty.dims[1] == 1 && e->V == 1 && !px_is_frag(e, in) && !px_is_rowfrag(e, in) &&
+      !plan_is_blocked(in) && !plan_is_blocked_rows(x) &&
       in->plan->phys[1] % e->T == 0 && x->ty.dims[0] == in->ty.dims[0] && x->plan->phys[0] == in->plan->phys[0]) {
     /* a column over rows of one-element chunks that are whole rounds of the
      * threads (emit_long_rows' layout): register k lies in row k / cpr, the
@@ -192,6 +209,7 @@ void px_emit_transpose(Emitter *e, const TirInst *in) {
 void px_emit_reduce(Emitter *e, const TirInst *in) {
   const TirInst *x = in->args[0];
   if (px_is_rowfrag(e, in)) return emit_reduce_frag(e, in);
+  if (plan_reduce_in_regs(in)) return emit_reduce_blocked(e, in);
   int64_t at;
   px_exchange(e, in, &x, 1, &at);
   int r = in->ty.rank;
@@ -324,6 +342,8 @@ void px_emit_write(Emitter *e, const TirInst *in) {
       const char *fl = px_elem_index(e, slot, k);
       const char *pr = px_tmp(e, RC_PRED);
       px_out(e, "setp.lt.u32 %s, %s, %lld;", pr, fl, (long long)px_phys_elems(slot));
+      const char *own = px_blk_owner(e, slot);
+      if (own) px_out(e, "and.pred %s, %s, %s;", pr, pr, own);
       const char *c[MAX_TILE_RANK];
       for (int d = 0; d < slot->ty.rank; d++) c[d] = px_coord(e, fl, slot->plan->phys, slot->ty.rank, d);
       px_st(e, "shared", slot->ty.elem, px_buf_addr(e, slot->plan->buf, c), r, pr);
@@ -366,4 +386,102 @@ void px_emit_write(Emitter *e, const TirInst *in) {
     }
   }
   px_publish_write(e, slot);
+}
+
+/* One butterfly step of a reduction: d = op(d, lane ^ m's d). */
+static void shfl_fold(Emitter *e, RegClass rc, const char *op, const char *d, int m) {
+  if (rc == RC_F64 || rc == RC_B64) {
+    const char *lo = px_tmp(e, RC_B32), *hi = px_tmp(e, RC_B32), *o = px_tmp(e, rc);
+    px_out(e, "mov.b64 {%s, %s}, %s;", lo, hi, d);
+    px_out(e, "shfl.sync.bfly.b32 %s, %s, %d, 31, 0xffffffff;", lo, lo, m);
+    px_out(e, "shfl.sync.bfly.b32 %s, %s, %d, 31, 0xffffffff;", hi, hi, m);
+    px_out(e, "mov.b64 %s, {%s, %s};", o, lo, hi);
+    px_out(e, "%s %s, %s, %s;", op, d, d, o);
+    return;
+  }
+  const char *o = px_tmp(e, rc);
+  px_out(e, "shfl.sync.bfly.b32 %s, %s, %d, 31, 0xffffffff;", o, d, m);
+  px_out(e, "%s %s, %s, %s;", op, d, d, o);
+}
+
+/* rowmax or rowsum of a blocked value into its row layout (plan.c,
+ * plan_reduce_in_regs): each thread folds its registers of a row repetition
+ * (over the logical columns only: slack gives the identity), the tc lanes
+ * along the row (the low bits of the lane) meet by butterfly shuffles, and
+ * when wc warps share a row their partials go through the plan's scratch
+ * (row-major, wc a row), one barrier, and every thread folds its row's wc.
+ * No shared memory at all when a row lies within a warp. */
+static void emit_reduce_blocked(Emitter *e, const TirInst *in) {
+  const TirInst *x = in->args[0];
+  BlockGeom g = plan_block_geom(x);
+  int64_t len = x->ty.dims[x->ty.rank - 1];
+  RegClass rc = px_rc_of(in->ty.elem), xc = px_rc_of(x->ty.elem);
+  const char *t = px_arith_type(in->ty.elem);
+  bool mx = in->aux == TRED_MAX;
+  const char *op = arena_printf(e->a, "%s.%s", mx ? "max" : "add", t);
+  const char *id = !mx ? px_zero(rc)
+                   : rc == RC_F32 ? "0fFF800000"
+                   : rc == RC_F64 ? "0dFFF0000000000000"
+                   : rc == RC_B64 ? "0x8000000000000000"
+                                  : "0x80000000";
+  const char *cb = px_blk_col_base(e, &g);
+  int per = g.V * (int)g.reps_c;
+  for (int rr = 0; rr < (int)g.reps_r; rr++) {
+    const char *d = px_reg(e, in, rr);
+    px_out(e, "mov.%s %s, %s;", px_mov_type(rc), d, id);
+    for (int j = 0; j < per; j++) {
+      const char *v = px_reg(e, x, rr * per + j);
+      if (xc != rc) {
+        const char *cv = px_tmp(e, rc);
+        px_out(e, "cvt.%s.%s %s, %s;", rc == RC_B64 ? "s64" : "s32", px_arith_type(x->ty.elem), cv, v);
+        v = cv;
+      }
+      int64_t col = px_blk_col_off(&g, j); /* plus the column base */
+      if (col + (int64_t)(g.tc * g.wc - 1) * g.V >= len) { /* some thread's column may be slack */
+        const char *cc = px_tmp(e, RC_B32), *p = px_tmp(e, RC_PRED), *sv = px_tmp(e, rc);
+        px_out(e, "add.u32 %s, %s, %lld;", cc, cb, (long long)col);
+        px_out(e, "setp.lt.u32 %s, %s, %lld;", p, cc, (long long)len);
+        px_out(e, "selp.%s %s, %s, %s, %s;", px_mov_type(rc), sv, v, id, p);
+        v = sv;
+      }
+      px_out(e, "%s %s, %s, %s;", op, d, d, v);
+    }
+    for (int m = 1; m < g.tc; m *= 2) shfl_fold(e, rc, op, d, m);
+  }
+  if (g.wc > 1) {
+    /* partial of row (row base + rr tr wr) from warp column wcol at
+     * (row wc + wcol) 8 bytes; lane column 0 writes it */
+    int64_t base = in->plan->scratch->offset;
+    const char *rb = px_blk_row_base(e, &g), *wcol = px_tmp(e, RC_B32), *lc = px_tmp(e, RC_PRED);
+    px_out(e, "bfe.u32 %s, %%tid_, 5, %d;", wcol, px_log2i(g.wc));
+    {
+      const char *l = px_tmp(e, RC_B32);
+      px_out(e, "and.b32 %s, %%tid_, %d;", l, g.tc - 1);
+      px_out(e, "setp.eq.u32 %s, %s, 0;", lc, l);
+    }
+    const char *mov = rc == RC_F64 || rc == RC_B64 ? "b64" : "b32";
+    for (int rr = 0; rr < (int)g.reps_r; rr++) {
+      const char *row = px_tmp(e, RC_B32), *ad = px_tmp(e, RC_B32), *in_tile = px_tmp(e, RC_PRED);
+      px_out(e, "add.u32 %s, %s, %lld;", row, rb, (long long)rr * g.tr * g.wr);
+      px_out(e, "setp.lt.and.u32 %s, %s, %lld, %s;", in_tile, row, (long long)g.M, lc);
+      px_out(e, "mad.lo.u32 %s, %s, %d, %s;", ad, row, g.wc, wcol);
+      px_out(e, "mad.lo.u32 %s, %s, 8, %%smem_;", ad, ad);
+      px_out(e, "@%s st.shared.%s [%s+%lld], %s;", in_tile, mov, ad, (long long)base, px_reg(e, in, rr));
+    }
+    px_cta_sync(e);
+    for (int rr = 0; rr < (int)g.reps_r; rr++) {
+      const char *row = px_tmp(e, RC_B32), *ad = px_tmp(e, RC_B32), *d = px_reg(e, in, rr);
+      px_out(e, "add.u32 %s, %s, %lld;", row, rb, (long long)rr * g.tr * g.wr);
+      px_out(e, "min.u32 %s, %s, %lld;", row, row, (long long)(g.M - 1)); /* slack rows read row M - 1 */
+      px_out(e, "mul.lo.u32 %s, %s, %d;", ad, row, g.wc * 8);
+      px_out(e, "add.u32 %s, %s, %%smem_;", ad, ad);
+      px_out(e, "ld.shared.%s %s, [%s+%lld];", mov, d, ad, (long long)base);
+      for (int w = 1; w < g.wc; w++) {
+        const char *o = px_tmp(e, rc);
+        px_out(e, "ld.shared.%s %s, [%s+%lld];", mov, o, ad, (long long)(base + w * 8));
+        px_out(e, "%s %s, %s, %s;", op, d, d, o);
+      }
+    }
+  }
+  for (int rr = 0; rr < (int)g.reps_r; rr++) px_round_reg(e, in->ty.elem, px_reg(e, in, rr));
 }

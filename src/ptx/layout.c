@@ -43,7 +43,7 @@ bool px_is_frag(const Emitter *e, const TirInst *x) {
 bool px_is_rowfrag(const Emitter *e, const TirInst *x) {
   (void)e;
   return x->plan && x->ty.rank >= 2 && x->plan->res == RES_REG && x->plan->layout &&
-         x->plan->layout->kind == LAYOUT_SLICED;
+         x->plan->layout->kind == LAYOUT_SLICED && x->plan->layout->parent->kind == LAYOUT_MMA_ACC;
 }
 
 FragGeom px_frag_geom(const Emitter *e, const TirInst *x) {
@@ -74,8 +74,87 @@ const char *px_flat_index(Emitter *e, int k) {
   return r;
 }
 
+/* The blocked layout (plan.h, BlockGeom). A thread's row base is
+ * wrow tr + lrow and its column base (wcol tc + lcol) V, lane = lrow tc +
+ * lcol and warp = wrow wc + wcol; register k lies rr = k / (V reps_c) row
+ * repetitions (tr wr rows each) down and c = k / V % reps_c chunk
+ * repetitions (tc wc V columns each) along, v = k % V columns into its
+ * chunk. ptxas keeps one copy of the bases. */
+const char *px_blk_row_base(Emitter *e, const BlockGeom *g) {
+  const char *r = px_tmp(e, RC_B32), *l = px_tmp(e, RC_B32);
+  px_out(e, "shr.u32 %s, %%tid_, %d;", r, 5 + px_log2i(g->wc));
+  px_out(e, "shl.b32 %s, %s, %d;", r, r, px_log2i(g->tr));
+  if (g->tr > 1) {
+    px_out(e, "bfe.u32 %s, %%tid_, %d, %d;", l, px_log2i(g->tc), 5 - px_log2i(g->tc));
+    px_out(e, "add.u32 %s, %s, %s;", r, r, l);
+  }
+  return r;
+}
+
+const char *px_blk_col_base(Emitter *e, const BlockGeom *g) {
+  const char *c = px_tmp(e, RC_B32), *l = px_tmp(e, RC_B32);
+  if (g->wc > 1) px_out(e, "bfe.u32 %s, %%tid_, 5, %d;", c, px_log2i(g->wc));
+  else px_out(e, "mov.u32 %s, 0;", c);
+  px_out(e, "shl.b32 %s, %s, %d;", c, c, px_log2i(g->tc));
+  px_out(e, "and.b32 %s, %%tid_, %d;", l, g->tc - 1);
+  px_out(e, "add.u32 %s, %s, %s;", c, c, l);
+  px_out(e, "shl.b32 %s, %s, %d;", c, c, px_log2i(g->V));
+  return c;
+}
+
+/* register k's row and column, less the thread's bases */
+int64_t px_blk_row_off(const BlockGeom *g, int k) { return k / (g->V * g->reps_c) * (int64_t)g->tr * g->wr; }
+int64_t px_blk_col_off(const BlockGeom *g, int k) {
+  return (int64_t)(k / g->V % g->reps_c) * g->tc * g->wc * g->V + k % g->V;
+}
+
+/* The thread that stores a row value (sliced from a blocked layout, which
+ * the lanes and warps along a row all hold): column base 0. NULL for any
+ * other value. */
+const char *px_blk_owner(Emitter *e, const TirInst *x) {
+  if (!x->ty.rank || !plan_is_blocked_rows(x)) return NULL;
+  BlockGeom g = plan_block_geom(x);
+  if (g.tc == 1 && g.wc == 1) return NULL;
+  const char *p = px_tmp(e, RC_PRED);
+  px_out(e, "setp.eq.u32 %s, %s, 0;", p, px_blk_col_base(e, &g));
+  return p;
+}
+
+/* Coordinate d of register k of x: through its flat index, or directly
+ * from the rows and columns of a fragment or blocked value. */
+const char *px_elem_coord(Emitter *e, const TirInst *x, int k, int d) {
+  if (px_is_frag(e, x)) return px_frag_coord(e, x, k, d);
+  int r = x->ty.rank;
+  if (!plan_is_blocked(x) && !plan_is_blocked_rows(x)) return px_coord(e, px_elem_index(e, x, k), x->plan->phys, r, d);
+  BlockGeom g = plan_block_geom(x);
+  const char *c = px_tmp(e, RC_B32);
+  if (d == r - 1) {
+    if (plan_is_blocked_rows(x)) return "0";
+    px_out(e, "add.u32 %s, %s, %lld;", c, px_blk_col_base(e, &g), (long long)px_blk_col_off(&g, k));
+    return c;
+  }
+  int shift = 0;
+  for (int i = d + 1; i < r - 1; i++) shift += px_log2i(x->plan->phys[i]);
+  px_out(e, "add.u32 %s, %s, %lld;", c, px_blk_row_base(e, &g),
+         (long long)px_blk_row_off(&g, plan_is_blocked_rows(x) ? k * g.V * (int)g.reps_c : k));
+  if (shift) px_out(e, "shr.u32 %s, %s, %d;", c, c, shift);
+  if (d) px_out(e, "and.b32 %s, %s, %lld;", c, c, (long long)(x->plan->phys[d] - 1));
+  return c;
+}
+
 /* The flat physical index of register k of value x, in x's layout. */
 const char *px_elem_index(Emitter *e, const TirInst *x, int k) {
+  if (x->ty.rank && (plan_is_blocked(x) || plan_is_blocked_rows(x))) {
+    BlockGeom g = plan_block_geom(x);
+    const char *r = px_tmp(e, RC_B32);
+    if (plan_is_blocked_rows(x)) { /* row k's repetition: the folded row is the flat index */
+      px_out(e, "add.u32 %s, %s, %lld;", r, px_blk_row_base(e, &g), (long long)(k * (int64_t)g.tr * g.wr));
+      return r;
+    }
+    px_out(e, "mad.lo.u32 %s, %s, %lld, %s;", r, px_blk_row_base(e, &g), (long long)g.N, px_blk_col_base(e, &g));
+    px_out(e, "add.u32 %s, %s, %lld;", r, r, (long long)(px_blk_row_off(&g, k) * g.N + px_blk_col_off(&g, k)));
+    return r;
+  }
   if (px_is_rowfrag(e, x)) {
     const char *r = px_tmp(e, RC_B32);
     px_out(e, "add.u32 %s, %%fwg_, %lld;", r, (long long)(k / 2 * (e->T / 32) * 16 + k % 2 * 8));

@@ -84,13 +84,17 @@ void px_subscripts(Emitter *e, const TirInst *in, const char *const *c, const ch
  * that is false for slack lanes and lanes past the tensor's end. */
 static const char *access_lane(Emitter *e, const TirInst *in, const TirInst *val, const int64_t *phys, int rank, int k,
                                const char **g) {
-  const char *fl = val ? px_elem_index(e, val, k) : px_flat_index(e, k);
+  const TirInst *held = val ? val : in->plan->res == RES_REG ? in : NULL;
+  const char *fl = held ? px_elem_index(e, held, k) : px_flat_index(e, k);
   const char *ok = px_tmp(e, RC_PRED);
   int64_t elems = 1;
   for (int d = 0; d < rank; d++) elems *= phys[d];
   /* a scalar is uniform: every thread reads it (one stores it, below) */
   if (rank) px_out(e, "setp.lt.u32 %s, %s, %lld;", ok, fl, (long long)elems);
   else px_out(e, "setp.eq.u32 %s, 0, 0;", ok);
+  /* a row value's lanes and warps along the row hold it alike: one stores it */
+  const char *own = val ? px_blk_owner(e, val) : NULL;
+  if (own) px_out(e, "and.pred %s, %s, %s;", ok, ok, own);
   px_subscripts(e, in, NULL, fl, phys, rank, ok, g);
   return ok;
 }
@@ -241,7 +245,7 @@ bool px_emit_load_rows(Emitter *e, const TirInst *in, const char **words) {
 
 bool px_emit_load_rows_at(Emitter *e, const TirInst *in, const char **words, const char **c1_out,
                               const char **r0_out) {
-  if (in->ty.rank != 2 || (in->plan->res != RES_REG && !words)) return false;
+  if (in->ty.rank != 2 || (in->plan->res != RES_REG && !words) || plan_is_blocked(in)) return false;
   int64_t p0 = in->plan->phys[0], p1 = in->plan->phys[1];
   int64_t TV = (int64_t)e->T * e->V;
   if (TV % p1 || p1 % e->V) return false;
@@ -377,7 +381,9 @@ bool px_emit_load_rows_at(Emitter *e, const TirInst *in, const char **words, con
  * 10 and 11). val: the stored value, or NULL for a load into in. */
 static bool emit_long_rows(Emitter *e, const TirInst *in, const TirInst *val) {
   const TirInst *x = val ? val : in;
-  if (x->ty.rank != 2 || x->plan->res != RES_REG || e->V != 1 || px_is_frag(e, x) || px_is_rowfrag(e, x)) return false;
+  if (x->ty.rank != 2 || x->plan->res != RES_REG || e->V != 1 || px_is_frag(e, x) || px_is_rowfrag(e, x) ||
+      plan_is_blocked(x) || plan_is_blocked_rows(x))
+    return false;
   int64_t p0 = x->plan->phys[0], p1 = x->plan->phys[1], T = e->T;
   if (p1 <= T || p1 % T) return false;
   int spans = 0;
@@ -405,6 +411,109 @@ static bool emit_long_rows(Emitter *e, const TirInst *in, const TirInst *val) {
         const char *r = px_reg(e, in, k);
         px_out(e, "mov.%s %s, %s;", px_mov_type(rc), r, px_zero(rc));
         px_ld(e, "global", te, r, at, q);
+      }
+    }
+  }
+  return true;
+}
+
+/* A rank-2 register load or store of a blocked value (plan.h, BlockGeom)
+ * whose columns are the tensor's contiguous dim: a thread's chunks lie at
+ * column base + c tc wc V (c < reps_c), its rows at row base + rr tr wr, so
+ * the column masks and the first address are computed once (rows_at) and
+ * each row repetition costs an add. A chunk whose V elements are all
+ * inside (and the tile's address and row pitch aligned to the vector,
+ * checked once at run time) is one 16-byte (or narrower) vector access;
+ * any other goes element by element, predicated (no branches: the
+ * predicates are uniform along a row away from the tensor's ends).
+ * val: the stored value, or NULL for a load into in. */
+static bool emit_blocked_rows(Emitter *e, const TirInst *in, const TirInst *val) {
+  const TirInst *x = val ? val : in;
+  if (x->ty.rank != 2 || !plan_is_blocked(x)) return false;
+  int spans = 0;
+  for (int i = 0; i < in->nsubs; i++) spans += !in->subs[i].point;
+  if (spans != 2 || !px_cols_contiguous(e, in)) return false;
+  BlockGeom g = plan_block_geom(x);
+  Scalar te = val ? e->f->params[in->aux].elem : in->ty.elem;
+  int eb = px_elem_bytes_mem(te), V = g.V, ncol = (int)g.reps_c * V;
+  int64_t *coff = arena_alloc(e->a, sizeof(int64_t) * (size_t)ncol);
+  for (int j = 0; j < ncol; j++) coff[j] = px_blk_col_off(&g, j);
+  const char *r0 = px_blk_row_base(e, &g), *c1 = px_blk_col_base(e, &g);
+  RowsAt R = rows_at(e, in, r0, c1, coff, ncol, (int64_t)g.tr * g.wr, eb);
+  RegClass rc = px_rc_of(x->ty.elem);
+  /* the vector: V elements of 2 or 4 bytes in one access of at most 16 */
+  bool vec = V > 1 && (eb == 2 || eb == 4) && V * eb <= 16 && V * eb >= 4;
+  int nw = V * eb / 4;
+  const char *aligned = NULL;
+  if (vec) {
+    const char *al = px_tmp(e, RC_B64);
+    aligned = px_tmp(e, RC_PRED);
+    px_out(e, "or.b64 %s, %s, %s;", al, R.ad, R.step);
+    px_out(e, "and.b64 %s, %s, %d;", al, al, V * eb - 1);
+    px_out(e, "setp.eq.u64 %s, %s, 0;", aligned, al);
+  }
+  for (int64_t rr = 0; rr < g.reps_r; rr++) {
+    int64_t row = rr * g.tr * g.wr;
+    if (rr) px_out(e, "add.s64 %s, %s, %s;", R.ad, R.ad, R.step);
+    const char *pr = px_tmp(e, RC_PRED), *pz = px_tmp(e, RC_PRED);
+    px_out(e, "setp.gt.s32 %s, %s, %lld;", pr, R.lim, (long long)row);
+    px_out(e, "setp.ge.and.s32 %s, %s, %lld, %s;", pz, R.g[R.i0], (long long)-row, pr);
+    for (int c = 0; c < (int)g.reps_c; c++) {
+      int k0 = (int)(rr * g.reps_c + c) * V;
+      int64_t off = coff[c * V] * eb;
+      const char *vp = NULL;
+      if (vec) {
+        vp = px_tmp(e, RC_PRED);
+        px_out(e, "and.pred %s, %s, %s;", vp, pz, aligned);
+        px_out(e, "and.pred %s, %s, %s;", vp, vp, R.colok[c * V]);
+        px_out(e, "and.pred %s, %s, %s;", vp, vp, R.colok[c * V + V - 1]);
+        const char *w[4] = {0};
+        for (int i = 0; i < nw; i++) w[i] = px_tmp(e, RC_B32);
+        const char *list = nw == 4   ? arena_printf(e->a, "{%s, %s, %s, %s}", w[0], w[1], w[2], w[3])
+                           : nw == 2 ? arena_printf(e->a, "{%s, %s}", w[0], w[1])
+                                     : w[0];
+        const char *vt = nw == 4 ? ".v4" : nw == 2 ? ".v2" : "";
+        if (val) { /* pack the chunk's registers into words (the registers hold rounded values) */
+          for (int i = 0; i < nw; i++) {
+            if (eb == 4) {
+              px_out(e, "mov.b32 %s, %s;", w[i], px_operand(e, val, k0 + i));
+            } else if (te == S_BF16) {
+              px_out(e, "prmt.b32 %s, %s, %s, 0x7632;", w[i], px_operand(e, val, k0 + 2 * i),
+                     px_operand(e, val, k0 + 2 * i + 1));
+            } else {
+              px_out(e, "{ .reg .b16 %%h0, %%h1; cvt.rn.f16.f32 %%h0, %s; cvt.rn.f16.f32 %%h1, %s; mov.b32 %s, {%%h0, %%h1}; }",
+                     px_operand(e, val, k0 + 2 * i), px_operand(e, val, k0 + 2 * i + 1), w[i]);
+            }
+          }
+          px_out(e, "@%s st.global%s.b32 [%s+%lld], %s;", vp, vt, R.ad, (long long)off, list);
+        } else {
+          for (int i = 0; i < nw; i++) px_out(e, "mov.b32 %s, 0;", w[i]);
+          px_out(e, "@%s ld.global%s.b32 %s, [%s+%lld];", vp, vt, list, R.ad, (long long)off);
+          for (int v = 0; v < V; v++) {
+            const char *word = w[v * eb / 4], *r = px_reg(e, in, k0 + v);
+            if (eb == 4) px_out(e, "mov.b32 %s, %s;", r, word);
+            else if (te == S_F16)
+              px_out(e, "{ .reg .b16 %%hl; .reg .b32 %%hw; shr.u32 %%hw, %s, %d; cvt.u16.u32 %%hl, %%hw; cvt.f32.f16 %s, %%hl; }",
+                     word, v % 2 * 16, r);
+            else if (v % 2) px_out(e, "and.b32 %s, %s, 0xFFFF0000;", r, word);
+            else px_out(e, "shl.b32 %s, %s, 16;", r, word);
+          }
+        }
+      } else if (!val) {
+        for (int v = 0; v < V; v++) px_out(e, "mov.%s %s, %s;", px_mov_type(rc), px_reg(e, in, k0 + v), px_zero(rc));
+      }
+      /* the elements of a chunk that is not whole inside, one by one */
+      for (int v = 0; v < V; v++) {
+        const char *q = px_tmp(e, RC_PRED), *at = arena_printf(e->a, "%s+%lld", R.ad, (long long)(off + v * eb));
+        px_out(e, "and.pred %s, %s, %s;", q, pz, R.colok[c * V + v]);
+        if (vp) px_out(e, "and.pred %s, %s, !%s;", q, q, vp);
+        if (val) {
+          px_st(e, "global", te, at, px_operand(e, val, k0 + v), q);
+        } else {
+          const char *t = px_tmp(e, rc);
+          px_ld(e, "global", te, t, at, q);
+          px_out(e, "@%s mov.%s %s, %s;", q, px_mov_type(rc), px_reg(e, in, k0 + v), t);
+        }
       }
     }
   }
@@ -462,6 +571,7 @@ void px_emit_load(Emitter *e, const TirInst *in) {
       return;
     }
   if (in->plan->ring && e->ring_loop && in->plan->mbar->owner == e->ring_loop) return px_emit_ring_load(e, in);
+  if (emit_blocked_rows(e, in, NULL)) return;
   if (px_emit_load_rows(e, in, NULL)) return;
   if (px_emit_stage_rows(e, in)) return;
   if (emit_long_rows(e, in, NULL)) return;
@@ -476,6 +586,7 @@ void px_emit_store(Emitter *e, const TirInst *in) {
 static void emit_pointer_store(Emitter *e, const TirInst *in) {
   const TirInst *v = in->args[0];
   int rank = v->ty.rank;
+  if (emit_blocked_rows(e, in, v)) return;
   if (emit_long_rows(e, in, v)) return;
   for (int k = 0; k < px_nregs(e, v); k++) {
     const char *g[MAX_TENSOR_RANK];

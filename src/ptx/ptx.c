@@ -128,8 +128,7 @@ void px_emit_inst(Emitter *e, const TirInst *in) {
   case TIR_BROADCAST: px_emit_broadcast(e, in); break;
   case TIR_IOTA:
     for (int k = 0; k < n; k++) {
-      const char *c = px_is_frag(e, in) ? px_frag_coord(e, in, k, in->aux)
-                                     : px_coord(e, px_elem_index(e, in, k), in->plan->phys, in->ty.rank, in->aux);
+      const char *c = px_elem_coord(e, in, k, in->aux);
       px_out(e, "mov.b32 %s, %s;", px_reg(e, in, k), c);
     }
     break;
