@@ -58,9 +58,19 @@ static void hazards_at(Planner *P, Hazards *h, Accesses *acc, int pos) {
         h->ndirty = h->nread = 0;
       }
       if (scratch_pair) {
-        /* written and read back within the instruction: one barrier inside */
+        /* written and read back within the instruction: one barrier inside,
+         * which orders every access before the instruction as any barrier
+         * does; the instruction's own reads of other buffers may come
+         * after it (a dot reads its staged operand after exchanging the
+         * other), so they stay pending. (The one instruction that also
+         * writes another buffer, a sub-tile write into a shared slot, ends
+         * on a barrier of its own: ptx/sync.c, px_publish_write.) */
         add_barrier(P, -1 - pos, arena_printf(P->a, "%s is written and read back", x->buf->name));
-        h->ndirty = 0;
+        h->ndirty = h->nread = 0;
+        for (int j = pl_acc_lower(acc, pos); j < acc->len && acc->items[j].pos == pos; j++) {
+          Access *y = &acc->items[j];
+          if (y->buf != x->buf && !y->write) note(P, h, h->read, &h->nread, y->buf, pos);
+        }
         note(P, h, h->read, &h->nread, x->buf, pos);
         continue;
       }

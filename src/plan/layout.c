@@ -141,7 +141,8 @@ static void set_blocked(Layout *l, int64_t M, int64_t N, int V, int W) {
   l->tpw[0] = tr, l->tpw[1] = tc;
   l->wpc[0] = W / (int)wc, l->wpc[1] = (int)wc;
   int64_t rr = M / ((int64_t)tr * l->wpc[0]);
-  l->reps = (int)((rr < 1 ? 1 : rr) * (chunks / ((int64_t)tc * wc)));
+  l->reps_c = (int)(chunks / ((int64_t)tc * wc));
+  l->reps = (int)((rr < 1 ? 1 : rr) * l->reps_c);
 }
 
 static Layout *blocked(Planner *P, const PlanVal *v, int rank, Scalar elem) {
@@ -234,6 +235,25 @@ void pl_assign_layouts(Planner *P) {
       cls[root] = l;
     }
   }
+  /* 3b. a row vector broadcast down a tile: its columns as the tile holds them */
+  for (int i = 0; i < n; i++) {
+    TirInst *in = P->f->insts[i];
+    if (in->op != TIR_BROADCAST || in->ty.rank < 2) continue;
+    TirInst *x = in->args[0];
+    int xr = x->ty.rank;
+    if (xr < 1 || x->plan->res != RES_REG || x->plan->phys[xr - 1] != in->plan->phys[in->ty.rank - 1] ||
+        x->plan->phys[xr - 1] == 1 || (xr == 2 && x->plan->phys[0] != 1) || xr > 2)
+      continue;
+    int root = find(P, i), sr = find(P, x->id);
+    if (!cls[root]) cls[root] = blocked(P, in->plan, in->ty.rank, in->ty.elem);
+    if (!cls[sr]) {
+      Layout *l = new_layout(P);
+      l->kind = LAYOUT_COLUMNS;
+      l->rank = xr;
+      l->parent = cls[root];
+      cls[sr] = l;
+    }
+  }
   /* 4. the rest */
   for (int i = 0; i < n; i++) {
     TirInst *in = P->f->insts[i];
@@ -280,14 +300,19 @@ bool plan_is_blocked_rows(const TirInst *x) {
 
 BlockGeom plan_block_geom(const TirInst *x) {
   const Layout *l = x->plan->layout;
-  if (l->kind == LAYOUT_SLICED) l = l->parent;
+  bool cols = l->kind == LAYOUT_COLUMNS;
+  if (l->kind == LAYOUT_SLICED || cols) l = l->parent;
   BlockGeom g = {.V = l->spt[1], .tr = l->tpw[0], .tc = l->tpw[1], .wr = l->wpc[0], .wc = l->wpc[1]};
-  g.M = plan_folded_rows(x);
-  g.reps_r = g.M / ((int64_t)g.tr * g.wr);
-  if (g.reps_r < 1) g.reps_r = 1;
-  g.reps_c = l->reps / g.reps_r;
+  g.reps_c = l->reps_c;
+  g.reps_r = cols ? 1 : l->reps / l->reps_c;
+  g.M = cols ? 1 : plan_folded_rows(x);
   g.N = (int64_t)g.reps_c * g.tc * g.wc * g.V; /* the parent's row, for a row value */
   return g;
+}
+
+bool plan_is_columns(const TirInst *x) {
+  return x->plan && x->ty.rank >= 1 && x->plan->res == RES_REG && x->plan->layout &&
+         x->plan->layout->kind == LAYOUT_COLUMNS && x->plan->layout->parent->kind == LAYOUT_BLOCKED;
 }
 
 bool plan_reduce_in_regs(const TirInst *red) {
@@ -298,6 +323,11 @@ bool plan_reduce_in_regs(const TirInst *red) {
 
 bool plan_broadcast_in_regs(const TirInst *bc) {
   const TirInst *x = bc->args[0];
+  if (bc->op == TIR_BROADCAST && plan_is_blocked(bc) && plan_is_columns(x)) {
+    BlockGeom a = plan_block_geom(bc), b = plan_block_geom(x);
+    return a.V == b.V && a.tc == b.tc && a.wc == b.wc && a.reps_c == b.reps_c &&
+           bc->plan->phys[bc->ty.rank - 1] == x->plan->phys[x->ty.rank - 1];
+  }
   if (bc->op != TIR_BROADCAST || !plan_is_blocked(bc) || !plan_is_blocked_rows(x) || x->ty.rank != bc->ty.rank)
     return false;
   BlockGeom a = plan_block_geom(bc), b = plan_block_geom(x);
@@ -310,7 +340,7 @@ bool plan_same_rows(const BlockGeom *a, const BlockGeom *b) {
 
 /* The kinds of register layout the planner keeps, one pass each, parents
  * before the row classes sliced from them. */
-typedef enum Pass { PASS_FRAG, PASS_FRAG_ROWS, PASS_BLOCKED, PASS_BLOCKED_ROWS, NPASSES } Pass;
+typedef enum Pass { PASS_FRAG, PASS_FRAG_ROWS, PASS_BLOCKED, PASS_BLOCKED_ROWS, PASS_COLUMNS, NPASSES } Pass;
 
 static bool row_pass(Pass pass) { return pass == PASS_FRAG_ROWS || pass == PASS_BLOCKED_ROWS; }
 
@@ -322,6 +352,7 @@ static bool in_pass(const Layout *L, Pass pass) {
   case PASS_FRAG_ROWS: return L->kind == LAYOUT_SLICED && L->parent && L->parent->kind == LAYOUT_MMA_ACC;
   case PASS_BLOCKED: return L->kind == LAYOUT_BLOCKED;
   case PASS_BLOCKED_ROWS: return L->kind == LAYOUT_SLICED && L->parent && L->parent->kind != LAYOUT_MMA_ACC;
+  case PASS_COLUMNS: return L->kind == LAYOUT_COLUMNS;
   default: return false;
   }
 }
@@ -349,6 +380,16 @@ static bool member_allows(Planner *P, const TirInst *x, const TirInst *first, Pa
     for (int i = 0; i < x->nargs; i++)
       if (x->args[i] && x->args[i]->ty.rank && x->args[i]->plan && x->args[i]->plan->res != RES_REG) return false;
   int r = x->ty.rank;
+  if (pass == PASS_COLUMNS) { /* [N] or [1, N], as the parent holds its rows' columns */
+    if (r != first->ty.rank || x->plan->phys[r - 1] != first->plan->phys[r - 1]) return false;
+    switch (x->op) {
+    case TIR_LOAD: return plain_load(x);
+    case TIR_READ: return x->args[0]->plan->res == RES_REG;
+    case TIR_BINARY: case TIR_UNARY: case TIR_MATH: case TIR_CONVERT: case TIR_SELECT: case TIR_SPLAT: case TIR_VAR:
+      return true;
+    default: return false;
+    }
+  }
   if (r < 2 || r != first->ty.rank || (rows && x->plan->phys[r - 1] != 1)) return false;
   for (int d = 0; d < r; d++)
     if (x->plan->phys[d] != first->plan->phys[d]) return false;
@@ -378,6 +419,7 @@ static bool member_allows(Planner *P, const TirInst *x, const TirInst *first, Pa
  * where each element is. A dot's operands keep the flat layout (its
  * columns path and the mma exchange read them by flat index). */
 static bool use_allows(const TirInst *u, int k, bool rows) {
+  if (u->op == TIR_BROADCAST && k == 0 && plan_is_columns(u->args[0])) return true;
   switch (u->op) {
   case TIR_BINARY: case TIR_UNARY: case TIR_MATH: case TIR_CONVERT: case TIR_SELECT: case TIR_READ:
   case TIR_BROADCAST: case TIR_EXTRACT: case TIR_WRITE:
@@ -453,7 +495,7 @@ void pl_choose_frags(Planner *P) {
       if (pass <= PASS_FRAG_ROWS)
         keep = T % 32 == 0 && !bad[j] && M % 16 == 0 && (rows || N % 8 == 0) && (M / 16) % W == 0;
       else
-        keep = blocked_ok && !bad[j] && (!rows || L->parent->kind == LAYOUT_BLOCKED);
+        keep = blocked_ok && !bad[j] && (pass == PASS_BLOCKED || L->parent->kind == LAYOUT_BLOCKED);
       if (!keep) L->kind = LAYOUT_FLAT;
       else if (pass == PASS_BLOCKED) set_blocked(L, M, N, class_vec(f, L, x), W);
     }
@@ -471,7 +513,8 @@ void pl_choose_frags(Planner *P) {
 static bool chunks_fit(const TirBlock *b, int64_t T, int64_t v) {
   for (int i = 0; i < b->len; i++) {
     const TirInst *in = b->insts[i];
-    if (in->plan && in->ty.rank && in->plan->res == RES_REG && !plan_is_blocked(in) && !plan_is_blocked_rows(in)) {
+    if (in->plan && in->ty.rank && in->plan->res == RES_REG && !plan_is_blocked(in) && !plan_is_blocked_rows(in) &&
+        !plan_is_columns(in)) {
       int64_t inner = in->plan->phys[in->ty.rank - 1];
       if (inner % v || pl_phys_elems(in) % (T * v)) return false;
     }
@@ -565,9 +608,9 @@ int64_t plan_regs(const Plan *p, const TirInst *x) {
   int64_t W = p->threads / 32, M = plan_folded_rows(x), N = x->plan->phys[x->ty.rank - 1];
   if (pl_is_frag(x)) return M / 16 / W * (N / 2);
   if (pl_is_rowfrag(x)) return M / 16 / W * 2;
-  if (plan_is_blocked(x) || plan_is_blocked_rows(x)) {
+  if (plan_is_blocked(x) || plan_is_blocked_rows(x) || plan_is_columns(x)) {
     BlockGeom g = plan_block_geom(x);
-    return plan_is_blocked(x) ? g.reps_r * g.reps_c * g.V : g.reps_r;
+    return plan_is_blocked_rows(x) ? g.reps_r : g.reps_r * g.reps_c * g.V;
   }
   int64_t round = (int64_t)p->threads * p->chunk;
   return (pl_phys_elems(x) + round - 1) / round * p->chunk;

@@ -346,6 +346,15 @@ void pl_live_ranges(Planner *P, Accesses *acc) {
         if (first > l->pos) first = l->pos;
         if (last < l->end) last = l->end;
       }
+    /* a row reduction's partials (a few words a row) keep their bytes over
+     * their loop: two reductions of one iteration then never share bytes,
+     * and each one's barrier orders the other's rewrite (no barrier before
+     * either) */
+    TirInst *l = P->encl[def];
+    if (buf->kind == BUF_SCRATCH && l && plan_reduce_in_regs(buf->owner)) {
+      if (first > l->pos) first = l->pos;
+      if (last < l->end) last = l->end;
+    }
     buf->first = first;
     buf->last = last;
   }

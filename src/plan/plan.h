@@ -15,6 +15,7 @@ typedef enum LayoutKind {
   LAYOUT_MMA_ACC, /* m16n8k16 accumulator fragment */
   LAYOUT_SLICED,  /* a row reduction of a parent layout: one value per row */
   LAYOUT_FLAT,    /* chunks of Plan.chunk elements dealt round the threads, in flat physical order */
+  LAYOUT_COLUMNS, /* a row vector ([N] or [1, N]) broadcast down a blocked parent: each thread its columns */
 } LayoutKind;
 
 /* A class of tied values' distribution over the threads (all its values
@@ -28,6 +29,7 @@ typedef struct Layout {
   int tpw[MAX_TILE_RANK];   /* threads per warp along each dim */
   int wpc[MAX_TILE_RANK];   /* warps per CTA along each dim */
   int reps;                 /* blocked: repetitions to cover the tile; mma: fragments per warp; flat: registers */
+  int reps_c;               /* blocked: of those, the repetitions along the row */
   int chunk;                /* flat: Plan.chunk */
   struct Layout *parent;    /* sliced: the layout reduced */
 } Layout;
@@ -197,9 +199,11 @@ int64_t plan_regs(const Plan *p, const TirInst *x);
 int64_t plan_launch_shared(const Plan *p);
 /* why a dot planned with tensor-core shapes runs on FMA, or NULL */
 const char *plan_dot_fallback(Arena *a, const Plan *p, const TirInst *dot);
-/* x in a blocked layout, or in a row layout sliced from one */
+/* x in a blocked layout, in a row layout sliced from one, or in the
+ * columns layout of a row vector broadcast down one */
 bool plan_is_blocked(const TirInst *x);
 bool plan_is_blocked_rows(const TirInst *x);
+bool plan_is_columns(const TirInst *x);
 /* the geometry of x's blocked layout (of the parent, for a sliced row value) */
 BlockGeom plan_block_geom(const TirInst *x);
 /* whether two values' blocked layouts place their rows alike (same M,

@@ -40,6 +40,7 @@ const char *plan_layout_str(Arena *a, const Layout *l) {
   case LAYOUT_MMA_ACC: return arena_printf(a, "mma16x8x16.acc warps=%d frags=%d", l->wpc[0], l->reps);
   case LAYOUT_FLAT: return arena_printf(a, "flat chunk=%d regs=%d", l->chunk, l->reps);
   case LAYOUT_SLICED: return arena_printf(a, "sliced(last dim) of %s", plan_layout_str(a, l->parent));
+  case LAYOUT_COLUMNS: return arena_printf(a, "columns of %s", plan_layout_str(a, l->parent));
   case LAYOUT_NONE: break;
   }
   return "-";

@@ -122,10 +122,13 @@ void px_emit_broadcast(Emitter *e, const TirInst *in) {
   }
   if (plan_broadcast_in_regs(in)) {
     /* a row value over a blocked value whose rows lie alike: register k's
-     * row repetition is the row value's register */
+     * row repetition is the row value's register; a row vector in the
+     * columns layout: register k's place in its row repetition */
     BlockGeom g = plan_block_geom(in);
+    int per = g.V * (int)g.reps_c; /* registers a row repetition */
     for (int k = 0; k < px_nregs(e, in); k++)
-      px_out(e, "mov.%s %s, %s;", px_mov_type(rc), px_reg(e, in, k), px_reg(e, x, k / (g.V * (int)g.reps_c)));
+      px_out(e, "mov.%s %s, %s;", px_mov_type(rc), px_reg(e, in, k),
+             px_reg(e, x, plan_is_columns(x) ? k % per : k / per));
     return;
   }
   if (reloadable(x)) {

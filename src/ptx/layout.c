@@ -109,9 +109,17 @@ int64_t px_blk_col_off(const BlockGeom *g, int k) {
 }
 
 /* The thread that stores a row value (sliced from a blocked layout, which
- * the lanes and warps along a row all hold): column base 0. NULL for any
- * other value. */
+ * the lanes and warps along a row all hold): column base 0; or a row
+ * vector in the columns layout (which every row holds): row base 0. NULL
+ * for any other value. */
 const char *px_blk_owner(Emitter *e, const TirInst *x) {
+  if (x->ty.rank && plan_is_columns(x)) { /* every row holds a row vector: row base 0 stores it */
+    BlockGeom g = plan_block_geom(x);
+    if (g.tr == 1 && g.wr == 1) return NULL;
+    const char *p = px_tmp(e, RC_PRED);
+    px_out(e, "setp.eq.u32 %s, %s, 0;", p, px_blk_row_base(e, &g));
+    return p;
+  }
   if (!x->ty.rank || !plan_is_blocked_rows(x)) return NULL;
   BlockGeom g = plan_block_geom(x);
   if (g.tc == 1 && g.wc == 1) return NULL;
@@ -125,9 +133,11 @@ const char *px_blk_owner(Emitter *e, const TirInst *x) {
 const char *px_elem_coord(Emitter *e, const TirInst *x, int k, int d) {
   if (px_is_frag(e, x)) return px_frag_coord(e, x, k, d);
   int r = x->ty.rank;
-  if (!plan_is_blocked(x) && !plan_is_blocked_rows(x)) return px_coord(e, px_elem_index(e, x, k), x->plan->phys, r, d);
+  if (!plan_is_blocked(x) && !plan_is_blocked_rows(x) && !plan_is_columns(x))
+    return px_coord(e, px_elem_index(e, x, k), x->plan->phys, r, d);
   BlockGeom g = plan_block_geom(x);
   const char *c = px_tmp(e, RC_B32);
+  if (plan_is_columns(x) && d < r - 1) return "0";
   if (d == r - 1) {
     if (plan_is_blocked_rows(x)) return "0";
     px_out(e, "add.u32 %s, %s, %lld;", c, px_blk_col_base(e, &g), (long long)px_blk_col_off(&g, k));
@@ -144,9 +154,13 @@ const char *px_elem_coord(Emitter *e, const TirInst *x, int k, int d) {
 
 /* The flat physical index of register k of value x, in x's layout. */
 const char *px_elem_index(Emitter *e, const TirInst *x, int k) {
-  if (x->ty.rank && (plan_is_blocked(x) || plan_is_blocked_rows(x))) {
+  if (x->ty.rank && (plan_is_blocked(x) || plan_is_blocked_rows(x) || plan_is_columns(x))) {
     BlockGeom g = plan_block_geom(x);
     const char *r = px_tmp(e, RC_B32);
+    if (plan_is_columns(x)) { /* [N] or [1, N]: the column is the flat index */
+      px_out(e, "add.u32 %s, %s, %lld;", r, px_blk_col_base(e, &g), (long long)px_blk_col_off(&g, k));
+      return r;
+    }
     if (plan_is_blocked_rows(x)) { /* row k's repetition: the folded row is the flat index */
       px_out(e, "add.u32 %s, %s, %lld;", r, px_blk_row_base(e, &g), (long long)(k * (int64_t)g.tr * g.wr));
       return r;

@@ -245,7 +245,7 @@ bool px_emit_load_rows(Emitter *e, const TirInst *in, const char **words) {
 
 bool px_emit_load_rows_at(Emitter *e, const TirInst *in, const char **words, const char **c1_out,
                               const char **r0_out) {
-  if (in->ty.rank != 2 || (in->plan->res != RES_REG && !words) || plan_is_blocked(in)) return false;
+  if (in->ty.rank != 2 || (in->plan->res != RES_REG && !words) || plan_is_blocked(in) || plan_is_columns(in)) return false;
   int64_t p0 = in->plan->phys[0], p1 = in->plan->phys[1];
   int64_t TV = (int64_t)e->T * e->V;
   if (TV % p1 || p1 % e->V) return false;
@@ -382,7 +382,7 @@ bool px_emit_load_rows_at(Emitter *e, const TirInst *in, const char **words, con
 static bool emit_long_rows(Emitter *e, const TirInst *in, const TirInst *val) {
   const TirInst *x = val ? val : in;
   if (x->ty.rank != 2 || x->plan->res != RES_REG || e->V != 1 || px_is_frag(e, x) || px_is_rowfrag(e, x) ||
-      plan_is_blocked(x) || plan_is_blocked_rows(x))
+      plan_is_blocked(x) || plan_is_blocked_rows(x) || plan_is_columns(x))
     return false;
   int64_t p0 = x->plan->phys[0], p1 = x->plan->phys[1], T = e->T;
   if (p1 <= T || p1 % T) return false;
@@ -417,15 +417,90 @@ static bool emit_long_rows(Emitter *e, const TirInst *in, const TirInst *val) {
   return true;
 }
 
+/* The chunks of one row of a blocked access (emit_blocked_rows,
+ * emit_columns): for c < reps_c the V elements at ad + coff[c V] elements,
+ * registers k0 + c V on; pz: the row is inside; colok[j]: column coff[j]
+ * is; aligned: NULL, or whether the address and the row pitch are aligned
+ * to the vector. A chunk whose V elements are all inside (and aligned) is
+ * one 16-byte (or narrower) vector access; any other goes element by
+ * element, predicated (no branches: the predicates are uniform along a row
+ * away from the tensor's ends). val: the stored value, or NULL for a load
+ * into in. */
+static void blocked_chunks(Emitter *e, const TirInst *in, const TirInst *val, const BlockGeom *g, const int64_t *coff,
+                           const char *const *colok, const char *ad, const char *pz, const char *aligned, int k0) {
+  Scalar te = val ? e->f->params[in->aux].elem : in->ty.elem;
+  int eb = px_elem_bytes_mem(te), V = g->V, nw = V * eb / 4;
+  RegClass rc = px_rc_of((val ? val : in)->ty.elem);
+  for (int c = 0; c < (int)g->reps_c; c++, k0 += V) {
+    int64_t off = coff[c * V] * eb;
+    const char *vp = NULL;
+    if (aligned) {
+      vp = px_tmp(e, RC_PRED);
+      px_out(e, "and.pred %s, %s, %s;", vp, pz, aligned);
+      px_out(e, "and.pred %s, %s, %s;", vp, vp, colok[c * V]);
+      px_out(e, "and.pred %s, %s, %s;", vp, vp, colok[c * V + V - 1]);
+      const char *w[4] = {0};
+      for (int i = 0; i < nw; i++) w[i] = px_tmp(e, RC_B32);
+      const char *list = nw == 4   ? arena_printf(e->a, "{%s, %s, %s, %s}", w[0], w[1], w[2], w[3])
+                         : nw == 2 ? arena_printf(e->a, "{%s, %s}", w[0], w[1])
+                                   : w[0];
+      const char *vt = nw == 4 ? ".v4" : nw == 2 ? ".v2" : "";
+      if (val) { /* pack the chunk's registers into words (the registers hold rounded values) */
+        for (int i = 0; i < nw; i++) {
+          if (eb == 4) {
+            px_out(e, "mov.b32 %s, %s;", w[i], px_operand(e, val, k0 + i));
+          } else if (te == S_BF16) {
+            px_out(e, "prmt.b32 %s, %s, %s, 0x7632;", w[i], px_operand(e, val, k0 + 2 * i),
+                   px_operand(e, val, k0 + 2 * i + 1));
+          } else {
+            px_out(e,
+                   "{ .reg .b16 %%h0, %%h1; cvt.rn.f16.f32 %%h0, %s; cvt.rn.f16.f32 %%h1, %s; mov.b32 %s, {%%h0, %%h1}; }",
+                   px_operand(e, val, k0 + 2 * i), px_operand(e, val, k0 + 2 * i + 1), w[i]);
+          }
+        }
+        px_out(e, "@%s st.global%s.b32 [%s+%lld], %s;", vp, vt, ad, (long long)off, list);
+      } else {
+        for (int i = 0; i < nw; i++) px_out(e, "mov.b32 %s, 0;", w[i]);
+        px_out(e, "@%s ld.global%s.b32 %s, [%s+%lld];", vp, vt, list, ad, (long long)off);
+        for (int v = 0; v < V; v++) {
+          const char *word = w[v * eb / 4], *r = px_reg(e, in, k0 + v);
+          if (eb == 4) px_out(e, "mov.b32 %s, %s;", r, word);
+          else if (te == S_F16)
+            px_out(e,
+                   "{ .reg .b16 %%hl; .reg .b32 %%hw; shr.u32 %%hw, %s, %d; cvt.u16.u32 %%hl, %%hw; cvt.f32.f16 %s, %%hl; }",
+                   word, v % 2 * 16, r);
+          else if (v % 2) px_out(e, "and.b32 %s, %s, 0xFFFF0000;", r, word);
+          else px_out(e, "shl.b32 %s, %s, 16;", r, word);
+        }
+      }
+    } else if (!val) {
+      for (int v = 0; v < V; v++) px_out(e, "mov.%s %s, %s;", px_mov_type(rc), px_reg(e, in, k0 + v), px_zero(rc));
+    }
+    /* the elements of a chunk that is not whole inside, one by one */
+    for (int v = 0; v < V; v++) {
+      const char *q = px_tmp(e, RC_PRED), *at = arena_printf(e->a, "%s+%lld", ad, (long long)(off + v * eb));
+      px_out(e, "and.pred %s, %s, %s;", q, pz, colok[c * V + v]);
+      if (vp) px_out(e, "and.pred %s, %s, !%s;", q, q, vp);
+      if (val) {
+        px_st(e, "global", te, at, px_operand(e, val, k0 + v), q);
+      } else {
+        const char *t = px_tmp(e, rc);
+        px_ld(e, "global", te, t, at, q);
+        px_out(e, "@%s mov.%s %s, %s;", q, px_mov_type(rc), px_reg(e, in, k0 + v), t);
+      }
+    }
+  }
+}
+
+/* whether a blocked access of V elements of eb bytes takes vectors: 2 or 4
+ * bytes an element, 4 to 16 a chunk */
+static bool blocked_vec(int V, int eb) { return V > 1 && (eb == 2 || eb == 4) && V * eb <= 16 && V * eb >= 4; }
+
 /* A rank-2 register load or store of a blocked value (plan.h, BlockGeom)
  * whose columns are the tensor's contiguous dim: a thread's chunks lie at
  * column base + c tc wc V (c < reps_c), its rows at row base + rr tr wr, so
- * the column masks and the first address are computed once (rows_at) and
- * each row repetition costs an add. A chunk whose V elements are all
- * inside (and the tile's address and row pitch aligned to the vector,
- * checked once at run time) is one 16-byte (or narrower) vector access;
- * any other goes element by element, predicated (no branches: the
- * predicates are uniform along a row away from the tensor's ends).
+ * the column masks and the first address are computed once (rows_at), each
+ * row repetition costs an add, and each row its chunks (blocked_chunks).
  * val: the stored value, or NULL for a load into in. */
 static bool emit_blocked_rows(Emitter *e, const TirInst *in, const TirInst *val) {
   const TirInst *x = val ? val : in;
@@ -440,12 +515,8 @@ static bool emit_blocked_rows(Emitter *e, const TirInst *in, const TirInst *val)
   for (int j = 0; j < ncol; j++) coff[j] = px_blk_col_off(&g, j);
   const char *r0 = px_blk_row_base(e, &g), *c1 = px_blk_col_base(e, &g);
   RowsAt R = rows_at(e, in, r0, c1, coff, ncol, (int64_t)g.tr * g.wr, eb);
-  RegClass rc = px_rc_of(x->ty.elem);
-  /* the vector: V elements of 2 or 4 bytes in one access of at most 16 */
-  bool vec = V > 1 && (eb == 2 || eb == 4) && V * eb <= 16 && V * eb >= 4;
-  int nw = V * eb / 4;
   const char *aligned = NULL;
-  if (vec) {
+  if (blocked_vec(V, eb)) {
     const char *al = px_tmp(e, RC_B64);
     aligned = px_tmp(e, RC_PRED);
     px_out(e, "or.b64 %s, %s, %s;", al, R.ad, R.step);
@@ -458,65 +529,63 @@ static bool emit_blocked_rows(Emitter *e, const TirInst *in, const TirInst *val)
     const char *pr = px_tmp(e, RC_PRED), *pz = px_tmp(e, RC_PRED);
     px_out(e, "setp.gt.s32 %s, %s, %lld;", pr, R.lim, (long long)row);
     px_out(e, "setp.ge.and.s32 %s, %s, %lld, %s;", pz, R.g[R.i0], (long long)-row, pr);
-    for (int c = 0; c < (int)g.reps_c; c++) {
-      int k0 = (int)(rr * g.reps_c + c) * V;
-      int64_t off = coff[c * V] * eb;
-      const char *vp = NULL;
-      if (vec) {
-        vp = px_tmp(e, RC_PRED);
-        px_out(e, "and.pred %s, %s, %s;", vp, pz, aligned);
-        px_out(e, "and.pred %s, %s, %s;", vp, vp, R.colok[c * V]);
-        px_out(e, "and.pred %s, %s, %s;", vp, vp, R.colok[c * V + V - 1]);
-        const char *w[4] = {0};
-        for (int i = 0; i < nw; i++) w[i] = px_tmp(e, RC_B32);
-        const char *list = nw == 4   ? arena_printf(e->a, "{%s, %s, %s, %s}", w[0], w[1], w[2], w[3])
-                           : nw == 2 ? arena_printf(e->a, "{%s, %s}", w[0], w[1])
-                                     : w[0];
-        const char *vt = nw == 4 ? ".v4" : nw == 2 ? ".v2" : "";
-        if (val) { /* pack the chunk's registers into words (the registers hold rounded values) */
-          for (int i = 0; i < nw; i++) {
-            if (eb == 4) {
-              px_out(e, "mov.b32 %s, %s;", w[i], px_operand(e, val, k0 + i));
-            } else if (te == S_BF16) {
-              px_out(e, "prmt.b32 %s, %s, %s, 0x7632;", w[i], px_operand(e, val, k0 + 2 * i),
-                     px_operand(e, val, k0 + 2 * i + 1));
-            } else {
-              px_out(e, "{ .reg .b16 %%h0, %%h1; cvt.rn.f16.f32 %%h0, %s; cvt.rn.f16.f32 %%h1, %s; mov.b32 %s, {%%h0, %%h1}; }",
-                     px_operand(e, val, k0 + 2 * i), px_operand(e, val, k0 + 2 * i + 1), w[i]);
-            }
-          }
-          px_out(e, "@%s st.global%s.b32 [%s+%lld], %s;", vp, vt, R.ad, (long long)off, list);
-        } else {
-          for (int i = 0; i < nw; i++) px_out(e, "mov.b32 %s, 0;", w[i]);
-          px_out(e, "@%s ld.global%s.b32 %s, [%s+%lld];", vp, vt, list, R.ad, (long long)off);
-          for (int v = 0; v < V; v++) {
-            const char *word = w[v * eb / 4], *r = px_reg(e, in, k0 + v);
-            if (eb == 4) px_out(e, "mov.b32 %s, %s;", r, word);
-            else if (te == S_F16)
-              px_out(e, "{ .reg .b16 %%hl; .reg .b32 %%hw; shr.u32 %%hw, %s, %d; cvt.u16.u32 %%hl, %%hw; cvt.f32.f16 %s, %%hl; }",
-                     word, v % 2 * 16, r);
-            else if (v % 2) px_out(e, "and.b32 %s, %s, 0xFFFF0000;", r, word);
-            else px_out(e, "shl.b32 %s, %s, 16;", r, word);
-          }
-        }
-      } else if (!val) {
-        for (int v = 0; v < V; v++) px_out(e, "mov.%s %s, %s;", px_mov_type(rc), px_reg(e, in, k0 + v), px_zero(rc));
-      }
-      /* the elements of a chunk that is not whole inside, one by one */
-      for (int v = 0; v < V; v++) {
-        const char *q = px_tmp(e, RC_PRED), *at = arena_printf(e->a, "%s+%lld", R.ad, (long long)(off + v * eb));
-        px_out(e, "and.pred %s, %s, %s;", q, pz, R.colok[c * V + v]);
-        if (vp) px_out(e, "and.pred %s, %s, !%s;", q, q, vp);
-        if (val) {
-          px_st(e, "global", te, at, px_operand(e, val, k0 + v), q);
-        } else {
-          const char *t = px_tmp(e, rc);
-          px_ld(e, "global", te, t, at, q);
-          px_out(e, "@%s mov.%s %s, %s;", q, px_mov_type(rc), px_reg(e, in, k0 + v), t);
-        }
-      }
-    }
+    blocked_chunks(e, in, val, &g, coff, R.colok, R.ad, pz, aligned, (int)(rr * ncol));
   }
+  return true;
+}
+
+/* A load or store of a row vector in the columns layout ([N], or [1, N]:
+ * every row of the blocked parent holds the columns it needs) whose span is
+ * the tensor's contiguous dim: one row of chunks (blocked_chunks), every
+ * thread loading its own columns (the rows' copies meet in L1), and one
+ * row of threads storing them. */
+static bool emit_columns(Emitter *e, const TirInst *in, const TirInst *val) {
+  const TirInst *x = val ? val : in;
+  if (!plan_is_columns(x) || !px_cols_contiguous(e, in)) return false;
+  int last = -1;
+  for (int i = 0; i < in->nsubs; i++)
+    if (!in->subs[i].point) last = i;
+  for (int i = 0; i < in->nsubs; i++) /* a [1, N] access: its row span is one long */
+    if (!in->subs[i].point && i != last && in->subs[i].len != 1) return false;
+  BlockGeom g = plan_block_geom(x);
+  Scalar te = val ? e->f->params[in->aux].elem : in->ty.elem;
+  int eb = px_elem_bytes_mem(te), V = g.V, ncol = (int)g.reps_c * V;
+  int64_t *coff = arena_alloc(e->a, sizeof(int64_t) * (size_t)ncol);
+  for (int j = 0; j < ncol; j++) coff[j] = px_blk_col_off(&g, j);
+  const char *c1 = px_blk_col_base(e, &g), *ok = px_tmp(e, RC_PRED), *gg[MAX_TENSOR_RANK];
+  px_out(e, "setp.eq.u32 %s, 0, 0;", ok);
+  for (int i = 0; i < in->nsubs; i++) {
+    gg[i] = px_sub_start(e, in, i);
+    if (i != last) {
+      px_and_below(e, ok, gg[i], px_ext(e, in->aux, i));
+      continue;
+    }
+    const char *gi = px_tmp(e, RC_B32);
+    px_out(e, "add.s32 %s, %s, %s;", gi, gg[i], c1);
+    gg[i] = gi;
+  }
+  if (val) { /* one row of threads stores */
+    const char *own = px_blk_owner(e, val);
+    if (own) px_out(e, "and.pred %s, %s, %s;", ok, ok, own);
+  }
+  const char **colok = arena_alloc(e->a, sizeof(char *) * (size_t)ncol);
+  for (int j = 0; j < ncol; j++) {
+    const char *p = px_tmp(e, RC_PRED), *q = px_tmp(e, RC_PRED), *gc = px_tmp(e, RC_B32);
+    int64_t left = in->subs[last].len - coff[j];
+    if (left <= 0) px_out(e, "setp.ne.and.u32 %s, 0, 0, %s;", p, ok);
+    else px_out(e, "setp.lt.and.u32 %s, %s, %lld, %s;", p, c1, (long long)left, ok);
+    px_out(e, "add.s32 %s, %s, %lld;", gc, gg[last], (long long)coff[j]);
+    px_out(e, "setp.lt.and.u32 %s, %s, %s, %s;", q, gc, px_ext(e, in->aux, last), p);
+    colok[j] = q;
+  }
+  const char *ad = px_tensor_addr(e, in->aux, gg), *aligned = NULL;
+  if (blocked_vec(V, eb)) {
+    const char *al = px_tmp(e, RC_B64);
+    aligned = px_tmp(e, RC_PRED);
+    px_out(e, "and.b64 %s, %s, %d;", al, ad, V * eb - 1);
+    px_out(e, "setp.eq.u64 %s, %s, 0;", aligned, al);
+  }
+  blocked_chunks(e, in, val, &g, coff, colok, ad, ok, aligned, 0);
   return true;
 }
 
@@ -571,7 +640,7 @@ void px_emit_load(Emitter *e, const TirInst *in) {
       return;
     }
   if (in->plan->ring && e->ring_loop && in->plan->mbar->owner == e->ring_loop) return px_emit_ring_load(e, in);
-  if (emit_blocked_rows(e, in, NULL)) return;
+  if (emit_blocked_rows(e, in, NULL) || emit_columns(e, in, NULL)) return;
   if (px_emit_load_rows(e, in, NULL)) return;
   if (px_emit_stage_rows(e, in)) return;
   if (emit_long_rows(e, in, NULL)) return;
@@ -586,7 +655,7 @@ void px_emit_store(Emitter *e, const TirInst *in) {
 static void emit_pointer_store(Emitter *e, const TirInst *in) {
   const TirInst *v = in->args[0];
   int rank = v->ty.rank;
-  if (emit_blocked_rows(e, in, v)) return;
+  if (emit_blocked_rows(e, in, v) || emit_columns(e, in, v)) return;
   if (emit_long_rows(e, in, v)) return;
   for (int k = 0; k < px_nregs(e, v); k++) {
     const char *g[MAX_TENSOR_RANK];
