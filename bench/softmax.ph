@@ -6,7 +6,7 @@
 // normalized values. Columns past N load as zero, so the first pass masks
 // them to -inf; the second pass's stores past N are skipped.
 // The f32 and bf16 kernels are the same code; bf16 computes in f32.
-@autotune(BR in [1, 4], BN in [1024, 4096])
+@autotune(BR in [1, 8], BN in [1024, 4096])
 @launch(256)
 @dynshared
 @grid(cdiv(R, BR))
@@ -26,7 +26,7 @@ kernel softmax_f32(X: tensor<f32>[R, N], Y: tensor<f32>[R, N]) {
   }
 }
 
-@autotune(BR in [1, 4], BN in [1024, 4096])
+@autotune(BR in [1, 8], BN in [1024, 4096])
 @launch(256)
 @dynshared
 @grid(cdiv(R, BR))

@@ -289,12 +289,12 @@ bool pl_is_rowfrag(const TirInst *x) {
 }
 
 bool plan_is_blocked(const TirInst *x) {
-  return x->plan && x->ty.rank >= 2 && x->plan->res == RES_REG && x->plan->layout &&
+  return x->plan && x->ty.rank >= 1 && x->plan->res == RES_REG && x->plan->layout &&
          x->plan->layout->kind == LAYOUT_BLOCKED;
 }
 
 bool plan_is_blocked_rows(const TirInst *x) {
-  return x->plan && x->ty.rank >= 2 && x->plan->res == RES_REG && x->plan->layout &&
+  return x->plan && x->ty.rank >= 1 && x->plan->res == RES_REG && x->plan->layout &&
          x->plan->layout->kind == LAYOUT_SLICED && x->plan->layout->parent->kind == LAYOUT_BLOCKED;
 }
 
@@ -390,7 +390,7 @@ static bool member_allows(Planner *P, const TirInst *x, const TirInst *first, Pa
     default: return false;
     }
   }
-  if (r < 2 || r != first->ty.rank || (rows && x->plan->phys[r - 1] != 1)) return false;
+  if (r < (blk ? 1 : 2) || r != first->ty.rank || (rows && x->plan->phys[r - 1] != 1)) return false;
   for (int d = 0; d < r; d++)
     if (x->plan->phys[d] != first->plan->phys[d]) return false;
   switch (x->op) {

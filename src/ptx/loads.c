@@ -538,10 +538,12 @@ static bool emit_blocked_rows(Emitter *e, const TirInst *in, const TirInst *val)
  * every row of the blocked parent holds the columns it needs) whose span is
  * the tensor's contiguous dim: one row of chunks (blocked_chunks), every
  * thread loading its own columns (the rows' copies meet in L1), and one
- * row of threads storing them. */
+ * row of threads storing them. A blocked [N] is the same one row, held by
+ * the threads of row 0 only. */
 static bool emit_columns(Emitter *e, const TirInst *in, const TirInst *val) {
   const TirInst *x = val ? val : in;
-  if (!plan_is_columns(x) || !px_cols_contiguous(e, in)) return false;
+  bool one_row = x->ty.rank == 1 && plan_is_blocked(x); /* a blocked [N]: rows past the first are slack */
+  if ((!plan_is_columns(x) && !one_row) || !px_cols_contiguous(e, in)) return false;
   int last = -1;
   for (int i = 0; i < in->nsubs; i++)
     if (!in->subs[i].point) last = i;
@@ -564,8 +566,12 @@ static bool emit_columns(Emitter *e, const TirInst *in, const TirInst *val) {
     px_out(e, "add.s32 %s, %s, %s;", gi, gg[i], c1);
     gg[i] = gi;
   }
-  if (val) { /* one row of threads stores */
-    const char *own = px_blk_owner(e, val);
+  if (val || one_row) { /* one row of threads stores (or, blocked, holds the row) */
+    const char *own = one_row ? NULL : px_blk_owner(e, val);
+    if (one_row && g.tr * g.wr > 1) {
+      own = px_tmp(e, RC_PRED);
+      px_out(e, "setp.eq.u32 %s, %s, 0;", own, px_blk_row_base(e, &g));
+    }
     if (own) px_out(e, "and.pred %s, %s, %s;", ok, ok, own);
   }
   const char **colok = arena_alloc(e->a, sizeof(char *) * (size_t)ncol);

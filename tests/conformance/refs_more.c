@@ -288,6 +288,19 @@ static bool ref_rowreduce(RefCtx *r) {
   return true;
 }
 
+/* Y = bf16(X / sqrt(mean(X^2) + 1e-5) * W), row by row (row_norm.ph) */
+static bool ref_row_norm(RefCtx *r) {
+  CaseParam *X = ref_param(r, "X"), *W = ref_param(r, "W"), *Y = ref_param(r, "Y");
+  int64_t R = X->dims[0], N = X->dims[1];
+  for (int64_t i = 0; i < R; i++) {
+    double ss = 0;
+    for (int64_t j = 0; j < N; j++) ss += X->data[i * N + j] * X->data[i * N + j];
+    double rs = 1.0 / sqrt(ss / (double)N + 1e-5);
+    for (int64_t j = 0; j < N; j++) Y->data[i * N + j] = X->data[i * N + j] * rs * W->data[j];
+  }
+  return true;
+}
+
 /* S = rowsum, MX = rowmax of an i8 tensor */
 static bool ref_rowsum_i8(RefCtx *r) {
   CaseParam *X = ref_param(r, "X"), *S = ref_param(r, "S"), *MX = ref_param(r, "MX");
@@ -807,6 +820,7 @@ const RefEntry harness_refs_more[] = {
     {"iota_2d", ref_iota_2d},
     {"iota_3d", ref_iota_3d},
     {"rowreduce", ref_rowreduce},
+    {"row_norm", ref_row_norm},
     {"rowsum_i8", ref_rowsum_i8},
     {"to_f16_bf16", ref_to_f16_bf16},
     {"to_f32_f64", ref_to_f32_f64},
