@@ -1,8 +1,10 @@
 /* layout.c: shapes and layouts: physical shapes (powers of two, the tensor
  * cores' granules) shared by tied values, each class's distribution over
- * the threads (the fragment layout where the backend keeps it, flat
- * chunks elsewhere), the registers a value takes and the backend's limits,
- * and each dot's instruction (wgmma, mma.sync, columns, FMA). */
+ * the threads (the fragment layout for tensor-core results, the blocked
+ * layout with its row values and row vectors for the other tiles whose
+ * operations allow it, flat chunks elsewhere), the registers a value takes
+ * and the backend's limits, and each dot's instruction (wgmma, mma.sync,
+ * columns, FMA). */
 #include "planner.h"
 
 static int64_t pow2_ceil(int64_t v) { /* v <= MAX_TILE_ELEMS (tir_verify) */
@@ -276,13 +278,13 @@ static bool mma_fits(Planner *P, const TirInst *dot) {
   return !dot->plan->dot_fma && !plan_dot_fallback(P->a, P->p, dot);
 }
 
-/* a register value of the fragment layout (after pl_choose_frags) */
+/* a register value of the fragment layout (after pl_choose_layouts) */
 bool pl_is_frag(const TirInst *x) {
   return x->plan && x->ty.rank >= 2 && x->plan->res == RES_REG && x->plan->layout &&
          x->plan->layout->kind == LAYOUT_MMA_ACC;
 }
 
-/* A row value in the row layout beside a fragment value (pl_choose_frags). */
+/* A row value in the row layout beside a fragment value (pl_choose_layouts). */
 bool pl_is_rowfrag(const TirInst *x) {
   return x->plan && x->ty.rank >= 2 && x->plan->res == RES_REG && x->plan->layout &&
          x->plan->layout->kind == LAYOUT_SLICED && x->plan->layout->parent->kind == LAYOUT_MMA_ACC;
@@ -456,7 +458,7 @@ static int class_vec(const TirFunc *f, const Layout *L, const TirInst *first) {
  * are the flat layout's); and its row class beside it. Every other
  * register class is flat: chunks of Plan.chunk elements dealt round the
  * threads (pl_choose_chunk). */
-void pl_choose_frags(Planner *P) {
+void pl_choose_layouts(Planner *P) {
   const TirFunc *f = P->f;
   int T = P->p->threads, W = T / 32, n = f->ninsts;
   const TirInst **first = arena_alloc(P->a, sizeof *first * (size_t)(n + 1)); /* by layout id */

@@ -51,7 +51,7 @@ Plan *plan_kernel(Arena *a, Diags *d, TirFunc *f, const char *arch, unsigned fla
   if (sm90 && !(flags & PLAN_NO_TENSOR_COPIES) && !p->no_async && !p->producer)
     pl_walk_tma(&P, &f->body, false, false, NULL);
   pl_choose_rows(&P);
-  pl_choose_frags(&P);
+  pl_choose_layouts(&P);
   pl_choose_chunk(&P);
   pl_choose_dot_paths(&P);
   walk(&f->body, pl_choose_exchange, &P);

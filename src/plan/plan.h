@@ -19,7 +19,7 @@ typedef enum LayoutKind {
 } LayoutKind;
 
 /* A class of tied values' distribution over the threads (all its values
- * have one physical shape). The planner decides it (plan.c, choose_frags);
+ * have one physical shape). The planner decides it (plan/layout.c, pl_choose_layouts);
  * the backend spells it (ptx/layout.c). */
 typedef struct Layout {
   int id; /* the planner's numbering */

@@ -53,7 +53,7 @@ void pl_assign_layouts(Planner *P);
 int64_t pl_phys_elems(const TirInst *x);
 bool pl_is_frag(const TirInst *x);
 bool pl_is_rowfrag(const TirInst *x);
-void pl_choose_frags(Planner *P);
+void pl_choose_layouts(Planner *P);
 void pl_choose_chunk(Planner *P);
 bool pl_mma_direct(const TirInst *x);
 void pl_choose_dot_paths(Planner *P);

@@ -1,8 +1,9 @@
-/* layout.c: where an element is: how many registers a value takes and
- * which element each holds (the flat distribution and the mma fragment
+/* layout.c: where an element is, in the layout the plan chose for a value
+ * (plan/layout.c): how many registers it takes and which element each
+ * holds (the flat distribution, the mma fragment layout and its row
+ * values, the blocked layout, its row values and its row vectors' columns
  * layout), coordinates from flat indices, shared-memory addresses of
- * planned buffers (swizzled or padded), operands read from a buffer, and
- * the choices of the chunk width and the fragment classes. */
+ * planned buffers (swizzled or padded), and operands read from a buffer. */
 #include "emitter.h"
 
 /* The fragment layout.
@@ -29,7 +30,7 @@ int64_t px_phys_elems(const TirInst *in) {
 }
 
 /* A value in the fragment layout (the plan's mma16x8x16.acc: plan.c,
- * choose_frags). */
+ * pl_choose_layouts). */
 bool px_is_frag(const Emitter *e, const TirInst *x) {
   (void)e;
   return x->plan && x->ty.rank >= 2 && x->plan->res == RES_REG && x->plan->layout &&
