@@ -427,18 +427,22 @@ static bool emit_long_rows(Emitter *e, const TirInst *in, const TirInst *val) {
  * away from the tensor's ends). val: the stored value, or NULL for a load
  * into in. */
 static void blocked_chunks(Emitter *e, const TirInst *in, const TirInst *val, const BlockGeom *g, const int64_t *coff,
-                           const char *const *colok, const char *ad, const char *pz, const char *aligned, int k0) {
+                           const char *const *colok, const char *ad, const char *pz, const char *aligned, int k0,
+                           bool fast) {
   Scalar te = val ? e->f->params[in->aux].elem : in->ty.elem;
   int eb = px_elem_bytes_mem(te), V = g->V, nw = V * eb / 4;
   RegClass rc = px_rc_of((val ? val : in)->ty.elem);
   for (int c = 0; c < (int)g->reps_c; c++, k0 += V) {
     int64_t off = coff[c * V] * eb;
-    const char *vp = NULL;
-    if (aligned) {
+    const char *vp = NULL, *at = "";
+    if (aligned && !fast) {
       vp = px_tmp(e, RC_PRED);
       px_out(e, "and.pred %s, %s, %s;", vp, pz, aligned);
       px_out(e, "and.pred %s, %s, %s;", vp, vp, colok[c * V]);
       px_out(e, "and.pred %s, %s, %s;", vp, vp, colok[c * V + V - 1]);
+      at = arena_printf(e->a, "@%s ", vp);
+    }
+    if (aligned) {
       const char *w[4] = {0};
       for (int i = 0; i < nw; i++) w[i] = px_tmp(e, RC_B32);
       const char *list = nw == 4   ? arena_printf(e->a, "{%s, %s, %s, %s}", w[0], w[1], w[2], w[3])
@@ -458,10 +462,11 @@ static void blocked_chunks(Emitter *e, const TirInst *in, const TirInst *val, co
                    px_operand(e, val, k0 + 2 * i), px_operand(e, val, k0 + 2 * i + 1), w[i]);
           }
         }
-        px_out(e, "@%s st.global%s.b32 [%s+%lld], %s;", vp, vt, ad, (long long)off, list);
+        px_out(e, "%sst.global%s.b32 [%s+%lld], %s;", at, vt, ad, (long long)off, list);
       } else {
-        for (int i = 0; i < nw; i++) px_out(e, "mov.b32 %s, 0;", w[i]);
-        px_out(e, "@%s ld.global%s.b32 %s, [%s+%lld];", vp, vt, list, ad, (long long)off);
+        if (!fast)
+          for (int i = 0; i < nw; i++) px_out(e, "mov.b32 %s, 0;", w[i]);
+        px_out(e, "%sld.global%s.b32 %s, [%s+%lld];", at, vt, list, ad, (long long)off);
         for (int v = 0; v < V; v++) {
           const char *word = w[v * eb / 4], *r = px_reg(e, in, k0 + v);
           if (eb == 4) px_out(e, "mov.b32 %s, %s;", r, word);
@@ -477,7 +482,7 @@ static void blocked_chunks(Emitter *e, const TirInst *in, const TirInst *val, co
       for (int v = 0; v < V; v++) px_out(e, "mov.%s %s, %s;", px_mov_type(rc), px_reg(e, in, k0 + v), px_zero(rc));
     }
     /* the elements of a chunk that is not whole inside, one by one */
-    for (int v = 0; v < V; v++) {
+    for (int v = 0; v < V && !fast; v++) {
       const char *q = px_tmp(e, RC_PRED), *at = arena_printf(e->a, "%s+%lld", ad, (long long)(off + v * eb));
       px_out(e, "and.pred %s, %s, %s;", q, pz, colok[c * V + v]);
       if (vp) px_out(e, "and.pred %s, %s, !%s;", q, q, vp);
@@ -523,14 +528,38 @@ static bool emit_blocked_rows(Emitter *e, const TirInst *in, const TirInst *val)
     px_out(e, "and.b64 %s, %s, %d;", al, al, V * eb - 1);
     px_out(e, "setp.eq.u64 %s, %s, 0;", aligned, al);
   }
+  /* a thread whose every row and chunk is inside (away from the tensor's
+   * ends: the common case) takes the vectors unpredicated; the others the
+   * predicated path */
+  int L = px_new_label(e);
+  const char *ad = px_tmp(e, RC_B64);
+  if (aligned) {
+    const char *all = px_tmp(e, RC_PRED);
+    px_out(e, "setp.gt.and.s32 %s, %s, %lld, %s;", all, R.lim, (long long)((g.reps_r - 1) * g.tr * g.wr), aligned);
+    px_out(e, "setp.ge.and.s32 %s, %s, 0, %s;", all, R.g[R.i0], all);
+    for (int c = 0; c < (int)g.reps_c; c++) {
+      px_out(e, "and.pred %s, %s, %s;", all, all, R.colok[c * V]);
+      px_out(e, "and.pred %s, %s, %s;", all, all, R.colok[c * V + V - 1]);
+    }
+    px_out(e, "@!%s bra $Lbrows%d;", all, L);
+    px_out(e, "mov.b64 %s, %s;", ad, R.ad);
+    for (int64_t rr = 0; rr < g.reps_r; rr++) {
+      if (rr) px_out(e, "add.s64 %s, %s, %s;", ad, ad, R.step);
+      blocked_chunks(e, in, val, &g, coff, R.colok, ad, NULL, aligned, (int)(rr * ncol), true);
+    }
+    px_out(e, "bra.uni $Lbrowsend%d;", L);
+    px_label(e, "brows", L);
+  }
+  px_out(e, "mov.b64 %s, %s;", ad, R.ad);
   for (int64_t rr = 0; rr < g.reps_r; rr++) {
     int64_t row = rr * g.tr * g.wr;
-    if (rr) px_out(e, "add.s64 %s, %s, %s;", R.ad, R.ad, R.step);
+    if (rr) px_out(e, "add.s64 %s, %s, %s;", ad, ad, R.step);
     const char *pr = px_tmp(e, RC_PRED), *pz = px_tmp(e, RC_PRED);
     px_out(e, "setp.gt.s32 %s, %s, %lld;", pr, R.lim, (long long)row);
     px_out(e, "setp.ge.and.s32 %s, %s, %lld, %s;", pz, R.g[R.i0], (long long)-row, pr);
-    blocked_chunks(e, in, val, &g, coff, R.colok, R.ad, pz, aligned, (int)(rr * ncol));
+    blocked_chunks(e, in, val, &g, coff, R.colok, ad, pz, aligned, (int)(rr * ncol), false);
   }
+  if (aligned) px_label(e, "browsend", L);
   return true;
 }
 
@@ -591,7 +620,7 @@ static bool emit_columns(Emitter *e, const TirInst *in, const TirInst *val) {
     px_out(e, "and.b64 %s, %s, %d;", al, ad, V * eb - 1);
     px_out(e, "setp.eq.u64 %s, %s, 0;", aligned, al);
   }
-  blocked_chunks(e, in, val, &g, coff, colok, ad, ok, aligned, 0);
+  blocked_chunks(e, in, val, &g, coff, colok, ad, ok, aligned, 0, false);
   return true;
 }
 
