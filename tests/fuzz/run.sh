@@ -15,6 +15,10 @@
 #   huge numbers, deep nesting, long strings). Findings land in
 #   $FUZZ_OUT/findings-manifest/; each one becomes a file in
 #   tests/golden/manifest/, which test_runtime runs through the target.
+# FUZZ_TIMEOUT (seconds, default 10) is libFuzzer's -timeout, which is wall
+# time: a campaign niced beside other work raises it, or a starved input
+# reads as a timeout (two did on 2026-12-01, and ran in 0.6 s and 0.07 s
+# alone).
 set -euo pipefail
 secs=${1:-60}
 jobs=${2:-$(nproc)}
@@ -52,7 +56,7 @@ if [ "$target" = manifest ]; then
   cp "$root"/tests/golden/manifest/*.yaml "$corpus/"
   echo "fuzz: $n manifests from phobosc and $(ls "$root"/tests/golden/manifest/*.yaml | wc -l) from tests/golden/manifest"
   cd "$findings"
-  "$out/fuzz_manifest" -dict="$root/tests/fuzz/manifest.dict" -max_len=16384 -timeout=10 -rss_limit_mb=2048 \
+  "$out/fuzz_manifest" -dict="$root/tests/fuzz/manifest.dict" -max_len=16384 -timeout="${FUZZ_TIMEOUT:-10}" -rss_limit_mb=2048 \
     -max_total_time="$secs" -jobs="$jobs" -workers="$jobs" -print_final_stats=1 "$corpus" 2>&1 | tail -n 40
   ls "$findings" | grep -E '^(crash|leak|timeout|oom)-' || echo "fuzz: no findings"
   exit 0
@@ -104,6 +108,6 @@ nest 40 'acc += transpose(acc)' | gen loops_40_shared
   printf 'Z: tensor<f32>[N]) {\n  Z[0] = 1.0\n}\n'; } | gen params_81
 { echo "kernel k() {"; printf '  '; for i in $(seq 1 3000); do printf 'let a%d = 1; ' "$i"; done; echo "let z = nope"; echo "}"; } | gen long_line
 cd "$out/findings"
-"$out/fuzz_compiler" -dict="$root/tests/fuzz/phobos.dict" -max_len=$max_len -timeout=10 -rss_limit_mb=2048 \
+"$out/fuzz_compiler" -dict="$root/tests/fuzz/phobos.dict" -max_len=$max_len -timeout="${FUZZ_TIMEOUT:-10}" -rss_limit_mb=2048 \
   -max_total_time="$secs" -jobs="$jobs" -workers="$jobs" -print_final_stats=1 "$out/corpus" 2>&1 | tail -n 40
 ls "$out/findings" | grep -E '^(crash|leak|timeout|oom)-' || echo "fuzz: no findings"
