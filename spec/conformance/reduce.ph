@@ -55,3 +55,30 @@ kernel reduce_computed(X: tensor<f32>[M, 12], SE: tensor<f32>[M, 1], MQ: tensor<
   let z = X[r0 + 3 :+ 2, 0 :+ 7]
   MS[r0 + 3 :+ 2, :] = rowmax(-(z * z) - 1.0) + rowsum(exp(z))
 }
+
+// rowmax of an unsigned byte tile: its identity is 0, not the most
+// negative i32 (which max.u32 would take for the largest), and rowsum of
+// it is i32.
+@grid(cdiv(M, 5))
+kernel rowmax_u8(X: tensor<u8>[M, 12], S: tensor<i32>[M, 1], MX: tensor<u8>[M, 1]) {
+  let r0 = ctx.block.x * 5
+  let x = X[r0 :+ 5, :]
+  S[r0 :+ 5, :] = rowsum(x)
+  MX[r0 :+ 5, :] = rowmax(x)
+}
+
+// A [16, 1] load added to a row sum takes the row layout of the blocked
+// tile reduced (spec 15.12): it must be loaded in that layout, not in the
+// flat chunks (the transpose keeps the flat chunk at one element, where
+// the flat rows path would otherwise have taken the load).
+@launch(128)
+@grid(cdiv(M, 16))
+kernel rowsum_plus_col(X: tensor<f32>[M, 64], C: tensor<f32>[M, 1], Y: tensor<f32>[M, 1],
+                       T: tensor<f32>[4, 4], U: tensor<f32>[4, 4]) {
+  let r0 = ctx.block.x * 16
+  let x = X[r0 :+ 16, :]
+  Y[r0 :+ 16, :] = rowsum(x) + C[r0 :+ 16, :]
+  if ctx.block.x == 0 {
+    U[:, :] = transpose(T[:, :])
+  }
+}

@@ -7,6 +7,16 @@
 static void emit_reduce_frag(Emitter *e, const TirInst *in);
 static void emit_reduce_blocked(Emitter *e, const TirInst *in);
 
+/* rowmax's identity in a register of type s: -inf, the most negative
+ * integer, or 0 for an unsigned type (u8, bool: max.u32 of 2^31 would win) */
+static const char *max_identity(Scalar s) {
+  RegClass rc = px_rc_of(s);
+  if (rc == RC_F32) return "0fFF800000";
+  if (rc == RC_F64) return "0dFFF0000000000000";
+  if (px_arith_type(s)[0] == 'u') return "0";
+  return rc == RC_B64 ? "0x8000000000000000" : "0x80000000";
+}
+
 /* register bytes in the exchange area */
 static int exch_bytes(Scalar s) { return px_rc_of(s) == RC_F64 || px_rc_of(s) == RC_B64 ? 8 : 4; }
 
@@ -224,12 +234,7 @@ void px_emit_reduce(Emitter *e, const TirInst *in) {
     const char *c[MAX_TILE_RANK];
     for (int d = 0; d < r; d++) c[d] = px_coord(e, fl, in->plan->phys, r, d);
     const char *d = px_reg(e, in, k);
-    if (in->aux == TRED_MAX)
-      px_out(e, "mov.%s %s, %s;", px_mov_type(rc), d,
-             rc == RC_F32   ? "0fFF800000"
-             : rc == RC_F64 ? "0dFFF0000000000000"
-             : rc == RC_B64 ? "0x8000000000000000"
-                            : "0x80000000");
+    if (in->aux == TRED_MAX) px_out(e, "mov.%s %s, %s;", px_mov_type(rc), d, max_identity(in->ty.elem));
     else px_out(e, "mov.%s %s, %s;", px_mov_type(rc), d, px_zero(rc));
     /* over the logical extent only: slack gives the identity */
     const char *j = px_tmp(e, RC_B32);
@@ -422,11 +427,7 @@ static void emit_reduce_blocked(Emitter *e, const TirInst *in) {
   const char *t = px_arith_type(in->ty.elem);
   bool mx = in->aux == TRED_MAX;
   const char *op = arena_printf(e->a, "%s.%s", mx ? "max" : "add", t);
-  const char *id = !mx ? px_zero(rc)
-                   : rc == RC_F32 ? "0fFF800000"
-                   : rc == RC_F64 ? "0dFFF0000000000000"
-                   : rc == RC_B64 ? "0x8000000000000000"
-                                  : "0x80000000";
+  const char *id = mx ? max_identity(in->ty.elem) : px_zero(rc);
   const char *cb = px_blk_col_base(e, &g);
   int per = g.V * (int)g.reps_c;
   for (int rr = 0; rr < (int)g.reps_r; rr++) {

@@ -245,7 +245,9 @@ bool px_emit_load_rows(Emitter *e, const TirInst *in, const char **words) {
 
 bool px_emit_load_rows_at(Emitter *e, const TirInst *in, const char **words, const char **c1_out,
                               const char **r0_out) {
-  if (in->ty.rank != 2 || (in->plan->res != RES_REG && !words) || plan_is_blocked(in) || plan_is_columns(in)) return false;
+  if (in->ty.rank != 2 || (in->plan->res != RES_REG && !words) || plan_is_blocked(in) || plan_is_blocked_rows(in) ||
+      plan_is_columns(in))
+    return false;
   int64_t p0 = in->plan->phys[0], p1 = in->plan->phys[1];
   int64_t TV = (int64_t)e->T * e->V;
   if (TV % p1 || p1 % e->V) return false;

@@ -313,6 +313,20 @@ static bool ref_rowsum_i8(RefCtx *r) {
   return true;
 }
 
+/* Y = rowsum(X) + C, U = T^T (reduce.ph, rowsum_plus_col) */
+static bool ref_rowsum_plus_col(RefCtx *r) {
+  CaseParam *X = ref_param(r, "X"), *C = ref_param(r, "C"), *Y = ref_param(r, "Y"), *T = ref_param(r, "T"),
+            *U = ref_param(r, "U");
+  for (int64_t i = 0; i < X->dims[0]; i++) {
+    double s = 0;
+    for (int64_t j = 0; j < X->dims[1]; j++) s += E2(X, i, j);
+    Y->data[i] = s + C->data[i];
+  }
+  for (int i = 0; i < 4; i++)
+    for (int j = 0; j < 4; j++) U->data[i * 4 + j] = T->data[j * 4 + i];
+  return true;
+}
+
 /* ----------------------------------------------------------- conversions */
 
 /* H = f16(x), BH = bf16(x) */
@@ -822,6 +836,7 @@ const RefEntry harness_refs_more[] = {
     {"rowreduce", ref_rowreduce},
     {"row_norm", ref_row_norm},
     {"rowsum_i8", ref_rowsum_i8},
+    {"rowsum_plus_col", ref_rowsum_plus_col},
     {"to_f16_bf16", ref_to_f16_bf16},
     {"to_f32_f64", ref_to_f32_f64},
     {"to_int", ref_to_int},
