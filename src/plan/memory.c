@@ -376,31 +376,74 @@ bool pl_bytes_overlap(const PlanBuf *a, const PlanBuf *b) {
   return a->offset < b->offset + b->bytes && b->offset < a->offset + a->bytes;
 }
 
+static int cmp_offset(const void *x, const void *y) {
+  const PlanBuf *a = *(PlanBuf *const *)x, *b = *(PlanBuf *const *)y;
+  if (a->offset != b->offset) return a->offset < b->offset ? -1 : 1;
+  return a->id - b->id;
+}
+
+/* The lowest offset, aligned for b, at which b overlaps none of the placed
+ * buffers alive with it: bumped past each one that overlaps. Scanned once
+ * in order of offset (by[] sorted so) this is exact: a buffer that starts
+ * at or past b's end ends the scan, since all later ones start later. */
+static int64_t first_fit(PlanBuf *b, PlanBuf *const *by, int n) {
+  int64_t off = 0;
+  for (int j = 0; j < n; j++) {
+    const PlanBuf *o = by[j];
+    if (o->offset >= off + b->bytes) break;
+    if (lives_overlap(b, o) && o->offset + o->bytes > off) off = (o->offset + o->bytes + b->align - 1) / b->align * b->align;
+  }
+  return off;
+}
+
 /* First fit: each buffer takes the lowest 16-byte aligned offset that no
- * buffer alive at the same time occupies. */
+ * buffer alive at the same time occupies. The buffers other than the
+ * mbarriers are placed in order of first use: only those still alive
+ * then can be in the way (a buffer that died before one's first use is
+ * dropped, as the buffers after it start no earlier, cmp_buf), looked at
+ * in order of offset. The mbarriers go last, each against every placed
+ * buffer in order of offset. (The scan over every placed buffer, repeated
+ * until nothing moved, took 1.5 s for 5,000 tensor copies' mbarriers
+ * among 15,000 buffers.) */
 void pl_allocate(Planner *P) {
   int n = P->bufs.len;
   PlanBuf **order = arena_alloc(P->a, sizeof(PlanBuf *) * (size_t)(n + 1));
-  for (int i = 0; i < n; i++) order[i] = P->bufs.items[i];
+  PlanBuf **live = arena_alloc(P->a, sizeof(PlanBuf *) * (size_t)(n + 1));
+  int nlive = 0, i = 0;
+  for (int k = 0; k < n; k++) order[k] = P->bufs.items[k];
   qsort(order, (size_t)n, sizeof *order, cmp_buf);
   int64_t top = 0;
-  for (int i = 0; i < n; i++) {
+  for (; i < n && order[i]->kind != BUF_MBAR; i++) {
     PlanBuf *b = order[i];
-    int64_t off = 0;
-    for (bool moved = true; moved;) {
-      moved = false;
-      for (int j = 0; j < i; j++) {
-        PlanBuf *o = order[j];
-        b->offset = off;
-        if (lives_overlap(b, o) && pl_bytes_overlap(b, o)) {
-          off = (o->offset + o->bytes + b->align - 1) / b->align * b->align;
-          moved = true;
-        }
-      }
-    }
-    b->offset = off;
+    int k = 0;
+    for (int j = 0; j < nlive; j++)
+      if (live[j]->last >= b->first) live[k++] = live[j];
+    nlive = k;
+    b->offset = first_fit(b, live, nlive);
+    /* keep live[] in order of offset */
+    int at = nlive;
+    while (at > 0 && cmp_offset(&live[at - 1], &b) > 0) at--;
+    memmove(live + at + 1, live + at, sizeof *live * (size_t)(nlive - at));
+    live[at] = b;
+    nlive++;
+  }
+  /* the mbarriers, against everything placed, in order of offset */
+  int placed = i;
+  PlanBuf **by = arena_alloc(P->a, sizeof(PlanBuf *) * (size_t)(n + 1));
+  memcpy(by, order, sizeof *by * (size_t)placed);
+  qsort(by, (size_t)placed, sizeof *by, cmp_offset);
+  for (; i < n; i++) {
+    PlanBuf *b = order[i];
+    b->offset = first_fit(b, by, placed);
+    int at = placed;
+    while (at > 0 && cmp_offset(&by[at - 1], &b) > 0) at--;
+    memmove(by + at + 1, by + at, sizeof *by * (size_t)(placed - at));
+    by[at] = b;
+    placed++;
+  }
+  for (int k = 0; k < n; k++) {
     int64_t end;
-    if (!ck_add(off, b->bytes, &end)) diag_ice("plan: shared memory offsets overflow");
+    if (!ck_add(order[k]->offset, order[k]->bytes, &end)) diag_ice("plan: shared memory offsets overflow");
     if (end > top) top = end;
   }
   P->p->shared_bytes = top;
