@@ -278,27 +278,24 @@ static bool mma_fits(Planner *P, const TirInst *dot) {
   return !dot->plan->dot_fma && !plan_dot_fallback(P->a, P->p, dot);
 }
 
-/* a register value of the fragment layout (after pl_choose_layouts) */
-bool pl_is_frag(const TirInst *x) {
-  return x->plan && x->ty.rank >= 2 && x->plan->res == RES_REG && x->plan->layout &&
-         x->plan->layout->kind == LAYOUT_MMA_ACC;
+/* x's register layout when x is a register tile of at least min_rank
+ * whose layout is of kind k (and, for a sliced or columns layout, whose
+ * parent is of kind parent), else NULL */
+static const Layout *reg_layout(const TirInst *x, int min_rank, LayoutKind k, LayoutKind parent) {
+  const Layout *l = x->plan && x->ty.rank >= min_rank && x->plan->res == RES_REG ? x->plan->layout : NULL;
+  if (!l || l->kind != k || (l->parent && l->parent->kind != parent)) return NULL;
+  return l;
 }
+
+/* a register value of the fragment layout (after pl_choose_layouts) */
+bool pl_is_frag(const TirInst *x) { return reg_layout(x, 2, LAYOUT_MMA_ACC, LAYOUT_NONE); }
 
 /* A row value in the row layout beside a fragment value (pl_choose_layouts). */
-bool pl_is_rowfrag(const TirInst *x) {
-  return x->plan && x->ty.rank >= 2 && x->plan->res == RES_REG && x->plan->layout &&
-         x->plan->layout->kind == LAYOUT_SLICED && x->plan->layout->parent->kind == LAYOUT_MMA_ACC;
-}
+bool pl_is_rowfrag(const TirInst *x) { return reg_layout(x, 2, LAYOUT_SLICED, LAYOUT_MMA_ACC); }
 
-bool plan_is_blocked(const TirInst *x) {
-  return x->plan && x->ty.rank >= 1 && x->plan->res == RES_REG && x->plan->layout &&
-         x->plan->layout->kind == LAYOUT_BLOCKED;
-}
+bool plan_is_blocked(const TirInst *x) { return reg_layout(x, 1, LAYOUT_BLOCKED, LAYOUT_NONE); }
 
-bool plan_is_blocked_rows(const TirInst *x) {
-  return x->plan && x->ty.rank >= 1 && x->plan->res == RES_REG && x->plan->layout &&
-         x->plan->layout->kind == LAYOUT_SLICED && x->plan->layout->parent->kind == LAYOUT_BLOCKED;
-}
+bool plan_is_blocked_rows(const TirInst *x) { return reg_layout(x, 1, LAYOUT_SLICED, LAYOUT_BLOCKED); }
 
 BlockGeom plan_block_geom(const TirInst *x) {
   const Layout *l = x->plan->layout;
@@ -312,10 +309,7 @@ BlockGeom plan_block_geom(const TirInst *x) {
   return g;
 }
 
-bool plan_is_columns(const TirInst *x) {
-  return x->plan && x->ty.rank >= 1 && x->plan->res == RES_REG && x->plan->layout &&
-         x->plan->layout->kind == LAYOUT_COLUMNS && x->plan->layout->parent->kind == LAYOUT_BLOCKED;
-}
+bool plan_is_columns(const TirInst *x) { return reg_layout(x, 1, LAYOUT_COLUMNS, LAYOUT_BLOCKED); }
 
 bool plan_reduce_in_regs(const TirInst *red) {
   if (red->op != TIR_REDUCE || !plan_is_blocked_rows(red) || !plan_is_blocked(red->args[0])) return false;
@@ -432,19 +426,21 @@ static bool use_allows(const TirInst *u, int k, bool rows) {
   }
 }
 
-/* The V of a blocked class: 16 bytes of its narrowest memory access (a
- * load of it, or a store of it), else of its first member's type. */
-static int class_vec(const TirFunc *f, const Layout *L, const TirInst *first) {
-  int eb = 0;
+/* The bytes of each class's narrowest memory access (a load of it, or a
+ * store of it), by layout id, 0 for none: a blocked class's V is 16 bytes
+ * of it, else of its first member's type. One pass over the kernel. */
+static int *access_bytes(Planner *P) {
+  const TirFunc *f = P->f;
+  int *eb = arena_alloc(P->a, sizeof(int) * (size_t)(P->nlayouts + 1));
   for (int j = 0; j < f->ninsts; j++) {
     const TirInst *u = f->insts[j];
+    const Layout *l = NULL;
     int b = 0;
-    if (u->op == TIR_LOAD && u->plan->layout == L) b = sema_scalar_bytes(u->ty.elem);
-    if (u->op == TIR_STORE && u->args[0]->plan->layout == L) b = sema_scalar_bytes(f->params[u->aux].elem);
-    if (b && (!eb || b < eb)) eb = b;
+    if (u->op == TIR_LOAD) l = u->plan->layout, b = sema_scalar_bytes(u->ty.elem);
+    if (u->op == TIR_STORE) l = u->args[0]->plan->layout, b = sema_scalar_bytes(f->params[u->aux].elem);
+    if (l && (!eb[l->id] || b < eb[l->id])) eb[l->id] = b;
   }
-  if (!eb) eb = sema_scalar_bytes(first->ty.elem);
-  return 16 / eb < 1 ? 1 : 16 / eb;
+  return eb;
 }
 
 /* The layouts the backend keeps, one pass over the kernel a kind (Pass):
@@ -464,6 +460,7 @@ void pl_choose_layouts(Planner *P) {
   const TirInst **first = arena_alloc(P->a, sizeof *first * (size_t)(n + 1)); /* by layout id */
   bool *bad = arena_alloc(P->a, (size_t)(n + 1));
   bool blocked_ok = T % 32 == 0 && W > 0 && (W & (W - 1)) == 0 && !P->p->prefetch;
+  int *eb = NULL; /* access_bytes, when a blocked class is kept */
   for (Pass pass = PASS_FRAG; pass < NPASSES; pass++) {
     bool rows = row_pass(pass);
     memset(first, 0, sizeof *first * (size_t)(n + 1));
@@ -499,7 +496,11 @@ void pl_choose_layouts(Planner *P) {
       else
         keep = blocked_ok && !bad[j] && (pass == PASS_BLOCKED || L->parent->kind == LAYOUT_BLOCKED);
       if (!keep) L->kind = LAYOUT_FLAT;
-      else if (pass == PASS_BLOCKED) set_blocked(L, M, N, class_vec(f, L, x), W);
+      else if (pass == PASS_BLOCKED) {
+        if (!eb) eb = access_bytes(P);
+        int b = eb[L->id] ? eb[L->id] : sema_scalar_bytes(x->ty.elem);
+        set_blocked(L, M, N, 16 / b < 1 ? 1 : 16 / b, W);
+      }
     }
   }
   for (int i = 0; i < n; i++) {

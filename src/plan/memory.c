@@ -382,6 +382,14 @@ static int cmp_offset(const void *x, const void *y) {
   return a->id - b->id;
 }
 
+/* Inserts b into by[0..n), kept in order of offset. */
+static void insert_by_offset(PlanBuf **by, int n, PlanBuf *b) {
+  int at = n;
+  while (at > 0 && cmp_offset(&by[at - 1], &b) > 0) at--;
+  memmove(by + at + 1, by + at, sizeof *by * (size_t)(n - at));
+  by[at] = b;
+}
+
 /* The lowest offset, aligned for b, at which b overlaps none of the placed
  * buffers alive with it: bumped past each one that overlaps. Scanned once
  * in order of offset (by[] sorted so) this is exact: a buffer that starts
@@ -420,12 +428,7 @@ void pl_allocate(Planner *P) {
       if (live[j]->last >= b->first) live[k++] = live[j];
     nlive = k;
     b->offset = first_fit(b, live, nlive);
-    /* keep live[] in order of offset */
-    int at = nlive;
-    while (at > 0 && cmp_offset(&live[at - 1], &b) > 0) at--;
-    memmove(live + at + 1, live + at, sizeof *live * (size_t)(nlive - at));
-    live[at] = b;
-    nlive++;
+    insert_by_offset(live, nlive++, b);
   }
   /* the mbarriers, against everything placed, in order of offset */
   int placed = i;
@@ -435,11 +438,7 @@ void pl_allocate(Planner *P) {
   for (; i < n; i++) {
     PlanBuf *b = order[i];
     b->offset = first_fit(b, by, placed);
-    int at = placed;
-    while (at > 0 && cmp_offset(&by[at - 1], &b) > 0) at--;
-    memmove(by + at + 1, by + at, sizeof *by * (size_t)(placed - at));
-    by[at] = b;
-    placed++;
+    insert_by_offset(by, placed++, b);
   }
   for (int k = 0; k < n; k++) {
     int64_t end;

@@ -146,8 +146,8 @@ const char *px_elem_coord(Emitter *e, const TirInst *x, int k, int d) {
   }
   int shift = 0;
   for (int i = d + 1; i < r - 1; i++) shift += px_log2i(x->plan->phys[i]);
-  px_out(e, "add.u32 %s, %s, %lld;", c, px_blk_row_base(e, &g),
-         (long long)px_blk_row_off(&g, plan_is_blocked_rows(x) ? k * g.V * (int)g.reps_c : k));
+  int64_t roff = plan_is_blocked_rows(x) ? (int64_t)k * g.tr * g.wr : px_blk_row_off(&g, k); /* a row value: k is its row repetition */
+  px_out(e, "add.u32 %s, %s, %lld;", c, px_blk_row_base(e, &g), (long long)roff);
   if (shift) px_out(e, "shr.u32 %s, %s, %d;", c, c, shift);
   if (d) px_out(e, "and.b32 %s, %s, %lld;", c, c, (long long)(x->plan->phys[d] - 1));
   return c;
