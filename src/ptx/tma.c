@@ -39,13 +39,13 @@ void px_tma_copies(Emitter *e, const TirInst *in, const char *dst, const char *b
   int m = in->plan->tma - 1, rank = tm->rank + (tm->split_dim >= 0);
   const char *c[MAX_TENSOR_RANK + 1];
   int nc = tma_coords(e, in, c);
-  const char *inner = c[nc - 1];
+  const char *inner = c[nc - 1], *dst0 = dst;
   for (int q = 0; q < tm->boxes; q++) {
-    if (q) {
+    if (q) { /* panel q: q boxes along the row, q panels into the buffer (both from the first) */
       const char *ci = px_tmp(e, RC_B32), *dq = px_tmp(e, RC_B32);
       if (inner[0] == '%') px_out(e, "add.s32 %s, %s, %lld;", ci, inner, (long long)(q * tm->box[rank - 1]));
       else px_out(e, "mov.s32 %s, %lld;", ci, atoll(inner) + (long long)(q * tm->box[rank - 1]));
-      px_out(e, "add.u32 %s, %s, %lld;", dq, dst, (long long)(q * plan_buf_rows(in->plan->buf) * tm->swizzle));
+      px_out(e, "add.u32 %s, %s, %lld;", dq, dst0, (long long)(q * plan_buf_rows(in->plan->buf) * tm->swizzle));
       c[nc - 1] = ci;
       dst = dq;
     }
