@@ -389,6 +389,7 @@ def cases(torch, F, build):
         ("gemm", "4096^3", gemm(4096, 4096, 4096, False), True),
         ("gemm", "8192^3", gemm(8192, 8192, 8192, False), False),
         ("gemm", "4093x4096x4000", gemm(4093, 4096, 4000, False), False),
+        ("gemm", "4096x14336x4096", gemm(4096, 14336, 4096, False), False),
         ("gemm_bias_gelu", "4096^3", gemm(4096, 4096, 4096, True), True),
         ("gemm_bias_gelu", "4093x11008x4096", gemm(4093, 11008, 4096, True), False),
         ("gemm_i8", "4096^3", gemm_i8(4096, 4096, 4096), True),

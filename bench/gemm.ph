@@ -2,7 +2,7 @@
 // The plain tile loop: one CTA a [BM, BN] tile of C, K in steps of BK, the
 // operands' tiles streamed by @pipeline. M, N and K need not be multiples of
 // the tiles: slices past the ends read zero and their stores are skipped.
-@autotune(BM in [64, 128], BN in [64, 128], BK in [32, 64])
+@autotune(BM in [64, 128], BN in [64, 128, 256], BK in [32, 64])
 @launch(256)
 @pipeline(3)
 @dynshared
@@ -19,7 +19,7 @@ kernel gemm(A: tensor<bf16>[M, K], B: tensor<bf16>[K, N], C: tensor<bf16>[M, N])
 
 // The same loop with a fused epilogue: C = gelu(A @ B + bias), GELU in its
 // tanh form 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))).
-@autotune(BM in [64, 128], BN in [64, 128], BK in [32, 64])
+@autotune(BM in [64, 128], BN in [64, 128, 256], BK in [32, 64])
 @launch(256)
 @pipeline(3)
 @dynshared

@@ -8,7 +8,10 @@
     value is planned in mma16x8x16.acc;
   - each dot's instruction: wgmma.m64nNk16 / mma.m16n8k16 / mma.m16n8k32 in the
     entry's PTX for each planned one, and no tensor-core instruction the plan
-    did not name.
+    did not name;
+  - a dot that accumulates in its var's registers (accumulates_in): wgmma's D
+    registers are the var's; one whose wait is deferred: a wgmma.wait_group
+    that leaves groups pending, and none without such a dot.
 
   tests/plan_vs_ptx.py PHOBOSC FILE.ph [phobosc options...]
 Prints one line per disagreement and a last line "N entries, N checks, N
@@ -44,6 +47,9 @@ def plans(text):
             d = re.search(r", dot: ([\w.]+)", m.group(5))
             if d:
                 cur["dots"].append((int(m.group(1)), d.group(1)))
+            acc = re.search(r", accumulates_in: (\d+), wait_deferred: (true|false)", m.group(5))
+            if acc:
+                cur.setdefault("accs", []).append((int(m.group(1)), int(acc.group(1)), acc.group(2) == "true"))
     return out
 
 
@@ -90,6 +96,13 @@ def main():
                 want.add("mma.sync.aligned." + path[4:])
         have = set(re.findall(r"(wgmma\.mma_async\.sync\.aligned\.m64n\d+k16|mma\.sync\.aligned\.m16n8k\d+)", body))
         check(have == want, f"{name}: tensor-core instructions {sorted(have)}, the plan says {sorted(want)}")
+        accs = p.get("accs", [])
+        for did, slot, _ in accs:
+            check(re.search(rf"wgmma\.mma_async\S* \{{%fv{slot}_0,", body) is not None,
+                  f"{name}: dot %{did} accumulates in %{slot}'s registers")
+        deferred = any(d for _, _, d in accs)
+        pending = re.search(r"wgmma\.wait_group\.sync\.aligned [1-9]", body) is not None
+        check(pending == deferred, f"{name}: a wgmma wait that leaves groups pending {'missing' if deferred else 'without a deferred dot'}")
     print(f"{len(ps)} entries, {checks} checks, {differ} differ")
     sys.exit(1 if differ else 0)
 

@@ -108,6 +108,9 @@ typedef struct PlanVal {
   bool dot_fma;                /* TIR_DOT: no tensor-core shapes (granules) */
   DotPath dot;                 /* TIR_DOT: its instruction */
   int wgmma_n;                 /* TIR_DOT on DOT_WGMMA: the N of m64nNk16 */
+  struct TirInst *acc_slot;    /* TIR_DOT on DOT_WGMMA: the var it accumulates into in place (plan/accumulate.c) */
+  bool wait_deferred;          /* ... its group waited for in the next iteration of its staged ring */
+  bool folded;                 /* a READ, add or WRITE of an acc_slot dot's var: nothing to compute */
   PlanBuf *ring, *mbar;        /* TIR_LOAD under @pipeline: its ring and its loop's mbarriers */
   const char *path;            /* TIR_LOAD in a @pipeline loop: the path it takes and why */
   int tma;                     /* TIR_LOAD: 1 + its tensor map's index in Plan.tmaps (a TMA copy), else 0 */

@@ -59,6 +59,9 @@ bool pl_mma_direct(const TirInst *x);
 void pl_choose_dot_paths(Planner *P);
 bool pl_check_backend_limits(Planner *P);
 
+/* ------------------------- accumulate.c: wgmma accumulating in place */
+void pl_choose_accumulate(Planner *P);
+
 /* ---------------------------- memory.c: buffers, accesses, lifetimes */
 bool pl_wants_pad(const Planner *P, const PlanBuf *b);
 void pl_size_buf(PlanBuf *b, RowLayout rows);

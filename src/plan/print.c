@@ -76,6 +76,10 @@ void plan_print(FILE *out, const Plan *p) {
     const char *fb = in->op == TIR_DOT ? plan_dot_fallback(a, p, in) : NULL;
     char pb[32];
     if (in->op == TIR_DOT) fprintf(out, " %s", dot_path_name(in, pb));
+    if (in->op == TIR_DOT && v->acc_slot)
+      fprintf(out, "\n        accumulates in %%%d's registers%s", v->acc_slot->id,
+              v->wait_deferred ? "; waited for in the next iteration, after its groups are issued" : "");
+    if (v->folded) fprintf(out, " folded into the dot");
     if (fb) fprintf(out, "\n        path: fma, not the tensor cores: %s", fb);
     if (v->path) fprintf(out, "\n        path: %s", v->path);
     fputc('\n', out);
@@ -139,8 +143,11 @@ void plan_print_yaml(FILE *out, const Plan *p) {
       const char *fb = plan_dot_fallback(a, p, in);
       char pb[32];
       fprintf(out, ", dot: %s", dot_path_name(in, pb));
+      if (v->acc_slot)
+        fprintf(out, ", accumulates_in: %d, wait_deferred: %s", v->acc_slot->id, v->wait_deferred ? "true" : "false");
       if (fb) fprintf(out, ", path: \"fma, not the tensor cores: %s\"", fb);
     }
+    if (v->folded) fputs(", folded: true", out);
     if (v->path) fprintf(out, ", path: \"%s\"", v->path);
     fputs("}\n", out);
   }

@@ -55,6 +55,8 @@ typedef struct Emitter {
   const struct TirInst *sring_loop;
   const char **sbase;
   bool issuing; /* px_emit_stage_async fills a ring stage: the loop commits and waits */
+  int wg_deferred; /* wgmma groups this iteration committed and left running (PlanVal.wait_deferred) */
+  bool refill_sync; /* a deferred loop's refill one iteration ahead: the threads' own stores end in a barrier */
   /* --prefetch: loads whose words the previous iteration loaded, and those words */
   const struct TirInst *pf_load[8];
   const char **pf_words[8];

@@ -333,6 +333,7 @@ void px_emit_extract(Emitter *e, const TirInst *in) {
 
 void px_emit_write(Emitter *e, const TirInst *in) {
   const TirInst *slot = in->args[0], *v = in->args[1];
+  if (in->plan->folded) return; /* acc += dot: the dot accumulated in the slot's registers */
   bool shared = slot->plan->res == RES_SHARED;
   if (!in->nsubs && shared && v->op == TIR_LOAD && v->plan->buf == slot->plan->buf)
     return; /* the load staged it there */

@@ -113,6 +113,7 @@ static bool emit_scale_rows(Emitter *e, const TirInst *in) {
 
 void px_emit_binary(Emitter *e, const TirInst *in) {
   Scalar os = in->args[0]->ty.elem;
+  if (in->plan->folded) return; /* acc += dot: the dot accumulated in acc's registers */
   if (emit_scale_rows(e, in)) return;
   if (e->fused_add && e->fused_add[in->id]) { /* x + dot: the dot's accumulators started at x */
     const TirInst *dot = in->args[0]->op == TIR_DOT ? in->args[0] : in->args[1];

@@ -309,6 +309,10 @@ static void sring_issue(Emitter *e, const TirInst *loop, const TirInst **loads, 
     px_aligned16(e, ld->aux, px_elem_bytes_mem(ld->ty.elem), g, i0, ok, &a0, &step);
     px_emit_stage_loop(e, ld, g, i0, i1, a0, step);
     if (plan_swizzle(ld->plan->buf)) px_out(e, "fence.proxy.async.shared::cta;"); /* for wgmma (px_emit_dot_wgmma) */
+    /* refilled after the body for the very next iteration (px_emit_for,
+     * two stages): no barrier comes between these stores and their
+     * readers but this one (tmok is the launch's: every thread is here) */
+    if (e->refill_sync) px_cta_sync(e);
     px_label(e, "stf", F);
   }
   e->issuing = false;
@@ -336,6 +340,17 @@ static void stage_next(Emitter *e, const char *x, int S) {
   px_out(e, "add.u32 %s, %s, 1;", x, x);
   px_out(e, "setp.eq.u32 %s, %s, %d;", q, x, S);
   px_out(e, "selp.u32 %s, 0, %s, %s;", x, x, q);
+}
+
+/* Copies iteration i + S - 1 of the staged rings into stage apst (none
+ * past the end), one cp.async group. */
+static void sring_refill(Emitter *e, const TirInst *loop, const TirInst **sloads, int ns, const char *i,
+                         const char *step, const char *end, int S, const char *apst) {
+  const char *j;
+  int K = ahead_or_skip(e, i, step, end, S, "sk", &j);
+  sring_issue(e, loop, sloads, ns, j, apst);
+  px_label(e, "sk", K);
+  px_out(e, "cp.async.commit_group;");
 }
 
 void px_emit_for(Emitter *e, const TirInst *in) {
@@ -432,6 +447,17 @@ void px_emit_for(Emitter *e, const TirInst *in) {
     }
     for (int q = 0; q < ns; q++) cons[q] = px_tmp(e, RC_B32);
   }
+  /* wgmma groups left running into the next iteration (plan/accumulate.c):
+   * the refill moves after the body, behind their wait; the barrier that
+   * publishes the prologue's stages (the threads' own stores where no map
+   * was built) is then here, once */
+  bool defer = false;
+  for (int k = 0; ns && k < in->body.len; k++)
+    defer |= in->body.insts[k]->op == TIR_DOT && in->body.insts[k]->plan->wait_deferred;
+  for (int q = 0; defer && q < ns; q++) defer = sloads[q]->plan->tma;
+  int owg = e->wg_deferred;
+  e->wg_deferred = 0;
+  if (defer) px_cta_sync(e);
   px_label(e, "for", L);
   px_out(e, "setp.ge.s32 %s, %s, %s;", p, i, end);
   px_out(e, "@%s bra $Lend%d;", p, L);
@@ -454,8 +480,8 @@ void px_emit_for(Emitter *e, const TirInst *in) {
     px_label(e, "pfk", K);
     e->npf = npf;
   }
-  if (ns) px_out(e, "cp.async.wait_group %d;", S - 2); /* this iteration's stage has landed */
-  if (!prod && (n || ns)) {
+  if (ns && !defer) px_out(e, "cp.async.wait_group %d;", S - 2); /* this iteration's stage has landed */
+  if (!prod && (n || (ns && !defer))) {
     /* the stages the previous iteration read are free: refill them with
      * iteration i + S - 1 (a barrier planned first in the body is this one) */
     if (in->body.len && e->barrier_before[in->body.insts[0]->pos]) e->barrier_before[in->body.insts[0]->pos] = false;
@@ -471,11 +497,7 @@ void px_emit_for(Emitter *e, const TirInst *in) {
     e->waited = false;
   }
   if (ns) {
-    const char *j;
-    int K = ahead_or_skip(e, i, step, end, S, "sk", &j);
-    sring_issue(e, in, sloads, ns, j, apst);
-    px_label(e, "sk", K);
-    px_out(e, "cp.async.commit_group;");
+    if (!defer) sring_refill(e, in, sloads, ns, i, step, end, S, apst);
     for (int k = 0; k < ns; k++) { /* the readers' stage */
       const PlanBuf *b = sloads[k]->plan->buf;
       px_out(e, "mad.lo.u32 %s, %s, %lld, %%smem_;", cons[k], acst, (long long)b->stage_bytes);
@@ -488,6 +510,16 @@ void px_emit_for(Emitter *e, const TirInst *in) {
   }
   px_emit_block(e, &in->body);
   e->npf = onpf;
+  if (defer) { /* the previous iteration's groups are done (this one's run on): its stage is free */
+    px_out(e, "wgmma.wait_group.sync.aligned %d;", e->wg_deferred);
+    px_cta_sync(e);
+    e->refill_sync = S == 2; /* with more stages the next iteration's barrier comes first */
+    sring_refill(e, in, sloads, ns, i, step, end, S, apst);
+    e->refill_sync = false;
+  } else if (e->wg_deferred) {
+    px_out(e, "wgmma.wait_group.sync.aligned 0;"); /* not this loop's ring: wait within the iteration */
+  }
+  e->wg_deferred = owg;
   if (prod) { /* every thread is done with its stage: the producer may refill it */
     px_mbar_arrive(e, px_mbar_addr(e, loads[0]->plan->mbar, e->cst, S));
   }
@@ -503,6 +535,7 @@ void px_emit_for(Emitter *e, const TirInst *in) {
   px_async_wait(e);
   px_out(e, "bra.uni $Lfor%d;", L);
   px_label(e, "end", L);
+  if (defer) px_out(e, "wgmma.wait_group.sync.aligned 0;"); /* the last iteration's groups */
   if (n && !prod) { /* every thread is past its last wait before the mbarriers go */
     px_cta_sync(e);
     px_mbar_inval(e, loads[0]->plan->mbar, S);

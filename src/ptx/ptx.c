@@ -145,6 +145,7 @@ void px_emit_inst(Emitter *e, const TirInst *in) {
   case TIR_READ: {
     const TirInst *slot = in->args[0];
     if (slot->plan->res == RES_SHARED && in->plan->res == RES_SHARED) break; /* read from the buffer at use */
+    if (in->plan->folded) break; /* acc += dot: the dot accumulates in the slot's registers */
     for (int k = 0; k < n; k++) px_out(e, "mov.%s %s, %s;", px_mov_type(rc), px_reg(e, in, k), px_operand(e, slot, k));
     break;
   }

@@ -24,9 +24,11 @@ static const char *wg_desc(Emitter *e, const char *addr, int S, int64_t lbo, int
  * otherwise packed from its fragment registers as for mma.sync. The
  * accumulators are the result's registers, listed in wgmma's order (row
  * tile mi's column tiles in turn); the first k-step overwrites them
- * (scale-d false) unless the dot accumulates onto its fused addend. The
- * group is waited for at once: the stages it reads may be refilled after
- * the next barrier, and the registers are read next. Operands come from
+ * (scale-d false) unless the dot accumulates onto its fused addend, or
+ * into its var's registers (PlanVal.acc_slot). The group is waited for at
+ * once (the stages it reads may be refilled after the next barrier, and
+ * the registers are read next) unless the plan deferred the wait to the
+ * staged ring's next iteration (PlanVal.wait_deferred: px_emit_for). Operands come from
  * tensor copies (the async proxy); the threads' fallback stores into a
  * swizzled buffer end with a proxy fence (px_emit_tma_load, sring_issue),
  * and so does the barrier after the threads' stores into a swizzled var
@@ -69,7 +71,10 @@ void px_emit_dot_wgmma(Emitter *e, const TirInst *in, const PlanBuf *sa, const P
     for (int mi = 0; mi < fg.tpm; mi++)
       for (int s = 0; s < nk; s++) px_pack_a_regs(e, a, ag, mi, s, ty, ar[mi * nk + s]);
   }
-  const TirInst *addend = px_fused_addend(e, in);
+  /* D: the var's own registers where the plan folded acc += dot into the
+   * dot (plan/accumulate.c), else the result's */
+  const TirInst *dreg = in->plan->acc_slot ? in->plan->acc_slot : in;
+  const TirInst *addend = in->plan->acc_slot ? NULL : px_fused_addend(e, in);
   if (addend)
     for (int k = 0; k < px_nregs(e, in); k++) px_out(e, "mov.f32 %s, %s;", px_reg(e, in, k), px_reg(e, addend, k));
   const char *acc = px_tmp(e, RC_PRED);
@@ -86,8 +91,8 @@ void px_emit_dot_wgmma(Emitter *e, const TirInst *in, const PlanBuf *sa, const P
     for (int mi = 0; mi < fg.tpm; mi++) {
       size_t at = 0;
       for (int k = 0; k < per; k++)
-        at += (size_t)snprintf(dl + at, cap - at, "%s%s", k ? ", " : "", px_reg(e, in, mi * fg.ntn * fg.rpt + k));
-      const char *scale = s == 0 && !addend ? acc : "1";
+        at += (size_t)snprintf(dl + at, cap - at, "%s%s", k ? ", " : "", px_reg(e, dreg, mi * fg.ntn * fg.rpt + k));
+      const char *scale = s == 0 && !addend && !in->plan->acc_slot ? acc : "1";
       if (areg) {
         const char *const *r4 = ar[mi * nk + s];
         px_out(e, "wgmma.mma_async.sync.aligned.m64n%lldk16.f32.%s.%s {%s}, {%s, %s, %s, %s}, %s, %s, 1, 1, %d;",
@@ -102,5 +107,6 @@ void px_emit_dot_wgmma(Emitter *e, const TirInst *in, const PlanBuf *sa, const P
     }
   }
   px_out(e, "wgmma.commit_group.sync.aligned;");
-  px_out(e, "wgmma.wait_group.sync.aligned 0;");
+  if (in->plan->wait_deferred) e->wg_deferred++; /* the loop waits (px_emit_for) */
+  else px_out(e, "wgmma.wait_group.sync.aligned 0;");
 }

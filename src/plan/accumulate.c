@@ -1,0 +1,110 @@
+/* accumulate.c: wgmma dots that accumulate in their var's own registers,
+ * and those whose wait moves to the next iteration of their staged ring.
+ *
+ * `acc += dot(a, b)` lowers to a dot, a read of acc, an add and a write of
+ * acc: the dot's result in registers of its own, added to a copy of acc,
+ * copied back (three register moves and an add per accumulator, every
+ * iteration). wgmma accumulates into its D registers: where the add's
+ * other operand is a read of the var that is used nowhere else, and the
+ * var is neither read nor written between the dot and the write, the dot
+ * takes the var's registers as D (scale-d 1) and the read, add and write
+ * fold away (PlanVal.folded).
+ *
+ * A wgmma group runs on after its issue: its registers and the shared
+ * memory it reads may not be touched until wgmma.wait_group says it is
+ * done. Waiting at once (the default) leaves the tensor cores idle while
+ * the threads reach the next group: the barrier, the next copies' issue,
+ * the wait for the next stage. Where such a dot sits in the body of a loop
+ * whose staged ring is filled by tensor copies only, and its var is
+ * touched nowhere else in the loop, the loop waits instead after the next
+ * iteration's groups are issued (wgmma.wait_group with that iteration's
+ * groups still pending), and only then frees the stage the previous
+ * iteration read and issues its refill (ptx/pipeline.c, px_emit_for);
+ * after the loop, wait_group 0. One group is then always queued behind
+ * the running one. */
+#include "planner.h"
+
+/* the one instruction that reads x, or NULL */
+static TirInst *only_user(Planner *P, const TirInst *x) {
+  if (P->use_count[x->id] != 1) return NULL;
+  TirInst *u = NULL;
+  for (int i = 0; i < P->f->ninsts && !u; i++) {
+    TirInst *y = P->f->insts[i];
+    for (int k = 0; k < y->nargs; k++)
+      if (y->args[k] == x) u = y;
+  }
+  return u;
+}
+
+/* reads and writes of the slot within [lo, hi], other than r and w */
+static bool slot_touched(const Planner *P, const TirInst *slot, int lo, int hi, const TirInst *r, const TirInst *w) {
+  for (int i = 0; i < P->f->ninsts; i++) {
+    const TirInst *y = P->f->insts[i];
+    if ((y->op == TIR_READ || y->op == TIR_WRITE) && y->args[0] == slot && y != r && y != w && y->pos >= lo &&
+        y->pos <= hi)
+      return true;
+  }
+  return false;
+}
+
+/* The loop whose staged rings px_emit_for fills: the outermost loop with a
+ * staged load (a buffer with stages) in its own body; NULL if the rings'
+ * loads are not all tensor copies (the threads' cp.async groups need the
+ * barrier after their wait, at the top of the iteration). */
+static const TirInst *tma_ring_loop(const TirInst *dot, TirInst **encl) {
+  const TirInst *loop = encl[dot->pos], *ring = NULL;
+  for (const TirInst *l = loop; l; l = encl[l->pos]) {
+    if (l->op != TIR_FOR) continue;
+    for (int k = 0; k < l->body.len; k++) {
+      const TirInst *x = l->body.insts[k];
+      if (x->op == TIR_LOAD && x->plan->res == RES_SHARED && x->plan->buf && x->plan->buf->stages) {
+        ring = l;
+        break;
+      }
+    }
+  }
+  if (!ring || ring != loop) return NULL;
+  for (int k = 0; k < ring->body.len; k++) {
+    const TirInst *x = ring->body.insts[k];
+    if (x->op == TIR_LOAD && x->plan->ring) return NULL; /* a @pipeline ring of bulk copies too */
+    if (x->op == TIR_LOAD && x->plan->res == RES_SHARED && x->plan->buf && x->plan->buf->stages && !x->plan->tma)
+      return NULL;
+  }
+  return ring;
+}
+
+/* a's and b's bytes stay put while the group runs on: a stage of the ring
+ * (refilled only after the wait) or a tile staged before the loop */
+static bool operands_stay(const TirInst *dot, const TirInst *loop) {
+  for (int k = 0; k < 2; k++) {
+    const TirInst *x = dot->args[k];
+    if (x->plan->res != RES_SHARED || !x->plan->buf) return false;
+    if (!x->plan->buf->stages && x->pos > loop->pos) return false;
+  }
+  return true;
+}
+
+void pl_choose_accumulate(Planner *P) {
+  for (int i = 0; i < P->f->ninsts; i++) {
+    TirInst *dot = P->f->insts[i];
+    if (dot->op != TIR_DOT || dot->plan->dot != DOT_WGMMA) continue;
+    TirInst *add = only_user(P, dot);
+    if (!add || add->op != TIR_BINARY || add->aux != '+' || add->ty.elem != S_F32) continue;
+    TirInst *r = add->args[0] == dot ? add->args[1] : add->args[0];
+    if (r == dot || r->op != TIR_READ || P->use_count[r->id] != 1) continue;
+    TirInst *slot = r->args[0], *w = only_user(P, add);
+    if (!w || w->op != TIR_WRITE || w->args[0] != slot || w->args[1] != add || w->nsubs) continue;
+    if (slot->plan->res != RES_REG || slot->plan->layout != dot->plan->layout || r->plan->layout != dot->plan->layout)
+      continue;
+    if (P->encl[r->pos] != P->encl[dot->pos] || P->encl[w->pos] != P->encl[dot->pos]) continue;
+    int lo = r->pos < dot->pos ? r->pos : dot->pos;
+    if (slot_touched(P, slot, lo, w->pos, r, w)) continue;
+    dot->plan->acc_slot = slot;
+    r->plan->folded = add->plan->folded = w->plan->folded = true;
+    const TirInst *loop = tma_ring_loop(dot, P->encl);
+    bool direct = false;
+    for (int k = 0; loop && k < loop->body.len; k++) direct |= loop->body.insts[k] == dot;
+    if (direct && operands_stay(dot, loop) && !slot_touched(P, slot, loop->pos + 1, loop->end, r, w))
+      dot->plan->wait_deferred = true;
+  }
+}
