@@ -8,7 +8,8 @@
     value is planned in mma16x8x16.acc;
   - each dot's instruction: wgmma.m64nNk16 / mma.m16n8k16 / mma.m16n8k32 in the
     entry's PTX for each planned one, and no tensor-core instruction the plan
-    did not name;
+    did not name; the grouped block order (%bx_, %by_) exactly where the plan
+    has raster_group;
   - a dot that accumulates in its var's registers (accumulates_in): wgmma's D
     registers are the var's; one whose wait is deferred: a wgmma.wait_group
     that leaves groups pending, and none without such a dot.
@@ -37,7 +38,7 @@ def plans(text):
             cur = {"kernel": m.group(1), "values": [], "dots": []}
             out.append(cur)
             continue
-        m = re.match(r"  (entry|chunk): (\S+)", line)
+        m = re.match(r"  (entry|chunk|raster_group): (\S+)", line)
         if m and cur is not None:
             cur[m.group(1)] = m.group(2)
             continue
@@ -96,6 +97,9 @@ def main():
                 want.add("mma.sync.aligned." + path[4:])
         have = set(re.findall(r"(wgmma\.mma_async\.sync\.aligned\.m64n\d+k16|mma\.sync\.aligned\.m16n8k\d+)", body))
         check(have == want, f"{name}: tensor-core instructions {sorted(have)}, the plan says {sorted(want)}")
+        grouped = "raster_group" in p
+        check(("mov.u32 %bx_, %nctaid.x;" in body) == grouped,
+              f"{name}: the grouped block order {'missing' if grouped else 'without raster_group'}")
         accs = p.get("accs", [])
         for did, slot, _ in accs:
             check(re.search(rf"wgmma\.mma_async\S* \{{%fv{slot}_0,", body) is not None,

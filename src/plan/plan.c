@@ -55,6 +55,7 @@ Plan *plan_kernel(Arena *a, Diags *d, TirFunc *f, const char *arch, unsigned fla
   pl_choose_chunk(&P);
   pl_choose_dot_paths(&P);
   pl_choose_accumulate(&P);
+  pl_choose_raster(&P);
   walk(&f->body, pl_choose_exchange, &P);
   if (!pl_check_backend_limits(&P)) return NULL;
   Accesses acc = pl_accesses(&P);

@@ -160,6 +160,7 @@ typedef struct Plan {
   int launch_threads; /* threads, plus 32 with a producer warp */
   bool prefetch;   /* PLAN_PREFETCH: loops load register tiles an iteration ahead */
   bool no_async;   /* --no-tma or @no_tma: no asynchronous copies (no cp.async staging either) */
+  int raster_group; /* a 2-D grid's blocks grouped this many block.y rows at a time (plan/raster.c), 0: the hardware's order */
   int ntmaps;
   PlanTmap tmaps[MAX_TMAPS];
   int ntma_loads;  /* loads that take TMA copies (one mbarrier each) */

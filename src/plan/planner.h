@@ -62,6 +62,9 @@ bool pl_check_backend_limits(Planner *P);
 /* ------------------------- accumulate.c: wgmma accumulating in place */
 void pl_choose_accumulate(Planner *P);
 
+/* ----------------------------- raster.c: the order of a grid's blocks */
+void pl_choose_raster(Planner *P);
+
 /* ---------------------------- memory.c: buffers, accesses, lifetimes */
 bool pl_wants_pad(const Planner *P, const PlanBuf *b);
 void pl_size_buf(PlanBuf *b, RowLayout rows);

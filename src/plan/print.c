@@ -51,6 +51,9 @@ void plan_print(FILE *out, const Plan *p) {
   Arena *a = arena_new();
   fprintf(out, "plan %s [%s] threads %d%s\n", f->name, tir_variant_str(a, f->info), p->threads,
           p->producer ? " + a producer warp" : "");
+  if (p->raster_group)
+    fprintf(out, "blocks: grouped %d rows of block.y at a time, block.y fastest (operand tiles shared through the L2)\n",
+            p->raster_group);
   fputs("values:\n", out);
   for (int i = 0; i < f->ninsts; i++) {
     const TirInst *in = f->insts[i];
@@ -120,6 +123,7 @@ void plan_print_yaml(FILE *out, const Plan *p) {
   fprintf(out, "- kernel: %s\n  entry: %s\n  variant: \"%s\"\n  threads: %d\n  producer_warp: %s\n  shared_bytes: %lld\n"
           "  shared_limit: %lld\n  chunk: %d\n", f->name, tir_entry_name(a, f), tir_variant_str(a, f->info), p->threads,
           p->producer ? "true" : "false", (long long)p->shared_bytes, (long long)p->shared_limit, p->chunk);
+  if (p->raster_group) fprintf(out, "  raster_group: %d\n", p->raster_group);
   fputs("  values:\n", out);
   for (int i = 0; i < f->ninsts; i++) {
     const TirInst *in = f->insts[i];

@@ -96,7 +96,8 @@ void px_emit_inst(Emitter *e, const TirInst *in) {
   case TIR_DIM: px_out(e, "mov.b32 %s, %%ext32_%d_%d;", d0, in->aux, in->aux2); break;
   case TIR_CTX: {
     static const char *sr[] = {"%ctaid.x", "%ctaid.y", "%ctaid.z", "%nctaid.x", "%nctaid.y", "%nctaid.z"};
-    px_out(e, "mov.u32 %s, %s;", d0, sr[in->aux]);
+    static const char *grouped[] = {"%bx_", "%by_"}; /* the plan's block order (raster_prologue) */
+    px_out(e, "mov.u32 %s, %s;", d0, e->p->raster_group && in->aux < 2 ? grouped[in->aux] : sr[in->aux]);
     break;
   }
   case TIR_UNARY:
@@ -186,6 +187,32 @@ void px_emit_block(Emitter *e, const TirBlock *b) {
   for (int i = 0; i < b->len && !e->failed; i++) px_emit_inst(e, b->insts[i]);
   px_emit_pending_sync(e); /* a barrier never leaves its block */
   px_flush_unpack(e, NULL); /* a value may be used after its block, on another path */
+}
+
+/* The block coordinates in the plan's grouped order (plan/raster.c): the
+ * linear index L = x + X y goes to groups of G rows of y (the last group
+ * may be shorter), y fastest within a group: with P = G X, group q = L / P
+ * starts at row y0 = q G and is g = min(Y - y0, G) rows tall; r = L - q P
+ * gives y = y0 + r % g, x = r / g. A bijection of the grid onto itself. */
+static void raster_prologue(FILE *out, int G) {
+  fprintf(out,
+          "  .reg .b32 %%bx_, %%by_, %%bl_, %%bp_, %%bq_, %%bg_;\n"
+          "  mov.u32 %%bx_, %%nctaid.x;\n"
+          "  mov.u32 %%by_, %%ctaid.y;\n"
+          "  mov.u32 %%bl_, %%ctaid.x;\n"
+          "  mad.lo.u32 %%bl_, %%by_, %%bx_, %%bl_;\n" /* L */
+          "  mul.lo.u32 %%bp_, %%bx_, %d;\n"          /* P = G X */
+          "  div.u32 %%bq_, %%bl_, %%bp_;\n"           /* q */
+          "  mul.lo.u32 %%by_, %%bq_, %d;\n"          /* y0 */
+          "  mov.u32 %%bg_, %%nctaid.y;\n"
+          "  sub.u32 %%bg_, %%bg_, %%by_;\n"
+          "  min.u32 %%bg_, %%bg_, %d;\n"             /* g */
+          "  mul.lo.u32 %%bq_, %%bq_, %%bp_;\n"
+          "  sub.u32 %%bl_, %%bl_, %%bq_;\n"           /* r */
+          "  rem.u32 %%bp_, %%bl_, %%bg_;\n"
+          "  add.u32 %%by_, %%by_, %%bp_;\n"           /* y */
+          "  div.u32 %%bx_, %%bl_, %%bg_;\n",          /* x */
+          G, G, G);
 }
 
 static const char *param_ptx_type(Scalar s) {
@@ -283,6 +310,7 @@ void ptx_emit_kernel(Arena *a, Diags *d, const Plan *p, const char *arch, const 
   }
   fprintf(out_f, "  .reg .b32 %%tid_, %%tidv_%s;\n  mov.u32 %%tid_, %%tid.x;\n  mul.lo.u32 %%tidv_, %%tid_, %d;\n",
           p->producer ? ", %plane_" : "", e.V);
+  if (p->raster_group) raster_prologue(out_f, p->raster_group);
   if (p->frags) /* the fragment layout's thread base: 16 w + g and 2 t (px_elem_index) */
     fputs("  .reg .b32 %fwg_, %ft2_;\n  shr.u32 %fwg_, %tid_, 5;\n  shl.b32 %fwg_, %fwg_, 4;\n"
           "  bfe.u32 %ft2_, %tid_, 2, 3;\n  add.u32 %fwg_, %fwg_, %ft2_;\n  and.b32 %ft2_, %tid_, 3;\n"
