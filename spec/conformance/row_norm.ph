@@ -20,3 +20,21 @@ kernel row_norm(X: tensor<bf16>[R, N], W: tensor<bf16>[N], Y: tensor<bf16>[R, N]
     Y[r0 :+ BR, c0 :+ BN] = bf16(f32(X[r0 :+ BR, c0 :+ BN]) * rs * f32(W[c0 :+ BN]))
   }
 }
+
+// The same in f32 (4-byte elements: 4 to a 16-byte chunk), for rows whose
+// pitch leaves them 4, 8 or 12 bytes off a 16-byte boundary.
+@autotune(BR in [1, 8], BN in [128])
+@launch(128)
+@grid(cdiv(R, BR))
+kernel row_norm_f32(X: tensor<f32>[R, N], W: tensor<f32>[N], Y: tensor<f32>[R, N]) {
+  let r0 = ctx.block.x * BR
+  var ss: tile<f32>[BR, 1] = 0.0
+  for c0 in range(0, N, BN) {
+    let x = X[r0 :+ BR, c0 :+ BN]
+    ss += rowsum(x * x)
+  }
+  let rs = 1.0 / sqrt(ss / f32(N) + 0.00001)
+  for c0 in range(0, N, BN) {
+    Y[r0 :+ BR, c0 :+ BN] = X[r0 :+ BR, c0 :+ BN] * rs * W[c0 :+ BN]
+  }
+}

@@ -428,6 +428,21 @@ static bool emit_long_rows(Emitter *e, const TirInst *in, const TirInst *val) {
  * element, predicated (no branches: the predicates are uniform along a row
  * away from the tensor's ends). val: the stored value, or NULL for a load
  * into in. */
+/* A loaded chunk's words into its V registers k0.. (f32, or 16-bit
+ * elements widened to f32) */
+static void unpack_chunk(Emitter *e, const TirInst *in, Scalar te, int V, const char *const *w, int k0) {
+  int eb = px_elem_bytes_mem(te);
+  for (int v = 0; v < V; v++) {
+    const char *word = w[v * eb / 4], *r = px_reg(e, in, k0 + v);
+    if (eb == 4) px_out(e, "mov.b32 %s, %s;", r, word);
+    else if (te == S_F16)
+      px_out(e, "{ .reg .b16 %%hl; .reg .b32 %%hw; shr.u32 %%hw, %s, %d; cvt.u16.u32 %%hl, %%hw; cvt.f32.f16 %s, %%hl; }",
+             word, v % 2 * 16, r);
+    else if (v % 2) px_out(e, "and.b32 %s, %s, 0xFFFF0000;", r, word);
+    else px_out(e, "shl.b32 %s, %s, 16;", r, word);
+  }
+}
+
 static void blocked_chunks(Emitter *e, const TirInst *in, const TirInst *val, const BlockGeom *g, const int64_t *coff,
                            const char *const *colok, const char *ad, const char *pz, const char *aligned, int k0,
                            bool fast) {
@@ -469,16 +484,7 @@ static void blocked_chunks(Emitter *e, const TirInst *in, const TirInst *val, co
         if (!fast)
           for (int i = 0; i < nw; i++) px_out(e, "mov.b32 %s, 0;", w[i]);
         px_out(e, "%sld.global%s.b32 %s, [%s+%lld];", at, vt, list, ad, (long long)off);
-        for (int v = 0; v < V; v++) {
-          const char *word = w[v * eb / 4], *r = px_reg(e, in, k0 + v);
-          if (eb == 4) px_out(e, "mov.b32 %s, %s;", r, word);
-          else if (te == S_F16)
-            px_out(e,
-                   "{ .reg .b16 %%hl; .reg .b32 %%hw; shr.u32 %%hw, %s, %d; cvt.u16.u32 %%hl, %%hw; cvt.f32.f16 %s, %%hl; }",
-                   word, v % 2 * 16, r);
-          else if (v % 2) px_out(e, "and.b32 %s, %s, 0xFFFF0000;", r, word);
-          else px_out(e, "shl.b32 %s, %s, 16;", r, word);
-        }
+        unpack_chunk(e, in, te, V, w, k0);
       }
     } else if (!val) {
       for (int v = 0; v < V; v++) px_out(e, "mov.%s %s, %s;", px_mov_type(rc), px_reg(e, in, k0 + v), px_zero(rc));
@@ -502,6 +508,78 @@ static void blocked_chunks(Emitter *e, const TirInst *in, const TirInst *val, co
 /* whether a blocked access of V elements of eb bytes takes vectors: 2 or 4
  * bytes an element, 4 to 16 a chunk */
 static bool blocked_vec(int V, int eb) { return V > 1 && (eb == 2 || eb == 4) && V * eb <= 16 && V * eb >= 4; }
+
+/* A blocked load whose rows are not 16-byte aligned (an odd row pitch:
+ * softmax over 50257 bf16 columns), every row and chunk inside: each chunk
+ * is the aligned 32 bytes that contain it, two vector loads, and its 16
+ * bytes are shifted out of them by the row's misalignment s (the same for
+ * every chunk of a row, as chunks start 16 bytes apart): whole words by
+ * two selects (s / 4 words), then a funnel shift by the bytes left (s mod
+ * 4). The aligned superset never reaches before the tensor (its base must
+ * be 16-byte aligned) or past its end (the thread's last chunk plus 32
+ * bytes lies inside); a thread for which either fails takes the predicated
+ * element path. Branches to $Lbrowsend<L> when taken. */
+static void misaligned_rows(Emitter *e, const TirInst *in, const BlockGeom *g, const RowsAt *R, const int64_t *coff,
+                            const char *inside, const char *aligned, int L) {
+  int eb = px_elem_bytes_mem(in->ty.elem), V = g->V, ncol = (int)g->reps_c * V;
+  const TirParam *tp = &e->f->params[in->aux];
+  const char *ok = px_tmp(e, RC_PRED), *t = px_tmp(e, RC_B64), *end = px_tmp(e, RC_B64), *last = px_tmp(e, RC_B64);
+  int M = px_new_label(e);
+  px_out(e, "and.pred %s, %s, !%s;", ok, inside, aligned);
+  px_out(e, "and.b64 %s, %%base%d, 15;", t, in->aux);
+  px_out(e, "setp.eq.and.u64 %s, %s, 0, %s;", ok, t, ok);
+  px_out(e, "mov.u64 %s, %d;", end, eb); /* the tensor's end: base + bytes */
+  for (int d = 0; d < tp->rank; d++) px_out(e, "mul.lo.s64 %s, %s, %%ext%d_%d;", end, end, in->aux, d);
+  px_out(e, "add.s64 %s, %s, %%base%d;", end, end, in->aux);
+  px_out(e, "mad.lo.s64 %s, %s, %lld, %s;", last, R->step, (long long)(g->reps_r - 1), R->ad);
+  px_out(e, "add.s64 %s, %s, %lld;", last, last, (long long)(coff[ncol - V] * eb + 32));
+  px_out(e, "setp.le.and.u64 %s, %s, %s, %s;", ok, last, end, ok);
+  px_out(e, "@!%s bra $Lbmis%d;", ok, M);
+  const char *ad = px_tmp(e, RC_B64), *lo = px_tmp(e, RC_B64), *s64 = px_tmp(e, RC_B64), *s = px_tmp(e, RC_B32),
+             *sh = px_tmp(e, RC_B32), *b1 = px_tmp(e, RC_PRED), *b0 = px_tmp(e, RC_PRED);
+  px_out(e, "mov.b64 %s, %s;", ad, R->ad);
+  for (int64_t rr = 0; rr < g->reps_r; rr++) {
+    if (rr) px_out(e, "add.s64 %s, %s, %s;", ad, ad, R->step);
+    px_out(e, "and.b64 %s, %s, 15;", s64, ad);
+    px_out(e, "sub.s64 %s, %s, %s;", lo, ad, s64);
+    px_out(e, "cvt.u32.u64 %s, %s;", s, s64);
+    px_out(e, "and.b32 %s, %s, 3;", sh, s);
+    px_out(e, "shl.b32 %s, %s, 3;", sh, sh);
+    { /* the word selects' conditions: s has 8 and 4 bytes */
+      const char *q = px_tmp(e, RC_B32);
+      px_out(e, "and.b32 %s, %s, 8;", q, s);
+      px_out(e, "setp.ne.u32 %s, %s, 0;", b1, q);
+      px_out(e, "and.b32 %s, %s, 4;", q, s);
+      px_out(e, "setp.ne.u32 %s, %s, 0;", b0, q);
+    }
+    for (int c = 0; c < (int)g->reps_c; c++) {
+      int64_t off = coff[c * V] * eb;
+      const char *w[8], *x[6], *y[5], *out[4];
+      for (int i = 0; i < 8; i++) w[i] = px_tmp(e, RC_B32);
+      px_out(e, "ld.global.v4.b32 {%s, %s, %s, %s}, [%s+%lld];", w[0], w[1], w[2], w[3], lo, (long long)off);
+      px_out(e, "ld.global.v4.b32 {%s, %s, %s, %s}, [%s+%lld];", w[4], w[5], w[6], w[7], lo, (long long)(off + 16));
+      for (int i = 0; i < 6; i++) {
+        x[i] = px_tmp(e, RC_B32);
+        px_out(e, "selp.b32 %s, %s, %s, %s;", x[i], w[i + 2], w[i], b1);
+      }
+      for (int i = 0; i < 5; i++) {
+        y[i] = px_tmp(e, RC_B32);
+        px_out(e, "selp.b32 %s, %s, %s, %s;", y[i], x[i + 1], x[i], b0);
+      }
+      for (int j = 0; j < 4; j++) {
+        if (eb == 4) { /* s is a multiple of 4 */
+          out[j] = y[j];
+          continue;
+        }
+        out[j] = px_tmp(e, RC_B32);
+        px_out(e, "shf.r.clamp.b32 %s, %s, %s, %s;", out[j], y[j], y[j + 1], sh);
+      }
+      unpack_chunk(e, in, in->ty.elem, V, out, (int)(rr * ncol + c * V));
+    }
+  }
+  px_out(e, "bra.uni $Lbrowsend%d;", L);
+  px_label(e, "bmis", M);
+}
 
 /* A rank-2 register load or store of a blocked value (plan.h, BlockGeom)
  * whose columns are the tensor's contiguous dim: a thread's chunks lie at
@@ -536,13 +614,14 @@ static bool emit_blocked_rows(Emitter *e, const TirInst *in, const TirInst *val)
   int L = px_new_label(e);
   const char *ad = px_tmp(e, RC_B64);
   if (aligned) {
-    const char *all = px_tmp(e, RC_PRED);
-    px_out(e, "setp.gt.and.s32 %s, %s, %lld, %s;", all, R.lim, (long long)((g.reps_r - 1) * g.tr * g.wr), aligned);
-    px_out(e, "setp.ge.and.s32 %s, %s, 0, %s;", all, R.g[R.i0], all);
+    const char *inside = px_tmp(e, RC_PRED), *all = px_tmp(e, RC_PRED);
+    px_out(e, "setp.gt.s32 %s, %s, %lld;", inside, R.lim, (long long)((g.reps_r - 1) * g.tr * g.wr));
+    px_out(e, "setp.ge.and.s32 %s, %s, 0, %s;", inside, R.g[R.i0], inside);
     for (int c = 0; c < (int)g.reps_c; c++) {
-      px_out(e, "and.pred %s, %s, %s;", all, all, R.colok[c * V]);
-      px_out(e, "and.pred %s, %s, %s;", all, all, R.colok[c * V + V - 1]);
+      px_out(e, "and.pred %s, %s, %s;", inside, inside, R.colok[c * V]);
+      px_out(e, "and.pred %s, %s, %s;", inside, inside, R.colok[c * V + V - 1]);
     }
+    px_out(e, "and.pred %s, %s, %s;", all, inside, aligned);
     px_out(e, "@!%s bra $Lbrows%d;", all, L);
     px_out(e, "mov.b64 %s, %s;", ad, R.ad);
     for (int64_t rr = 0; rr < g.reps_r; rr++) {
@@ -551,6 +630,7 @@ static bool emit_blocked_rows(Emitter *e, const TirInst *in, const TirInst *val)
     }
     px_out(e, "bra.uni $Lbrowsend%d;", L);
     px_label(e, "brows", L);
+    if (!val && V * eb == 16) misaligned_rows(e, in, &g, &R, coff, inside, aligned, L);
   }
   px_out(e, "mov.b64 %s, %s;", ad, R.ad);
   for (int64_t rr = 0; rr < g.reps_r; rr++) {
