@@ -312,6 +312,23 @@ printf '@grid(1)\nkernel scan(X: tensor<f32>[N, 64]) {\n  for i in range(0, N - 
 run "--prefetch over a loop that stores what it loads next" 0 --emit=ptx --prefetch "$tmp/scan.ph"
 lacks "no prefetch across the store" out "\$Lpfk"
 # @no_tma: the per-kernel --no-tma (the same kernel without it takes the copies)
+# acc += dot on wgmma accumulates in acc's registers, its wait deferred in the
+# staged ring of tensor copies, and the GEMM's blocks go grouped (spec 15.5)
+gemm="$PROJECT_ROOT/bench/gemm.ph"
+run "--emit=plan gemm" 0 --emit=plan -D BM=128 -D BN=128 -D BK=64 "$gemm"
+has "plan: the dot accumulates in the var, waited an iteration later" out "accumulates in %12's registers; waited for in the next iteration, after its groups are issued"
+has "plan: acc's read and add folded" out "folded into the dot"
+has "plan: the GEMM's blocks grouped" out "blocks: grouped 8 rows of block.y at a time"
+run "--emit=ptx gemm" 0 --emit=ptx -D BM=128 -D BN=128 -D BK=64 "$gemm"
+has "PTX: one wgmma group left running" out "wgmma.wait_group.sync.aligned 1;"
+has "PTX: wgmma's D registers are acc's" out "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {%fv12_0, "
+# an add under an `if` must not become the dot's unconditional accumulation
+printf '@launch(256)\n@pipeline(3)\n@dynshared\n@grid(cdiv(N, 128), cdiv(M, 128))\nkernel g(A: tensor<bf16>[M, K], B: tensor<bf16>[K, N], C: tensor<f32>[M, N], t: i32) {\n  let m0 = ctx.block.y * 128\n  let n0 = ctx.block.x * 128\n  var acc: tile<f32>[128, 128] = 0.0\n  for k0 in range(0, K, 64) {\n    let d = dot(A[m0 :+ 128, k0 :+ 64], B[k0 :+ 64, n0 :+ 128])\n    if k0 < t {\n      acc = acc + d\n    }\n  }\n  C[m0 :+ 128, n0 :+ 128] = acc\n}\n' > "$tmp/ifacc.ph"
+run "--emit=plan conditional accumulation" 0 --emit=plan "$tmp/ifacc.ph"
+lacks "plan: an add under an if is not folded into the dot" out "accumulates in"
+run "--emit=ptx conditional accumulation" 0 --emit=ptx "$tmp/ifacc.ph"
+has "PTX: the conditional add's dot is waited for at once" out "wgmma.wait_group.sync.aligned 0;"
+lacks "PTX: the conditional add's dot leaves no group running" out "wgmma.wait_group.sync.aligned 1;"
 grep -v '^@no_tma$' "$PROJECT_ROOT/tests/golden/plan/no_tma_pipeline.ph" > "$tmp/with_tma.ph"
 run "without @no_tma" 0 --emit=plan "$tmp/with_tma.ph"
 has "without @no_tma: a ring" out "path: bulk copies into ring"

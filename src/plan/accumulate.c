@@ -47,6 +47,21 @@ static bool slot_touched(const Planner *P, const TirInst *slot, int lo, int hi, 
   return false;
 }
 
+/* the block that holds x among its own instructions (not nested deeper) */
+static const TirBlock *block_of(const TirBlock *b, const TirInst *x) {
+  for (int i = 0; i < b->len; i++) {
+    const TirInst *y = b->insts[i];
+    if (y == x) return b;
+    if (x->pos > y->pos && x->pos <= y->end) {
+      const TirBlock *r = block_of(&y->cond, x);
+      if (!r) r = block_of(&y->body, x);
+      if (!r) r = block_of(&y->body2, x);
+      return r;
+    }
+  }
+  return NULL;
+}
+
 /* The loop whose staged rings px_emit_for fills: the outermost loop with a
  * staged load (a buffer with stages) in its own body; NULL if the rings'
  * loads are not all tensor copies (the threads' cp.async groups need the
@@ -96,7 +111,11 @@ void pl_choose_accumulate(Planner *P) {
     if (!w || w->op != TIR_WRITE || w->args[0] != slot || w->args[1] != add || w->nsubs) continue;
     if (slot->plan->res != RES_REG || slot->plan->layout != dot->plan->layout || r->plan->layout != dot->plan->layout)
       continue;
-    if (P->encl[r->pos] != P->encl[dot->pos] || P->encl[w->pos] != P->encl[dot->pos]) continue;
+    /* one block: a write under an `if` (or a dot outside it) must not
+     * make the dot's unconditional accumulation the var's */
+    const TirBlock *blk = block_of(&P->f->body, dot);
+    if (!blk || block_of(&P->f->body, r) != blk || block_of(&P->f->body, add) != blk || block_of(&P->f->body, w) != blk)
+      continue;
     int lo = r->pos < dot->pos ? r->pos : dot->pos;
     if (slot_touched(P, slot, lo, w->pos, r, w)) continue;
     dot->plan->acc_slot = slot;
