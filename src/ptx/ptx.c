@@ -193,7 +193,8 @@ void px_emit_block(Emitter *e, const TirBlock *b) {
  * linear index L = x + X y goes to groups of G rows of y (the last group
  * may be shorter), y fastest within a group: with P = G X, group q = L / P
  * starts at row y0 = q G and is g = min(Y - y0, G) rows tall; r = L - q P
- * gives y = y0 + r % g, x = r / g. A bijection of the grid onto itself. */
+ * gives y = y0 + r % g, x = r / g. A bijection of the grid onto itself
+ * (grids too large for 32-bit L or G X keep the hardware's order). */
 static void raster_prologue(FILE *out, int G) {
   fprintf(out,
           "  .reg .b32 %%bx_, %%by_, %%bl_, %%bp_, %%bq_, %%bg_;\n"
@@ -211,8 +212,21 @@ static void raster_prologue(FILE *out, int G) {
           "  sub.u32 %%bl_, %%bl_, %%bq_;\n"           /* r */
           "  rem.u32 %%bp_, %%bl_, %%bg_;\n"
           "  add.u32 %%by_, %%by_, %%bp_;\n"           /* y */
-          "  div.u32 %%bx_, %%bl_, %%bg_;\n",          /* x */
-          G, G, G);
+          "  div.u32 %%bx_, %%bl_, %%bg_;\n"           /* x */
+          /* a grid of 2^32 blocks or more, or one whose G X wraps: the
+           * hardware's order (L and P above are 32-bit) */
+          "  .reg .pred %%bo_, %%bw_;\n"
+          "  mov.u32 %%bl_, %%nctaid.x;\n"
+          "  mov.u32 %%bp_, %%nctaid.y;\n"
+          "  mul.hi.u32 %%bq_, %%bl_, %%bp_;\n"
+          "  setp.ne.u32 %%bo_, %%bq_, 0;\n"
+          "  setp.ge.u32 %%bw_, %%bl_, %d;\n"
+          "  or.pred %%bo_, %%bo_, %%bw_;\n"
+          "  mov.u32 %%bl_, %%ctaid.x;\n"
+          "  selp.u32 %%bx_, %%bl_, %%bx_, %%bo_;\n"
+          "  mov.u32 %%bl_, %%ctaid.y;\n"
+          "  selp.u32 %%by_, %%bl_, %%by_, %%bo_;\n",
+          G, G, G, (int)(0x80000000u / (unsigned)G));
 }
 
 static const char *param_ptx_type(Scalar s) {
