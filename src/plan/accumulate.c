@@ -24,25 +24,19 @@
  * the running one. */
 #include "planner.h"
 
-/* the one instruction that reads x, or NULL */
-static TirInst *only_user(Planner *P, const TirInst *x) {
-  if (P->use_count[x->id] != 1) return NULL;
-  TirInst *u = NULL;
-  for (int i = 0; i < P->f->ninsts && !u; i++) {
-    TirInst *y = P->f->insts[i];
-    for (int k = 0; k < y->nargs; k++)
-      if (y->args[k] == x) u = y;
-  }
-  return u;
+/* the one instruction that reads x, or NULL (Planner.users) */
+static TirInst *only_user(const Planner *P, const TirInst *x) {
+  const PtrVec *us = &P->users[x->id];
+  return P->use_count[x->id] == 1 && us->len == 1 ? us->items[0] : NULL;
 }
 
-/* reads and writes of the slot within [lo, hi], other than r and w */
+/* reads and writes of the slot within [lo, hi], other than r and w (its
+ * users are its READs and WRITEs) */
 static bool slot_touched(const Planner *P, const TirInst *slot, int lo, int hi, const TirInst *r, const TirInst *w) {
-  for (int i = 0; i < P->f->ninsts; i++) {
-    const TirInst *y = P->f->insts[i];
-    if ((y->op == TIR_READ || y->op == TIR_WRITE) && y->args[0] == slot && y != r && y != w && y->pos >= lo &&
-        y->pos <= hi)
-      return true;
+  const PtrVec *us = &P->users[slot->id];
+  for (int i = 0; i < us->len; i++) {
+    const TirInst *y = us->items[i];
+    if (y != r && y != w && y->pos >= lo && y->pos <= hi) return true;
   }
   return false;
 }
@@ -70,20 +64,14 @@ static const TirInst *tma_ring_loop(const TirInst *dot, TirInst **encl) {
   const TirInst *loop = encl[dot->pos], *ring = NULL;
   for (const TirInst *l = loop; l; l = encl[l->pos]) {
     if (l->op != TIR_FOR) continue;
-    for (int k = 0; k < l->body.len; k++) {
-      const TirInst *x = l->body.insts[k];
-      if (x->op == TIR_LOAD && x->plan->res == RES_SHARED && x->plan->buf && x->plan->buf->stages) {
-        ring = l;
-        break;
-      }
-    }
+    for (int k = 0; k < l->body.len && ring != l; k++)
+      if (plan_is_ring_stage(l->body.insts[k])) ring = l;
   }
   if (!ring || ring != loop) return NULL;
   for (int k = 0; k < ring->body.len; k++) {
     const TirInst *x = ring->body.insts[k];
     if (x->op == TIR_LOAD && x->plan->ring) return NULL; /* a @pipeline ring of bulk copies too */
-    if (x->op == TIR_LOAD && x->plan->res == RES_SHARED && x->plan->buf && x->plan->buf->stages && !x->plan->tma)
-      return NULL;
+    if (plan_is_ring_stage(x) && !x->plan->tma) return NULL;
   }
   return ring;
 }
@@ -100,6 +88,8 @@ static bool operands_stay(const TirInst *dot, const TirInst *loop) {
 }
 
 void pl_choose_accumulate(Planner *P) {
+  if (!P->p->wgmma) return;
+  pl_index_uses(P);
   for (int i = 0; i < P->f->ninsts; i++) {
     TirInst *dot = P->f->insts[i];
     if (dot->op != TIR_DOT || dot->plan->dot != DOT_WGMMA) continue;

@@ -77,20 +77,25 @@ static bool contains(const TirInst *loop, int pos) { return loop->pos < pos && p
 /* Whether the slot a READ reads is written again while the value read is
  * still in use: then the value needs its own copy, it cannot stay an alias
  * of the slot's shared buffer. */
-static bool written_while_alive(Planner *P, const TirInst *read) {
+/* Who uses what (Planner.users) and where slots are written
+ * (Planner.writes), built once, on first need. */
+void pl_index_uses(Planner *P) {
   int n = P->f->ninsts;
-  if (!P->users) { /* who uses what, and where slots are written: once */
-    P->users = arena_alloc(P->a, sizeof *P->users * (size_t)(n + 1));
-    P->writes = arena_alloc(P->a, sizeof *P->writes * (size_t)(n + 1));
-    for (int i = 0; i < n; i++) {
-      TirInst *u = P->f->insts[i];
-      for (int k = 0; k < u->nargs; k++)
-        if (u->args[k]) vec_push(P->a, &P->users[u->args[k]->id], u);
-      for (int k = 0; k < u->nsubs; k++)
-        if (u->subs[k].start) vec_push(P->a, &P->users[u->subs[k].start->id], u);
-      if (u->op == TIR_WRITE) vec_push(P->a, &P->writes[u->args[0]->id], u);
-    }
+  if (P->users) return;
+  P->users = arena_alloc(P->a, sizeof *P->users * (size_t)(n + 1));
+  P->writes = arena_alloc(P->a, sizeof *P->writes * (size_t)(n + 1));
+  for (int i = 0; i < n; i++) {
+    TirInst *u = P->f->insts[i];
+    for (int k = 0; k < u->nargs; k++)
+      if (u->args[k]) vec_push(P->a, &P->users[u->args[k]->id], u);
+    for (int k = 0; k < u->nsubs; k++)
+      if (u->subs[k].start) vec_push(P->a, &P->users[u->subs[k].start->id], u);
+    if (u->op == TIR_WRITE) vec_push(P->a, &P->writes[u->args[0]->id], u);
   }
+}
+
+static bool written_while_alive(Planner *P, const TirInst *read) {
+  pl_index_uses(P);
   int end = read->pos;
   const PtrVec *us = &P->users[read->id];
   for (int i = 0; i < us->len; i++) {

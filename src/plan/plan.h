@@ -118,6 +118,11 @@ typedef struct PlanVal {
   int64_t tma_outer_const;         /* ... or this constant, when tma_outer is NULL */
 } PlanVal;
 
+/* a load read in place from a stage of its staged ring (@pipeline) */
+static inline bool plan_is_ring_stage(const struct TirInst *x) {
+  return x->op == TIR_LOAD && x->plan->res == RES_SHARED && x->plan->buf && x->plan->buf->stages;
+}
+
 /* A tensor map that TMA copies go through (sm_90a): the runtime builds it
  * from the tensor argument at launch (cuTensorMapEncodeTiled). */
 typedef struct PlanTmap {

@@ -25,8 +25,8 @@ typedef struct Planner {
   /* indexes, so that no pass scans the whole kernel for each instruction
    * (a kernel of 40,000 statements planned in quadratic time) */
   TirInst **encl;          /* by position: the innermost loop strictly containing it (pl_enclosing_loops) */
-  PtrVec *users;           /* by id: the instructions that take it as an operand or subscript (written_while_alive) */
-  PtrVec *writes;          /* by slot id: its WRITEs in program order (written_while_alive) */
+  PtrVec *users;           /* by id: the instructions that take it as an operand or subscript (pl_index_uses) */
+  PtrVec *writes;          /* by slot id: its WRITEs in program order (pl_index_uses) */
   PtrVec *scratch_of;      /* by id: the scratch buffers it owns, in buffer order (pl_collect_accesses) */
   struct PlanBarrier **bar_at, **bar_within; /* by position: the barrier before it, within it (add_barrier) */
 } Planner;
@@ -72,6 +72,7 @@ void pl_choose_rows(Planner *P);
 PlanBuf *pl_new_buf(Planner *P, BufKind kind, const char *name, Scalar elem, int rank, const int64_t *phys,
                     TirInst *owner);
 void pl_enclosing_loops(Planner *P, TirBlock *blk, TirInst *loop);
+void pl_index_uses(Planner *P);
 void pl_choose_staging(Planner *P, TirInst *in);
 void pl_choose_exchange(Planner *P, TirInst *in);
 Accesses pl_accesses(Planner *P);

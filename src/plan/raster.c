@@ -22,25 +22,26 @@
 
 enum { RASTER_GROUP = 8 };
 
-/* bit 1: x depends on block.x, bit 2: on block.y (through its operands and
- * subscripts, scalars only) */
-static int ctx_deps(const TirInst *x, int depth) {
-  if (!x || depth > 64) return 0;
-  if (x->op == TIR_CTX) return x->aux == 0 ? 1 : x->aux == 1 ? 2 : 0;
-  int d = 0;
-  for (int i = 0; i < x->nargs; i++) d |= ctx_deps(x->args[i], depth + 1);
-  return d;
-}
-
-static int load_deps(const TirInst *ld) {
-  int d = 0;
-  for (int i = 0; i < ld->nsubs; i++) d |= ctx_deps(ld->subs[i].start, 0);
-  return d;
+/* deps[id], bit 1: the value depends on block.x, bit 2: on block.y (through
+ * its operands), in program order: operands come first, so one pass. */
+static void ctx_deps(const TirBlock *b, unsigned char *deps) {
+  for (int i = 0; i < b->len; i++) {
+    const TirInst *x = b->insts[i];
+    unsigned char d = x->op == TIR_CTX && x->aux < 2 ? (unsigned char)(1 << x->aux) : 0;
+    for (int k = 0; k < x->nargs; k++)
+      if (x->args[k]) d |= deps[x->args[k]->id];
+    deps[x->id] = d;
+    ctx_deps(&x->cond, deps);
+    ctx_deps(&x->body, deps);
+    ctx_deps(&x->body2, deps);
+  }
 }
 
 void pl_choose_raster(Planner *P) {
   const TirFunc *f = P->f;
   int only_x = 0, only_y = 0, dots = 0, uses = 0;
+  unsigned char *deps = arena_alloc(P->a, (size_t)f->ninsts + 1);
+  ctx_deps(&f->body, deps);
   for (int i = 0; i < f->ninsts; i++) {
     const TirInst *in = f->insts[i];
     if (in->op == TIR_CTX && in->aux < 2) uses |= 1 << in->aux;
@@ -49,7 +50,9 @@ void pl_choose_raster(Planner *P) {
     bool looped = P->encl[in->pos] != NULL;
     if (in->op == TIR_DOT && looped) dots++;
     if (in->op == TIR_LOAD && looped) {
-      int d = load_deps(in);
+      int d = 0;
+      for (int k = 0; k < in->nsubs; k++)
+        if (in->subs[k].start) d |= deps[in->subs[k].start->id];
       only_x += d == 1, only_y += d == 2;
     }
   }

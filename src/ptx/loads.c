@@ -419,15 +419,6 @@ static bool emit_long_rows(Emitter *e, const TirInst *in, const TirInst *val) {
   return true;
 }
 
-/* The chunks of one row of a blocked access (emit_blocked_rows,
- * emit_columns): for c < reps_c the V elements at ad + coff[c V] elements,
- * registers k0 + c V on; pz: the row is inside; colok[j]: column coff[j]
- * is; aligned: NULL, or whether the address and the row pitch are aligned
- * to the vector. A chunk whose V elements are all inside (and aligned) is
- * one 16-byte (or narrower) vector access; any other goes element by
- * element, predicated (no branches: the predicates are uniform along a row
- * away from the tensor's ends). val: the stored value, or NULL for a load
- * into in. */
 /* A loaded chunk's words into its V registers k0.. (f32, or 16-bit
  * elements widened to f32) */
 static void unpack_chunk(Emitter *e, const TirInst *in, Scalar te, int V, const char *const *w, int k0) {
@@ -443,6 +434,16 @@ static void unpack_chunk(Emitter *e, const TirInst *in, Scalar te, int V, const 
   }
 }
 
+/* The chunks of one row of a blocked access (emit_blocked_rows,
+ * emit_columns): for c < reps_c the V elements at ad + coff[c V] elements,
+ * registers k0 + c V on; pz: the row is inside; colok[j]: column coff[j]
+ * is; aligned: NULL, or whether the address and the row pitch are aligned
+ * to the vector. A chunk whose V elements are all inside (and aligned) is
+ * one 16-byte (or narrower) vector access; any other goes element by
+ * element, predicated (no branches: the predicates are uniform along a row
+ * away from the tensor's ends). val: the stored value, or NULL for a load
+ * into in. fast: every chunk is inside and aligned (emit_blocked_rows'
+ * unpredicated path): plain vector accesses, nothing element by element. */
 static void blocked_chunks(Emitter *e, const TirInst *in, const TirInst *val, const BlockGeom *g, const int64_t *coff,
                            const char *const *colok, const char *ad, const char *pz, const char *aligned, int k0,
                            bool fast) {

@@ -236,7 +236,7 @@ static int sring_loads(const TirInst *loop, const TirInst **loads) {
   int n = 0;
   for (int k = 0; k < loop->body.len && n < 8; k++) {
     const TirInst *x = loop->body.insts[k];
-    if (x->op == TIR_LOAD && x->plan->res == RES_SHARED && x->plan->buf && x->plan->buf->stages) loads[n++] = x;
+    if (plan_is_ring_stage(x)) loads[n++] = x;
   }
   return n;
 }
@@ -452,9 +452,8 @@ void px_emit_for(Emitter *e, const TirInst *in) {
    * publishes the prologue's stages (the threads' own stores where no map
    * was built) is then here, once */
   bool defer = false;
-  for (int k = 0; ns && k < in->body.len; k++)
+  for (int k = 0; ns && k < in->body.len; k++) /* (the plan saw that the ring's loads are all tensor copies) */
     defer |= in->body.insts[k]->op == TIR_DOT && in->body.insts[k]->plan->wait_deferred;
-  for (int q = 0; defer && q < ns; q++) defer = sloads[q]->plan->tma;
   int owg = e->wg_deferred;
   e->wg_deferred = 0;
   if (defer) px_cta_sync(e);
