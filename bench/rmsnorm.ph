@@ -6,7 +6,7 @@
 // column blocks of BN, the second recomputes H, writes it back into Res and
 // writes Y. (Res is read in the second pass before it is overwritten; the
 // first pass only reads it.)
-@autotune(BR in [1, 8], BN in [1024, 4096])
+@autotune(BR in [1, 8], BN in [1024, 8192])
 @launch(256)
 @dynshared
 @grid(cdiv(R, BR))

@@ -15,6 +15,7 @@
  *         - entry: q8_matvec__v0
  *           constants: {TILE_N: 64, BLK: 32}
  *           pinned: {}                 dims fixed by this variant
+ *           dims_at_most: {N: 4096}    optional: dims this variant takes only up to a bound
  *           grid: ["N 64 cdiv", "1"]   postfix over dims and integers; [] without @grid
  *           threads: 256
  *           shared_bytes: 128
@@ -297,6 +298,8 @@ static bool parse_variant(P *p, yaml_node_t *n, MfVariant *v) {
   int64_t t, sb;
   if (!parse_pairs(p, get(p, n, "constants"), "constants", v->entry, &v->nconsts, &v->const_name, &v->const_value) ||
       !parse_pairs(p, get(p, n, "pinned"), "pinned", v->entry, &v->npinned, &v->pinned_name, &v->pinned_value) ||
+      !parse_pairs(p, get(p, n, "dims_at_most"), "dims_at_most", v->entry, &v->nat_most, &v->at_most_name,
+                   &v->at_most_value) ||
       !parse_grid(p, get(p, n, "grid"), v) || !get_int(p, n, "threads", 32, 1024, &t) ||
       !get_int(p, n, "shared_bytes", 0, 1 << 30, &sb) || !get_bool(p, n, "dynamic_shared", false, &v->dynamic_shared) ||
       !get_bool(p, n, "dependent_launch", false, &v->dependent_launch))
@@ -520,7 +523,9 @@ void mf_free(Manifest *m) {
       free(v->entry);
       for (int c = 0; c < v->nconsts; c++) free(v->const_name[c]);
       for (int c = 0; c < v->npinned; c++) free(v->pinned_name[c]);
+      for (int c = 0; c < v->nat_most; c++) free(v->at_most_name[c]);
       free(v->const_name), free(v->const_value), free(v->pinned_name), free(v->pinned_value);
+      free(v->at_most_name), free(v->at_most_value);
       for (int a = 0; a < 3; a++) {
         for (int o = 0; o < v->nops[a]; o++) free(v->ops[a][o].name);
         free(v->grid_text[a]);

@@ -181,6 +181,9 @@ typedef struct MfVariant {
   int npinned;
   char **pinned_name;  /* dims this variant fixes (named like a constant) */
   int64_t *pinned_value;
+  int nat_most;
+  char **at_most_name; /* dims this variant takes only up to a bound (a one-pass copy) */
+  int64_t *at_most_value;
   int ngrid;
   int nops[3];
   MfGridOp ops[3][MF_MAX_GRID_OPS];

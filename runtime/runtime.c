@@ -467,6 +467,9 @@ bool rt_variant_fits(const MfVariant *v, const RtBinding *b) {
   for (int i = 0; i < v->npinned; i++)
     for (int j = 0; j < b->ndims; j++)
       if (!strcmp(v->pinned_name[i], b->name[j]) && v->pinned_value[i] != b->value[j]) return false;
+  for (int i = 0; i < v->nat_most; i++)
+    for (int j = 0; j < b->ndims; j++)
+      if (!strcmp(v->at_most_name[i], b->name[j]) && b->value[j] > v->at_most_value[i]) return false;
   return true;
 }
 
@@ -718,6 +721,9 @@ phobos_status phobos_launch(phobos_kernel *k, const phobos_arg *args, int nargs,
     for (int i = 0; i < v0->npinned && n < (int)sizeof pins - 60; i++)
       n += snprintf(pins + n, sizeof pins - (size_t)n, "%s%s = %lld", i ? ", " : "", v0->pinned_name[i],
                     (long long)v0->pinned_value[i]);
+    for (int i = 0; i < v0->nat_most && n < (int)sizeof pins - 60; i++)
+      n += snprintf(pins + n, sizeof pins - (size_t)n, "%s%s <= %lld", n ? ", " : "", v0->at_most_name[i],
+                    (long long)v0->at_most_value[i]);
     return rt_set_err(ctx, PHOBOS_NO_VARIANT, "kernel '%s': no compiled variant fits these shapes (the first needs %s); "
                    "recompile with -D for them", k->mf->name, pins);
   }

@@ -82,11 +82,17 @@ static void compile_variants(Arena *arena, Diags *d, const Source *src, Node *pr
       if (!f || !tir_verify(d, f, "lowering")) break;
       if (o->emit == EMIT_TIR) {
         tir_print(out, f);
+        TirFunc *once = o->no_onepass ? NULL : onepass_variant(arena, d, info);
+        if (once) tir_print(out, once);
         continue;
       }
       Plan *p = plan_kernel(arena, d, f, o->arch, plan_flags(o));
       if (!p || !tir_verify(d, f, "planning")) break;
       vec_push(arena, &plans, p);
+      /* rows that fit one block: the same variant reading them once */
+      TirFunc *once = o->no_onepass ? NULL : onepass_variant(arena, d, info);
+      if (once && (p = plan_kernel(arena, d, once, o->arch, plan_flags(o))) && tir_verify(d, once, "planning"))
+        vec_push(arena, &plans, p);
     }
   }
   if (d->errors) return;

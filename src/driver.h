@@ -25,6 +25,7 @@ typedef struct DriverOptions {
   bool prefetch;      /* --prefetch: loops load register tiles an iteration ahead (experimental) */
   bool no_tensor_copies; /* --no-tensor-copies: staged loads by cp.async, not TMA tensor copies (A/B runs) */
   bool no_wgmma;         /* --no-wgmma: tensor-core dots by mma.sync only (A/B runs) */
+  bool no_onepass;       /* --no-one-pass: no one-pass copies of multi-pass variants (onepass.c) */
 } DriverOptions;
 
 /* Runs the passes on one file. Output goes to opts->output or to out;

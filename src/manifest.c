@@ -173,6 +173,13 @@ bool manifest_write(FILE *out, const Source *src, const char *arch, const char *
           kv_int(&m, tp->dimname[d], tp->dims[d]);
         }
       ev_map(&m, false, true);
+      /* a one-pass copy (onepass.c): only for rows that fit its block */
+      if (vf->once_dim) {
+        ev_scalar(&m, "dims_at_most", false);
+        ev_map(&m, true, true);
+        kv_int(&m, vf->once_dim, vf->once_max);
+        ev_map(&m, false, true);
+      }
       ev_scalar(&m, "grid", false);
       ev_seq(&m, true, true);
       for (int g = 0; g < vf->ngrid; g++) {

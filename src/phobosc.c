@@ -45,6 +45,11 @@ static const char usage_text[] =
     "                       allows; to compare the two)\n"
     "  --no-wgmma           tensor-core dots by mma.sync, not wgmma (the sm_90a\n"
     "                       default for dots on tensor copies' tiles; to compare)\n"
+    "  --no-one-pass        no one-pass copies: by default a variant whose loops\n"
+    "                       walk one dim in constant steps and load the same tile\n"
+    "                       in two of them gains a copy for launches where the dim\n"
+    "                       is at most the step, the loops unrolled and the tile\n"
+    "                       loaded once (an entry NAME__vK_once)\n"
     "  --emit=STAGE         stop after STAGE and print it: tokens, ast, tir (tile IR),\n"
     "                       plan, plan-yaml (residence, layouts, shared memory, barriers),\n"
     "                       manifest (the YAML the runtime reads beside a cubin),\n"
@@ -157,6 +162,8 @@ static void parse_args(int argc, char **argv, Options *o) {
       o->d.no_tensor_copies = true;
     } else if (strcmp(arg, "--no-wgmma") == 0) {
       o->d.no_wgmma = true;
+    } else if (strcmp(arg, "--no-one-pass") == 0) {
+      o->d.no_onepass = true;
     } else if ((v = long_value(arg, "--arch"))) {
       if (strcmp(v, "sm_90a") != 0 && strcmp(v, "sm_80") != 0)
         usage_error("unsupported --arch '%s' (supported: sm_90a, sm_80)", v);

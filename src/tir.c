@@ -229,7 +229,15 @@ static void print_block(FILE *out, const TirFunc *f, const TirBlock *b, int dept
   for (int i = 0; i < b->len; i++) print_inst(out, f, b->insts[i], depth);
 }
 
-const char *tir_entry_name(Arena *a, const TirFunc *f) { return arena_printf(a, "%s__v%d", f->name, f->info->index); }
+const char *tir_entry_name(Arena *a, const TirFunc *f) {
+  return arena_printf(a, "%s__v%d%s", f->name, f->info->index, f->once_dim ? "_once" : "");
+}
+
+const char *tir_func_str(Arena *a, const TirFunc *f) {
+  const char *v = tir_variant_str(a, f->info);
+  if (!f->once_dim) return v;
+  return arena_printf(a, "%s%s%s <= %lld, one pass", v, *v ? "; " : "", f->once_dim, (long long)f->once_max);
+}
 
 const char *tir_variant_str(Arena *a, const KernelInfo *info) {
   char buf[1024];
@@ -251,7 +259,7 @@ void tir_print(FILE *out, const TirFunc *f) {
   char tb[128];
   fprintf(out, "kernel %s", f->name);
   Arena *a = arena_new();
-  const char *v = tir_variant_str(a, f->info);
+  const char *v = tir_func_str(a, f);
   if (*v) fprintf(out, " [%s]", v);
   arena_free(a);
   fprintf(out, " (variant %d of %d)\n", f->info->index + 1, f->info->count);

@@ -106,6 +106,10 @@ typedef struct TirFunc {
   struct TirInst *grid_value[3];
   int ninsts;
   TirInst **insts; /* by id, after tir_number */
+  /* a one-pass variant (onepass.c): its loops over dim once_dim ran once
+   * and were unrolled; it is launched only where once_dim <= once_max */
+  const char *once_dim;
+  int64_t once_max;
 } TirFunc;
 
 TirInst *tir_new(Arena *a, TirFunc *f, TirOp op, TirType ty);
@@ -136,10 +140,13 @@ void tir_print(FILE *out, const TirFunc *f);
  * through d when one is broken. */
 bool tir_verify(Diags *d, const TirFunc *f, const char *after);
 const char *tir_op_name(int op);
-/* The PTX entry of a variant: <kernel>__v<variant index>. */
+/* The PTX entry of a variant: <kernel>__v<variant index>, and _once after
+ * it for the variant's one-pass copy. */
 const char *tir_entry_name(Arena *a, const TirFunc *f);
-/* The variant's constants as "A=1, B=2". */
+/* The variant's constants as "A=1, B=2" (tir_func_str: with "; N <= 4096,
+ * one pass" for a one-pass copy). */
 const char *tir_variant_str(Arena *a, const KernelInfo *info);
+const char *tir_func_str(Arena *a, const TirFunc *f);
 
 /* --------------------------------------------------------------- lower.c */
 
@@ -149,5 +156,14 @@ enum { MAX_GRID_TOKENS = 32 };
 
 /* Lowers a kernel checked by sema_check_variant (its AST annotated). */
 TirFunc *lower_kernel(Arena *a, Diags *d, const KernelInfo *info);
+
+/* ------------------------------------------------------------- onepass.c */
+
+/* The one-pass copy of a variant, lowered afresh: its loops over one tensor
+ * dim in constant steps unrolled to their single iteration and the loads
+ * the later passes repeat merged into the first's, for launches where that
+ * dim is at most the least step; NULL where it would merge no load of one
+ * loop into another's (or on an error, reported through d). */
+TirFunc *onepass_variant(Arena *a, Diags *d, const KernelInfo *info);
 
 #endif

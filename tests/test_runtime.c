@@ -273,6 +273,51 @@ Test(runtime, variant_fits_pinned_dims) {
   free(text);
 }
 
+Test(runtime, variant_fits_dims_at_most) {
+  char *text = replaced("    pinned: {}\n", "    pinned: {}\n    dims_at_most: {N: 128}\n");
+  Manifest m = load_ok(text);
+  const MfVariant *v = &m.kernels[0].variants[0];
+  cr_assert_eq(v->nat_most, 1);
+  RtBinding b = {.ndims = 2, .name = {"K", "N"}, .value = {4096, 128}};
+  cr_assert(rt_variant_fits(v, &b), "N 128 <= 128");
+  b.value[1] = 1;
+  cr_assert(rt_variant_fits(v, &b));
+  b.value[1] = 129;
+  cr_assert_not(rt_variant_fits(v, &b), "N 129 > 128");
+  mf_free(&m);
+  free(text);
+  text = replaced("    pinned: {}\n", "    pinned: {}\n    dims_at_most: {N: many}\n");
+  expect_bad(text, "'dims_at_most' maps names to integers");
+  free(text);
+}
+
+Test(runtime, compiler_writes_one_pass_copies_with_their_bound) {
+  char cmd[4096], path[] = "/tmp/phobos_mf_XXXXXX.yaml";
+  int fd = mkstemps(path, 5);
+  cr_assert(fd >= 0);
+  close(fd);
+  snprintf(cmd, sizeof cmd, "%s --emit=manifest -o %s %s/spec/conformance/one_pass.ph", getenv("PHOBOSC"), path,
+           getenv("PROJECT_ROOT"));
+  cr_assert_eq(system(cmd), 0, "%s", cmd);
+  char err[1024];
+  Manifest m;
+  cr_assert(mf_load(path, &m, err, sizeof err), "%s", err);
+  const MfKernel *k = &m.kernels[0]; /* softmax_rows: 9 variants, each with its copy */
+  cr_assert_eq(k->nvariants, 18);
+  const MfVariant *v = &k->variants[0], *once = &k->variants[1];
+  cr_assert_str_eq(v->entry, "softmax_rows__v0");
+  cr_assert_eq(v->nat_most, 0);
+  cr_assert_str_eq(once->entry, "softmax_rows__v0_once");
+  cr_assert_eq(once->nat_most, 1);
+  cr_assert_str_eq(once->at_most_name[0], "N");
+  cr_assert_eq(once->at_most_value[0], 64); /* BN of variant 0 */
+  RtBinding b = {.ndims = 2, .name = {"R", "N"}, .value = {7, 65}};
+  cr_assert(rt_variant_fits(v, &b));
+  cr_assert_not(rt_variant_fits(once, &b));
+  mf_free(&m);
+  unlink(path);
+}
+
 Test(runtime, compiler_manifest_round_trips) {
   /* what phobosc writes, the runtime reads */
   char cmd[4096], path[] = "/tmp/phobos_mf_XXXXXX.yaml";

@@ -81,7 +81,7 @@ Plan *plan_kernel(Arena *a, Diags *d, TirFunc *f, const char *arch, unsigned fla
       plan_print(mem, p);
       fclose(mem);
       if (len && text[len - 1] == '\n') text[len - 1] = 0;
-      const char *v = tir_variant_str(a, f->info);
+      const char *v = tir_func_str(a, f);
       diag_note(d, f->info->kernel->span, "the plan%s%s%s:\n%s", *v ? ", for @autotune point [" : "", v, *v ? "]" : "",
                 text);
       free(text);

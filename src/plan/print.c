@@ -49,7 +49,7 @@ const char *plan_layout_str(Arena *a, const Layout *l) {
 void plan_print(FILE *out, const Plan *p) {
   const TirFunc *f = p->f;
   Arena *a = arena_new();
-  fprintf(out, "plan %s [%s] threads %d%s\n", f->name, tir_variant_str(a, f->info), p->threads,
+  fprintf(out, "plan %s [%s] threads %d%s\n", f->name, tir_func_str(a, f), p->threads,
           p->producer ? " + a producer warp" : "");
   if (p->raster_group)
     fprintf(out, "blocks: grouped %d rows of block.y at a time, block.y fastest (operand tiles shared through the L2)\n",
@@ -121,7 +121,7 @@ void plan_print_yaml(FILE *out, const Plan *p) {
   const TirFunc *f = p->f;
   Arena *a = arena_new();
   fprintf(out, "- kernel: %s\n  entry: %s\n  variant: \"%s\"\n  threads: %d\n  producer_warp: %s\n  shared_bytes: %lld\n"
-          "  shared_limit: %lld\n  chunk: %d\n", f->name, tir_entry_name(a, f), tir_variant_str(a, f->info), p->threads,
+          "  shared_limit: %lld\n  chunk: %d\n", f->name, tir_entry_name(a, f), tir_func_str(a, f), p->threads,
           p->producer ? "true" : "false", (long long)p->shared_bytes, (long long)p->shared_limit, p->chunk);
   if (p->raster_group) fprintf(out, "  raster_group: %d\n", p->raster_group);
   fputs("  values:\n", out);

@@ -288,9 +288,22 @@ static bool fill_param(CaseParam *p, char *err, size_t errlen) {
 
 /* ---------------------------------------------------------- compilation */
 
+/* Whether the runtime would launch f for the case's shapes: a one-pass copy
+ * only where its dim is at most its bound (runtime.c's rt_variant_fits). */
+static bool case_fits(Case *c, const TirFunc *f) {
+  if (!f->once_dim) return true;
+  for (int i = 0; i < f->nparams; i++) {
+    CaseParam *cp = f->params[i].tensor ? harness_param(c, f->params[i].name) : NULL;
+    for (int d = 0; cp && d < f->params[i].rank && d < cp->rank; d++)
+      if (f->params[i].dimname[d] && !strcmp(f->params[i].dimname[d], f->once_dim) && cp->dims[d] > f->once_max)
+        return false;
+  }
+  return true;
+}
+
 typedef struct Compiled {
   Arena *arena;
-  Plan *plans[256];
+  Plan *plans[512]; /* every variant and its one-pass copy */
   int nplans;
   Source src;
 } Compiled;
@@ -339,6 +352,10 @@ static bool compile_case(Case *c, Define *consts, int nconsts, Compiled *out, ch
       TirFunc *f = lower_kernel(out->arena, &d, info);
       Plan *p = f ? plan_kernel(out->arena, &d, f, "sm_90a", harness_plan_flags()) : NULL;
       if (p) out->plans[out->nplans++] = p;
+      /* the one-pass copy phobosc compiles beside it (onepass.c) */
+      TirFunc *once = p ? onepass_variant(out->arena, &d, info) : NULL;
+      Plan *po = once ? plan_kernel(out->arena, &d, once, "sm_90a", harness_plan_flags()) : NULL;
+      if (po) out->plans[out->nplans++] = po;
     }
   }
   fclose(dout);
@@ -510,9 +527,10 @@ bool harness_run(Case *c, const Runner *runner, char *err, size_t errlen) {
   for (int v = 0; v < comp.nplans && ok; v++) {
     double *outs[CASE_MAX_PARAMS] = {0};
     const Plan *p = comp.plans[v];
+    if (!case_fits(c, p->f)) continue;
     ok = runner->run(runner->self, c, p, v, outs, err, errlen);
     char what[256];
-    snprintf(what, sizeof what, "variant [%s]", tir_variant_str(comp.arena, p->f->info));
+    snprintf(what, sizeof what, "variant [%s]", tir_func_str(comp.arena, p->f));
     for (int i = 0; i < p->f->nparams && ok; i++) {
       if (!outs[i]) continue;
       CaseParam *cp = harness_param(c, p->f->params[i].name);
@@ -552,6 +570,7 @@ bool harness_run(Case *c, const Runner *runner, char *err, size_t errlen) {
     if (ok && runner->begin) ok = runner->begin(runner->self, &c2, comp2.plans, comp2.nplans, &comp2.src, err, errlen);
     for (int v = 0; ok && v < comp2.nplans; v++) {
       double *outs[CASE_MAX_PARAMS] = {0};
+      if (!case_fits(&c2, comp2.plans[v]->f)) continue;
       ok = runner->run(runner->self, &c2, comp2.plans[v], v, outs, err, errlen);
       for (int i = 0; i < comp2.plans[v]->f->nparams; i++) {
         if (!outs[i]) continue;

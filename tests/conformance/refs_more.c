@@ -301,6 +301,54 @@ static bool ref_row_norm(RefCtx *r) {
   return true;
 }
 
+/* Y = softmax of each row of X (one_pass.ph, softmax_rows) */
+static bool ref_softmax_rows(RefCtx *r) {
+  CaseParam *X = ref_param(r, "X"), *Y = ref_param(r, "Y");
+  int64_t R = X->dims[0], N = X->dims[1];
+  for (int64_t i = 0; i < R; i++) {
+    double m = -INFINITY, l = 0;
+    for (int64_t j = 0; j < N; j++) m = fmax(m, X->data[i * N + j]);
+    for (int64_t j = 0; j < N; j++) l += exp(X->data[i * N + j] - m);
+    for (int64_t j = 0; j < N; j++) Y->data[i * N + j] = exp(X->data[i * N + j] - m) / l;
+  }
+  return true;
+}
+
+/* H = X + Res; Res = H; Y = H / sqrt(mean(H^2) + 1e-5) * W (one_pass.ph, rms_residual) */
+static bool ref_rms_residual(RefCtx *r) {
+  CaseParam *X = ref_param(r, "X"), *Res = ref_param(r, "Res"), *W = ref_param(r, "W"), *Y = ref_param(r, "Y");
+  int64_t R = X->dims[0], N = X->dims[1];
+  for (int64_t i = 0; i < R; i++) {
+    double ss = 0;
+    for (int64_t j = 0; j < N; j++) {
+      double h = X->data[i * N + j] + Res->data[i * N + j];
+      ss += h * h;
+    }
+    double rs = 1.0 / sqrt(ss / (double)N + 1e-5);
+    for (int64_t j = 0; j < N; j++) {
+      double h = X->data[i * N + j] + Res->data[i * N + j];
+      Res->data[i * N + j] = h;
+      Y->data[i * N + j] = h * rs * W->data[j];
+    }
+  }
+  return true;
+}
+
+/* s = rowsum(X), X = 2 X in place, then Y = X + s (one_pass.ph, scale_twice) */
+static bool ref_scale_twice(RefCtx *r) {
+  CaseParam *X = ref_param(r, "X"), *Y = ref_param(r, "Y");
+  int64_t R = X->dims[0], N = X->dims[1];
+  for (int64_t i = 0; i < R; i++) {
+    double s = 0;
+    for (int64_t j = 0; j < N; j++) s += X->data[i * N + j];
+    for (int64_t j = 0; j < N; j++) {
+      X->data[i * N + j] *= 2;
+      Y->data[i * N + j] = X->data[i * N + j] + s;
+    }
+  }
+  return true;
+}
+
 /* S = rowsum, MX = rowmax of an i8 tensor */
 static bool ref_rowsum_i8(RefCtx *r) {
   CaseParam *X = ref_param(r, "X"), *S = ref_param(r, "S"), *MX = ref_param(r, "MX");
@@ -835,6 +883,9 @@ const RefEntry harness_refs_more[] = {
     {"iota_3d", ref_iota_3d},
     {"rowreduce", ref_rowreduce},
     {"row_norm", ref_row_norm},
+    {"softmax_rows", ref_softmax_rows},
+    {"rms_residual", ref_rms_residual},
+    {"scale_twice", ref_scale_twice},
     {"rowsum_i8", ref_rowsum_i8},
     {"rowsum_plus_col", ref_rowsum_plus_col},
     {"to_f16_bf16", ref_to_f16_bf16},

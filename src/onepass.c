@@ -1,0 +1,296 @@
+/* onepass.c: a kernel's one-pass variant, for rows that fit one block.
+ *
+ * A row kernel written for rows of any length walks the row in blocks,
+ * often twice: softmax's max and sum, then its outputs; LayerNorm's sums,
+ * then the normalized row. Each pass loads the row again. When the row fits
+ * one block (N <= BN), every such loop runs once, and the second pass's
+ * loads read what the first pass's did: the row could stay in registers and
+ * the kernel read memory once.
+ *
+ * onepass_variant makes that kernel from a freshly lowered copy of a
+ * variant: every loop `for c in range(0, D, S)` over one tensor dim D with a
+ * constant step becomes its body with c = 0 (it runs once when D <= the
+ * least such step, and D >= 1 always), then a load that repeats an earlier
+ * one (the same tensor, the same subscripts by value, the same tile) with no
+ * store or arrive between them in program order reads the earlier one's
+ * value. The copy is kept only when a load of one loop is so merged into a
+ * load of another: a single loop (a GEMM's K loop, attention's KV loop)
+ * gains nothing and adds no variant. The runtime launches the variant only
+ * when D is at most the bound (the manifest's dims_at_most, spec 17.3),
+ * beside the variant it came from; the autotuner times both. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "tir.h"
+
+typedef struct Once {
+  TirFunc *f;
+  TirInst **map;    /* by id: the value an instruction's uses read instead (NULL: itself) */
+  int *loop;        /* by id: 1 + the index of the spliced loop an instruction came from (0: none) */
+  const char *dimname; /* the dim the spliced loops run over */
+  int64_t bound;    /* the least step of those loops */
+  int nloops;
+  TirInst **avail;  /* loads available for reuse, innermost last */
+  int navail, floor; /* entries below floor were killed by a store */
+  int merged;       /* loads of one spliced loop merged into another's */
+} Once;
+
+static TirInst *resolve(const Once *o, TirInst *in) {
+  for (int guard = 0; in && o->map[in->id] && guard < 64; guard++) in = o->map[in->id];
+  return in;
+}
+
+/* The loop `for c in range(0, D, S)`: D a tensor dim, S a positive
+ * constant. Returns its dim's name (NULL: not such a loop). */
+static const char *loop_dim(const TirFunc *f, const TirInst *in, int64_t *step) {
+  if (in->op != TIR_FOR) return NULL;
+  const TirInst *lo = in->args[0], *hi = in->args[1], *st = in->args[2];
+  if (lo->op != TIR_CONST || lo->ival != 0 || st->op != TIR_CONST || st->ival <= 0 || hi->op != TIR_DIM) return NULL;
+  if (hi->aux < 0 || hi->aux >= f->nparams || hi->aux2 < 0 || hi->aux2 >= f->params[hi->aux].rank) return NULL;
+  *step = st->ival;
+  return f->params[hi->aux].dimname[hi->aux2];
+}
+
+/* The first such loop's dim is the one specialized; the bound is the least
+ * step over every loop on a dim of that name (any tensor's). */
+static void find_loops(Once *o, const TirBlock *b) {
+  for (int i = 0; i < b->len; i++) {
+    const TirInst *in = b->insts[i];
+    int64_t s;
+    const char *name = loop_dim(o->f, in, &s);
+    if (name && (!o->dimname || !strcmp(name, o->dimname))) {
+      if (!o->dimname) o->dimname = name, o->bound = s;
+      if (s < o->bound) o->bound = s;
+      o->nloops++;
+    }
+    find_loops(o, &in->cond);
+    find_loops(o, &in->body);
+    find_loops(o, &in->body2);
+  }
+}
+
+static void tag(Once *o, const TirBlock *b, int loop) {
+  for (int i = 0; i < b->len; i++) {
+    const TirInst *in = b->insts[i];
+    o->loop[in->id] = loop;
+    tag(o, &in->cond, loop);
+    tag(o, &in->body, loop);
+    tag(o, &in->body2, loop);
+  }
+}
+
+/* Replaces every loop on the chosen dim by its body (innermost first, so a
+ * loop inside a spliced one is spliced too); uses of the induction value
+ * read the loop's lower bound, the constant 0. */
+static void splice(Arena *a, Once *o, TirBlock *b) {
+  TirBlock out = {0};
+  for (int i = 0; i < b->len; i++) {
+    TirInst *in = b->insts[i];
+    splice(a, o, &in->cond);
+    splice(a, o, &in->body);
+    splice(a, o, &in->body2);
+    int64_t s;
+    const char *name = loop_dim(o->f, in, &s);
+    if (name && !strcmp(name, o->dimname)) {
+      o->map[in->id] = in->args[0];
+      for (int k = 0; k < in->body.len; k++) tir_append(a, &out, in->body.insts[k]);
+    } else {
+      tir_append(a, &out, in);
+    }
+  }
+  b->insts = out.insts, b->len = out.len, b->cap = out.cap; /* tir_number redoes the access tables */
+}
+
+static bool writes(const TirBlock *b) {
+  for (int i = 0; i < b->len; i++) {
+    const TirInst *in = b->insts[i];
+    if (in->op == TIR_STORE || in->op == TIR_ARRIVE) return true;
+    if (writes(&in->cond) || writes(&in->body) || writes(&in->body2)) return true;
+  }
+  return false;
+}
+
+/* Two scalar values equal by construction: the same instruction, equal
+ * constants, the same dim, parameter or ctx register, or the same pure
+ * operation of equal operands. */
+static bool same_value(const Once *o, TirInst *x, TirInst *y, int depth) {
+  x = resolve(o, x), y = resolve(o, y);
+  if (x == y) return true;
+  if (!x || !y || depth > 16 || x->op != y->op || x->aux != y->aux || !tir_same_type(&x->ty, &y->ty)) return false;
+  switch (x->op) {
+  case TIR_CONST: return x->ival == y->ival && (x->fval == y->fval || (x->fval != x->fval && y->fval != y->fval));
+  case TIR_PARAM:
+  case TIR_CTX: return true;
+  case TIR_DIM: return x->aux2 == y->aux2;
+  case TIR_UNARY:
+  case TIR_BINARY:
+  case TIR_MATH:
+  case TIR_CONVERT:
+  case TIR_SELECT:
+    if (x->ty.rank != 0 || x->nargs != y->nargs) return false;
+    for (int i = 0; i < x->nargs; i++)
+      if (!same_value(o, x->args[i], y->args[i], depth + 1)) return false;
+    return true;
+  default: return false;
+  }
+}
+
+static bool same_load(const Once *o, const TirInst *x, const TirInst *y) {
+  if (x->aux != y->aux || x->nsubs != y->nsubs || !tir_same_type(&x->ty, &y->ty)) return false;
+  for (int i = 0; i < x->nsubs; i++) {
+    const TirSub *s = &x->subs[i], *t = &y->subs[i];
+    if (s->point != t->point || s->len != t->len || !same_value(o, s->start, t->start, 0)) return false;
+  }
+  return true;
+}
+
+/* Program order, block by block: a load meets the loads before it that no
+ * store or arrive has since killed. A loop whose body writes kills
+ * everything before it is entered (its next iteration follows the write)
+ * and after; an if that writes kills after. Loads inside a nested block are
+ * available only inside it. */
+static void cse(Once *o, TirBlock *b) {
+  int w = 0;
+  for (int i = 0; i < b->len; i++) {
+    TirInst *in = b->insts[i];
+    if (in->op == TIR_LOAD && in->ty.rank > 0) {
+      TirInst *hit = NULL;
+      for (int k = o->navail - 1; k >= o->floor && !hit; k--)
+        if (same_load(o, o->avail[k], in)) hit = o->avail[k];
+      if (hit) {
+        o->map[in->id] = hit;
+        int lh = o->loop[hit->id], li = o->loop[in->id];
+        o->merged += lh && li && lh != li;
+        continue; /* dropped from the block */
+      }
+      o->avail[o->navail++] = in; /* at most one entry a load: sized by ninsts */
+    } else if (in->op == TIR_STORE || in->op == TIR_ARRIVE) {
+      o->floor = o->navail;
+    } else if (in->op == TIR_FOR || in->op == TIR_WHILE || in->op == TIR_IF) {
+      bool loop = in->op != TIR_IF;
+      bool wr = writes(&in->cond) || writes(&in->body) || writes(&in->body2);
+      int n = o->navail, fl = o->floor;
+      if (loop && wr) o->floor = o->navail;
+      cse(o, &in->cond);
+      cse(o, &in->body);
+      o->navail = n, o->floor = loop && wr ? n : fl;
+      cse(o, &in->body2);
+      o->navail = n, o->floor = wr ? n : fl;
+    }
+    b->insts[w++] = in;
+  }
+  b->len = w;
+}
+
+static void rewrite_uses(Once *o, TirBlock *b) {
+  for (int i = 0; i < b->len; i++) {
+    TirInst *in = b->insts[i];
+    for (int k = 0; k < in->nargs; k++) in->args[k] = resolve(o, in->args[k]);
+    for (int k = 0; k < in->nsubs; k++) in->subs[k].start = resolve(o, in->subs[k].start);
+    if (in->cond_value) in->cond_value = resolve(o, in->cond_value);
+    rewrite_uses(o, &in->cond);
+    rewrite_uses(o, &in->body);
+    rewrite_uses(o, &in->body2);
+  }
+}
+
+/* Loads issued early: in each block, every tile load (and the pure scalar
+ * values its subscripts need) moves up to just after the last of its
+ * operands and of the stores and arrives before it (an instruction holding
+ * one counts as one), so the second pass's loads of other tensors (a
+ * LayerNorm's weight and bias) are in flight while the first pass reduces,
+ * not issued after its barriers. The order is otherwise kept: a stable
+ * sort by (earliest slot, moved first, original place). */
+typedef struct Slot {
+  int key, moved, index;
+  TirInst *in;
+} Slot;
+
+static int slot_cmp(const void *x, const void *y) {
+  const Slot *a = x, *b = y;
+  if (a->key != b->key) return a->key < b->key ? -1 : 1;
+  if (a->moved != b->moved) return a->moved ? -1 : 1;
+  return a->index < b->index ? -1 : a->index > b->index;
+}
+
+static bool movable(const TirInst *in) {
+  switch (in->op) {
+  case TIR_LOAD: return in->ty.rank > 0;
+  case TIR_CONST:
+  case TIR_PARAM:
+  case TIR_DIM:
+  case TIR_CTX: return true;
+  case TIR_UNARY:
+  case TIR_BINARY:
+  case TIR_CONVERT: return in->ty.rank == 0;
+  default: return false;
+  }
+}
+
+static void hoist(Arena *a, Once *o, TirBlock *b, int *where) {
+  for (int i = 0; i < b->len; i++) {
+    TirInst *in = b->insts[i];
+    hoist(a, o, &in->cond, where);
+    hoist(a, o, &in->body, where);
+    hoist(a, o, &in->body2, where);
+  }
+  if (b->len < 2) return;
+  Slot *sl = arena_alloc(a, sizeof(Slot) * (size_t)b->len);
+  int fence = 0; /* the slot after the last instruction that writes memory */
+  for (int i = 0; i < b->len; i++) {
+    TirInst *in = b->insts[i];
+    where[in->id] = i;
+    sl[i] = (Slot){.key = i, .index = i, .in = in};
+    if (!movable(in)) {
+      if (in->op == TIR_STORE || in->op == TIR_ARRIVE || writes(&in->cond) || writes(&in->body) || writes(&in->body2))
+        fence = i + 1;
+      continue;
+    }
+    int key = in->op == TIR_LOAD ? fence : 0;
+    for (int k = 0; k < in->nargs + in->nsubs; k++) {
+      TirInst *op = k < in->nargs ? in->args[k] : in->subs[k - in->nargs].start;
+      int j = op ? where[op->id] : -1;
+      if (j < 0 || j >= i || b->insts[j] != op) continue; /* defined outside this block */
+      int after = sl[j].moved ? sl[j].key : j + 1;
+      if (after > key) key = after;
+    }
+    sl[i].key = key, sl[i].moved = 1;
+  }
+  qsort(sl, (size_t)b->len, sizeof *sl, slot_cmp);
+  for (int i = 0; i < b->len; i++) b->insts[i] = sl[i].in;
+  for (int i = 0; i < b->len; i++) where[b->insts[i]->id] = -1;
+}
+
+TirFunc *onepass_variant(Arena *a, Diags *d, const KernelInfo *info) {
+  TirFunc *f = lower_kernel(a, d, info);
+  if (!f) return NULL;
+  Once o = {.f = f};
+  find_loops(&o, &f->body);
+  if (o.nloops < 2) return NULL;
+  int n = f->ninsts + 1;
+  o.map = arena_alloc(a, sizeof(TirInst *) * (size_t)n);
+  o.loop = arena_alloc(a, sizeof(int) * (size_t)n);
+  o.avail = arena_alloc(a, sizeof(TirInst *) * (size_t)n);
+  memset(o.map, 0, sizeof(TirInst *) * (size_t)n);
+  memset(o.loop, 0, sizeof(int) * (size_t)n);
+  /* tag each loop's instructions with the loop (outermost spliced loop wins) */
+  int nl = 0;
+  for (int i = 0; i < f->ninsts; i++) {
+    TirInst *in = f->insts[i];
+    int64_t s;
+    const char *name = in ? loop_dim(f, in, &s) : NULL;
+    if (name && !strcmp(name, o.dimname) && !o.loop[in->id]) tag(&o, &in->body, ++nl);
+  }
+  splice(a, &o, &f->body);
+  cse(&o, &f->body);
+  if (!o.merged) return NULL;
+  rewrite_uses(&o, &f->body);
+  int *where = arena_alloc(a, sizeof(int) * (size_t)n);
+  for (int i = 0; i < n; i++) where[i] = -1;
+  hoist(a, &o, &f->body, where);
+  f->once_dim = o.dimname;
+  f->once_max = o.bound;
+  tir_number(a, f);
+  if (!tir_verify(d, f, "the one-pass variant")) return NULL;
+  return f;
+}
