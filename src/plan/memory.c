@@ -399,15 +399,23 @@ static void insert_by_offset(PlanBuf **by, int n, PlanBuf *b) {
  * buffers alive with it: bumped past each one that overlaps. Scanned once
  * in order of offset (by[] sorted so) this is exact: a buffer that starts
  * at or past b's end ends the scan, since all later ones start later. */
-static int64_t first_fit(PlanBuf *b, PlanBuf *const *by, int n) {
+static int64_t first_fit(PlanBuf *b, PlanBuf *const *by, int n, const PlanBuf *shun) {
   int64_t off = 0;
   for (int j = 0; j < n; j++) {
     const PlanBuf *o = by[j];
     if (o->offset >= off + b->bytes) break;
-    if (lives_overlap(b, o) && o->offset + o->bytes > off) off = (o->offset + o->bytes + b->align - 1) / b->align * b->align;
+    if ((o == shun || lives_overlap(b, o)) && o->offset + o->bytes > off)
+      off = (o->offset + o->bytes + b->align - 1) / b->align * b->align;
   }
   return off;
 }
+
+/* A small exchange area does not take the bytes of the exchange just
+ * before it: two in a row (a LayerNorm's two row sums across warps) would
+ * otherwise need a barrier between the first's reads and the second's
+ * writes. On bytes of their own the second's inner barrier already orders
+ * the first's reads before a third that reuses the first's bytes. */
+enum { SCRATCH_ALTERNATE_BYTES = 4096 };
 
 /* First fit: each buffer takes the lowest 16-byte aligned offset that no
  * buffer alive at the same time occupies. The buffers other than the
@@ -426,14 +434,17 @@ void pl_allocate(Planner *P) {
   for (int k = 0; k < n; k++) order[k] = P->bufs.items[k];
   qsort(order, (size_t)n, sizeof *order, cmp_buf);
   int64_t top = 0;
+  PlanBuf *prev_scratch = NULL; /* kept in live[] while it is the last small exchange */
   for (; i < n && order[i]->kind != BUF_MBAR; i++) {
     PlanBuf *b = order[i];
+    bool small = b->kind == BUF_SCRATCH && b->bytes <= SCRATCH_ALTERNATE_BYTES;
     int k = 0;
     for (int j = 0; j < nlive; j++)
-      if (live[j]->last >= b->first) live[k++] = live[j];
+      if (live[j]->last >= b->first || live[j] == prev_scratch) live[k++] = live[j];
     nlive = k;
-    b->offset = first_fit(b, live, nlive);
+    b->offset = first_fit(b, live, nlive, small ? prev_scratch : NULL);
     insert_by_offset(live, nlive++, b);
+    if (small) prev_scratch = b;
   }
   /* the mbarriers, against everything placed, in order of offset */
   int placed = i;
@@ -442,7 +453,7 @@ void pl_allocate(Planner *P) {
   qsort(by, (size_t)placed, sizeof *by, cmp_offset);
   for (; i < n; i++) {
     PlanBuf *b = order[i];
-    b->offset = first_fit(b, by, placed);
+    b->offset = first_fit(b, by, placed, NULL);
     insert_by_offset(by, placed++, b);
   }
   for (int k = 0; k < n; k++) {
