@@ -179,10 +179,51 @@ bool px_cols_contiguous(const Emitter *e, const TirInst *in) {
 typedef struct RowsAt {
   int i0, i1; /* the row and column subscripts */
   const char *g[MAX_TENSOR_RANK], **colok, *lim, *ad, *step;
+  struct ColMasks *cm;
 } RowsAt;
 
+/* A row of columns' masks: column c1 + coff[j] is inside when it is inside
+ * the slice (coff[j] < len - c1) and the tensor (gcol + coff[j] < ext), and
+ * ok holds. The masks of a chunk's first and last columns (eager[j]) are
+ * computed before any path branches off, as the vector test of every path
+ * needs them; the others only the element-by-element paths read, so
+ * col_ok computes them where such a path needs them (afresh each time: a
+ * predicate computed on one path is not defined on another). Computing
+ * every column's mask up front cost three instructions an element on the
+ * vector path too. */
+typedef struct ColMasks {
+  const char *c1, *gcol, *ok, *ext;
+  int64_t len;
+  const int64_t *coff;
+  const char **eager;
+} ColMasks;
+
+static const char *col_mask(Emitter *e, const ColMasks *m, int j) {
+  const char *p = px_tmp(e, RC_PRED), *q = px_tmp(e, RC_PRED), *gc = px_tmp(e, RC_B32);
+  int64_t left = m->len - m->coff[j]; /* the slice's columns from coff[j] on: none past its end */
+  if (left <= 0) px_out(e, "setp.ne.and.u32 %s, 0, 0, %s;", p, m->ok);
+  else px_out(e, "setp.lt.and.u32 %s, %s, %lld, %s;", p, m->c1, (long long)left, m->ok);
+  px_out(e, "add.s32 %s, %s, %lld;", gc, m->gcol, (long long)m->coff[j]);
+  px_out(e, "setp.lt.and.u32 %s, %s, %s, %s;", q, gc, m->ext, p);
+  return q;
+}
+
+static const char *col_ok(Emitter *e, const ColMasks *m, int j) { return m->eager[j] ? m->eager[j] : col_mask(e, m, j); }
+
+/* The masks of a row of ncol columns in chunks of V: every column's when
+ * lazy is false (V 1, or a path that reads them all), else the chunks'
+ * ends only. */
+static ColMasks *col_masks(Emitter *e, const char *c1, const char *gcol, const char *ok, const char *ext, int64_t len,
+                           const int64_t *coff, int ncol, int V, bool lazy) {
+  ColMasks *m = arena_alloc(e->a, sizeof *m);
+  *m = (ColMasks){c1, gcol, ok, ext, len, coff, arena_alloc(e->a, sizeof(char *) * (size_t)ncol)};
+  for (int j = 0; j < ncol; j++)
+    if (!lazy || V <= 1 || j % V == 0 || j % V == V - 1) m->eager[j] = col_mask(e, m, j);
+  return m;
+}
+
 static RowsAt rows_at(Emitter *e, const TirInst *in, const char *r0, const char *c1, const int64_t *coff, int ncol,
-                      int64_t rstep, int eb) {
+                      int64_t rstep, int eb, int lazy_v) {
   RowsAt R = {.i0 = -1, .i1 = -1, .colok = arena_alloc(e->a, sizeof(char *) * (size_t)ncol)};
   for (int i = 0; i < in->nsubs; i++)
     if (!in->subs[i].point) R.i0 = R.i1, R.i1 = i;
@@ -199,15 +240,9 @@ static RowsAt rows_at(Emitter *e, const TirInst *in, const char *r0, const char 
     R.g[i] = start;
     if (i != R.i0) px_and_below(e, ok, R.g[i], px_ext(e, in->aux, i));
   }
-  for (int j = 0; j < ncol; j++) {
-    const char *p = px_tmp(e, RC_PRED), *q = px_tmp(e, RC_PRED), *gc = px_tmp(e, RC_B32);
-    int64_t left = in->subs[R.i1].len - coff[j]; /* the slice's columns from coff[j] on: none past its end */
-    if (left < 0) px_out(e, "setp.ne.and.u32 %s, 0, 0, %s;", p, ok);
-    else px_out(e, "setp.lt.and.u32 %s, %s, %lld, %s;", p, c1, (long long)left, ok);
-    px_out(e, "add.s32 %s, %s, %lld;", gc, R.g[R.i1], (long long)coff[j]);
-    px_out(e, "setp.lt.and.u32 %s, %s, %s, %s;", q, gc, px_ext(e, in->aux, R.i1), p);
-    R.colok[j] = q;
-  }
+  R.cm = col_masks(e, c1, R.g[R.i1], ok, px_ext(e, in->aux, R.i1), in->subs[R.i1].len, coff, ncol, lazy_v,
+                   lazy_v > 1);
+  R.colok = R.cm->eager;
   R.lim = px_tmp(e, RC_B32);
   px_out(e, "sub.s32 %s, %s, %s;", R.lim, px_ext(e, in->aux, R.i0), R.g[R.i0]);
   if (r0) {
@@ -263,7 +298,7 @@ bool px_emit_load_rows_at(Emitter *e, const TirInst *in, const char **words, con
   if (c1_out) *c1_out = c1, *r0_out = r0;
   /* column v of the chunk; a round further: rpr rows */
   const int64_t coff[4] = {0, 1, 2, 3};
-  RowsAt R = rows_at(e, in, r0, c1, coff, V, rpr, eb);
+  RowsAt R = rows_at(e, in, r0, c1, coff, V, rpr, eb, 0);
   int i0 = R.i0;
   const char **g = R.g, **colok = R.colok, *lim = R.lim, *ad0 = R.ad, *step = R.step;
   RegClass rc = px_rc_of(in->ty.elem);
@@ -396,7 +431,7 @@ static bool emit_long_rows(Emitter *e, const TirInst *in, const TirInst *val) {
   int eb = px_elem_bytes_mem(te);
   int64_t cpr = p1 / T, *coff = arena_alloc(e->a, sizeof(int64_t) * (size_t)cpr);
   for (int64_t c = 0; c < cpr; c++) coff[c] = c * T;
-  RowsAt R = rows_at(e, in, NULL, "%tidv_", coff, (int)cpr, 1, eb);
+  RowsAt R = rows_at(e, in, NULL, "%tidv_", coff, (int)cpr, 1, eb, 0);
   RegClass rc = px_rc_of(in->ty.elem);
   for (int64_t j = 0; j < p0; j++) {
     if (j) px_out(e, "add.s64 %s, %s, %s;", R.ad, R.ad, R.step);
@@ -445,8 +480,7 @@ static void unpack_chunk(Emitter *e, const TirInst *in, Scalar te, int V, const 
  * into in. fast: every chunk is inside and aligned (emit_blocked_rows'
  * unpredicated path): plain vector accesses, nothing element by element. */
 static void blocked_chunks(Emitter *e, const TirInst *in, const TirInst *val, const BlockGeom *g, const int64_t *coff,
-                           const char *const *colok, const char *ad, const char *pz, const char *aligned, int k0,
-                           bool fast) {
+                           const ColMasks *cm, const char *ad, const char *pz, const char *aligned, int k0, bool fast) {
   Scalar te = val ? e->f->params[in->aux].elem : in->ty.elem;
   int eb = px_elem_bytes_mem(te), V = g->V, nw = V * eb / 4;
   RegClass rc = px_rc_of((val ? val : in)->ty.elem);
@@ -456,8 +490,8 @@ static void blocked_chunks(Emitter *e, const TirInst *in, const TirInst *val, co
     if (aligned && !fast) {
       vp = px_tmp(e, RC_PRED);
       px_out(e, "and.pred %s, %s, %s;", vp, pz, aligned);
-      px_out(e, "and.pred %s, %s, %s;", vp, vp, colok[c * V]);
-      px_out(e, "and.pred %s, %s, %s;", vp, vp, colok[c * V + V - 1]);
+      px_out(e, "and.pred %s, %s, %s;", vp, vp, col_ok(e, cm, c * V));
+      px_out(e, "and.pred %s, %s, %s;", vp, vp, col_ok(e, cm, c * V + V - 1));
       at = arena_printf(e->a, "@%s ", vp);
     }
     if (aligned) {
@@ -493,7 +527,7 @@ static void blocked_chunks(Emitter *e, const TirInst *in, const TirInst *val, co
     /* the elements of a chunk that is not whole inside, one by one */
     for (int v = 0; v < V && !fast; v++) {
       const char *q = px_tmp(e, RC_PRED), *at = arena_printf(e->a, "%s+%lld", ad, (long long)(off + v * eb));
-      px_out(e, "and.pred %s, %s, %s;", q, pz, colok[c * V + v]);
+      px_out(e, "and.pred %s, %s, %s;", q, pz, col_ok(e, cm, c * V + v));
       if (vp) px_out(e, "and.pred %s, %s, !%s;", q, q, vp);
       if (val) {
         px_st(e, "global", te, at, px_operand(e, val, k0 + v), q);
@@ -600,7 +634,7 @@ static bool emit_blocked_rows(Emitter *e, const TirInst *in, const TirInst *val)
   int64_t *coff = arena_alloc(e->a, sizeof(int64_t) * (size_t)ncol);
   for (int j = 0; j < ncol; j++) coff[j] = px_blk_col_off(&g, j);
   const char *r0 = px_blk_row_base(e, &g), *c1 = px_blk_col_base(e, &g);
-  RowsAt R = rows_at(e, in, r0, c1, coff, ncol, (int64_t)g.tr * g.wr, eb);
+  RowsAt R = rows_at(e, in, r0, c1, coff, ncol, (int64_t)g.tr * g.wr, eb, V);
   const char *aligned = NULL;
   if (blocked_vec(V, eb)) {
     const char *al = px_tmp(e, RC_B64);
@@ -627,7 +661,7 @@ static bool emit_blocked_rows(Emitter *e, const TirInst *in, const TirInst *val)
     px_out(e, "mov.b64 %s, %s;", ad, R.ad);
     for (int64_t rr = 0; rr < g.reps_r; rr++) {
       if (rr) px_out(e, "add.s64 %s, %s, %s;", ad, ad, R.step);
-      blocked_chunks(e, in, val, &g, coff, R.colok, ad, NULL, aligned, (int)(rr * ncol), true);
+      blocked_chunks(e, in, val, &g, coff, R.cm, ad, NULL, aligned, (int)(rr * ncol), true);
     }
     px_out(e, "bra.uni $Lbrowsend%d;", L);
     px_label(e, "brows", L);
@@ -640,7 +674,7 @@ static bool emit_blocked_rows(Emitter *e, const TirInst *in, const TirInst *val)
     const char *pr = px_tmp(e, RC_PRED), *pz = px_tmp(e, RC_PRED);
     px_out(e, "setp.gt.s32 %s, %s, %lld;", pr, R.lim, (long long)row);
     px_out(e, "setp.ge.and.s32 %s, %s, %lld, %s;", pz, R.g[R.i0], (long long)-row, pr);
-    blocked_chunks(e, in, val, &g, coff, R.colok, ad, pz, aligned, (int)(rr * ncol), false);
+    blocked_chunks(e, in, val, &g, coff, R.cm, ad, pz, aligned, (int)(rr * ncol), false);
   }
   if (aligned) px_label(e, "browsend", L);
   return true;
@@ -686,16 +720,7 @@ static bool emit_columns(Emitter *e, const TirInst *in, const TirInst *val) {
     }
     if (own) px_out(e, "and.pred %s, %s, %s;", ok, ok, own);
   }
-  const char **colok = arena_alloc(e->a, sizeof(char *) * (size_t)ncol);
-  for (int j = 0; j < ncol; j++) {
-    const char *p = px_tmp(e, RC_PRED), *q = px_tmp(e, RC_PRED), *gc = px_tmp(e, RC_B32);
-    int64_t left = in->subs[last].len - coff[j];
-    if (left <= 0) px_out(e, "setp.ne.and.u32 %s, 0, 0, %s;", p, ok);
-    else px_out(e, "setp.lt.and.u32 %s, %s, %lld, %s;", p, c1, (long long)left, ok);
-    px_out(e, "add.s32 %s, %s, %lld;", gc, gg[last], (long long)coff[j]);
-    px_out(e, "setp.lt.and.u32 %s, %s, %s, %s;", q, gc, px_ext(e, in->aux, last), p);
-    colok[j] = q;
-  }
+  ColMasks *cm = col_masks(e, c1, gg[last], ok, px_ext(e, in->aux, last), in->subs[last].len, coff, ncol, V, true);
   const char *ad = px_tensor_addr(e, in->aux, gg), *aligned = NULL;
   if (blocked_vec(V, eb)) {
     const char *al = px_tmp(e, RC_B64);
@@ -703,7 +728,26 @@ static bool emit_columns(Emitter *e, const TirInst *in, const TirInst *val) {
     px_out(e, "and.b64 %s, %s, %d;", al, ad, V * eb - 1);
     px_out(e, "setp.eq.u64 %s, %s, 0;", aligned, al);
   }
-  blocked_chunks(e, in, val, &g, coff, colok, ad, ok, aligned, 0, false);
+  if (!aligned) {
+    blocked_chunks(e, in, val, &g, coff, cm, ad, ok, aligned, 0, false);
+    return true;
+  }
+  /* a thread whose chunks are all inside and aligned (away from the
+   * tensor's end: the common case) takes the vectors unpredicated, as
+   * emit_blocked_rows does; the others the predicated path */
+  int L = px_new_label(e);
+  const char *all = px_tmp(e, RC_PRED);
+  px_out(e, "and.pred %s, %s, %s;", all, ok, aligned);
+  for (int c = 0; c < (int)g.reps_c; c++) {
+    px_out(e, "and.pred %s, %s, %s;", all, all, cm->eager[c * V]);
+    px_out(e, "and.pred %s, %s, %s;", all, all, cm->eager[c * V + V - 1]);
+  }
+  px_out(e, "@!%s bra $Lcols%d;", all, L);
+  blocked_chunks(e, in, val, &g, coff, cm, ad, NULL, aligned, 0, true);
+  px_out(e, "bra.uni $Lcolsend%d;", L);
+  px_label(e, "cols", L);
+  blocked_chunks(e, in, val, &g, coff, cm, ad, ok, aligned, 0, false);
+  px_label(e, "colsend", L);
   return true;
 }
 
