@@ -89,9 +89,14 @@ static void compile_variants(Arena *arena, Diags *d, const Source *src, Node *pr
       Plan *p = plan_kernel(arena, d, f, o->arch, plan_flags(o));
       if (!p || !tir_verify(d, f, "planning")) break;
       vec_push(arena, &plans, p);
-      /* rows that fit one block: the same variant reading them once */
+      /* rows that fit one block: the same variant reading them once. The
+       * copy is optional: one the planner refuses (its loads issued early
+       * may not fit the shared-memory budget) is left out, not an error */
       TirFunc *once = o->no_onepass ? NULL : onepass_variant(arena, d, info);
-      if (once && (p = plan_kernel(arena, d, once, o->arch, plan_flags(o))) && tir_verify(d, once, "planning"))
+      Diags quiet = *d;
+      quiet.silent = true, quiet.errors = quiet.warnings = 0;
+      if (once && (p = plan_kernel(arena, &quiet, once, o->arch, plan_flags(o))) && !quiet.errors &&
+          tir_verify(d, once, "planning"))
         vec_push(arena, &plans, p);
     }
   }

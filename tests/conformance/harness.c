@@ -354,8 +354,10 @@ static bool compile_case(Case *c, Define *consts, int nconsts, Compiled *out, ch
       if (p) out->plans[out->nplans++] = p;
       /* the one-pass copy phobosc compiles beside it (onepass.c) */
       TirFunc *once = p ? onepass_variant(out->arena, &d, info) : NULL;
-      Plan *po = once ? plan_kernel(out->arena, &d, once, "sm_90a", harness_plan_flags()) : NULL;
-      if (po) out->plans[out->nplans++] = po;
+      Diags quiet = d; /* as phobosc does: a copy the planner refuses is left out */
+      quiet.silent = true, quiet.errors = quiet.warnings = 0;
+      Plan *po = once ? plan_kernel(out->arena, &quiet, once, "sm_90a", harness_plan_flags()) : NULL;
+      if (po && !quiet.errors) out->plans[out->nplans++] = po;
     }
   }
   fclose(dout);
