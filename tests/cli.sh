@@ -311,7 +311,6 @@ lacks "at the limit: no tensor copies" out "cp.async.bulk.tensor"
 printf '@grid(1)\nkernel scan(X: tensor<f32>[N, 64]) {\n  for i in range(0, N - 16, 16) {\n    let x = X[i :+ 16, :]\n    X[i + 16 :+ 16, :] = x + 1.0\n  }\n}\n' > "$tmp/scan.ph"
 run "--prefetch over a loop that stores what it loads next" 0 --emit=ptx --prefetch "$tmp/scan.ph"
 lacks "no prefetch across the store" out "\$Lpfk"
-# @no_tma: the per-kernel --no-tma (the same kernel without it takes the copies)
 # acc += dot on wgmma accumulates in acc's registers, its wait deferred in the
 # staged ring of tensor copies, and the GEMM's blocks go grouped (spec 15.5)
 gemm="$PROJECT_ROOT/bench/gemm.ph"
@@ -329,6 +328,7 @@ lacks "plan: an add under an if is not folded into the dot" out "accumulates in"
 run "--emit=ptx conditional accumulation" 0 --emit=ptx "$tmp/ifacc.ph"
 has "PTX: the conditional add's dot is waited for at once" out "wgmma.wait_group.sync.aligned 0;"
 lacks "PTX: the conditional add's dot leaves no group running" out "wgmma.wait_group.sync.aligned 1;"
+# @no_tma: the per-kernel --no-tma (the same kernel without it takes the copies)
 grep -v '^@no_tma$' "$PROJECT_ROOT/tests/golden/plan/no_tma_pipeline.ph" > "$tmp/with_tma.ph"
 run "without @no_tma" 0 --emit=plan "$tmp/with_tma.ph"
 has "without @no_tma: a ring" out "path: bulk copies into ring"

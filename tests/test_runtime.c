@@ -273,6 +273,22 @@ Test(runtime, variant_fits_pinned_dims) {
   free(text);
 }
 
+/* The manifest phobosc writes for PROJECT_ROOT/source, loaded (the file
+ * removed once read). */
+static Manifest compiled_manifest(const char *source) {
+  char cmd[4096], path[] = "/tmp/phobos_mf_XXXXXX.yaml", err[1024];
+  int fd = mkstemps(path, 5);
+  cr_assert(fd >= 0);
+  close(fd);
+  snprintf(cmd, sizeof cmd, "%s --emit=manifest -o %s %s/%s", getenv("PHOBOSC"), path, getenv("PROJECT_ROOT"), source);
+  cr_assert_eq(system(cmd), 0, "%s", cmd);
+  Manifest m;
+  bool ok = mf_load(path, &m, err, sizeof err);
+  unlink(path);
+  cr_assert(ok, "%s", err);
+  return m;
+}
+
 Test(runtime, variant_fits_dims_at_most) {
   char *text = replaced("    pinned: {}\n", "    pinned: {}\n    dims_at_most: {N: 128}\n");
   Manifest m = load_ok(text);
@@ -292,16 +308,7 @@ Test(runtime, variant_fits_dims_at_most) {
 }
 
 Test(runtime, compiler_writes_one_pass_copies_with_their_bound) {
-  char cmd[4096], path[] = "/tmp/phobos_mf_XXXXXX.yaml";
-  int fd = mkstemps(path, 5);
-  cr_assert(fd >= 0);
-  close(fd);
-  snprintf(cmd, sizeof cmd, "%s --emit=manifest -o %s %s/spec/conformance/one_pass.ph", getenv("PHOBOSC"), path,
-           getenv("PROJECT_ROOT"));
-  cr_assert_eq(system(cmd), 0, "%s", cmd);
-  char err[1024];
-  Manifest m;
-  cr_assert(mf_load(path, &m, err, sizeof err), "%s", err);
+  Manifest m = compiled_manifest("spec/conformance/one_pass.ph");
   const MfKernel *k = &m.kernels[0]; /* softmax_rows: 9 variants, each with its copy */
   cr_assert_eq(k->nvariants, 18);
   const MfVariant *v = &k->variants[0], *once = &k->variants[1];
@@ -315,21 +322,12 @@ Test(runtime, compiler_writes_one_pass_copies_with_their_bound) {
   cr_assert(rt_variant_fits(v, &b));
   cr_assert_not(rt_variant_fits(once, &b));
   mf_free(&m);
-  unlink(path);
 }
 
 Test(runtime, compiler_manifest_round_trips) {
   /* what phobosc writes, the runtime reads */
-  char cmd[4096], path[] = "/tmp/phobos_mf_XXXXXX.yaml";
-  int fd = mkstemps(path, 5);
-  cr_assert(fd >= 0);
-  close(fd);
-  snprintf(cmd, sizeof cmd, "%s --emit=manifest -o %s %s/examples/gqa_attention/gqa_attention.ph", getenv("PHOBOSC"),
-           path, getenv("PROJECT_ROOT"));
-  cr_assert_eq(system(cmd), 0, "%s", cmd);
   char err[1024];
-  Manifest m;
-  cr_assert(mf_load(path, &m, err, sizeof err), "%s", err);
+  Manifest m = compiled_manifest("examples/gqa_attention/gqa_attention.ph");
   cr_assert_eq(m.kernels[0].nvariants, 4); /* WG 2, 1 warpgroups by BK 64, 32 */
   MfVariant *v = &m.kernels[0].variants[1];
   cr_assert_str_eq(v->entry, "gqa_attention__v1");
@@ -347,7 +345,6 @@ Test(runtime, compiler_manifest_round_trips) {
   cr_assert_eq(grid[1], 4);
   cr_assert_eq(grid[2], 2);
   mf_free(&m);
-  unlink(path);
 }
 
 Test(runtime, truncated_and_foreign_cubins_are_refused_before_the_driver) {
@@ -440,16 +437,7 @@ Test(runtime, a_kernel_over_the_parameter_table) {
 
 Test(runtime, compiler_tensor_maps_round_trip) {
   /* phobosc writes the maps of the staged loads it gives TMA copies */
-  char cmd[4096], path[] = "/tmp/phobos_tma_XXXXXX.yaml";
-  int fd = mkstemps(path, 5);
-  cr_assert(fd >= 0);
-  close(fd);
-  snprintf(cmd, sizeof cmd, "%s --emit=manifest -o %s %s/spec/conformance/sgemm_ragged.ph", getenv("PHOBOSC"), path,
-           getenv("PROJECT_ROOT"));
-  cr_assert_eq(system(cmd), 0, "%s", cmd);
-  char err[1024];
-  Manifest m;
-  cr_assert(mf_load(path, &m, err, sizeof err), "%s", err);
+  Manifest m = compiled_manifest("spec/conformance/sgemm_ragged.ph");
   /* TM = TN = 32: A's [32, 8] and B's [8, 32] tiles are 1 KiB, copied
    * (the 512-byte tiles of the smaller points keep the pointer path) */
   MfVariant *v = &m.kernels[0].variants[3];
@@ -457,7 +445,6 @@ Test(runtime, compiler_tensor_maps_round_trip) {
   cr_assert_eq(v->ntmaps, 2);
   cr_assert_eq(v->tmaps[0].rank, 2);
   mf_free(&m);
-  unlink(path);
 }
 
 Test(runtime, element_count_overflow_is_refused) {
