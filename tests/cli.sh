@@ -227,6 +227,20 @@ has "row_norm: 16-byte stores" out "st.global.v4.b32"
 has "row_norm: row sums by shuffles" out "shfl.sync.bfly.b32"
 lacks "row_norm: no barrier in the PTX" out "bar.sync"
 lacks "row_norm: no shared memory in the PTX" out ".shared"
+# a GEMM epilogue (spec 15.6, 15.12): the bias in the fragment's columns,
+# broadcast by register moves (no exchange, one barrier: the ring's), the
+# output by pair stores
+de="$PROJECT_ROOT/spec/conformance/dot_epilogue.ph"
+run "--emit=plan dot_epilogue" 0 --emit=plan -D BM=128 -D BN=128 -D BK=64 -D T=256 "$de"
+has "dot_epilogue: the bias in the fragment's columns" out "reg columns of mma16x8x16.acc"
+lacks "dot_epilogue: no exchange" out "exchange of"
+run "--emit=ptx dot_epilogue" 0 --emit=ptx -D BM=128 -D BN=128 -D BK=64 -D T=256 "$de"
+has "dot_epilogue: f32 pairs stored as v2" out "st.global.v2.b32 [%rd"
+has "dot_epilogue: bf16 pairs stored as words" out "st.global.b32 [%rd"
+# an odd-pitch row store (spec 15.12): chunks realigned by shuffles
+run "--emit=ptx rows_store" 0 --emit=ptx -D BR=8 -D BN=1024 "$PROJECT_ROOT/spec/conformance/rows_store.ph"
+has "rows_store: the warp chooses the shuffle path" out "vote.sync.any.pred"
+has "rows_store: chunks from the lane before" out "shfl.sync.idx.b32"
 run "--emit=ptx --no-wgmma gqa" 0 --emit=ptx --no-wgmma "$gqa"
 lacks "--no-wgmma: no wgmma" out "wgmma"
 has "--no-wgmma: mma.sync" out "mma.sync.aligned.m16n8k16"

@@ -311,6 +311,32 @@ BlockGeom plan_block_geom(const TirInst *x) {
 
 bool plan_is_columns(const TirInst *x) { return reg_layout(x, 1, LAYOUT_COLUMNS, LAYOUT_BLOCKED); }
 
+bool plan_is_fragcols(const TirInst *x) { return reg_layout(x, 1, LAYOUT_COLUMNS, LAYOUT_MMA_ACC); }
+
+/* Whether every use of the columns class L beside a fragment class is one
+ * the backend spells register by register: elementwise operations (whose
+ * results are of L itself), reads and whole writes of register vars, and
+ * broadcasts over L's own fragment class. A store or a reduction of it
+ * would need an owner per column, which the fragment layout has not. */
+static bool fragcols_uses_ok(const TirFunc *f, const Layout *L) {
+  for (int j = 0; j < f->ninsts; j++) {
+    const TirInst *u = f->insts[j];
+    for (int k = 0; k < u->nargs; k++) {
+      const TirInst *a = u->args[k];
+      if (!a || !a->ty.rank || !a->plan || a->plan->res != RES_REG || a->plan->layout != L) continue;
+      switch (u->op) {
+      case TIR_BINARY: case TIR_UNARY: case TIR_MATH: case TIR_CONVERT: case TIR_SELECT: case TIR_READ: case TIR_WRITE:
+        break;
+      case TIR_BROADCAST:
+        if (u->plan->res != RES_REG || u->plan->layout != L->parent) return false;
+        break;
+      default: return false;
+      }
+    }
+  }
+  return true;
+}
+
 bool plan_reduce_in_regs(const TirInst *red) {
   if (red->op != TIR_REDUCE || !plan_is_blocked_rows(red) || !plan_is_blocked(red->args[0])) return false;
   BlockGeom a = plan_block_geom(red), b = plan_block_geom(red->args[0]);
@@ -319,6 +345,8 @@ bool plan_reduce_in_regs(const TirInst *red) {
 
 bool plan_broadcast_in_regs(const TirInst *bc) {
   const TirInst *x = bc->args[0];
+  if (bc->op == TIR_BROADCAST && pl_is_frag(bc) && plan_is_fragcols(x) && x->plan->layout->parent == bc->plan->layout)
+    return true;
   if (bc->op == TIR_BROADCAST && plan_is_blocked(bc) && plan_is_columns(x)) {
     BlockGeom a = plan_block_geom(bc), b = plan_block_geom(x);
     return a.V == b.V && a.tc == b.tc && a.wc == b.wc && a.reps_c == b.reps_c &&
@@ -494,7 +522,9 @@ void pl_choose_layouts(Planner *P) {
       if (pass <= PASS_FRAG_ROWS)
         keep = T % 32 == 0 && !bad[j] && M % 16 == 0 && (rows || N % 8 == 0) && (M / 16) % W == 0;
       else
-        keep = blocked_ok && !bad[j] && (pass == PASS_BLOCKED || L->parent->kind == LAYOUT_BLOCKED);
+        keep = blocked_ok && !bad[j] &&
+               (pass == PASS_BLOCKED || L->parent->kind == LAYOUT_BLOCKED ||
+                (pass == PASS_COLUMNS && L->parent->kind == LAYOUT_MMA_ACC && N % 8 == 0 && fragcols_uses_ok(f, L)));
       if (!keep) L->kind = LAYOUT_FLAT;
       else if (pass == PASS_BLOCKED) {
         if (!eb) eb = access_bytes(P);
@@ -611,6 +641,7 @@ int64_t plan_regs(const Plan *p, const TirInst *x) {
   int64_t W = p->threads / 32, M = plan_folded_rows(x), N = x->plan->phys[x->ty.rank - 1];
   if (pl_is_frag(x)) return M / 16 / W * (N / 2);
   if (pl_is_rowfrag(x)) return M / 16 / W * 2;
+  if (plan_is_fragcols(x)) return N / 4;
   if (plan_is_blocked(x) || plan_is_blocked_rows(x) || plan_is_columns(x)) {
     BlockGeom g = plan_block_geom(x);
     return plan_is_blocked_rows(x) ? g.reps_r : g.reps_r * g.reps_c * g.V;

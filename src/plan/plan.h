@@ -213,6 +213,11 @@ const char *plan_dot_fallback(Arena *a, const Plan *p, const TirInst *dot);
 bool plan_is_blocked(const TirInst *x);
 bool plan_is_blocked_rows(const TirInst *x);
 bool plan_is_columns(const TirInst *x);
+/* x a row vector ([N] or [1, N]) broadcast over a fragment value, in the
+ * columns that value's threads hold: register m of a thread is column
+ * (m / 2) 8 + 2 t + m % 2 (t = lane % 4), N / 4 registers, so a broadcast
+ * over the fragment is a move from register to register (a GEMM's bias) */
+bool plan_is_fragcols(const TirInst *x);
 /* the geometry of x's blocked layout (of the parent, for a sliced row value) */
 BlockGeom plan_block_geom(const TirInst *x);
 /* whether two values' blocked layouts place their rows alike (same M,
@@ -222,7 +227,8 @@ bool plan_same_rows(const BlockGeom *a, const BlockGeom *b);
  * folds its registers, the lanes of a row shuffle, the warps of a row (when
  * it spans several) meet in a scratch of M x wc partials */
 bool plan_reduce_in_regs(const TirInst *red);
-/* a broadcast of a row value over a blocked value whose rows lie alike:
+/* a broadcast of a row value over a blocked value whose rows lie alike, or
+ * of a row vector over the fragment value whose columns it holds:
  * register moves */
 bool plan_broadcast_in_regs(const TirInst *bc);
 /* whether a tensor-core dot packs its a operand from the accumulators of

@@ -62,7 +62,14 @@ typedef struct Emitter {
   const char **pf_words[8];
   int npf;
   bool replay; /* re-emitting scalars for a later iteration: no declarations, no barriers */
+  /* a slice of an elementwise chain (ptx.c, emit_chain): the registers
+   * klo .. khi - 1 of each value; khi 0: all of them */
+  int klo, khi;
 } Emitter;
+
+/* the registers an elementwise emitter writes now: [px_kbeg, px_kend(n)) */
+static inline int px_kbeg(const Emitter *e) { return e->klo; }
+static inline int px_kend(const Emitter *e, int n) { return e->khi && e->khi < n ? e->khi : n; }
 
 /* A fragment value's geometry (layout.c) */
 typedef struct FragGeom {
@@ -136,6 +143,7 @@ const char *px_operand(Emitter *e, const TirInst *x, int k);
 const char *px_flat_of(Emitter *e, const char *const *c, const int64_t *phys, int rank);
 
 /* ------------------------------------- ops.c: elementwise operations */
+bool px_binary_whole(Emitter *e, const TirInst *in);
 void px_emit_binary(Emitter *e, const TirInst *in);
 void px_emit_math(Emitter *e, const TirInst *in);
 void px_emit_convert(Emitter *e, const TirInst *in);

@@ -170,6 +170,11 @@ const char *px_elem_index(Emitter *e, const TirInst *x, int k) {
     px_out(e, "add.u32 %s, %s, %lld;", r, r, (long long)(px_blk_row_off(&g, k) * g.N + px_blk_col_off(&g, k)));
     return r;
   }
+  if (x->ty.rank && plan_is_fragcols(x)) { /* [N] or [1, N]: the column is the flat index */
+    const char *r = px_tmp(e, RC_B32);
+    px_out(e, "add.u32 %s, %%ft2_, %d;", r, k / 2 * 8 + k % 2);
+    return r;
+  }
   if (px_is_rowfrag(e, x)) {
     const char *r = px_tmp(e, RC_B32);
     px_out(e, "add.u32 %s, %%fwg_, %lld;", r, (long long)(k / 2 * (e->T / 32) * 16 + k % 2 * 8));

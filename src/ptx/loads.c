@@ -469,6 +469,22 @@ static void unpack_chunk(Emitter *e, const TirInst *in, Scalar te, int V, const 
   }
 }
 
+/* A stored chunk's registers k0.. into its nw words of te (the registers
+ * hold rounded values: bf16 is the top half of an f32) */
+static void pack_chunk(Emitter *e, const TirInst *val, Scalar te, int nw, int k0, const char *const *w) {
+  int eb = px_elem_bytes_mem(te);
+  for (int i = 0; i < nw; i++) {
+    if (eb == 4) {
+      px_out(e, "mov.b32 %s, %s;", w[i], px_operand(e, val, k0 + i));
+    } else if (te == S_BF16) {
+      px_out(e, "prmt.b32 %s, %s, %s, 0x7632;", w[i], px_operand(e, val, k0 + 2 * i), px_operand(e, val, k0 + 2 * i + 1));
+    } else {
+      px_out(e, "{ .reg .b16 %%h0, %%h1; cvt.rn.f16.f32 %%h0, %s; cvt.rn.f16.f32 %%h1, %s; mov.b32 %s, {%%h0, %%h1}; }",
+             px_operand(e, val, k0 + 2 * i), px_operand(e, val, k0 + 2 * i + 1), w[i]);
+    }
+  }
+}
+
 /* The chunks of one row of a blocked access (emit_blocked_rows,
  * emit_columns): for c < reps_c the V elements at ad + coff[c V] elements,
  * registers k0 + c V on; pz: the row is inside; colok[j]: column coff[j]
@@ -501,19 +517,8 @@ static void blocked_chunks(Emitter *e, const TirInst *in, const TirInst *val, co
                          : nw == 2 ? arena_printf(e->a, "{%s, %s}", w[0], w[1])
                                    : w[0];
       const char *vt = nw == 4 ? ".v4" : nw == 2 ? ".v2" : "";
-      if (val) { /* pack the chunk's registers into words (the registers hold rounded values) */
-        for (int i = 0; i < nw; i++) {
-          if (eb == 4) {
-            px_out(e, "mov.b32 %s, %s;", w[i], px_operand(e, val, k0 + i));
-          } else if (te == S_BF16) {
-            px_out(e, "prmt.b32 %s, %s, %s, 0x7632;", w[i], px_operand(e, val, k0 + 2 * i),
-                   px_operand(e, val, k0 + 2 * i + 1));
-          } else {
-            px_out(e,
-                   "{ .reg .b16 %%h0, %%h1; cvt.rn.f16.f32 %%h0, %s; cvt.rn.f16.f32 %%h1, %s; mov.b32 %s, {%%h0, %%h1}; }",
-                   px_operand(e, val, k0 + 2 * i), px_operand(e, val, k0 + 2 * i + 1), w[i]);
-          }
-        }
+      if (val) {
+        pack_chunk(e, val, te, nw, k0, w);
         px_out(e, "%sst.global%s.b32 [%s+%lld], %s;", at, vt, ad, (long long)off, list);
       } else {
         if (!fast)
@@ -616,6 +621,120 @@ static void misaligned_rows(Emitter *e, const TirInst *in, const BlockGeom *g, c
   px_label(e, "bmis", M);
 }
 
+/* A blocked store whose rows are not 16-byte aligned (softmax over 50257
+ * bf16 columns), for a warp whose every row and chunk is inside: element
+ * by element it costs V stores a chunk, each touching a sector of its own.
+ * Instead each thread stores the aligned 16 bytes that end inside its
+ * chunk: the last s bytes of the chunk before it (s, the row's
+ * misalignment) and the first 16 - s of its own, the former by a shuffle
+ * from the lane that holds it, the next along the row (lane - 1 of the
+ * tc lanes of a row; lane tc - 1's previous chunk for lane 0 when one
+ * warp spans the columns, wc 1); the same select network as the loads'
+ * (misaligned_rows) shifts the 32 bytes. A chain's first chunk has no
+ * chunk before it in the warp (a row's first, or each warp's first when
+ * several warps share the columns, wc > 1), so its lane stores its own
+ * elements one by one; a chain's last chunk's last s bytes would be the
+ * next aligned store, which no lane of the warp makes, so its lane too
+ * (those stores rewrite the same values where they overlap). Rows that
+ * are aligned (s 0) store their own chunks. Every lane of the warp takes
+ * this path or none (shuffles). Branches to $Lbrowsend<L>. */
+static void misaligned_store_rows(Emitter *e, const TirInst *in, const TirInst *val, const BlockGeom *g, const RowsAt *R,
+                                  const int64_t *coff, int L) {
+  Scalar te = e->f->params[in->aux].elem;
+  int eb = px_elem_bytes_mem(te), V = g->V, ncol = (int)g->reps_c * V, tc = g->tc, nrc = (int)g->reps_c;
+  const char *lane = px_tmp(e, RC_B32), *lc = px_tmp(e, RC_B32), *src = px_tmp(e, RC_B32), *q = px_tmp(e, RC_B32);
+  const char *first = px_tmp(e, RC_PRED), *last = px_tmp(e, RC_PRED);
+  px_out(e, "and.b32 %s, %%tid_, 31;", lane);
+  px_out(e, "and.b32 %s, %s, %d;", lc, lane, tc - 1);
+  px_out(e, "setp.eq.u32 %s, %s, 0;", first, lc);
+  px_out(e, "setp.eq.u32 %s, %s, %d;", last, lc, tc - 1);
+  /* the lane before this one along the row, within its tc lanes */
+  px_out(e, "add.u32 %s, %s, %d;", q, lc, tc - 1);
+  px_out(e, "and.b32 %s, %s, %d;", q, q, tc - 1);
+  px_out(e, "and.b32 %s, %s, %d;", src, lane, 31 & ~(tc - 1));
+  px_out(e, "or.b32 %s, %s, %s;", src, src, q);
+  /* lanes whose chunks go element by element: a chain's first (lane 0 of
+   * its row: every chunk when warps share the columns, else the first) or
+   * its last (lane tc - 1: every chunk, or the last) */
+  const char *solo_any = px_tmp(e, RC_PRED);
+  px_out(e, "or.pred %s, %s, %s;", solo_any, first, last);
+  const char *ad = px_tmp(e, RC_B64), *lo = px_tmp(e, RC_B64), *s64 = px_tmp(e, RC_B64), *s = px_tmp(e, RC_B32),
+             *t = px_tmp(e, RC_B32), *sh = px_tmp(e, RC_B32), *b1 = px_tmp(e, RC_PRED), *b0 = px_tmp(e, RC_PRED),
+             *zero = px_tmp(e, RC_PRED);
+  const char *prev[4] = {0};
+  px_out(e, "mov.b64 %s, %s;", ad, R->ad);
+  for (int64_t rr = 0; rr < g->reps_r; rr++) {
+    if (rr) px_out(e, "add.s64 %s, %s, %s;", ad, ad, R->step);
+    /* the aligned store lies s bytes before the chunk and takes its bytes
+     * from 16 - s on of (previous chunk, own chunk) */
+    px_out(e, "and.b64 %s, %s, 15;", s64, ad);
+    px_out(e, "sub.s64 %s, %s, %s;", lo, ad, s64);
+    px_out(e, "cvt.u32.u64 %s, %s;", s, s64);
+    px_out(e, "setp.eq.u32 %s, %s, 0;", zero, s);
+    px_out(e, "sub.u32 %s, 16, %s;", t, s);
+    px_out(e, "and.b32 %s, %s, 3;", sh, t);
+    px_out(e, "shl.b32 %s, %s, 3;", sh, sh);
+    {
+      const char *m = px_tmp(e, RC_B32);
+      px_out(e, "and.b32 %s, %s, 8;", m, t);
+      px_out(e, "setp.ne.u32 %s, %s, 0;", b1, m);
+      px_out(e, "and.b32 %s, %s, 4;", m, t);
+      px_out(e, "setp.ne.u32 %s, %s, 0;", b0, m);
+    }
+    for (int c = 0; c < nrc; c++) {
+      int k0 = (int)(rr * ncol + c * V);
+      int64_t off = coff[c * V] * eb;
+      const char *w[4], *z[8], *x[6], *y[5], *out[4];
+      for (int i = 0; i < 4; i++) w[i] = px_tmp(e, RC_B32);
+      pack_chunk(e, val, te, 4, k0, w);
+      /* what the next lane along reads: lane tc - 1 gives lane 0 its
+       * previous chunk when one warp spans the columns */
+      for (int i = 0; i < 4; i++) {
+        const char *v = w[i];
+        if (g->wc == 1 && c > 0) {
+          v = px_tmp(e, RC_B32);
+          px_out(e, "selp.b32 %s, %s, %s, %s;", v, prev[i], w[i], last);
+        }
+        z[i] = px_tmp(e, RC_B32);
+        px_out(e, "shfl.sync.idx.b32 %s, %s, %s, 31, -1;", z[i], v, src);
+        z[i + 4] = w[i];
+      }
+      for (int i = 0; i < 6; i++) {
+        x[i] = px_tmp(e, RC_B32);
+        px_out(e, "selp.b32 %s, %s, %s, %s;", x[i], z[i + 2], z[i], b1);
+      }
+      for (int i = 0; i < 5; i++) {
+        y[i] = px_tmp(e, RC_B32);
+        px_out(e, "selp.b32 %s, %s, %s, %s;", y[i], x[i + 1], x[i], b0);
+      }
+      for (int j = 0; j < 4; j++) {
+        out[j] = px_tmp(e, RC_B32);
+        if (eb == 4) px_out(e, "mov.b32 %s, %s;", out[j], y[j]); /* t is a multiple of 4 */
+        else px_out(e, "shf.r.clamp.b32 %s, %s, %s, %s;", out[j], y[j], y[j + 1], sh);
+        px_out(e, "selp.b32 %s, %s, %s, %s;", out[j], w[j], out[j], zero);
+      }
+      /* this chunk's lane stores its elements itself where it starts or
+       * ends a chain; the aligned store where a chunk lies before it */
+      bool chain_head = g->wc > 1 || c == 0, chain_tail = g->wc > 1 || c == nrc - 1;
+      const char *solo = chain_head && chain_tail ? solo_any : chain_head ? first : chain_tail ? last : NULL;
+      const char *vec = NULL; /* a chain's head stores a vector only when its row is aligned */
+      if (chain_head) {
+        vec = px_tmp(e, RC_PRED);
+        px_out(e, "not.pred %s, %s;", vec, first);
+        px_out(e, "or.pred %s, %s, %s;", vec, vec, zero);
+      }
+      px_out(e, "%s%sst.global.v4.b32 [%s+%lld], {%s, %s, %s, %s};", vec ? "@" : "", vec ? arena_printf(e->a, "%s ", vec) : "", lo,
+             (long long)off, out[0], out[1], out[2], out[3]);
+      if (solo)
+        for (int v = 0; v < V; v++)
+          px_st(e, "global", te, arena_printf(e->a, "%s+%lld", ad, (long long)(off + v * eb)), px_operand(e, val, k0 + v),
+                solo);
+      for (int i = 0; i < 4; i++) prev[i] = w[i];
+    }
+  }
+  px_out(e, "bra.uni $Lbrowsend%d;", L);
+}
+
 /* A rank-2 register load or store of a blocked value (plan.h, BlockGeom)
  * whose columns are the tensor's contiguous dim: a thread's chunks lie at
  * column base + c tc wc V (c < reps_c), its rows at row base + rr tr wr, so
@@ -656,6 +775,18 @@ static bool emit_blocked_rows(Emitter *e, const TirInst *in, const TirInst *val)
       px_out(e, "and.pred %s, %s, %s;", inside, inside, R.colok[c * V]);
       px_out(e, "and.pred %s, %s, %s;", inside, inside, R.colok[c * V + V - 1]);
     }
+    /* a store whose rows' pitch or base is not aligned, in a warp whose
+     * every lane is inside, realigns its chunks by shuffles; the choice is
+     * the whole warp's */
+    int M = -1;
+    if (val && V * eb == 16 && g.tc >= 4) {
+      const char *u = px_tmp(e, RC_PRED), *m = px_tmp(e, RC_PRED);
+      M = px_new_label(e);
+      px_out(e, "vote.sync.all.pred %s, %s, -1;", u, inside);
+      px_out(e, "vote.sync.any.pred %s, !%s, -1;", m, aligned);
+      px_out(e, "and.pred %s, %s, %s;", u, u, m);
+      px_out(e, "@%s bra.uni $Lbsmis%d;", u, M);
+    }
     px_out(e, "and.pred %s, %s, %s;", all, inside, aligned);
     px_out(e, "@!%s bra $Lbrows%d;", all, L);
     px_out(e, "mov.b64 %s, %s;", ad, R.ad);
@@ -664,6 +795,10 @@ static bool emit_blocked_rows(Emitter *e, const TirInst *in, const TirInst *val)
       blocked_chunks(e, in, val, &g, coff, R.cm, ad, NULL, aligned, (int)(rr * ncol), true);
     }
     px_out(e, "bra.uni $Lbrowsend%d;", L);
+    if (M >= 0) {
+      px_label(e, "bsmis", M);
+      misaligned_store_rows(e, in, val, &g, &R, coff, L);
+    }
     px_label(e, "brows", L);
     if (!val && V * eb == 16) misaligned_rows(e, in, &g, &R, coff, inside, aligned, L);
   }
@@ -689,18 +824,19 @@ static bool emit_blocked_rows(Emitter *e, const TirInst *in, const TirInst *val)
 static bool emit_columns(Emitter *e, const TirInst *in, const TirInst *val) {
   const TirInst *x = val ? val : in;
   bool one_row = x->ty.rank == 1 && plan_is_blocked(x); /* a blocked [N]: rows past the first are slack */
-  if ((!plan_is_columns(x) && !one_row) || !px_cols_contiguous(e, in)) return false;
+  bool fc = plan_is_fragcols(x) && !val; /* the columns of a fragment: pairs 8 columns apart from 2t */
+  if ((!plan_is_columns(x) && !one_row && !fc) || !px_cols_contiguous(e, in)) return false;
   int last = -1;
   for (int i = 0; i < in->nsubs; i++)
     if (!in->subs[i].point) last = i;
   for (int i = 0; i < in->nsubs; i++) /* a [1, N] access: its row span is one long */
     if (!in->subs[i].point && i != last && in->subs[i].len != 1) return false;
-  BlockGeom g = plan_block_geom(x);
+  BlockGeom g = fc ? (BlockGeom){.V = 2, .reps_c = x->plan->phys[x->ty.rank - 1] / 8} : plan_block_geom(x);
   Scalar te = val ? e->f->params[in->aux].elem : in->ty.elem;
   int eb = px_elem_bytes_mem(te), V = g.V, ncol = (int)g.reps_c * V;
   int64_t *coff = arena_alloc(e->a, sizeof(int64_t) * (size_t)ncol);
-  for (int j = 0; j < ncol; j++) coff[j] = px_blk_col_off(&g, j);
-  const char *c1 = px_blk_col_base(e, &g), *ok = px_tmp(e, RC_PRED), *gg[MAX_TENSOR_RANK];
+  for (int j = 0; j < ncol; j++) coff[j] = fc ? j / 2 * 8 + j % 2 : px_blk_col_off(&g, j);
+  const char *c1 = fc ? "%ft2_" : px_blk_col_base(e, &g), *ok = px_tmp(e, RC_PRED), *gg[MAX_TENSOR_RANK];
   px_out(e, "setp.eq.u32 %s, 0, 0;", ok);
   for (int i = 0; i < in->nsubs; i++) {
     gg[i] = px_sub_start(e, in, i);
@@ -814,11 +950,95 @@ void px_emit_store(Emitter *e, const TirInst *in) {
   else emit_pointer_store(e, in);
 }
 
+/* A store of a fragment value (a GEMM's or attention's output tile) into
+ * a tensor whose contiguous dim is the tile's columns: each lane holds
+ * pairs of neighbouring columns (2t, 2t + 1 of each 8) in rows g and g + 8
+ * of each of its row tiles, so a thread whose rows are all inside the
+ * tensor, in a tile whose columns are, and whose address and row pitch are
+ * aligned to a pair stores one 4-byte (16-bit elements) or 8-byte (f32)
+ * word a pair at an immediate offset from its row's address, unpredicated:
+ * two instructions a pair where the element path below spends about 25 an
+ * element on its coordinates and masks. Returns the label of the element
+ * path the others branch to (placed by the caller), or -1 when the store
+ * is not of this kind. */
+static int emit_frag_rows_store(Emitter *e, const TirInst *in, const TirInst *val) {
+  if (val->ty.rank != 2 || !px_is_frag(e, val) || !px_cols_contiguous(e, in) || e->replay) return -1;
+  Scalar te = e->f->params[in->aux].elem;
+  int eb = px_elem_bytes_mem(te);
+  if (eb != 2 && eb != 4) return -1;
+  int i0 = -1, i1 = -1;
+  for (int i = 0; i < in->nsubs; i++)
+    if (!in->subs[i].point) i0 = i1, i1 = i;
+  if (i0 < 0) return -1;
+  FragGeom g = px_frag_geom(e, val);
+  int64_t M = val->plan->phys[0], N = val->plan->phys[1];
+  if (in->subs[i0].len < M || in->subs[i1].len < N) return -1; /* slack rows or columns: the element path */
+  int W = e->T / 32;
+  int64_t maxrow = (int64_t)(g.tpm - 1) * W * 16 + 8;
+  const char *gg[MAX_TENSOR_RANK], *ok = px_tmp(e, RC_PRED);
+  px_out(e, "setp.eq.u32 %s, 0, 0;", ok);
+  for (int i = 0; i < in->nsubs; i++) {
+    gg[i] = px_sub_start(e, in, i);
+    if (i != i0 && i != i1) px_and_below(e, ok, gg[i], px_ext(e, in->aux, i));
+  }
+  /* the tile's columns inside the tensor (the same for every thread) */
+  px_and_span_inside(e, ok, gg[i1], N, in->aux, i1);
+  { /* this thread's rows inside */
+    const char *r = px_tmp(e, RC_B32), *p = px_tmp(e, RC_PRED);
+    px_out(e, "add.s32 %s, %s, %%fwg_;", r, gg[i0]);
+    px_out(e, "setp.ge.and.s32 %s, %s, 0, %s;", p, r, ok);
+    gg[i0] = r;
+    const char *last = px_tmp(e, RC_B32);
+    px_out(e, "add.s32 %s, %s, %lld;", last, r, (long long)maxrow);
+    px_out(e, "setp.lt.and.s32 %s, %s, %s, %s;", ok, last, px_ext(e, in->aux, i0), p);
+  }
+  const char *c = px_tmp(e, RC_B32);
+  px_out(e, "add.s32 %s, %s, %%ft2_;", c, gg[i1]);
+  gg[i1] = c;
+  const char *ad = px_tensor_addr(e, in->aux, gg), *pitch = px_tmp(e, RC_B64), *al = px_tmp(e, RC_B64);
+  px_out(e, "mov.u64 %s, %d;", pitch, eb);
+  for (int d = i0 + 1; d < e->f->params[in->aux].rank; d++)
+    px_out(e, "mul.lo.s64 %s, %s, %%ext%d_%d;", pitch, pitch, in->aux, d);
+  px_out(e, "or.b64 %s, %s, %s;", al, ad, pitch);
+  px_out(e, "and.b64 %s, %s, %d;", al, al, 2 * eb - 1);
+  const char *p = px_tmp(e, RC_PRED);
+  px_out(e, "setp.eq.and.u64 %s, %s, 0, %s;", p, al, ok);
+  int L = px_new_label(e);
+  px_out(e, "@!%s bra $Lfrst%d;", p, L);
+  const char *ra = px_tmp(e, RC_B64);
+  for (int mi = 0; mi < g.tpm; mi++)
+    for (int h = 0; h < 2; h++) {
+      px_out(e, "mad.lo.s64 %s, %s, %lld, %s;", ra, pitch, (long long)mi * W * 16 + 8 * h, ad);
+      for (int ni = 0; ni < g.ntn; ni++)
+        for (int j = 0; j < g.NT / 8; j++) {
+          int k = (mi * g.ntn + ni) * g.rpt + j * 4 + h * 2;
+          int64_t off = ((int64_t)ni * g.NT + j * 8) * eb;
+          const char *a = px_operand(e, val, k), *b = px_operand(e, val, k + 1);
+          if (eb == 4) {
+            px_out(e, "st.global.v2.b32 [%s+%lld], {%s, %s};", ra, (long long)off, a, b);
+            continue;
+          }
+          const char *w = px_tmp(e, RC_B32);
+          if (te == S_BF16) px_out(e, "prmt.b32 %s, %s, %s, 0x7632;", w, a, b);
+          else
+            px_out(e, "{ .reg .b16 %%h0, %%h1; cvt.rn.f16.f32 %%h0, %s; cvt.rn.f16.f32 %%h1, %s; mov.b32 %s, {%%h0, %%h1}; }",
+                   a, b, w);
+          px_out(e, "st.global.b32 [%s+%lld], %s;", ra, (long long)off, w);
+        }
+    }
+  return L;
+}
+
 static void emit_pointer_store(Emitter *e, const TirInst *in) {
   const TirInst *v = in->args[0];
   int rank = v->ty.rank;
   if (emit_blocked_rows(e, in, v) || emit_columns(e, in, v)) return;
   if (emit_long_rows(e, in, v)) return;
+  int F = rank ? emit_frag_rows_store(e, in, v) : -1;
+  if (F >= 0) {
+    px_out(e, "bra.uni $Lfrstd%d;", F);
+    px_label(e, "frst", F);
+  }
   for (int k = 0; k < px_nregs(e, v); k++) {
     const char *g[MAX_TENSOR_RANK];
     const char *ok = access_lane(e, in, rank ? v : NULL, rank ? v->plan->phys : NULL, rank, k, g);
@@ -830,4 +1050,5 @@ static void emit_pointer_store(Emitter *e, const TirInst *in) {
     const char *r = px_operand(e, v, k);
     px_st(e, "global", e->f->params[in->aux].elem, px_tensor_addr(e, in->aux, g), r, ok);
   }
+  if (F >= 0) px_label(e, "frstd", F);
 }

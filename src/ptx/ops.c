@@ -86,12 +86,17 @@ static bool emit_divrem_pow2(Emitter *e, int op, Scalar os, const TirInst *b, co
  * warp-uniform branch skips the multiplies. An online softmax that moves
  * its running max only when it grows by a margin (gqa_attention.ph)
  * rescales in a few key blocks only. */
-static bool emit_scale_rows(Emitter *e, const TirInst *in) {
-  if (in->aux != '*' || in->ty.elem != S_F32 || e->replay || !px_is_frag(e, in)) return false;
+static int scale_rows_arg(Emitter *e, const TirInst *in) {
+  if (in->aux != '*' || in->ty.elem != S_F32 || e->replay || !px_is_frag(e, in)) return -1;
   int bi = -1;
   for (int i = 0; i < 2; i++)
     if (in->args[i]->op == TIR_BROADCAST && px_is_rowfrag(e, in->args[i]->args[0]) && px_is_frag(e, in->args[1 - i]))
       bi = i;
+  return bi;
+}
+
+static bool emit_scale_rows(Emitter *e, const TirInst *in) {
+  int bi = scale_rows_arg(e, in);
   if (bi < 0) return false;
   const TirInst *r = in->args[bi]->args[0], *x = in->args[1 - bi];
   const char *one = px_tmp(e, RC_PRED), *all = px_tmp(e, RC_PRED);
@@ -111,6 +116,12 @@ static bool emit_scale_rows(Emitter *e, const TirInst *in) {
   return true;
 }
 
+/* A binary operation emitted over all its registers at once: folded into
+ * a dot, a dot's addend, or a row scaling behind a branch. */
+bool px_binary_whole(Emitter *e, const TirInst *in) {
+  return in->plan->folded || scale_rows_arg(e, in) >= 0 || (e->fused_add && e->fused_add[in->id]);
+}
+
 void px_emit_binary(Emitter *e, const TirInst *in) {
   Scalar os = in->args[0]->ty.elem;
   if (in->plan->folded) return; /* acc += dot: the dot accumulated in acc's registers */
@@ -122,7 +133,7 @@ void px_emit_binary(Emitter *e, const TirInst *in) {
     return;
   }
   const char *opn = ast_op_name(in->aux);
-  for (int k = 0; k < px_nregs(e, in); k++) {
+  for (int k = px_kbeg(e); k < px_kend(e, px_nregs(e, in)); k++) {
     const char *a = px_operand(e, in->args[0], k), *b = divisor(e, in, in->args[1], k), *d = px_reg(e, in, k);
     const char *cmp = cmp_name(in->aux);
     if (cmp) {
@@ -171,7 +182,7 @@ void px_emit_binary(Emitter *e, const TirInst *in) {
 }
 
 void px_emit_math(Emitter *e, const TirInst *in) {
-  for (int k = 0; k < px_nregs(e, in); k++) {
+  for (int k = px_kbeg(e); k < px_kend(e, px_nregs(e, in)); k++) {
     const char *a = px_operand(e, in->args[0], k), *d = px_reg(e, in, k);
     switch (in->aux) {
     case TMATH_EXP:
@@ -232,7 +243,7 @@ void px_emit_convert(Emitter *e, const TirInst *in) {
     return;
   }
   bool packed = px_packed_by_mma(e, in);
-  for (int k = 0; k < px_nregs(e, in); k++) {
+  for (int k = px_kbeg(e); k < px_kend(e, px_nregs(e, in)); k++) {
     const char *a = px_operand(e, in->args[0], k), *d = px_reg(e, in, k);
     if (rf == rt && rf != RC_F32) {
       px_out(e, "mov.%s %s, %s;", px_mov_type(rt), d, a);

@@ -47,8 +47,10 @@ bool px_scalar_arith(const TirInst *in) {
   }
 }
 
-void px_emit_inst(Emitter *e, const TirInst *in) {
-  if (e->failed) return;
+/* What every instruction does before its own code: the barriers and
+ * copy waits due before it, the deferred unpacking of its operands, its
+ * registers' declarations. */
+static void emit_prologue(Emitter *e, const TirInst *in) {
   /* a branch or loop may skip the barrier that would wait for copies in
    * flight: wait before entering one */
   if (in->op == TIR_IF || in->op == TIR_FOR || in->op == TIR_WHILE) px_async_wait(e);
@@ -64,6 +66,9 @@ void px_emit_inst(Emitter *e, const TirInst *in) {
       if (in->args[i]) px_flush_unpack(e, in->args[i]);
   if (in->op != TIR_STORE && in->op != TIR_WRITE && in->op != TIR_IF && in->op != TIR_WHILE && !e->replay)
     px_declare_value(e, in);
+}
+
+static void emit_op(Emitter *e, const TirInst *in) {
   int n = px_nregs(e, in);
   const char *d0 = px_reg(e, in, 0);
   RegClass rc = px_rc_of(in->ty.elem);
@@ -101,7 +106,7 @@ void px_emit_inst(Emitter *e, const TirInst *in) {
     break;
   }
   case TIR_UNARY:
-    for (int k = 0; k < n; k++) {
+    for (int k = px_kbeg(e); k < px_kend(e, n); k++) {
       const char *a = px_operand(e, in->args[0], k), *d = px_reg(e, in, k);
       if (in->aux == '-')
         px_out(e, "neg.%s %s, %s;", px_arith_type(in->ty.elem)[0] == 'u' ? "s32" : px_arith_type(in->ty.elem), d, a);
@@ -114,7 +119,7 @@ void px_emit_inst(Emitter *e, const TirInst *in) {
   case TIR_MATH: px_emit_math(e, in); break;
   case TIR_CONVERT: px_emit_convert(e, in); break;
   case TIR_SELECT:
-    for (int k = 0; k < n; k++) {
+    for (int k = px_kbeg(e); k < px_kend(e, n); k++) {
       const char *c = px_operand(e, in->args[0], k), *a = px_operand(e, in->args[1], k),
                  *b = px_operand(e, in->args[2], k);
       const char *p = px_tmp(e, RC_PRED);
@@ -123,7 +128,7 @@ void px_emit_inst(Emitter *e, const TirInst *in) {
     }
     break;
   case TIR_SPLAT:
-    for (int k = 0; k < n; k++)
+    for (int k = px_kbeg(e); k < px_kend(e, n); k++)
       px_out(e, "mov.%s %s, %s;", px_mov_type(rc), px_reg(e, in, k), px_reg(e, in->args[0], 0));
     break;
   case TIR_BROADCAST: px_emit_broadcast(e, in); break;
@@ -183,8 +188,94 @@ void px_emit_inst(Emitter *e, const TirInst *in) {
   }
 }
 
+void px_emit_inst(Emitter *e, const TirInst *in) {
+  if (e->failed) return;
+  emit_prologue(e, in);
+  emit_op(e, in);
+}
+
+/* An instruction whose register k depends on its operands' registers k
+ * alone, computed by a loop over its registers that emit_chain can cut
+ * into slices. */
+static bool chainable(Emitter *e, const TirInst *in) {
+  /* fragment values only: in the blocked row kernels slicing raised the
+   * registers (rmsnorm 169 -> 181, softmax 48 -> 57) where ptxas's own
+   * order of whole tiles needed fewer */
+  if (e->replay || in->ty.rank == 0 || in->plan->res != RES_REG || !px_is_frag(e, in)) return false;
+  switch (in->op) {
+  case TIR_UNARY:
+  case TIR_MATH:
+  case TIR_SELECT:
+  case TIR_SPLAT: return true;
+  case TIR_BROADCAST: return plan_broadcast_in_regs(in) && plan_is_fragcols(in->args[0]); /* register moves */
+  case TIR_BINARY: return !px_binary_whole(e, in);
+  case TIR_CONVERT: return !px_fusable_convert(e, in);
+  default: return false;
+  }
+}
+
+/* a scalar constant, which a chain emits before its slices */
+static bool chain_const(const TirInst *x) { return x->op == TIR_CONST && x->ty.rank == 0; }
+
+/* The end of the elementwise chain that starts at b->insts[i]: the
+ * instructions after it that are chainable, have as many registers, and
+ * wait for no planned barrier, or are scalar constants (the operands of
+ * the splats between them). */
+static int chain_end(Emitter *e, const TirBlock *b, int i) {
+  if (!chainable(e, b->insts[i])) return i + 1;
+  int n = px_nregs(e, b->insts[i]), j = i + 1, end = j;
+  while (j < b->len) {
+    const TirInst *x = b->insts[j];
+    if (x->pos < e->f->ninsts && e->barrier_before[x->pos]) break;
+    if (!chain_const(x) && (!chainable(e, x) || px_nregs(e, x) != n)) break;
+    j++;
+    if (!chain_const(x)) end = j; /* a chain does not end on a constant */
+  }
+  return end;
+}
+
+/* A run of elementwise instructions emitted a slice of registers at a
+ * time, each slice through the whole run, instead of each instruction over
+ * all its registers: a chain such as GELU over a [128, 128] accumulator
+ * (ten operations) otherwise holds several whole tiles of intermediates at
+ * once, and ptxas, which mostly keeps the order it is given, allocated
+ * them (145 registers against the GEMM's 102, one CTA an SM). A slice is
+ * two registers (a fragment's neighbouring columns, a pair ptxas can
+ * schedule together). */
+enum { CHAIN_SLICE = 2 };
+/* A chain of two operations (an exp of a difference, a scaling and its
+ * conversion) keeps at most one intermediate tile either way; emitted in
+ * slices it left ptxas spilling more in the 128-register GQA prefill
+ * (12 -> 76 bytes, the O normalization and its conversion), so only
+ * chains of three operations or more (splats and constants not counted)
+ * are sliced. */
+enum { CHAIN_MIN_OPS = 3 };
+static void emit_chain(Emitter *e, const TirInst *const *run, int len) {
+  for (int j = 0; j < len; j++) {
+    if (chain_const(run[j])) px_emit_inst(e, run[j]);
+    else emit_prologue(e, run[j]);
+  }
+  int n = px_nregs(e, run[0]);
+  for (int k = 0; k < n && !e->failed; k += CHAIN_SLICE) {
+    e->klo = k;
+    e->khi = k + CHAIN_SLICE;
+    for (int j = 0; j < len; j++)
+      if (!chain_const(run[j])) emit_op(e, run[j]);
+  }
+  e->klo = e->khi = 0;
+}
+
 void px_emit_block(Emitter *e, const TirBlock *b) {
-  for (int i = 0; i < b->len && !e->failed; i++) px_emit_inst(e, b->insts[i]);
+  for (int i = 0; i < b->len && !e->failed;) {
+    int j = chain_end(e, b, i), ops = 0;
+    for (int q = i; q < j; q++) ops += !chain_const(b->insts[q]) && b->insts[q]->op != TIR_SPLAT;
+    if (ops >= CHAIN_MIN_OPS) {
+      emit_chain(e, (const TirInst *const *)b->insts + i, j - i);
+      i = j;
+    } else {
+      px_emit_inst(e, b->insts[i++]);
+    }
+  }
   px_emit_pending_sync(e); /* a barrier never leaves its block */
   px_flush_unpack(e, NULL); /* a value may be used after its block, on another path */
 }

@@ -133,6 +133,18 @@ static bool ref_matmul(RefCtx *r) {
   return true;
 }
 
+/* C = x x / 4 + x, x = A @ B + Bias (Bias [N] or [1, N]; dot_epilogue.ph) */
+static bool ref_matmul_bias_poly(RefCtx *r) {
+  matmul(r, false);
+  CaseParam *C = ref_param(r, "C"), *Bias = ref_param(r, "Bias");
+  int64_t N = C->dims[C->rank - 1];
+  for (int64_t k = 0; k < C->n; k++) {
+    double x = C->data[k] + Bias->data[k % N];
+    C->data[k] = x * x * 0.25 + x;
+  }
+  return true;
+}
+
 static bool ref_matmul_t(RefCtx *r) {
   matmul(r, true);
   return true;
@@ -884,6 +896,7 @@ const RefEntry harness_refs_more[] = {
     {"rowreduce", ref_rowreduce},
     {"row_norm", ref_row_norm},
     {"softmax_rows", ref_softmax_rows},
+    {"matmul_bias_poly", ref_matmul_bias_poly},
     {"rms_residual", ref_rms_residual},
     {"scale_twice", ref_scale_twice},
     {"rowsum_i8", ref_rowsum_i8},
