@@ -65,6 +65,9 @@ typedef struct Emitter {
   /* a slice of an elementwise chain (ptx.c, emit_chain): the registers
    * klo .. khi - 1 of each value; khi 0: all of them */
   int klo, khi;
+  /* by value id: the index test of a bounds select whose select computes
+   * it itself (ops.c, px_fold_bound_selects), emitted as nothing */
+  bool *folded_test;
 } Emitter;
 
 /* the registers an elementwise emitter writes now: [px_kbeg, px_kend(n)) */
@@ -144,6 +147,8 @@ const char *px_flat_of(Emitter *e, const char *const *c, const int64_t *phys, in
 
 /* ------------------------------------- ops.c: elementwise operations */
 bool px_binary_whole(Emitter *e, const TirInst *in);
+void px_fold_bound_selects(Emitter *e);
+void px_emit_select(Emitter *e, const TirInst *in);
 void px_emit_binary(Emitter *e, const TirInst *in);
 void px_emit_math(Emitter *e, const TirInst *in);
 void px_emit_convert(Emitter *e, const TirInst *in);

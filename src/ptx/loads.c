@@ -495,14 +495,17 @@ static void pack_chunk(Emitter *e, const TirInst *val, Scalar te, int nw, int k0
  * away from the tensor's ends). val: the stored value, or NULL for a load
  * into in. fast: every chunk is inside and aligned (emit_blocked_rows'
  * unpredicated path): plain vector accesses, nothing element by element. */
+enum { CH_MASKED, CH_FAST, CH_WHOLE };
 static void blocked_chunks(Emitter *e, const TirInst *in, const TirInst *val, const BlockGeom *g, const int64_t *coff,
-                           const ColMasks *cm, const char *ad, const char *pz, const char *aligned, int k0, bool fast) {
+                           const ColMasks *cm, const char *ad, const char *pz, const char *aligned, int k0, int mode) {
+  bool fast = mode != CH_MASKED;
   Scalar te = val ? e->f->params[in->aux].elem : in->ty.elem;
   int eb = px_elem_bytes_mem(te), V = g->V, nw = V * eb / 4;
   RegClass rc = px_rc_of((val ? val : in)->ty.elem);
   for (int c = 0; c < (int)g->reps_c; c++, k0 += V) {
     int64_t off = coff[c * V] * eb;
     const char *vp = NULL, *at = "";
+    if (mode == CH_WHOLE) at = arena_printf(e->a, "@%s ", col_ok(e, cm, c * V)); /* the chunk is wholly in or out */
     if (aligned && !fast) {
       vp = px_tmp(e, RC_PRED);
       px_out(e, "and.pred %s, %s, %s;", vp, pz, aligned);
@@ -521,7 +524,7 @@ static void blocked_chunks(Emitter *e, const TirInst *in, const TirInst *val, co
         pack_chunk(e, val, te, nw, k0, w);
         px_out(e, "%sst.global%s.b32 [%s+%lld], %s;", at, vt, ad, (long long)off, list);
       } else {
-        if (!fast)
+        if (mode != CH_FAST)
           for (int i = 0; i < nw; i++) px_out(e, "mov.b32 %s, 0;", w[i]);
         px_out(e, "%sld.global%s.b32 %s, [%s+%lld];", at, vt, list, ad, (long long)off);
         unpack_chunk(e, in, te, V, w, k0);
@@ -768,12 +771,16 @@ static bool emit_blocked_rows(Emitter *e, const TirInst *in, const TirInst *val)
   int L = px_new_label(e);
   const char *ad = px_tmp(e, RC_B64);
   if (aligned) {
-    const char *inside = px_tmp(e, RC_PRED), *all = px_tmp(e, RC_PRED);
+    const char *inside = px_tmp(e, RC_PRED), *all = px_tmp(e, RC_PRED), *whole = px_tmp(e, RC_PRED);
     px_out(e, "setp.gt.s32 %s, %s, %lld;", inside, R.lim, (long long)((g.reps_r - 1) * g.tr * g.wr));
     px_out(e, "setp.ge.and.s32 %s, %s, 0, %s;", inside, R.g[R.i0], inside);
+    px_out(e, "mov.pred %s, %s;", whole, inside);
     for (int c = 0; c < (int)g.reps_c; c++) {
+      const char *x = px_tmp(e, RC_PRED);
       px_out(e, "and.pred %s, %s, %s;", inside, inside, R.colok[c * V]);
       px_out(e, "and.pred %s, %s, %s;", inside, inside, R.colok[c * V + V - 1]);
+      px_out(e, "xor.pred %s, %s, %s;", x, R.colok[c * V], R.colok[c * V + V - 1]);
+      px_out(e, "and.pred %s, %s, !%s;", whole, whole, x);
     }
     /* a store whose rows' pitch or base is not aligned, in a warp whose
      * every lane is inside, realigns its chunks by shuffles; the choice is
@@ -792,7 +799,7 @@ static bool emit_blocked_rows(Emitter *e, const TirInst *in, const TirInst *val)
     px_out(e, "mov.b64 %s, %s;", ad, R.ad);
     for (int64_t rr = 0; rr < g.reps_r; rr++) {
       if (rr) px_out(e, "add.s64 %s, %s, %s;", ad, ad, R.step);
-      blocked_chunks(e, in, val, &g, coff, R.cm, ad, NULL, aligned, (int)(rr * ncol), true);
+      blocked_chunks(e, in, val, &g, coff, R.cm, ad, NULL, aligned, (int)(rr * ncol), CH_FAST);
     }
     px_out(e, "bra.uni $Lbrowsend%d;", L);
     if (M >= 0) {
@@ -800,6 +807,19 @@ static bool emit_blocked_rows(Emitter *e, const TirInst *in, const TirInst *val)
       misaligned_store_rows(e, in, val, &g, &R, coff, L);
     }
     px_label(e, "brows", L);
+    /* rows inside, each chunk wholly inside or wholly past the tensor's
+     * end (a row of 5120 in a block of 8192): the same vectors, each
+     * predicated on its chunk's first column */
+    int Wl = px_new_label(e);
+    px_out(e, "and.pred %s, %s, %s;", whole, whole, aligned);
+    px_out(e, "@!%s bra $Lbwhole%d;", whole, Wl);
+    px_out(e, "mov.b64 %s, %s;", ad, R.ad);
+    for (int64_t rr = 0; rr < g.reps_r; rr++) {
+      if (rr) px_out(e, "add.s64 %s, %s, %s;", ad, ad, R.step);
+      blocked_chunks(e, in, val, &g, coff, R.cm, ad, NULL, aligned, (int)(rr * ncol), CH_WHOLE);
+    }
+    px_out(e, "bra.uni $Lbrowsend%d;", L);
+    px_label(e, "bwhole", Wl);
     if (!val && V * eb == 16) misaligned_rows(e, in, &g, &R, coff, inside, aligned, L);
   }
   px_out(e, "mov.b64 %s, %s;", ad, R.ad);
@@ -809,7 +829,7 @@ static bool emit_blocked_rows(Emitter *e, const TirInst *in, const TirInst *val)
     const char *pr = px_tmp(e, RC_PRED), *pz = px_tmp(e, RC_PRED);
     px_out(e, "setp.gt.s32 %s, %s, %lld;", pr, R.lim, (long long)row);
     px_out(e, "setp.ge.and.s32 %s, %s, %lld, %s;", pz, R.g[R.i0], (long long)-row, pr);
-    blocked_chunks(e, in, val, &g, coff, R.cm, ad, pz, aligned, (int)(rr * ncol), false);
+    blocked_chunks(e, in, val, &g, coff, R.cm, ad, pz, aligned, (int)(rr * ncol), CH_MASKED);
   }
   if (aligned) px_label(e, "browsend", L);
   return true;
@@ -865,7 +885,7 @@ static bool emit_columns(Emitter *e, const TirInst *in, const TirInst *val) {
     px_out(e, "setp.eq.u64 %s, %s, 0;", aligned, al);
   }
   if (!aligned) {
-    blocked_chunks(e, in, val, &g, coff, cm, ad, ok, aligned, 0, false);
+    blocked_chunks(e, in, val, &g, coff, cm, ad, ok, aligned, 0, CH_MASKED);
     return true;
   }
   /* a thread whose chunks are all inside and aligned (away from the
@@ -879,10 +899,10 @@ static bool emit_columns(Emitter *e, const TirInst *in, const TirInst *val) {
     px_out(e, "and.pred %s, %s, %s;", all, all, cm->eager[c * V + V - 1]);
   }
   px_out(e, "@!%s bra $Lcols%d;", all, L);
-  blocked_chunks(e, in, val, &g, coff, cm, ad, NULL, aligned, 0, true);
+  blocked_chunks(e, in, val, &g, coff, cm, ad, NULL, aligned, 0, CH_FAST);
   px_out(e, "bra.uni $Lcolsend%d;", L);
   px_label(e, "cols", L);
-  blocked_chunks(e, in, val, &g, coff, cm, ad, ok, aligned, 0, false);
+  blocked_chunks(e, in, val, &g, coff, cm, ad, ok, aligned, 0, CH_MASKED);
   px_label(e, "colsend", L);
   return true;
 }

@@ -275,3 +275,93 @@ void px_emit_convert(Emitter *e, const TirInst *in) {
     if (!packed) px_round_reg(e, to, d);
   }
 }
+
+/* A bounds select: where(c0 + iota(..) < bound, x, fill), the mask of a
+ * slice's columns past a tensor's end (softmax's -inf before rowmax), its
+ * test's values read by nothing else. The test costs about six
+ * instructions an element as written (the iota's coordinates, the add,
+ * the compare and its bool, the select's test of the bool); the select
+ * computes it from the element's coordinate instead, and a thread whose
+ * every element passes (all of a blocked thread's columns below the bound:
+ * one compare) just moves x. */
+typedef struct BoundSel {
+  const TirInst *lt, *add, *iota, *s_splat, *b_splat;
+} BoundSel;
+
+static bool only_use(const Emitter *e, const TirInst *x, TirOp op) {
+  return x && x->op == op && e->use_count[x->id] == 1 && x->plan->res == RES_REG;
+}
+
+static bool bound_select(const Emitter *e, const TirInst *sel, BoundSel *b) {
+  if (sel->op != TIR_SELECT || sel->ty.rank == 0 || sel->plan->res != RES_REG) return false;
+  const TirInst *lt = sel->args[0];
+  if (!only_use(e, lt, TIR_BINARY) || lt->aux != '<') return false;
+  const TirInst *add = lt->args[0], *bs = lt->args[1];
+  if (!only_use(e, add, TIR_BINARY) || add->aux != '+' || !only_use(e, bs, TIR_SPLAT)) return false;
+  const TirInst *io = add->args[0], *ss = add->args[1];
+  if (io->op != TIR_IOTA) io = add->args[1], ss = add->args[0];
+  if (!only_use(e, io, TIR_IOTA) || !only_use(e, ss, TIR_SPLAT)) return false;
+  const TirInst *sv = ss->args[0], *bv = bs->args[0];
+  if (sv->ty.rank || bv->ty.rank || sv->ty.elem != S_I32 || bv->ty.elem != S_I32 || io->ty.elem != S_I32) return false;
+  if (io->ty.rank != sel->ty.rank) return false;
+  for (int d = 0; d < sel->ty.rank; d++)
+    if (io->ty.dims[d] != sel->ty.dims[d] || io->plan->phys[d] != sel->plan->phys[d]) return false;
+  *b = (BoundSel){lt, add, io, ss, bs};
+  return true;
+}
+
+void px_fold_bound_selects(Emitter *e) {
+  const TirFunc *f = e->f;
+  for (int i = 0; i < f->ninsts; i++) {
+    BoundSel b;
+    if (!bound_select(e, f->insts[i], &b)) continue;
+    if (!e->folded_test) e->folded_test = arena_alloc(e->a, (size_t)f->ninsts + 1);
+    e->folded_test[b.lt->id] = e->folded_test[b.add->id] = e->folded_test[b.iota->id] = true;
+    e->folded_test[b.s_splat->id] = e->folded_test[b.b_splat->id] = true;
+  }
+}
+
+void px_emit_select(Emitter *e, const TirInst *in) {
+  RegClass rc = px_rc_of(in->ty.elem);
+  int n = px_nregs(e, in), k0 = px_kbeg(e), k1 = px_kend(e, n);
+  BoundSel b;
+  if (!e->folded_test || !bound_select(e, in, &b) || !e->folded_test[b.lt->id]) {
+    for (int k = k0; k < k1; k++) {
+      const char *c = px_operand(e, in->args[0], k), *a = px_operand(e, in->args[1], k),
+                 *v = px_operand(e, in->args[2], k);
+      const char *p = px_tmp(e, RC_PRED);
+      px_out(e, "setp.ne.u32 %s, %s, 0;", p, c);
+      px_out(e, "selp.%s %s, %s, %s, %s;", px_mov_type(rc), px_reg(e, in, k), a, v, p);
+    }
+    return;
+  }
+  int axis = (int)b.iota->aux;
+  const char *s = px_reg(e, b.s_splat->args[0], 0), *bound = px_reg(e, b.b_splat->args[0], 0);
+  int L = -1;
+  if (plan_is_blocked(in) && axis == in->ty.rank - 1) {
+    /* every column of this thread's below the bound: the first thread's
+     * columns are its base plus constant offsets */
+    BlockGeom g = plan_block_geom(in);
+    int64_t maxoff = 0;
+    for (int k = k0; k < k1; k++)
+      if (px_blk_col_off(&g, k) > maxoff) maxoff = px_blk_col_off(&g, k);
+    const char *t = px_tmp(e, RC_B32), *all = px_tmp(e, RC_PRED);
+    px_out(e, "add.s32 %s, %s, %s;", t, px_blk_col_base(e, &g), s);
+    px_out(e, "add.s32 %s, %s, %lld;", t, t, (long long)maxoff);
+    px_out(e, "setp.lt.s32 %s, %s, %s;", all, t, bound);
+    L = px_new_label(e);
+    px_out(e, "@!%s bra $Lbsel%d;", all, L);
+    for (int k = k0; k < k1; k++)
+      px_out(e, "mov.%s %s, %s;", px_mov_type(rc), px_reg(e, in, k), px_operand(e, in->args[1], k));
+    px_out(e, "bra.uni $Lbseld%d;", L);
+    px_label(e, "bsel", L);
+  }
+  for (int k = k0; k < k1; k++) {
+    const char *c = px_elem_coord(e, in, k, axis), *t = px_tmp(e, RC_B32), *p = px_tmp(e, RC_PRED);
+    px_out(e, "add.s32 %s, %s, %s;", t, c, s);
+    px_out(e, "setp.lt.s32 %s, %s, %s;", p, t, bound);
+    px_out(e, "selp.%s %s, %s, %s, %s;", px_mov_type(rc), px_reg(e, in, k), px_operand(e, in->args[1], k),
+           px_operand(e, in->args[2], k), p);
+  }
+  if (L >= 0) px_label(e, "bseld", L);
+}

@@ -69,6 +69,7 @@ static void emit_prologue(Emitter *e, const TirInst *in) {
 }
 
 static void emit_op(Emitter *e, const TirInst *in) {
+  if (e->folded_test && e->folded_test[in->id]) return; /* its select tests the bound itself */
   int n = px_nregs(e, in);
   const char *d0 = px_reg(e, in, 0);
   RegClass rc = px_rc_of(in->ty.elem);
@@ -118,15 +119,7 @@ static void emit_op(Emitter *e, const TirInst *in) {
   case TIR_BINARY: px_emit_binary(e, in); break;
   case TIR_MATH: px_emit_math(e, in); break;
   case TIR_CONVERT: px_emit_convert(e, in); break;
-  case TIR_SELECT:
-    for (int k = px_kbeg(e); k < px_kend(e, n); k++) {
-      const char *c = px_operand(e, in->args[0], k), *a = px_operand(e, in->args[1], k),
-                 *b = px_operand(e, in->args[2], k);
-      const char *p = px_tmp(e, RC_PRED);
-      px_out(e, "setp.ne.u32 %s, %s, 0;", p, c);
-      px_out(e, "selp.%s %s, %s, %s, %s;", px_mov_type(rc), px_reg(e, in, k), a, b, p);
-    }
-    break;
+  case TIR_SELECT: px_emit_select(e, in); break;
   case TIR_SPLAT:
     for (int k = px_kbeg(e); k < px_kend(e, n); k++)
       px_out(e, "mov.%s %s, %s;", px_mov_type(rc), px_reg(e, in, k), px_reg(e, in->args[0], 0));
@@ -331,6 +324,7 @@ void ptx_emit_kernel(Arena *a, Diags *d, const Plan *p, const char *arch, const 
   e.fused_add = arena_alloc(a, (size_t)f->ninsts + 1);
   e.sbase = arena_alloc(a, sizeof(char *) * (size_t)(p->nbufs + 1));
   e.use_count = tir_use_counts(a, f);
+  px_fold_bound_selects(&e);
   char *body = NULL, *decls = NULL;
   size_t blen = 0, dlen = 0;
   e.body = open_memstream(&body, &blen);

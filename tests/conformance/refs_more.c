@@ -145,6 +145,26 @@ static bool ref_matmul_bias_poly(RefCtx *r) {
   return true;
 }
 
+/* bound_select.ph: Y = X where the column (bound_cols) or row
+ * (bound_rows) is below k, else -1; C = A @ B where the column is below
+ * k, else 0 (bound_mm) */
+static bool bound_select(RefCtx *r, bool rows) {
+  CaseParam *X = ref_param(r, "X"), *Y = ref_param(r, "Y");
+  int64_t N = X->dims[1], k = (int64_t)ref_scalar(r, "k");
+  for (int64_t i = 0; i < X->n; i++) Y->data[i] = (rows ? i / N : i % N) < k ? X->data[i] : -1;
+  return true;
+}
+static bool ref_bound_cols(RefCtx *r) { return bound_select(r, false); }
+static bool ref_bound_rows(RefCtx *r) { return bound_select(r, true); }
+static bool ref_bound_mm(RefCtx *r) {
+  matmul(r, false);
+  CaseParam *C = ref_param(r, "C");
+  int64_t N = C->dims[1], k = (int64_t)ref_scalar(r, "k");
+  for (int64_t i = 0; i < C->n; i++)
+    if (i % N >= k) C->data[i] = 0;
+  return true;
+}
+
 static bool ref_matmul_t(RefCtx *r) {
   matmul(r, true);
   return true;
@@ -897,6 +917,9 @@ const RefEntry harness_refs_more[] = {
     {"row_norm", ref_row_norm},
     {"softmax_rows", ref_softmax_rows},
     {"matmul_bias_poly", ref_matmul_bias_poly},
+    {"bound_cols", ref_bound_cols},
+    {"bound_rows", ref_bound_rows},
+    {"bound_mm", ref_bound_mm},
     {"rms_residual", ref_rms_residual},
     {"scale_twice", ref_scale_twice},
     {"rowsum_i8", ref_rowsum_i8},
