@@ -68,6 +68,9 @@ typedef struct Emitter {
   /* by value id: the index test of a bounds select whose select computes
    * it itself (ops.c, px_fold_bound_selects), emitted as nothing */
   bool *folded_test;
+  /* by value id: a conversion to bf16 or f16 whose store packs it from its
+   * f32 source (loads.c, px_find_store_packed), emitted as nothing */
+  bool *store_packed;
 } Emitter;
 
 /* the registers an elementwise emitter writes now: [px_kbeg, px_kend(n)) */
@@ -180,6 +183,7 @@ bool px_emit_load_rows_at(Emitter *e, const TirInst *in, const char **words, con
 void px_emit_load_elements(Emitter *e, const TirInst *in);
 void px_emit_load(Emitter *e, const TirInst *in);
 void px_emit_store(Emitter *e, const TirInst *in);
+void px_find_store_packed(Emitter *e);
 
 /* --------------------------------------------- stage.c: staged tiles */
 bool px_emit_stage_rows(Emitter *e, const TirInst *in);

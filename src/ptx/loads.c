@@ -469,10 +469,62 @@ static void unpack_chunk(Emitter *e, const TirInst *in, Scalar te, int V, const 
   }
 }
 
+/* Whether store st of a blocked value takes emit_blocked_rows (below). */
+static bool blocked_rows_store(const Emitter *e, const TirInst *st) {
+  const TirInst *x = st->args[0];
+  if (st->plan->tma || x->ty.rank != 2 || !plan_is_blocked(x)) return false;
+  int spans = 0;
+  for (int i = 0; i < st->nsubs; i++) spans += !st->subs[i].point;
+  return spans == 2 && px_cols_contiguous(e, st);
+}
+
+/* A conversion of f32 to bf16 or f16 read by one blocked rows store only
+ * (softmax's, LayerNorm's output): the store rounds two elements into a
+ * word with one cvt.rn.bf16x2 (or f16x2) from the f32 source, where the
+ * conversion would round each element (a cvt and a mask) and the store
+ * pack them again (a prmt): 0.5 instructions an element against 2.5. */
+void px_find_store_packed(Emitter *e) {
+  const TirFunc *f = e->f;
+  for (int i = 0; i < f->ninsts; i++) {
+    const TirInst *st = f->insts[i];
+    if (st->op != TIR_STORE || e->replay) continue;
+    const TirInst *cv = st->args[0];
+    if (cv->op != TIR_CONVERT || (cv->ty.elem != S_BF16 && cv->ty.elem != S_F16) || cv->args[0]->ty.elem != S_F32 ||
+        e->use_count[cv->id] != 1 || f->params[st->aux].elem != cv->ty.elem || !blocked_rows_store(e, st) ||
+        !plan_is_blocked(cv->args[0]) || cv->args[0]->plan->layout != cv->plan->layout)
+      continue;
+    if (!e->store_packed) e->store_packed = arena_alloc(e->a, (size_t)f->ninsts + 1);
+    e->store_packed[cv->id] = true;
+  }
+}
+
+static bool packs_at_store(const Emitter *e, const TirInst *val) {
+  return e->store_packed && val->op == TIR_CONVERT && e->store_packed[val->id];
+}
+
+/* Register k of a stored value as px_st takes it: for a conversion the
+ * store packs, its f32 source rounded here (bf16: into the top half) */
+static const char *store_elem(Emitter *e, const TirInst *val, int k) {
+  if (!packs_at_store(e, val)) return px_operand(e, val, k);
+  const char *src = px_operand(e, val->args[0], k);
+  if (val->ty.elem == S_F16) return src; /* px_st rounds f16 itself */
+  const char *t = px_tmp(e, RC_B32);
+  px_out(e, "cvt.rn.bf16x2.f32 %s, %s, %s;", t, src, src);
+  return t;
+}
+
 /* A stored chunk's registers k0.. into its nw words of te (the registers
- * hold rounded values: bf16 is the top half of an f32) */
+ * hold rounded values: bf16 is the top half of an f32; a conversion the
+ * store packs, from its f32 source) */
 static void pack_chunk(Emitter *e, const TirInst *val, Scalar te, int nw, int k0, const char *const *w) {
   int eb = px_elem_bytes_mem(te);
+  if (packs_at_store(e, val)) {
+    const TirInst *src = val->args[0];
+    for (int i = 0; i < nw; i++)
+      px_out(e, "cvt.rn.%sx2.f32 %s, %s, %s;", te == S_BF16 ? "bf16" : "f16", w[i], px_operand(e, src, k0 + 2 * i + 1),
+             px_operand(e, src, k0 + 2 * i));
+    return;
+  }
   for (int i = 0; i < nw; i++) {
     if (eb == 4) {
       px_out(e, "mov.b32 %s, %s;", w[i], px_operand(e, val, k0 + i));
@@ -538,7 +590,7 @@ static void blocked_chunks(Emitter *e, const TirInst *in, const TirInst *val, co
       px_out(e, "and.pred %s, %s, %s;", q, pz, col_ok(e, cm, c * V + v));
       if (vp) px_out(e, "and.pred %s, %s, !%s;", q, q, vp);
       if (val) {
-        px_st(e, "global", te, at, px_operand(e, val, k0 + v), q);
+        px_st(e, "global", te, at, store_elem(e, val, k0 + v), q);
       } else {
         const char *t = px_tmp(e, rc);
         px_ld(e, "global", te, t, at, q);
@@ -730,7 +782,7 @@ static void misaligned_store_rows(Emitter *e, const TirInst *in, const TirInst *
              (long long)off, out[0], out[1], out[2], out[3]);
       if (solo)
         for (int v = 0; v < V; v++)
-          px_st(e, "global", te, arena_printf(e->a, "%s+%lld", ad, (long long)(off + v * eb)), px_operand(e, val, k0 + v),
+          px_st(e, "global", te, arena_printf(e->a, "%s+%lld", ad, (long long)(off + v * eb)), store_elem(e, val, k0 + v),
                 solo);
       for (int i = 0; i < 4; i++) prev[i] = w[i];
     }

@@ -242,6 +242,7 @@ void px_emit_convert(Emitter *e, const TirInst *in) {
     *pd = e->pending[--e->npending];
     return;
   }
+  if (e->store_packed && e->store_packed[in->id]) return; /* its store rounds and packs the f32 source */
   bool packed = px_packed_by_mma(e, in);
   for (int k = px_kbeg(e); k < px_kend(e, px_nregs(e, in)); k++) {
     const char *a = px_operand(e, in->args[0], k), *d = px_reg(e, in, k);

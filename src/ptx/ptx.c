@@ -325,6 +325,7 @@ void ptx_emit_kernel(Arena *a, Diags *d, const Plan *p, const char *arch, const 
   e.sbase = arena_alloc(a, sizeof(char *) * (size_t)(p->nbufs + 1));
   e.use_count = tir_use_counts(a, f);
   px_fold_bound_selects(&e);
+  px_find_store_packed(&e);
   char *body = NULL, *decls = NULL;
   size_t blen = 0, dlen = 0;
   e.body = open_memstream(&body, &blen);
