@@ -608,9 +608,10 @@ static bool blocked_vec(int V, int eb) { return V > 1 && (eb == 2 || eb == 4) &&
  * softmax over 50257 bf16 columns), every row and chunk inside: each chunk
  * is the aligned 32 bytes that contain it, two vector loads, and its 16
  * bytes are shifted out of them by the row's misalignment s (the same for
- * every chunk of a row, as chunks start 16 bytes apart): whole words by
- * two selects (s / 4 words), then a funnel shift by the bytes left (s mod
- * 4). The aligned superset never reaches before the tensor (its base must
+ * every chunk of a row, as chunks start 16 bytes apart): a branch on s a
+ * row, and in each case the words at constant places, a funnel shift by
+ * the bytes left (s mod 4) where s is not a multiple of 4 (a select
+ * network on s took 15 instructions a chunk). The aligned superset never reaches before the tensor (its base must
  * be 16-byte aligned) or past its end (the thread's last chunk plus 32
  * bytes lies inside); a thread for which either fails takes the predicated
  * element path. Branches to $Lbrowsend<L> when taken. */
@@ -630,47 +631,46 @@ static void misaligned_rows(Emitter *e, const TirInst *in, const BlockGeom *g, c
   px_out(e, "add.s64 %s, %s, %lld;", last, last, (long long)(coff[ncol - V] * eb + 32));
   px_out(e, "setp.le.and.u64 %s, %s, %s, %s;", ok, last, end, ok);
   px_out(e, "@!%s bra $Lbmis%d;", ok, M);
-  const char *ad = px_tmp(e, RC_B64), *lo = px_tmp(e, RC_B64), *s64 = px_tmp(e, RC_B64), *s = px_tmp(e, RC_B32),
-             *sh = px_tmp(e, RC_B32), *b1 = px_tmp(e, RC_PRED), *b0 = px_tmp(e, RC_PRED);
+  const char *ad = px_tmp(e, RC_B64), *lo = px_tmp(e, RC_B64), *s64 = px_tmp(e, RC_B64), *s = px_tmp(e, RC_B32);
   px_out(e, "mov.b64 %s, %s;", ad, R->ad);
+  /* s is the same for every chunk of a row: a branch on it a row, and in
+   * each case the chunk's words at constant places (one shf where s is not
+   * a multiple of 4), where a select network costs 15 instructions a chunk */
   for (int64_t rr = 0; rr < g->reps_r; rr++) {
     if (rr) px_out(e, "add.s64 %s, %s, %s;", ad, ad, R->step);
     px_out(e, "and.b64 %s, %s, 15;", s64, ad);
     px_out(e, "sub.s64 %s, %s, %s;", lo, ad, s64);
     px_out(e, "cvt.u32.u64 %s, %s;", s, s64);
-    px_out(e, "and.b32 %s, %s, 3;", sh, s);
-    px_out(e, "shl.b32 %s, %s, 3;", sh, sh);
-    { /* the word selects' conditions: s has 8 and 4 bytes */
-      const char *q = px_tmp(e, RC_B32);
-      px_out(e, "and.b32 %s, %s, 8;", q, s);
-      px_out(e, "setp.ne.u32 %s, %s, 0;", b1, q);
-      px_out(e, "and.b32 %s, %s, 4;", q, s);
-      px_out(e, "setp.ne.u32 %s, %s, 0;", b0, q);
+    int C = px_new_label(e);
+    for (int sv = eb; sv < 16; sv += eb) {
+      const char *q = px_tmp(e, RC_PRED);
+      px_out(e, "setp.eq.u32 %s, %s, %d;", q, s, sv);
+      px_out(e, "@%s bra $Lbsh%d_%d;", q, C, sv);
     }
-    for (int c = 0; c < (int)g->reps_c; c++) {
-      int64_t off = coff[c * V] * eb;
-      const char *w[8], *x[6], *y[5], *out[4];
-      for (int i = 0; i < 8; i++) w[i] = px_tmp(e, RC_B32);
-      px_out(e, "ld.global.v4.b32 {%s, %s, %s, %s}, [%s+%lld];", w[0], w[1], w[2], w[3], lo, (long long)off);
-      px_out(e, "ld.global.v4.b32 {%s, %s, %s, %s}, [%s+%lld];", w[4], w[5], w[6], w[7], lo, (long long)(off + 16));
-      for (int i = 0; i < 6; i++) {
-        x[i] = px_tmp(e, RC_B32);
-        px_out(e, "selp.b32 %s, %s, %s, %s;", x[i], w[i + 2], w[i], b1);
-      }
-      for (int i = 0; i < 5; i++) {
-        y[i] = px_tmp(e, RC_B32);
-        px_out(e, "selp.b32 %s, %s, %s, %s;", y[i], x[i + 1], x[i], b0);
-      }
-      for (int j = 0; j < 4; j++) {
-        if (eb == 4) { /* s is a multiple of 4 */
-          out[j] = y[j];
-          continue;
+    for (int sv = 0; sv < 16; sv += eb) { /* s 0 falls through to its case */
+      if (sv) fprintf(e->body, "$Lbsh%d_%d:\n", C, sv);
+      int ws = sv / 4, r = sv % 4;
+      for (int c = 0; c < (int)g->reps_c; c++) {
+        int64_t off = coff[c * V] * eb;
+        const char *w[8], *out[4];
+        int need = sv ? 8 : 4;
+        for (int i = 0; i < need; i++) w[i] = px_tmp(e, RC_B32);
+        px_out(e, "ld.global.v4.b32 {%s, %s, %s, %s}, [%s+%lld];", w[0], w[1], w[2], w[3], lo, (long long)off);
+        if (sv)
+          px_out(e, "ld.global.v4.b32 {%s, %s, %s, %s}, [%s+%lld];", w[4], w[5], w[6], w[7], lo, (long long)(off + 16));
+        for (int j = 0; j < 4; j++) {
+          if (!r) {
+            out[j] = w[ws + j];
+            continue;
+          }
+          out[j] = px_tmp(e, RC_B32);
+          px_out(e, "shf.r.clamp.b32 %s, %s, %s, %d;", out[j], w[ws + j], w[ws + j + 1], r * 8);
         }
-        out[j] = px_tmp(e, RC_B32);
-        px_out(e, "shf.r.clamp.b32 %s, %s, %s, %s;", out[j], y[j], y[j + 1], sh);
+        unpack_chunk(e, in, in->ty.elem, V, out, (int)(rr * ncol + c * V));
       }
-      unpack_chunk(e, in, in->ty.elem, V, out, (int)(rr * ncol + c * V));
+      px_out(e, "bra.uni $Lbshd%d;", C);
     }
+    fprintf(e->body, "$Lbshd%d:\n", C);
   }
   px_out(e, "bra.uni $Lbrowsend%d;", L);
   px_label(e, "bmis", M);
@@ -684,8 +684,9 @@ static void misaligned_rows(Emitter *e, const TirInst *in, const BlockGeom *g, c
  * misalignment) and the first 16 - s of its own, the former by a shuffle
  * from the lane that holds it, the next along the row (lane - 1 of the
  * tc lanes of a row; lane tc - 1's previous chunk for lane 0 when one
- * warp spans the columns, wc 1); the same select network as the loads'
- * (misaligned_rows) shifts the 32 bytes. A chain's first chunk has no
+ * warp spans the columns, wc 1); the 32 bytes are shifted as the loads'
+ * are (misaligned_rows: a branch on s a row) where a warp holds one row,
+ * by a select network on each row's s where it holds several. A chain's first chunk has no
  * chunk before it in the warp (a row's first, or each warp's first when
  * several warps share the columns, wc > 1), so its lane stores its own
  * elements one by one; a chain's last chunk's last s bytes would be the
@@ -725,67 +726,97 @@ static void misaligned_store_rows(Emitter *e, const TirInst *in, const TirInst *
     px_out(e, "and.b64 %s, %s, 15;", s64, ad);
     px_out(e, "sub.s64 %s, %s, %s;", lo, ad, s64);
     px_out(e, "cvt.u32.u64 %s, %s;", s, s64);
-    px_out(e, "setp.eq.u32 %s, %s, 0;", zero, s);
-    px_out(e, "sub.u32 %s, 16, %s;", t, s);
-    px_out(e, "and.b32 %s, %s, 3;", sh, t);
-    px_out(e, "shl.b32 %s, %s, 3;", sh, sh);
-    {
+    /* one lane's row is its warp's (tr 1): a warp-uniform branch on s a
+     * row, each case with the words at constant places; several rows a
+     * warp: the select network on the row's own s */
+    int C = g->tr == 1 ? px_new_label(e) : -1;
+    if (C >= 0)
+      for (int sv = eb; sv < 16; sv += eb) {
+        const char *q = px_tmp(e, RC_PRED);
+        px_out(e, "setp.eq.u32 %s, %s, %d;", q, s, sv);
+        px_out(e, "@%s bra.uni $Lbss%d_%d;", q, C, sv);
+      }
+    else {
+      px_out(e, "setp.eq.u32 %s, %s, 0;", zero, s);
+      px_out(e, "sub.u32 %s, 16, %s;", t, s);
+      px_out(e, "and.b32 %s, %s, 3;", sh, t);
+      px_out(e, "shl.b32 %s, %s, 3;", sh, sh);
       const char *m = px_tmp(e, RC_B32);
       px_out(e, "and.b32 %s, %s, 8;", m, t);
       px_out(e, "setp.ne.u32 %s, %s, 0;", b1, m);
       px_out(e, "and.b32 %s, %s, 4;", m, t);
       px_out(e, "setp.ne.u32 %s, %s, 0;", b0, m);
     }
-    for (int c = 0; c < nrc; c++) {
-      int k0 = (int)(rr * ncol + c * V);
-      int64_t off = coff[c * V] * eb;
-      const char *w[4], *z[8], *x[6], *y[5], *out[4];
-      for (int i = 0; i < 4; i++) w[i] = px_tmp(e, RC_B32);
-      pack_chunk(e, val, te, 4, k0, w);
-      /* what the next lane along reads: lane tc - 1 gives lane 0 its
-       * previous chunk when one warp spans the columns */
-      for (int i = 0; i < 4; i++) {
-        const char *v = w[i];
-        if (g->wc == 1 && c > 0) {
-          v = px_tmp(e, RC_B32);
-          px_out(e, "selp.b32 %s, %s, %s, %s;", v, prev[i], w[i], last);
+    for (int sv = C >= 0 ? 0 : -1; sv < (C >= 0 ? 16 : 0); sv += C >= 0 ? eb : 1) {
+      if (sv > 0) fprintf(e->body, "$Lbss%d_%d:\n", C, sv);
+      for (int c = 0; c < nrc; c++) {
+        int k0 = (int)(rr * ncol + c * V);
+        int64_t off = coff[c * V] * eb;
+        const char *w[4], *z[8], *out[4];
+        for (int i = 0; i < 4; i++) w[i] = px_tmp(e, RC_B32);
+        pack_chunk(e, val, te, 4, k0, w);
+        if (sv == 0) { /* an aligned row: its own chunks */
+          px_out(e, "st.global.v4.b32 [%s+%lld], {%s, %s, %s, %s};", ad, (long long)off, w[0], w[1], w[2], w[3]);
+          continue;
         }
-        z[i] = px_tmp(e, RC_B32);
-        px_out(e, "shfl.sync.idx.b32 %s, %s, %s, 31, -1;", z[i], v, src);
-        z[i + 4] = w[i];
+        /* what the next lane along reads: lane tc - 1 gives lane 0 its
+         * previous chunk when one warp spans the columns */
+        for (int i = 0; i < 4; i++) {
+          const char *v = w[i];
+          if (g->wc == 1 && c > 0) {
+            v = px_tmp(e, RC_B32);
+            px_out(e, "selp.b32 %s, %s, %s, %s;", v, prev[i], w[i], last);
+          }
+          z[i] = px_tmp(e, RC_B32);
+          px_out(e, "shfl.sync.idx.b32 %s, %s, %s, 31, -1;", z[i], v, src);
+          z[i + 4] = w[i];
+        }
+        if (sv > 0) { /* bytes 16 - sv on of (previous, own) */
+          int tb = 16 - sv, ws = tb / 4, r = tb % 4;
+          for (int j = 0; j < 4; j++) {
+            out[j] = z[ws + j];
+            if (!r) continue;
+            out[j] = px_tmp(e, RC_B32);
+            px_out(e, "shf.r.clamp.b32 %s, %s, %s, %d;", out[j], z[ws + j], z[ws + j + 1], r * 8);
+          }
+        } else {
+          const char *x[6], *y[5];
+          for (int i = 0; i < 6; i++) {
+            x[i] = px_tmp(e, RC_B32);
+            px_out(e, "selp.b32 %s, %s, %s, %s;", x[i], z[i + 2], z[i], b1);
+          }
+          for (int i = 0; i < 5; i++) {
+            y[i] = px_tmp(e, RC_B32);
+            px_out(e, "selp.b32 %s, %s, %s, %s;", y[i], x[i + 1], x[i], b0);
+          }
+          for (int j = 0; j < 4; j++) {
+            out[j] = px_tmp(e, RC_B32);
+            if (eb == 4) px_out(e, "mov.b32 %s, %s;", out[j], y[j]); /* t is a multiple of 4 */
+            else px_out(e, "shf.r.clamp.b32 %s, %s, %s, %s;", out[j], y[j], y[j + 1], sh);
+            px_out(e, "selp.b32 %s, %s, %s, %s;", out[j], w[j], out[j], zero);
+          }
+        }
+        /* this chunk's lane stores its elements itself where it starts or
+         * ends a chain; the aligned store where a chunk lies before it */
+        bool chain_head = g->wc > 1 || c == 0, chain_tail = g->wc > 1 || c == nrc - 1;
+        const char *solo = chain_head && chain_tail ? solo_any : chain_head ? first : chain_tail ? last : NULL;
+        const char *vec = NULL; /* a chain's head stores a vector only when its row is aligned */
+        if (chain_head) {
+          vec = px_tmp(e, RC_PRED);
+          px_out(e, "not.pred %s, %s;", vec, first);
+          if (sv < 0) px_out(e, "or.pred %s, %s, %s;", vec, vec, zero);
+        }
+        px_out(e, "%s%sst.global.v4.b32 [%s+%lld], {%s, %s, %s, %s};", vec ? "@" : "",
+               vec ? arena_printf(e->a, "%s ", vec) : "", lo, (long long)off, out[0], out[1], out[2], out[3]);
+        if (solo)
+          for (int v = 0; v < V; v++)
+            px_st(e, "global", te, arena_printf(e->a, "%s+%lld", ad, (long long)(off + v * eb)),
+                  store_elem(e, val, k0 + v), solo);
+        for (int i = 0; i < 4; i++) prev[i] = w[i];
       }
-      for (int i = 0; i < 6; i++) {
-        x[i] = px_tmp(e, RC_B32);
-        px_out(e, "selp.b32 %s, %s, %s, %s;", x[i], z[i + 2], z[i], b1);
-      }
-      for (int i = 0; i < 5; i++) {
-        y[i] = px_tmp(e, RC_B32);
-        px_out(e, "selp.b32 %s, %s, %s, %s;", y[i], x[i + 1], x[i], b0);
-      }
-      for (int j = 0; j < 4; j++) {
-        out[j] = px_tmp(e, RC_B32);
-        if (eb == 4) px_out(e, "mov.b32 %s, %s;", out[j], y[j]); /* t is a multiple of 4 */
-        else px_out(e, "shf.r.clamp.b32 %s, %s, %s, %s;", out[j], y[j], y[j + 1], sh);
-        px_out(e, "selp.b32 %s, %s, %s, %s;", out[j], w[j], out[j], zero);
-      }
-      /* this chunk's lane stores its elements itself where it starts or
-       * ends a chain; the aligned store where a chunk lies before it */
-      bool chain_head = g->wc > 1 || c == 0, chain_tail = g->wc > 1 || c == nrc - 1;
-      const char *solo = chain_head && chain_tail ? solo_any : chain_head ? first : chain_tail ? last : NULL;
-      const char *vec = NULL; /* a chain's head stores a vector only when its row is aligned */
-      if (chain_head) {
-        vec = px_tmp(e, RC_PRED);
-        px_out(e, "not.pred %s, %s;", vec, first);
-        px_out(e, "or.pred %s, %s, %s;", vec, vec, zero);
-      }
-      px_out(e, "%s%sst.global.v4.b32 [%s+%lld], {%s, %s, %s, %s};", vec ? "@" : "", vec ? arena_printf(e->a, "%s ", vec) : "", lo,
-             (long long)off, out[0], out[1], out[2], out[3]);
-      if (solo)
-        for (int v = 0; v < V; v++)
-          px_st(e, "global", te, arena_printf(e->a, "%s+%lld", ad, (long long)(off + v * eb)), store_elem(e, val, k0 + v),
-                solo);
-      for (int i = 0; i < 4; i++) prev[i] = w[i];
+      if (C >= 0) px_out(e, "bra.uni $Lbssd%d;", C);
     }
+    if (C >= 0) fprintf(e->body, "$Lbssd%d:\n", C);
   }
   px_out(e, "bra.uni $Lbrowsend%d;", L);
 }
