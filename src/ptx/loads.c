@@ -604,6 +604,24 @@ static void blocked_chunks(Emitter *e, const TirInst *in, const TirInst *val, co
  * bytes an element, 4 to 16 a chunk */
 static bool blocked_vec(int V, int eb) { return V > 1 && (eb == 2 || eb == 4) && V * eb <= 16 && V * eb >= 4; }
 
+/* A row's misalignment s (ad mod 16) into s, and lo = ad - s, the aligned
+ * address at or below it (misaligned_rows, misaligned_store_rows) */
+static void row_shift(Emitter *e, const char *ad, const char *lo, const char *s64, const char *s) {
+  px_out(e, "and.b64 %s, %s, 15;", s64, ad);
+  px_out(e, "sub.s64 %s, %s, %s;", lo, ad, s64);
+  px_out(e, "cvt.u32.u64 %s, %s;", s, s64);
+}
+
+/* A branch on s to case label $L<name><C>_<s> for each s from eb to 16 - eb
+ * in steps of eb; s 0 falls through (the caller's first case) */
+static void shift_branches(Emitter *e, const char *s, int eb, const char *name, int C, bool uni) {
+  for (int sv = eb; sv < 16; sv += eb) {
+    const char *q = px_tmp(e, RC_PRED);
+    px_out(e, "setp.eq.u32 %s, %s, %d;", q, s, sv);
+    px_out(e, "@%s bra%s $L%s%d_%d;", q, uni ? ".uni" : "", name, C, sv);
+  }
+}
+
 /* A blocked load whose rows are not 16-byte aligned (an odd row pitch:
  * softmax over 50257 bf16 columns), every row and chunk inside: each chunk
  * is the aligned 32 bytes that contain it, two vector loads, and its 16
@@ -638,15 +656,9 @@ static void misaligned_rows(Emitter *e, const TirInst *in, const BlockGeom *g, c
    * a multiple of 4), where a select network costs 15 instructions a chunk */
   for (int64_t rr = 0; rr < g->reps_r; rr++) {
     if (rr) px_out(e, "add.s64 %s, %s, %s;", ad, ad, R->step);
-    px_out(e, "and.b64 %s, %s, 15;", s64, ad);
-    px_out(e, "sub.s64 %s, %s, %s;", lo, ad, s64);
-    px_out(e, "cvt.u32.u64 %s, %s;", s, s64);
+    row_shift(e, ad, lo, s64, s);
     int C = px_new_label(e);
-    for (int sv = eb; sv < 16; sv += eb) {
-      const char *q = px_tmp(e, RC_PRED);
-      px_out(e, "setp.eq.u32 %s, %s, %d;", q, s, sv);
-      px_out(e, "@%s bra $Lbsh%d_%d;", q, C, sv);
-    }
+    shift_branches(e, s, eb, "bsh", C, false);
     for (int sv = 0; sv < 16; sv += eb) { /* s 0 falls through to its case */
       if (sv) fprintf(e->body, "$Lbsh%d_%d:\n", C, sv);
       int ws = sv / 4, r = sv % 4;
@@ -723,20 +735,14 @@ static void misaligned_store_rows(Emitter *e, const TirInst *in, const TirInst *
     if (rr) px_out(e, "add.s64 %s, %s, %s;", ad, ad, R->step);
     /* the aligned store lies s bytes before the chunk and takes its bytes
      * from 16 - s on of (previous chunk, own chunk) */
-    px_out(e, "and.b64 %s, %s, 15;", s64, ad);
-    px_out(e, "sub.s64 %s, %s, %s;", lo, ad, s64);
-    px_out(e, "cvt.u32.u64 %s, %s;", s, s64);
+    row_shift(e, ad, lo, s64, s);
     /* one lane's row is its warp's (tr 1): a warp-uniform branch on s a
      * row, each case with the words at constant places; several rows a
      * warp: the select network on the row's own s */
     int C = g->tr == 1 ? px_new_label(e) : -1;
-    if (C >= 0)
-      for (int sv = eb; sv < 16; sv += eb) {
-        const char *q = px_tmp(e, RC_PRED);
-        px_out(e, "setp.eq.u32 %s, %s, %d;", q, s, sv);
-        px_out(e, "@%s bra.uni $Lbss%d_%d;", q, C, sv);
-      }
-    else {
+    if (C >= 0) {
+      shift_branches(e, s, eb, "bss", C, true);
+    } else {
       px_out(e, "setp.eq.u32 %s, %s, 0;", zero, s);
       px_out(e, "sub.u32 %s, 16, %s;", t, s);
       px_out(e, "and.b32 %s, %s, 3;", sh, t);
