@@ -827,6 +827,19 @@ static void misaligned_store_rows(Emitter *e, const TirInst *in, const TirInst *
   px_out(e, "bra.uni $Lbrowsend%d;", L);
 }
 
+/* Every row repetition's chunks as vectors (blocked_chunks in mode
+ * CH_FAST or CH_WHOLE), then on to $Lbrowsend<L> */
+static void vector_rows(Emitter *e, const TirInst *in, const TirInst *val, const BlockGeom *g, const RowsAt *R,
+                        const int64_t *coff, const char *ad, const char *aligned, int mode, int L) {
+  int ncol = (int)g->reps_c * g->V;
+  px_out(e, "mov.b64 %s, %s;", ad, R->ad);
+  for (int64_t rr = 0; rr < g->reps_r; rr++) {
+    if (rr) px_out(e, "add.s64 %s, %s, %s;", ad, ad, R->step);
+    blocked_chunks(e, in, val, g, coff, R->cm, ad, NULL, aligned, (int)(rr * ncol), mode);
+  }
+  px_out(e, "bra.uni $Lbrowsend%d;", L);
+}
+
 /* A rank-2 register load or store of a blocked value (plan.h, BlockGeom)
  * whose columns are the tensor's contiguous dim: a thread's chunks lie at
  * column base + c tc wc V (c < reps_c), its rows at row base + rr tr wr, so
@@ -885,12 +898,7 @@ static bool emit_blocked_rows(Emitter *e, const TirInst *in, const TirInst *val)
     }
     px_out(e, "and.pred %s, %s, %s;", all, inside, aligned);
     px_out(e, "@!%s bra $Lbrows%d;", all, L);
-    px_out(e, "mov.b64 %s, %s;", ad, R.ad);
-    for (int64_t rr = 0; rr < g.reps_r; rr++) {
-      if (rr) px_out(e, "add.s64 %s, %s, %s;", ad, ad, R.step);
-      blocked_chunks(e, in, val, &g, coff, R.cm, ad, NULL, aligned, (int)(rr * ncol), CH_FAST);
-    }
-    px_out(e, "bra.uni $Lbrowsend%d;", L);
+    vector_rows(e, in, val, &g, &R, coff, ad, aligned, CH_FAST, L);
     if (M >= 0) {
       px_label(e, "bsmis", M);
       misaligned_store_rows(e, in, val, &g, &R, coff, L);
@@ -902,12 +910,7 @@ static bool emit_blocked_rows(Emitter *e, const TirInst *in, const TirInst *val)
     int Wl = px_new_label(e);
     px_out(e, "and.pred %s, %s, %s;", whole, whole, aligned);
     px_out(e, "@!%s bra $Lbwhole%d;", whole, Wl);
-    px_out(e, "mov.b64 %s, %s;", ad, R.ad);
-    for (int64_t rr = 0; rr < g.reps_r; rr++) {
-      if (rr) px_out(e, "add.s64 %s, %s, %s;", ad, ad, R.step);
-      blocked_chunks(e, in, val, &g, coff, R.cm, ad, NULL, aligned, (int)(rr * ncol), CH_WHOLE);
-    }
-    px_out(e, "bra.uni $Lbrowsend%d;", L);
+    vector_rows(e, in, val, &g, &R, coff, ad, aligned, CH_WHOLE, L);
     px_label(e, "bwhole", Wl);
     if (!val && V * eb == 16) misaligned_rows(e, in, &g, &R, coff, inside, aligned, L);
   }
