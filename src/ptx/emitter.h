@@ -138,6 +138,8 @@ const char *px_blk_col_base(Emitter *e, const BlockGeom *g);
 int64_t px_blk_row_off(const BlockGeom *g, int k);
 int64_t px_blk_col_off(const BlockGeom *g, int k);
 const char *px_blk_owner(Emitter *e, const TirInst *x);
+int px_fragcols_col(int m);
+int px_fragcols_reg(const FragGeom *g, int k);
 const char *px_elem_coord(Emitter *e, const TirInst *x, int k, int d);
 const char *px_elem_index(Emitter *e, const TirInst *x, int k);
 const char *px_frag_coord(Emitter *e, const TirInst *x, int k, int d);

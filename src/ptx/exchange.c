@@ -130,15 +130,11 @@ void px_emit_broadcast(Emitter *e, const TirInst *in) {
              px_reg(e, x, k / g.rpt / g.ntn * 2 + (k % 4 >> 1)));
     return;
   }
-  if (px_is_frag(e, in) && plan_is_fragcols(x) && x->plan->layout->parent == in->plan->layout) {
-    /* a row vector over its fragment value: the thread holds its columns
-     * already (plan_is_fragcols: register k's column tile ni, half j and
-     * column q & 1 of the pair) */
+  if (plan_broadcast_in_regs(in) && plan_is_fragcols(x)) {
+    /* a row vector over its fragment value: the thread holds its columns already */
     FragGeom g = px_frag_geom(e, in);
-    for (int k = px_kbeg(e); k < px_kend(e, px_nregs(e, in)); k++) {
-      int i = k / g.rpt, ni = i % g.ntn, j = k / 4 % (g.NT / 8), q = k % 4;
-      px_out(e, "mov.%s %s, %s;", px_mov_type(rc), px_reg(e, in, k), px_reg(e, x, (ni * (g.NT / 8) + j) * 2 + (q & 1)));
-    }
+    for (int k = px_kbeg(e); k < px_kend(e, px_nregs(e, in)); k++)
+      px_out(e, "mov.%s %s, %s;", px_mov_type(rc), px_reg(e, in, k), px_reg(e, x, px_fragcols_reg(&g, k)));
     return;
   }
   if (plan_broadcast_in_regs(in)) {

@@ -109,6 +109,16 @@ int64_t px_blk_col_off(const BlockGeom *g, int k) {
   return (int64_t)(k / g->V % g->reps_c) * g->tc * g->wc * g->V + k % g->V;
 }
 
+/* A row vector in the fragment's columns (plan_is_fragcols): register m's
+ * column less 2t, and the register that holds register k's column of a
+ * fragment value of geometry g (its column tile ni, 8-column half j, and
+ * column q & 1 of the pair) */
+int px_fragcols_col(int m) { return m / 2 * 8 + m % 2; }
+int px_fragcols_reg(const FragGeom *g, int k) {
+  int i = k / g->rpt, ni = i % g->ntn, j = k / 4 % (g->NT / 8), q = k % 4;
+  return (ni * (g->NT / 8) + j) * 2 + (q & 1);
+}
+
 /* The thread that stores a row value (sliced from a blocked layout, which
  * the lanes and warps along a row all hold): column base 0; or a row
  * vector in the columns layout (which every row holds): row base 0. NULL
@@ -172,7 +182,7 @@ const char *px_elem_index(Emitter *e, const TirInst *x, int k) {
   }
   if (x->ty.rank && plan_is_fragcols(x)) { /* [N] or [1, N]: the column is the flat index */
     const char *r = px_tmp(e, RC_B32);
-    px_out(e, "add.u32 %s, %%ft2_, %d;", r, k / 2 * 8 + k % 2);
+    px_out(e, "add.u32 %s, %%ft2_, %d;", r, px_fragcols_col(k));
     return r;
   }
   if (px_is_rowfrag(e, x)) {

@@ -469,13 +469,14 @@ static void unpack_chunk(Emitter *e, const TirInst *in, Scalar te, int V, const 
   }
 }
 
-/* Whether store st of a blocked value takes emit_blocked_rows (below). */
-static bool blocked_rows_store(const Emitter *e, const TirInst *st) {
-  const TirInst *x = st->args[0];
-  if (st->plan->tma || x->ty.rank != 2 || !plan_is_blocked(x)) return false;
+/* Whether access `in` of the blocked value x (the loaded value, or the
+ * stored one) takes emit_blocked_rows: rank 2, two spans, the columns the
+ * tensor's contiguous dim. */
+static bool blocked_rows_access(const Emitter *e, const TirInst *in, const TirInst *x) {
+  if (x->ty.rank != 2 || !plan_is_blocked(x)) return false;
   int spans = 0;
-  for (int i = 0; i < st->nsubs; i++) spans += !st->subs[i].point;
-  return spans == 2 && px_cols_contiguous(e, st);
+  for (int i = 0; i < in->nsubs; i++) spans += !in->subs[i].point;
+  return spans == 2 && px_cols_contiguous(e, in);
 }
 
 /* A conversion of f32 to bf16 or f16 read by one blocked rows store only
@@ -487,11 +488,11 @@ void px_find_store_packed(Emitter *e) {
   const TirFunc *f = e->f;
   for (int i = 0; i < f->ninsts; i++) {
     const TirInst *st = f->insts[i];
-    if (st->op != TIR_STORE || e->replay) continue;
+    if (st->op != TIR_STORE) continue;
     const TirInst *cv = st->args[0];
     if (cv->op != TIR_CONVERT || (cv->ty.elem != S_BF16 && cv->ty.elem != S_F16) || cv->args[0]->ty.elem != S_F32 ||
-        e->use_count[cv->id] != 1 || f->params[st->aux].elem != cv->ty.elem || !blocked_rows_store(e, st) ||
-        !plan_is_blocked(cv->args[0]) || cv->args[0]->plan->layout != cv->plan->layout)
+        e->use_count[cv->id] != 1 || f->params[st->aux].elem != cv->ty.elem || st->plan->tma ||
+        !blocked_rows_access(e, st, cv) || cv->args[0]->plan->layout != cv->plan->layout)
       continue;
     if (!e->store_packed) e->store_packed = arena_alloc(e->a, (size_t)f->ninsts + 1);
     e->store_packed[cv->id] = true;
@@ -629,10 +630,10 @@ static void shift_branches(Emitter *e, const char *s, int eb, const char *name, 
  * every chunk of a row, as chunks start 16 bytes apart): a branch on s a
  * row, and in each case the words at constant places, a funnel shift by
  * the bytes left (s mod 4) where s is not a multiple of 4 (a select
- * network on s took 15 instructions a chunk). The aligned superset never reaches before the tensor (its base must
- * be 16-byte aligned) or past its end (the thread's last chunk plus 32
- * bytes lies inside); a thread for which either fails takes the predicated
- * element path. Branches to $Lbrowsend<L> when taken. */
+ * network on s took 15 instructions a chunk). The aligned superset never
+ * reaches before the tensor (its base must be 16-byte aligned) or past its
+ * end (the thread's last chunk plus 32 bytes lies inside); a thread for
+ * which either fails takes the predicated element path. Branches to $Lbrowsend<L> when taken. */
 static void misaligned_rows(Emitter *e, const TirInst *in, const BlockGeom *g, const RowsAt *R, const int64_t *coff,
                             const char *inside, const char *aligned, int L) {
   int eb = px_elem_bytes_mem(in->ty.elem), V = g->V, ncol = (int)g->reps_c * V;
@@ -660,7 +661,7 @@ static void misaligned_rows(Emitter *e, const TirInst *in, const BlockGeom *g, c
     int C = px_new_label(e);
     shift_branches(e, s, eb, "bsh", C, false);
     for (int sv = 0; sv < 16; sv += eb) { /* s 0 falls through to its case */
-      if (sv) fprintf(e->body, "$Lbsh%d_%d:\n", C, sv);
+      if (sv) px_label(e, arena_printf(e->a, "bsh%d_", C), sv);
       int ws = sv / 4, r = sv % 4;
       for (int c = 0; c < (int)g->reps_c; c++) {
         int64_t off = coff[c * V] * eb;
@@ -682,7 +683,7 @@ static void misaligned_rows(Emitter *e, const TirInst *in, const BlockGeom *g, c
       }
       px_out(e, "bra.uni $Lbshd%d;", C);
     }
-    fprintf(e->body, "$Lbshd%d:\n", C);
+    px_label(e, "bshd", C);
   }
   px_out(e, "bra.uni $Lbrowsend%d;", L);
   px_label(e, "bmis", M);
@@ -698,131 +699,160 @@ static void misaligned_rows(Emitter *e, const TirInst *in, const BlockGeom *g, c
  * tc lanes of a row; lane tc - 1's previous chunk for lane 0 when one
  * warp spans the columns, wc 1); the 32 bytes are shifted as the loads'
  * are (misaligned_rows: a branch on s a row) where a warp holds one row,
- * by a select network on each row's s where it holds several. A chain's first chunk has no
- * chunk before it in the warp (a row's first, or each warp's first when
+ * by a select network on each row's s where it holds several
+ * (store_row_chunks). A chain's first chunk has no chunk before it in the
+ * warp (a row's first, or each warp's first when
  * several warps share the columns, wc > 1), so its lane stores its own
  * elements one by one; a chain's last chunk's last s bytes would be the
  * next aligned store, which no lane of the warp makes, so its lane too
  * (those stores rewrite the same values where they overlap). Rows that
  * are aligned (s 0) store their own chunks. Every lane of the warp takes
  * this path or none (shuffles). Branches to $Lbrowsend<L>. */
+/* The lanes of misaligned_store_rows: the lane before each along its row
+ * (src), a row's first and last lanes, and either of the two. */
+typedef struct StoreLanes {
+  const char *src, *first, *last, *solo_any;
+} StoreLanes;
+
+/* A row's shift for the select network (misaligned_store_rows with
+ * several rows a warp): s is 0, the bits 8 and 4 of 16 - s, and the bits
+ * of its bytes past a word. */
+typedef struct ShiftNet {
+  const char *zero, *b1, *b0, *sh;
+} ShiftNet;
+
+/* One row repetition rr of misaligned_store_rows at row address ad
+ * (aligned address lo below it): each chunk's aligned store, shifted by sv
+ * bytes (a constant; 0: the row is aligned) or, where net is not NULL, by
+ * the row's own s through the select network. prev: the previous chunk's
+ * words, carried along the row. */
+static void store_row_chunks(Emitter *e, const TirInst *val, const BlockGeom *g, const int64_t *coff, Scalar te, int rr,
+                             const char *ad, const char *lo, const StoreLanes *ln, const ShiftNet *net, int sv) {
+  int eb = px_elem_bytes_mem(te), V = g->V, nrc = (int)g->reps_c;
+  const char *prev[4] = {0};
+  for (int c = 0; c < nrc; c++) {
+    int k0 = (int)(rr * nrc * V + c * V);
+    int64_t off = coff[c * V] * eb;
+    const char *w[4], *z[8], *out[4];
+    for (int i = 0; i < 4; i++) w[i] = px_tmp(e, RC_B32);
+    pack_chunk(e, val, te, 4, k0, w);
+    if (!net && sv == 0) { /* an aligned row: its own chunks */
+      px_out(e, "st.global.v4.b32 [%s+%lld], {%s, %s, %s, %s};", ad, (long long)off, w[0], w[1], w[2], w[3]);
+      continue;
+    }
+    /* what the next lane along reads: lane tc - 1 gives lane 0 its
+     * previous chunk when one warp spans the columns */
+    for (int i = 0; i < 4; i++) {
+      const char *v = w[i];
+      if (g->wc == 1 && c > 0) {
+        v = px_tmp(e, RC_B32);
+        px_out(e, "selp.b32 %s, %s, %s, %s;", v, prev[i], w[i], ln->last);
+      }
+      z[i] = px_tmp(e, RC_B32);
+      px_out(e, "shfl.sync.idx.b32 %s, %s, %s, 31, -1;", z[i], v, ln->src);
+      z[i + 4] = w[i];
+    }
+    if (!net) { /* bytes 16 - sv on of (previous, own) */
+      int tb = 16 - sv, ws = tb / 4, r = tb % 4;
+      for (int j = 0; j < 4; j++) {
+        out[j] = z[ws + j];
+        if (!r) continue;
+        out[j] = px_tmp(e, RC_B32);
+        px_out(e, "shf.r.clamp.b32 %s, %s, %s, %d;", out[j], z[ws + j], z[ws + j + 1], r * 8);
+      }
+    } else {
+      const char *x[6], *y[5];
+      for (int i = 0; i < 6; i++) {
+        x[i] = px_tmp(e, RC_B32);
+        px_out(e, "selp.b32 %s, %s, %s, %s;", x[i], z[i + 2], z[i], net->b1);
+      }
+      for (int i = 0; i < 5; i++) {
+        y[i] = px_tmp(e, RC_B32);
+        px_out(e, "selp.b32 %s, %s, %s, %s;", y[i], x[i + 1], x[i], net->b0);
+      }
+      for (int j = 0; j < 4; j++) {
+        out[j] = px_tmp(e, RC_B32);
+        if (eb == 4) px_out(e, "mov.b32 %s, %s;", out[j], y[j]); /* 16 - s is a multiple of 4 */
+        else px_out(e, "shf.r.clamp.b32 %s, %s, %s, %s;", out[j], y[j], y[j + 1], net->sh);
+        px_out(e, "selp.b32 %s, %s, %s, %s;", out[j], w[j], out[j], net->zero);
+      }
+    }
+    /* this chunk's lane stores its elements itself where it starts or
+     * ends a chain; the aligned store where a chunk lies before it */
+    bool chain_head = g->wc > 1 || c == 0, chain_tail = g->wc > 1 || c == nrc - 1;
+    const char *solo = chain_head && chain_tail ? ln->solo_any : chain_head ? ln->first : chain_tail ? ln->last : NULL;
+    const char *vec = NULL; /* a chain's head stores a vector only when its row is aligned */
+    if (chain_head) {
+      vec = px_tmp(e, RC_PRED);
+      px_out(e, "not.pred %s, %s;", vec, ln->first);
+      if (net) px_out(e, "or.pred %s, %s, %s;", vec, vec, net->zero);
+    }
+    px_out(e, "%s%sst.global.v4.b32 [%s+%lld], {%s, %s, %s, %s};", vec ? "@" : "",
+           vec ? arena_printf(e->a, "%s ", vec) : "", lo, (long long)off, out[0], out[1], out[2], out[3]);
+    if (solo)
+      for (int v = 0; v < V; v++)
+        px_st(e, "global", te, arena_printf(e->a, "%s+%lld", ad, (long long)(off + v * eb)), store_elem(e, val, k0 + v),
+              solo);
+    for (int i = 0; i < 4; i++) prev[i] = w[i];
+  }
+}
+
 static void misaligned_store_rows(Emitter *e, const TirInst *in, const TirInst *val, const BlockGeom *g, const RowsAt *R,
                                   const int64_t *coff, int L) {
   Scalar te = e->f->params[in->aux].elem;
-  int eb = px_elem_bytes_mem(te), V = g->V, ncol = (int)g->reps_c * V, tc = g->tc, nrc = (int)g->reps_c;
-  const char *lane = px_tmp(e, RC_B32), *lc = px_tmp(e, RC_B32), *src = px_tmp(e, RC_B32), *q = px_tmp(e, RC_B32);
-  const char *first = px_tmp(e, RC_PRED), *last = px_tmp(e, RC_PRED);
+  int eb = px_elem_bytes_mem(te), tc = g->tc;
+  StoreLanes ln;
+  const char *lane = px_tmp(e, RC_B32), *lc = px_tmp(e, RC_B32);
+  ln.src = px_tmp(e, RC_B32);
+  const char *q = px_tmp(e, RC_B32);
+  ln.first = px_tmp(e, RC_PRED), ln.last = px_tmp(e, RC_PRED);
   px_out(e, "and.b32 %s, %%tid_, 31;", lane);
   px_out(e, "and.b32 %s, %s, %d;", lc, lane, tc - 1);
-  px_out(e, "setp.eq.u32 %s, %s, 0;", first, lc);
-  px_out(e, "setp.eq.u32 %s, %s, %d;", last, lc, tc - 1);
+  px_out(e, "setp.eq.u32 %s, %s, 0;", ln.first, lc);
+  px_out(e, "setp.eq.u32 %s, %s, %d;", ln.last, lc, tc - 1);
   /* the lane before this one along the row, within its tc lanes */
   px_out(e, "add.u32 %s, %s, %d;", q, lc, tc - 1);
   px_out(e, "and.b32 %s, %s, %d;", q, q, tc - 1);
-  px_out(e, "and.b32 %s, %s, %d;", src, lane, 31 & ~(tc - 1));
-  px_out(e, "or.b32 %s, %s, %s;", src, src, q);
+  px_out(e, "and.b32 %s, %s, %d;", ln.src, lane, 31 & ~(tc - 1));
+  px_out(e, "or.b32 %s, %s, %s;", ln.src, ln.src, q);
   /* lanes whose chunks go element by element: a chain's first (lane 0 of
    * its row: every chunk when warps share the columns, else the first) or
    * its last (lane tc - 1: every chunk, or the last) */
-  const char *solo_any = px_tmp(e, RC_PRED);
-  px_out(e, "or.pred %s, %s, %s;", solo_any, first, last);
+  ln.solo_any = px_tmp(e, RC_PRED);
+  px_out(e, "or.pred %s, %s, %s;", ln.solo_any, ln.first, ln.last);
   const char *ad = px_tmp(e, RC_B64), *lo = px_tmp(e, RC_B64), *s64 = px_tmp(e, RC_B64), *s = px_tmp(e, RC_B32),
-             *t = px_tmp(e, RC_B32), *sh = px_tmp(e, RC_B32), *b1 = px_tmp(e, RC_PRED), *b0 = px_tmp(e, RC_PRED),
-             *zero = px_tmp(e, RC_PRED);
-  const char *prev[4] = {0};
+             *t = px_tmp(e, RC_B32);
+  ShiftNet net;
+  net.sh = px_tmp(e, RC_B32), net.b1 = px_tmp(e, RC_PRED), net.b0 = px_tmp(e, RC_PRED), net.zero = px_tmp(e, RC_PRED);
   px_out(e, "mov.b64 %s, %s;", ad, R->ad);
   for (int64_t rr = 0; rr < g->reps_r; rr++) {
     if (rr) px_out(e, "add.s64 %s, %s, %s;", ad, ad, R->step);
     /* the aligned store lies s bytes before the chunk and takes its bytes
      * from 16 - s on of (previous chunk, own chunk) */
     row_shift(e, ad, lo, s64, s);
-    /* one lane's row is its warp's (tr 1): a warp-uniform branch on s a
-     * row, each case with the words at constant places; several rows a
-     * warp: the select network on the row's own s */
-    int C = g->tr == 1 ? px_new_label(e) : -1;
-    if (C >= 0) {
-      shift_branches(e, s, eb, "bss", C, true);
-    } else {
-      px_out(e, "setp.eq.u32 %s, %s, 0;", zero, s);
+    if (g->tr > 1) { /* several rows a warp: the select network on the row's own s */
+      px_out(e, "setp.eq.u32 %s, %s, 0;", net.zero, s);
       px_out(e, "sub.u32 %s, 16, %s;", t, s);
-      px_out(e, "and.b32 %s, %s, 3;", sh, t);
-      px_out(e, "shl.b32 %s, %s, 3;", sh, sh);
+      px_out(e, "and.b32 %s, %s, 3;", net.sh, t);
+      px_out(e, "shl.b32 %s, %s, 3;", net.sh, net.sh);
       const char *m = px_tmp(e, RC_B32);
       px_out(e, "and.b32 %s, %s, 8;", m, t);
-      px_out(e, "setp.ne.u32 %s, %s, 0;", b1, m);
+      px_out(e, "setp.ne.u32 %s, %s, 0;", net.b1, m);
       px_out(e, "and.b32 %s, %s, 4;", m, t);
-      px_out(e, "setp.ne.u32 %s, %s, 0;", b0, m);
+      px_out(e, "setp.ne.u32 %s, %s, 0;", net.b0, m);
+      store_row_chunks(e, val, g, coff, te, (int)rr, ad, lo, &ln, &net, 0);
+      continue;
     }
-    for (int sv = C >= 0 ? 0 : -1; sv < (C >= 0 ? 16 : 0); sv += C >= 0 ? eb : 1) {
-      if (sv > 0) fprintf(e->body, "$Lbss%d_%d:\n", C, sv);
-      for (int c = 0; c < nrc; c++) {
-        int k0 = (int)(rr * ncol + c * V);
-        int64_t off = coff[c * V] * eb;
-        const char *w[4], *z[8], *out[4];
-        for (int i = 0; i < 4; i++) w[i] = px_tmp(e, RC_B32);
-        pack_chunk(e, val, te, 4, k0, w);
-        if (sv == 0) { /* an aligned row: its own chunks */
-          px_out(e, "st.global.v4.b32 [%s+%lld], {%s, %s, %s, %s};", ad, (long long)off, w[0], w[1], w[2], w[3]);
-          continue;
-        }
-        /* what the next lane along reads: lane tc - 1 gives lane 0 its
-         * previous chunk when one warp spans the columns */
-        for (int i = 0; i < 4; i++) {
-          const char *v = w[i];
-          if (g->wc == 1 && c > 0) {
-            v = px_tmp(e, RC_B32);
-            px_out(e, "selp.b32 %s, %s, %s, %s;", v, prev[i], w[i], last);
-          }
-          z[i] = px_tmp(e, RC_B32);
-          px_out(e, "shfl.sync.idx.b32 %s, %s, %s, 31, -1;", z[i], v, src);
-          z[i + 4] = w[i];
-        }
-        if (sv > 0) { /* bytes 16 - sv on of (previous, own) */
-          int tb = 16 - sv, ws = tb / 4, r = tb % 4;
-          for (int j = 0; j < 4; j++) {
-            out[j] = z[ws + j];
-            if (!r) continue;
-            out[j] = px_tmp(e, RC_B32);
-            px_out(e, "shf.r.clamp.b32 %s, %s, %s, %d;", out[j], z[ws + j], z[ws + j + 1], r * 8);
-          }
-        } else {
-          const char *x[6], *y[5];
-          for (int i = 0; i < 6; i++) {
-            x[i] = px_tmp(e, RC_B32);
-            px_out(e, "selp.b32 %s, %s, %s, %s;", x[i], z[i + 2], z[i], b1);
-          }
-          for (int i = 0; i < 5; i++) {
-            y[i] = px_tmp(e, RC_B32);
-            px_out(e, "selp.b32 %s, %s, %s, %s;", y[i], x[i + 1], x[i], b0);
-          }
-          for (int j = 0; j < 4; j++) {
-            out[j] = px_tmp(e, RC_B32);
-            if (eb == 4) px_out(e, "mov.b32 %s, %s;", out[j], y[j]); /* t is a multiple of 4 */
-            else px_out(e, "shf.r.clamp.b32 %s, %s, %s, %s;", out[j], y[j], y[j + 1], sh);
-            px_out(e, "selp.b32 %s, %s, %s, %s;", out[j], w[j], out[j], zero);
-          }
-        }
-        /* this chunk's lane stores its elements itself where it starts or
-         * ends a chain; the aligned store where a chunk lies before it */
-        bool chain_head = g->wc > 1 || c == 0, chain_tail = g->wc > 1 || c == nrc - 1;
-        const char *solo = chain_head && chain_tail ? solo_any : chain_head ? first : chain_tail ? last : NULL;
-        const char *vec = NULL; /* a chain's head stores a vector only when its row is aligned */
-        if (chain_head) {
-          vec = px_tmp(e, RC_PRED);
-          px_out(e, "not.pred %s, %s;", vec, first);
-          if (sv < 0) px_out(e, "or.pred %s, %s, %s;", vec, vec, zero);
-        }
-        px_out(e, "%s%sst.global.v4.b32 [%s+%lld], {%s, %s, %s, %s};", vec ? "@" : "",
-               vec ? arena_printf(e->a, "%s ", vec) : "", lo, (long long)off, out[0], out[1], out[2], out[3]);
-        if (solo)
-          for (int v = 0; v < V; v++)
-            px_st(e, "global", te, arena_printf(e->a, "%s+%lld", ad, (long long)(off + v * eb)),
-                  store_elem(e, val, k0 + v), solo);
-        for (int i = 0; i < 4; i++) prev[i] = w[i];
-      }
-      if (C >= 0) px_out(e, "bra.uni $Lbssd%d;", C);
+    /* one row a warp: a warp-uniform branch on s, each case with the
+     * words at constant places */
+    int C = px_new_label(e);
+    shift_branches(e, s, eb, "bss", C, true);
+    for (int sv = 0; sv < 16; sv += eb) {
+      if (sv) px_label(e, arena_printf(e->a, "bss%d_", C), sv);
+      store_row_chunks(e, val, g, coff, te, (int)rr, ad, lo, &ln, NULL, sv);
+      px_out(e, "bra.uni $Lbssd%d;", C);
     }
-    if (C >= 0) fprintf(e->body, "$Lbssd%d:\n", C);
+    px_label(e, "bssd", C);
   }
   px_out(e, "bra.uni $Lbrowsend%d;", L);
 }
@@ -848,10 +878,7 @@ static void vector_rows(Emitter *e, const TirInst *in, const TirInst *val, const
  * val: the stored value, or NULL for a load into in. */
 static bool emit_blocked_rows(Emitter *e, const TirInst *in, const TirInst *val) {
   const TirInst *x = val ? val : in;
-  if (x->ty.rank != 2 || !plan_is_blocked(x)) return false;
-  int spans = 0;
-  for (int i = 0; i < in->nsubs; i++) spans += !in->subs[i].point;
-  if (spans != 2 || !px_cols_contiguous(e, in)) return false;
+  if (!blocked_rows_access(e, in, x)) return false;
   BlockGeom g = plan_block_geom(x);
   Scalar te = val ? e->f->params[in->aux].elem : in->ty.elem;
   int eb = px_elem_bytes_mem(te), V = g.V, ncol = (int)g.reps_c * V;
@@ -947,7 +974,7 @@ static bool emit_columns(Emitter *e, const TirInst *in, const TirInst *val) {
   Scalar te = val ? e->f->params[in->aux].elem : in->ty.elem;
   int eb = px_elem_bytes_mem(te), V = g.V, ncol = (int)g.reps_c * V;
   int64_t *coff = arena_alloc(e->a, sizeof(int64_t) * (size_t)ncol);
-  for (int j = 0; j < ncol; j++) coff[j] = fc ? j / 2 * 8 + j % 2 : px_blk_col_off(&g, j);
+  for (int j = 0; j < ncol; j++) coff[j] = fc ? px_fragcols_col(j) : px_blk_col_off(&g, j);
   const char *c1 = fc ? "%ft2_" : px_blk_col_base(e, &g), *ok = px_tmp(e, RC_PRED), *gg[MAX_TENSOR_RANK];
   px_out(e, "setp.eq.u32 %s, 0, 0;", ok);
   for (int i = 0; i < in->nsubs; i++) {
@@ -1125,16 +1152,13 @@ static int emit_frag_rows_store(Emitter *e, const TirInst *in, const TirInst *va
         for (int j = 0; j < g.NT / 8; j++) {
           int k = (mi * g.ntn + ni) * g.rpt + j * 4 + h * 2;
           int64_t off = ((int64_t)ni * g.NT + j * 8) * eb;
-          const char *a = px_operand(e, val, k), *b = px_operand(e, val, k + 1);
           if (eb == 4) {
-            px_out(e, "st.global.v2.b32 [%s+%lld], {%s, %s};", ra, (long long)off, a, b);
+            px_out(e, "st.global.v2.b32 [%s+%lld], {%s, %s};", ra, (long long)off, px_operand(e, val, k),
+                   px_operand(e, val, k + 1));
             continue;
           }
           const char *w = px_tmp(e, RC_B32);
-          if (te == S_BF16) px_out(e, "prmt.b32 %s, %s, %s, 0x7632;", w, a, b);
-          else
-            px_out(e, "{ .reg .b16 %%h0, %%h1; cvt.rn.f16.f32 %%h0, %s; cvt.rn.f16.f32 %%h1, %s; mov.b32 %s, {%%h0, %%h1}; }",
-                   a, b, w);
+          pack_chunk(e, val, te, 1, k, &w);
           px_out(e, "st.global.b32 [%s+%lld], %s;", ra, (long long)off, w);
         }
     }

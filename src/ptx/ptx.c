@@ -262,12 +262,10 @@ void px_emit_block(Emitter *e, const TirBlock *b) {
   for (int i = 0; i < b->len && !e->failed;) {
     int j = chain_end(e, b, i), ops = 0;
     for (int q = i; q < j; q++) ops += !chain_const(b->insts[q]) && b->insts[q]->op != TIR_SPLAT;
-    if (ops >= CHAIN_MIN_OPS) {
-      emit_chain(e, (const TirInst *const *)b->insts + i, j - i);
-      i = j;
-    } else {
-      px_emit_inst(e, b->insts[i++]);
-    }
+    if (ops >= CHAIN_MIN_OPS) emit_chain(e, (const TirInst *const *)b->insts + i, j - i);
+    else /* too short to slice: one at a time (a later start would hold fewer operations) */
+      for (int q = i; q < j; q++) px_emit_inst(e, b->insts[q]);
+    i = j;
   }
   px_emit_pending_sync(e); /* a barrier never leaves its block */
   px_flush_unpack(e, NULL); /* a value may be used after its block, on another path */
