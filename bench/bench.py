@@ -22,6 +22,7 @@ import ctypes
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -90,6 +91,7 @@ def load_lib(build):
         "phobos_cache_status": (i32, [vp]),
         "phobos_launch_grid": (i32, [vp, ctypes.POINTER(PhobosArg), i32, ctypes.POINTER(i64), vp]),
         "phobos_kernel_last_variant": (cp, [vp]),
+        "phobos_kernel_pin_variant": (i32, [vp, cp]),
         "phobos_kernel_last_tensor_maps": (i32, [vp, ctypes.POINTER(i32)]),
         "phobos_tensor_arg": (PhobosArg, [ctypes.c_uint64, i32, i32, ctypes.POINTER(i64)]),
         "phobos_int_arg": (PhobosArg, [i64]),
@@ -116,6 +118,7 @@ class Phobos:
         if st != PHOBOS_OK:
             raise PhobosError(f"phobos_context_create: {self.status(st)}: {self.error()}", st)
         self.modules = {}
+        self.entries = {}  # by kernel handle: its variants' entries (--variants)
 
     def status(self, st):
         return self.lib.phobos_status_name(st).decode()
@@ -138,7 +141,20 @@ class Phobos:
         st = self.lib.phobos_kernel_get(self.modules[file], name.encode(), ctypes.byref(k))
         if st != PHOBOS_OK:
             raise PhobosError(f"phobos_kernel_get({name}): {self.status(st)}: {self.error()}", st)
+        self.entries[k.value] = manifest_entries(os.path.join(build, "bench", file + ".yaml"), name)
         return k
+
+
+def manifest_entries(path, kernel):
+    """The variants' entries of one kernel, in manifest order (--variants)."""
+    out, mine = [], False
+    for line in open(path):
+        if re.match(r"^- name: ", line):
+            mine = line.split(":", 1)[1].strip() == kernel
+        m = re.match(r"^\s+- entry: (\S+)", line)
+        if m and mine:
+            out.append(m.group(1))
+    return out
 
 
 def tensor_arg(lib, t, dtype):
@@ -491,6 +507,24 @@ def abi_check(build):
     lib.phobos_context_destroy(ctx)
 
 
+def time_variants(ph, launch, do_bench, args, won_ms):
+    """Every variant the shape takes, pinned in turn and timed as the
+    winner was (--variants): what the autotuner chose among."""
+    out = {}
+    for entry in ph.entries.get(launch.k.value, []):
+        if ph.lib.phobos_kernel_pin_variant(launch.k, entry.encode()) != PHOBOS_OK:
+            continue
+        try:
+            launch()
+            ms = do_bench(launch, warmup=args.warmup, rep=args.rep, return_mode="median")
+            out[entry] = ms * 1e3
+            print(f"    {entry:36s} {ms * 1e3:9.1f} us  {won_ms / ms:5.2f}x the autotuner's", flush=True)
+        except PhobosError:
+            pass  # the shape or the arguments do not fit it
+    ph.lib.phobos_kernel_pin_variant(launch.k, None)
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("build", nargs="?", default="build", help="the build folder (BUILD/bench holds the cubins)")
@@ -498,6 +532,7 @@ def main():
     ap.add_argument("--only", action="append", default=[], help="kernel names (comma-separated or repeated)")
     ap.add_argument("--warmup", type=int, default=25, help="do_bench warmup, ms")
     ap.add_argument("--rep", type=int, default=100, help="do_bench rep, ms")
+    ap.add_argument("--variants", action="store_true", help="also time every variant each shape takes (pinned)")
     ap.add_argument("--abi-check", action="store_true", help="check the ctypes mirror against libphobos; no GPU")
     ap.add_argument("--child-json", help=argparse.SUPPRESS)
     ap.add_argument("--copy-gbps", type=float, help=argparse.SUPPRESS)
@@ -576,6 +611,8 @@ def main():
             if s.get("note"):
                 row["note"] = s["note"]
             print(fmt_row(row), flush=True)
+            if args.variants:
+                row["variants"] = time_variants(ph, launch, do_bench, args, p_ms)
         except Exception as e:  # noqa
             msg = str(e).splitlines()[0] if str(e) else type(e).__name__
             row["error"] = msg[:300]

@@ -16,6 +16,7 @@
  *           constants: {TILE_N: 64, BLK: 32}
  *           pinned: {}                 dims fixed by this variant
  *           dims_at_most: {N: 4096}    optional: dims this variant takes only up to a bound
+ *           staged: {tensor: X, rows: 1, block: 4096}  optional: rows copied into shared memory
  *           grid: ["N 64 cdiv", "1"]   postfix over dims and integers; [] without @grid
  *           threads: 256
  *           shared_bytes: 128
@@ -292,6 +293,25 @@ static bool parse_tmaps(P *p, yaml_node_t *n, const MfKernel *k, MfVariant *v) {
   return true;
 }
 
+/* staged: {tensor: NAME, rows: BR, block: S} (a staged-rows copy) */
+static bool parse_staged(P *p, yaml_node_t *n, const MfKernel *k, MfVariant *v) {
+  if (!n) return true;
+  if (n->type != YAML_MAPPING_NODE) return bad(p, n, "variant '%s': 'staged' must be a mapping", v->entry);
+  const char *name = str(get(p, n, "tensor"));
+  v->stage_param = -1;
+  for (int q = 0; name && q < k->nparams; q++)
+    if (k->params[q].tensor && !strcmp(k->params[q].name, name)) v->stage_param = q;
+  if (v->stage_param < 0)
+    return bad(p, n, "variant '%s': staged rows of '%s', which is no tensor parameter", v->entry, name ? name : "?");
+  const MfParam *mp = &k->params[v->stage_param];
+  if (mp->rank != 2 || (mf_dtype_bytes(mp->dtype) != 2 && mf_dtype_bytes(mp->dtype) != 4))
+    return bad(p, n, "variant '%s': staged rows of '%s' need a rank-2 tensor of 2- or 4-byte elements", v->entry, name);
+  if (!get_int(p, n, "rows", 1, 1 << 20, &v->stage_rows) || !get_int(p, n, "block", 1, 1 << 30, &v->stage_block))
+    return false;
+  v->staged = true;
+  return true;
+}
+
 static bool parse_variant(P *p, yaml_node_t *n, MfVariant *v) {
   if (!n || n->type != YAML_MAPPING_NODE) return bad(p, n, "a variant is a mapping");
   if (!(v->entry = dup_str(p, n, "entry"))) return false;
@@ -335,7 +355,8 @@ static bool parse_kernel(P *p, yaml_node_t *n, MfKernel *k, int *variants_before
     k->variants[i].kernel = k->name;
   for (int i = 0; i < k->nvariants; i++)
     if (!parse_variant(p, N(p, variants->data.sequence.items.start[i]), &k->variants[i]) ||
-        !parse_tmaps(p, get(p, N(p, variants->data.sequence.items.start[i]), "tensormaps"), k, &k->variants[i]))
+        !parse_tmaps(p, get(p, N(p, variants->data.sequence.items.start[i]), "tensormaps"), k, &k->variants[i]) ||
+        !parse_staged(p, get(p, N(p, variants->data.sequence.items.start[i]), "staged"), k, &k->variants[i]))
       return false;
   /* the launch packs every parameter into a fixed table (runtime.c,
    * Params): a tensor takes 1 + rank slots, a scalar 1, a tensor map 2 */

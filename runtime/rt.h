@@ -194,6 +194,11 @@ typedef struct MfVariant {
   bool dependent_launch; /* begins with griddepcontrol.wait: may overlap the previous kernel */
   int ntmaps;
   MfTmap tmaps[MF_MAX_TMAPS];
+  /* a staged-rows copy (spec 15.14): rows stage_rows of tensor parameter
+   * stage_param copied into shared memory in blocks of stage_block columns */
+  bool staged;
+  int stage_param;
+  int64_t stage_rows, stage_block;
   CUfunction fn;       /* set by phobos_module_load */
 } MfVariant;
 
@@ -267,6 +272,7 @@ struct phobos_kernel {
   bool explicit_grid; /* phobos_launch_grid: the caller's grid replaces @grid */
   int64_t grid[3];
   MfVariant **fits;   /* room for every variant: those that fit a launch */
+  MfVariant *pinned;  /* phobos_kernel_pin_variant's, or NULL: the autotuner's */
 };
 
 struct phobos_module {
@@ -318,6 +324,15 @@ phobos_status at_choose(phobos_kernel *k, const phobos_arg *args, const RtBindin
 void at_free(phobos_context *ctx);
 /* Whether a variant's pinned dims agree with a binding. */
 bool rt_variant_fits(const MfVariant *v, const RtBinding *b);
+/* A staged-rows copy's dynamic shared bytes for these shapes (spec 16.2:
+ * the plan's, rounded to 16 where they are dynamic, then the rows rounded
+ * to 16, 64 bytes, 8 a block); a variant without staged rows: its own. */
+int64_t rt_dynamic_shared(const MfKernel *k, const MfVariant *v, const RtBinding *b);
+/* Whether a staged-rows copy may run on these arguments: its shared
+ * memory within the device's (max_optin), the staged tensor's base 16-byte
+ * aligned, and no written tensor overlapping it (the copy is read when the
+ * kernel starts); true for any other variant. */
+bool rt_stage_fits(const MfKernel *k, const MfVariant *v, const phobos_arg *args, const RtBinding *b, int max_optin);
 /* Evaluates the variant's grid; false with a message naming the kernel,
  * the variant and the axis's program (a result that is zero, negative or
  * beyond `max`; an operation that overflows int64 or divides by zero). */

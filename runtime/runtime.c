@@ -473,6 +473,35 @@ bool rt_variant_fits(const MfVariant *v, const RtBinding *b) {
   return true;
 }
 
+int64_t rt_dynamic_shared(const MfKernel *k, const MfVariant *v, const RtBinding *b) {
+  int64_t base = v->dynamic_shared ? v->shared_bytes : 0;
+  if (!v->staged) return base;
+  const MfParam *mp = &k->params[v->stage_param];
+  int64_t D = mp->dim[1], eb = mf_dtype_bytes(mp->dtype);
+  for (int j = 0; D < 0 && j < b->ndims; j++)
+    if (mp->dimname[1] && !strcmp(b->name[j], mp->dimname[1])) D = b->value[j];
+  if (D < 0 || D > (INT64_C(1) << 40) / (v->stage_rows * eb)) return INT64_MAX; /* too large for anything */
+  return (base + 15) / 16 * 16 + (v->stage_rows * D * eb + 15) / 16 * 16 + 64 + 8 * ((D + v->stage_block - 1) / v->stage_block);
+}
+
+bool rt_stage_fits(const MfKernel *k, const MfVariant *v, const phobos_arg *args, const RtBinding *b, int max_optin) {
+  if (!v->staged) return true;
+  int64_t stat = v->dynamic_shared ? 0 : v->shared_bytes;
+  if (stat + rt_dynamic_shared(k, v, b) > max_optin) return false;
+  const phobos_tensor *x = &args[v->stage_param].tensor;
+  if (x->data % 16) return false;
+  int64_t xb = mf_dtype_bytes(x->dtype);
+  for (int d = 0; d < x->rank; d++) xb *= x->shape[d];
+  for (int i = 0; i < k->nparams; i++) {
+    if (!k->params[i].tensor || !k->params[i].written) continue;
+    const phobos_tensor *t = &args[i].tensor;
+    int64_t tb = mf_dtype_bytes(t->dtype);
+    for (int d = 0; d < t->rank; d++) tb *= t->shape[d];
+    if (tb > 0 && xb > 0 && t->data < x->data + (uint64_t)xb && x->data < t->data + (uint64_t)tb) return false;
+  }
+  return true;
+}
+
 /* One grid operation in int64: false when its exact result does not fit
  * (INT64_MIN / -1 included, which traps on x86) or it divides by zero. */
 static bool grid_op(const char *op, int64_t x, int64_t y, int64_t *r, bool *by_zero) {
@@ -657,11 +686,12 @@ phobos_status rt_launch_variant(phobos_kernel *k, MfVariant *v, const phobos_arg
     return rt_set_err(ctx, PHOBOS_LAUNCH_LIMIT, "%s", err);
   }
   int dyn = 0;
-  if (v->dynamic_shared) {
-    if (v->shared_bytes > ctx->max_shared_optin)
+  if (v->dynamic_shared || v->staged) {
+    int64_t need = rt_dynamic_shared(k->mf, v, b) + (v->dynamic_shared ? 0 : v->shared_bytes);
+    if (need > ctx->max_shared_optin)
       return rt_set_err(ctx, PHOBOS_LAUNCH_LIMIT, "variant '%s' needs %lld bytes of shared memory; device %d allows %d",
-                     v->entry, (long long)v->shared_bytes, ctx->ordinal, ctx->max_shared_optin);
-    dyn = (int)v->shared_bytes;
+                     v->entry, (long long)need, ctx->ordinal, ctx->max_shared_optin);
+    dyn = (int)rt_dynamic_shared(k->mf, v, b);
     CU_CHECK(ctx, ctx->cu->FuncSetAttribute(v->fn, CU_FUNC_MAX_DYNAMIC_SHARED, dyn),
              "cuFuncSetAttribute(max dynamic shared memory)");
   }
@@ -710,10 +740,25 @@ phobos_status phobos_launch(phobos_kernel *k, const phobos_arg *args, int nargs,
   RtBinding b;
   phobos_status bs = rt_bind(k->mf, args, nargs, &b, err, sizeof err);
   if (bs != PHOBOS_OK) return rt_set_err(ctx, bs, "%s", err);
+  if (k->pinned) {
+    MfVariant *v = k->pinned;
+    if (!rt_variant_fits(v, &b))
+      return rt_set_err(ctx, PHOBOS_NO_VARIANT, "kernel '%s': the pinned variant '%s' does not take these shapes (its "
+                        "pinned dims or dims_at_most)", k->mf->name, v->entry);
+    if (!rt_stage_fits(k->mf, v, args, &b, ctx->max_shared_optin))
+      return rt_set_err(ctx, PHOBOS_NO_VARIANT, "kernel '%s': the pinned variant '%s' stages rows of '%s', which need "
+                        "%lld bytes of shared memory (device %d allows %d), a 16-byte aligned base and no written "
+                        "tensor overlapping them", k->mf->name, v->entry, k->mf->params[v->stage_param].name,
+                        (long long)rt_dynamic_shared(k->mf, v, &b), ctx->ordinal, ctx->max_shared_optin);
+    k->last_variant = v->entry;
+    return rt_launch_variant(k, v, args, &b, NULL, (CUstream)stream);
+  }
   MfVariant **fits = k->fits;
   int nfits = 0;
   for (int i = 0; i < k->mf->nvariants; i++)
-    if (rt_variant_fits(&k->mf->variants[i], &b)) fits[nfits++] = &k->mf->variants[i];
+    if (rt_variant_fits(&k->mf->variants[i], &b) &&
+        rt_stage_fits(k->mf, &k->mf->variants[i], args, &b, ctx->max_shared_optin))
+      fits[nfits++] = &k->mf->variants[i];
   if (!nfits) {
     const MfVariant *v0 = &k->mf->variants[0];
     char pins[300] = "";
@@ -734,6 +779,14 @@ phobos_status phobos_launch(phobos_kernel *k, const phobos_arg *args, int nargs,
   }
   k->last_variant = v->entry;
   return rt_launch_variant(k, v, args, &b, NULL, (CUstream)stream);
+}
+
+phobos_status phobos_kernel_pin_variant(phobos_kernel *k, const char *entry) {
+  if (!k) return PHOBOS_INVALID;
+  if (!entry) return k->pinned = NULL, PHOBOS_OK;
+  for (int i = 0; i < k->mf->nvariants; i++)
+    if (!strcmp(k->mf->variants[i].entry, entry)) return k->pinned = &k->mf->variants[i], PHOBOS_OK;
+  return rt_set_err(k->mod->ctx, PHOBOS_INVALID, "kernel '%s' has no variant '%s'", k->mf->name, entry);
 }
 
 phobos_arg phobos_tensor_arg(uint64_t data, phobos_dtype dtype, int rank, const int64_t *shape) {

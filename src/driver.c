@@ -66,6 +66,10 @@ static unsigned plan_flags(const DriverOptions *o) {
          (o->no_tensor_copies ? PLAN_NO_TENSOR_COPIES : 0) | (o->no_wgmma ? PLAN_NO_WGMMA : 0);
 }
 
+/* Staged-rows copies (--staged-rows) need sm_90a's bulk copies and
+ * transaction-counting mbarriers. */
+static bool staged_allowed(const DriverOptions *o) { return o->staged_rows && (!o->arch || !strcmp(o->arch, "sm_90a")); }
+
 /* Every variant of every kernel, one pass a line: check the variant, lower,
  * verify, plan (which decides everything the backend spells, retrying
  * without tensor copies when they do not fit), verify, emit, write. */
@@ -84,6 +88,8 @@ static void compile_variants(Arena *arena, Diags *d, const Source *src, Node *pr
         tir_print(out, f);
         TirFunc *once = o->no_onepass ? NULL : onepass_variant(arena, d, info);
         if (once) tir_print(out, once);
+        TirFunc *st = staged_allowed(o) ? staged_variant(arena, d, info) : NULL;
+        if (st) tir_print(out, st);
         continue;
       }
       Plan *p = plan_kernel(arena, d, f, o->arch, plan_flags(o));
@@ -97,6 +103,14 @@ static void compile_variants(Arena *arena, Diags *d, const Source *src, Node *pr
       quiet.silent = true, quiet.errors = quiet.warnings = 0;
       if (once && (p = plan_kernel(arena, &quiet, once, o->arch, plan_flags(o))) && !quiet.errors &&
           tir_verify(d, once, "planning"))
+        vec_push(arena, &plans, p);
+      /* rows that fit shared memory: the same variant reading them from a
+       * copy made once (staged.c); left out like the one-pass copy where
+       * the plan does not spell its loads by the blocked rows path */
+      TirFunc *st = staged_allowed(o) ? staged_variant(arena, d, info) : NULL;
+      quiet.errors = quiet.warnings = 0;
+      if (st && (p = plan_kernel(arena, &quiet, st, o->arch, plan_flags(o))) && !quiet.errors && staged_plan_ok(p) &&
+          tir_verify(d, st, "planning"))
         vec_push(arena, &plans, p);
     }
   }
@@ -119,7 +133,7 @@ static void compile_variants(Arena *arena, Diags *d, const Source *src, Node *pr
   bool dyn = false, tma = false;
   for (int i = 0; i < plans.len; i++) {
     const Plan *p = plans.items[i];
-    dyn |= p->f->info->dynshared;
+    dyn |= ptx_uses_dynshared(p);
     tma |= p->ntmaps > 0;
   }
   ptx_emit_header(pf, arch, dyn, tma);

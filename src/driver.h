@@ -26,6 +26,7 @@ typedef struct DriverOptions {
   bool no_tensor_copies; /* --no-tensor-copies: staged loads by cp.async, not TMA tensor copies (A/B runs) */
   bool no_wgmma;         /* --no-wgmma: tensor-core dots by mma.sync only (A/B runs) */
   bool no_onepass;       /* --no-one-pass: no one-pass copies of multi-pass variants (onepass.c) */
+  bool staged_rows;      /* --staged-rows (experimental): staged-rows copies of multi-pass variants (staged.c) */
 } DriverOptions;
 
 /* Runs the passes on one file. Output goes to opts->output or to out;

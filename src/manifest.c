@@ -180,6 +180,16 @@ bool manifest_write(FILE *out, const Source *src, const char *arch, const char *
         kv_int(&m, vf->once_dim, vf->once_max);
         ev_map(&m, false, true);
       }
+      /* a staged-rows copy (staged.c): rows of one tensor copied into
+       * shared memory; the runtime adds their bytes (spec 16.2) */
+      if (vf->staged) {
+        ev_scalar(&m, "staged", false);
+        ev_map(&m, true, true);
+        kv(&m, "tensor", vf->params[vf->stage_param].name);
+        kv_int(&m, "rows", vf->stage_rows);
+        kv_int(&m, "block", vf->stage_step);
+        ev_map(&m, false, true);
+      }
       ev_scalar(&m, "grid", false);
       ev_seq(&m, true, true);
       for (int g = 0; g < vf->ngrid; g++) {

@@ -50,6 +50,10 @@ static const char usage_text[] =
     "                       in two of them gains a copy for launches where the dim\n"
     "                       is at most the step, the loops unrolled and the tile\n"
     "                       loaded once (an entry NAME__vK_once)\n"
+    "  --staged-rows        experimental: a variant whose loops read the same rows\n"
+    "                       of a read-only tensor in two passes gains a copy that\n"
+    "                       copies those rows into shared memory once, for\n"
+    "                       launches where they fit (an entry NAME__vK_staged)\n"
     "  --emit=STAGE         stop after STAGE and print it: tokens, ast, tir (tile IR),\n"
     "                       plan, plan-yaml (residence, layouts, shared memory, barriers),\n"
     "                       manifest (the YAML the runtime reads beside a cubin),\n"
@@ -164,6 +168,8 @@ static void parse_args(int argc, char **argv, Options *o) {
       o->d.no_wgmma = true;
     } else if (strcmp(arg, "--no-one-pass") == 0) {
       o->d.no_onepass = true;
+    } else if (strcmp(arg, "--staged-rows") == 0) {
+      o->d.staged_rows = true;
     } else if ((v = long_value(arg, "--arch"))) {
       if (strcmp(v, "sm_90a") != 0 && strcmp(v, "sm_80") != 0)
         usage_error("unsupported --arch '%s' (supported: sm_90a, sm_80)", v);

@@ -6,6 +6,9 @@
 
 /* The module header: PTX version, target, the dynamic shared symbol
  * (aligned to 128 bytes when a kernel's TMA copies write into it). */
+/* Whether a variant's entry uses the module's dynamic shared memory
+ * (dsmem): a @dynshared kernel, or a staged-rows copy (its rows). */
+bool ptx_uses_dynshared(const struct Plan *p);
 void ptx_emit_header(FILE *out, const char *arch, bool any_dynshared, bool any_tma);
 /* One planned variant as an entry: what the plan decided, spelled out. */
 void ptx_emit_kernel(Arena *a, Diags *d, const Plan *p, const char *arch, const char *entry, FILE *out);

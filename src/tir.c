@@ -230,11 +230,13 @@ static void print_block(FILE *out, const TirFunc *f, const TirBlock *b, int dept
 }
 
 const char *tir_entry_name(Arena *a, const TirFunc *f) {
-  return arena_printf(a, "%s__v%d%s", f->name, f->info->index, f->once_dim ? "_once" : "");
+  return arena_printf(a, "%s__v%d%s", f->name, f->info->index, f->once_dim ? "_once" : f->staged ? "_staged" : "");
 }
 
 const char *tir_func_str(Arena *a, const TirFunc *f) {
   const char *v = tir_variant_str(a, f->info);
+  if (f->staged)
+    return arena_printf(a, "%s%s%s rows staged", v, *v ? "; " : "", f->params[f->stage_param].name);
   if (!f->once_dim) return v;
   return arena_printf(a, "%s%s%s <= %lld, one pass", v, *v ? "; " : "", f->once_dim, (long long)f->once_max);
 }

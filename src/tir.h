@@ -110,6 +110,14 @@ typedef struct TirFunc {
    * and were unrolled; it is launched only where once_dim <= once_max */
   const char *once_dim;
   int64_t once_max;
+  /* a staged-rows variant (staged.c): every load of tensor stage_param
+   * reads rows [stage_row0, + stage_rows) of it from shared memory, where
+   * the kernel copies them once, right after stage_row0 is computed, in
+   * blocks of stage_step columns (spec 15.14) */
+  bool staged;
+  int stage_param;
+  const struct TirInst *stage_row0;
+  int64_t stage_rows, stage_step;
 } TirFunc;
 
 TirInst *tir_new(Arena *a, TirFunc *f, TirOp op, TirType ty);
@@ -165,5 +173,18 @@ TirFunc *lower_kernel(Arena *a, Diags *d, const KernelInfo *info);
  * dim is at most the least step; NULL where it would merge no load of one
  * loop into another's (or on an error, reported through d). */
 TirFunc *onepass_variant(Arena *a, Diags *d, const KernelInfo *info);
+
+/* -------------------------------------------------------------- staged.c */
+
+/* The staged-rows copy of a variant, lowered afresh: a read-only tensor
+ * whose every load is X[r0 :+ BR, c :+ S] in loops `for c in range(0, D,
+ * S)` over its last dim, in two loops or more, is copied once into shared
+ * memory (bulk copies, an mbarrier a block of S columns) and every load
+ * reads the copy; NULL where no tensor qualifies. */
+TirFunc *staged_variant(Arena *a, Diags *d, const KernelInfo *info);
+/* The shared bytes the copy adds past the plan's for a last dim of D: the
+ * rows, 64 bytes of slack, an mbarrier a block (spec 16.2; the runtime
+ * computes the same). */
+int64_t staged_extra_bytes(const TirFunc *f, int64_t D);
 
 #endif

@@ -227,6 +227,21 @@ has "row_norm: 16-byte stores" out "st.global.v4.b32"
 has "row_norm: row sums by shuffles" out "shfl.sync.bfly.b32"
 lacks "row_norm: no barrier in the PTX" out "bar.sync"
 lacks "row_norm: no shared memory in the PTX" out ".shared"
+# a staged-rows copy (spec 15.14): X's rows copied once by bulk copies, an
+# mbarrier a block; both passes read the copy (no global load of X's rows
+# but the tail's), W from memory
+run "--emit=plan row_norm staged" 0 --emit=plan --staged-rows -D BR=8 -D BN=256 "$rn"
+has "staged rows: the copy's plan" out "plan row_norm [BR=8, BN=256; X rows staged]"
+run "--emit=manifest row_norm staged" 0 --emit=manifest --staged-rows -D BR=8 -D BN=256 "$rn"
+has "staged rows: the manifest entry" out "entry: row_norm__v0_staged"
+has "staged rows: the manifest's rows" out "staged: {tensor: X, rows: 8, block: 256}"
+run "--emit=ptx row_norm staged" 0 --emit=ptx --staged-rows --no-one-pass -D BR=8 -D BN=256 "$rn"
+has "staged rows: bulk copies" out "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes"
+has "staged rows: bytes expected a row" out "mbarrier.expect_tx.relaxed.cta.shared::cta.b64"
+has "staged rows: 16-byte loads of the copy" out "ld.shared.v4.b32"
+has "staged rows: odd pitches shifted from the copy" out "shf.r.clamp.b32"
+run "--emit=manifest row_norm no staged" 0 --emit=manifest -D BR=8 -D BN=256 "$rn"
+lacks "staged rows: no copy by default" out "_staged"
 # a GEMM epilogue (spec 15.6, 15.12): the bias in the fragment's columns,
 # broadcast by register moves (no exchange, one barrier: the ring's), the
 # output by pair stores

@@ -51,6 +51,7 @@ static Manifest load_ok(const char *text) {
   return m;
 }
 
+
 static void expect_bad(const char *text, const char *want) {
   char err[1024];
   Manifest m;
@@ -275,12 +276,13 @@ Test(runtime, variant_fits_pinned_dims) {
 
 /* The manifest phobosc writes for PROJECT_ROOT/source, loaded (the file
  * removed once read). */
-static Manifest compiled_manifest(const char *source) {
+static Manifest compiled_manifest_with(const char *flags, const char *source) {
   char cmd[4096], path[] = "/tmp/phobos_mf_XXXXXX.yaml", err[1024];
   int fd = mkstemps(path, 5);
   cr_assert(fd >= 0);
   close(fd);
-  snprintf(cmd, sizeof cmd, "%s --emit=manifest -o %s %s/%s", getenv("PHOBOSC"), path, getenv("PROJECT_ROOT"), source);
+  snprintf(cmd, sizeof cmd, "%s --emit=manifest %s -o %s %s/%s", getenv("PHOBOSC"), flags, path, getenv("PROJECT_ROOT"),
+           source);
   cr_assert_eq(system(cmd), 0, "%s", cmd);
   Manifest m;
   bool ok = mf_load(path, &m, err, sizeof err);
@@ -288,6 +290,8 @@ static Manifest compiled_manifest(const char *source) {
   cr_assert(ok, "%s", err);
   return m;
 }
+
+static Manifest compiled_manifest(const char *source) { return compiled_manifest_with("", source); }
 
 Test(runtime, variant_fits_dims_at_most) {
   char *text = replaced("    pinned: {}\n", "    pinned: {}\n    dims_at_most: {N: 128}\n");
@@ -321,6 +325,37 @@ Test(runtime, compiler_writes_one_pass_copies_with_their_bound) {
   RtBinding b = {.ndims = 2, .name = {"R", "N"}, .value = {7, 65}};
   cr_assert(rt_variant_fits(v, &b));
   cr_assert_not(rt_variant_fits(once, &b));
+  mf_free(&m);
+}
+
+Test(runtime, staged_rows_copies_fit_by_shared_memory_alignment_and_aliasing) {
+  Manifest m = compiled_manifest_with("--staged-rows", "spec/conformance/one_pass.ph");
+  cr_assert_eq(m.kernels[0].nvariants, 27); /* 9 variants, each with its one-pass and staged-rows copies */
+  const MfKernel *k = &m.kernels[0]; /* softmax_rows: X [R, N] f32, Y written */
+  const MfVariant *v = &k->variants[0], *st = &k->variants[2];
+  cr_assert_str_eq(st->entry, "softmax_rows__v0_staged");
+  cr_assert(st->staged && !v->staged);
+  cr_assert_eq(st->stage_param, 0);
+  cr_assert_eq(st->stage_rows, 1);
+  cr_assert_eq(st->stage_block, 64); /* BR 1, BN 64 */
+  RtBinding b = {.ndims = 2, .name = {"R", "N"}, .value = {7, 1000}};
+  /* the plan's bytes (static here), then 1000 f32 rounded to 16, 64, 8 for each of 16 blocks */
+  cr_assert_eq(rt_dynamic_shared(k, st, &b), 4000 + 64 + 8 * 16);
+  cr_assert_eq(rt_dynamic_shared(k, v, &b), v->dynamic_shared ? v->shared_bytes : 0);
+  int64_t shape[2] = {7, 1000};
+  phobos_arg args[2] = {phobos_tensor_arg(1 << 20, PHOBOS_F32, 2, shape), phobos_tensor_arg(2 << 20, PHOBOS_F32, 2, shape)};
+  cr_assert(rt_stage_fits(k, st, args, &b, 232448));
+  cr_assert(rt_stage_fits(k, v, args, &b, 0), "a variant without staged rows always fits");
+  cr_assert_not(rt_stage_fits(k, st, args, &b, 4000), "more shared memory than the device's");
+  args[0].tensor.data += 8;
+  cr_assert_not(rt_stage_fits(k, st, args, &b, 232448), "a base off 16 bytes");
+  args[0].tensor.data -= 8;
+  args[1].tensor.data = (1 << 20) + 3996; /* Y's first element is X's last */
+  cr_assert_not(rt_stage_fits(k, st, args, &b, 232448), "Y overlaps X");
+  args[1].tensor.data = (1 << 20) + 28000; /* just past X's 28000 bytes */
+  cr_assert(rt_stage_fits(k, st, args, &b, 232448));
+  b.value[1] = 60000; /* 240000 bytes of rows */
+  cr_assert_not(rt_stage_fits(k, st, args, &b, 232448));
   mf_free(&m);
 }
 

@@ -295,6 +295,24 @@ Test(launch, autotune_off_takes_the_first_variant_untimed) {
   cr_assert_eq(fake->nlaunches, 1);
 }
 
+Test(launch, a_pinned_variant_runs_untimed_and_unpinning_tunes_again) {
+  setenv("FAKE_FAST_ENTRY", "scale__v1", 1);
+  load_tuned();
+  uint64_t x = alloc(4000), y = alloc(4000);
+  cr_assert_eq(phobos_kernel_pin_variant(k, "scale__v0"), PHOBOS_OK);
+  cr_assert_eq(launch_tuned(x, y), PHOBOS_OK, "%s", phobos_last_error(ctx));
+  cr_assert_str_eq(phobos_kernel_last_variant(k), "scale__v0");
+  cr_assert_eq(fake->nlaunches, 1, "no timing");
+  cr_assert_eq(fake->block, 128);
+  cr_assert_eq(phobos_kernel_pin_variant(k, "scale__v7"), PHOBOS_INVALID);
+  cr_assert(strstr(phobos_last_error(ctx), "kernel 'scale' has no variant 'scale__v7'"), "%s", phobos_last_error(ctx));
+  cr_assert_str_eq(phobos_kernel_last_variant(k), "scale__v0", "a refused pin keeps the last one");
+  cr_assert_eq(phobos_kernel_pin_variant(k, NULL), PHOBOS_OK);
+  cr_assert_eq(launch_tuned(x, y), PHOBOS_OK, "%s", phobos_last_error(ctx));
+  cr_assert_str_eq(phobos_kernel_last_variant(k), "scale__v1", "the autotuner's again");
+  cr_assert_eq(phobos_kernel_pin_variant(NULL, "scale__v0"), PHOBOS_INVALID);
+}
+
 Test(launch, a_corrupt_cache_file_is_a_status_not_a_crash) {
   setenv("FAKE_FAST_ENTRY", "scale__v0", 1);
   load_tuned();

@@ -186,6 +186,10 @@ typedef struct Plan {
  * --no-wgmma, for A/B runs). */
 enum { PLAN_NO_ASYNC = 1, PLAN_PRODUCER_WARP = 2, PLAN_PREFETCH = 4, PLAN_NO_TENSOR_COPIES = 8, PLAN_NO_WGMMA = 16 };
 Plan *plan_kernel(Arena *a, Diags *d, TirFunc *f, const char *arch, unsigned flags);
+/* Whether the plan of a staged-rows copy (staged.c) spells every staged
+ * load by the blocked rows path, the only one that reads the copy, with
+ * no producer warp and no prefetching; the copy is left out otherwise. */
+bool staged_plan_ok(const Plan *p);
 void plan_print(FILE *out, const Plan *p);
 void plan_print_yaml(FILE *out, const Plan *p);
 const char *plan_layout_str(Arena *a, const Layout *l);

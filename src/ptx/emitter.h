@@ -71,6 +71,9 @@ typedef struct Emitter {
   /* by value id: a conversion to bf16 or f16 whose store packs it from its
    * f32 source (loads.c, px_find_store_packed), emitted as nothing */
   bool *store_packed;
+  /* a staged-rows copy (rowstage.c): global address + rs_delta is the
+   * copy's; the blocks' mbarriers from rs_mbar, rs_nblk of them */
+  const char *rs_delta, *rs_mbar, *rs_nblk;
 } Emitter;
 
 /* the registers an elementwise emitter writes now: [px_kbeg, px_kend(n)) */
@@ -124,6 +127,14 @@ void px_mbar_arm(Emitter *e, const char *pred, const char *bar, const char *byte
 void px_mbar_arrive(Emitter *e, const char *bar);
 void px_mbar_inval(Emitter *e, const PlanBuf *mbar, int n);
 void px_mbar_wait(Emitter *e, const char *bar, const char *phases, const char *slot);
+
+/* ----------------------- rowstage.c: a staged-rows copy's shared rows */
+/* The copy of the staged rows, issued right after their row start. */
+void px_rowstage_issue(Emitter *e);
+/* Before a load of the copy: the waits for its block's bytes. */
+void px_rowstage_wait(Emitter *e, const TirInst *in);
+/* Whether load `in` reads the copy. */
+bool px_rowstage_load(const Emitter *e, const TirInst *in);
 void px_mbar_flip(Emitter *e, const char *phases, const char *slot);
 
 /* ------------------------------------- layout.c: where an element is */

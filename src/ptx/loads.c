@@ -552,6 +552,7 @@ enum { CH_MASKED, CH_FAST, CH_WHOLE };
 static void blocked_chunks(Emitter *e, const TirInst *in, const TirInst *val, const BlockGeom *g, const int64_t *coff,
                            const ColMasks *cm, const char *ad, const char *pz, const char *aligned, int k0, int mode) {
   bool fast = mode != CH_MASKED;
+  const char *sp = !val && px_rowstage_load(e, in) ? "shared" : "global"; /* a staged-rows copy's load reads the copy */
   Scalar te = val ? e->f->params[in->aux].elem : in->ty.elem;
   int eb = px_elem_bytes_mem(te), V = g->V, nw = V * eb / 4;
   RegClass rc = px_rc_of((val ? val : in)->ty.elem);
@@ -579,7 +580,7 @@ static void blocked_chunks(Emitter *e, const TirInst *in, const TirInst *val, co
       } else {
         if (mode != CH_FAST)
           for (int i = 0; i < nw; i++) px_out(e, "mov.b32 %s, 0;", w[i]);
-        px_out(e, "%sld.global%s.b32 %s, [%s+%lld];", at, vt, list, ad, (long long)off);
+        px_out(e, "%sld.%s%s.b32 %s, [%s+%lld];", at, sp, vt, list, ad, (long long)off);
         unpack_chunk(e, in, te, V, w, k0);
       }
     } else if (!val) {
@@ -594,7 +595,7 @@ static void blocked_chunks(Emitter *e, const TirInst *in, const TirInst *val, co
         px_st(e, "global", te, at, store_elem(e, val, k0 + v), q);
       } else {
         const char *t = px_tmp(e, rc);
-        px_ld(e, "global", te, t, at, q);
+        px_ld(e, sp, te, t, at, q);
         px_out(e, "@%s mov.%s %s, %s;", q, px_mov_type(rc), px_reg(e, in, k0 + v), t);
       }
     }
@@ -640,15 +641,19 @@ static void misaligned_rows(Emitter *e, const TirInst *in, const BlockGeom *g, c
   const TirParam *tp = &e->f->params[in->aux];
   const char *ok = px_tmp(e, RC_PRED), *t = px_tmp(e, RC_B64), *end = px_tmp(e, RC_B64), *last = px_tmp(e, RC_B64);
   int M = px_new_label(e);
+  bool held = px_rowstage_load(e, in);
+  const char *sp = held ? "shared" : "global";
   px_out(e, "and.pred %s, %s, !%s;", ok, inside, aligned);
-  px_out(e, "and.b64 %s, %%base%d, 15;", t, in->aux);
-  px_out(e, "setp.eq.and.u64 %s, %s, 0, %s;", ok, t, ok);
-  px_out(e, "mov.u64 %s, %d;", end, eb); /* the tensor's end: base + bytes */
-  for (int d = 0; d < tp->rank; d++) px_out(e, "mul.lo.s64 %s, %s, %%ext%d_%d;", end, end, in->aux, d);
-  px_out(e, "add.s64 %s, %s, %%base%d;", end, end, in->aux);
-  px_out(e, "mad.lo.s64 %s, %s, %lld, %s;", last, R->step, (long long)(g->reps_r - 1), R->ad);
-  px_out(e, "add.s64 %s, %s, %lld;", last, last, (long long)(coff[ncol - V] * eb + 32));
-  px_out(e, "setp.le.and.u64 %s, %s, %s, %s;", ok, last, end, ok);
+  if (!held) { /* a staged-rows copy keeps every address's alignment and has 32 bytes to spare after the rows */
+    px_out(e, "and.b64 %s, %%base%d, 15;", t, in->aux);
+    px_out(e, "setp.eq.and.u64 %s, %s, 0, %s;", ok, t, ok);
+    px_out(e, "mov.u64 %s, %d;", end, eb); /* the tensor's end: base + bytes */
+    for (int d = 0; d < tp->rank; d++) px_out(e, "mul.lo.s64 %s, %s, %%ext%d_%d;", end, end, in->aux, d);
+    px_out(e, "add.s64 %s, %s, %%base%d;", end, end, in->aux);
+    px_out(e, "mad.lo.s64 %s, %s, %lld, %s;", last, R->step, (long long)(g->reps_r - 1), R->ad);
+    px_out(e, "add.s64 %s, %s, %lld;", last, last, (long long)(coff[ncol - V] * eb + 32));
+    px_out(e, "setp.le.and.u64 %s, %s, %s, %s;", ok, last, end, ok);
+  }
   px_out(e, "@!%s bra $Lbmis%d;", ok, M);
   const char *ad = px_tmp(e, RC_B64), *lo = px_tmp(e, RC_B64), *s64 = px_tmp(e, RC_B64), *s = px_tmp(e, RC_B32);
   px_out(e, "mov.b64 %s, %s;", ad, R->ad);
@@ -668,9 +673,9 @@ static void misaligned_rows(Emitter *e, const TirInst *in, const BlockGeom *g, c
         const char *w[8], *out[4];
         int need = sv ? 8 : 4;
         for (int i = 0; i < need; i++) w[i] = px_tmp(e, RC_B32);
-        px_out(e, "ld.global.v4.b32 {%s, %s, %s, %s}, [%s+%lld];", w[0], w[1], w[2], w[3], lo, (long long)off);
+        px_out(e, "ld.%s.v4.b32 {%s, %s, %s, %s}, [%s+%lld];", sp, w[0], w[1], w[2], w[3], lo, (long long)off);
         if (sv)
-          px_out(e, "ld.global.v4.b32 {%s, %s, %s, %s}, [%s+%lld];", w[4], w[5], w[6], w[7], lo, (long long)(off + 16));
+          px_out(e, "ld.%s.v4.b32 {%s, %s, %s, %s}, [%s+%lld];", sp, w[4], w[5], w[6], w[7], lo, (long long)(off + 16));
         for (int j = 0; j < 4; j++) {
           if (!r) {
             out[j] = w[ws + j];
@@ -884,8 +889,15 @@ static bool emit_blocked_rows(Emitter *e, const TirInst *in, const TirInst *val)
   int eb = px_elem_bytes_mem(te), V = g.V, ncol = (int)g.reps_c * V;
   int64_t *coff = arena_alloc(e->a, sizeof(int64_t) * (size_t)ncol);
   for (int j = 0; j < ncol; j++) coff[j] = px_blk_col_off(&g, j);
+  bool held = !val && px_rowstage_load(e, in);
+  if (held) px_rowstage_wait(e, in);
   const char *r0 = px_blk_row_base(e, &g), *c1 = px_blk_col_base(e, &g);
   RowsAt R = rows_at(e, in, r0, c1, coff, ncol, (int64_t)g.tr * g.wr, eb, V);
+  if (held) { /* the copy's address: the same alignment, the same row pitch */
+    const char *sad = px_tmp(e, RC_B64);
+    px_out(e, "add.s64 %s, %s, %s;", sad, R.ad, e->rs_delta);
+    R.ad = sad;
+  }
   const char *aligned = NULL;
   if (blocked_vec(V, eb)) {
     const char *al = px_tmp(e, RC_B64);
@@ -1077,7 +1089,9 @@ void px_emit_load(Emitter *e, const TirInst *in) {
       return;
     }
   if (in->plan->ring && e->ring_loop && in->plan->mbar->owner == e->ring_loop) return px_emit_ring_load(e, in);
-  if (emit_blocked_rows(e, in, NULL) || emit_columns(e, in, NULL)) return;
+  if (emit_blocked_rows(e, in, NULL)) return;
+  if (px_rowstage_load(e, in)) return px_unsupported(e, in, "a staged-rows load that is not a blocked rows load");
+  if (emit_columns(e, in, NULL)) return;
   if (px_emit_load_rows(e, in, NULL)) return;
   if (px_emit_stage_rows(e, in)) return;
   if (emit_long_rows(e, in, NULL)) return;

@@ -290,7 +290,13 @@ static bool fill_param(CaseParam *p, char *err, size_t errlen) {
 
 /* Whether the runtime would launch f for the case's shapes: a one-pass copy
  * only where its dim is at most its bound (runtime.c's rt_variant_fits). */
-static bool case_fits(Case *c, const TirFunc *f) {
+static bool case_fits(Case *c, const TirFunc *f, const Plan *p) {
+  if (f->staged) { /* rt_stage_fits: the rows within an H200's 227 KB, the tensor 16-byte aligned */
+    CaseParam *cp = harness_param(c, f->params[f->stage_param].name);
+    int64_t stat = f->info->dynshared ? 0 : plan_launch_shared(p);
+    int64_t dyn = (f->info->dynshared ? (plan_launch_shared(p) + 15) / 16 * 16 : 0) + staged_extra_bytes(f, cp->dims[1]);
+    return cp->misalign % 16 == 0 && stat + dyn <= 232448;
+  }
   if (!f->once_dim) return true;
   for (int i = 0; i < f->nparams; i++) {
     CaseParam *cp = f->params[i].tensor ? harness_param(c, f->params[i].name) : NULL;
@@ -303,7 +309,7 @@ static bool case_fits(Case *c, const TirFunc *f) {
 
 typedef struct Compiled {
   Arena *arena;
-  Plan *plans[512]; /* every variant and its one-pass copy */
+  Plan *plans[768]; /* every variant, its one-pass and staged-rows copies */
   int nplans;
   Source src;
 } Compiled;
@@ -358,6 +364,12 @@ static bool compile_case(Case *c, Define *consts, int nconsts, Compiled *out, ch
       quiet.silent = true, quiet.errors = quiet.warnings = 0;
       Plan *po = once ? plan_kernel(out->arena, &quiet, once, "sm_90a", harness_plan_flags()) : NULL;
       if (po && !quiet.errors) out->plans[out->nplans++] = po;
+      /* and its staged-rows copy (phobosc --staged-rows, staged.c): compiled
+       * here always, so that the GPU suite runs it; optional like the other */
+      TirFunc *st = p ? staged_variant(out->arena, &d, info) : NULL;
+      quiet.errors = quiet.warnings = 0;
+      Plan *ps = st ? plan_kernel(out->arena, &quiet, st, "sm_90a", harness_plan_flags()) : NULL;
+      if (ps && !quiet.errors && staged_plan_ok(ps)) out->plans[out->nplans++] = ps;
     }
   }
   fclose(dout);
@@ -529,7 +541,7 @@ bool harness_run(Case *c, const Runner *runner, char *err, size_t errlen) {
   for (int v = 0; v < comp.nplans && ok; v++) {
     double *outs[CASE_MAX_PARAMS] = {0};
     const Plan *p = comp.plans[v];
-    if (!case_fits(c, p->f)) continue;
+    if (!case_fits(c, p->f, p)) continue;
     ok = runner->run(runner->self, c, p, v, outs, err, errlen);
     char what[256];
     snprintf(what, sizeof what, "variant [%s]", tir_func_str(comp.arena, p->f));
@@ -572,7 +584,7 @@ bool harness_run(Case *c, const Runner *runner, char *err, size_t errlen) {
     if (ok && runner->begin) ok = runner->begin(runner->self, &c2, comp2.plans, comp2.nplans, &comp2.src, err, errlen);
     for (int v = 0; ok && v < comp2.nplans; v++) {
       double *outs[CASE_MAX_PARAMS] = {0};
-      if (!case_fits(&c2, comp2.plans[v]->f)) continue;
+      if (!case_fits(&c2, comp2.plans[v]->f, comp2.plans[v])) continue;
       ok = runner->run(runner->self, &c2, comp2.plans[v], v, outs, err, errlen);
       for (int i = 0; i < comp2.plans[v]->f->nparams; i++) {
         if (!outs[i]) continue;

@@ -346,6 +346,19 @@ static bool ref_softmax_rows(RefCtx *r) {
   return true;
 }
 
+/* Y = (X - mean) / sqrt(var + 1e-5) * W + B, row by row (staged_rows.ph) */
+static bool ref_layer_norm_rows(RefCtx *r) {
+  CaseParam *X = ref_param(r, "X"), *W = ref_param(r, "W"), *B = ref_param(r, "B"), *Y = ref_param(r, "Y");
+  int64_t R = X->dims[0], N = X->dims[1];
+  for (int64_t i = 0; i < R; i++) {
+    double s1 = 0, s2 = 0;
+    for (int64_t j = 0; j < N; j++) s1 += X->data[i * N + j], s2 += X->data[i * N + j] * X->data[i * N + j];
+    double mean = s1 / (double)N, rstd = 1.0 / sqrt(fmax(s2 / (double)N - mean * mean, 0.0) + 1e-5);
+    for (int64_t j = 0; j < N; j++) Y->data[i * N + j] = (X->data[i * N + j] - mean) * rstd * W->data[j] + B->data[j];
+  }
+  return true;
+}
+
 /* H = X + Res; Res = H; Y = H / sqrt(mean(H^2) + 1e-5) * W (one_pass.ph, rms_residual) */
 static bool ref_rms_residual(RefCtx *r) {
   CaseParam *X = ref_param(r, "X"), *Res = ref_param(r, "Res"), *W = ref_param(r, "W"), *Y = ref_param(r, "Y");
@@ -916,6 +929,7 @@ const RefEntry harness_refs_more[] = {
     {"rowreduce", ref_rowreduce},
     {"row_norm", ref_row_norm},
     {"softmax_rows", ref_softmax_rows},
+    {"layer_norm_rows", ref_layer_norm_rows},
     {"matmul_bias_poly", ref_matmul_bias_poly},
     {"bound_cols", ref_bound_cols},
     {"bound_rows", ref_bound_rows},

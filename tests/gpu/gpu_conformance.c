@@ -67,7 +67,7 @@ static bool gpu_begin(void *self, Case *c, Plan **plans, int nplans, const Sourc
   FILE *pf = fopen(ptx_path, "w");
   if (!pf) return gfail(err, errlen, "cannot write %s", ptx_path);
   bool dyn = false, tma = false;
-  for (int i = 0; i < nplans; i++) dyn |= plans[i]->f->info->dynshared;
+  for (int i = 0; i < nplans; i++) dyn |= ptx_uses_dynshared(plans[i]);
   for (int i = 0; i < nplans; i++) tma |= plans[i]->ntmaps > 0;
   ptx_emit_header(pf, "sm_90a", dyn, tma);
   char *dbuf = NULL;
