@@ -116,16 +116,103 @@ static bool emit_scale_rows(Emitter *e, const TirInst *in) {
   return true;
 }
 
+/* x / r, r a row value broadcast over x by register moves (a softmax's
+ * exp(x - m) / l): the register of r that element k's row holds, or -1
+ * where the division is not of that shape. */
+static int div_row_reg(Emitter *e, const TirInst *in, int k) {
+  const TirInst *bc = in->args[1], *r = bc->args[0];
+  if (px_is_frag(e, in) && px_is_rowfrag(e, r)) {
+    FragGeom g = px_frag_geom(e, in);
+    return k / g.rpt / g.ntn * 2 + (k % 4 >> 1);
+  }
+  BlockGeom g = plan_block_geom(in);
+  return k / (g.V * (int)g.reps_c);
+}
+
+static bool div_rows_shape(Emitter *e, const TirInst *in) {
+  if (in->aux != '/' || px_rc_of(in->ty.elem) != RC_F32 || e->replay || in->plan->res != RES_REG) return false;
+  const TirInst *bc = in->args[1];
+  if (bc->op != TIR_BROADCAST || bc->plan->res != RES_REG || px_rc_of(bc->args[0]->ty.elem) != RC_F32) return false;
+  const TirInst *r = bc->args[0];
+  if (px_is_frag(e, in) && px_is_frag(e, bc) && px_is_rowfrag(e, r) && r->ty.rank == in->ty.rank &&
+      plan_folded_rows(r) == plan_folded_rows(in))
+    return true;
+  return plan_is_blocked(in) && plan_broadcast_in_regs(bc) && plan_is_blocked_rows(r) && !plan_is_columns(r);
+}
+
+/* x / r for a row value r (div_rows_shape), correctly rounded as div.rn is
+ * but from one reciprocal a row: y = rcp.rn(r), then each element
+ * q = x y, t = r q - x, q' = q - t y (two fma; the sequence ptxas expands
+ * div.rn.f32 into, after its reciprocal, which it computes again for every
+ * element: a MUFU.RCP and four FFMA more each, in softmax's hottest loop).
+ * It is correctly rounded where nothing underflows or overflows: |r| and
+ * |x| from 2^-60 to 2^60 (the checks, three integer operations an
+ * element); a thread for which any element or row fails (zeros, subnormals,
+ * infinities, NaN, huge or tiny values) takes div.rn for all of them
+ * behind a branch. */
+static bool emit_div_rows(Emitter *e, const TirInst *in) {
+  if (!div_rows_shape(e, in)) return false;
+  const TirInst *r = in->args[1]->args[0];
+  int nr = px_nregs(e, r), n = px_nregs(e, in);
+  const char **y = arena_alloc(e->a, sizeof(char *) * (size_t)nr), *ok = px_tmp(e, RC_PRED), *u = px_tmp(e, RC_B32);
+  bool *used = arena_alloc(e->a, (size_t)nr);
+  memset(used, 0, (size_t)nr);
+  for (int k = 0; k < n; k++) used[div_row_reg(e, in, k)] = true;
+  px_out(e, "setp.eq.u32 %s, 0, 0;", ok);
+  /* |v| in [2^-60, 2^60]: its bits without the sign, less 2^-60's, below
+   * the span up to 2^60's (unsigned, so smaller values wrap above it) */
+  const char *lo = "0x21800000", *span = "0x3C000000";
+  for (int j = 0; j < nr; j++) {
+    if (!used[j]) continue;
+    const char *b = px_reg(e, r, j);
+    y[j] = px_tmp(e, RC_F32);
+    px_out(e, "rcp.rn.f32 %s, %s;", y[j], b);
+    px_out(e, "and.b32 %s, %s, 0x7fffffff;", u, b);
+    px_out(e, "sub.u32 %s, %s, %s;", u, u, lo);
+    px_out(e, "setp.lt.and.u32 %s, %s, %s, %s;", ok, u, span, ok);
+  }
+  for (int k = 0; k < n; k++) {
+    const char *a = px_operand(e, in->args[0], k), *t = px_tmp(e, RC_B32);
+    px_out(e, "and.b32 %s, %s, 0x7fffffff;", t, a);
+    px_out(e, "sub.u32 %s, %s, %s;", t, t, lo);
+    px_out(e, "setp.lt.and.u32 %s, %s, %s, %s;", ok, t, span, ok);
+  }
+  int L = px_new_label(e);
+  px_out(e, "@!%s bra $Ldivr%d;", ok, L);
+  for (int k = 0; k < n; k++) {
+    int j = div_row_reg(e, in, k);
+    const char *a = px_operand(e, in->args[0], k), *d = px_reg(e, in, k), *q = px_tmp(e, RC_F32),
+               *t = px_tmp(e, RC_F32), *na = px_tmp(e, RC_F32), *ny = px_tmp(e, RC_F32);
+    px_out(e, "mul.rn.f32 %s, %s, %s;", q, a, y[j]);
+    px_out(e, "neg.f32 %s, %s;", na, a);
+    px_out(e, "fma.rn.f32 %s, %s, %s, %s;", t, px_reg(e, r, j), q, na);
+    px_out(e, "neg.f32 %s, %s;", ny, y[j]);
+    px_out(e, "fma.rn.f32 %s, %s, %s, %s;", d, t, ny, q);
+    px_round_reg(e, in->ty.elem, d);
+  }
+  px_out(e, "bra $Ldivrd%d;", L);
+  px_label(e, "divr", L);
+  for (int k = 0; k < n; k++) {
+    const char *d = px_reg(e, in, k);
+    px_out(e, "div.rn.f32 %s, %s, %s;", d, px_operand(e, in->args[0], k), px_reg(e, r, div_row_reg(e, in, k)));
+    px_round_reg(e, in->ty.elem, d);
+  }
+  px_label(e, "divrd", L);
+  return true;
+}
+
 /* A binary operation emitted over all its registers at once: folded into
  * a dot, a dot's addend, or a row scaling behind a branch. */
 bool px_binary_whole(Emitter *e, const TirInst *in) {
-  return in->plan->folded || scale_rows_arg(e, in) >= 0 || (e->fused_add && e->fused_add[in->id]);
+  return in->plan->folded || scale_rows_arg(e, in) >= 0 || (e->fused_add && e->fused_add[in->id]) ||
+         div_rows_shape(e, in);
 }
 
 void px_emit_binary(Emitter *e, const TirInst *in) {
   Scalar os = in->args[0]->ty.elem;
   if (in->plan->folded) return; /* acc += dot: the dot accumulated in acc's registers */
   if (emit_scale_rows(e, in)) return;
+  if (emit_div_rows(e, in)) return;
   if (e->fused_add && e->fused_add[in->id]) { /* x + dot: the dot's accumulators started at x */
     const TirInst *dot = in->args[0]->op == TIR_DOT ? in->args[0] : in->args[1];
     for (int k = 0; k < px_nregs(e, in); k++)

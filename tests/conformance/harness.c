@@ -278,8 +278,15 @@ static bool fill_param(CaseParam *p, char *err, size_t errlen) {
       v = (double)i;
     } else if (!strcmp(p->fill, "poison")) {
       v = is_float_elem(p->elem) ? NAN : -77;
+    } else if (!strcmp(p->fill, "bits") && p->elem == S_F32) {
+      /* any f32 bit pattern: every exponent, zeros, subnormals, infinities, NaN */
+      uint32_t w = (uint32_t)(next(&s) >> 32);
+      float f;
+      memcpy(&f, &w, sizeof f);
+      v = f;
     } else {
-      return fail(err, errlen, "param %s: unknown fill '%s' (normal, uniform, int, iota, poison)", p->name, p->fill);
+      return fail(err, errlen, "param %s: unknown fill '%s' (normal, uniform, int, iota, poison; bits for f32)", p->name,
+                  p->fill);
     }
     p->data[i] = isnan(v) ? v : interp_round(p->elem, v);
   }

@@ -346,6 +346,20 @@ static bool ref_softmax_rows(RefCtx *r) {
   return true;
 }
 
+/* Y = X / max(D's row), each quotient correctly rounded to f32 (div_rows.ph):
+ * the double quotient of two floats rounded to float is the float quotient
+ * rounded to nearest (53 >= 2 * 24 + 2), so the case can ask for equality */
+static bool ref_div_rows(RefCtx *r) {
+  CaseParam *X = ref_param(r, "X"), *D = ref_param(r, "D"), *Y = ref_param(r, "Y");
+  int64_t R = X->dims[0], N = X->dims[1];
+  for (int64_t i = 0; i < R; i++) {
+    double l = -INFINITY;
+    for (int64_t j = 0; j < N; j++) l = fmax(l, D->data[i * N + j]);
+    for (int64_t j = 0; j < N; j++) Y->data[i * N + j] = (float)(X->data[i * N + j] / l);
+  }
+  return true;
+}
+
 /* Y = (X - mean) / sqrt(var + 1e-5) * W + B, row by row (staged_rows.ph) */
 static bool ref_layer_norm_rows(RefCtx *r) {
   CaseParam *X = ref_param(r, "X"), *W = ref_param(r, "W"), *B = ref_param(r, "B"), *Y = ref_param(r, "Y");
@@ -930,6 +944,7 @@ const RefEntry harness_refs_more[] = {
     {"row_norm", ref_row_norm},
     {"softmax_rows", ref_softmax_rows},
     {"layer_norm_rows", ref_layer_norm_rows},
+    {"div_rows", ref_div_rows},
     {"matmul_bias_poly", ref_matmul_bias_poly},
     {"bound_cols", ref_bound_cols},
     {"bound_rows", ref_bound_rows},
