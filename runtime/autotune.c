@@ -309,11 +309,11 @@ void at_free(phobos_context *ctx) {
 /* "SOURCE_HASH|DEVICE|KERNEL|DIM=VALUE|...", malloc'ed */
 static char *shape_key(const phobos_kernel *k, const RtBinding *b) {
   const char *dev = k->mod->ctx->name;
-  size_t len = strlen(k->mod->mf.source_hash) + strlen(dev) + strlen(k->mf->name) + 3;
+  size_t len = strlen(k->mod->mf.source_hash) + strlen(k->mod->image_hash) + strlen(dev) + strlen(k->mf->name) + 4;
   for (int i = 0; i < b->ndims; i++) len += strlen(b->name[i]) + 23;
   char *key = malloc(len);
   if (!key) return NULL;
-  size_t n = (size_t)snprintf(key, len, "%s|%s|%s", k->mod->mf.source_hash, dev, k->mf->name);
+  size_t n = (size_t)snprintf(key, len, "%s.%s|%s|%s", k->mod->mf.source_hash, k->mod->image_hash, dev, k->mf->name);
   for (int i = 0; i < b->ndims && n < len; i++)
     n += (size_t)snprintf(key + n, len - n, "|%s=%lld", b->name[i], (long long)b->value[i]);
   return key;

@@ -278,6 +278,7 @@ struct phobos_kernel {
 struct phobos_module {
   phobos_context *ctx;
   Manifest mf;
+  char image_hash[17]; /* FNV-1a of the cubin's bytes, for the autotune key */
   CUmodule cumod;
   phobos_kernel *kernels;
   phobos_module *next;

@@ -254,6 +254,11 @@ phobos_status phobos_module_load(phobos_context *ctx, const char *cubin_path, ph
     free(m);
     return rt_set_err(ctx, PHOBOS_BAD_CUBIN, "%s is not a usable cubin: %s", cubin_path, why);
   }
+  /* the autotune key names the image, not only the source: the same source
+   * compiled with other flags (--prefetch, -D) is other code */
+  uint64_t h = 1469598103934665603ull; /* FNV-1a, 64 bits */
+  for (size_t i = 0; i < len; i++) h = (h ^ (unsigned char)image[i]) * 1099511628211ull;
+  snprintf(m->image_hash, sizeof m->image_hash, "%016llx", (unsigned long long)h);
   CUresult r = ctx->cu->CtxSetCurrent(ctx->cuctx);
   if (r == CU_SUCCESS) r = ctx->cu->ModuleLoadData(&m->cumod, image);
   free(image);

@@ -283,6 +283,7 @@ Test(launch, autotune_times_on_scratch_and_keeps_the_faster) {
   text[len] = 0;
   cr_assert(strstr(text, "scale__v1"), "%s", text);
   cr_assert(strstr(text, "N=1000"), "%s", text);
+  cr_assert(strstr(text, "fedcba9876543210."), "the key names the source and then the cubin: %s", text);
 }
 
 Test(launch, autotune_off_takes_the_first_variant_untimed) {
