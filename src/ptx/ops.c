@@ -116,32 +116,41 @@ static bool emit_scale_rows(Emitter *e, const TirInst *in) {
   return true;
 }
 
-/* x / r, r a row value broadcast over x by register moves (a softmax's
- * exp(x - m) / l): the register of r that element k's row holds, or -1
- * where the division is not of that shape. */
-static int div_row_reg(Emitter *e, const TirInst *in, int k) {
-  const TirInst *bc = in->args[1], *r = bc->args[0];
-  if (px_is_frag(e, in) && px_is_rowfrag(e, r)) {
+/* x / r where each element's divisor is one of a few registers: a row
+ * value broadcast over x by register moves (a softmax's exp(x - m) / l;
+ * blocked or fragment rows), a row vector in the columns layout broadcast
+ * down the rows, or a scalar splat. The source of those registers (NULL:
+ * not such a division). */
+static const TirInst *div_source(Emitter *e, const TirInst *in) {
+  if (in->aux != '/' || px_rc_of(in->ty.elem) != RC_F32 || e->replay || in->plan->res != RES_REG) return NULL;
+  const TirInst *bc = in->args[1], *r = bc->op == TIR_BROADCAST || bc->op == TIR_SPLAT ? bc->args[0] : NULL;
+  if (!r || bc->plan->res != RES_REG || px_rc_of(r->ty.elem) != RC_F32) return NULL;
+  if (bc->op == TIR_SPLAT) return r->ty.rank == 0 && px_nregs(e, in) > 1 ? r : NULL;
+  if (px_is_frag(e, in) && px_is_frag(e, bc) && px_is_rowfrag(e, r) && r->ty.rank == in->ty.rank &&
+      plan_folded_rows(r) == plan_folded_rows(in))
+    return r;
+  if (!plan_is_blocked(in) || !plan_broadcast_in_regs(bc) || (!plan_is_blocked_rows(r) && !plan_is_columns(r)))
+    return NULL;
+  /* a row vector pays off only where its registers serve several rows */
+  return plan_is_columns(r) && plan_block_geom(in).reps_r < 2 ? NULL : r;
+}
+
+/* The register of the divisor's source that element k divides by. */
+static int div_reg(Emitter *e, const TirInst *in, const TirInst *r, int k) {
+  if (r->ty.rank == 0) return 0;
+  if (px_is_frag(e, in)) {
     FragGeom g = px_frag_geom(e, in);
     return k / g.rpt / g.ntn * 2 + (k % 4 >> 1);
   }
   BlockGeom g = plan_block_geom(in);
-  return k / (g.V * (int)g.reps_c);
+  int per = g.V * (int)g.reps_c;
+  return plan_is_columns(r) ? k % per : k / per;
 }
 
-static bool div_rows_shape(Emitter *e, const TirInst *in) {
-  if (in->aux != '/' || px_rc_of(in->ty.elem) != RC_F32 || e->replay || in->plan->res != RES_REG) return false;
-  const TirInst *bc = in->args[1];
-  if (bc->op != TIR_BROADCAST || bc->plan->res != RES_REG || px_rc_of(bc->args[0]->ty.elem) != RC_F32) return false;
-  const TirInst *r = bc->args[0];
-  if (px_is_frag(e, in) && px_is_frag(e, bc) && px_is_rowfrag(e, r) && r->ty.rank == in->ty.rank &&
-      plan_folded_rows(r) == plan_folded_rows(in))
-    return true;
-  return plan_is_blocked(in) && plan_broadcast_in_regs(bc) && plan_is_blocked_rows(r) && !plan_is_columns(r);
-}
+static bool div_rows_shape(Emitter *e, const TirInst *in) { return div_source(e, in) != NULL; }
 
-/* x / r for a row value r (div_rows_shape), correctly rounded as div.rn is
- * but from one reciprocal a row: y = rcp.rn(r), then each element
+/* x / r for a divisor of a few registers (div_source), correctly rounded
+ * as div.rn is but from one reciprocal a register: y = rcp.rn(r), then each element
  * q = x y, t = r q - x, q' = q - t y (two fma; the sequence ptxas expands
  * div.rn.f32 into, after its reciprocal, which it computes again for every
  * element: a MUFU.RCP and four FFMA more each, in softmax's hottest loop).
@@ -151,13 +160,13 @@ static bool div_rows_shape(Emitter *e, const TirInst *in) {
  * infinities, NaN, huge or tiny values) takes div.rn for all of them
  * behind a branch. */
 static bool emit_div_rows(Emitter *e, const TirInst *in) {
-  if (!div_rows_shape(e, in)) return false;
-  const TirInst *r = in->args[1]->args[0];
+  const TirInst *r = div_source(e, in);
+  if (!r) return false;
   int nr = px_nregs(e, r), n = px_nregs(e, in);
   const char **y = arena_alloc(e->a, sizeof(char *) * (size_t)nr), *ok = px_tmp(e, RC_PRED), *u = px_tmp(e, RC_B32);
   bool *used = arena_alloc(e->a, (size_t)nr);
   memset(used, 0, (size_t)nr);
-  for (int k = 0; k < n; k++) used[div_row_reg(e, in, k)] = true;
+  for (int k = 0; k < n; k++) used[div_reg(e, in, r, k)] = true;
   px_out(e, "setp.eq.u32 %s, 0, 0;", ok);
   /* |v| in [2^-60, 2^60]: its bits without the sign, less 2^-60's, below
    * the span up to 2^60's (unsigned, so smaller values wrap above it) */
@@ -180,7 +189,7 @@ static bool emit_div_rows(Emitter *e, const TirInst *in) {
   int L = px_new_label(e);
   px_out(e, "@!%s bra $Ldivr%d;", ok, L);
   for (int k = 0; k < n; k++) {
-    int j = div_row_reg(e, in, k);
+    int j = div_reg(e, in, r, k);
     const char *a = px_operand(e, in->args[0], k), *d = px_reg(e, in, k), *q = px_tmp(e, RC_F32),
                *t = px_tmp(e, RC_F32), *na = px_tmp(e, RC_F32), *ny = px_tmp(e, RC_F32);
     px_out(e, "mul.rn.f32 %s, %s, %s;", q, a, y[j]);
@@ -194,7 +203,7 @@ static bool emit_div_rows(Emitter *e, const TirInst *in) {
   px_label(e, "divr", L);
   for (int k = 0; k < n; k++) {
     const char *d = px_reg(e, in, k);
-    px_out(e, "div.rn.f32 %s, %s, %s;", d, px_operand(e, in->args[0], k), px_reg(e, r, div_row_reg(e, in, k)));
+    px_out(e, "div.rn.f32 %s, %s, %s;", d, px_operand(e, in->args[0], k), px_reg(e, r, div_reg(e, in, r, k)));
     px_round_reg(e, in->ty.elem, d);
   }
   px_label(e, "divrd", L);

@@ -360,6 +360,22 @@ static bool ref_div_rows(RefCtx *r) {
   return true;
 }
 
+/* Y = X / s (div_rows.ph, div_scalar), rounded to f32 as ref_div_rows */
+static bool ref_div_scalar(RefCtx *r) {
+  CaseParam *X = ref_param(r, "X"), *S = ref_param(r, "s"), *Y = ref_param(r, "Y");
+  for (int64_t i = 0; i < X->n; i++) Y->data[i] = (float)(X->data[i] / (double)(float)S->scalar);
+  return true;
+}
+
+/* Y[i, j] = X[i, j] / W[j] (div_rows.ph, div_cols) */
+static bool ref_div_cols(RefCtx *r) {
+  CaseParam *X = ref_param(r, "X"), *W = ref_param(r, "W"), *Y = ref_param(r, "Y");
+  int64_t R = X->dims[0], N = X->dims[1];
+  for (int64_t i = 0; i < R; i++)
+    for (int64_t j = 0; j < N; j++) Y->data[i * N + j] = (float)(X->data[i * N + j] / W->data[j]);
+  return true;
+}
+
 /* Y = (X - mean) / sqrt(var + 1e-5) * W + B, row by row (staged_rows.ph) */
 static bool ref_layer_norm_rows(RefCtx *r) {
   CaseParam *X = ref_param(r, "X"), *W = ref_param(r, "W"), *B = ref_param(r, "B"), *Y = ref_param(r, "Y");
@@ -945,6 +961,8 @@ const RefEntry harness_refs_more[] = {
     {"softmax_rows", ref_softmax_rows},
     {"layer_norm_rows", ref_layer_norm_rows},
     {"div_rows", ref_div_rows},
+    {"div_scalar", ref_div_scalar},
+    {"div_cols", ref_div_cols},
     {"matmul_bias_poly", ref_matmul_bias_poly},
     {"bound_cols", ref_bound_cols},
     {"bound_rows", ref_bound_rows},
