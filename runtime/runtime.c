@@ -485,7 +485,8 @@ int64_t rt_dynamic_shared(const MfKernel *k, const MfVariant *v, const RtBinding
   int64_t D = mp->dim[1], eb = mf_dtype_bytes(mp->dtype);
   for (int j = 0; D < 0 && j < b->ndims; j++)
     if (mp->dimname[1] && !strcmp(b->name[j], mp->dimname[1])) D = b->value[j];
-  if (D < 0 || D > (INT64_C(1) << 40) / (v->stage_rows * eb)) return INT64_MAX; /* too large for anything */
+  /* too large for any device, and small enough that the callers' sums do not overflow */
+  if (D < 0 || D > (INT64_C(1) << 40) / (v->stage_rows * eb)) return INT64_C(1) << 50;
   return (base + 15) / 16 * 16 + (v->stage_rows * D * eb + 15) / 16 * 16 + 64 + 8 * ((D + v->stage_block - 1) / v->stage_block);
 }
 

@@ -91,7 +91,9 @@ TirFunc *staged_variant(Arena *a, Diags *d, const KernelInfo *info) {
     if (tp->rank != 2 || (eb != 2 && eb != 4) || tir_stores_to(&f->body, p)) continue;
     Scan s = {.f = f, .param = p, .first_top = -1};
     scan(&s, &f->body, NULL, -1);
-    if (s.bad || s.nloops < 2) continue;
+    /* a block narrower than a granule could leave the next block empty and
+     * its bytes counted two mbarriers on (rowstage.c waits for the next one) */
+    if (s.bad || s.nloops < 2 || s.step * eb < 16) continue;
     /* the copy is issued right after r0: a top-level value before the
      * first loop that loads the rows */
     int at = -1;

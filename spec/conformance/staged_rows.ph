@@ -47,3 +47,25 @@ kernel layer_norm_rows(X: tensor<bf16>[R, N], W: tensor<bf16>[N], B: tensor<bf16
     Y[r0 :+ BR, c0 :+ BN] = bf16((x - mean) * rstd * W[c0 :+ BN] + B[c0 :+ BN])
   }
 }
+
+// Row blocks that start one row before the CTA's share: the first CTA's
+// block begins at row -1 (masked, never read), so the copy must start at
+// the first row inside the tensor.
+@autotune(BR in [4], BN in [64])
+@launch(128)
+@grid(cdiv(R + 1, BR))
+kernel softmax_shifted(X: tensor<bf16>[R, N], Y: tensor<bf16>[R, N]) {
+  let r0 = ctx.block.x * BR - 1
+  var m: tile<f32>[BR, 1] = -inf
+  var l: tile<f32>[BR, 1] = 0.0
+  for c0 in range(0, N, BN) {
+    let cols = c0 + iota(BR, BN)
+    let x = where(cols < N, f32(X[r0 :+ BR, c0 :+ BN]), -inf)
+    let mnew = tmax(m, rowmax(x))
+    l = l * exp(m - mnew) + rowsum(exp(x - mnew))
+    m = mnew
+  }
+  for c0 in range(0, N, BN) {
+    Y[r0 :+ BR, c0 :+ BN] = bf16(exp(X[r0 :+ BR, c0 :+ BN] - m) / l)
+  }
+}

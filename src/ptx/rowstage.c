@@ -3,7 +3,7 @@
  *
  * Rows r0 .. r0 + BR - 1 of tensor X (rows of D elements of eb bytes, the
  * tensor dense) are one run of global bytes [g0, g1), g1 = g0 + nin D eb
- * for the nin rows inside the tensor. The copy holds the 16-byte granules
+ * for the nin rows inside the tensor, g0 the first of them (max(r0, 0)). The copy holds the 16-byte granules
  * from A0 = g0 rounded down to 16 on, at the same offsets: global address a
  * is shared address a + delta (delta = S0 - A0, S0 the 16-byte aligned
  * area after the plan's buffers), so every address keeps its alignment
@@ -40,13 +40,18 @@ void px_rowstage_issue(Emitter *e) {
   int64_t BR = f->stage_rows, S = f->stage_step;
   const char *D = px_ext(e, X, 1), *R = px_ext(e, X, 0), *r0 = i32_of(e, f->stage_row0);
   const char *nin = px_tmp(e, RC_B32), *t = px_tmp(e, RC_B64), *g0 = px_tmp(e, RC_B64), *g1 = px_tmp(e, RC_B64);
+  const char *r0c = px_tmp(e, RC_B32), *hi = px_tmp(e, RC_B32);
   const char *a0 = px_tmp(e, RC_B64), *s0 = px_tmp(e, RC_B32), *d64 = px_tmp(e, RC_B64), *db = px_tmp(e, RC_B32);
   e->rs_delta = px_tmp(e, RC_B64), e->rs_mbar = px_tmp(e, RC_B32), e->rs_nblk = px_tmp(e, RC_B32);
   px_out(e, "// rows %%%d :+ %lld of %s staged in shared memory", f->stage_row0->id, (long long)BR, f->params[X].name);
-  px_out(e, "sub.s32 %s, %s, %s;", nin, R, r0);
-  px_out(e, "min.s32 %s, %s, %lld;", nin, nin, (long long)BR);
+  /* the rows inside the tensor, [max(r0, 0), min(r0 + BR, R)): the copy
+   * starts at the first (a row before the tensor is masked, never read) */
+  px_out(e, "max.s32 %s, %s, 0;", r0c, r0);
+  px_out(e, "add.s32 %s, %s, %lld;", hi, r0, (long long)BR);
+  px_out(e, "min.s32 %s, %s, %s;", hi, hi, R);
+  px_out(e, "sub.s32 %s, %s, %s;", nin, hi, r0c);
   px_out(e, "max.s32 %s, %s, 0;", nin, nin);
-  px_out(e, "mul.wide.s32 %s, %s, %s;", t, r0, D);
+  px_out(e, "mul.wide.s32 %s, %s, %s;", t, r0c, D);
   px_out(e, "mad.lo.s64 %s, %s, %d, %%base%d;", g0, t, eb, X);
   px_out(e, "mul.wide.s32 %s, %s, %s;", t, nin, D);
   px_out(e, "mad.lo.s64 %s, %s, %d, %s;", g1, t, eb, g0);
