@@ -495,14 +495,12 @@ bool rt_stage_fits(const MfKernel *k, const MfVariant *v, const phobos_arg *args
   int64_t stat = v->dynamic_shared ? 0 : v->shared_bytes;
   if (stat + rt_dynamic_shared(k, v, b) > max_optin) return false;
   const phobos_tensor *x = &args[v->stage_param].tensor;
-  if (x->data % 16) return false;
-  int64_t xb = mf_dtype_bytes(x->dtype);
-  for (int d = 0; d < x->rank; d++) xb *= x->shape[d];
+  int64_t xb, tb;
+  if (x->data % 16 || !rt_tensor_bytes(x, &xb)) return false;
   for (int i = 0; i < k->nparams; i++) {
     if (!k->params[i].tensor || !k->params[i].written) continue;
     const phobos_tensor *t = &args[i].tensor;
-    int64_t tb = mf_dtype_bytes(t->dtype);
-    for (int d = 0; d < t->rank; d++) tb *= t->shape[d];
+    if (!rt_tensor_bytes(t, &tb)) return false;
     if (tb > 0 && xb > 0 && t->data < x->data + (uint64_t)xb && x->data < t->data + (uint64_t)tb) return false;
   }
   return true;
@@ -693,11 +691,11 @@ phobos_status rt_launch_variant(phobos_kernel *k, MfVariant *v, const phobos_arg
   }
   int dyn = 0;
   if (v->dynamic_shared || v->staged) {
-    int64_t need = rt_dynamic_shared(k->mf, v, b) + (v->dynamic_shared ? 0 : v->shared_bytes);
+    int64_t ds = rt_dynamic_shared(k->mf, v, b), need = ds + (v->dynamic_shared ? 0 : v->shared_bytes);
     if (need > ctx->max_shared_optin)
       return rt_set_err(ctx, PHOBOS_LAUNCH_LIMIT, "variant '%s' needs %lld bytes of shared memory; device %d allows %d",
                      v->entry, (long long)need, ctx->ordinal, ctx->max_shared_optin);
-    dyn = (int)rt_dynamic_shared(k->mf, v, b);
+    dyn = (int)ds;
     CU_CHECK(ctx, ctx->cu->FuncSetAttribute(v->fn, CU_FUNC_MAX_DYNAMIC_SHARED, dyn),
              "cuFuncSetAttribute(max dynamic shared memory)");
   }

@@ -68,7 +68,21 @@ static unsigned plan_flags(const DriverOptions *o) {
 
 /* Staged-rows copies (--staged-rows) need sm_90a's bulk copies and
  * transaction-counting mbarriers. */
-static bool staged_allowed(const DriverOptions *o) { return o->staged_rows && (!o->arch || !strcmp(o->arch, "sm_90a")); }
+static bool staged_arch(const char *arch) { return !arch || !strcmp(arch, "sm_90a"); }
+
+int driver_variant_copies(Arena *a, Diags *d, const KernelInfo *info, const char *arch, unsigned plan_flags,
+                          bool onepass, bool staged, Plan *out[2]) {
+  TirFunc *copy[2] = {onepass ? onepass_variant(a, d, info) : NULL,
+                      staged && staged_arch(arch) ? staged_variant(a, d, info) : NULL};
+  int n = 0;
+  for (int c = 0; c < 2; c++) {
+    Diags quiet = *d;
+    quiet.silent = true, quiet.errors = quiet.warnings = 0;
+    Plan *p = copy[c] ? plan_kernel(a, &quiet, copy[c], arch, plan_flags) : NULL;
+    if (p && !quiet.errors && (!c || staged_plan_ok(p)) && tir_verify(d, copy[c], "planning")) out[n++] = p;
+  }
+  return n;
+}
 
 /* Every variant of every kernel, one pass a line: check the variant, lower,
  * verify, plan (which decides everything the backend spells, retrying
@@ -88,30 +102,21 @@ static void compile_variants(Arena *arena, Diags *d, const Source *src, Node *pr
         tir_print(out, f);
         TirFunc *once = o->no_onepass ? NULL : onepass_variant(arena, d, info);
         if (once) tir_print(out, once);
-        TirFunc *st = staged_allowed(o) ? staged_variant(arena, d, info) : NULL;
+        TirFunc *st = o->staged_rows && staged_arch(o->arch) ? staged_variant(arena, d, info) : NULL;
         if (st) tir_print(out, st);
         continue;
       }
       Plan *p = plan_kernel(arena, d, f, o->arch, plan_flags(o));
       if (!p || !tir_verify(d, f, "planning")) break;
       vec_push(arena, &plans, p);
-      /* rows that fit one block: the same variant reading them once. The
-       * copy is optional: one the planner refuses (its loads issued early
-       * may not fit the shared-memory budget) is left out, not an error */
-      TirFunc *once = o->no_onepass ? NULL : onepass_variant(arena, d, info);
-      Diags quiet = *d;
-      quiet.silent = true, quiet.errors = quiet.warnings = 0;
-      if (once && (p = plan_kernel(arena, &quiet, once, o->arch, plan_flags(o))) && !quiet.errors &&
-          tir_verify(d, once, "planning"))
-        vec_push(arena, &plans, p);
-      /* rows that fit shared memory: the same variant reading them from a
-       * copy made once (staged.c); left out like the one-pass copy where
-       * the plan does not spell its loads by the blocked rows path */
-      TirFunc *st = staged_allowed(o) ? staged_variant(arena, d, info) : NULL;
-      quiet.errors = quiet.warnings = 0;
-      if (st && (p = plan_kernel(arena, &quiet, st, o->arch, plan_flags(o))) && !quiet.errors && staged_plan_ok(p) &&
-          tir_verify(d, st, "planning"))
-        vec_push(arena, &plans, p);
+      /* rows that fit one block: the same variant reading them once; rows
+       * that fit shared memory (--staged-rows): reading them from a copy
+       * made once. Both optional: one the planner refuses (a one-pass
+       * copy's loads issued early may not fit the shared-memory budget) is
+       * left out, not an error */
+      Plan *copies[2];
+      int nc = driver_variant_copies(arena, d, info, o->arch, plan_flags(o), !o->no_onepass, o->staged_rows, copies);
+      for (int c = 0; c < nc; c++) vec_push(arena, &plans, copies[c]);
     }
   }
   if (d->errors) return;

@@ -29,6 +29,16 @@ typedef struct DriverOptions {
   bool staged_rows;      /* --staged-rows (experimental): staged-rows copies of multi-pass variants (staged.c) */
 } DriverOptions;
 
+/* A variant's optional copies, planned beside it: its one-pass copy
+ * (onepass.c) when onepass, its staged-rows copy (staged.c) when staged
+ * and arch is sm_90a; a copy the planner refuses (quietly), or whose
+ * staged loads the plan does not spell as blocked rows, is left out.
+ * Returns how many plans went into out. phobosc and the conformance
+ * harness both take their copies from here. */
+struct Plan;
+int driver_variant_copies(Arena *a, Diags *d, const KernelInfo *info, const char *arch, unsigned plan_flags,
+                          bool onepass, bool staged, struct Plan *out[2]);
+
 /* Runs the passes on one file. Output goes to opts->output or to out;
  * diagnostics to err. Returns a DRIVER_* status. */
 int driver_compile(const DriverOptions *opts, FILE *out, FILE *err);

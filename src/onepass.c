@@ -40,15 +40,11 @@ static TirInst *resolve(const Once *o, TirInst *in) {
   return in;
 }
 
-/* The loop `for c in range(0, D, S)`: D a tensor dim, S a positive
- * constant. Returns its dim's name (NULL: not such a loop). */
+/* The loop `for c in range(0, D, S)` (tir_dim_loop): its dim's name
+ * (NULL: not such a loop). */
 static const char *loop_dim(const TirFunc *f, const TirInst *in, int64_t *step) {
-  if (in->op != TIR_FOR) return NULL;
-  const TirInst *lo = in->args[0], *hi = in->args[1], *st = in->args[2];
-  if (lo->op != TIR_CONST || lo->ival != 0 || st->op != TIR_CONST || st->ival <= 0 || hi->op != TIR_DIM) return NULL;
-  if (hi->aux < 0 || hi->aux >= f->nparams || hi->aux2 < 0 || hi->aux2 >= f->params[hi->aux].rank) return NULL;
-  *step = st->ival;
-  return f->params[hi->aux].dimname[hi->aux2];
+  const TirInst *hi = tir_dim_loop(f, in, step);
+  return hi ? f->params[hi->aux].dimname[hi->aux2] : NULL;
 }
 
 /* The first such loop's dim is the one specialized; the bound is the least

@@ -39,18 +39,14 @@ typedef struct Scan {
   bool bad;
 } Scan;
 
-/* The loop `for c in range(0, D, S)` with D the last dim of tensor param
- * (any tensor's dim of its name), S a positive constant. */
+/* The loop `for c in range(0, D, S)` (tir_dim_loop) with D the last dim
+ * of tensor param (any tensor's dim of its name). */
 static bool row_loop(const TirFunc *f, const TirInst *loop, int param, int64_t *step) {
-  if (!loop || loop->op != TIR_FOR) return false;
-  const TirInst *lo = loop->args[0], *hi = loop->args[1], *st = loop->args[2];
-  if (lo->op != TIR_CONST || lo->ival != 0 || st->op != TIR_CONST || st->ival <= 0 || hi->op != TIR_DIM) return false;
-  if (hi->aux < 0 || hi->aux >= f->nparams || hi->aux2 < 0 || hi->aux2 >= f->params[hi->aux].rank) return false;
-  const TirParam *x = &f->params[param], *h = &f->params[hi->aux];
-  const char *dn = x->dimname[x->rank - 1], *hn = h->dimname[hi->aux2];
-  if (!(hi->aux == param && hi->aux2 == x->rank - 1) && !(dn && hn && !strcmp(dn, hn))) return false;
-  *step = st->ival;
-  return true;
+  const TirInst *hi = tir_dim_loop(f, loop, step);
+  if (!hi) return false;
+  const TirParam *x = &f->params[param];
+  const char *dn = x->dimname[x->rank - 1], *hn = f->params[hi->aux].dimname[hi->aux2];
+  return (hi->aux == param && hi->aux2 == x->rank - 1) || (dn && hn && !strcmp(dn, hn));
 }
 
 static void scan_load(Scan *s, const TirInst *in, const TirInst *loop, int top) {
@@ -115,6 +111,10 @@ int64_t staged_extra_bytes(const TirFunc *f, int64_t D) {
   return (f->stage_rows * D * eb + 15) / 16 * 16 + 64 + 8 * ((D + f->stage_step - 1) / f->stage_step);
 }
 
+int64_t staged_area_offset(const Plan *p) {
+  return p->f->info->dynshared ? (plan_launch_shared(p) + 15) / 16 * 16 : 0;
+}
+
 static bool loads_ok(const Plan *p, const TirBlock *b) {
   for (int i = 0; i < b->len; i++) {
     const TirInst *in = b->insts[i];
@@ -127,5 +127,5 @@ static bool loads_ok(const Plan *p, const TirBlock *b) {
 }
 
 bool staged_plan_ok(const Plan *p) {
-  return p->f->staged && !p->producer && !p->prefetch && p->threads >= 32 && loads_ok(p, &p->f->body);
+  return p->f->staged && !p->producer && !p->prefetch && loads_ok(p, &p->f->body);
 }

@@ -229,6 +229,15 @@ static void print_block(FILE *out, const TirFunc *f, const TirBlock *b, int dept
   for (int i = 0; i < b->len; i++) print_inst(out, f, b->insts[i], depth);
 }
 
+const TirInst *tir_dim_loop(const TirFunc *f, const TirInst *in, int64_t *step) {
+  if (!in || in->op != TIR_FOR) return NULL;
+  const TirInst *lo = in->args[0], *hi = in->args[1], *st = in->args[2];
+  if (lo->op != TIR_CONST || lo->ival != 0 || st->op != TIR_CONST || st->ival <= 0 || hi->op != TIR_DIM) return NULL;
+  if (hi->aux < 0 || hi->aux >= f->nparams || hi->aux2 < 0 || hi->aux2 >= f->params[hi->aux].rank) return NULL;
+  *step = st->ival;
+  return hi;
+}
+
 const char *tir_entry_name(Arena *a, const TirFunc *f) {
   return arena_printf(a, "%s__v%d%s", f->name, f->info->index, f->once_dim ? "_once" : f->staged ? "_staged" : "");
 }

@@ -148,6 +148,10 @@ void tir_print(FILE *out, const TirFunc *f);
  * through d when one is broken. */
 bool tir_verify(Diags *d, const TirFunc *f, const char *after);
 const char *tir_op_name(int op);
+/* The loop `for c in range(0, D, S)`, D a tensor dim and S a positive
+ * constant: its TIR_DIM bound (aux, aux2: the tensor and the dim), S in
+ * *step; NULL for any other instruction. */
+const TirInst *tir_dim_loop(const TirFunc *f, const TirInst *in, int64_t *step);
 /* The PTX entry of a variant: <kernel>__v<variant index>, and _once after
  * it for the variant's one-pass copy. */
 const char *tir_entry_name(Arena *a, const TirFunc *f);

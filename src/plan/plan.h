@@ -190,6 +190,10 @@ Plan *plan_kernel(Arena *a, Diags *d, TirFunc *f, const char *arch, unsigned fla
  * load by the blocked rows path, the only one that reads the copy, with
  * no producer warp and no prefetching; the copy is left out otherwise. */
 bool staged_plan_ok(const Plan *p);
+/* Where a staged-rows copy's area starts in the dynamic shared memory:
+ * after the plan's buffers (16-byte aligned) under @dynshared, else at 0
+ * (the plan's bytes are static); its size is staged_extra_bytes. */
+int64_t staged_area_offset(const Plan *p);
 void plan_print(FILE *out, const Plan *p);
 void plan_print_yaml(FILE *out, const Plan *p);
 const char *plan_layout_str(Arena *a, const Layout *l);

@@ -181,6 +181,8 @@ void px_emit_write(Emitter *e, const TirInst *in);
 /* ----------------------------- loads.c: the threads' global accesses */
 const char *px_tensor_addr(Emitter *e, int p, const char *const *g);
 const char *px_sub_start(Emitter *e, const TirInst *in, int i);
+/* A scalar coordinate value as 32 bits (px_sub_start's rule). */
+const char *px_i32(Emitter *e, const TirInst *s);
 const char *px_ext(Emitter *e, int param, int d);
 void px_and_below(Emitter *e, const char *ok, const char *a, const char *bound);
 void px_and_span_inside(Emitter *e, const char *ok, const char *start, int64_t len, int param, int d);

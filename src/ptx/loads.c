@@ -26,8 +26,9 @@ const char *px_tensor_addr(Emitter *e, int p, const char *const *g) {
  * 32-bit in the backend (an extent is below 2^31): an i64 start saturates
  * to the i32 range, so a point past it is masked like any other outside
  * the tensor instead of wrapping to one inside. */
-const char *px_sub_start(Emitter *e, const TirInst *in, int i) {
-  const TirInst *s = in->subs[i].start;
+const char *px_sub_start(Emitter *e, const TirInst *in, int i) { return px_i32(e, in->subs[i].start); }
+
+const char *px_i32(Emitter *e, const TirInst *s) {
   if (px_rc_of(s->ty.elem) != RC_B64) return px_reg(e, s, 0);
   const char *r = px_tmp(e, RC_B32);
   px_out(e, "cvt.sat.s32.s64 %s, %s;", r, px_reg(e, s, 0));

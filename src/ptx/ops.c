@@ -147,8 +147,6 @@ static int div_reg(Emitter *e, const TirInst *in, const TirInst *r, int k) {
   return plan_is_columns(r) ? k % per : k / per;
 }
 
-static bool div_rows_shape(Emitter *e, const TirInst *in) { return div_source(e, in) != NULL; }
-
 /* x / r for a divisor of a few registers (div_source), correctly rounded
  * as div.rn is but from one reciprocal a register: y = rcp.rn(r), then each element
  * q = x y, t = r q - x, q' = q - t y (two fma; the sequence ptxas expands
@@ -180,8 +178,9 @@ static bool emit_div_rows(Emitter *e, const TirInst *in) {
     px_out(e, "sub.u32 %s, %s, %s;", u, u, lo);
     px_out(e, "setp.lt.and.u32 %s, %s, %s, %s;", ok, u, span, ok);
   }
+  const char **av = arena_alloc(e->a, sizeof(char *) * (size_t)n); /* the dividends, read once for both paths */
   for (int k = 0; k < n; k++) {
-    const char *a = px_operand(e, in->args[0], k), *t = px_tmp(e, RC_B32);
+    const char *a = av[k] = px_operand(e, in->args[0], k), *t = px_tmp(e, RC_B32);
     px_out(e, "and.b32 %s, %s, 0x7fffffff;", t, a);
     px_out(e, "sub.u32 %s, %s, %s;", t, t, lo);
     px_out(e, "setp.lt.and.u32 %s, %s, %s, %s;", ok, t, span, ok);
@@ -190,7 +189,7 @@ static bool emit_div_rows(Emitter *e, const TirInst *in) {
   px_out(e, "@!%s bra $Ldivr%d;", ok, L);
   for (int k = 0; k < n; k++) {
     int j = div_reg(e, in, r, k);
-    const char *a = px_operand(e, in->args[0], k), *d = px_reg(e, in, k), *q = px_tmp(e, RC_F32),
+    const char *a = av[k], *d = px_reg(e, in, k), *q = px_tmp(e, RC_F32),
                *t = px_tmp(e, RC_F32), *na = px_tmp(e, RC_F32), *ny = px_tmp(e, RC_F32);
     px_out(e, "mul.rn.f32 %s, %s, %s;", q, a, y[j]);
     px_out(e, "neg.f32 %s, %s;", na, a);
@@ -203,7 +202,7 @@ static bool emit_div_rows(Emitter *e, const TirInst *in) {
   px_label(e, "divr", L);
   for (int k = 0; k < n; k++) {
     const char *d = px_reg(e, in, k);
-    px_out(e, "div.rn.f32 %s, %s, %s;", d, px_operand(e, in->args[0], k), px_reg(e, r, div_reg(e, in, r, k)));
+    px_out(e, "div.rn.f32 %s, %s, %s;", d, av[k], px_reg(e, r, div_reg(e, in, r, k)));
     px_round_reg(e, in->ty.elem, d);
   }
   px_label(e, "divrd", L);
@@ -214,7 +213,7 @@ static bool emit_div_rows(Emitter *e, const TirInst *in) {
  * a dot, a dot's addend, or a row scaling behind a branch. */
 bool px_binary_whole(Emitter *e, const TirInst *in) {
   return in->plan->folded || scale_rows_arg(e, in) >= 0 || (e->fused_add && e->fused_add[in->id]) ||
-         div_rows_shape(e, in);
+         div_source(e, in);
 }
 
 void px_emit_binary(Emitter *e, const TirInst *in) {

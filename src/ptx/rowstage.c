@@ -26,19 +26,11 @@
  * after the last block (the next row's first granule). */
 #include "emitter.h"
 
-/* The 32-bit form of a scalar subscript value. */
-static const char *i32_of(Emitter *e, const TirInst *s) {
-  if (px_rc_of(s->ty.elem) != RC_B64) return px_reg(e, s, 0);
-  const char *r = px_tmp(e, RC_B32);
-  px_out(e, "cvt.sat.s32.s64 %s, %s;", r, px_reg(e, s, 0));
-  return r;
-}
-
 void px_rowstage_issue(Emitter *e) {
   const TirFunc *f = e->f;
   int X = f->stage_param, eb = px_elem_bytes_mem(f->params[X].elem), ntail = 16 / eb;
   int64_t BR = f->stage_rows, S = f->stage_step;
-  const char *D = px_ext(e, X, 1), *R = px_ext(e, X, 0), *r0 = i32_of(e, f->stage_row0);
+  const char *D = px_ext(e, X, 1), *R = px_ext(e, X, 0), *r0 = px_i32(e, f->stage_row0);
   const char *nin = px_tmp(e, RC_B32), *t = px_tmp(e, RC_B64), *g0 = px_tmp(e, RC_B64), *g1 = px_tmp(e, RC_B64);
   const char *r0c = px_tmp(e, RC_B32), *hi = px_tmp(e, RC_B32);
   const char *a0 = px_tmp(e, RC_B64), *s0 = px_tmp(e, RC_B32), *d64 = px_tmp(e, RC_B64), *db = px_tmp(e, RC_B32);
@@ -58,7 +50,7 @@ void px_rowstage_issue(Emitter *e) {
   px_out(e, "and.b64 %s, %s, -16;", a0, g0);
   /* the area: past the plan's buffers in the dynamic shared memory of a
    * @dynshared kernel, all of it otherwise */
-  int64_t off = f->info->dynshared ? (plan_launch_shared(e->p) + 15) / 16 * 16 : 0;
+  int64_t off = staged_area_offset(e->p);
   px_out(e, "mov.u32 %s, dsmem;", s0);
   px_out(e, "add.u32 %s, %s, %lld;", s0, s0, (long long)off);
   px_out(e, "cvt.u64.u32 %s, %s;", d64, s0);
@@ -156,7 +148,7 @@ void px_rowstage_issue(Emitter *e) {
 }
 
 void px_rowstage_wait(Emitter *e, const TirInst *in) {
-  const char *c = i32_of(e, in->subs[1].start), *j = px_tmp(e, RC_B32), *jn = px_tmp(e, RC_B32);
+  const char *c = px_sub_start(e, in, 1), *j = px_tmp(e, RC_B32), *jn = px_tmp(e, RC_B32);
   const char *mb = px_tmp(e, RC_B32), *z = px_tmp(e, RC_B32), *q = px_tmp(e, RC_PRED);
   int64_t S = e->f->stage_step;
   if ((S & (S - 1)) == 0) px_out(e, "shr.u32 %s, %s, %d;", j, c, px_log2i(S));

@@ -4,6 +4,8 @@
  * reference. See harness.h for the case format. */
 #include "harness.h"
 
+#include "driver.h"
+
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -301,8 +303,7 @@ static bool case_fits(Case *c, const TirFunc *f, const Plan *p) {
   if (f->staged) { /* rt_stage_fits: the rows within an H200's 227 KB, the tensor 16-byte aligned */
     CaseParam *cp = harness_param(c, f->params[f->stage_param].name);
     int64_t stat = f->info->dynshared ? 0 : plan_launch_shared(p);
-    int64_t dyn = (f->info->dynshared ? (plan_launch_shared(p) + 15) / 16 * 16 : 0) + staged_extra_bytes(f, cp->dims[1]);
-    return cp->misalign % 16 == 0 && stat + dyn <= 232448;
+    return cp->misalign % 16 == 0 && stat + staged_area_offset(p) + staged_extra_bytes(f, cp->dims[1]) <= 232448;
   }
   if (!f->once_dim) return true;
   for (int i = 0; i < f->nparams; i++) {
@@ -365,18 +366,10 @@ static bool compile_case(Case *c, Define *consts, int nconsts, Compiled *out, ch
       TirFunc *f = lower_kernel(out->arena, &d, info);
       Plan *p = f ? plan_kernel(out->arena, &d, f, "sm_90a", harness_plan_flags()) : NULL;
       if (p) out->plans[out->nplans++] = p;
-      /* the one-pass copy phobosc compiles beside it (onepass.c) */
-      TirFunc *once = p ? onepass_variant(out->arena, &d, info) : NULL;
-      Diags quiet = d; /* as phobosc does: a copy the planner refuses is left out */
-      quiet.silent = true, quiet.errors = quiet.warnings = 0;
-      Plan *po = once ? plan_kernel(out->arena, &quiet, once, "sm_90a", harness_plan_flags()) : NULL;
-      if (po && !quiet.errors) out->plans[out->nplans++] = po;
-      /* and its staged-rows copy (phobosc --staged-rows, staged.c): compiled
-       * here always, so that the GPU suite runs it; optional like the other */
-      TirFunc *st = p ? staged_variant(out->arena, &d, info) : NULL;
-      quiet.errors = quiet.warnings = 0;
-      Plan *ps = st ? plan_kernel(out->arena, &quiet, st, "sm_90a", harness_plan_flags()) : NULL;
-      if (ps && !quiet.errors && staged_plan_ok(ps)) out->plans[out->nplans++] = ps;
+      /* the copies phobosc compiles beside it, the staged-rows one (phobosc
+       * --staged-rows) always, so that the GPU suite runs it */
+      if (p) out->nplans += driver_variant_copies(out->arena, &d, info, "sm_90a", harness_plan_flags(), true, true,
+                                                  out->plans + out->nplans);
     }
   }
   fclose(dout);
