@@ -17,6 +17,7 @@
  *           pinned: {}                 dims fixed by this variant
  *           dims_at_most: {N: 4096}    optional: dims this variant takes only up to a bound
  *           staged: {tensor: X, rows: 1, block: 4096}  optional: rows copied into shared memory
+ *           aligned_rows: [X, Y]       optional: tensors whose rows must be 16-byte aligned
  *           grid: ["N 64 cdiv", "1"]   postfix over dims and integers; [] without @grid
  *           threads: 256
  *           shared_bytes: 128
@@ -312,6 +313,26 @@ static bool parse_staged(P *p, yaml_node_t *n, const MfKernel *k, MfVariant *v) 
   return true;
 }
 
+/* aligned_rows: [NAME, ...] (an aligned-rows copy): tensor parameters,
+ * each among the first 64 */
+static bool parse_aligned(P *p, yaml_node_t *n, const MfKernel *k, MfVariant *v) {
+  if (!n) return true;
+  if (n->type != YAML_SEQUENCE_NODE || count(n) < 1)
+    return bad(p, n, "variant '%s': 'aligned_rows' must list tensor parameters", v->entry);
+  for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top; it++) {
+    yaml_node_t *e = N(p, *it);
+    const char *name = str(e);
+    int q = -1;
+    for (int i = 0; name && i < k->nparams && i < 64; i++)
+      if (k->params[i].tensor && !strcmp(k->params[i].name, name)) q = i;
+    if (q < 0)
+      return bad(p, e, "variant '%s': aligned_rows names '%s', which is no tensor among the first 64 parameters",
+                 v->entry, name ? name : "?");
+    v->aligned_rows |= UINT64_C(1) << q;
+  }
+  return true;
+}
+
 static bool parse_variant(P *p, yaml_node_t *n, MfVariant *v) {
   if (!n || n->type != YAML_MAPPING_NODE) return bad(p, n, "a variant is a mapping");
   if (!(v->entry = dup_str(p, n, "entry"))) return false;
@@ -356,7 +377,8 @@ static bool parse_kernel(P *p, yaml_node_t *n, MfKernel *k, int *variants_before
   for (int i = 0; i < k->nvariants; i++)
     if (!parse_variant(p, N(p, variants->data.sequence.items.start[i]), &k->variants[i]) ||
         !parse_tmaps(p, get(p, N(p, variants->data.sequence.items.start[i]), "tensormaps"), k, &k->variants[i]) ||
-        !parse_staged(p, get(p, N(p, variants->data.sequence.items.start[i]), "staged"), k, &k->variants[i]))
+        !parse_staged(p, get(p, N(p, variants->data.sequence.items.start[i]), "staged"), k, &k->variants[i]) ||
+        !parse_aligned(p, get(p, N(p, variants->data.sequence.items.start[i]), "aligned_rows"), k, &k->variants[i]))
       return false;
   /* the launch packs every parameter into a fixed table (runtime.c,
    * Params): a tensor takes 1 + rank slots, a scalar 1, a tensor map 2 */

@@ -199,6 +199,9 @@ typedef struct MfVariant {
   bool staged;
   int stage_param;
   int64_t stage_rows, stage_block;
+  /* an aligned-rows copy (aligned_rows: [names]): bit i, tensor parameter
+   * i must have a 16-byte aligned base and row pitch (rt_rows_fit) */
+  uint64_t aligned_rows;
   CUfunction fn;       /* set by phobos_module_load */
 } MfVariant;
 
@@ -334,6 +337,11 @@ int64_t rt_dynamic_shared(const MfKernel *k, const MfVariant *v, const RtBinding
  * aligned, and no written tensor overlapping it (the copy is read when the
  * kernel starts); true for any other variant. */
 bool rt_stage_fits(const MfKernel *k, const MfVariant *v, const phobos_arg *args, const RtBinding *b, int max_optin);
+/* Whether an aligned-rows copy may run on these arguments: every tensor
+ * its manifest names with a 16-byte aligned base and rows (a last dim of a
+ * multiple of 16 bytes); -1 where it may (any other variant too), else the
+ * first parameter that is not. */
+int rt_rows_misfit(const MfKernel *k, const MfVariant *v, const phobos_arg *args);
 /* Evaluates the variant's grid; false with a message naming the kernel,
  * the variant and the axis's program (a result that is zero, negative or
  * beyond `max`; an operation that overflows int64 or divides by zero). */

@@ -506,6 +506,16 @@ bool rt_stage_fits(const MfKernel *k, const MfVariant *v, const phobos_arg *args
   return true;
 }
 
+int rt_rows_misfit(const MfKernel *k, const MfVariant *v, const phobos_arg *args) {
+  for (int i = 0; i < k->nparams && i < 64; i++) {
+    if (!(v->aligned_rows >> i & 1) || !k->params[i].tensor) continue;
+    const phobos_tensor *t = &args[i].tensor;
+    int64_t row = t->rank > 0 ? t->shape[t->rank - 1] * mf_dtype_bytes(t->dtype) : 0;
+    if (t->data % 16 || (t->rank > 1 && row % 16)) return i;
+  }
+  return -1;
+}
+
 /* One grid operation in int64: false when its exact result does not fit
  * (INT64_MIN / -1 included, which traps on x86) or it divides by zero. */
 static bool grid_op(const char *op, int64_t x, int64_t y, int64_t *r, bool *by_zero) {
@@ -754,6 +764,14 @@ phobos_status phobos_launch(phobos_kernel *k, const phobos_arg *args, int nargs,
                         "%lld bytes of shared memory (device %d allows %d), a 16-byte aligned base and no written "
                         "tensor overlapping them", k->mf->name, v->entry, k->mf->params[v->stage_param].name,
                         (long long)rt_dynamic_shared(k->mf, v, &b), ctx->ordinal, ctx->max_shared_optin);
+    int mis = rt_rows_misfit(k->mf, v, args);
+    if (mis >= 0) {
+      const phobos_tensor *t = &args[mis].tensor;
+      return rt_set_err(ctx, PHOBOS_NO_VARIANT, "kernel '%s': the pinned variant '%s' is an aligned-rows copy, which "
+                        "takes tensor '%s' only with a 16-byte aligned base and rows (base 0x%llx, dim %d of %lld)",
+                        k->mf->name, v->entry, k->mf->params[mis].name, (unsigned long long)t->data, t->rank - 1,
+                        (long long)(t->rank > 0 ? t->shape[t->rank - 1] : 0));
+    }
     k->last_variant = v->entry;
     return rt_launch_variant(k, v, args, &b, NULL, (CUstream)stream);
   }
@@ -761,7 +779,8 @@ phobos_status phobos_launch(phobos_kernel *k, const phobos_arg *args, int nargs,
   int nfits = 0;
   for (int i = 0; i < k->mf->nvariants; i++)
     if (rt_variant_fits(&k->mf->variants[i], &b) &&
-        rt_stage_fits(k->mf, &k->mf->variants[i], args, &b, ctx->max_shared_optin))
+        rt_stage_fits(k->mf, &k->mf->variants[i], args, &b, ctx->max_shared_optin) &&
+        rt_rows_misfit(k->mf, &k->mf->variants[i], args) < 0)
       fits[nfits++] = &k->mf->variants[i];
   if (!nfits) {
     const MfVariant *v0 = &k->mf->variants[0];

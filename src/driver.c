@@ -84,6 +84,15 @@ int driver_variant_copies(Arena *a, Diags *d, const KernelInfo *info, const char
   return n;
 }
 
+Plan *driver_aligned_copy(Arena *a, Diags *d, const Plan *p, const char *arch) {
+  uint64_t odd = 0;
+  if (p->aligned_copy || !ptx_odd_row_params(a, d, p, arch ? arch : "sm_90a", &odd) || !odd) return NULL;
+  Plan *q = arena_alloc(a, sizeof *q);
+  *q = *p; /* the emitter reads a plan, never writes it: the copy may share its parts */
+  q->aligned_copy = true, q->aligned_params = odd;
+  return q;
+}
+
 /* Every variant of every kernel, one pass a line: check the variant, lower,
  * verify, plan (which decides everything the backend spells, retrying
  * without tensor copies when they do not fit), verify, emit, write. */
@@ -114,9 +123,14 @@ static void compile_variants(Arena *arena, Diags *d, const Source *src, Node *pr
        * made once. Both optional: one the planner refuses (a one-pass
        * copy's loads issued early may not fit the shared-memory budget) is
        * left out, not an error */
-      Plan *copies[2];
-      int nc = driver_variant_copies(arena, d, info, o->arch, plan_flags(o), !o->no_onepass, o->staged_rows, copies);
-      for (int c = 0; c < nc; c++) vec_push(arena, &plans, copies[c]);
+      Plan *copies[3] = {p};
+      int nc = 1 + driver_variant_copies(arena, d, info, o->arch, plan_flags(o), !o->no_onepass, o->staged_rows, copies + 1);
+      for (int c = 1; c < nc; c++) vec_push(arena, &plans, copies[c]);
+      /* each of those without its odd-pitch row paths, for aligned rows */
+      for (int c = 0; c < nc && !o->no_aligned_rows; c++) {
+        Plan *al = driver_aligned_copy(arena, d, copies[c], o->arch);
+        if (al) vec_push(arena, &plans, al);
+      }
     }
   }
   if (d->errors) return;
@@ -144,7 +158,7 @@ static void compile_variants(Arena *arena, Diags *d, const Source *src, Node *pr
   ptx_emit_header(pf, arch, dyn, tma);
   for (int i = 0; i < plans.len && !d->errors; i++) {
     const Plan *p = plans.items[i];
-    ptx_emit_kernel(arena, d, p, arch, tir_entry_name(arena, p->f), pf);
+    ptx_emit_kernel(arena, d, p, arch, plan_entry_name(arena, p), pf);
   }
   fclose(pf);
   if (o->verbose)

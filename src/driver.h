@@ -26,6 +26,7 @@ typedef struct DriverOptions {
   bool no_tensor_copies; /* --no-tensor-copies: staged loads by cp.async, not TMA tensor copies (A/B runs) */
   bool no_wgmma;         /* --no-wgmma: tensor-core dots by mma.sync only (A/B runs) */
   bool no_onepass;       /* --no-one-pass: no one-pass copies of multi-pass variants (onepass.c) */
+  bool no_aligned_rows;  /* --no-aligned-rows: no aligned-rows copies (driver_aligned_copy) */
   bool staged_rows;      /* --staged-rows (experimental): staged-rows copies of multi-pass variants (staged.c) */
 } DriverOptions;
 
@@ -38,6 +39,12 @@ typedef struct DriverOptions {
 struct Plan;
 int driver_variant_copies(Arena *a, Diags *d, const KernelInfo *info, const char *arch, unsigned plan_flags,
                           bool onepass, bool staged, struct Plan *out[2]);
+
+/* A plan's aligned-rows copy: the same plan, emitted without its
+ * odd-pitch row paths (Plan.aligned_copy), for launches whose tensors that
+ * take them have 16-byte aligned rows; NULL where the plan has no such path
+ * (or is itself a copy). phobosc and the conformance harness both call it. */
+struct Plan *driver_aligned_copy(Arena *a, Diags *d, const struct Plan *p, const char *arch);
 
 /* Runs the passes on one file. Output goes to opts->output or to out;
  * diagnostics to err. Returns a DRIVER_* status. */

@@ -151,7 +151,7 @@ bool manifest_write(FILE *out, const Source *src, const char *arch, const char *
       const TirFunc *vf = pl->f;
       const KernelInfo *info = vf->info;
       ev_map(&m, true, false);
-      kv(&m, "entry", tir_entry_name(a, vf));
+      kv(&m, "entry", plan_entry_name(a, pl));
       ev_scalar(&m, "constants", false);
       ev_map(&m, true, true);
       for (int c = info->nconsts - 1; c >= 0; c--)
@@ -189,6 +189,15 @@ bool manifest_write(FILE *out, const Source *src, const char *arch, const char *
         kv_int(&m, "rows", vf->stage_rows);
         kv_int(&m, "block", vf->stage_step);
         ev_map(&m, false, true);
+      }
+      /* an aligned-rows copy (driver_aligned_copy): only for launches whose
+       * tensors named here have 16-byte aligned bases and row pitches */
+      if (pl->aligned_copy) {
+        ev_scalar(&m, "aligned_rows", false);
+        ev_seq(&m, true, true);
+        for (int p = 0; p < vf->nparams && p < 64; p++)
+          if (pl->aligned_params >> p & 1) ev_scalar(&m, vf->params[p].name, false);
+        ev_seq(&m, false, true);
       }
       ev_scalar(&m, "grid", false);
       ev_seq(&m, true, true);

@@ -50,6 +50,10 @@ static const char usage_text[] =
     "                       in two of them gains a copy for launches where the dim\n"
     "                       is at most the step, the loops unrolled and the tile\n"
     "                       loaded once (an entry NAME__vK_once)\n"
+    "  --no-aligned-rows    no aligned-rows copies: by default a variant with a path\n"
+    "                       for rows that are not 16-byte aligned gains a copy\n"
+    "                       without it, for launches whose rows are (an entry\n"
+    "                       NAME__vK_al: that path's registers cost every thread)\n"
     "  --staged-rows        experimental: a variant whose loops read the same rows\n"
     "                       of a read-only tensor in two passes gains a copy that\n"
     "                       copies those rows into shared memory once, for\n"
@@ -168,6 +172,8 @@ static void parse_args(int argc, char **argv, Options *o) {
       o->d.no_wgmma = true;
     } else if (strcmp(arg, "--no-one-pass") == 0) {
       o->d.no_onepass = true;
+    } else if (strcmp(arg, "--no-aligned-rows") == 0) {
+      o->d.no_aligned_rows = true;
     } else if (strcmp(arg, "--staged-rows") == 0) {
       o->d.staged_rows = true;
     } else if ((v = long_value(arg, "--arch"))) {

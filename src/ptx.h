@@ -12,5 +12,10 @@ bool ptx_uses_dynshared(const struct Plan *p);
 void ptx_emit_header(FILE *out, const char *arch, bool any_dynshared, bool any_tma);
 /* One planned variant as an entry: what the plan decided, spelled out. */
 void ptx_emit_kernel(Arena *a, Diags *d, const Plan *p, const char *arch, const char *entry, FILE *out);
+/* The parameters (bit i: parameter i) whose rows the variant reads or
+ * writes through an odd-pitch path (rows not 16-byte aligned, ptx/loads.c),
+ * found by emitting it to nowhere, reporting nothing; false where it would
+ * not emit or such a parameter is past bit 63. */
+bool ptx_odd_row_params(Arena *a, Diags *d, const Plan *p, const char *arch, uint64_t *params);
 
 #endif

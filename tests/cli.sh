@@ -97,7 +97,7 @@ has "ptx launch bound" out ".maxntid 256, 1, 1"
 run "--emit=ptx --arch=sm_80" 0 --emit=ptx --arch=sm_80 "$q8"
 has "ptx target sm_80" out ".target sm_80"
 # entry NAME_vN: that PTX entry of the last run's output
-entry() { awk "/^.visible .entry $1/,/^}/" "$tmp/out"; }
+entry() { awk "/^.visible .entry $1[(]/,/^}/" "$tmp/out"; }
 lacks() { # lacks NAME FILE TEXT
   if ! grep -qF -- "$3" "$tmp/$2"; then ok "$1"; else not_ok "$1" "$2 has: $3"; fi
 }

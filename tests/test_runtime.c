@@ -312,7 +312,7 @@ Test(runtime, variant_fits_dims_at_most) {
 }
 
 Test(runtime, compiler_writes_one_pass_copies_with_their_bound) {
-  Manifest m = compiled_manifest("spec/conformance/one_pass.ph");
+  Manifest m = compiled_manifest_with("--no-aligned-rows", "spec/conformance/one_pass.ph");
   const MfKernel *k = &m.kernels[0]; /* softmax_rows: 9 variants, each with its copy */
   cr_assert_eq(k->nvariants, 18);
   const MfVariant *v = &k->variants[0], *once = &k->variants[1];
@@ -328,8 +328,44 @@ Test(runtime, compiler_writes_one_pass_copies_with_their_bound) {
   mf_free(&m);
 }
 
+Test(runtime, aligned_rows_copies_fit_only_aligned_tensors) {
+  Manifest m = compiled_manifest("spec/conformance/one_pass.ph");
+  const MfKernel *k = &m.kernels[0]; /* softmax_rows: X [R, N] f32, Y written */
+  const MfVariant *v = NULL, *al = NULL;
+  int ncopies = 0;
+  for (int i = 0; i < k->nvariants; i++) {
+    const MfVariant *x = &k->variants[i];
+    size_t n = strlen(x->entry);
+    bool copy = n > 3 && !strcmp(x->entry + n - 3, "_al");
+    cr_assert_eq(copy, x->aligned_rows != 0, "%s", x->entry);
+    ncopies += copy;
+    if (copy && !al) al = x, v = &k->variants[i - 2]; /* after the variant and its one-pass copy */
+  }
+  cr_assert(al && ncopies > 0 && ncopies < k->nvariants / 2, "%d aligned copies of %d", ncopies, k->nvariants);
+  cr_assert_eq(strncmp(al->entry, v->entry, strlen(v->entry)), 0, "%s of %s", al->entry, v->entry);
+  cr_assert_eq(al->aligned_rows, 3u, "X and Y: parameters 0 and 1");
+  int64_t shape[2] = {7, 1000};
+  phobos_arg args[2] = {phobos_tensor_arg(1 << 20, PHOBOS_F32, 2, shape), phobos_tensor_arg(2 << 20, PHOBOS_F32, 2, shape)};
+  cr_assert_eq(rt_rows_misfit(k, al, args), -1, "4000-byte rows at aligned bases");
+  args[1].tensor.data += 4;
+  cr_assert_eq(rt_rows_misfit(k, al, args), 1, "Y's base off 16 bytes");
+  cr_assert_eq(rt_rows_misfit(k, v, args), -1, "a variant that is no copy takes any");
+  args[1].tensor.data -= 4;
+  shape[1] = 1001;
+  args[0] = phobos_tensor_arg(1 << 20, PHOBOS_F32, 2, shape);
+  cr_assert_eq(rt_rows_misfit(k, al, args), 0, "X's rows of 4004 bytes");
+  mf_free(&m);
+  const char *bad_name = "    pinned: {}\n    aligned_rows: [Q]\n";
+  char *text = replaced("    pinned: {}\n", bad_name);
+  expect_bad(text, "aligned_rows names 'Q', which is no tensor");
+  free(text);
+  text = replaced("    pinned: {}\n", "    pinned: {}\n    aligned_rows: {A: 1}\n");
+  expect_bad(text, "'aligned_rows' must list tensor parameters");
+  free(text);
+}
+
 Test(runtime, staged_rows_copies_fit_by_shared_memory_alignment_and_aliasing) {
-  Manifest m = compiled_manifest_with("--staged-rows", "spec/conformance/one_pass.ph");
+  Manifest m = compiled_manifest_with("--staged-rows --no-aligned-rows", "spec/conformance/one_pass.ph");
   cr_assert_eq(m.kernels[0].nvariants, 27); /* 9 variants, each with its one-pass and staged-rows copies */
   const MfKernel *k = &m.kernels[0]; /* softmax_rows: X [R, N] f32, Y written */
   const MfVariant *v = &k->variants[0], *st = &k->variants[2];

@@ -172,6 +172,13 @@ typedef struct Plan {
   bool wgmma;      /* sm_90a without PLAN_NO_WGMMA: fragment dots on swizzled operands may take wgmma */
   int chunk;       /* the flat layout's chunk: elements a thread holds side by side (1, 2 or 4) */
   bool frags;      /* some class keeps the mma fragment layout */
+  /* an aligned-rows copy (driver_aligned_copy): the same plan emitted
+   * without the odd-pitch row paths (ptx/loads.c), whose registers every
+   * thread pays for where rows are aligned; launched only where the
+   * tensors of aligned_params (bit i: parameter i) have 16-byte aligned
+   * bases and row pitches (the manifest's aligned_rows, spec 15.12) */
+  bool aligned_copy;
+  uint64_t aligned_params;
 } Plan;
 
 /* Plans the function; returns NULL after reporting an error (over budget). */
@@ -195,6 +202,10 @@ bool staged_plan_ok(const Plan *p);
  * (the plan's bytes are static); its size is staged_extra_bytes. */
 int64_t staged_area_offset(const Plan *p);
 void plan_print(FILE *out, const Plan *p);
+/* The plan's entry: its variant's (tir_entry_name), "_al" after it for an
+ * aligned-rows copy; plan_func_str likewise after tir_func_str. */
+const char *plan_entry_name(Arena *a, const Plan *p);
+const char *plan_func_str(Arena *a, const Plan *p);
 void plan_print_yaml(FILE *out, const Plan *p);
 const char *plan_layout_str(Arena *a, const Layout *l);
 /* the rows of a planned value with its leading dims folded: the product of

@@ -46,10 +46,20 @@ const char *plan_layout_str(Arena *a, const Layout *l) {
   return "-";
 }
 
+const char *plan_entry_name(Arena *a, const Plan *p) {
+  const char *n = tir_entry_name(a, p->f);
+  return p->aligned_copy ? arena_printf(a, "%s_al", n) : n;
+}
+
+const char *plan_func_str(Arena *a, const Plan *p) {
+  const char *v = tir_func_str(a, p->f);
+  return p->aligned_copy ? arena_printf(a, "%s%saligned rows", v, *v ? "; " : "") : v;
+}
+
 void plan_print(FILE *out, const Plan *p) {
   const TirFunc *f = p->f;
   Arena *a = arena_new();
-  fprintf(out, "plan %s [%s] threads %d%s\n", f->name, tir_func_str(a, f), p->threads,
+  fprintf(out, "plan %s [%s] threads %d%s\n", f->name, plan_func_str(a, p), p->threads,
           p->producer ? " + a producer warp" : "");
   if (p->raster_group)
     fprintf(out, "blocks: grouped %d rows of block.y at a time, block.y fastest (operand tiles shared through the L2)\n",
@@ -121,7 +131,7 @@ void plan_print_yaml(FILE *out, const Plan *p) {
   const TirFunc *f = p->f;
   Arena *a = arena_new();
   fprintf(out, "- kernel: %s\n  entry: %s\n  variant: \"%s\"\n  threads: %d\n  producer_warp: %s\n  shared_bytes: %lld\n"
-          "  shared_limit: %lld\n  chunk: %d\n", f->name, tir_entry_name(a, f), tir_func_str(a, f), p->threads,
+          "  shared_limit: %lld\n  chunk: %d\n", f->name, plan_entry_name(a, p), plan_func_str(a, p), p->threads,
           p->producer ? "true" : "false", (long long)p->shared_bytes, (long long)p->shared_limit, p->chunk);
   if (p->raster_group) fprintf(out, "  raster_group: %d\n", p->raster_group);
   fputs("  values:\n", out);

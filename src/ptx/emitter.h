@@ -31,6 +31,10 @@ typedef struct Emitter {
   int label;
   int ntma;    /* tensor copies emitted so far: copy i's phase is %tmaph<i> */
   bool failed; /* an error was reported: emit nothing more */
+  /* the parameters whose rows took an odd-pitch path (loads.c; bit i:
+   * parameter i), and whether one past bit 63 did (ptx_odd_row_params) */
+  uint64_t odd_rows;
+  bool odd_rows_wide;
 
   /* what the instructions emitted so far leave for a later one to do: a
    * planned barrier moved past a staged load's subscripts to the load

@@ -863,6 +863,13 @@ static void misaligned_store_rows(Emitter *e, const TirInst *in, const TirInst *
   px_out(e, "bra.uni $Lbrowsend%d;", L);
 }
 
+/* An odd-pitch path of parameter in->aux's rows: emitted, or left out of
+ * an aligned-rows copy (Plan.aligned_copy; ptx_odd_row_params) */
+static void note_odd_rows(Emitter *e, const TirInst *in) {
+  if (in->aux < 64) e->odd_rows |= UINT64_C(1) << in->aux;
+  else e->odd_rows_wide = true;
+}
+
 /* Every row repetition's chunks as vectors (blocked_chunks in mode
  * CH_FAST or CH_WHOLE), then on to $Lbrowsend<L> */
 static void vector_rows(Emitter *e, const TirInst *in, const TirInst *val, const BlockGeom *g, const RowsAt *R,
@@ -928,7 +935,8 @@ static bool emit_blocked_rows(Emitter *e, const TirInst *in, const TirInst *val)
      * every lane is inside, realigns its chunks by shuffles; the choice is
      * the whole warp's */
     int M = -1;
-    if (val && V * eb == 16 && g.tc >= 4) {
+    if (val && V * eb == 16 && g.tc >= 4) note_odd_rows(e, in);
+    if (val && V * eb == 16 && g.tc >= 4 && !e->p->aligned_copy) {
       const char *u = px_tmp(e, RC_PRED), *m = px_tmp(e, RC_PRED);
       M = px_new_label(e);
       px_out(e, "vote.sync.all.pred %s, %s, -1;", u, inside);
@@ -952,7 +960,8 @@ static bool emit_blocked_rows(Emitter *e, const TirInst *in, const TirInst *val)
     px_out(e, "@!%s bra $Lbwhole%d;", whole, Wl);
     vector_rows(e, in, val, &g, &R, coff, ad, aligned, CH_WHOLE, L);
     px_label(e, "bwhole", Wl);
-    if (!val && V * eb == 16) misaligned_rows(e, in, &g, &R, coff, inside, aligned, L);
+    if (!val && V * eb == 16) note_odd_rows(e, in);
+    if (!val && V * eb == 16 && !e->p->aligned_copy) misaligned_rows(e, in, &g, &R, coff, inside, aligned, L);
   }
   px_out(e, "mov.b64 %s, %s;", ad, R.ad);
   for (int64_t rr = 0; rr < g.reps_r; rr++) {

@@ -317,7 +317,8 @@ static const char *param_ptx_type(Scalar s) {
   return s == S_F64 ? "f64" : s <= S_F32 ? "f32" : s == S_I64 ? "s64" : "s32";
 }
 
-void ptx_emit_kernel(Arena *a, Diags *d, const Plan *p, const char *arch, const char *entry, FILE *out_f) {
+static void emit_kernel(Arena *a, Diags *d, const Plan *p, const char *arch, const char *entry, FILE *out_f,
+                        Emitter *odd) {
   Emitter e = {.a = a, .d = d, .p = p, .f = p->f, .T = p->threads};
   const TirFunc *f = p->f;
   e.V = p->chunk;
@@ -370,7 +371,8 @@ void ptx_emit_kernel(Arena *a, Diags *d, const Plan *p, const char *arch, const 
   }
   fclose(e.body);
   fclose(e.declf);
-  if (e.failed) {
+  if (odd) odd->odd_rows = e.odd_rows, odd->odd_rows_wide = e.odd_rows_wide, odd->failed = e.failed;
+  if (e.failed || !out_f) {
     free(body);
     free(decls);
     return;
@@ -452,6 +454,19 @@ void ptx_emit_kernel(Arena *a, Diags *d, const Plan *p, const char *arch, const 
   fputs("  ret;\n}\n", out_f);
   free(body);
   free(decls);
+}
+
+void ptx_emit_kernel(Arena *a, Diags *d, const Plan *p, const char *arch, const char *entry, FILE *out_f) {
+  emit_kernel(a, d, p, arch, entry, out_f, NULL);
+}
+
+bool ptx_odd_row_params(Arena *a, Diags *d, const Plan *p, const char *arch, uint64_t *params) {
+  Emitter odd = {0};
+  Diags quiet = *d;
+  quiet.silent = true, quiet.errors = quiet.warnings = 0;
+  emit_kernel(a, &quiet, p, arch, "", NULL, &odd);
+  *params = odd.odd_rows;
+  return !odd.failed && !odd.odd_rows_wide;
 }
 
 bool ptx_uses_dynshared(const Plan *p) { return p->f->info->dynshared || p->f->staged; }

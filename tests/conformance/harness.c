@@ -300,6 +300,12 @@ static bool fill_param(CaseParam *p, char *err, size_t errlen) {
 /* Whether the runtime would launch f for the case's shapes: a one-pass copy
  * only where its dim is at most its bound (runtime.c's rt_variant_fits). */
 static bool case_fits(Case *c, const TirFunc *f, const Plan *p) {
+  /* rt_rows_misfit: an aligned-rows copy's tensors 16-byte aligned, their rows too */
+  for (int i = 0; p->aligned_copy && i < f->nparams && i < 64; i++) {
+    CaseParam *cp = p->aligned_params >> i & 1 ? harness_param(c, f->params[i].name) : NULL;
+    if (cp && (cp->misalign % 16 || (cp->rank > 1 && cp->dims[cp->rank - 1] * sema_scalar_bytes(cp->elem) % 16)))
+      return false;
+  }
   if (f->staged) { /* rt_stage_fits: the rows within an H200's 227 KB, the tensor 16-byte aligned */
     CaseParam *cp = harness_param(c, f->params[f->stage_param].name);
     int64_t stat = f->info->dynshared ? 0 : plan_launch_shared(p);
@@ -317,7 +323,7 @@ static bool case_fits(Case *c, const TirFunc *f, const Plan *p) {
 
 typedef struct Compiled {
   Arena *arena;
-  Plan *plans[768]; /* every variant, its one-pass and staged-rows copies */
+  Plan *plans[1536]; /* every variant, its one-pass and staged-rows copies, their aligned-rows copies */
   int nplans;
   Source src;
 } Compiled;
@@ -365,11 +371,18 @@ static bool compile_case(Case *c, Define *consts, int nconsts, Compiled *out, ch
       if (!sema_check_variant(out->arena, &d, kernel, &so, v, info)) break;
       TirFunc *f = lower_kernel(out->arena, &d, info);
       Plan *p = f ? plan_kernel(out->arena, &d, f, "sm_90a", harness_plan_flags()) : NULL;
-      if (p) out->plans[out->nplans++] = p;
+      if (!p) continue;
+      int first = out->nplans;
+      out->plans[out->nplans++] = p;
       /* the copies phobosc compiles beside it, the staged-rows one (phobosc
-       * --staged-rows) always, so that the GPU suite runs it */
-      if (p) out->nplans += driver_variant_copies(out->arena, &d, info, "sm_90a", harness_plan_flags(), true, true,
-                                                  out->plans + out->nplans);
+       * --staged-rows) always, so that the GPU suite runs it; then each
+       * one's aligned-rows copy */
+      out->nplans += driver_variant_copies(out->arena, &d, info, "sm_90a", harness_plan_flags(), true, true,
+                                           out->plans + out->nplans);
+      for (int c = first, end = out->nplans; c < end; c++) {
+        Plan *al = driver_aligned_copy(out->arena, &d, out->plans[c], "sm_90a");
+        if (al) out->plans[out->nplans++] = al;
+      }
     }
   }
   fclose(dout);
@@ -544,7 +557,7 @@ bool harness_run(Case *c, const Runner *runner, char *err, size_t errlen) {
     if (!case_fits(c, p->f, p)) continue;
     ok = runner->run(runner->self, c, p, v, outs, err, errlen);
     char what[256];
-    snprintf(what, sizeof what, "variant [%s]", tir_func_str(comp.arena, p->f));
+    snprintf(what, sizeof what, "variant [%s]", plan_func_str(comp.arena, p));
     for (int i = 0; i < p->f->nparams && ok; i++) {
       if (!outs[i]) continue;
       CaseParam *cp = harness_param(c, p->f->params[i].name);

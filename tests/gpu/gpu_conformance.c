@@ -76,7 +76,7 @@ static bool gpu_begin(void *self, Case *c, Plan **plans, int nplans, const Sourc
   Diags d;
   diag_init(&d, src, dout, true);
   for (int i = 0; i < nplans && !d.errors; i++)
-    ptx_emit_kernel(g->arena, &d, plans[i], "sm_90a", tir_entry_name(g->arena, plans[i]->f), pf);
+    ptx_emit_kernel(g->arena, &d, plans[i], "sm_90a", plan_entry_name(g->arena, plans[i]), pf);
   fclose(pf);
   fclose(dout);
   if (d.errors) {
