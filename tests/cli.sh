@@ -350,6 +350,24 @@ has "plan: the GEMM's blocks grouped" out "blocks: grouped 8 rows of block.y at 
 run "--emit=ptx gemm" 0 --emit=ptx -D BM=128 -D BN=128 -D BK=64 "$gemm"
 has "PTX: one wgmma group left running" out "wgmma.wait_group.sync.aligned 1;"
 has "PTX: wgmma's D registers are acc's" out "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {%fv12_0, "
+# a transpose of a blocked tile goes through a padded shared tile: 16-byte
+# loads and stores on both sides, no reload in transposed order (spec 15.4)
+tr="$PROJECT_ROOT/bench/transpose.ph"
+run "--emit=plan transpose 64 x 64" 0 --emit=plan -D BM=64 -D BN=64 "$tr"
+has "plan: the transpose is blocked" out "transpose f32  [64, 64] phys [64, 64] reg blocked"
+has "plan: its shared tile has rows of 65 words" out "exchange of %13          scratch              i32 [4160]"
+run "--emit=ptx transpose 64 x 64" 0 --emit=ptx -D BM=64 -D BN=64 "$tr"
+entry transpose__v0_al > "$tmp/tr_al"
+sed -n '/bar.sync/,$p' "$tmp/tr_al" > "$tmp/tr_after"
+if [ "$(grep -c 'bar.sync' "$tmp/tr_al")" -eq 1 ] && [ "$(grep -c 'st.shared.b32' "$tmp/tr_al")" -eq 16 ] &&
+   [ "$(grep -c 'ld.shared.b32' "$tmp/tr_after")" -eq 16 ] && grep -q 'ld.global.v4.b32' "$tmp/tr_al" &&
+   grep -q 'st.global.v4.b32' "$tmp/tr_after"; then
+  ok "PTX: transpose by 16 shared words a thread each way around one barrier, 16-byte global accesses"
+else
+  not_ok "PTX: transpose by 16 shared words a thread each way around one barrier, 16-byte global accesses" \
+    "$(grep -cE 'bar.sync|shared' "$tmp/tr_al")"
+fi
+lacks "PTX: no global reload after the barrier" tr_after "ld.global"
 # an add under an `if` must not become the dot's unconditional accumulation
 printf '@launch(256)\n@pipeline(3)\n@dynshared\n@grid(cdiv(N, 128), cdiv(M, 128))\nkernel g(A: tensor<bf16>[M, K], B: tensor<bf16>[K, N], C: tensor<f32>[M, N], t: i32) {\n  let m0 = ctx.block.y * 128\n  let n0 = ctx.block.x * 128\n  var acc: tile<f32>[128, 128] = 0.0\n  for k0 in range(0, K, 64) {\n    let d = dot(A[m0 :+ 128, k0 :+ 64], B[k0 :+ 64, n0 :+ 128])\n    if k0 < t {\n      acc = acc + d\n    }\n  }\n  C[m0 :+ 128, n0 :+ 128] = acc\n}\n' > "$tmp/ifacc.ph"
 run "--emit=plan conditional accumulation" 0 --emit=plan "$tmp/ifacc.ph"

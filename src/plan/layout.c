@@ -358,6 +358,12 @@ bool plan_broadcast_in_regs(const TirInst *bc) {
   return plan_same_rows(&a, &b);
 }
 
+bool plan_transpose_in_smem(const TirInst *t) {
+  if (t->op != TIR_TRANSPOSE || !plan_is_blocked(t) || !plan_is_blocked(t->args[0])) return false;
+  const int64_t *a = t->plan->phys, *b = t->args[0]->plan->phys;
+  return a[0] == b[1] && a[1] == b[0];
+}
+
 bool plan_same_rows(const BlockGeom *a, const BlockGeom *b) {
   return a->M == b->M && a->tr == b->tr && a->wr == b->wr && a->reps_r == b->reps_r;
 }
@@ -391,7 +397,8 @@ static bool plain_load(const TirInst *x) {
  * register or by asking where an element is (ptx/layout.c). A fragment
  * class may hold tensor-core dots, broadcasts and iotas, its row class
  * rowmax and rowsum of f32 fragment values with its rows; a blocked class
- * elementwise operations, iotas, broadcasts and the threads' own loads,
+ * elementwise operations, iotas, broadcasts, transposes of register values
+ * and the threads' own loads,
  * its row class row reductions of it (any type) and loads. first: the
  * class's first member. */
 static bool member_allows(Planner *P, const TirInst *x, const TirInst *first, Pass pass) {
@@ -429,6 +436,7 @@ static bool member_allows(Planner *P, const TirInst *x, const TirInst *first, Pa
              xl->wpc[0] == par->wpc[0];
     }
   case TIR_IOTA: return !rows;
+  case TIR_TRANSPOSE: return blk && !rows && x->args[0]->plan->res == RES_REG; /* any source layout: ptx/exchange.c */
   case TIR_BROADCAST: return !rows || blk;
   case TIR_LOAD: return blk && plain_load(x);
   case TIR_READ: return x->args[0]->plan->res == RES_REG;

@@ -158,7 +158,8 @@ void pl_choose_staging(Planner *P, TirInst *in) {
 static bool reloadable(const TirInst *x) {
   if (x->plan->res != RES_REG) return false;
   if (x->op == TIR_LOAD) return true;
-  return x->op == TIR_TRANSPOSE && x->args[0]->op == TIR_LOAD && x->args[0]->plan->res == RES_REG;
+  return x->op == TIR_TRANSPOSE && !plan_transpose_in_smem(x) && x->args[0]->op == TIR_LOAD &&
+         x->args[0]->plan->res == RES_REG;
 }
 
 /* x stored for other threads: every physical element in a 32- or 64-bit
@@ -198,7 +199,11 @@ static int64_t exchange_bytes(const TirInst *in) {
       return 0;
     if (plan_broadcast_in_regs(in)) return 0;
     return reloadable(x) ? 0 : value_exchange_bytes(x);
-  case TIR_TRANSPOSE: return reloadable(in) ? 0 : value_exchange_bytes(x);
+  case TIR_TRANSPOSE:
+    if (plan_transpose_in_smem(in)) /* padded rows (ptx/exchange.c, emit_transpose_smem) */
+      return (x->plan->phys[0] * plan_transpose_pitch(x) * (x->ty.elem == S_F64 || x->ty.elem == S_I64 ? 8 : 4) + 15) /
+             16 * 16;
+    return reloadable(in) ? 0 : value_exchange_bytes(x);
   case TIR_REDUCE:
     if (plan_reduce_in_regs(in)) { /* the warps' partial results of each row, 8 bytes each */
       BlockGeom g = plan_block_geom(x);

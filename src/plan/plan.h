@@ -250,6 +250,15 @@ bool plan_reduce_in_regs(const TirInst *red);
  * of a row vector over the fragment value whose columns it holds:
  * register moves */
 bool plan_broadcast_in_regs(const TirInst *bc);
+/* a transpose of a blocked value into a blocked value of the swapped
+ * physical shape: each thread writes its registers into a shared tile of
+ * rows plan_transpose_pitch elements long (one more than the source's row,
+ * so that a column read falls in different banks), a barrier, and each
+ * reads its result registers down the columns; both sides keep their
+ * 16-byte global accesses (a transpose of a load otherwise reloads it in
+ * transposed order, one element a thread, §15.4) */
+bool plan_transpose_in_smem(const TirInst *t);
+static inline int64_t plan_transpose_pitch(const TirInst *src) { return src->plan->phys[1] + 1; }
 /* whether a tensor-core dot packs its a operand from the accumulators of
  * a fragment value (attention's P) */
 bool plan_a_from_regs(const TirInst *dot);

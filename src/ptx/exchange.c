@@ -77,7 +77,8 @@ void px_exchange(Emitter *e, const TirInst *owner, const TirInst *const *src, in
 static bool reloadable(const TirInst *x) {
   if (x->plan->res != RES_REG) return false;
   if (x->op == TIR_LOAD) return true;
-  return x->op == TIR_TRANSPOSE && x->args[0]->op == TIR_LOAD && x->args[0]->plan->res == RES_REG;
+  return x->op == TIR_TRANSPOSE && !plan_transpose_in_smem(x) && x->args[0]->op == TIR_LOAD &&
+         x->args[0]->plan->res == RES_REG;
 }
 
 /* Loads element c (logical coordinates of x, in registers) of a reloadable
@@ -204,11 +205,53 @@ void px_emit_broadcast(Emitter *e, const TirInst *in) {
   }
 }
 
+/* rows lying at row base `row`: a predicate true where that row lies in
+ * the tile, or NULL where every thread's does (the lanes and warps down
+ * the rows cover at most its rows) */
+static const char *idle_rows_pred(Emitter *e, const BlockGeom *g, const char *row) {
+  if ((int64_t)g->tr * g->wr <= g->M) return NULL;
+  const char *p = px_tmp(e, RC_PRED);
+  px_out(e, "setp.lt.u32 %s, %s, %lld;", p, row, (long long)g->M);
+  return p;
+}
+
+/* plan_transpose_in_smem: register k of the source, at row rb + ro(k) and
+ * column cb + co(k), goes to word (row P + column) of the padded tile, so a
+ * thread's words lie at one base register plus constants; result register
+ * k, at (i, j), reads the source's (j, i) the same way. With P odd (in
+ * words, for 4-byte words) the lanes reading down a column meet each bank
+ * at most twice. */
+static void emit_transpose_smem(Emitter *e, const TirInst *in) {
+  const TirInst *x = in->args[0];
+  int eb = exch_bytes(x->ty.elem);
+  int64_t P = plan_transpose_pitch(x), at = in->plan->scratch->offset;
+  BlockGeom gs = plan_block_geom(x), gd = plan_block_geom(in);
+  const char *w = eb == 8 ? "b64" : "b32";
+  const char *sb = px_tmp(e, RC_B32), *db = px_tmp(e, RC_B32);
+  const char *srow = px_blk_row_base(e, &gs), *drow = px_blk_row_base(e, &gd);
+  /* a tile of fewer rows than a repetition's lanes and warps leaves the
+   * threads past its last row idle (their registers are slack): they
+   * neither write nor read the shared tile */
+  const char *sp = idle_rows_pred(e, &gs, srow), *dp = idle_rows_pred(e, &gd, drow);
+  px_out(e, "mad.lo.u32 %s, %s, %lld, %s;", sb, srow, (long long)P, px_blk_col_base(e, &gs));
+  px_out(e, "mad.lo.u32 %s, %s, %d, %%smem_;", sb, sb, eb);
+  for (int k = 0; k < px_nregs(e, x); k++)
+    px_out(e, "%s%s%sst.shared.%s [%s+%lld], %s;", sp ? "@" : "", sp ? sp : "", sp ? " " : "", w, sb,
+            (long long)(at + (px_blk_row_off(&gs, k) * P + px_blk_col_off(&gs, k)) * eb), px_operand(e, x, k));
+  px_cta_sync(e);
+  px_out(e, "mad.lo.u32 %s, %s, %lld, %s;", db, px_blk_col_base(e, &gd), (long long)P, drow);
+  px_out(e, "mad.lo.u32 %s, %s, %d, %%smem_;", db, db, eb);
+  for (int k = 0; k < px_nregs(e, in); k++)
+    px_out(e, "%s%s%sld.shared.%s %s, [%s+%lld];", dp ? "@" : "", dp ? dp : "", dp ? " " : "", w, px_reg(e, in, k), db,
+            (long long)(at + (px_blk_col_off(&gd, k) * P + px_blk_row_off(&gd, k)) * eb));
+}
+
 void px_emit_transpose(Emitter *e, const TirInst *in) {
   const TirInst *x = in->args[0];
+  if (plan_transpose_in_smem(in)) return emit_transpose_smem(e, in);
   if (reloadable(in)) {
     for (int k = 0; k < px_nregs(e, in); k++) {
-      const char *fl = px_flat_index(e, k);
+      const char *fl = px_elem_index(e, in, k);
       const char *c[2] = {px_coord(e, fl, in->plan->phys, 2, 0), px_coord(e, fl, in->plan->phys, 2, 1)};
       reload_at(e, in, c, px_reg(e, in, k));
     }
@@ -217,7 +260,7 @@ void px_emit_transpose(Emitter *e, const TirInst *in) {
   int64_t at;
   px_exchange(e, in, &x, 1, &at);
   for (int k = 0; k < px_nregs(e, in); k++) {
-    const char *fl = px_flat_index(e, k);
+    const char *fl = px_elem_index(e, in, k);
     const char *c0 = px_coord(e, fl, in->plan->phys, 2, 0), *c1 = px_coord(e, fl, in->plan->phys, 2, 1);
     const char *sc[2] = {px_tmp(e, RC_B32), px_tmp(e, RC_B32)};
     px_out(e, "min.u32 %s, %s, %lld;", sc[0], c1, (long long)(x->plan->phys[0] - 1));

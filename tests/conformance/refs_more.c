@@ -266,6 +266,27 @@ static bool ref_transpose(RefCtx *r) {
   return true;
 }
 
+/* Y = (2 X + 1)^T */
+static bool ref_transpose_affine(RefCtx *r) {
+  CaseParam *X = ref_param(r, "X"), *Y = ref_param(r, "Y");
+  for (int64_t i = 0; i < X->dims[0]; i++)
+    for (int64_t j = 0; j < X->dims[1]; j++) E2(Y, j, i) = 2 * E2(X, i, j) + 1;
+  return true;
+}
+
+/* Y = sum over k of X[k]^T, X [K, M, N] */
+static bool ref_transpose_sum(RefCtx *r) {
+  CaseParam *X = ref_param(r, "X"), *Y = ref_param(r, "Y");
+  int64_t K = X->dims[0], M = X->dims[1], N = X->dims[2];
+  for (int64_t i = 0; i < M; i++)
+    for (int64_t j = 0; j < N; j++) {
+      double s = 0;
+      for (int64_t k = 0; k < K; k++) s += X->data[(k * M + i) * N + j];
+      E2(Y, j, i) = s;
+    }
+  return true;
+}
+
 /* Y = x > w ? x : 2w, Z = x < 0 ? 0 : x */
 static bool ref_where_select(RefCtx *r) {
   CaseParam *X = ref_param(r, "X"), *W = ref_param(r, "W"), *Y = ref_param(r, "Y"), *Z = ref_param(r, "Z");
@@ -953,6 +974,8 @@ const RefEntry harness_refs_more[] = {
     {"tmax_tmin", ref_tmax_tmin},
     {"scalar_min_max_cdiv", ref_scalar_min_max_cdiv},
     {"transpose", ref_transpose},
+    {"transpose_affine", ref_transpose_affine},
+    {"transpose_sum", ref_transpose_sum},
     {"where_select", ref_where_select},
     {"iota_2d", ref_iota_2d},
     {"iota_3d", ref_iota_3d},
