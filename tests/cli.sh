@@ -368,6 +368,26 @@ else
     "$(grep -cE 'bar.sync|shared' "$tmp/tr_al")"
 fi
 lacks "PTX: no global reload after the barrier" tr_after "ld.global"
+# 16-bit loads widen at their first use, not inside each path, so that the
+# loads after them issue first (spec 15.12); f32 columns beside bf16 rows
+# (V 8: 32 bytes a chunk) load as 16-byte vectors
+rope="$PROJECT_ROOT/bench/rope.ph"
+run "--emit=ptx rope BH 8" 0 --emit=ptx -D BH=8 "$rope"
+entry rope__v0 > "$tmp/rope0"
+first_unpack=$(grep -n 'shl.b32 %fv' "$tmp/rope0" | head -1 | cut -d: -f1)
+last_x_load=$(grep -n 'ld.global.v[24].b32' "$tmp/rope0" | awk -F: -v u="$first_unpack" '$1 < u' | wc -l)
+if [ -n "$first_unpack" ] && [ "$last_x_load" -ge 4 ]; then
+  ok "PTX: both halves' and the tables' vector loads come before the first widening"
+else
+  not_ok "PTX: both halves' and the tables' vector loads come before the first widening" "first unpack at ${first_unpack:-none}, $last_x_load vector loads before it"
+fi
+run "--emit=ptx rope BH 32" 0 --emit=ptx -D BH=32 "$rope"
+entry rope__v0 > "$tmp/rope32"
+if [ "$(grep -cE 'ld.global.v4.b32 \{[^}]*\}, \[%rdt[0-9]+\+16\]' "$tmp/rope32")" -ge 2 ]; then
+  ok "PTX: a 32-byte chunk of an f32 table loads as two 16-byte vectors"
+else
+  not_ok "PTX: a 32-byte chunk of an f32 table loads as two 16-byte vectors" "$(grep -c 'ld.global' "$tmp/rope32") global loads"
+fi
 # an add under an `if` must not become the dot's unconditional accumulation
 printf '@launch(256)\n@pipeline(3)\n@dynshared\n@grid(cdiv(N, 128), cdiv(M, 128))\nkernel g(A: tensor<bf16>[M, K], B: tensor<bf16>[K, N], C: tensor<f32>[M, N], t: i32) {\n  let m0 = ctx.block.y * 128\n  let n0 = ctx.block.x * 128\n  var acc: tile<f32>[128, 128] = 0.0\n  for k0 in range(0, K, 64) {\n    let d = dot(A[m0 :+ 128, k0 :+ 64], B[k0 :+ 64, n0 :+ 128])\n    if k0 < t {\n      acc = acc + d\n    }\n  }\n  C[m0 :+ 128, n0 :+ 128] = acc\n}\n' > "$tmp/ifacc.ph"
 run "--emit=plan conditional accumulation" 0 --emit=plan "$tmp/ifacc.ph"

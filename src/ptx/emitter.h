@@ -43,10 +43,15 @@ typedef struct Emitter {
    * for the async proxy (px_cta_sync_why), and loads' packed words
    * unpacked at their first use (px_defer_unpack) */
   bool sync_pending, async_pending, proxy_pending;
+  /* the block and index of the instruction being emitted one at a time
+   * (px_emit_block; NULL inside a chain): what a load may defer for */
+  const struct TirBlock *cur_block;
+  int cur_index;
   struct Pending {
     const struct TirInst *in;
     const char **w;
-    int nw, rows;
+    int nw, rows, V; /* rows chunks of V elements, nw words each */
+    Scalar elem;     /* the words' elements (in may be a widening of the load, px_emit_convert) */
   } pending[8];
   int npending;
 
@@ -192,7 +197,7 @@ void px_and_below(Emitter *e, const char *ok, const char *a, const char *bound);
 void px_and_span_inside(Emitter *e, const char *ok, const char *start, int64_t len, int param, int d);
 void px_subscripts(Emitter *e, const TirInst *in, const char *const *c, const char *fl, const int64_t *phys, int rank,
                    const char *ok, const char **g);
-void px_defer_unpack(Emitter *e, const TirInst *in, const char **w, int nw, int rows);
+void px_defer_unpack(Emitter *e, const TirInst *in, const char **w, int nw, int rows, int V);
 void px_flush_unpack(Emitter *e, const TirInst *x);
 struct Pending *px_fusable_convert(Emitter *e, const TirInst *in);
 bool px_cols_contiguous(const Emitter *e, const TirInst *in);

@@ -101,10 +101,9 @@ static const char *access_lane(Emitter *e, const TirInst *in, const TirInst *val
 }
 
 /* Unpacks the b32 words w[] of a vector load into the V registers from k. */
-static void unpack_words(Emitter *e, const TirInst *in, int k, const char *const *w) {
-  Scalar s = in->ty.elem;
+static void unpack_words(Emitter *e, const TirInst *in, Scalar s, int k, const char *const *w, int V) {
   int eb = px_elem_bytes_mem(s);
-  for (int v = 0; v < e->V; v++) {
+  for (int v = 0; v < V; v++) {
     const char *r = px_reg(e, in, k + v), *word = w[v * eb / 4];
     int at = v * eb % 4 * 8; /* bit offset in its word */
     if (eb == 1) px_out(e, "bfe.%s %s, %s, %d, 8;", s == S_I8 ? "s32" : "u32", r, word, at);
@@ -117,13 +116,14 @@ static void unpack_words(Emitter *e, const TirInst *in, int k, const char *const
   }
 }
 
-/* Leaves load `in`'s packed words w (nw a row of chunks, `rows` rows) to be
- * unpacked at the load's first use (px_flush_unpack), so that a barrier in
- * between holds only the packed bytes; the oldest go first when the list
- * is full. */
-void px_defer_unpack(Emitter *e, const TirInst *in, const char **w, int nw, int rows) {
+/* Leaves load `in`'s packed words w (`rows` chunks of V registers, nw
+ * words each) to be unpacked at the load's first use (px_flush_unpack), so
+ * that a barrier in between holds only the packed bytes, and so that the
+ * loads after it issue before its words arrive (a use before a branch
+ * would wait for them there); the oldest go first when the list is full. */
+void px_defer_unpack(Emitter *e, const TirInst *in, const char **w, int nw, int rows, int V) {
   if (e->npending == (int)(sizeof e->pending / sizeof e->pending[0])) px_flush_unpack(e, NULL);
-  e->pending[e->npending++] = (struct Pending){in, w, nw, rows};
+  e->pending[e->npending++] = (struct Pending){in, w, nw, rows, V, in->ty.elem};
 }
 
 /* Unpacks pending loads: all of them (x NULL), or the one of value x. */
@@ -132,15 +132,16 @@ void px_flush_unpack(Emitter *e, const TirInst *x) {
     struct Pending *pd = &e->pending[i];
     if (x && pd->in != x) continue;
     const TirInst *in = pd->in;
-    int V = e->V, eb = px_elem_bytes_mem(in->ty.elem);
+    int V = pd->V, eb = px_elem_bytes_mem(pd->elem);
     for (int j = 0; j < pd->rows; j++) {
       const char **wj = pd->w + j * pd->nw;
       if (eb == 4) {
         for (int v = 0; v < V; v++) px_out(e, "mov.b32 %s, %s;", px_reg(e, in, j * V + v), wj[v]);
         continue;
       }
-      const char *wv[4] = {wj[0], pd->nw > 1 ? wj[1] : wj[0], wj[0], wj[0]};
-      unpack_words(e, in, j * V, wv);
+      const char *wv[16];
+      for (int i = 0; i < 16; i++) wv[i] = wj[i < pd->nw ? i : 0];
+      unpack_words(e, in, pd->elem, j * V, wv, V);
     }
     e->pending[i--] = e->pending[--e->npending];
   }
@@ -381,7 +382,7 @@ bool px_emit_load_rows_at(Emitter *e, const TirInst *in, const char **words, con
     }
     px_label(e, "lddone", L);
     if (words) return true;
-    px_defer_unpack(e, in, w, nw, rows);
+    px_defer_unpack(e, in, w, nw, rows, e->V);
     return true;
   }
   px_out(e, "mov.b64 %s, %s;", ad, ad0);
@@ -550,8 +551,59 @@ static void pack_chunk(Emitter *e, const TirInst *val, Scalar te, int nw, int k0
  * into in. fast: every chunk is inside and aligned (emit_blocked_rows'
  * unpredicated path): plain vector accesses, nothing element by element. */
 enum { CH_MASKED, CH_FAST, CH_WHOLE };
+/* whether instruction x lies in the body of a loop */
+static bool in_loop(const Emitter *e, const TirInst *x) {
+  for (int j = 0; j < e->f->ninsts; j++) {
+    const TirInst *l = e->f->insts[j];
+    if (l && (l->op == TIR_FOR || l->op == TIR_WHILE) && l->pos < x->pos && x->pos <= l->end) return true;
+  }
+  return false;
+}
+
+/* Whether another register load of the block being emitted comes between
+ * load `in` and its first use, before any loop or branch: only then does
+ * widening at the use let a load issue earlier. Where the use comes first
+ * (a loop's load and its arithmetic), the words would only be live across
+ * the paths' join for nothing (ptxas then took softmax's BR 8 variant from
+ * 60 registers to 125). In a loop the load after it must be a tile of rows,
+ * not a row vector: ptxas gives a loop that issues its loads together more
+ * registers (LayerNorm's BR 2 variant 40 -> 48, five CTAs an SM instead of
+ * six), which a row vector's short wait (its rows are shared, so it comes
+ * from the L2) does not repay: measured in one call (12-02d call 4),
+ * RMSNorm + residual 16384 x 5120 (its rows X and Res) 214.8 -> 200.3 us
+ * with it, LayerNorm 4093 x 5120 (X, then the weight and bias vectors)
+ * 39.4 -> 42.8 us. */
+static bool loads_before_use(const Emitter *e, const TirInst *in) {
+  const TirBlock *b = e->cur_block;
+  if (!b || e->cur_index >= b->len || b->insts[e->cur_index] != in) return false;
+  bool loop = in_loop(e, in), load = false;
+  for (int i = e->cur_index + 1; i < b->len; i++) {
+    const TirInst *u = b->insts[i];
+    for (int k = 0; k < u->nargs; k++)
+      if (u->args[k] == in) return load;
+    if (u->op == TIR_FOR || u->op == TIR_WHILE || u->op == TIR_IF) return load;
+    if (u->op == TIR_LOAD && u->plan && u->plan->res == RES_REG && !u->plan->tma && (!loop || plan_is_blocked(u)))
+      load = true;
+  }
+  return load;
+}
+
+/* A vector load's packed words, every path writing them (blocked_chunks,
+ * misaligned_rows), unpacked at the value's first use (px_defer_unpack):
+ * an unpack inside a path would wait for its words before the branch that
+ * ends it, and so before the next load issues. */
+static const char **load_words(Emitter *e, const TirInst *in, int eb) {
+  if (eb != 2) return NULL; /* a 4-byte element's unpack is a move, which ptxas folds away */
+  if (!loads_before_use(e, in)) return NULL;
+  int n = px_nregs(e, in) * eb / 4;
+  const char **pw = arena_alloc(e->a, sizeof *pw * (size_t)n);
+  for (int i = 0; i < n; i++) pw[i] = px_tmp(e, RC_B32);
+  return pw;
+}
+
 static void blocked_chunks(Emitter *e, const TirInst *in, const TirInst *val, const BlockGeom *g, const int64_t *coff,
-                           const ColMasks *cm, const char *ad, const char *pz, const char *aligned, int k0, int mode) {
+                           const ColMasks *cm, const char *ad, const char *pz, const char *aligned, int k0, int mode,
+                           const char **pw) {
   bool fast = mode != CH_MASKED;
   const char *sp = !val && px_rowstage_load(e, in) ? "shared" : "global"; /* a staged-rows copy's load reads the copy */
   Scalar te = val ? e->f->params[in->aux].elem : in->ty.elem;
@@ -569,21 +621,24 @@ static void blocked_chunks(Emitter *e, const TirInst *in, const TirInst *val, co
       at = arena_printf(e->a, "@%s ", vp);
     }
     if (aligned) {
-      const char *w[4] = {0};
-      for (int i = 0; i < nw; i++) w[i] = px_tmp(e, RC_B32);
-      const char *list = nw == 4   ? arena_printf(e->a, "{%s, %s, %s, %s}", w[0], w[1], w[2], w[3])
-                         : nw == 2 ? arena_printf(e->a, "{%s, %s}", w[0], w[1])
-                                   : w[0];
-      const char *vt = nw == 4 ? ".v4" : nw == 2 ? ".v2" : "";
-      if (val) {
-        pack_chunk(e, val, te, nw, k0, w);
-        px_out(e, "%sst.global%s.b32 [%s+%lld], %s;", at, vt, ad, (long long)off, list);
-      } else {
-        if (mode != CH_FAST)
-          for (int i = 0; i < nw; i++) px_out(e, "mov.b32 %s, 0;", w[i]);
-        px_out(e, "%sld.%s%s.b32 %s, [%s+%lld];", at, sp, vt, list, ad, (long long)off);
-        unpack_chunk(e, in, te, V, w, k0);
+      /* a chunk of more than 16 bytes (f32 columns beside bf16 rows) goes
+       * as several 16-byte vectors */
+      const char *w[16] = {0};
+      for (int i = 0; i < nw; i++) w[i] = pw ? pw[k0 * eb / 4 + i] : px_tmp(e, RC_B32);
+      if (val) pack_chunk(e, val, te, nw, k0, w);
+      else if (mode != CH_FAST)
+        for (int i = 0; i < nw; i++) px_out(e, "mov.b32 %s, 0;", w[i]);
+      for (int h = 0; h < nw; h += 4) {
+        const char *const *u = w + h;
+        int n = nw - h < 4 ? nw - h : 4;
+        const char *list = n == 4   ? arena_printf(e->a, "{%s, %s, %s, %s}", u[0], u[1], u[2], u[3])
+                           : n == 2 ? arena_printf(e->a, "{%s, %s}", u[0], u[1])
+                                    : u[0];
+        const char *vt = n == 4 ? ".v4" : n == 2 ? ".v2" : "";
+        if (val) px_out(e, "%sst.global%s.b32 [%s+%lld], %s;", at, vt, ad, (long long)(off + h * 4), list);
+        else px_out(e, "%sld.%s%s.b32 %s, [%s+%lld];", at, sp, vt, list, ad, (long long)(off + h * 4));
       }
+      if (!val && !pw) unpack_chunk(e, in, te, V, w, k0);
     } else if (!val) {
       for (int v = 0; v < V; v++) px_out(e, "mov.%s %s, %s;", px_mov_type(rc), px_reg(e, in, k0 + v), px_zero(rc));
     }
@@ -594,6 +649,15 @@ static void blocked_chunks(Emitter *e, const TirInst *in, const TirInst *val, co
       if (vp) px_out(e, "and.pred %s, %s, !%s;", q, q, vp);
       if (val) {
         px_st(e, "global", te, at, store_elem(e, val, k0 + v), q);
+      } else if (pw) { /* into its half of the packed word (zeroed above) */
+        const char *word = pw[(k0 + v) * eb / 4];
+        if (eb == 4) {
+          px_out(e, "@%s ld.%s.b32 %s, [%s];", q, sp, word, at);
+          continue;
+        }
+        const char *t = px_tmp(e, RC_B32);
+        px_out(e, "@%s ld.%s.u16 %s, [%s];", q, sp, t, at);
+        px_out(e, "@%s bfi.b32 %s, %s, %s, %d, 16;", q, word, t, word, (k0 + v) % 2 * 16);
       } else {
         const char *t = px_tmp(e, rc);
         px_ld(e, sp, te, t, at, q);
@@ -604,8 +668,14 @@ static void blocked_chunks(Emitter *e, const TirInst *in, const TirInst *val, co
 }
 
 /* whether a blocked access of V elements of eb bytes takes vectors: 2 or 4
- * bytes an element, 4 to 16 a chunk */
-static bool blocked_vec(int V, int eb) { return V > 1 && (eb == 2 || eb == 4) && V * eb <= 16 && V * eb >= 4; }
+ * bytes an element, 4 to 16 a chunk, or a multiple of 16 up to 64 (in
+ * 16-byte vectors) */
+static bool blocked_vec(int V, int eb) {
+  return V > 1 && (eb == 2 || eb == 4) && V * eb >= 4 && (V * eb <= 16 || (V * eb % 16 == 0 && V * eb <= 64));
+}
+
+/* the alignment a blocked access's vectors need: the chunk, at most 16 bytes */
+static int vec_align(int V, int eb) { return V * eb < 16 ? V * eb : 16; }
 
 /* A row's misalignment s (ad mod 16) into s, and lo = ad - s, the aligned
  * address at or below it (misaligned_rows, misaligned_store_rows) */
@@ -637,7 +707,7 @@ static void shift_branches(Emitter *e, const char *s, int eb, const char *name, 
  * end (the thread's last chunk plus 32 bytes lies inside); a thread for
  * which either fails takes the predicated element path. Branches to $Lbrowsend<L> when taken. */
 static void misaligned_rows(Emitter *e, const TirInst *in, const BlockGeom *g, const RowsAt *R, const int64_t *coff,
-                            const char *inside, const char *aligned, int L) {
+                            const char *inside, const char *aligned, int L, const char **pw) {
   int eb = px_elem_bytes_mem(in->ty.elem), V = g->V, ncol = (int)g->reps_c * V;
   const TirParam *tp = &e->f->params[in->aux];
   const char *ok = px_tmp(e, RC_PRED), *t = px_tmp(e, RC_B64), *end = px_tmp(e, RC_B64), *last = px_tmp(e, RC_B64);
@@ -685,7 +755,10 @@ static void misaligned_rows(Emitter *e, const TirInst *in, const BlockGeom *g, c
           out[j] = px_tmp(e, RC_B32);
           px_out(e, "shf.r.clamp.b32 %s, %s, %s, %d;", out[j], w[ws + j], w[ws + j + 1], r * 8);
         }
-        unpack_chunk(e, in, in->ty.elem, V, out, (int)(rr * ncol + c * V));
+        int k = (int)(rr * ncol + c * V);
+        if (!pw) unpack_chunk(e, in, in->ty.elem, V, out, k);
+        else
+          for (int j = 0; j < V * eb / 4; j++) px_out(e, "mov.b32 %s, %s;", pw[k * eb / 4 + j], out[j]);
       }
       px_out(e, "bra.uni $Lbshd%d;", C);
     }
@@ -873,12 +946,12 @@ static void note_odd_rows(Emitter *e, const TirInst *in) {
 /* Every row repetition's chunks as vectors (blocked_chunks in mode
  * CH_FAST or CH_WHOLE), then on to $Lbrowsend<L> */
 static void vector_rows(Emitter *e, const TirInst *in, const TirInst *val, const BlockGeom *g, const RowsAt *R,
-                        const int64_t *coff, const char *ad, const char *aligned, int mode, int L) {
+                        const int64_t *coff, const char *ad, const char *aligned, int mode, int L, const char **pw) {
   int ncol = (int)g->reps_c * g->V;
   px_out(e, "mov.b64 %s, %s;", ad, R->ad);
   for (int64_t rr = 0; rr < g->reps_r; rr++) {
     if (rr) px_out(e, "add.s64 %s, %s, %s;", ad, ad, R->step);
-    blocked_chunks(e, in, val, g, coff, R->cm, ad, NULL, aligned, (int)(rr * ncol), mode);
+    blocked_chunks(e, in, val, g, coff, R->cm, ad, NULL, aligned, (int)(rr * ncol), mode, pw);
   }
   px_out(e, "bra.uni $Lbrowsend%d;", L);
 }
@@ -911,9 +984,10 @@ static bool emit_blocked_rows(Emitter *e, const TirInst *in, const TirInst *val)
     const char *al = px_tmp(e, RC_B64);
     aligned = px_tmp(e, RC_PRED);
     px_out(e, "or.b64 %s, %s, %s;", al, R.ad, R.step);
-    px_out(e, "and.b64 %s, %s, %d;", al, al, V * eb - 1);
+    px_out(e, "and.b64 %s, %s, %d;", al, al, vec_align(V, eb) - 1);
     px_out(e, "setp.eq.u64 %s, %s, 0;", aligned, al);
   }
+  const char **pw = !val && aligned ? load_words(e, in, eb) : NULL;
   /* a thread whose every row and chunk is inside (away from the tensor's
    * ends: the common case) takes the vectors unpredicated; the others the
    * predicated path */
@@ -946,7 +1020,7 @@ static bool emit_blocked_rows(Emitter *e, const TirInst *in, const TirInst *val)
     }
     px_out(e, "and.pred %s, %s, %s;", all, inside, aligned);
     px_out(e, "@!%s bra $Lbrows%d;", all, L);
-    vector_rows(e, in, val, &g, &R, coff, ad, aligned, CH_FAST, L);
+    vector_rows(e, in, val, &g, &R, coff, ad, aligned, CH_FAST, L, pw);
     if (M >= 0) {
       px_label(e, "bsmis", M);
       misaligned_store_rows(e, in, val, &g, &R, coff, L);
@@ -958,10 +1032,10 @@ static bool emit_blocked_rows(Emitter *e, const TirInst *in, const TirInst *val)
     int Wl = px_new_label(e);
     px_out(e, "and.pred %s, %s, %s;", whole, whole, aligned);
     px_out(e, "@!%s bra $Lbwhole%d;", whole, Wl);
-    vector_rows(e, in, val, &g, &R, coff, ad, aligned, CH_WHOLE, L);
+    vector_rows(e, in, val, &g, &R, coff, ad, aligned, CH_WHOLE, L, pw);
     px_label(e, "bwhole", Wl);
     if (!val && V * eb == 16) note_odd_rows(e, in);
-    if (!val && V * eb == 16 && !e->p->aligned_copy) misaligned_rows(e, in, &g, &R, coff, inside, aligned, L);
+    if (!val && V * eb == 16 && !e->p->aligned_copy) misaligned_rows(e, in, &g, &R, coff, inside, aligned, L, pw);
   }
   px_out(e, "mov.b64 %s, %s;", ad, R.ad);
   for (int64_t rr = 0; rr < g.reps_r; rr++) {
@@ -970,9 +1044,10 @@ static bool emit_blocked_rows(Emitter *e, const TirInst *in, const TirInst *val)
     const char *pr = px_tmp(e, RC_PRED), *pz = px_tmp(e, RC_PRED);
     px_out(e, "setp.gt.s32 %s, %s, %lld;", pr, R.lim, (long long)row);
     px_out(e, "setp.ge.and.s32 %s, %s, %lld, %s;", pz, R.g[R.i0], (long long)-row, pr);
-    blocked_chunks(e, in, val, &g, coff, R.cm, ad, pz, aligned, (int)(rr * ncol), CH_MASKED);
+    blocked_chunks(e, in, val, &g, coff, R.cm, ad, pz, aligned, (int)(rr * ncol), CH_MASKED, pw);
   }
   if (aligned) px_label(e, "browsend", L);
+  if (pw) px_defer_unpack(e, in, pw, V * eb / 4, px_nregs(e, in) / V, V);
   return true;
 }
 
@@ -1022,13 +1097,14 @@ static bool emit_columns(Emitter *e, const TirInst *in, const TirInst *val) {
   if (blocked_vec(V, eb)) {
     const char *al = px_tmp(e, RC_B64);
     aligned = px_tmp(e, RC_PRED);
-    px_out(e, "and.b64 %s, %s, %d;", al, ad, V * eb - 1);
+    px_out(e, "and.b64 %s, %s, %d;", al, ad, vec_align(V, eb) - 1);
     px_out(e, "setp.eq.u64 %s, %s, 0;", aligned, al);
   }
   if (!aligned) {
-    blocked_chunks(e, in, val, &g, coff, cm, ad, ok, aligned, 0, CH_MASKED);
+    blocked_chunks(e, in, val, &g, coff, cm, ad, ok, aligned, 0, CH_MASKED, NULL);
     return true;
   }
+  const char **pw = !val && !fc ? load_words(e, in, eb) : NULL;
   /* a thread whose chunks are all inside and aligned (away from the
    * tensor's end: the common case) takes the vectors unpredicated, as
    * emit_blocked_rows does; the others the predicated path */
@@ -1040,11 +1116,12 @@ static bool emit_columns(Emitter *e, const TirInst *in, const TirInst *val) {
     px_out(e, "and.pred %s, %s, %s;", all, all, cm->eager[c * V + V - 1]);
   }
   px_out(e, "@!%s bra $Lcols%d;", all, L);
-  blocked_chunks(e, in, val, &g, coff, cm, ad, NULL, aligned, 0, CH_FAST);
+  blocked_chunks(e, in, val, &g, coff, cm, ad, NULL, aligned, 0, CH_FAST, pw);
   px_out(e, "bra.uni $Lcolsend%d;", L);
   px_label(e, "cols", L);
-  blocked_chunks(e, in, val, &g, coff, cm, ad, ok, aligned, 0, CH_MASKED);
+  blocked_chunks(e, in, val, &g, coff, cm, ad, ok, aligned, 0, CH_MASKED, pw);
   px_label(e, "colsend", L);
+  if (pw) px_defer_unpack(e, in, pw, V * eb / 4, px_nregs(e, in) / V, V);
   return true;
 }
 
@@ -1095,7 +1172,7 @@ void px_emit_load(Emitter *e, const TirInst *in) {
   for (int q = 0; q < e->npf; q++)
     if (e->pf_load[q] == in && !e->replay) { /* loaded an iteration ago (px_emit_for): unpack at first use */
       int nw = (e->V * px_elem_bytes_mem(in->ty.elem) + 3) / 4;
-      px_defer_unpack(e, in, e->pf_words[q], nw, px_nregs(e, in) / e->V);
+      px_defer_unpack(e, in, e->pf_words[q], nw, px_nregs(e, in) / e->V, e->V);
       return;
     }
   if (in->plan->ring && e->ring_loop && in->plan->mbar->owner == e->ring_loop) return px_emit_ring_load(e, in);

@@ -195,7 +195,7 @@ void px_emit_ring_load(Emitter *e, const TirInst *in) {
     px_flush_unpack(e, in);
   }
   px_label(e, "rj", L);
-  if (wordy) px_defer_unpack(e, in, w, nw, chunks);
+  if (wordy) px_defer_unpack(e, in, w, nw, chunks, e->V);
 }
 
 /* --prefetch: a register tile loaded straight into packed words (the

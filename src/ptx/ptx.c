@@ -266,7 +266,11 @@ void px_emit_block(Emitter *e, const TirBlock *b) {
     for (int q = i; q < j; q++) ops += !chain_const(b->insts[q]) && b->insts[q]->op != TIR_SPLAT;
     if (ops >= CHAIN_MIN_OPS) emit_chain(e, (const TirInst *const *)b->insts + i, j - i);
     else /* too short to slice: one at a time (a later start would hold fewer operations) */
-      for (int q = i; q < j; q++) px_emit_inst(e, b->insts[q]);
+      for (int q = i; q < j; q++) {
+        e->cur_block = b, e->cur_index = q;
+        px_emit_inst(e, b->insts[q]);
+        e->cur_block = NULL;
+      }
     i = j;
   }
   px_emit_pending_sync(e); /* a barrier never leaves its block */
