@@ -381,6 +381,17 @@ if [ -n "$first_unpack" ] && [ "$last_x_load" -ge 4 ]; then
 else
   not_ok "PTX: both halves' and the tables' vector loads come before the first widening" "first unpack at ${first_unpack:-none}, $last_x_load vector loads before it"
 fi
+# a widening f32(G[...]) takes its load's words over: G's words are unpacked
+# after U's loads (bench/silu_mul.ph: let g = f32(G[...]) before let u = U[...])
+run "--emit=ptx silu_mul" 0 --emit=ptx -D BM=1 -D BN=2048 "$PROJECT_ROOT/bench/silu_mul.ph"
+entry silu_mul__v0 > "$tmp/silu"
+g_unpack=$(grep -n 'shl.b32 %fv13_0,' "$tmp/silu" | head -1 | cut -d: -f1)
+u_end=$(grep -n '^\$Lbrowsend' "$tmp/silu" | sed -n 2p | cut -d: -f1)
+if [ -n "$g_unpack" ] && [ -n "$u_end" ] && [ "$g_unpack" -gt "$u_end" ]; then
+  ok "PTX: the widening of G unpacks after U's load"
+else
+  not_ok "PTX: the widening of G unpacks after U's load" "G's unpack at ${g_unpack:-none}, U's load ends at ${u_end:-none}"
+fi
 run "--emit=ptx rope BH 32" 0 --emit=ptx -D BH=32 "$rope"
 entry rope__v0 > "$tmp/rope32"
 if [ "$(grep -cE 'ld.global.v4.b32 \{[^}]*\}, \[%rdt[0-9]+\+16\]' "$tmp/rope32")" -ge 2 ]; then

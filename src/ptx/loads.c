@@ -147,13 +147,24 @@ void px_flush_unpack(Emitter *e, const TirInst *x) {
   }
 }
 
+/* A widening of 16-bit floats to f32 (`f32(X[...])`) whose registers are its
+ * operand's, one for one: it takes over its operand's pending words, which
+ * are then unpacked into its registers at its own first use. */
+static bool widens_in_place(const Emitter *e, const TirInst *cv) {
+  const TirInst *x = cv->args[0];
+  return cv->ty.elem == S_F32 && (x->ty.elem == S_BF16 || x->ty.elem == S_F16) && x->ty.rank &&
+         cv->plan->res == RES_REG && x->plan->res == RES_REG && cv->plan->layout == x->plan->layout &&
+         px_nregs((Emitter *)e, cv) == px_nregs((Emitter *)e, x);
+}
+
 /* A conversion of bytes to floats whose operand is a pending load read by
  * nothing else converts straight from the packed words (see px_emit_convert):
  * the pending entry, or NULL. */
 struct Pending *px_fusable_convert(Emitter *e, const TirInst *in) {
   if (in->op != TIR_CONVERT || px_rc_of(in->ty.elem) != RC_F32) return NULL;
   const TirInst *x = in->args[0];
-  if ((x->ty.elem != S_I8 && x->ty.elem != S_U8 && x->ty.elem != S_BOOL) || e->use_count[x->id] != 1) return NULL;
+  if (e->use_count[x->id] != 1) return NULL;
+  if (x->ty.elem != S_I8 && x->ty.elem != S_U8 && x->ty.elem != S_BOOL && !widens_in_place(e, in)) return NULL;
   for (int i = 0; i < e->npending; i++)
     if (e->pending[i].in == x) return &e->pending[i];
   return NULL;
@@ -577,10 +588,16 @@ static bool loads_before_use(const Emitter *e, const TirInst *in) {
   const TirBlock *b = e->cur_block;
   if (!b || e->cur_index >= b->len || b->insts[e->cur_index] != in) return false;
   bool loop = in_loop(e, in), load = false;
+  const TirInst *v = in; /* the value whose first use ends the scan: the load, or its widening */
   for (int i = e->cur_index + 1; i < b->len; i++) {
     const TirInst *u = b->insts[i];
-    for (int k = 0; k < u->nargs; k++)
-      if (u->args[k] == in) return load;
+    bool uses = false;
+    for (int k = 0; k < u->nargs; k++) uses |= u->args[k] == v;
+    if (uses && v == in && u->op == TIR_CONVERT && e->use_count[in->id] == 1 && widens_in_place(e, u)) {
+      v = u; /* it takes the words over (px_emit_convert) */
+      continue;
+    }
+    if (uses) return load;
     if (u->op == TIR_FOR || u->op == TIR_WHILE || u->op == TIR_IF) return load;
     if (u->op == TIR_LOAD && u->plan && u->plan->res == RES_REG && !u->plan->tma && (!loop || plan_is_blocked(u)))
       load = true;
