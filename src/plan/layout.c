@@ -364,6 +364,13 @@ bool plan_transpose_in_smem(const TirInst *t) {
   return a[0] == b[1] && a[1] == b[0];
 }
 
+bool plan_reloads(const TirInst *x) {
+  if (x->plan->res != RES_REG) return false;
+  if (x->op == TIR_LOAD) return true;
+  return x->op == TIR_TRANSPOSE && !plan_transpose_in_smem(x) && x->args[0]->op == TIR_LOAD &&
+         x->args[0]->plan->res == RES_REG;
+}
+
 bool plan_same_rows(const BlockGeom *a, const BlockGeom *b) {
   return a->M == b->M && a->tr == b->tr && a->wr == b->wr && a->reps_r == b->reps_r;
 }

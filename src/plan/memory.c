@@ -152,21 +152,12 @@ void pl_choose_staging(Planner *P, TirInst *in) {
   }
 }
 
-/* A value read from global memory into registers (a load, or the
- * transpose of one) is read again at any coordinates instead of being
- * exchanged (ptx/exchange.c). */
-static bool reloadable(const TirInst *x) {
-  if (x->plan->res != RES_REG) return false;
-  if (x->op == TIR_LOAD) return true;
-  return x->op == TIR_TRANSPOSE && !plan_transpose_in_smem(x) && x->args[0]->op == TIR_LOAD &&
-         x->args[0]->plan->res == RES_REG;
-}
-
 /* x stored for other threads: every physical element in a 32- or 64-bit
  * word (a scalar, one), in 16-byte units */
+static int64_t exchange_word_bytes(const TirInst *x) { return x->ty.elem == S_F64 || x->ty.elem == S_I64 ? 8 : 4; }
+
 static int64_t value_exchange_bytes(const TirInst *x) {
-  int64_t eb = x->ty.elem == S_F64 || x->ty.elem == S_I64 ? 8 : 4;
-  return ((x->ty.rank ? pl_phys_elems(x) : 1) * eb + 15) / 16 * 16;
+  return ((x->ty.rank ? pl_phys_elems(x) : 1) * exchange_word_bytes(x) + 15) / 16 * 16;
 }
 
 /* A dot on mma.sync copies the operands ldmatrix cannot read where they
@@ -198,12 +189,11 @@ static int64_t exchange_bytes(const TirInst *in) {
     if (pl_is_frag(in) && pl_is_rowfrag(x) && x->ty.rank == in->ty.rank && plan_folded_rows(x) == plan_folded_rows(in))
       return 0;
     if (plan_broadcast_in_regs(in)) return 0;
-    return reloadable(x) ? 0 : value_exchange_bytes(x);
+    return plan_reloads(x) ? 0 : value_exchange_bytes(x);
   case TIR_TRANSPOSE:
     if (plan_transpose_in_smem(in)) /* padded rows (ptx/exchange.c, emit_transpose_smem) */
-      return (x->plan->phys[0] * plan_transpose_pitch(x) * (x->ty.elem == S_F64 || x->ty.elem == S_I64 ? 8 : 4) + 15) /
-             16 * 16;
-    return reloadable(in) ? 0 : value_exchange_bytes(x);
+      return (x->plan->phys[0] * plan_transpose_pitch(x) * exchange_word_bytes(x) + 15) / 16 * 16;
+    return plan_reloads(in) ? 0 : value_exchange_bytes(x);
   case TIR_REDUCE:
     if (plan_reduce_in_regs(in)) { /* the warps' partial results of each row, 8 bytes each */
       BlockGeom g = plan_block_geom(x);

@@ -258,6 +258,11 @@ bool plan_broadcast_in_regs(const TirInst *bc);
  * 16-byte global accesses (a transpose of a load otherwise reloads it in
  * transposed order, one element a thread, §15.4) */
 bool plan_transpose_in_smem(const TirInst *t);
+/* a value read from global memory into registers (a load, or a transpose
+ * of one that does not go through shared memory) is read again at any
+ * coordinates instead of being exchanged: every thread loads what it
+ * needs, no barrier (ptx/exchange.c; the planner gives it no scratch) */
+bool plan_reloads(const TirInst *x);
 static inline int64_t plan_transpose_pitch(const TirInst *src) { return src->plan->phys[1] + 1; }
 /* whether a tensor-core dot packs its a operand from the accumulators of
  * a fragment value (attention's P) */

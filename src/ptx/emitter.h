@@ -47,6 +47,7 @@ typedef struct Emitter {
    * (px_emit_block; NULL inside a chain): what a load may defer for */
   const struct TirBlock *cur_block;
   int cur_index;
+  int loops; /* the loops around the instruction being emitted */
   struct Pending {
     const struct TirInst *in;
     const char **w;

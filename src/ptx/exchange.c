@@ -71,17 +71,7 @@ void px_exchange(Emitter *e, const TirInst *owner, const TirInst *const *src, in
   px_cta_sync(e);
 }
 
-/* A value read from global memory into registers (a load, or the
- * transpose of one) can be read again at any coordinates instead of being
- * exchanged: every thread loads what it needs, no barrier. */
-static bool reloadable(const TirInst *x) {
-  if (x->plan->res != RES_REG) return false;
-  if (x->op == TIR_LOAD) return true;
-  return x->op == TIR_TRANSPOSE && !plan_transpose_in_smem(x) && x->args[0]->op == TIR_LOAD &&
-         x->args[0]->plan->res == RES_REG;
-}
-
-/* Loads element c (logical coordinates of x, in registers) of a reloadable
+/* Loads element c (logical coordinates of x, in registers) of a plan_reloads
  * x into r, masked as the original load was. */
 static void reload_at(Emitter *e, const TirInst *x, const char *const *c, const char *r) {
   const TirInst *ld = x->op == TIR_LOAD ? x : x->args[0];
@@ -149,7 +139,7 @@ void px_emit_broadcast(Emitter *e, const TirInst *in) {
              px_reg(e, x, plan_is_columns(x) ? k % per : k / per));
     return;
   }
-  if (reloadable(x)) {
+  if (plan_reloads(x)) {
     for (int k = 0; k < px_nregs(e, in); k++) {
       int same = same_as(e, in, k);
       if (same >= 0) {
@@ -233,23 +223,24 @@ static void emit_transpose_smem(Emitter *e, const TirInst *in) {
    * threads past its last row idle (their registers are slack): they
    * neither write nor read the shared tile */
   const char *sp = idle_rows_pred(e, &gs, srow), *dp = idle_rows_pred(e, &gd, drow);
+  const char *sq = sp ? arena_printf(e->a, "@%s ", sp) : "", *dq = dp ? arena_printf(e->a, "@%s ", dp) : "";
   px_out(e, "mad.lo.u32 %s, %s, %lld, %s;", sb, srow, (long long)P, px_blk_col_base(e, &gs));
   px_out(e, "mad.lo.u32 %s, %s, %d, %%smem_;", sb, sb, eb);
   for (int k = 0; k < px_nregs(e, x); k++)
-    px_out(e, "%s%s%sst.shared.%s [%s+%lld], %s;", sp ? "@" : "", sp ? sp : "", sp ? " " : "", w, sb,
+    px_out(e, "%sst.shared.%s [%s+%lld], %s;", sq, w, sb,
             (long long)(at + (px_blk_row_off(&gs, k) * P + px_blk_col_off(&gs, k)) * eb), px_operand(e, x, k));
   px_cta_sync(e);
   px_out(e, "mad.lo.u32 %s, %s, %lld, %s;", db, px_blk_col_base(e, &gd), (long long)P, drow);
   px_out(e, "mad.lo.u32 %s, %s, %d, %%smem_;", db, db, eb);
   for (int k = 0; k < px_nregs(e, in); k++)
-    px_out(e, "%s%s%sld.shared.%s %s, [%s+%lld];", dp ? "@" : "", dp ? dp : "", dp ? " " : "", w, px_reg(e, in, k), db,
+    px_out(e, "%sld.shared.%s %s, [%s+%lld];", dq, w, px_reg(e, in, k), db,
             (long long)(at + (px_blk_col_off(&gd, k) * P + px_blk_row_off(&gd, k)) * eb));
 }
 
 void px_emit_transpose(Emitter *e, const TirInst *in) {
   const TirInst *x = in->args[0];
   if (plan_transpose_in_smem(in)) return emit_transpose_smem(e, in);
-  if (reloadable(in)) {
+  if (plan_reloads(in)) {
     for (int k = 0; k < px_nregs(e, in); k++) {
       const char *fl = px_elem_index(e, in, k);
       const char *c[2] = {px_coord(e, fl, in->plan->phys, 2, 0), px_coord(e, fl, in->plan->phys, 2, 1)};

@@ -150,11 +150,11 @@ void px_flush_unpack(Emitter *e, const TirInst *x) {
 /* A widening of 16-bit floats to f32 (`f32(X[...])`) whose registers are its
  * operand's, one for one: it takes over its operand's pending words, which
  * are then unpacked into its registers at its own first use. */
-static bool widens_in_place(const Emitter *e, const TirInst *cv) {
+static bool widens_in_place(Emitter *e, const TirInst *cv) {
   const TirInst *x = cv->args[0];
   return cv->ty.elem == S_F32 && (x->ty.elem == S_BF16 || x->ty.elem == S_F16) && x->ty.rank &&
          cv->plan->res == RES_REG && x->plan->res == RES_REG && cv->plan->layout == x->plan->layout &&
-         px_nregs((Emitter *)e, cv) == px_nregs((Emitter *)e, x);
+         px_nregs(e, cv) == px_nregs(e, x);
 }
 
 /* A conversion of bytes to floats whose operand is a pending load read by
@@ -551,26 +551,6 @@ static void pack_chunk(Emitter *e, const TirInst *val, Scalar te, int nw, int k0
   }
 }
 
-/* The chunks of one row of a blocked access (emit_blocked_rows,
- * emit_columns): for c < reps_c the V elements at ad + coff[c V] elements,
- * registers k0 + c V on; pz: the row is inside; colok[j]: column coff[j]
- * is; aligned: NULL, or whether the address and the row pitch are aligned
- * to the vector. A chunk whose V elements are all inside (and aligned) is
- * one 16-byte (or narrower) vector access; any other goes element by
- * element, predicated (no branches: the predicates are uniform along a row
- * away from the tensor's ends). val: the stored value, or NULL for a load
- * into in. fast: every chunk is inside and aligned (emit_blocked_rows'
- * unpredicated path): plain vector accesses, nothing element by element. */
-enum { CH_MASKED, CH_FAST, CH_WHOLE };
-/* whether instruction x lies in the body of a loop */
-static bool in_loop(const Emitter *e, const TirInst *x) {
-  for (int j = 0; j < e->f->ninsts; j++) {
-    const TirInst *l = e->f->insts[j];
-    if (l && (l->op == TIR_FOR || l->op == TIR_WHILE) && l->pos < x->pos && x->pos <= l->end) return true;
-  }
-  return false;
-}
-
 /* Whether another register load of the block being emitted comes between
  * load `in` and its first use, before any loop or branch: only then does
  * widening at the use let a load issue earlier. Where the use comes first
@@ -584,10 +564,10 @@ static bool in_loop(const Emitter *e, const TirInst *x) {
  * RMSNorm + residual 16384 x 5120 (its rows X and Res) 214.8 -> 200.3 us
  * with it, LayerNorm 4093 x 5120 (X, then the weight and bias vectors)
  * 39.4 -> 42.8 us. */
-static bool loads_before_use(const Emitter *e, const TirInst *in) {
+static bool loads_before_use(Emitter *e, const TirInst *in) {
   const TirBlock *b = e->cur_block;
   if (!b || e->cur_index >= b->len || b->insts[e->cur_index] != in) return false;
-  bool loop = in_loop(e, in), load = false;
+  bool loop = e->loops > 0, load = false;
   const TirInst *v = in; /* the value whose first use ends the scan: the load, or its widening */
   for (int i = e->cur_index + 1; i < b->len; i++) {
     const TirInst *u = b->insts[i];
@@ -618,6 +598,19 @@ static const char **load_words(Emitter *e, const TirInst *in, int eb) {
   return pw;
 }
 
+/* The chunks of one row of a blocked access (emit_blocked_rows,
+ * emit_columns): for c < reps_c the V elements at ad + coff[c V] elements,
+ * registers k0 + c V on; pz: the row is inside; colok[j]: column coff[j]
+ * is; aligned: NULL, or whether the address and the row pitch are aligned
+ * to the vector. A chunk whose V elements are all inside (and aligned) is
+ * one 16-byte (or narrower) vector access; any other goes element by
+ * element, predicated (no branches: the predicates are uniform along a row
+ * away from the tensor's ends). val: the stored value, or NULL for a load
+ * into in. fast: every chunk is inside and aligned (emit_blocked_rows'
+ * unpredicated path): plain vector accesses, nothing element by element.
+ * pw: a load's packed words (load_words), written instead of its
+ * registers, or NULL. */
+enum { CH_MASKED, CH_FAST, CH_WHOLE };
 static void blocked_chunks(Emitter *e, const TirInst *in, const TirInst *val, const BlockGeom *g, const int64_t *coff,
                            const ColMasks *cm, const char *ad, const char *pz, const char *aligned, int k0, int mode,
                            const char **pw) {
@@ -666,12 +659,8 @@ static void blocked_chunks(Emitter *e, const TirInst *in, const TirInst *val, co
       if (vp) px_out(e, "and.pred %s, %s, !%s;", q, q, vp);
       if (val) {
         px_st(e, "global", te, at, store_elem(e, val, k0 + v), q);
-      } else if (pw) { /* into its half of the packed word (zeroed above) */
-        const char *word = pw[(k0 + v) * eb / 4];
-        if (eb == 4) {
-          px_out(e, "@%s ld.%s.b32 %s, [%s];", q, sp, word, at);
-          continue;
-        }
+      } else if (pw) { /* into its half of the packed word (zeroed above; load_words: 16-bit only) */
+        const char *word = pw[(k0 + v) / 2];
         const char *t = px_tmp(e, RC_B32);
         px_out(e, "@%s ld.%s.u16 %s, [%s];", q, sp, t, at);
         px_out(e, "@%s bfi.b32 %s, %s, %s, %d, 16;", q, word, t, word, (k0 + v) % 2 * 16);

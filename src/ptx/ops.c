@@ -314,7 +314,7 @@ void px_emit_convert(Emitter *e, const TirInst *in) {
   Scalar from = in->args[0]->ty.elem, to = in->ty.elem;
   RegClass rf = px_rc_of(from), rt = px_rc_of(to);
   struct Pending *pd = px_fusable_convert(e, in);
-  if (pd && pd->elem != S_I8 && pd->elem != S_U8 && pd->elem != S_BOOL) {
+  if (pd && px_elem_bytes_mem(pd->elem) == 2) {
     pd->in = in; /* a widening of 16-bit floats: unpacked into its registers at its first use */
     return;
   }

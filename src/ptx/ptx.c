@@ -149,7 +149,11 @@ static void emit_op(Emitter *e, const TirInst *in) {
     break;
   }
   case TIR_WRITE: px_emit_write(e, in); break;
-  case TIR_FOR: px_emit_for(e, in); break;
+  case TIR_FOR:
+    e->loops++;
+    px_emit_for(e, in);
+    e->loops--;
+    break;
   case TIR_WHILE: {
     int L = px_new_label(e);
     const char *p = px_tmp(e, RC_PRED);
@@ -158,7 +162,9 @@ static void emit_op(Emitter *e, const TirInst *in) {
     px_async_wait(e); /* the exit below skips the body's barriers */
     px_out(e, "setp.eq.u32 %s, %s, 0;", p, px_reg(e, in->cond_value, 0));
     px_out(e, "@%s bra $Lwend%d;", p, L);
+    e->loops++;
     px_emit_block(e, &in->body);
+    e->loops--;
     px_async_wait(e);
     px_out(e, "bra.uni $Lwhile%d;", L);
     px_label(e, "wend", L);
