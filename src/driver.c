@@ -93,6 +93,51 @@ Plan *driver_aligned_copy(Arena *a, Diags *d, const Plan *p, const char *arch) {
   return q;
 }
 
+/* The most elements a thread holds of any one blocked register value of p
+ * (§15.12: a row kernel's tiles; a dot's fragments are not counted, their
+ * accumulators are what a tensor-core kernel keeps in registers). */
+static int64_t blocked_per_thread(const Plan *p) {
+  int64_t most = 0;
+  for (int i = 0; i < p->f->ninsts; i++) {
+    const TirInst *in = p->f->insts[i];
+    if (!in->ty.rank || in->op == TIR_STORE || in->op == TIR_WRITE) continue;
+    if (!plan_is_blocked(in) && !plan_is_blocked_rows(in) && !plan_is_columns(in)) continue;
+    int64_t n = plan_regs(p, in) * (sema_scalar_bytes(in->ty.elem) == 8 ? 2 : 1);
+    if (n > most) most = n;
+  }
+  return most;
+}
+
+/* Drops from plans[first..] the variants (each with its copies: the plans
+ * of variant v are [start[v], start[v + 1])) whose blocked values hold more
+ * than TUNED_BLOCKED_MAX elements a thread, when some variant of the kernel
+ * holds at most that: such a tile leaves ptxas too few registers for what
+ * is live beside it, so the variant spills or runs one CTA an SM, is never
+ * the one the autotuner keeps, and takes most of the build's time (ptxas
+ * over 512 unrolled elements a thread: a minute). -v and --emit=plan say
+ * which were left out; --all-variants keeps them. */
+enum { TUNED_BLOCKED_MAX = 64 };
+static void drop_oversized(Arena *a, PtrVec *plans, const int *start, const int64_t *most, int n, bool say,
+                           FILE *note) {
+  bool some = false;
+  for (int v = 0; v < n; v++) some |= most[v] <= TUNED_BLOCKED_MAX;
+  if (!some) return;
+  int w = start[0];
+  for (int v = 0; v < n; v++) {
+    if (most[v] > TUNED_BLOCKED_MAX) {
+      if (say) {
+        const Plan *p = plans->items[start[v]];
+        fprintf(note, "phobosc: %s [%s] left out: a blocked register tile of %lld elements a thread (the variants "
+                      "kept hold at most %d; --all-variants keeps it)\n",
+                p->f->name, plan_func_str(a, p), (long long)most[v], TUNED_BLOCKED_MAX);
+      }
+      continue;
+    }
+    for (int i = start[v]; i < start[v + 1]; i++) plans->items[w++] = plans->items[i];
+  }
+  plans->len = w;
+}
+
 /* Every variant of every kernel, one pass a line: check the variant, lower,
  * verify, plan (which decides everything the backend spells, retrying
  * without tensor copies when they do not fit), verify, emit, write. */
@@ -102,6 +147,9 @@ static void compile_variants(Arena *arena, Diags *d, const Source *src, Node *pr
   for (int k = 0; k < program->list.len && !d->errors; k++) {
     Node *kernel = program->list.items[k];
     int n = sema_variant_count(arena, d, kernel, so);
+    int *start = n > 0 ? arena_alloc(arena, sizeof *start * (size_t)(n + 1)) : NULL;
+    int64_t *most = n > 0 ? arena_alloc(arena, sizeof *most * (size_t)n) : NULL;
+    int planned = 0;
     for (int v = 0; v < n && !d->errors; v++) {
       KernelInfo *info = arena_alloc(arena, sizeof *info);
       if (!sema_check_variant(arena, d, kernel, so, v, info)) break;
@@ -117,6 +165,7 @@ static void compile_variants(Arena *arena, Diags *d, const Source *src, Node *pr
       }
       Plan *p = plan_kernel(arena, d, f, o->arch, plan_flags(o));
       if (!p || !tir_verify(d, f, "planning")) break;
+      start[v] = plans.len, most[v] = blocked_per_thread(p), planned = v + 1;
       vec_push(arena, &plans, p);
       /* rows that fit one block: the same variant reading them once; rows
        * that fit shared memory (--staged-rows): reading them from a copy
@@ -131,6 +180,11 @@ static void compile_variants(Arena *arena, Diags *d, const Source *src, Node *pr
         Plan *al = driver_aligned_copy(arena, d, copies[c], o->arch);
         if (al) vec_push(arena, &plans, al);
       }
+    }
+    if (!d->errors && planned > 1 && !o->all_variants) {
+      start[planned] = plans.len;
+      drop_oversized(arena, &plans, start, most, planned, o->verbose || o->emit == EMIT_PLAN,
+                     o->emit == EMIT_PLAN ? out : d->out);
     }
   }
   if (d->errors) return;

@@ -28,6 +28,7 @@ typedef struct DriverOptions {
   bool no_onepass;       /* --no-one-pass: no one-pass copies of multi-pass variants (onepass.c) */
   bool no_aligned_rows;  /* --no-aligned-rows: no aligned-rows copies (driver_aligned_copy) */
   bool staged_rows;      /* --staged-rows (experimental): staged-rows copies of multi-pass variants (staged.c) */
+  bool all_variants;     /* --all-variants: keep the variants drop_oversized leaves out (driver.c) */
 } DriverOptions;
 
 /* A variant's optional copies, planned beside it: its one-pass copy

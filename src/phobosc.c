@@ -58,6 +58,11 @@ static const char usage_text[] =
     "                       of a read-only tensor in two passes gains a copy that\n"
     "                       copies those rows into shared memory once, for\n"
     "                       launches where they fit (an entry NAME__vK_staged)\n"
+    "  --all-variants       keep every @autotune point: by default a point whose row\n"
+    "                       tiles hold more than 64 elements a thread is left out\n"
+    "                       when another point holds at most 64 (it spills or runs\n"
+    "                       one CTA an SM, and its ptxas run is the build's longest;\n"
+    "                       -v and --emit=plan name the points left out)\n"
     "  --emit=STAGE         stop after STAGE and print it: tokens, ast, tir (tile IR),\n"
     "                       plan, plan-yaml (residence, layouts, shared memory, barriers),\n"
     "                       manifest (the YAML the runtime reads beside a cubin),\n"
@@ -176,6 +181,8 @@ static void parse_args(int argc, char **argv, Options *o) {
       o->d.no_aligned_rows = true;
     } else if (strcmp(arg, "--staged-rows") == 0) {
       o->d.staged_rows = true;
+    } else if (strcmp(arg, "--all-variants") == 0) {
+      o->d.all_variants = true;
     } else if ((v = long_value(arg, "--arch"))) {
       if (strcmp(v, "sm_90a") != 0 && strcmp(v, "sm_80") != 0)
         usage_error("unsupported --arch '%s' (supported: sm_90a, sm_80)", v);
