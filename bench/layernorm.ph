@@ -4,8 +4,10 @@
 // One CTA takes BR rows. The first pass sums x and x^2 over column blocks of
 // BN (columns past N load as zero, so they add nothing); the second pass
 // normalizes and applies the weight and bias. var = E[x^2] - mean^2.
-@autotune(BR in [1, 8], BN in [1024, 8192])
-@launch(256)
+// NT threads a CTA, a tuning point beside BR and BN: a row spread over fewer
+// warps holds more columns a thread in flight and meets across fewer warps.
+@autotune(BR in [1, 8], BN in [1024, 8192], NT in [128, 256])
+@launch(NT)
 @dynshared
 @grid(cdiv(R, BR))
 kernel layernorm(X: tensor<bf16>[R, N], W: tensor<bf16>[N], B: tensor<bf16>[N],

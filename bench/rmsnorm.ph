@@ -6,8 +6,10 @@
 // column blocks of BN, the second recomputes H, writes it back into Res and
 // writes Y. (Res is read in the second pass before it is overwritten; the
 // first pass only reads it.)
-@autotune(BR in [1, 8], BN in [1024, 8192])
-@launch(256)
+// NT threads a CTA, a tuning point beside BR and BN: a row spread over fewer
+// warps holds more columns a thread in flight and meets across fewer warps.
+@autotune(BR in [1, 8], BN in [1024, 8192], NT in [128, 256])
+@launch(NT)
 @dynshared
 @grid(cdiv(R, BR))
 kernel rmsnorm_residual(X: tensor<bf16>[R, N], Res: tensor<bf16>[R, N], W: tensor<bf16>[N],
