@@ -93,29 +93,15 @@ Plan *driver_aligned_copy(Arena *a, Diags *d, const Plan *p, const char *arch) {
   return q;
 }
 
-/* The most elements a thread holds of any one blocked register value of p
- * (§15.12: a row kernel's tiles; a dot's fragments are not counted, their
- * accumulators are what a tensor-core kernel keeps in registers). */
-static int64_t blocked_per_thread(const Plan *p) {
-  int64_t most = 0;
-  for (int i = 0; i < p->f->ninsts; i++) {
-    const TirInst *in = p->f->insts[i];
-    if (!in->ty.rank || in->op == TIR_STORE || in->op == TIR_WRITE) continue;
-    if (!plan_is_blocked(in) && !plan_is_blocked_rows(in) && !plan_is_columns(in)) continue;
-    int64_t n = plan_regs(p, in) * (sema_scalar_bytes(in->ty.elem) == 8 ? 2 : 1);
-    if (n > most) most = n;
-  }
-  return most;
-}
-
-/* Drops from plans[first..] the variants (each with its copies: the plans
- * of variant v are [start[v], start[v + 1])) whose blocked values hold more
- * than TUNED_BLOCKED_MAX elements a thread, when some variant of the kernel
- * holds at most that: such a tile leaves ptxas too few registers for what
- * is live beside it, so the variant spills or runs one CTA an SM, is never
- * the one the autotuner keeps, and takes most of the build's time (ptxas
- * over 512 unrolled elements a thread: a minute). -v and --emit=plan say
- * which were left out; --all-variants keeps them. */
+/* Drops from plans the variants of one kernel (each with its copies: the
+ * plans of variant v are [start[v], start[v + 1])) whose blocked values
+ * hold more than TUNED_BLOCKED_MAX registers a thread (most[v], from
+ * plan_most_blocked_regs), when some variant of the kernel holds at most
+ * that: such a tile leaves ptxas too few registers for what is live beside
+ * it, so the variant spills or runs one CTA an SM (slower wherever timed,
+ * bench/README.md), and its ptxas run is most of the build's time (512
+ * unrolled elements a thread: 71 s). -v and --emit=plan say which were
+ * left out; --all-variants keeps them. */
 enum { TUNED_BLOCKED_MAX = 64 };
 static void drop_oversized(Arena *a, PtrVec *plans, const int *start, const int64_t *most, int n, bool say,
                            FILE *note) {
@@ -165,7 +151,7 @@ static void compile_variants(Arena *arena, Diags *d, const Source *src, Node *pr
       }
       Plan *p = plan_kernel(arena, d, f, o->arch, plan_flags(o));
       if (!p || !tir_verify(d, f, "planning")) break;
-      start[v] = plans.len, most[v] = blocked_per_thread(p), planned = v + 1;
+      start[v] = plans.len, most[v] = plan_most_blocked_regs(p), planned = v + 1;
       vec_push(arena, &plans, p);
       /* rows that fit one block: the same variant reading them once; rows
        * that fit shared memory (--staged-rows): reading them from a copy

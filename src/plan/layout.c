@@ -687,6 +687,23 @@ bool pl_check_backend_limits(Planner *P) {
   return P->d->errors == errors;
 }
 
+/* The most registers a thread holds for any one blocked register value
+ * (§15.12: a row kernel's tiles; a dot's fragments are not counted, their
+ * accumulators are what a tensor-core kernel keeps in registers), twice
+ * plan_regs for 8-byte elements. driver.c leaves out the @autotune
+ * variants past TUNED_BLOCKED_MAX. */
+int64_t plan_most_blocked_regs(const Plan *p) {
+  int64_t most = 0;
+  for (int i = 0; i < p->f->ninsts; i++) {
+    const TirInst *in = p->f->insts[i];
+    if (in->op == TIR_STORE || in->op == TIR_WRITE) continue;
+    if (!plan_is_blocked(in) && !plan_is_blocked_rows(in) && !plan_is_columns(in)) continue;
+    int64_t n = plan_regs(p, in) * (sema_scalar_bytes(in->ty.elem) == 8 ? 2 : 1);
+    if (n > most) most = n;
+  }
+  return most;
+}
+
 int64_t plan_folded_rows(const TirInst *x) {
   int64_t n = 1;
   for (int i = 0; i + 1 < x->ty.rank; i++) n *= x->plan->phys[i];

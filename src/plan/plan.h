@@ -222,6 +222,7 @@ int64_t plan_base_rounding(const Plan *p);
 enum { MAX_REGS_PER_VALUE = 1024 };
 /* the registers a thread spends on value x in its layout */
 int64_t plan_regs(const Plan *p, const TirInst *x);
+int64_t plan_most_blocked_regs(const Plan *p); /* the largest blocked register value, a thread */
 /* the dynamic shared memory a launch of the plan needs: its buffers, and the
  * 1024 bytes that rounding the base up may skip when a buffer is swizzled */
 int64_t plan_launch_shared(const Plan *p);
