@@ -277,3 +277,21 @@ kernel dot_two_widths(A: tensor<f16>[M, 128], B: tensor<f16>[128, N], B2: tensor
   C[m0 :+ 32, n0 :+ 32] = dot(A[m0 :+ 32, 0 :+ 128], B[:, n0 :+ 32])
   D[m0 :+ 32, n0 :+ 32] = dot(A[m0 :+ 32, 0 :+ 64], B2[:, n0 :+ 32])
 }
+
+// u8 x i8 dot_t on the tensor cores with its 1-byte operands streamed
+// through staged rings (@pipeline(3)): [64, 64] x [64, 64]^T steps. With
+// K = 256 every row is whole 16-byte chunks; with K = 200 the rows after
+// the first start off 16 bytes and the last step leaves the tensor, so
+// each stage falls back to the threads' own loads.
+@launch(128)
+@pipeline(3)
+@grid(cdiv(M, 64), cdiv(N, 64))
+kernel dot_t_u8_i8_pipe(A: tensor<u8>[M, K], B: tensor<i8>[N, K], C: tensor<i32>[M, N]) {
+  let m0 = ctx.block.x * 64
+  let n0 = ctx.block.y * 64
+  var acc: tile<i32>[64, 64] = 0
+  for k in range(0, K, 64) {
+    acc += dot_t(A[m0 :+ 64, k :+ 64], B[n0 :+ 64, k :+ 64])
+  }
+  C[m0 :+ 64, n0 :+ 64] = acc
+}

@@ -53,7 +53,7 @@ static const char *pipe_reject(Planner *P, const TirInst *loop, const TirInst *l
   if (v->res == RES_SHARED) {
     const PlanBuf *b = v->buf;
     if (!b || b->owner != ld) return "it is staged in a buffer it shares with a variable";
-    if (eb != 2 && eb != 4) return "its elements are neither 2 nor 4 bytes (cp.async copies 16-byte chunks)";
+    if (eb != 1 && eb != 2 && eb != 4) return "its elements are 8 bytes (a staged ring copies 16-byte chunks of 1-, 2- or 4-byte elements)";
     /* (@padstage's 8 more elements keep a row's bytes a multiple of 16) */
     if ((v->phys[1] * eb) % 16 || ld->subs[ld->nsubs - 1].len % (16 / eb))
       return "its rows are not whole 16-byte chunks";
