@@ -732,34 +732,46 @@ static void misaligned_rows(Emitter *e, const TirInst *in, const BlockGeom *g, c
     px_out(e, "setp.le.and.u64 %s, %s, %s, %s;", ok, last, end, ok);
   }
   px_out(e, "@!%s bra $Lbmis%d;", ok, M);
-  const char *ad = px_tmp(e, RC_B64), *lo = px_tmp(e, RC_B64), *s64 = px_tmp(e, RC_B64), *s = px_tmp(e, RC_B32);
+  /* Every row's aligned 32 bytes a chunk are loaded before any branch:
+   * a row's words wait for its bytes in the branch on its s, so loads
+   * issued inside each row's branch would go one row after another (a
+   * thread of a [64, 64] f32 tile holds four rows). */
+  int64_t nr = g->reps_r, nc = g->reps_c;
+  const char **w = arena_alloc(e->a, sizeof(char *) * (size_t)(nr * nc * 8));
+  const char **srow = arena_alloc(e->a, sizeof(char *) * (size_t)nr);
+  const char *ad = px_tmp(e, RC_B64), *s64 = px_tmp(e, RC_B64);
   px_out(e, "mov.b64 %s, %s;", ad, R->ad);
+  for (int64_t rr = 0; rr < nr; rr++) {
+    const char *lo = px_tmp(e, RC_B64);
+    srow[rr] = px_tmp(e, RC_B32);
+    if (rr) px_out(e, "add.s64 %s, %s, %s;", ad, ad, R->step);
+    row_shift(e, ad, lo, s64, srow[rr]);
+    for (int64_t c = 0; c < nc; c++) {
+      const char **u = w + (rr * nc + c) * 8;
+      int64_t off = coff[c * V] * eb;
+      for (int i = 0; i < 8; i++) u[i] = px_tmp(e, RC_B32);
+      px_out(e, "ld.%s.v4.b32 {%s, %s, %s, %s}, [%s+%lld];", sp, u[0], u[1], u[2], u[3], lo, (long long)off);
+      px_out(e, "ld.%s.v4.b32 {%s, %s, %s, %s}, [%s+%lld];", sp, u[4], u[5], u[6], u[7], lo, (long long)(off + 16));
+    }
+  }
   /* s is the same for every chunk of a row: a branch on it a row, and in
    * each case the chunk's words at constant places (one shf where s is not
    * a multiple of 4), where a select network costs 15 instructions a chunk */
-  for (int64_t rr = 0; rr < g->reps_r; rr++) {
-    if (rr) px_out(e, "add.s64 %s, %s, %s;", ad, ad, R->step);
-    row_shift(e, ad, lo, s64, s);
+  for (int64_t rr = 0; rr < nr; rr++) {
     int C = px_new_label(e);
-    shift_branches(e, s, eb, "bsh", C, false);
+    shift_branches(e, srow[rr], eb, "bsh", C, false);
     for (int sv = 0; sv < 16; sv += eb) { /* s 0 falls through to its case */
       if (sv) px_label(e, arena_printf(e->a, "bsh%d_", C), sv);
       int ws = sv / 4, r = sv % 4;
-      for (int c = 0; c < (int)g->reps_c; c++) {
-        int64_t off = coff[c * V] * eb;
-        const char *w[8], *out[4];
-        int need = sv ? 8 : 4;
-        for (int i = 0; i < need; i++) w[i] = px_tmp(e, RC_B32);
-        px_out(e, "ld.%s.v4.b32 {%s, %s, %s, %s}, [%s+%lld];", sp, w[0], w[1], w[2], w[3], lo, (long long)off);
-        if (sv)
-          px_out(e, "ld.%s.v4.b32 {%s, %s, %s, %s}, [%s+%lld];", sp, w[4], w[5], w[6], w[7], lo, (long long)(off + 16));
+      for (int64_t c = 0; c < nc; c++) {
+        const char *const *u = w + (rr * nc + c) * 8, *out[4];
         for (int j = 0; j < 4; j++) {
           if (!r) {
-            out[j] = w[ws + j];
+            out[j] = u[ws + j];
             continue;
           }
           out[j] = px_tmp(e, RC_B32);
-          px_out(e, "shf.r.clamp.b32 %s, %s, %s, %d;", out[j], w[ws + j], w[ws + j + 1], r * 8);
+          px_out(e, "shf.r.clamp.b32 %s, %s, %s, %d;", out[j], u[ws + j], u[ws + j + 1], r * 8);
         }
         int k = (int)(rr * ncol + c * V);
         if (!pw) unpack_chunk(e, in, in->ty.elem, V, out, k);
