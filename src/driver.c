@@ -84,6 +84,16 @@ int driver_variant_copies(Arena *a, Diags *d, const KernelInfo *info, const char
   return n;
 }
 
+Plan *driver_odd_rows_plan(Arena *a, Diags *d, const KernelInfo *info, const Plan *p, uint64_t odd, const char *arch,
+                           unsigned plan_flags) {
+  if (p->f->staged || !odd) return NULL; /* a staged-rows copy reads its rows from shared memory: vectors serve */
+  TirFunc *f = p->f->once_dim ? onepass_variant(a, d, info) : lower_kernel(a, d, info);
+  Diags quiet = *d;
+  quiet.silent = true, quiet.errors = quiet.warnings = 0;
+  Plan *q = f ? plan_kernel_rows(a, &quiet, f, arch, plan_flags, odd) : NULL;
+  return q && !quiet.errors && tir_verify(d, f, "planning") ? q : NULL;
+}
+
 Plan *driver_aligned_copy(Arena *a, Diags *d, const Plan *p, const char *arch) {
   uint64_t odd = 0;
   if (p->aligned_copy || !ptx_odd_row_params(a, d, p, arch ? arch : "sm_90a", &odd) || !odd) return NULL;
@@ -115,7 +125,7 @@ static void drop_oversized(Arena *a, PtrVec *plans, const int *start, const int6
         const Plan *p = plans->items[start[v]];
         fprintf(note, "phobosc: %s [%s] left out: a blocked register tile of %lld elements a thread (the variants "
                       "kept hold at most %d; --all-variants keeps it)\n",
-                p->f->name, plan_func_str(a, p), (long long)most[v], TUNED_BLOCKED_MAX);
+                p->f->name, tir_func_str(a, p->f), (long long)most[v], TUNED_BLOCKED_MAX);
       }
       continue;
     }
@@ -164,7 +174,14 @@ static void compile_variants(Arena *arena, Diags *d, const Source *src, Node *pr
       /* each of those without its odd-pitch row paths, for aligned rows */
       for (int c = 0; c < nc && !o->no_aligned_rows; c++) {
         Plan *al = driver_aligned_copy(arena, d, copies[c], o->arch);
-        if (al) vec_push(arena, &plans, al);
+        if (!al) continue;
+        vec_push(arena, &plans, al);
+        /* and the copy for rows that are not, planned with one element a
+         * chunk for the tensors of those paths */
+        Plan *odd = !o->scalar_odd_rows ? NULL
+                                       : driver_odd_rows_plan(arena, d, info, copies[c], al->aligned_params, o->arch,
+                                                              plan_flags(o));
+        if (odd) plans.items[start[v] + c] = odd;
       }
     }
     if (!d->errors && planned > 1 && !o->all_variants) {

@@ -27,6 +27,7 @@ typedef struct DriverOptions {
   bool no_wgmma;         /* --no-wgmma: tensor-core dots by mma.sync only (A/B runs) */
   bool no_onepass;       /* --no-one-pass: no one-pass copies of multi-pass variants (onepass.c) */
   bool no_aligned_rows;  /* --no-aligned-rows: no aligned-rows copies (driver_aligned_copy) */
+  bool scalar_odd_rows;  /* --scalar-odd-rows: odd-rows plans (driver_odd_rows_plan) */
   bool staged_rows;      /* --staged-rows (experimental): staged-rows copies of multi-pass variants (staged.c) */
   bool all_variants;     /* --all-variants: keep the variants drop_oversized leaves out (driver.c) */
 } DriverOptions;
@@ -46,6 +47,14 @@ int driver_variant_copies(Arena *a, Diags *d, const KernelInfo *info, const char
  * take them have 16-byte aligned rows; NULL where the plan has no such path
  * (or is itself a copy). phobosc and the conformance harness both call it. */
 struct Plan *driver_aligned_copy(Arena *a, Diags *d, const struct Plan *p, const char *arch);
+
+/* The odd-rows plan of p, a variant or one-pass copy that has an
+ * aligned-rows copy whose tensors are `odd` (its aligned_params): the same
+ * kernel planned again with those tensors' register tiles one element a
+ * chunk (Plan.scalar_params), to replace p for launches whose rows are not
+ * aligned; NULL where p is a staged-rows copy or the planner refuses it. */
+struct Plan *driver_odd_rows_plan(Arena *a, Diags *d, const KernelInfo *info, const struct Plan *p, uint64_t odd,
+                                  const char *arch, unsigned plan_flags);
 
 /* Runs the passes on one file. Output goes to opts->output or to out;
  * diagnostics to err. Returns a DRIVER_* status. */

@@ -471,10 +471,13 @@ static bool use_allows(const TirInst *u, int k, bool rows) {
 
 /* The bytes of each class's narrowest memory access (a load of it, or a
  * store of it), by layout id, 0 for none: a blocked class's V is 16 bytes
- * of it, else of its first member's type. One pass over the kernel. */
-static int *access_bytes(Planner *P) {
+ * of it, else of its first member's type. One pass over the kernel. In
+ * odd, by layout id: the class loads from or stores to a tensor of
+ * Plan.scalar_params (an odd-rows plan: V is 1). */
+static int *access_bytes(Planner *P, bool **odd) {
   const TirFunc *f = P->f;
   int *eb = arena_alloc(P->a, sizeof(int) * (size_t)(P->nlayouts + 1));
+  *odd = arena_alloc(P->a, sizeof(bool) * (size_t)(P->nlayouts + 1));
   for (int j = 0; j < f->ninsts; j++) {
     const TirInst *u = f->insts[j];
     const Layout *l = NULL;
@@ -482,6 +485,7 @@ static int *access_bytes(Planner *P) {
     if (u->op == TIR_LOAD) l = u->plan->layout, b = sema_scalar_bytes(u->ty.elem);
     if (u->op == TIR_STORE) l = u->args[0]->plan->layout, b = sema_scalar_bytes(f->params[u->aux].elem);
     if (l && (!eb[l->id] || b < eb[l->id])) eb[l->id] = b;
+    if (l && u->aux < 64 && P->p->scalar_params >> u->aux & 1) (*odd)[l->id] = true;
   }
   return eb;
 }
@@ -504,6 +508,7 @@ void pl_choose_layouts(Planner *P) {
   bool *bad = arena_alloc(P->a, (size_t)(n + 1));
   bool blocked_ok = T % 32 == 0 && W > 0 && (W & (W - 1)) == 0 && !P->p->prefetch;
   int *eb = NULL; /* access_bytes, when a blocked class is kept */
+  bool *odd = NULL;
   for (Pass pass = PASS_FRAG; pass < NPASSES; pass++) {
     bool rows = row_pass(pass);
     memset(first, 0, sizeof *first * (size_t)(n + 1));
@@ -542,9 +547,9 @@ void pl_choose_layouts(Planner *P) {
                 (pass == PASS_COLUMNS && L->parent->kind == LAYOUT_MMA_ACC && N % 8 == 0 && fragcols_uses_ok(f, L)));
       if (!keep) L->kind = LAYOUT_FLAT;
       else if (pass == PASS_BLOCKED) {
-        if (!eb) eb = access_bytes(P);
+        if (!eb) eb = access_bytes(P, &odd);
         int b = eb[L->id] ? eb[L->id] : sema_scalar_bytes(x->ty.elem);
-        set_blocked(L, M, N, 16 / b < 1 ? 1 : 16 / b, W);
+        set_blocked(L, M, N, odd[L->id] || 16 / b < 1 ? 1 : 16 / b, W);
       }
     }
   }

@@ -24,8 +24,13 @@ static void walk(TirBlock *b, void (*fn)(Planner *, TirInst *), Planner *P) {
 }
 
 Plan *plan_kernel(Arena *a, Diags *d, TirFunc *f, const char *arch, unsigned flags) {
+  return plan_kernel_rows(a, d, f, arch, flags, 0);
+}
+
+Plan *plan_kernel_rows(Arena *a, Diags *d, TirFunc *f, const char *arch, unsigned flags, uint64_t scalar_params) {
   Plan *p = arena_alloc(a, sizeof *p);
   p->f = f;
+  p->scalar_params = scalar_params;
   p->threads = f->info->threads;
   p->launch_threads = p->threads;
   p->padstage = f->info->padstage;

@@ -179,6 +179,12 @@ typedef struct Plan {
    * bases and row pitches (the manifest's aligned_rows, spec 15.12) */
   bool aligned_copy;
   uint64_t aligned_params;
+  /* the odd-rows plan of a variant that has an aligned-rows copy
+   * (driver_odd_rows_plan): register tiles that load from or store to the
+   * tensors of scalar_params (bit i: parameter i) take the blocked layout
+   * with one element a chunk, so that a warp's lanes read and write
+   * consecutive elements of a row wherever it starts, with no shifts */
+  uint64_t scalar_params;
 } Plan;
 
 /* Plans the function; returns NULL after reporting an error (over budget). */
@@ -193,6 +199,8 @@ typedef struct Plan {
  * --no-wgmma, for A/B runs). */
 enum { PLAN_NO_ASYNC = 1, PLAN_PRODUCER_WARP = 2, PLAN_PREFETCH = 4, PLAN_NO_TENSOR_COPIES = 8, PLAN_NO_WGMMA = 16 };
 Plan *plan_kernel(Arena *a, Diags *d, TirFunc *f, const char *arch, unsigned flags);
+/* plan_kernel with Plan.scalar_params set (0: plan_kernel itself) */
+Plan *plan_kernel_rows(Arena *a, Diags *d, TirFunc *f, const char *arch, unsigned flags, uint64_t scalar_params);
 /* Whether the plan of a staged-rows copy (staged.c) spells every staged
  * load by the blocked rows path, the only one that reads the copy, with
  * no producer warp and no prefetching; the copy is left out otherwise. */

@@ -381,7 +381,11 @@ static bool compile_case(Case *c, Define *consts, int nconsts, Compiled *out, ch
                                            out->plans + out->nplans);
       for (int c = first, end = out->nplans; c < end; c++) {
         Plan *al = driver_aligned_copy(out->arena, &d, out->plans[c], "sm_90a");
-        if (al) out->plans[out->nplans++] = al;
+        if (!al) continue;
+        out->plans[out->nplans++] = al;
+        Plan *odd = driver_odd_rows_plan(out->arena, &d, info, out->plans[c], al->aligned_params, "sm_90a",
+                                         harness_plan_flags());
+        if (odd) out->plans[c] = odd;
       }
     }
   }
