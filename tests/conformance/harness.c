@@ -323,7 +323,7 @@ static bool case_fits(Case *c, const TirFunc *f, const Plan *p) {
 
 typedef struct Compiled {
   Arena *arena;
-  Plan *plans[1536]; /* every variant, its one-pass and staged-rows copies, their aligned-rows copies */
+  Plan *plans[2048]; /* every variant, its one-pass and staged-rows copies, their aligned-rows copies and odd-rows plans */
   int nplans;
   Source src;
 } Compiled;
@@ -385,7 +385,7 @@ static bool compile_case(Case *c, Define *consts, int nconsts, Compiled *out, ch
         out->plans[out->nplans++] = al;
         Plan *odd = driver_odd_rows_plan(out->arena, &d, info, out->plans[c], al->aligned_params, "sm_90a",
                                          harness_plan_flags());
-        if (odd) out->plans[c] = odd;
+        if (odd) out->plans[out->nplans++] = odd; /* beside the vector plan phobosc builds by default */
       }
     }
   }
