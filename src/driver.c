@@ -91,7 +91,7 @@ Plan *driver_odd_rows_plan(Arena *a, Diags *d, const KernelInfo *info, const Pla
   Diags quiet = *d;
   quiet.silent = true, quiet.errors = quiet.warnings = 0;
   Plan *q = f ? plan_kernel_rows(a, &quiet, f, arch, plan_flags, odd) : NULL;
-  return q && !quiet.errors && tir_verify(d, f, "planning") ? q : NULL;
+  return q && !quiet.errors && q->odd_rows && tir_verify(d, f, "planning") ? q : NULL;
 }
 
 Plan *driver_aligned_copy(Arena *a, Diags *d, const Plan *p, const char *arch) {

@@ -51,8 +51,9 @@ struct Plan *driver_aligned_copy(Arena *a, Diags *d, const struct Plan *p, const
 /* The odd-rows plan of p, a variant or one-pass copy that has an
  * aligned-rows copy whose tensors are `odd` (its aligned_params): the same
  * kernel planned again with those tensors' register tiles one element a
- * chunk (Plan.scalar_params), to replace p for launches whose rows are not
- * aligned; NULL where p is a staged-rows copy or the planner refuses it. */
+ * chunk where a warp spans several rows (Plan.scalar_params), to replace p
+ * for launches whose rows are not aligned; NULL where p is a staged-rows
+ * copy, no tile changes, or the planner refuses it. */
 struct Plan *driver_odd_rows_plan(Arena *a, Diags *d, const KernelInfo *info, const struct Plan *p, uint64_t odd,
                                   const char *arch, unsigned plan_flags);
 

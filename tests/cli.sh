@@ -770,12 +770,21 @@ if ! grep -q "entry: scale__v15" "$tmp/out" && grep -q "entry: scale__v0" "$tmp/
 else not_ok "the manifest lists the kept variants only" "$(grep entry "$tmp/out" | head -20)"; fi
 
 # --scalar-odd-rows: the entry for rows that are not aligned is planned one
-# element a chunk for those tensors, the aligned-rows copy keeps 16-byte
-# vectors (driver.c, driver_odd_rows_plan; spec 15.12)
+# element a chunk for those tensors where a warp spans several rows, the
+# aligned-rows copy keeps 16-byte vectors; a warp within one row keeps its
+# vectors, and no odd-rows plan is made (driver.c, driver_odd_rows_plan;
+# spec 15.12)
 cat > "$tmp/oddrows.ph" <<'PH'
 @launch(128)
-@grid(cdiv(R, 4))
+@grid(cdiv(R, 16))
 kernel twice(X: tensor<f32>[R, N], Y: tensor<f32>[R, N]) {
+  let r0 = ctx.block.x * 16
+  Y[r0 :+ 16, 0 :+ 32] = X[r0 :+ 16, 0 :+ 32] * 2.0
+}
+
+@launch(128)
+@grid(cdiv(R, 4))
+kernel wide(X: tensor<f32>[R, N], Y: tensor<f32>[R, N]) {
   let r0 = ctx.block.x * 4
   Y[r0 :+ 4, 0 :+ 128] = X[r0 :+ 4, 0 :+ 128] * 2.0
 }
@@ -784,7 +793,9 @@ run "--scalar-odd-rows --emit=plan" 0 --scalar-odd-rows --emit=plan "$tmp/oddrow
 has "the odd-rows plan names itself" out "plan twice [odd rows] threads 128"
 has "the odd-rows plan: one element a chunk" out "reg blocked spt=1x1 tpw=1x32 wpc=4x1 reps=4"
 has "the aligned-rows copy keeps vectors" out "plan twice [aligned rows] threads 128"
-has "the aligned-rows copy: 16-byte chunks" out "reg blocked spt=1x4 tpw=1x32 wpc=4x1 reps=1"
+has "the aligned-rows copy: 16-byte chunks, a warp over 4 rows" out "reg blocked spt=1x4 tpw=4x8 wpc=4x1 reps=1"
+lacks "a warp within a row: no odd-rows plan" out "plan wide [odd rows]"
+has "a warp within a row: its vectors" out "reg blocked spt=1x4 tpw=1x32 wpc=4x1 reps=1"
 run "--emit=plan without --scalar-odd-rows" 0 --emit=plan "$tmp/oddrows.ph"
 lacks "by default no odd-rows plan" out "odd rows"
 lacks "by default no scalar chunks" out "spt=1x1"

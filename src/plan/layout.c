@@ -473,7 +473,7 @@ static bool use_allows(const TirInst *u, int k, bool rows) {
  * store of it), by layout id, 0 for none: a blocked class's V is 16 bytes
  * of it, else of its first member's type. One pass over the kernel. In
  * odd, by layout id: the class loads from or stores to a tensor of
- * Plan.scalar_params (an odd-rows plan: V is 1). */
+ * Plan.scalar_params (an odd-rows plan: V is 1 where a warp spans rows). */
 static int *access_bytes(Planner *P, bool **odd) {
   const TirFunc *f = P->f;
   int *eb = arena_alloc(P->a, sizeof(int) * (size_t)(P->nlayouts + 1));
@@ -549,7 +549,12 @@ void pl_choose_layouts(Planner *P) {
       else if (pass == PASS_BLOCKED) {
         if (!eb) eb = access_bytes(P, &odd);
         int b = eb[L->id] ? eb[L->id] : sema_scalar_bytes(x->ty.elem);
-        set_blocked(L, M, N, odd[L->id] || 16 / b < 1 ? 1 : 16 / b, W);
+        set_blocked(L, M, N, 16 / b < 1 ? 1 : 16 / b, W);
+        /* a warp across several rows of an odd pitch takes their different
+         * shifts one after another (ncu: 62% branch efficiency on the
+         * ragged transpose): one element a chunk instead; a warp within
+         * one row shares its shift, and its vectors stay */
+        if (odd[L->id] && L->tpw[0] > 1) set_blocked(L, M, N, 1, W), P->p->odd_rows = true;
       }
     }
   }

@@ -181,10 +181,13 @@ typedef struct Plan {
   uint64_t aligned_params;
   /* the odd-rows plan of a variant that has an aligned-rows copy
    * (driver_odd_rows_plan): register tiles that load from or store to the
-   * tensors of scalar_params (bit i: parameter i) take the blocked layout
-   * with one element a chunk, so that a warp's lanes read and write
-   * consecutive elements of a row wherever it starts, with no shifts */
+   * tensors of scalar_params (bit i: parameter i) and whose warps span
+   * several rows take the blocked layout with one element a chunk, so that
+   * a warp's lanes read and write consecutive elements of a row wherever
+   * it starts, with no shifts; odd_rows: some tile did (else the plan is
+   * the vector plan again, and the driver drops it) */
   uint64_t scalar_params;
+  bool odd_rows;
 } Plan;
 
 /* Plans the function; returns NULL after reporting an error (over budget). */

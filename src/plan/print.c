@@ -54,7 +54,7 @@ const char *plan_entry_name(Arena *a, const Plan *p) {
 const char *plan_func_str(Arena *a, const Plan *p) {
   const char *v = tir_func_str(a, p->f);
   if (p->aligned_copy) return arena_printf(a, "%s%saligned rows", v, *v ? "; " : "");
-  return p->scalar_params ? arena_printf(a, "%s%sodd rows", v, *v ? "; " : "") : v;
+  return p->odd_rows ? arena_printf(a, "%s%sodd rows", v, *v ? "; " : "") : v;
 }
 
 void plan_print(FILE *out, const Plan *p) {
