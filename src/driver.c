@@ -176,11 +176,11 @@ static void compile_variants(Arena *arena, Diags *d, const Source *src, Node *pr
         Plan *al = driver_aligned_copy(arena, d, copies[c], o->arch);
         if (!al) continue;
         vec_push(arena, &plans, al);
-        /* and the copy for rows that are not, planned with one element a
-         * chunk for the tensors of those paths */
-        Plan *odd = !o->scalar_odd_rows ? NULL
-                                       : driver_odd_rows_plan(arena, d, info, copies[c], al->aligned_params, o->arch,
-                                                              plan_flags(o));
+        /* and for rows that are not, the plan that takes one element a
+         * chunk where a warp spans several rows of those tensors */
+        Plan *odd = o->vector_odd_rows ? NULL
+                                      : driver_odd_rows_plan(arena, d, info, copies[c], al->aligned_params, o->arch,
+                                                             plan_flags(o));
         if (odd) plans.items[start[v] + c] = odd;
       }
     }

@@ -27,7 +27,7 @@ typedef struct DriverOptions {
   bool no_wgmma;         /* --no-wgmma: tensor-core dots by mma.sync only (A/B runs) */
   bool no_onepass;       /* --no-one-pass: no one-pass copies of multi-pass variants (onepass.c) */
   bool no_aligned_rows;  /* --no-aligned-rows: no aligned-rows copies (driver_aligned_copy) */
-  bool scalar_odd_rows;  /* --scalar-odd-rows: odd-rows plans (driver_odd_rows_plan) */
+  bool vector_odd_rows;  /* --vector-odd-rows: no odd-rows plans (driver_odd_rows_plan) */
   bool staged_rows;      /* --staged-rows (experimental): staged-rows copies of multi-pass variants (staged.c) */
   bool all_variants;     /* --all-variants: keep the variants drop_oversized leaves out (driver.c) */
 } DriverOptions;

@@ -54,10 +54,11 @@ static const char usage_text[] =
     "                       for rows that are not 16-byte aligned gains a copy\n"
     "                       without it, for launches whose rows are (an entry\n"
     "                       NAME__vK_al: that path's registers cost every thread)\n"
-    "  --scalar-odd-rows    experimental: the entry for rows that are not 16-byte\n"
-    "                       aligned (beside NAME__vK_al) planned with one element a\n"
-    "                       chunk for those tensors where a warp spans several rows,\n"
-    "                       lanes reading consecutive elements with no shifts\n"
+    "  --vector-odd-rows    no odd-rows plans: by default the entry for rows that\n"
+    "                       are not 16-byte aligned (beside NAME__vK_al) is planned\n"
+    "                       with one element a chunk for those tensors where a warp\n"
+    "                       spans several rows, lanes reading consecutive elements\n"
+    "                       with no shifts (A/B runs)\n"
     "  --staged-rows        experimental: a variant whose loops read the same rows\n"
     "                       of a read-only tensor in two passes gains a copy that\n"
     "                       copies those rows into shared memory once, for\n"
@@ -183,8 +184,8 @@ static void parse_args(int argc, char **argv, Options *o) {
       o->d.no_onepass = true;
     } else if (strcmp(arg, "--no-aligned-rows") == 0) {
       o->d.no_aligned_rows = true;
-    } else if (strcmp(arg, "--scalar-odd-rows") == 0) {
-      o->d.scalar_odd_rows = true;
+    } else if (strcmp(arg, "--vector-odd-rows") == 0) {
+      o->d.vector_odd_rows = true;
     } else if (strcmp(arg, "--staged-rows") == 0) {
       o->d.staged_rows = true;
     } else if (strcmp(arg, "--all-variants") == 0) {

@@ -392,7 +392,9 @@ if [ -n "$g_unpack" ] && [ -n "$u_end" ] && [ "$g_unpack" -gt "$u_end" ]; then
 else
   not_ok "PTX: the widening of G unpacks after U's load" "G's unpack at ${g_unpack:-none}, U's load ends at ${u_end:-none}"
 fi
-run "--emit=ptx rope BH 32" 0 --emit=ptx -D BH=32 "$rope"
+# (the vector plan: at BH 32 a warp spans rows, and the odd-rows plan of
+# rope__v0 takes one element a chunk)
+run "--emit=ptx rope BH 32" 0 --emit=ptx --vector-odd-rows -D BH=32 "$rope"
 entry rope__v0 > "$tmp/rope32"
 if [ "$(grep -cE 'ld.global.v4.b32 \{[^}]*\}, \[%rdt[0-9]+\+16\]' "$tmp/rope32")" -ge 2 ]; then
   ok "PTX: a 32-byte chunk of an f32 table loads as two 16-byte vectors"
@@ -769,7 +771,7 @@ if ! grep -q "entry: scale__v15" "$tmp/out" && grep -q "entry: scale__v0" "$tmp/
   ok "the manifest lists the kept variants only"
 else not_ok "the manifest lists the kept variants only" "$(grep entry "$tmp/out" | head -20)"; fi
 
-# --scalar-odd-rows: the entry for rows that are not aligned is planned one
+# odd-rows plans: the entry for rows that are not aligned is planned one
 # element a chunk for those tensors where a warp spans several rows, the
 # aligned-rows copy keeps 16-byte vectors; a warp within one row keeps its
 # vectors, and no odd-rows plan is made (driver.c, driver_odd_rows_plan;
@@ -789,16 +791,16 @@ kernel wide(X: tensor<f32>[R, N], Y: tensor<f32>[R, N]) {
   Y[r0 :+ 4, 0 :+ 128] = X[r0 :+ 4, 0 :+ 128] * 2.0
 }
 PH
-run "--scalar-odd-rows --emit=plan" 0 --scalar-odd-rows --emit=plan "$tmp/oddrows.ph"
+run "--emit=plan of odd rows" 0 --emit=plan "$tmp/oddrows.ph"
 has "the odd-rows plan names itself" out "plan twice [odd rows] threads 128"
 has "the odd-rows plan: one element a chunk" out "reg blocked spt=1x1 tpw=1x32 wpc=4x1 reps=4"
 has "the aligned-rows copy keeps vectors" out "plan twice [aligned rows] threads 128"
 has "the aligned-rows copy: 16-byte chunks, a warp over 4 rows" out "reg blocked spt=1x4 tpw=4x8 wpc=4x1 reps=1"
 lacks "a warp within a row: no odd-rows plan" out "plan wide [odd rows]"
 has "a warp within a row: its vectors" out "reg blocked spt=1x4 tpw=1x32 wpc=4x1 reps=1"
-run "--emit=plan without --scalar-odd-rows" 0 --emit=plan "$tmp/oddrows.ph"
-lacks "by default no odd-rows plan" out "odd rows"
-lacks "by default no scalar chunks" out "spt=1x1"
+run "--emit=plan --vector-odd-rows" 0 --vector-odd-rows --emit=plan "$tmp/oddrows.ph"
+lacks "--vector-odd-rows: no odd-rows plan" out "odd rows"
+lacks "--vector-odd-rows: no scalar chunks" out "spt=1x1"
 
 head -c 3000 /dev/urandom > "$tmp/noise.ph"
 "$PHOBOSC" "$tmp/noise.ph" >/dev/null 2>&1

@@ -188,6 +188,9 @@ typedef struct Plan {
    * the vector plan again, and the driver drops it) */
   uint64_t scalar_params;
   bool odd_rows;
+  /* an odd-rows plan kept beside the vector plan it would replace (the
+   * conformance harness runs both): its entry is KERNEL__vN_odd */
+  bool odd_beside;
 } Plan;
 
 /* Plans the function; returns NULL after reporting an error (over budget). */

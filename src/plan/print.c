@@ -48,7 +48,7 @@ const char *plan_layout_str(Arena *a, const Layout *l) {
 
 const char *plan_entry_name(Arena *a, const Plan *p) {
   const char *n = tir_entry_name(a, p->f);
-  return p->aligned_copy ? arena_printf(a, "%s_al", n) : n;
+  return p->aligned_copy ? arena_printf(a, "%s_al", n) : p->odd_beside ? arena_printf(a, "%s_odd", n) : n;
 }
 
 const char *plan_func_str(Arena *a, const Plan *p) {

@@ -385,7 +385,7 @@ static bool compile_case(Case *c, Define *consts, int nconsts, Compiled *out, ch
         out->plans[out->nplans++] = al;
         Plan *odd = driver_odd_rows_plan(out->arena, &d, info, out->plans[c], al->aligned_params, "sm_90a",
                                          harness_plan_flags());
-        if (odd) out->plans[out->nplans++] = odd; /* beside the vector plan phobosc builds by default */
+        if (odd) odd->odd_beside = true, out->plans[out->nplans++] = odd; /* beside the vector plan */
       }
     }
   }
