@@ -86,7 +86,10 @@ int driver_variant_copies(Arena *a, Diags *d, const KernelInfo *info, const char
 
 Plan *driver_odd_rows_plan(Arena *a, Diags *d, const KernelInfo *info, const Plan *p, uint64_t odd, const char *arch,
                            unsigned plan_flags) {
-  if (p->f->staged || !odd) return NULL; /* a staged-rows copy reads its rows from shared memory: vectors serve */
+  /* a staged-rows copy reads its rows from shared memory: vectors serve;
+   * and a plan with no tile to narrow is its own odd-rows plan (not
+   * lowered and planned again only to be dropped) */
+  if (p->f->staged || !odd || !plan_odd_rows_narrow(p, odd)) return NULL;
   TirFunc *f = p->f->once_dim ? onepass_variant(a, d, info) : lower_kernel(a, d, info);
   Diags quiet = *d;
   quiet.silent = true, quiet.errors = quiet.warnings = 0;

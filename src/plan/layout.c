@@ -469,6 +469,28 @@ static bool use_allows(const TirInst *u, int k, bool rows) {
   }
 }
 
+/* A blocked tile whose warps span several rows: the tile an odd-rows plan
+ * gives one element a chunk, where its rows' different shifts would make
+ * the warp take their branches one after another (ncu: 62% branch
+ * efficiency on the ragged transpose); a warp within one row shares its
+ * shift and keeps its vectors. */
+static bool spans_rows(const Layout *l) { return l && l->kind == LAYOUT_BLOCKED && l->tpw[0] > 1; }
+
+/* The layout of a load's value or of a stored value (u->aux: the tensor). */
+static const Layout *access_layout(const TirInst *u) {
+  if (u->op == TIR_LOAD) return u->plan->layout;
+  if (u->op == TIR_STORE) return u->args[0]->plan->layout;
+  return NULL;
+}
+
+bool plan_odd_rows_narrow(const Plan *p, uint64_t params) {
+  for (int j = 0; j < p->f->ninsts; j++) {
+    const TirInst *u = p->f->insts[j];
+    if (u->aux < 64 && params >> u->aux & 1 && spans_rows(access_layout(u))) return true;
+  }
+  return false;
+}
+
 /* The bytes of each class's narrowest memory access (a load of it, or a
  * store of it), by layout id, 0 for none: a blocked class's V is 16 bytes
  * of it, else of its first member's type. One pass over the kernel. In
@@ -480,10 +502,8 @@ static int *access_bytes(Planner *P, bool **odd) {
   *odd = arena_alloc(P->a, sizeof(bool) * (size_t)(P->nlayouts + 1));
   for (int j = 0; j < f->ninsts; j++) {
     const TirInst *u = f->insts[j];
-    const Layout *l = NULL;
-    int b = 0;
-    if (u->op == TIR_LOAD) l = u->plan->layout, b = sema_scalar_bytes(u->ty.elem);
-    if (u->op == TIR_STORE) l = u->args[0]->plan->layout, b = sema_scalar_bytes(f->params[u->aux].elem);
+    const Layout *l = access_layout(u);
+    int b = u->op == TIR_LOAD ? sema_scalar_bytes(u->ty.elem) : l ? sema_scalar_bytes(f->params[u->aux].elem) : 0;
     if (l && (!eb[l->id] || b < eb[l->id])) eb[l->id] = b;
     if (l && u->aux < 64 && P->p->scalar_params >> u->aux & 1) (*odd)[l->id] = true;
   }
@@ -550,11 +570,7 @@ void pl_choose_layouts(Planner *P) {
         if (!eb) eb = access_bytes(P, &odd);
         int b = eb[L->id] ? eb[L->id] : sema_scalar_bytes(x->ty.elem);
         set_blocked(L, M, N, 16 / b < 1 ? 1 : 16 / b, W);
-        /* a warp across several rows of an odd pitch takes their different
-         * shifts one after another (ncu: 62% branch efficiency on the
-         * ragged transpose): one element a chunk instead; a warp within
-         * one row shares its shift, and its vectors stay */
-        if (odd[L->id] && L->tpw[0] > 1) set_blocked(L, M, N, 1, W), P->p->odd_rows = true;
+        if (odd[L->id] && spans_rows(L)) set_blocked(L, M, N, 1, W), P->p->odd_rows = true;
       }
     }
   }

@@ -237,6 +237,10 @@ enum { MAX_REGS_PER_VALUE = 1024 };
 /* the registers a thread spends on value x in its layout */
 int64_t plan_regs(const Plan *p, const TirInst *x);
 int64_t plan_most_blocked_regs(const Plan *p); /* the largest blocked register value, a thread */
+/* Whether the odd-rows plan for the tensors of params (bit i: parameter i)
+ * would give some tile of p, their vector plan, one element a chunk: a
+ * blocked tile loaded from or stored to them whose warps span rows. */
+bool plan_odd_rows_narrow(const Plan *p, uint64_t params);
 /* the dynamic shared memory a launch of the plan needs: its buffers, and the
  * 1024 bytes that rounding the base up may skip when a buffer is swizzled */
 int64_t plan_launch_shared(const Plan *p);

@@ -321,9 +321,14 @@ static bool case_fits(Case *c, const TirFunc *f, const Plan *p) {
   return true;
 }
 
+/* A case runs at most HARNESS_MAX_VARIANTS variants, each with at most
+ * three plans (itself, its one-pass and staged-rows copies) and, for each,
+ * an aligned-rows copy and an odd-rows plan. */
+enum { HARNESS_MAX_VARIANTS = 256, HARNESS_MAX_PLANS = HARNESS_MAX_VARIANTS * 9 };
+
 typedef struct Compiled {
   Arena *arena;
-  Plan *plans[2048]; /* every variant, its one-pass and staged-rows copies, their aligned-rows copies and odd-rows plans */
+  Plan *plans[HARNESS_MAX_PLANS];
   int nplans;
   Source src;
 } Compiled;
@@ -361,10 +366,10 @@ static bool compile_case(Case *c, Define *consts, int nconsts, Compiled *out, ch
   }
   if (kernel && !d.errors) {
     int n = sema_variant_count(out->arena, &d, kernel, &so);
-    if (n > 256) {
+    if (n > HARNESS_MAX_VARIANTS) {
       fclose(dout);
       free(dbuf);
-      return fail(err, errlen, "%s: %d variants; pin more constants (at most 256 run)", c->name, n);
+      return fail(err, errlen, "%s: %d variants; pin more constants (at most %d run)", c->name, n, HARNESS_MAX_VARIANTS);
     }
     for (int v = 0; v < n && !d.errors; v++) {
       KernelInfo *info = arena_alloc(out->arena, sizeof *info);
