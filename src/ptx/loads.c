@@ -197,13 +197,17 @@ typedef struct RowsAt {
 
 /* A row of columns' masks: column c1 + coff[j] is inside when it is inside
  * the slice (coff[j] < len - c1) and the tensor (gcol + coff[j] < ext), and
- * ok holds. The masks of a chunk's first and last columns (eager[j]) are
- * computed before any path branches off, as the vector test of every path
- * needs them; the others only the element-by-element paths read, so
- * col_ok computes them where such a path needs them (afresh each time: a
- * predicate computed on one path is not defined on another). Computing
- * every column's mask up front cost three instructions an element on the
- * vector path too. */
+ * ok holds. With lazy masks only the row's first and last columns' masks
+ * (eager[0], eager[ncol - 1]) are computed before any path branches off:
+ * coff increases with j and the tensor test is unsigned, so those two hold
+ * exactly when every column's does, the test of the unpredicated vector
+ * path. The others only the slower paths read, so col_ok computes them
+ * where such a path needs them (afresh each time: a predicate computed on
+ * one path is not defined on another). Computing every column's mask up
+ * front cost three instructions an element on the vector path, and each
+ * chunk's two ends (16 predicates for LayerNorm's four chunks a load) more
+ * predicates than a thread has, which ptxas kept as bits of a register,
+ * about 40 instructions a load (12-03c). */
 typedef struct ColMasks {
   const char *c1, *gcol, *ok, *ext;
   int64_t len;
@@ -224,14 +228,14 @@ static const char *col_mask(Emitter *e, const ColMasks *m, int j) {
 static const char *col_ok(Emitter *e, const ColMasks *m, int j) { return m->eager[j] ? m->eager[j] : col_mask(e, m, j); }
 
 /* The masks of a row of ncol columns in chunks of V: every column's when
- * lazy is false (V 1, or a path that reads them all), else the chunks'
- * ends only. */
+ * lazy is false (V 1, or a path that reads them all), else the row's first
+ * and last only. */
 static ColMasks *col_masks(Emitter *e, const char *c1, const char *gcol, const char *ok, const char *ext, int64_t len,
                            const int64_t *coff, int ncol, int V, bool lazy) {
   ColMasks *m = arena_alloc(e->a, sizeof *m);
   *m = (ColMasks){c1, gcol, ok, ext, len, coff, arena_alloc(e->a, sizeof(char *) * (size_t)ncol)};
   for (int j = 0; j < ncol; j++)
-    if (!lazy || V <= 1 || j % V == 0 || j % V == V - 1) m->eager[j] = col_mask(e, m, j);
+    if (!lazy || V <= 1 || j == 0 || j == ncol - 1) m->eager[j] = col_mask(e, m, j);
   return m;
 }
 
@@ -1015,14 +1019,10 @@ static bool emit_blocked_rows(Emitter *e, const TirInst *in, const TirInst *val)
     const char *inside = px_tmp(e, RC_PRED), *all = px_tmp(e, RC_PRED), *whole = px_tmp(e, RC_PRED);
     px_out(e, "setp.gt.s32 %s, %s, %lld;", inside, R.lim, (long long)((g.reps_r - 1) * g.tr * g.wr));
     px_out(e, "setp.ge.and.s32 %s, %s, 0, %s;", inside, R.g[R.i0], inside);
-    px_out(e, "mov.pred %s, %s;", whole, inside);
-    for (int c = 0; c < (int)g.reps_c; c++) {
-      const char *x = px_tmp(e, RC_PRED);
-      px_out(e, "and.pred %s, %s, %s;", inside, inside, R.colok[c * V]);
-      px_out(e, "and.pred %s, %s, %s;", inside, inside, R.colok[c * V + V - 1]);
-      px_out(e, "xor.pred %s, %s, %s;", x, R.colok[c * V], R.colok[c * V + V - 1]);
-      px_out(e, "and.pred %s, %s, !%s;", whole, whole, x);
-    }
+    px_out(e, "mov.pred %s, %s;", whole, inside); /* the rows are inside; the chunks' test follows at $Lbrows */
+    /* every column is inside when the row's first and last are (ColMasks) */
+    px_out(e, "and.pred %s, %s, %s;", inside, inside, R.colok[0]);
+    px_out(e, "and.pred %s, %s, %s;", inside, inside, R.colok[ncol - 1]);
     /* a store whose rows' pitch or base is not aligned, in a warp whose
      * every lane is inside, realigns its chunks by shuffles; the choice is
      * the whole warp's */
@@ -1048,6 +1048,11 @@ static bool emit_blocked_rows(Emitter *e, const TirInst *in, const TirInst *val)
      * end (a row of 5120 in a block of 8192): the same vectors, each
      * predicated on its chunk's first column */
     int Wl = px_new_label(e);
+    for (int c = 0; c < (int)g.reps_c; c++) {
+      const char *x = px_tmp(e, RC_PRED);
+      px_out(e, "xor.pred %s, %s, %s;", x, col_ok(e, R.cm, c * V), col_ok(e, R.cm, c * V + V - 1));
+      px_out(e, "and.pred %s, %s, !%s;", whole, whole, x);
+    }
     px_out(e, "and.pred %s, %s, %s;", whole, whole, aligned);
     px_out(e, "@!%s bra $Lbwhole%d;", whole, Wl);
     vector_rows(e, in, val, &g, &R, coff, ad, aligned, CH_WHOLE, L, pw);
@@ -1129,10 +1134,8 @@ static bool emit_columns(Emitter *e, const TirInst *in, const TirInst *val) {
   int L = px_new_label(e);
   const char *all = px_tmp(e, RC_PRED);
   px_out(e, "and.pred %s, %s, %s;", all, ok, aligned);
-  for (int c = 0; c < (int)g.reps_c; c++) {
-    px_out(e, "and.pred %s, %s, %s;", all, all, cm->eager[c * V]);
-    px_out(e, "and.pred %s, %s, %s;", all, all, cm->eager[c * V + V - 1]);
-  }
+  px_out(e, "and.pred %s, %s, %s;", all, all, cm->eager[0]); /* every column is inside (ColMasks) */
+  px_out(e, "and.pred %s, %s, %s;", all, all, cm->eager[ncol - 1]);
   px_out(e, "@!%s bra $Lcols%d;", all, L);
   blocked_chunks(e, in, val, &g, coff, cm, ad, NULL, aligned, 0, CH_FAST, pw);
   px_out(e, "bra.uni $Lcolsend%d;", L);
