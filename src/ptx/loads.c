@@ -965,6 +965,16 @@ static void note_odd_rows(Emitter *e, const TirInst *in) {
   else e->odd_rows_wide = true;
 }
 
+/* whole &&= each chunk lies wholly inside the row or wholly past it (its
+ * first and last columns' masks agree), for the CH_WHOLE path */
+static void chunks_whole(Emitter *e, const RowsAt *R, const BlockGeom *g, const char *whole) {
+  for (int c = 0; c < (int)g->reps_c; c++) {
+    const char *x = px_tmp(e, RC_PRED);
+    px_out(e, "xor.pred %s, %s, %s;", x, col_ok(e, R->cm, c * g->V), col_ok(e, R->cm, c * g->V + g->V - 1));
+    px_out(e, "and.pred %s, %s, !%s;", whole, whole, x);
+  }
+}
+
 /* Every row repetition's chunks as vectors (blocked_chunks in mode
  * CH_FAST or CH_WHOLE), then on to $Lbrowsend<L> */
 static void vector_rows(Emitter *e, const TirInst *in, const TirInst *val, const BlockGeom *g, const RowsAt *R,
@@ -1023,15 +1033,12 @@ static bool emit_blocked_rows(Emitter *e, const TirInst *in, const TirInst *val)
     /* every column is inside when the row's first and last are (ColMasks) */
     px_out(e, "and.pred %s, %s, %s;", inside, inside, R.colok[0]);
     px_out(e, "and.pred %s, %s, %s;", inside, inside, R.colok[ncol - 1]);
-    /* one chunk: its ends' masks are those two, and the wholly-inside test
-     * costs two predicate operations here (where the q8 example measured
-     * 1-2% faster than with them at $Lbrows, 12-03c call 4) */
+    /* one chunk: its ends' masks are those two, so its wholly-inside test
+     * costs two predicate operations here (the q8 example measured 1-2%
+     * faster than with them at $Lbrows, 12-03c call 4); several chunks'
+     * tests need masks of their own, computed at $Lbrows */
     bool early = g.reps_c == 1;
-    if (early) {
-      const char *x = px_tmp(e, RC_PRED);
-      px_out(e, "xor.pred %s, %s, %s;", x, R.colok[0], R.colok[V - 1]);
-      px_out(e, "and.pred %s, %s, !%s;", whole, whole, x);
-    }
+    if (early) chunks_whole(e, &R, &g, whole);
     /* a store whose rows' pitch or base is not aligned, in a warp whose
      * every lane is inside, realigns its chunks by shuffles; the choice is
      * the whole warp's */
@@ -1057,11 +1064,7 @@ static bool emit_blocked_rows(Emitter *e, const TirInst *in, const TirInst *val)
      * end (a row of 5120 in a block of 8192): the same vectors, each
      * predicated on its chunk's first column */
     int Wl = px_new_label(e);
-    for (int c = 0; c < (int)g.reps_c && !early; c++) {
-      const char *x = px_tmp(e, RC_PRED);
-      px_out(e, "xor.pred %s, %s, %s;", x, col_ok(e, R.cm, c * V), col_ok(e, R.cm, c * V + V - 1));
-      px_out(e, "and.pred %s, %s, !%s;", whole, whole, x);
-    }
+    if (!early) chunks_whole(e, &R, &g, whole);
     px_out(e, "and.pred %s, %s, %s;", whole, whole, aligned);
     px_out(e, "@!%s bra $Lbwhole%d;", whole, Wl);
     vector_rows(e, in, val, &g, &R, coff, ad, aligned, CH_WHOLE, L, pw);
