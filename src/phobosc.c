@@ -45,6 +45,12 @@ static const char usage_text[] =
     "                       allows; to compare the two)\n"
     "  --no-wgmma           tensor-core dots by mma.sync, not wgmma (the sm_90a\n"
     "                       default for dots on tensor copies' tiles; to compare)\n"
+    "  --no-deferred-reductions\n"
+    "                       every row reduction in a loop meets across its row's\n"
+    "                       threads each iteration: by default a loop's running\n"
+    "                       sum, max or online logsumexp of rows stays within\n"
+    "                       each thread and its threads meet once, after the loop\n"
+    "                       (to compare the two)\n"
     "  --no-one-pass        no one-pass copies: by default a variant whose loops\n"
     "                       walk one dim in constant steps and load the same tile\n"
     "                       in two of them gains a copy for launches where the dim\n"
@@ -180,6 +186,8 @@ static void parse_args(int argc, char **argv, Options *o) {
       o->d.no_tensor_copies = true;
     } else if (strcmp(arg, "--no-wgmma") == 0) {
       o->d.no_wgmma = true;
+    } else if (strcmp(arg, "--no-deferred-reductions") == 0) {
+      o->d.no_defer = true;
     } else if (strcmp(arg, "--no-one-pass") == 0) {
       o->d.no_onepass = true;
     } else if (strcmp(arg, "--no-aligned-rows") == 0) {

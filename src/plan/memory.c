@@ -195,11 +195,20 @@ static int64_t exchange_bytes(const TirInst *in) {
       return (x->plan->phys[0] * plan_transpose_pitch(x) * exchange_word_bytes(x) + 15) / 16 * 16;
     return plan_reloads(in) ? 0 : value_exchange_bytes(x);
   case TIR_REDUCE:
+    if (in->plan->partial) return 0; /* within each thread: its loop's exit meets the rows (deferred.c) */
     if (plan_reduce_in_regs(in)) { /* the warps' partial results of each row, 8 bytes each */
       BlockGeom g = plan_block_geom(x);
       return g.wc > 1 ? g.M * g.wc * 8 : 0;
     }
     return pl_is_rowfrag(in) ? 0 : value_exchange_bytes(x);
+  case TIR_FOR: { /* its deferred accumulators' warps meet at its exit, one exchange at a time */
+    int64_t n = 0;
+    for (const PlanDefer *d = in->plan->defer; d; d = d->next) {
+      BlockGeom g = plan_block_geom(d->red->args[0]);
+      if (g.wc > 1 && g.M * g.wc * 8 > n) n = g.M * g.wc * 8;
+    }
+    return n;
+  }
   case TIR_EXTRACT: return x->plan->res == RES_SHARED ? 0 : value_exchange_bytes(x);
   case TIR_WRITE: return in->nsubs && in->args[1]->ty.rank ? value_exchange_bytes(in->args[1]) : 0;
   case TIR_DOT:
@@ -224,7 +233,9 @@ void pl_choose_exchange(Planner *P, TirInst *in) {
   int64_t n = exchange_bytes(in);
   if (!n) return;
   int64_t words = n / 4;
-  in->plan->scratch = pl_new_buf(P, BUF_SCRATCH, arena_printf(P->a, "exchange of %%%d", in->id), S_I32, 1, &words, in);
+  const char *name = in->op == TIR_FOR ? arena_printf(P->a, "exit of loop %%%d", in->id)
+                                       : arena_printf(P->a, "exchange of %%%d", in->id);
+  in->plan->scratch = pl_new_buf(P, BUF_SCRATCH, name, S_I32, 1, &words, in);
 }
 
 static void add_access(Planner *P, Accesses *acc, int pos, bool write, PlanBuf *b) {
@@ -355,6 +366,10 @@ void pl_live_ranges(Planner *P, Accesses *acc) {
       if (first > l->pos) first = l->pos;
       if (last < l->end) last = l->end;
     }
+    /* a loop's exchange at its exit (deferred.c) keeps its bytes over the
+     * loop: nothing in the loop shares them, so no planned barrier there is
+     * ever for it; the exit's own barriers order it with what comes after */
+    if (buf->kind == BUF_SCRATCH && buf->owner->op == TIR_FOR && last < buf->owner->end) last = buf->owner->end;
     buf->first = first;
     buf->last = last;
   }

@@ -35,6 +35,7 @@ Plan *plan_kernel_rows(Arena *a, Diags *d, TirFunc *f, const char *arch, unsigne
   p->launch_threads = p->threads;
   p->padstage = f->info->padstage;
   p->prefetch = flags & PLAN_PREFETCH;
+  p->no_defer = flags & PLAN_NO_DEFER;
   p->no_async = (flags & PLAN_NO_ASYNC) || f->info->no_tma;
   bool sm90 = !arch || strcmp(arch, "sm_90a") == 0;
   p->wgmma = sm90 && !(flags & PLAN_NO_WGMMA);
@@ -60,6 +61,7 @@ Plan *plan_kernel_rows(Arena *a, Diags *d, TirFunc *f, const char *arch, unsigne
   pl_choose_chunk(&P);
   pl_choose_dot_paths(&P);
   pl_choose_accumulate(&P);
+  pl_choose_deferred(&P);
   pl_choose_raster(&P);
   walk(&f->body, pl_choose_exchange, &P);
   if (!pl_check_backend_limits(&P)) return NULL;

@@ -114,9 +114,24 @@ typedef struct PlanVal {
   PlanBuf *ring, *mbar;        /* TIR_LOAD under @pipeline: its ring and its loop's mbarriers */
   const char *path;            /* TIR_LOAD in a @pipeline loop: the path it takes and why */
   int tma;                     /* TIR_LOAD: 1 + its tensor map's index in Plan.tmaps (a TMA copy), else 0 */
+  bool partial;                /* TIR_REDUCE: folded within each thread only; its loop's exit finishes it (plan/deferred.c) */
+  struct PlanDefer *defer;     /* TIR_FOR: the accumulators whose reductions finish at its exit (plan/deferred.c) */
   const struct TirInst *tma_outer; /* a split span's start is tma_outer * its length: the outer coordinate */
   int64_t tma_outer_const;         /* ... or this constant, when tma_outer is NULL */
 } PlanVal;
+
+/* A loop's accumulator whose row reductions stay within each thread for
+ * the whole loop (plan/deferred.c): DEFER_SUM and DEFER_MAX `v = v + rowsum(x)`
+ * and `v = tmax(v, rowmax(x))`, one slot; DEFER_LSE the online logsumexp's
+ * running max slot[0] and sum slot[1]. red: a reduction of it in the loop
+ * (its input's layout is the threads' and warps' along the rows). */
+typedef enum DeferKind { DEFER_SUM, DEFER_MAX, DEFER_LSE } DeferKind;
+typedef struct PlanDefer {
+  DeferKind kind;
+  const struct TirInst *slot[2];
+  const struct TirInst *red;
+  struct PlanDefer *next;
+} PlanDefer;
 
 /* a load read in place from a stage of its staged ring (@pipeline) */
 static inline bool plan_is_ring_stage(const struct TirInst *x) {
@@ -164,6 +179,7 @@ typedef struct Plan {
   bool producer;   /* the rings are filled by a warp of their own, after the T threads */
   int launch_threads; /* threads, plus 32 with a producer warp */
   bool prefetch;   /* PLAN_PREFETCH: loops load register tiles an iteration ahead */
+  bool no_defer;   /* PLAN_NO_DEFER: every row reduction in a loop meets its row each iteration (plan/deferred.c) */
   bool no_async;   /* --no-tma or @no_tma: no asynchronous copies (no cp.async staging either) */
   int raster_group; /* a 2-D grid's blocks grouped this many block.y rows at a time (plan/raster.c), 0: the hardware's order */
   int ntmaps;
@@ -203,7 +219,7 @@ typedef struct Plan {
  * they qualify (phobosc --no-tensor-copies, for A/B runs); PLAN_NO_WGMMA,
  * tensor-core dots keep mma.sync where wgmma would serve (phobosc
  * --no-wgmma, for A/B runs). */
-enum { PLAN_NO_ASYNC = 1, PLAN_PRODUCER_WARP = 2, PLAN_PREFETCH = 4, PLAN_NO_TENSOR_COPIES = 8, PLAN_NO_WGMMA = 16 };
+enum { PLAN_NO_ASYNC = 1, PLAN_PRODUCER_WARP = 2, PLAN_PREFETCH = 4, PLAN_NO_TENSOR_COPIES = 8, PLAN_NO_WGMMA = 16, PLAN_NO_DEFER = 32 };
 Plan *plan_kernel(Arena *a, Diags *d, TirFunc *f, const char *arch, unsigned flags);
 /* plan_kernel with Plan.scalar_params set (0: plan_kernel itself) */
 Plan *plan_kernel_rows(Arena *a, Diags *d, TirFunc *f, const char *arch, unsigned flags, uint64_t scalar_params);

@@ -62,6 +62,9 @@ bool pl_check_backend_limits(Planner *P);
 /* ------------------------- accumulate.c: wgmma accumulating in place */
 void pl_choose_accumulate(Planner *P);
 
+/* ------------ deferred.c: loop accumulators reduced once, at the exit */
+void pl_choose_deferred(Planner *P);
+
 /* ----------------------------- raster.c: the order of a grid's blocks */
 void pl_choose_raster(Planner *P);
 

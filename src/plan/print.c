@@ -94,10 +94,18 @@ void plan_print(FILE *out, const Plan *p) {
       fprintf(out, "\n        accumulates in %%%d's registers%s", v->acc_slot->id,
               v->wait_deferred ? "; waited for in the next iteration, after its groups are issued" : "");
     if (v->folded) fprintf(out, " folded into the dot");
+    if (v->partial) fprintf(out, "\n        within each thread; its loop's exit meets the row's threads");
     if (fb) fprintf(out, "\n        path: fma, not the tensor cores: %s", fb);
     if (v->path) fprintf(out, "\n        path: %s", v->path);
     fputc('\n', out);
   }
+  static const char *defer_kinds[] = {"sum", "max", "online logsumexp"};
+  for (int i = 0; i < f->ninsts; i++)
+    for (const PlanDefer *d = f->insts[i]->plan->defer; d; d = d->next) {
+      fprintf(out, "deferred at the exit of loop %%%d: %s of %%%d", f->insts[i]->id, defer_kinds[d->kind], d->slot[0]->id);
+      if (d->slot[1]) fprintf(out, " and %%%d", d->slot[1]->id);
+      fputc('\n', out);
+    }
   fputs("shared buffers:\n", out);
   for (int i = 0; i < p->nbufs; i++) {
     const PlanBuf *b = p->bufs[i];
@@ -163,6 +171,7 @@ void plan_print_yaml(FILE *out, const Plan *p) {
       if (fb) fprintf(out, ", path: \"fma, not the tensor cores: %s\"", fb);
     }
     if (v->folded) fputs(", folded: true", out);
+    if (v->partial) fputs(", partial: true", out);
     if (v->path) fprintf(out, ", path: \"%s\"", v->path);
     fputs("}\n", out);
   }

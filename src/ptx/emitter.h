@@ -185,6 +185,8 @@ void px_exchange(Emitter *e, const TirInst *owner, const TirInst *const *src, in
 void px_emit_broadcast(Emitter *e, const TirInst *in);
 void px_emit_transpose(Emitter *e, const TirInst *in);
 void px_emit_reduce(Emitter *e, const TirInst *in);
+const char ***px_defer_enter(Emitter *e, const TirInst *loop);
+void px_defer_exit(Emitter *e, const TirInst *loop, const char ***saved);
 void px_emit_extract(Emitter *e, const TirInst *in);
 void px_emit_write(Emitter *e, const TirInst *in);
 

@@ -454,20 +454,59 @@ static void shfl_fold(Emitter *e, RegClass rc, const char *op, const char *d, in
   px_out(e, "%s %s, %s, %s;", op, d, d, o);
 }
 
+/* The warps of a row meet: the partial of row (row base + rr tr wr) from
+ * warp column wcol goes to (row wc + wcol) 8 bytes at `base` (lane column 0
+ * writes it), one barrier, and every thread folds its row's wc. regs[rr]:
+ * the row repetitions' registers, each already folded over the row's lanes. */
+static void meet_warps(Emitter *e, const BlockGeom *g, RegClass rc, const char *op, const char *const *regs,
+                       int64_t base) {
+  const char *rb = px_blk_row_base(e, g), *wcol = px_tmp(e, RC_B32), *lc = px_tmp(e, RC_PRED);
+  px_out(e, "bfe.u32 %s, %%tid_, 5, %d;", wcol, px_log2i(g->wc));
+  {
+    const char *l = px_tmp(e, RC_B32);
+    px_out(e, "and.b32 %s, %%tid_, %d;", l, g->tc - 1);
+    px_out(e, "setp.eq.u32 %s, %s, 0;", lc, l);
+  }
+  const char *mov = rc == RC_F64 || rc == RC_B64 ? "b64" : "b32";
+  for (int rr = 0; rr < (int)g->reps_r; rr++) {
+    const char *row = px_tmp(e, RC_B32), *ad = px_tmp(e, RC_B32), *in_tile = px_tmp(e, RC_PRED);
+    px_out(e, "add.u32 %s, %s, %lld;", row, rb, (long long)rr * g->tr * g->wr);
+    px_out(e, "setp.lt.and.u32 %s, %s, %lld, %s;", in_tile, row, (long long)g->M, lc);
+    px_out(e, "mad.lo.u32 %s, %s, %d, %s;", ad, row, g->wc, wcol);
+    px_out(e, "mad.lo.u32 %s, %s, 8, %%smem_;", ad, ad);
+    px_out(e, "@%s st.shared.%s [%s+%lld], %s;", in_tile, mov, ad, (long long)base, regs[rr]);
+  }
+  px_cta_sync(e);
+  for (int rr = 0; rr < (int)g->reps_r; rr++) {
+    const char *row = px_tmp(e, RC_B32), *ad = px_tmp(e, RC_B32), *d = regs[rr];
+    px_out(e, "add.u32 %s, %s, %lld;", row, rb, (long long)rr * g->tr * g->wr);
+    px_out(e, "min.u32 %s, %s, %lld;", row, row, (long long)(g->M - 1)); /* slack rows read row M - 1 */
+    px_out(e, "mul.lo.u32 %s, %s, %d;", ad, row, g->wc * 8);
+    px_out(e, "add.u32 %s, %s, %%smem_;", ad, ad);
+    px_out(e, "ld.shared.%s %s, [%s+%lld];", mov, d, ad, (long long)base);
+    for (int w = 1; w < g->wc; w++) {
+      const char *o = px_tmp(e, rc);
+      px_out(e, "ld.shared.%s %s, [%s+%lld];", mov, o, ad, (long long)(base + w * 8));
+      px_out(e, "%s %s, %s, %s;", op, d, d, o);
+    }
+  }
+}
+
 /* rowmax or rowsum of a blocked value into its row layout (plan.c,
  * plan_reduce_in_regs): each thread folds its registers of a row repetition
  * (over the logical columns only: slack gives the identity), the tc lanes
  * along the row (the low bits of the lane) meet by butterfly shuffles, and
  * when wc warps share a row their partials go through the plan's scratch
- * (row-major, wc a row), one barrier, and every thread folds its row's wc.
- * No shared memory at all when a row lies within a warp. */
+ * (meet_warps). No shared memory at all when a row lies within a warp. A
+ * partial reduction (plan/deferred.c) stops after the thread's own fold:
+ * its loop's exit meets the rows (px_defer_exit). */
 static void emit_reduce_blocked(Emitter *e, const TirInst *in) {
   const TirInst *x = in->args[0];
   BlockGeom g = plan_block_geom(x);
   int64_t len = x->ty.dims[x->ty.rank - 1];
   RegClass rc = px_rc_of(in->ty.elem), xc = px_rc_of(x->ty.elem);
   const char *t = px_arith_type(in->ty.elem);
-  bool mx = in->aux == TRED_MAX;
+  bool mx = in->aux == TRED_MAX, partial = in->plan->partial;
   const char *op = arena_printf(e->a, "%s.%s", mx ? "max" : "add", t);
   const char *id = mx ? max_identity(in->ty.elem) : px_zero(rc);
   const char *cb = px_blk_col_base(e, &g);
@@ -492,42 +531,134 @@ static void emit_reduce_blocked(Emitter *e, const TirInst *in) {
       }
       px_out(e, "%s %s, %s, %s;", op, d, d, v);
     }
-    for (int m = 1; m < g.tc; m *= 2) shfl_fold(e, rc, op, d, m);
+    for (int m = 1; !partial && m < g.tc; m *= 2) shfl_fold(e, rc, op, d, m);
   }
-  if (g.wc > 1) {
-    /* partial of row (row base + rr tr wr) from warp column wcol at
-     * (row wc + wcol) 8 bytes; lane column 0 writes it */
-    int64_t base = in->plan->scratch->offset;
-    const char *rb = px_blk_row_base(e, &g), *wcol = px_tmp(e, RC_B32), *lc = px_tmp(e, RC_PRED);
-    px_out(e, "bfe.u32 %s, %%tid_, 5, %d;", wcol, px_log2i(g.wc));
-    {
-      const char *l = px_tmp(e, RC_B32);
-      px_out(e, "and.b32 %s, %%tid_, %d;", l, g.tc - 1);
-      px_out(e, "setp.eq.u32 %s, %s, 0;", lc, l);
-    }
-    const char *mov = rc == RC_F64 || rc == RC_B64 ? "b64" : "b32";
-    for (int rr = 0; rr < (int)g.reps_r; rr++) {
-      const char *row = px_tmp(e, RC_B32), *ad = px_tmp(e, RC_B32), *in_tile = px_tmp(e, RC_PRED);
-      px_out(e, "add.u32 %s, %s, %lld;", row, rb, (long long)rr * g.tr * g.wr);
-      px_out(e, "setp.lt.and.u32 %s, %s, %lld, %s;", in_tile, row, (long long)g.M, lc);
-      px_out(e, "mad.lo.u32 %s, %s, %d, %s;", ad, row, g.wc, wcol);
-      px_out(e, "mad.lo.u32 %s, %s, 8, %%smem_;", ad, ad);
-      px_out(e, "@%s st.shared.%s [%s+%lld], %s;", in_tile, mov, ad, (long long)base, px_reg(e, in, rr));
-    }
-    px_cta_sync(e);
-    for (int rr = 0; rr < (int)g.reps_r; rr++) {
-      const char *row = px_tmp(e, RC_B32), *ad = px_tmp(e, RC_B32), *d = px_reg(e, in, rr);
-      px_out(e, "add.u32 %s, %s, %lld;", row, rb, (long long)rr * g.tr * g.wr);
-      px_out(e, "min.u32 %s, %s, %lld;", row, row, (long long)(g.M - 1)); /* slack rows read row M - 1 */
-      px_out(e, "mul.lo.u32 %s, %s, %d;", ad, row, g.wc * 8);
-      px_out(e, "add.u32 %s, %s, %%smem_;", ad, ad);
-      px_out(e, "ld.shared.%s %s, [%s+%lld];", mov, d, ad, (long long)base);
-      for (int w = 1; w < g.wc; w++) {
-        const char *o = px_tmp(e, rc);
-        px_out(e, "ld.shared.%s %s, [%s+%lld];", mov, o, ad, (long long)(base + w * 8));
-        px_out(e, "%s %s, %s, %s;", op, d, d, o);
+  if (g.wc > 1 && !partial) {
+    const char **regs = arena_alloc(e->a, sizeof *regs * (size_t)g.reps_r);
+    for (int rr = 0; rr < (int)g.reps_r; rr++) regs[rr] = px_reg(e, in, rr);
+    meet_warps(e, &g, rc, op, regs, in->plan->scratch->offset);
+  }
+  for (int rr = 0; rr < (int)g.reps_r; rr++) px_round_reg(e, in->ty.elem, px_reg(e, in, rr));
+}
+
+/* -FLT_MAX: a deferred logsumexp's running max before a thread has seen an
+ * element. Finite, so that a thread whose columns of a block are all -inf
+ * (masked) computes exp(-inf - -FLT_MAX) = 0 and exp(m - mnew) = 1, not NaN. */
+static const char *LSE_NONE = "0fFF7FFFFF";
+
+/* e^a into d, as the language's exp (ops.c, px_emit_math) */
+static void exp_f32(Emitter *e, const char *d, const char *a) {
+  px_out(e, "mul.f32 %s, %s, 0f3FB8AA3B;", d, a);
+  px_out(e, "ex2.approx.ftz.f32 %s, %s;", d, d);
+}
+
+/* Before a loop with deferred accumulators (plan/deferred.c): each
+ * accumulator's value so far is set aside and its registers start at the
+ * identity, to take the thread's own elements. Returns the values set
+ * aside, an array of registers per accumulator, for px_defer_exit. */
+const char ***px_defer_enter(Emitter *e, const TirInst *loop) {
+  int n = 0;
+  for (const PlanDefer *d = loop->plan->defer; d; d = d->next) n++;
+  if (!n) return NULL;
+  const char ***saved = arena_alloc(e->a, sizeof *saved * (size_t)n);
+  /* the plan counts the exit's exchange as written and read back at the
+   * loop (plan/memory.c, pl_live_ranges: its bytes are the loop's own),
+   * where it takes that exchange's barrier to order what came before */
+  if (loop->plan->scratch) px_cta_sync(e);
+  int i = 0;
+  for (const PlanDefer *d = loop->plan->defer; d; d = d->next, i++) {
+    int ns = d->kind == DEFER_LSE ? 2 : 1, nr = px_nregs(e, d->slot[0]);
+    saved[i] = arena_alloc(e->a, sizeof **saved * (size_t)(ns * nr));
+    for (int s = 0; s < ns; s++) {
+      const TirInst *slot = d->slot[s];
+      RegClass rc = px_rc_of(slot->ty.elem);
+      const char *id = d->kind == DEFER_SUM || s == 1 ? px_zero(rc)
+                       : d->kind == DEFER_MAX          ? max_identity(slot->ty.elem)
+                                                       : LSE_NONE;
+      for (int k = 0; k < nr; k++) {
+        const char *v = px_tmp(e, rc), *r = px_reg(e, slot, k);
+        px_out(e, "mov.%s %s, %s;", px_mov_type(rc), v, r);
+        px_out(e, "mov.%s %s, %s;", px_mov_type(rc), r, id);
+        saved[i][s * nr + k] = v;
       }
     }
   }
-  for (int rr = 0; rr < (int)g.reps_r; rr++) px_round_reg(e, in->ty.elem, px_reg(e, in, rr));
+  return saved;
+}
+
+/* The row's threads meet in regs: lanes by shuffles, warps through the
+ * loop's exit exchange, after a barrier where an accumulator before this
+ * one used it (*used: others may still be reading its values). */
+static void meet_row(Emitter *e, const BlockGeom *g, RegClass rc, const char *op, const char *const *regs, int64_t base,
+                     bool *used) {
+  for (int rr = 0; rr < (int)g->reps_r; rr++)
+    for (int m = 1; m < g->tc; m *= 2) shfl_fold(e, rc, op, regs[rr], m);
+  if (g->wc > 1) {
+    if (*used) px_cta_sync(e);
+    meet_warps(e, g, rc, op, regs, base);
+    *used = true;
+  }
+}
+
+/* After the loop: each accumulator's threads meet (a sum or a max as the
+ * reduction would have; the logsumexp's pairs as M = max m, L = sum l e^(m -
+ * M)), then the result joins the value set aside before the loop. */
+void px_defer_exit(Emitter *e, const TirInst *loop, const char ***saved) {
+  if (!saved) return;
+  int64_t base = loop->plan->scratch ? loop->plan->scratch->offset : 0;
+  bool used = false;
+  int i = 0;
+  for (const PlanDefer *d = loop->plan->defer; d; d = d->next, i++) {
+    BlockGeom g = plan_block_geom(d->red->args[0]);
+    const TirInst *s0 = d->slot[0];
+    int nr = px_nregs(e, s0);
+    if (nr != (int)g.reps_r) diag_ice("ptx: a deferred accumulator's registers are not its rows'");
+    RegClass rc = px_rc_of(s0->ty.elem);
+    const char *t = px_arith_type(s0->ty.elem);
+    const char **r0 = arena_alloc(e->a, sizeof *r0 * (size_t)nr);
+    for (int k = 0; k < nr; k++) r0[k] = px_reg(e, s0, k);
+    if (d->kind != DEFER_LSE) {
+      bool mx = d->kind == DEFER_MAX;
+      const char *op = arena_printf(e->a, "%s.%s", mx ? "max" : "add", t);
+      meet_row(e, &g, rc, op, r0, base, &used);
+      for (int k = 0; k < nr; k++) {
+        px_out(e, "%s %s, %s, %s;", op, r0[k], saved[i][k], r0[k]);
+        px_round_reg(e, s0->ty.elem, r0[k]);
+      }
+      continue;
+    }
+    const char **r1 = arena_alloc(e->a, sizeof *r1 * (size_t)nr), **mt = arena_alloc(e->a, sizeof *mt * (size_t)nr);
+    for (int k = 0; k < nr; k++) {
+      r1[k] = px_reg(e, d->slot[1], k);
+      mt[k] = px_tmp(e, RC_F32);
+      px_out(e, "mov.f32 %s, %s;", mt[k], r0[k]);
+    }
+    meet_row(e, &g, RC_F32, "max.f32", r0, base, &used); /* M */
+    for (int k = 0; k < nr; k++) { /* l e^(m - M), each thread's */
+      const char *x = px_tmp(e, RC_F32);
+      px_out(e, "sub.rn.f32 %s, %s, %s;", x, mt[k], r0[k]);
+      exp_f32(e, x, x);
+      px_out(e, "mul.rn.f32 %s, %s, %s;", r1[k], r1[k], x);
+    }
+    meet_row(e, &g, RC_F32, "add.f32", r1, base, &used); /* L */
+    for (int k = 0; k < nr; k++) { /* joined with the (m0, l0) before the loop; none seen: (m0, l0) */
+      const char *m0 = saved[i][k], *l0 = saved[i][nr + k];
+      const char *mn = px_tmp(e, RC_F32), *a = px_tmp(e, RC_F32), *b = px_tmp(e, RC_F32), *p = px_tmp(e, RC_PRED);
+      px_out(e, "setp.eq.f32 %s, %s, %s;", p, r0[k], LSE_NONE);
+      px_out(e, "max.f32 %s, %s, %s;", mn, m0, r0[k]);
+      px_out(e, "sub.rn.f32 %s, %s, %s;", a, m0, mn);
+      exp_f32(e, a, a);
+      px_out(e, "sub.rn.f32 %s, %s, %s;", b, r0[k], mn);
+      exp_f32(e, b, b);
+      px_out(e, "mul.rn.f32 %s, %s, %s;", a, l0, a);
+      px_out(e, "mul.rn.f32 %s, %s, %s;", b, r1[k], b);
+      px_out(e, "add.rn.f32 %s, %s, %s;", r1[k], a, b);
+      px_out(e, "mov.f32 %s, %s;", r0[k], mn);
+      px_out(e, "@%s mov.f32 %s, %s;", p, r0[k], m0);
+      px_out(e, "@%s mov.f32 %s, %s;", p, r1[k], l0);
+    }
+  }
+  /* what follows may reuse the exchange's bytes: the plan, counting its
+   * reads at the loop, may take a barrier inside the loop for them */
+  if (used) px_cta_sync(e);
 }

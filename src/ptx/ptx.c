@@ -149,11 +149,14 @@ static void emit_op(Emitter *e, const TirInst *in) {
     break;
   }
   case TIR_WRITE: px_emit_write(e, in); break;
-  case TIR_FOR:
+  case TIR_FOR: {
+    const char ***saved = px_defer_enter(e, in); /* accumulators that meet at the exit (plan/deferred.c) */
     e->loops++;
     px_emit_for(e, in);
     e->loops--;
+    px_defer_exit(e, in, saved);
     break;
+  }
   case TIR_WHILE: {
     int L = px_new_label(e);
     const char *p = px_tmp(e, RC_PRED);

@@ -367,6 +367,56 @@ static bool ref_softmax_rows(RefCtx *r) {
   return true;
 }
 
+/* Out[i] = (m, l): the logsumexp pair of the first n columns of row i joined
+ * with (m0, l0), m the max and l the sum of e^(x - m) (deferred.ph, lse_from) */
+static bool ref_lse_from(RefCtx *r) {
+  CaseParam *X = ref_param(r, "X"), *Out = ref_param(r, "Out");
+  int64_t R = X->dims[0], N = X->dims[1], n = (int64_t)ref_scalar(r, "n");
+  double m0 = (float)ref_scalar(r, "m0"), l0 = (float)ref_scalar(r, "l0");
+  for (int64_t i = 0; i < R; i++) {
+    double m = m0;
+    for (int64_t j = 0; j < n && j < N; j++) m = fmax(m, X->data[i * N + j]);
+    double l = l0 * exp(m0 - m);
+    for (int64_t j = 0; j < n && j < N; j++) l += exp(X->data[i * N + j] - m);
+    Out->data[i * 2] = m;
+    Out->data[i * 2 + 1] = l;
+  }
+  return true;
+}
+
+/* Out[i] = (1.5 + sum x, sum x^2, max(-3, max x, 0 where the last block of
+ * 128 is ragged: its columns past N load as zero)), Isum[i] = 7 + sum I
+ * (deferred.ph, folds) */
+static bool ref_folds(RefCtx *r) {
+  CaseParam *X = ref_param(r, "X"), *I = ref_param(r, "I"), *Out = ref_param(r, "Out"), *Is = ref_param(r, "Isum");
+  int64_t R = X->dims[0], N = X->dims[1];
+  for (int64_t i = 0; i < R; i++) {
+    double s = 1.5, q = 0, mx = N % 128 ? 0.0 : -INFINITY, si = 7;
+    mx = fmax(mx, -3.0);
+    for (int64_t j = 0; j < N; j++) {
+      double x = X->data[i * N + j];
+      s += x, q += x * x, mx = fmax(mx, x), si += I->data[i * N + j];
+    }
+    Out->data[i * 3] = s, Out->data[i * 3 + 1] = q, Out->data[i * 3 + 2] = mx;
+    Is->data[i] = si;
+  }
+  return true;
+}
+
+/* Y = X + the row's sum through the end of each block of 64 (deferred.ph, prefix) */
+static bool ref_prefix(RefCtx *r) {
+  CaseParam *X = ref_param(r, "X"), *Y = ref_param(r, "Y");
+  int64_t R = X->dims[0], N = X->dims[1];
+  for (int64_t i = 0; i < R; i++) {
+    double s = 0;
+    for (int64_t b = 0; b < N; b += 64) {
+      for (int64_t j = b; j < b + 64 && j < N; j++) s += X->data[i * N + j];
+      for (int64_t j = b; j < b + 64 && j < N; j++) Y->data[i * N + j] = X->data[i * N + j] + s;
+    }
+  }
+  return true;
+}
+
 /* Y = X / max(D's row), each quotient correctly rounded to f32 (div_rows.ph):
  * the double quotient of two floats rounded to float is the float quotient
  * rounded to nearest (53 >= 2 * 24 + 2), so the case can ask for equality */
@@ -982,6 +1032,9 @@ const RefEntry harness_refs_more[] = {
     {"rowreduce", ref_rowreduce},
     {"row_norm", ref_row_norm},
     {"softmax_rows", ref_softmax_rows},
+    {"lse_from", ref_lse_from},
+    {"folds", ref_folds},
+    {"prefix", ref_prefix},
     {"layer_norm_rows", ref_layer_norm_rows},
     {"div_rows", ref_div_rows},
     {"div_scalar", ref_div_scalar},
