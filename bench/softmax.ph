@@ -6,8 +6,12 @@
 // normalized values. Columns past N load as zero, so the first pass masks
 // them to -inf; the second pass's stores past N are skipped.
 // The f32 and bf16 kernels are the same code; bf16 computes in f32.
-@autotune(BR in [1, 8], BN in [1024, 4096])
-@launch(256)
+// NT threads a CTA, a tuning point beside BR and BN (as a Triton author
+// tunes num_warps): for rows of a vocabulary, one CTA a row of 512 or 1024
+// threads keeps fewer rows in flight, so that the second pass finds more of
+// its row in the L2.
+@autotune(BR in [1, 8], BN in [1024, 16384], NT in [256, 1024])
+@launch(NT)
 @dynshared
 @grid(cdiv(R, BR))
 kernel softmax_f32(X: tensor<f32>[R, N], Y: tensor<f32>[R, N]) {
@@ -26,8 +30,8 @@ kernel softmax_f32(X: tensor<f32>[R, N], Y: tensor<f32>[R, N]) {
   }
 }
 
-@autotune(BR in [1, 8], BN in [1024, 4096])
-@launch(256)
+@autotune(BR in [1, 8], BN in [1024, 16384], NT in [256, 1024])
+@launch(NT)
 @dynshared
 @grid(cdiv(R, BR))
 kernel softmax_bf16(X: tensor<bf16>[R, N], Y: tensor<bf16>[R, N]) {
