@@ -2,7 +2,14 @@
  *
  * ptxas is found through $PHOBOS_PTXAS, then PATH, then /usr/local/cuda/bin.
  * When it fails, the .ptx is kept beside the output and the exact command
- * that reproduces the failure is printed, with ptxas's own messages. */
+ * that reproduces the failure is printed, with ptxas's own messages.
+ *
+ * A file of many @autotune variants is one module of many entries, which
+ * ptxas assembles one after another: `--split-compile N` spreads them over
+ * N threads (the online CPUs, at most 16; $PHOBOS_PTXAS_THREADS sets N, 1
+ * for none). The code is the same either way (the cubin's .text sections
+ * are byte-identical; its notes record the option). A ptxas too old for the
+ * option, which names it in its error, is run again without it. */
 #include "cubin.h"
 
 #include <errno.h>
@@ -52,6 +59,46 @@ static const char *not_a_cubin(const char *path, char *buf, size_t len) {
   return NULL;
 }
 
+/* How many threads ptxas may assemble entries on: 0 for the option left out. */
+static int ptxas_threads(void) {
+  const char *env = getenv("PHOBOS_PTXAS_THREADS");
+  long n;
+  if (env && *env) {
+    char *end;
+    n = strtol(env, &end, 10);
+    if (*end || n < 0) n = 1;
+  } else {
+    n = sysconf(_SC_NPROCESSORS_ONLN);
+  }
+  if (n > 16) n = 16;
+  return n >= 2 ? (int)n : 0;
+}
+
+/* Runs argv[0] with argv; its exit status in *status (or the spawn error in
+ * the result) and its output, malloc'ed, in *msg. */
+static int run_ptxas(char *const *argv, int *status, char **msg, size_t *mlen) {
+  *msg = NULL, *mlen = 0, *status = 0;
+  int pipefd[2];
+  if (pipe(pipefd) != 0) return errno;
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, pipefd[1], 1);
+  posix_spawn_file_actions_adddup2(&fa, pipefd[1], 2);
+  posix_spawn_file_actions_addclose(&fa, pipefd[0]);
+  pid_t pid;
+  int rc = posix_spawn(&pid, argv[0], &fa, NULL, argv, environ);
+  posix_spawn_file_actions_destroy(&fa);
+  close(pipefd[1]);
+  FILE *m = open_memstream(msg, mlen);
+  char chunk[4096];
+  ssize_t got;
+  while (rc == 0 && (got = read(pipefd[0], chunk, sizeof chunk)) > 0) fwrite(chunk, 1, (size_t)got, m);
+  close(pipefd[0]);
+  fclose(m);
+  if (rc == 0) waitpid(pid, status, 0);
+  return rc;
+}
+
 bool cubin_assemble(const char *ptx_path, const char *cubin_path, const char *arch, bool verbose, FILE *err) {
   char pbuf[4096];
   const char *ptxas = cubin_find_ptxas(pbuf, sizeof pbuf);
@@ -59,34 +106,23 @@ bool cubin_assemble(const char *ptx_path, const char *cubin_path, const char *ar
     fprintf(err, "phobosc: error: ptxas not found (set PHOBOS_PTXAS, or put the CUDA toolkit's bin on PATH)\n");
     return false;
   }
-  char archarg[64];
+  char archarg[64], nthreads[16];
   snprintf(archarg, sizeof archarg, "-arch=%s", arch);
-  char *argv[] = {(char *)ptxas, archarg, "-O3", verbose ? "-v" : "-O3", "-o", (char *)cubin_path, (char *)ptx_path, NULL};
-  int pipefd[2];
-  if (pipe(pipefd) != 0) {
-    fprintf(err, "phobosc: error: pipe: %s\n", strerror(errno));
-    return false;
-  }
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, pipefd[1], 1);
-  posix_spawn_file_actions_adddup2(&fa, pipefd[1], 2);
-  posix_spawn_file_actions_addclose(&fa, pipefd[0]);
-  pid_t pid;
-  int rc = posix_spawn(&pid, ptxas, &fa, NULL, argv, environ);
-  posix_spawn_file_actions_destroy(&fa);
-  close(pipefd[1]);
-  char *msg = NULL;
-  size_t mlen = 0;
-  FILE *m = open_memstream(&msg, &mlen);
-  char chunk[4096];
-  ssize_t got;
-  while (rc == 0 && (got = read(pipefd[0], chunk, sizeof chunk)) > 0) fwrite(chunk, 1, (size_t)got, m);
-  close(pipefd[0]);
-  fclose(m);
-  int status = 0;
-  if (rc == 0) waitpid(pid, &status, 0);
+  int nt = ptxas_threads();
+  snprintf(nthreads, sizeof nthreads, "%d", nt);
+  char *argv[] = {(char *)ptxas, archarg, "-O3", verbose ? "-v" : "-O3", "-o", (char *)cubin_path, (char *)ptx_path,
+                  NULL, NULL, NULL};
+  if (nt) argv[7] = "--split-compile", argv[8] = nthreads;
+  char *msg;
+  size_t mlen;
+  int status, rc = run_ptxas(argv, &status, &msg, &mlen);
   bool ok = rc == 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  if (!ok && rc == 0 && nt && msg && strstr(msg, "split-compile")) { /* an older ptxas */
+    free(msg);
+    argv[7] = NULL, nt = 0;
+    rc = run_ptxas(argv, &status, &msg, &mlen);
+    ok = rc == 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  }
   if (ok && verbose && mlen) fputs(msg, err);
   /* ptxas said it succeeded: what it wrote must be a cubin before the
    * manifest says there is one; a file that is not is removed */
@@ -103,8 +139,8 @@ bool cubin_assemble(const char *ptx_path, const char *cubin_path, const char *ar
     else fprintf(err, "phobosc: error: ptxas failed (exit %d):\n%s", WEXITSTATUS(status), msg ? msg : "");
   }
   if (!ok)
-    fprintf(err, "phobosc: note: the PTX is kept in %s; reproduce with:\n  %s %s -O3 -o %s %s\n", ptx_path, ptxas, archarg,
-            cubin_path, ptx_path);
+    fprintf(err, "phobosc: note: the PTX is kept in %s; reproduce with:\n  %s %s -O3 -o %s %s%s%s\n", ptx_path, ptxas,
+            archarg, cubin_path, ptx_path, nt ? " --split-compile " : "", nt ? nthreads : "");
   free(msg);
   return ok;
 }

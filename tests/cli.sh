@@ -710,6 +710,26 @@ for f in none:"it cannot be opened: No such file or directory" empty:"it is empt
 done
 has "the PTX is kept to reproduce" err "reproduce with:"
 
+# --split-compile: ptxas spreads the entries over threads ($PHOBOS_PTXAS_THREADS,
+# else the online CPUs); a ptxas that does not know the option (its error
+# names it) is run again without it
+printf '#!/bin/sh\necho "$*" >> "%s/ptxas_args"\ncase "$*" in *split-compile*) echo "ptxas fatal   : Unknown option '"'"'-split-compile'"'"'"; exit 1;; esac\necho "ptxas fatal   : other failure"; exit 1\n' "$tmp" > "$tmp/ptxas_old"
+chmod +x "$tmp/ptxas_old"
+rm -f "$tmp/ptxas_args"
+PHOBOS_PTXAS="$tmp/ptxas_old" PHOBOS_PTXAS_THREADS=4 "$PHOBOSC" -o "$tmp/old.cubin" "$q8" >"$tmp/out" 2>"$tmp/err"
+if sed -n 1p "$tmp/ptxas_args" | grep -q -e '--split-compile 4$'; then ok "PHOBOS_PTXAS_THREADS=4: --split-compile 4"
+else not_ok "PHOBOS_PTXAS_THREADS=4: --split-compile 4" "$(cat "$tmp/ptxas_args")"; fi
+if [ "$(wc -l < "$tmp/ptxas_args")" -eq 2 ] && ! sed -n 2p "$tmp/ptxas_args" | grep -q split-compile; then
+  ok "a ptxas without --split-compile: run again without it"
+else not_ok "a ptxas without --split-compile: run again without it" "$(cat "$tmp/ptxas_args")"; fi
+has "the second run's failure reported" err "other failure"
+if grep -q "reproduce with:" "$tmp/err" && ! grep -q "split-compile" "$tmp/err"; then ok "the repro command is the second run's"
+else not_ok "the repro command is the second run's" "$(cat "$tmp/err")"; fi
+rm -f "$tmp/ptxas_args"
+PHOBOS_PTXAS="$tmp/ptxas_old" PHOBOS_PTXAS_THREADS=1 "$PHOBOSC" -o "$tmp/old.cubin" "$q8" >"$tmp/out" 2>"$tmp/err"
+if [ "$(wc -l < "$tmp/ptxas_args")" -eq 1 ] && ! grep -q split-compile "$tmp/ptxas_args"; then ok "PHOBOS_PTXAS_THREADS=1: no --split-compile"
+else not_ok "PHOBOS_PTXAS_THREADS=1: no --split-compile" "$(cat "$tmp/ptxas_args")"; fi
+
 # @grid programs: what the runtime cannot evaluate, and names too long for
 # a fixed buffer, were an internal error when the manifest was written
 printf '@grid(N << 1)\nkernel k(A: tensor<f32>[N]) {\n  A[0] = 1.0\n}\n' > "$tmp/gridshl.ph"
