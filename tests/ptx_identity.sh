@@ -112,8 +112,10 @@ run_one() { # BINARY DIR LINE
   local idx=${3%%|*} rest=${3#*|}
   local args=${rest%%|*} src=${rest#*|}
   args=${args//@DIR@/$2}
+  # one ptxas thread: the cubin's notes record --split-compile, and a
+  # reference from before 60e33c1 ran ptxas without it
   # shellcheck disable=SC2086
-  PHOBOS_PTXAS=$ptxas "$1" $args "$src" > "$2/$idx.out" 2> "$2/$idx.err"
+  PHOBOS_PTXAS=$ptxas PHOBOS_PTXAS_THREADS=1 "$1" $args "$src" > "$2/$idx.out" 2> "$2/$idx.err"
   echo "exit $?" >> "$2/$idx.err"
 }
 export -f run_one
