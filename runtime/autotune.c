@@ -4,7 +4,10 @@
  * bound dims) each fitting variant runs once to warm up and five times
  * timed with CUDA events, on scratch copies of the tensors the kernel
  * writes, so the caller's outputs are written once, by the winner. The
- * median decides. Choices live in memory and in a YAML file:
+ * median decides, unless others came within AT_CLOSE of the best: five
+ * launches of a 40 us kernel tell apart variants 5% apart no better than
+ * chance, so the fastest AT_FINALISTS of those close are timed again,
+ * AT_FINAL_REPS launches each, and that median decides. Choices live in memory and in a YAML file:
  * $PHOBOS_CACHE_DIR/autotune.yaml, else $XDG_CACHE_HOME/phobos/, else
  * ~/.cache/phobos/. A file that cannot be parsed is ignored and rewritten.
  * It keeps AT_MAX_ENTRIES, evicting the oldest; each write merges into it
@@ -26,7 +29,11 @@ enum {
   AT_MAX_BYTES = 16 << 20, /* the cache file's size */
   AT_MAX_ENTRIES = 4096,   /* entries kept; past it the oldest written goes first */
   AT_LOCK_WAIT_MS = 10000, /* how long a writer waits for the file's lock */
+  AT_REPS = 5,             /* timed launches of each fitting variant */
+  AT_FINALISTS = 4,        /* variants timed again when they came close */
+  AT_FINAL_REPS = 21,      /* ... and their timed launches */
 };
+#define AT_CLOSE 1.05f /* within 5% of the best: a finalist */
 
 typedef struct AtEntry {
   char *key, *entry;
@@ -324,19 +331,20 @@ static int cmp_float(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-/* Median milliseconds of five timed launches after one warm-up. */
+/* Median milliseconds of `reps` timed launches (at most AT_FINAL_REPS)
+ * after one warm-up. */
 static phobos_status time_variant(phobos_kernel *k, MfVariant *v, const phobos_arg *args, const RtBinding *b,
-                                  const CUdeviceptr *scratch, CUstream stream, float *ms) {
+                                  const CUdeviceptr *scratch, CUstream stream, int reps, float *ms) {
   phobos_context *ctx = k->mod->ctx;
   const CuApi *cu = ctx->cu;
   CUevent e0 = NULL, e1 = NULL;
-  float t[5];
+  float t[AT_FINAL_REPS];
   phobos_status s = rt_launch_variant(k, v, args, b, scratch, stream);
   char buf[200];
   CUresult r = CU_SUCCESS;
   if (s == PHOBOS_OK && ((r = cu->EventCreate(&e0, 0)) != CU_SUCCESS || (r = cu->EventCreate(&e1, 0)) != CU_SUCCESS))
     s = rt_set_err(ctx, PHOBOS_CUDA_ERROR, "cuEventCreate failed: %s", cu_error(cu, r, buf, sizeof buf));
-  for (int i = 0; i < 5 && s == PHOBOS_OK; i++) {
+  for (int i = 0; i < reps && s == PHOBOS_OK; i++) {
     if ((r = cu->EventRecord(e0, stream)) != CU_SUCCESS) break;
     if ((s = rt_launch_variant(k, v, args, b, scratch, stream)) != PHOBOS_OK) break;
     if ((r = cu->EventRecord(e1, stream)) != CU_SUCCESS || (r = cu->EventSynchronize(e1)) != CU_SUCCESS ||
@@ -348,8 +356,8 @@ static phobos_status time_variant(phobos_kernel *k, MfVariant *v, const phobos_a
   if (e0) cu->EventDestroy(e0);
   if (e1) cu->EventDestroy(e1);
   if (s == PHOBOS_OK) {
-    qsort(t, 5, sizeof t[0], cmp_float);
-    *ms = t[2];
+    qsort(t, (size_t)reps, sizeof t[0], cmp_float);
+    *ms = t[reps / 2];
   }
   return s;
 }
@@ -403,13 +411,40 @@ phobos_status at_choose(phobos_kernel *k, const phobos_arg *args, const RtBindin
   }
   float best = 0;
   int won = -1;
+  float *times = s == PHOBOS_OK ? malloc(sizeof *times * (size_t)nfits) : NULL;
+  if (s == PHOBOS_OK && !times) s = rt_set_err(ctx, PHOBOS_OUT_OF_MEMORY, "out of memory for the autotune times");
   for (int i = 0; i < nfits && s == PHOBOS_OK; i++) {
-    float ms;
-    phobos_status ts = time_variant(k, fits[i], args, b, scratch, stream, &ms);
-    if (ts == PHOBOS_LAUNCH_LIMIT) continue; /* this variant cannot run this shape; others may */
+    times[i] = -1; /* did not run */
+    phobos_status ts = time_variant(k, fits[i], args, b, scratch, stream, AT_REPS, &times[i]);
+    if (ts == PHOBOS_LAUNCH_LIMIT) { /* this variant cannot run this shape; others may */
+      times[i] = -1;
+      continue;
+    }
     if (ts != PHOBOS_OK) s = ts;
-    else if (won < 0 || ms < best) best = ms, won = i;
+    else if (won < 0 || times[i] < best) best = times[i], won = i;
   }
+  /* the finalists: the fastest AT_FINALISTS within AT_CLOSE of the best, in
+   * order of their first times; the lowest index wins a tie */
+  int fin[AT_FINALISTS], nfin = 0;
+  for (int i = 0; i < nfits && s == PHOBOS_OK && won >= 0; i++) {
+    if (times[i] < 0 || times[i] > best * AT_CLOSE) continue;
+    int at = nfin < AT_FINALISTS ? nfin++ : AT_FINALISTS;
+    while (at > 0 && times[fin[at - 1]] > times[i]) {
+      if (at < AT_FINALISTS) fin[at] = fin[at - 1];
+      at--;
+    }
+    if (at < AT_FINALISTS) fin[at] = i;
+  }
+  if (nfin > 1) {
+    won = -1;
+    for (int j = 0; j < nfin && s == PHOBOS_OK; j++) {
+      int i = fin[j];
+      float ms;
+      if ((s = time_variant(k, fits[i], args, b, scratch, stream, AT_FINAL_REPS, &ms)) != PHOBOS_OK) break;
+      if (won < 0 || ms < best || (ms == best && i < won)) best = ms, won = i;
+    }
+  }
+  free(times);
   for (int i = 0; i < k->mf->nparams; i++)
     if (scratch[i]) cu->MemFree(scratch[i]);
   if (s == PHOBOS_OK && won < 0) s = PHOBOS_LAUNCH_LIMIT; /* the message of the last refusal stands */

@@ -286,6 +286,31 @@ Test(launch, autotune_times_on_scratch_and_keeps_the_faster) {
   cr_assert(strstr(text, "fedcba9876543210."), "the key names the source and then the cubin: %s", text);
 }
 
+/* the fake times the FAKE_FAST_ENTRY variant at half the others: a clear
+ * winner, timed once (a warm-up and five launches each, then the launch) */
+Test(launch, autotune_a_clear_winner_is_not_timed_again) {
+  setenv("FAKE_FAST_ENTRY", "scale__v1", 1);
+  load_tuned();
+  uint64_t x = alloc(4000), y = alloc(4000);
+  cr_assert_eq(launch_tuned(x, y), PHOBOS_OK, "%s", phobos_last_error(ctx));
+  cr_assert_str_eq(phobos_kernel_last_variant(k), "scale__v1");
+  cr_assert_eq(fake->nlaunches, 2 * 6 + 1);
+}
+
+/* variants within 5% of each other are timed again, 21 launches each after
+ * a warm-up; equal times go to the first */
+Test(launch, autotune_close_variants_are_timed_again) {
+  unsetenv("FAKE_FAST_ENTRY");
+  load_tuned();
+  uint64_t x = alloc(4000), y = alloc(4000);
+  cr_assert_eq(launch_tuned(x, y), PHOBOS_OK, "%s", phobos_last_error(ctx));
+  cr_assert_str_eq(phobos_kernel_last_variant(k), "scale__v0");
+  cr_assert_eq(fake->nlaunches, 2 * 6 + 2 * 22 + 1);
+  int mine = 0;
+  for (int i = 0; i < fake->nlaunches; i++) mine += fake->watched[i] == y;
+  cr_assert_eq(mine, 1, "the caller's Y is written once, by the winner");
+}
+
 Test(launch, autotune_off_takes_the_first_variant_untimed) {
   setenv("FAKE_FAST_ENTRY", "scale__v1", 1);
   setenv("PHOBOS_AUTOTUNE", "0", 1);
