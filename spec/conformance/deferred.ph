@@ -65,3 +65,18 @@ kernel prefix(X: tensor<f32>[R, N], Y: tensor<f32>[R, N]) {
     Y[r0 :+ BR, c0 :+ 64] = x + s
   }
 }
+
+// An i8 running max over two blocks of 96 (a tile of 128 columns: slack in
+// every block): narrower than 32 bits, not deferred (a thread's identity,
+// the most negative i32, would round to 0 in an i8 register).
+@autotune(NT in [32, 64])
+@launch(NT)
+@grid(R)
+kernel i8max(X: tensor<i8>[R, N], MX: tensor<i8>[R, 1]) {
+  let r0 = ctx.block.x
+  var mx: tile<i8>[1, 1] = i8(-128)
+  for c0 in range(0, N, 96) {
+    mx = tmax(mx, rowmax(X[r0 :+ 1, c0 :+ 96]))
+  }
+  MX[r0 :+ 1, 0 :+ 1] = mx
+}

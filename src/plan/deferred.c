@@ -70,10 +70,16 @@ static bool slot_uses_exactly(const Planner *P, const TirInst *loop, const TirIn
   return seen >= 1;
 }
 
+/* element types whose registers hold exactly the values (the narrower
+ * integers are rounded after each operation: a thread's identity, the most
+ * negative i32, would round to 0 in an i8 slot) */
+static bool full_width(Scalar s) { return s == S_F32 || s == S_F64 || s == S_I32 || s == S_I64; }
+
 /* a reduction that may stay within each thread: in the loop's body, in
  * registers, its result the rows of the slot's layout */
 static bool reducible(const TirInst *loop, const TirInst *red, const TirInst *slot) {
   if (!red || red->op != TIR_REDUCE || !direct_in(loop, red) || !plan_reduce_in_regs(red)) return false;
+  if (!full_width(slot->ty.elem) || red->ty.elem != slot->ty.elem) return false;
   if (slot->plan->res != RES_REG || !plan_is_blocked_rows(slot)) return false;
   if (red->ty.rank != slot->ty.rank || red->plan->layout != slot->plan->layout) return false;
   BlockGeom a = plan_block_geom(red), b = plan_block_geom(slot);
@@ -110,7 +116,7 @@ static PlanDefer *match_fold(Planner *P, const TirInst *loop, TirInst *w) {
 /* The online logsumexp, from the write of its max wm:
  *   mnew = tmax(read m, rowmax(x))           (rm: the rowmax)
  *   g    = read l * exp(read m - mnew)
- *   q    = rowsum(exp(z - broadcast(mnew)))
+ *   q    = rowsum(exp(x - broadcast(mnew)))
  *   write l, g + q;  write m, mnew
  * in f32, every intermediate used only there. */
 static PlanDefer *match_lse(Planner *P, const TirInst *loop, TirInst *wm) {
@@ -144,9 +150,11 @@ static PlanDefer *match_lse(Planner *P, const TirInst *loop, TirInst *wm) {
   if (!rl || rl->op != TIR_READ || only_user(P, rl) != g) return NULL;
   const TirInst *l = rl->args[0];
   if (l == m || l->ty.elem != S_F32) return NULL;
-  /* the broadcast's path to the sum */
+  /* the broadcast's path to the sum, of the max's own input: each thread's
+   * exp(x - mnew) is then at most 1 (of another value z, a thread whose x
+   * are all -inf would compute exp(z + 3.4e38)) */
   TirInst *y = only_user(P, bc);
-  if (!is_binary(y, '-') || y->args[1] != bc) return NULL;
+  if (!is_binary(y, '-') || y->args[1] != bc || y->args[0] != rm->args[0]) return NULL;
   TirInst *ex = only_user(P, y);
   if (!ex || ex->op != TIR_MATH || ex->aux != TMATH_EXP) return NULL;
   TirInst *q = only_user(P, ex);

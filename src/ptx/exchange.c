@@ -644,7 +644,10 @@ void px_defer_exit(Emitter *e, const TirInst *loop, const char ***saved) {
     for (int k = 0; k < nr; k++) { /* joined with the (m0, l0) before the loop; none seen: (m0, l0) */
       const char *m0 = saved[i][k], *l0 = saved[i][nr + k];
       const char *mn = px_tmp(e, RC_F32), *a = px_tmp(e, RC_F32), *b = px_tmp(e, RC_F32), *p = px_tmp(e, RC_PRED);
+      /* no thread saw an element: the max still the marker and the sum 0
+       * (a row of -3.4e38 values has that max, and a sum) */
       px_out(e, "setp.eq.f32 %s, %s, %s;", p, r0[k], LSE_NONE);
+      px_out(e, "setp.eq.and.f32 %s, %s, 0f00000000, %s;", p, r1[k], p);
       px_out(e, "max.f32 %s, %s, %s;", mn, m0, r0[k]);
       px_out(e, "sub.rn.f32 %s, %s, %s;", a, m0, mn);
       exp_f32(e, a, a);
