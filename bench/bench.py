@@ -377,6 +377,104 @@ def cases(torch, F, build):
                         outs=[("C", c, ref)], torch=tfn, flops=2 * M * N * K, rtol=RTOL["f32"], note=tname)
         return setup
 
+    # bench/ports/: kernels ported from other languages' tutorials and libraries
+    def next_pow2(n):
+        return 1 << (n - 1).bit_length()
+
+    def port_softmax(R, N):
+        def setup(ph):
+            x, y = randn(R, N, scale=2.0), nan(R, N)
+            k = ph.kernel(build, f"ports/softmax_row.BN{next_pow2(N)}", "softmax")
+            return dict(launch=Launch(ph, k, [(x, "f32"), (y, "f32")]),
+                        outs=[("Y", y, lambda: torch.softmax(x.double(), -1))],
+                        torch=lambda: torch.softmax(x, -1), bytes=2 * R * N * 4, rtol=RTOL["f32"])
+        return setup
+
+    def port_vector_add(N):
+        def setup(ph):
+            x, y, z = randn(N), randn(N), nan(N)
+            return dict(launch=Launch(ph, ph.kernel(build, "ports/vector_add", "add"), [(x, "f32"), (y, "f32"), (z, "f32")]),
+                        outs=[("Z", z, lambda: x.double() + y.double())], torch=lambda: x + y,
+                        bytes=3 * N * 4, rtol=RTOL["f32"])
+        return setup
+
+    def port_layer_norm(R, N):
+        def setup(ph):
+            x, w, b = randn(R, N, dtype=bf16), randn(N, dtype=bf16), randn(N, dtype=bf16)
+            y, eps = nan(R, N, dtype=bf16), 1e-5
+
+            def ref():
+                xd = x.double()
+                mu = xd.mean(-1, keepdim=True)
+                var = ((xd - mu) ** 2).mean(-1, keepdim=True)
+                return (xd - mu) / torch.sqrt(var + eps) * w.double() + b.double()
+            return dict(launch=Launch(ph, ph.kernel(build, "ports/layer_norm", "layer_norm"),
+                                      [(x, "bf16"), (y, "bf16"), (w, "bf16"), (b, "bf16"), eps]),
+                        outs=[("Y", y, ref)], torch=lambda: F.layer_norm(x, (N,), w, b, eps),
+                        bytes=2 * R * N * 2 + 2 * N * 2, rtol=RTOL["bf16"])
+        return setup
+
+    def port_rms_norm(R, N):
+        def setup(ph):
+            x, w, y, eps = randn(R, N, dtype=bf16), randn(N, dtype=bf16), nan(R, N, dtype=bf16), 1e-6
+
+            def ref():
+                xd = x.double()
+                return xd * torch.rsqrt((xd * xd).mean(-1, keepdim=True) + eps) * w.double()
+            k = ph.kernel(build, f"ports/rms_norm.BN{next_pow2(N)}", "rms_norm")
+            return dict(launch=Launch(ph, k, [(x, "bf16"), (w, "bf16"), (y, "bf16"), eps]),
+                        outs=[("Y", y, ref)], torch=lambda: F.rms_norm(x, (N,), w, eps),
+                        bytes=2 * R * N * 2 + N * 2, rtol=RTOL["bf16"])
+        return setup
+
+    def port_swiglu(R, N):
+        def setup(ph):
+            a, b, c = randn(R, N, dtype=bf16), randn(R, N, dtype=bf16), nan(R, N, dtype=bf16)
+
+            def ref():
+                ad = a.double()
+                return ad / (1 + torch.exp(-ad)) * b.double()
+            k = ph.kernel(build, f"ports/swiglu.BN{next_pow2(N)}", "swiglu")
+            return dict(launch=Launch(ph, k, [(a, "bf16"), (b, "bf16"), (c, "bf16")]),
+                        outs=[("C", c, ref)], torch=lambda: F.silu(a) * b, bytes=3 * R * N * 2, rtol=RTOL["bf16"])
+        return setup
+
+    def port_cross_entropy(R, V):
+        def setup(ph):
+            x = randn(R, V, dtype=bf16, scale=2.0)
+            lab = torch.randint(0, V, (R,), device=dev, generator=gen, dtype=torch.int64)
+            loss = nan(R)
+
+            def ref():
+                xd = x.double()
+                return torch.logsumexp(xd, -1) - xd.gather(1, lab[:, None])[:, 0]
+            return dict(launch=Launch(ph, ph.kernel(build, "ports/cross_entropy", "cross_entropy"),
+                                      [(x, "bf16"), (lab, "i64"), (loss, "f32")]),
+                        outs=[("Loss", loss, ref)], torch=lambda: F.cross_entropy(x, lab, reduction="none"),
+                        bytes=R * V * 2 + R * 8 + R * 4, rtol=RTOL["f32"])
+        return setup
+
+    def port_gelu(M, N):
+        def setup(ph):
+            x, y = randn(M, N, dtype=bf16), nan(M, N, dtype=bf16)
+
+            def ref():
+                xx = x.double()
+                return 0.5 * xx * (1 + torch.tanh(0.7978845608028654 * (xx + 0.044715 * xx ** 3)))
+            return dict(launch=Launch(ph, ph.kernel(build, "ports/gelu", "gelu"), [(x, "bf16"), (y, "bf16")]),
+                        outs=[("Y", y, ref)], torch=lambda: F.gelu(x, approximate="tanh"),
+                        bytes=2 * M * N * 2, rtol=RTOL["bf16"])
+        return setup
+
+    def port_matmul(M, N, K):
+        def setup(ph):
+            a, b, c = randn(M, K, dtype=torch.float16), randn(K, N, dtype=torch.float16), nan(M, N, dtype=torch.float16)
+            return dict(launch=Launch(ph, ph.kernel(build, "ports/matmul", "matmul"),
+                                      [(a, "f16"), (b, "f16"), (c, "f16")]),
+                        outs=[("C", c, lambda: a.double() @ b.double())], torch=lambda: torch.mm(a, b),
+                        flops=2 * M * N * K, rtol=RTOL["bf16"])
+        return setup
+
     sm32, sm16 = softmax("f32"), softmax("bf16")
     # (kernel, shape label, setup, in --quick)
     return [
@@ -411,6 +509,24 @@ def cases(torch, F, build):
         ("gemm_i8", "4096^3", gemm_i8(4096, 4096, 4096), True),
         ("gemm_i8", "8192^3", gemm_i8(8192, 8192, 8192), False),
         ("gemm_i8", "4093x4096x4000", gemm_i8(4093, 4096, 4000), False),
+        ("port_vector_add", "2^28", port_vector_add(1 << 28), True),
+        ("port_vector_add", "10^8+3", port_vector_add(10 ** 8 + 3), False),
+        ("port_softmax", "4096x1000", port_softmax(4096, 1000), False),
+        ("port_softmax", "4096x4096", port_softmax(4096, 4096), True),
+        ("port_softmax", "4096x50257", port_softmax(4096, 50257), False),
+        ("port_layer_norm", "8192x4096", port_layer_norm(8192, 4096), True),
+        ("port_layer_norm", "4093x5120", port_layer_norm(4093, 5120), False),
+        ("port_rms_norm", "16384x5120", port_rms_norm(16384, 5120), True),
+        ("port_rms_norm", "4096x4096", port_rms_norm(4096, 4096), False),
+        ("port_swiglu", "4096x14336", port_swiglu(4096, 14336), True),
+        ("port_swiglu", "4093x5000", port_swiglu(4093, 5000), False),
+        ("port_cross_entropy", "4096x50257", port_cross_entropy(4096, 50257), True),
+        ("port_cross_entropy", "2048x128256", port_cross_entropy(2048, 128256), False),
+        ("port_gelu", "8192x8192", port_gelu(8192, 8192), True),
+        ("port_gelu", "4093x11008", port_gelu(4093, 11008), False),
+        ("port_matmul", "4096^3", port_matmul(4096, 4096, 4096), True),
+        ("port_matmul", "8192^3", port_matmul(8192, 8192, 8192), False),
+        ("port_matmul", "4093x4096x4000", port_matmul(4093, 4096, 4000), False),
     ]
 
 

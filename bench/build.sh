@@ -28,6 +28,28 @@ for src in "$here"/*.ph; do
     printf 'FAIL  %-16s %s\n' "$name" "$(printf '%s\n' "$log" | grep -m1 -E 'error' || printf '%s\n' "$log" | head -1)"
   fi
 done
+# bench/ports/: kernels ported from other languages' tutorials and libraries,
+# as their users would write them. A file whose whole-row blocks are sized at
+# build time (Triton's BLOCK_SIZE = next_power_of_2(N)) says so in a line
+# "// bench-build: BN=1024 BN=4096": one cubin each, ports/NAME.BN1024.cubin.
+mkdir -p "$out/ports"
+for src in "$here"/ports/*.ph; do
+  [ -e "$src" ] || continue
+  name=$(basename "$src" .ph)
+  defs=$(sed -n 's|^// bench-build: *||p' "$src" | head -1)
+  [ -n "$defs" ] || defs=-
+  for d in $defs; do
+    if [ "$d" = - ]; then target="ports/$name"; flags=(); else target="ports/$name.${d//=/}"; flags=(-D "$d"); fi
+    t0=$(date +%s%N)
+    if log=$("$phobosc" "${flags[@]}" -o "$out/$target.cubin" "$src" 2>&1); then
+      printf 'ok    %-24s %6d ms\n' "$target" "$(( ($(date +%s%N) - t0) / 1000000 ))"
+    else
+      fail=1
+      rm -f "$out/$target.cubin" "$out/$target.yaml"
+      printf 'FAIL  %-24s %s\n' "$target" "$(printf '%s\n' "$log" | grep -m1 -E 'error' || printf '%s\n' "$log" | head -1)"
+    fi
+  done
+done
 # libphobos.so needs libyaml-0.so.2; the device image may not have it
 for d in /usr/lib/x86_64-linux-gnu /lib/x86_64-linux-gnu /usr/lib64 /usr/lib; do
   if [ -e "$d/libyaml-0.so.2" ]; then cp -L "$d/libyaml-0.so.2" "$out/libyaml-0.so.2"; break; fi
