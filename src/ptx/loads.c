@@ -190,8 +190,9 @@ bool px_cols_contiguous(const Emitter *e, const TirInst *in) {
  * and the tensor's end); ad the first element's address; step the bytes
  * from a row to the one rstep rows further. */
 typedef struct RowsAt {
-  int i0, i1; /* the row and column subscripts */
+  int i0, i1; /* the row and column subscripts (i0 -1: a row of a rank-1 tensor) */
   const char *g[MAX_TENSOR_RANK], **colok, *lim, *ad, *step;
+  const char *grow; /* the thread's first row's coordinate (g[i0], or its row base) */
   struct ColMasks *cm;
 } RowsAt;
 
@@ -213,6 +214,7 @@ typedef struct ColMasks {
   int64_t len;
   const int64_t *coff;
   const char **eager;
+  const char *bound; /* NULL, or the columns inside: those below it (chunks_uniform) */
 } ColMasks;
 
 static const char *col_mask(Emitter *e, const ColMasks *m, int j) {
@@ -227,23 +229,58 @@ static const char *col_mask(Emitter *e, const ColMasks *m, int j) {
 
 static const char *col_ok(Emitter *e, const ColMasks *m, int j) { return m->eager[j] ? m->eager[j] : col_mask(e, m, j); }
 
+/* whole &&= every chunk of the thread lies wholly inside its row's columns
+ * or wholly past them, by one test for the whole access: a chunk starts a
+ * multiple of V columns after the slice's start (the thread's first column
+ * and its chunks' offsets are multiples of V in the blocked layout), and
+ * the columns inside are those below B = min(len, ext - start) when the
+ * start is not negative, so no chunk straddles B when B is a multiple of V
+ * (a row of 5120 in a block of 8192). Testing each chunk's two ends took
+ * seven instructions a chunk. m->bound keeps B for chunk_in. */
+static void chunks_uniform(Emitter *e, ColMasks *m, const char *start, int V, const char *whole) {
+  const char *b = px_tmp(e, RC_B32), *t = px_tmp(e, RC_B32);
+  px_out(e, "sub.s32 %s, %s, %s;", b, m->ext, start);
+  px_out(e, "min.s32 %s, %s, %lld;", b, b, (long long)m->len);
+  px_out(e, "and.b32 %s, %s, %d;", t, b, V - 1);
+  px_out(e, "setp.eq.and.u32 %s, %s, 0, %s;", whole, t, whole);
+  px_out(e, "setp.ge.and.s32 %s, %s, 0, %s;", whole, start, whole);
+  m->bound = b;
+}
+
+/* Whether chunk j's first column is inside, for a chunk that lies wholly
+ * inside or wholly past the row's end (the CH_WHOLE path): below the bound
+ * chunks_uniform took, else its own mask. */
+static const char *chunk_in(Emitter *e, const ColMasks *m, int j) {
+  if (!m->bound) return col_ok(e, m, j);
+  const char *gc = px_tmp(e, RC_B32), *p = px_tmp(e, RC_PRED);
+  px_out(e, "add.s32 %s, %s, %lld;", gc, m->c1, (long long)m->coff[j]);
+  px_out(e, "setp.lt.and.s32 %s, %s, %s, %s;", p, gc, m->bound, m->ok);
+  return p;
+}
+
 /* The masks of a row of ncol columns in chunks of V: every column's when
  * lazy is false (V 1, or a path that reads them all), else the row's first
  * and last only. */
 static ColMasks *col_masks(Emitter *e, const char *c1, const char *gcol, const char *ok, const char *ext, int64_t len,
                            const int64_t *coff, int ncol, int V, bool lazy) {
   ColMasks *m = arena_alloc(e->a, sizeof *m);
-  *m = (ColMasks){c1, gcol, ok, ext, len, coff, arena_alloc(e->a, sizeof(char *) * (size_t)ncol)};
+  *m = (ColMasks){c1, gcol, ok, ext, len, coff, arena_alloc(e->a, sizeof(char *) * (size_t)ncol), NULL};
   for (int j = 0; j < ncol; j++)
     if (!lazy || V <= 1 || j == 0 || j == ncol - 1) m->eager[j] = col_mask(e, m, j);
   return m;
 }
 
+/* A rank-1 access (one span, X[r, c0 :+ BN] or W[c0 :+ BN]) is one row:
+ * its row is the point before its span, if any (a row of X), else a row of
+ * its own (W is one row); its step is 0, and the thread's rows past the
+ * first are slack (a blocked [N] value's rows past 0 hold nothing). */
 static RowsAt rows_at(Emitter *e, const TirInst *in, const char *r0, const char *c1, const int64_t *coff, int ncol,
                       int64_t rstep, int eb, int lazy_v) {
   RowsAt R = {.i0 = -1, .i1 = -1, .colok = arena_alloc(e->a, sizeof(char *) * (size_t)ncol)};
   for (int i = 0; i < in->nsubs; i++)
     if (!in->subs[i].point) R.i0 = R.i1, R.i1 = i;
+  bool one_row = R.i0 < 0;
+  if (one_row && R.i1 > 0) R.i0 = R.i1 - 1; /* a point: the row's length is 1 (TirSub.len) */
   const char *ok = px_tmp(e, RC_PRED);
   px_out(e, "setp.eq.u32 %s, 0, 0;", ok);
   for (int i = 0; i < in->nsubs; i++) {
@@ -261,6 +298,19 @@ static RowsAt rows_at(Emitter *e, const TirInst *in, const char *r0, const char 
                    lazy_v > 1);
   R.colok = R.cm->eager;
   R.lim = px_tmp(e, RC_B32);
+  if (R.i0 < 0) { /* one row of its own: row 0 of the thread's rows is inside */
+    R.grow = r0;
+    if (!r0) {
+      R.grow = px_tmp(e, RC_B32);
+      px_out(e, "mov.b32 %s, 0;", R.grow);
+    }
+    px_out(e, "sub.s32 %s, 1, %s;", R.lim, R.grow);
+    R.ad = px_tensor_addr(e, in->aux, R.g);
+    R.step = px_tmp(e, RC_B64);
+    px_out(e, "mov.u64 %s, 0;", R.step);
+    return R;
+  }
+  R.grow = R.g[R.i0];
   px_out(e, "sub.s32 %s, %s, %s;", R.lim, px_ext(e, in->aux, R.i0), R.g[R.i0]);
   if (r0) {
     const char *t = px_tmp(e, RC_B32);
@@ -271,6 +321,10 @@ static RowsAt rows_at(Emitter *e, const TirInst *in, const char *r0, const char 
   }
   R.ad = px_tensor_addr(e, in->aux, R.g);
   R.step = px_tmp(e, RC_B64);
+  if (one_row) {
+    px_out(e, "mov.u64 %s, 0;", R.step);
+    return R;
+  }
   px_out(e, "mov.u64 %s, %lld;", R.step, (long long)(rstep * eb));
   for (int d = R.i0 + 1; d < e->f->params[in->aux].rank; d++)
     px_out(e, "mul.lo.s64 %s, %s, %%ext%d_%d;", R.step, R.step, in->aux, d);
@@ -490,10 +544,10 @@ static void unpack_chunk(Emitter *e, const TirInst *in, Scalar te, int V, const 
  * stored one) takes emit_blocked_rows: rank 2, two spans, the columns the
  * tensor's contiguous dim. */
 static bool blocked_rows_access(const Emitter *e, const TirInst *in, const TirInst *x) {
-  if (x->ty.rank != 2 || !plan_is_blocked(x)) return false;
+  if (x->ty.rank < 1 || x->ty.rank > 2 || !plan_is_blocked(x)) return false;
   int spans = 0;
   for (int i = 0; i < in->nsubs; i++) spans += !in->subs[i].point;
-  return spans == 2 && px_cols_contiguous(e, in);
+  return spans == x->ty.rank && px_cols_contiguous(e, in);
 }
 
 /* A conversion of f32 to bf16 or f16 read by one blocked rows store only
@@ -626,7 +680,7 @@ static void blocked_chunks(Emitter *e, const TirInst *in, const TirInst *val, co
   for (int c = 0; c < (int)g->reps_c; c++, k0 += V) {
     int64_t off = coff[c * V] * eb;
     const char *vp = NULL, *at = "";
-    if (mode == CH_WHOLE) at = arena_printf(e->a, "@%s ", col_ok(e, cm, c * V)); /* the chunk is wholly in or out */
+    if (mode == CH_WHOLE) at = arena_printf(e->a, "@%s ", chunk_in(e, cm, c * V)); /* the chunk is wholly in or out */
     if (aligned && !fast) {
       vp = px_tmp(e, RC_PRED);
       px_out(e, "and.pred %s, %s, %s;", vp, pz, aligned);
@@ -966,7 +1020,9 @@ static void note_odd_rows(Emitter *e, const TirInst *in) {
 }
 
 /* whole &&= each chunk lies wholly inside the row or wholly past it (its
- * first and last columns' masks agree), for the CH_WHOLE path */
+ * first and last columns' masks agree), for the CH_WHOLE path of a thread
+ * of one chunk a row (its two masks are the eager ones; several chunks
+ * take chunks_uniform) */
 static void chunks_whole(Emitter *e, const RowsAt *R, const BlockGeom *g, const char *whole) {
   for (int c = 0; c < (int)g->reps_c; c++) {
     const char *x = px_tmp(e, RC_PRED);
@@ -1028,7 +1084,7 @@ static bool emit_blocked_rows(Emitter *e, const TirInst *in, const TirInst *val)
   if (aligned) {
     const char *inside = px_tmp(e, RC_PRED), *all = px_tmp(e, RC_PRED), *whole = px_tmp(e, RC_PRED);
     px_out(e, "setp.gt.s32 %s, %s, %lld;", inside, R.lim, (long long)((g.reps_r - 1) * g.tr * g.wr));
-    px_out(e, "setp.ge.and.s32 %s, %s, 0, %s;", inside, R.g[R.i0], inside);
+    px_out(e, "setp.ge.and.s32 %s, %s, 0, %s;", inside, R.grow, inside);
     px_out(e, "mov.pred %s, %s;", whole, inside); /* the rows are inside; the chunks' test follows at $Lbrows */
     /* every column is inside when the row's first and last are (ColMasks) */
     px_out(e, "and.pred %s, %s, %s;", inside, inside, R.colok[0]);
@@ -1064,7 +1120,7 @@ static bool emit_blocked_rows(Emitter *e, const TirInst *in, const TirInst *val)
      * end (a row of 5120 in a block of 8192): the same vectors, each
      * predicated on its chunk's first column */
     int Wl = px_new_label(e);
-    if (!early) chunks_whole(e, &R, &g, whole);
+    if (!early) chunks_uniform(e, R.cm, px_sub_start(e, in, R.i1), V, whole);
     px_out(e, "and.pred %s, %s, %s;", whole, whole, aligned);
     px_out(e, "@!%s bra $Lbwhole%d;", whole, Wl);
     vector_rows(e, in, val, &g, &R, coff, ad, aligned, CH_WHOLE, L, pw);
@@ -1078,7 +1134,7 @@ static bool emit_blocked_rows(Emitter *e, const TirInst *in, const TirInst *val)
     if (rr) px_out(e, "add.s64 %s, %s, %s;", ad, ad, R.step);
     const char *pr = px_tmp(e, RC_PRED), *pz = px_tmp(e, RC_PRED);
     px_out(e, "setp.gt.s32 %s, %s, %lld;", pr, R.lim, (long long)row);
-    px_out(e, "setp.ge.and.s32 %s, %s, %lld, %s;", pz, R.g[R.i0], (long long)-row, pr);
+    px_out(e, "setp.ge.and.s32 %s, %s, %lld, %s;", pz, R.grow, (long long)-row, pr);
     blocked_chunks(e, in, val, &g, coff, R.cm, ad, pz, aligned, (int)(rr * ncol), CH_MASKED, pw);
   }
   if (aligned) px_label(e, "browsend", L);
@@ -1152,6 +1208,20 @@ static bool emit_columns(Emitter *e, const TirInst *in, const TirInst *val) {
   blocked_chunks(e, in, val, &g, coff, cm, ad, NULL, aligned, 0, CH_FAST, pw);
   px_out(e, "bra.uni $Lcolsend%d;", L);
   px_label(e, "cols", L);
+  if (!fc && g.reps_c > 1) {
+    /* each chunk wholly inside or wholly past the tensor's end (a weight
+     * of 5120 in a block of 8192): the same vectors, each predicated on its
+     * first column (chunks_uniform) */
+    int Wl = px_new_label(e);
+    const char *whole = px_tmp(e, RC_PRED);
+    px_out(e, "and.pred %s, %s, %s;", whole, ok, aligned);
+    chunks_uniform(e, cm, px_sub_start(e, in, last), V, whole);
+    px_out(e, "@!%s bra $Lcwhole%d;", whole, Wl);
+    blocked_chunks(e, in, val, &g, coff, cm, ad, NULL, aligned, 0, CH_WHOLE, pw);
+    px_out(e, "bra.uni $Lcolsend%d;", L);
+    px_label(e, "cwhole", Wl);
+    cm->bound = NULL;
+  }
   blocked_chunks(e, in, val, &g, coff, cm, ad, ok, aligned, 0, CH_MASKED, pw);
   px_label(e, "colsend", L);
   if (pw) px_defer_unpack(e, in, pw, V * eb / 4, px_nregs(e, in) / V, V);

@@ -367,6 +367,20 @@ static bool ref_softmax_rows(RefCtx *r) {
   return true;
 }
 
+/* C = silu(A) * B, elementwise (whole_rows.ph, silu_mul_row) */
+static bool ref_silu_mul_rows(RefCtx *r) {
+  CaseParam *A = ref_param(r, "A"), *B = ref_param(r, "B"), *C = ref_param(r, "C");
+  for (int64_t i = 0; i < A->n; i++) C->data[i] = A->data[i] / (1 + exp(-A->data[i])) * B->data[i];
+  return true;
+}
+
+/* Z = X + Y (whole_rows.ph, add_vec) */
+static bool ref_add_vec(RefCtx *r) {
+  CaseParam *X = ref_param(r, "X"), *Y = ref_param(r, "Y"), *Z = ref_param(r, "Z");
+  for (int64_t i = 0; i < X->n; i++) Z->data[i] = X->data[i] + Y->data[i];
+  return true;
+}
+
 /* Out[i] = (m, l): the logsumexp pair of the first n columns of row i joined
  * with (m0, l0), m the max and l the sum of e^(x - m) (deferred.ph, lse_from) */
 static bool ref_lse_from(RefCtx *r) {
@@ -1032,6 +1046,8 @@ const RefEntry harness_refs_more[] = {
     {"rowreduce", ref_rowreduce},
     {"row_norm", ref_row_norm},
     {"softmax_rows", ref_softmax_rows},
+    {"silu_mul_rows", ref_silu_mul_rows},
+    {"add_vec", ref_add_vec},
     {"lse_from", ref_lse_from},
     {"folds", ref_folds},
     {"prefix", ref_prefix},
