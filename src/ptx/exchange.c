@@ -456,7 +456,8 @@ static void shfl_fold(Emitter *e, RegClass rc, const char *op, const char *d, in
 
 /* The warps of a row meet: the partial of row (row base + rr tr wr) from
  * warp column wcol goes to (row wc + wcol) 8 bytes at `base` (lane column 0
- * writes it), one barrier, and every thread folds its row's wc. regs[rr]:
+ * writes it), one barrier, and every thread folds its row's wc (or its
+ * warp's lanes do, for four warps or more). regs[rr]:
  * the row repetitions' registers, each already folded over the row's lanes. */
 static void meet_warps(Emitter *e, const BlockGeom *g, RegClass rc, const char *op, const char *const *regs,
                        int64_t base) {
@@ -477,12 +478,29 @@ static void meet_warps(Emitter *e, const BlockGeom *g, RegClass rc, const char *
     px_out(e, "@%s st.shared.%s [%s+%lld], %s;", in_tile, mov, ad, (long long)base, regs[rr]);
   }
   px_cta_sync(e);
+  /* four or more warps a row (its lanes all along the row: tc 32): lane l
+   * reads partial l mod wc and the lanes fold them by butterfly shuffles,
+   * log2(wc) steps, where reading every partial took wc loads and wc - 1
+   * operations a thread (31 of each for a row of 32 warps) */
+  bool lanes = g->wc >= 4 && g->tc == 32;
+  const char *lw = NULL;
+  if (lanes) {
+    lw = px_tmp(e, RC_B32);
+    px_out(e, "and.b32 %s, %%tid_, %d;", lw, g->wc - 1);
+    px_out(e, "shl.b32 %s, %s, 3;", lw, lw);
+  }
   for (int rr = 0; rr < (int)g->reps_r; rr++) {
     const char *row = px_tmp(e, RC_B32), *ad = px_tmp(e, RC_B32), *d = regs[rr];
     px_out(e, "add.u32 %s, %s, %lld;", row, rb, (long long)rr * g->tr * g->wr);
     px_out(e, "min.u32 %s, %s, %lld;", row, row, (long long)(g->M - 1)); /* slack rows read row M - 1 */
     px_out(e, "mul.lo.u32 %s, %s, %d;", ad, row, g->wc * 8);
     px_out(e, "add.u32 %s, %s, %%smem_;", ad, ad);
+    if (lanes) {
+      px_out(e, "add.u32 %s, %s, %s;", ad, ad, lw);
+      px_out(e, "ld.shared.%s %s, [%s+%lld];", mov, d, ad, (long long)base);
+      for (int m = 1; m < g->wc; m *= 2) shfl_fold(e, rc, op, d, m);
+      continue;
+    }
     px_out(e, "ld.shared.%s %s, [%s+%lld];", mov, d, ad, (long long)base);
     for (int w = 1; w < g->wc; w++) {
       const char *o = px_tmp(e, rc);
