@@ -507,6 +507,7 @@ TirFunc *lower_kernel(Arena *a, Diags *d, const KernelInfo *info) {
   l.cur = &f->body;
   lower_block(&l, k->body, &f->body);
   tir_number(a, f);
+  if (early_loads_wanted(f)) early_loads(a, f, false); /* early.c */
   if (!tir_verify(d, f, "lowering")) return NULL;
   return f;
 }

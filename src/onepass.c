@@ -190,73 +190,6 @@ static void rewrite_uses(Once *o, TirBlock *b) {
   }
 }
 
-/* Loads issued early: in each block, every tile load (and the pure scalar
- * values its subscripts need) moves up to just after the last of its
- * operands and of the stores and arrives before it (an instruction holding
- * one counts as one), so the second pass's loads of other tensors (a
- * LayerNorm's weight and bias) are in flight while the first pass reduces,
- * not issued after its barriers. The order is otherwise kept: a stable
- * sort by (earliest slot, moved first, original place). */
-typedef struct Slot {
-  int key, moved, index;
-  TirInst *in;
-} Slot;
-
-static int slot_cmp(const void *x, const void *y) {
-  const Slot *a = x, *b = y;
-  if (a->key != b->key) return a->key < b->key ? -1 : 1;
-  if (a->moved != b->moved) return a->moved ? -1 : 1;
-  return a->index < b->index ? -1 : a->index > b->index;
-}
-
-static bool movable(const TirInst *in) {
-  switch (in->op) {
-  case TIR_LOAD: return in->ty.rank > 0;
-  case TIR_CONST:
-  case TIR_PARAM:
-  case TIR_DIM:
-  case TIR_CTX: return true;
-  case TIR_UNARY:
-  case TIR_BINARY:
-  case TIR_CONVERT: return in->ty.rank == 0;
-  default: return false;
-  }
-}
-
-static void hoist(Arena *a, Once *o, TirBlock *b, int *where) {
-  for (int i = 0; i < b->len; i++) {
-    TirInst *in = b->insts[i];
-    hoist(a, o, &in->cond, where);
-    hoist(a, o, &in->body, where);
-    hoist(a, o, &in->body2, where);
-  }
-  if (b->len < 2) return;
-  Slot *sl = arena_alloc(a, sizeof(Slot) * (size_t)b->len);
-  int fence = 0; /* the slot after the last instruction that writes memory */
-  for (int i = 0; i < b->len; i++) {
-    TirInst *in = b->insts[i];
-    where[in->id] = i;
-    sl[i] = (Slot){.key = i, .index = i, .in = in};
-    if (!movable(in)) {
-      if (in->op == TIR_STORE || in->op == TIR_ARRIVE || writes(&in->cond) || writes(&in->body) || writes(&in->body2))
-        fence = i + 1;
-      continue;
-    }
-    int key = in->op == TIR_LOAD ? fence : 0;
-    for (int k = 0; k < in->nargs + in->nsubs; k++) {
-      TirInst *op = k < in->nargs ? in->args[k] : in->subs[k - in->nargs].start;
-      int j = op ? where[op->id] : -1;
-      if (j < 0 || j >= i || b->insts[j] != op) continue; /* defined outside this block */
-      int after = sl[j].moved ? sl[j].key : j + 1;
-      if (after > key) key = after;
-    }
-    sl[i].key = key, sl[i].moved = 1;
-  }
-  qsort(sl, (size_t)b->len, sizeof *sl, slot_cmp);
-  for (int i = 0; i < b->len; i++) b->insts[i] = sl[i].in;
-  for (int i = 0; i < b->len; i++) where[b->insts[i]->id] = -1;
-}
-
 TirFunc *onepass_variant(Arena *a, Diags *d, const KernelInfo *info) {
   TirFunc *f = lower_kernel(a, d, info);
   if (!f) return NULL;
@@ -281,12 +214,10 @@ TirFunc *onepass_variant(Arena *a, Diags *d, const KernelInfo *info) {
   cse(&o, &f->body);
   if (!o.merged) return NULL;
   rewrite_uses(&o, &f->body);
-  int *where = arena_alloc(a, sizeof(int) * (size_t)n);
-  for (int i = 0; i < n; i++) where[i] = -1;
-  hoist(a, &o, &f->body, where);
+  tir_number(a, f);
+  early_loads(a, f, true); /* the loads of the merged passes, issued together (early.c) */
   f->once_dim = o.dimname;
   f->once_max = o.bound;
-  tir_number(a, f);
   if (!tir_verify(d, f, "the one-pass variant")) return NULL;
   return f;
 }

@@ -169,6 +169,15 @@ enum { MAX_GRID_TOKENS = 32 };
 /* Lowers a kernel checked by sema_check_variant (its AST annotated). */
 TirFunc *lower_kernel(Arena *a, Diags *d, const KernelInfo *info);
 
+/* --------------------------------------------------------------- early.c */
+
+/* Loads issued early: each tile load moved up its block to just after its
+ * operands and the last store or arrive before it (early.c), and the IR
+ * numbered again; all: the loads written into vars too (a one-pass copy's);
+ * early_loads_wanted: the kernels whose loads it moves (none with a dot). */
+void early_loads(Arena *a, TirFunc *f, bool all);
+bool early_loads_wanted(const TirFunc *f);
+
 /* ------------------------------------------------------------- onepass.c */
 
 /* The one-pass copy of a variant, lowered afresh: its loops over one tensor

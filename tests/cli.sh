@@ -385,7 +385,9 @@ fi
 # after U's loads (bench/silu_mul.ph: let g = f32(G[...]) before let u = U[...])
 run "--emit=ptx silu_mul" 0 --emit=ptx -D BM=1 -D BN=2048 "$PROJECT_ROOT/bench/silu_mul.ph"
 entry silu_mul__v0 > "$tmp/silu"
-g_unpack=$(grep -n 'shl.b32 %fv13_0,' "$tmp/silu" | head -1 | cut -d: -f1)
+g_cv=$("$PHOBOSC" --emit=tir -D BM=1 -D BN=2048 "$PROJECT_ROOT/bench/silu_mul.ph" 2>/dev/null |
+  sed -n 's/^ *%\([0-9]*\) = convert %[0-9]* : tile<f32>.*/\1/p' | head -1) # G's widening
+g_unpack=$(grep -n "shl.b32 %fv${g_cv:-none}_0," "$tmp/silu" | head -1 | cut -d: -f1)
 u_end=$(grep -n '^\$Lbrowsend' "$tmp/silu" | sed -n 2p | cut -d: -f1)
 if [ -n "$g_unpack" ] && [ -n "$u_end" ] && [ "$g_unpack" -gt "$u_end" ]; then
   ok "PTX: the widening of G unpacks after U's load"
