@@ -550,6 +550,15 @@ static bool blocked_rows_access(const Emitter *e, const TirInst *in, const TirIn
   return spans == x->ty.rank && px_cols_contiguous(e, in);
 }
 
+/* Whether access `in` of the blocked value x takes emit_blocked_rows3: rank
+ * 3, three spans, the last the tensor's contiguous dim. */
+static bool blocked_rows3_access(const Emitter *e, const TirInst *in, const TirInst *x) {
+  if (x->ty.rank != 3 || !plan_is_blocked(x)) return false;
+  int spans = 0;
+  for (int i = 0; i < in->nsubs; i++) spans += !in->subs[i].point;
+  return spans == 3 && px_cols_contiguous(e, in);
+}
+
 /* A conversion of f32 to bf16 or f16 read by one blocked rows store only
  * (softmax's, LayerNorm's output): the store rounds two elements into a
  * word with one cvt.rn.bf16x2 (or f16x2) from the f32 source, where the
@@ -563,7 +572,8 @@ void px_find_store_packed(Emitter *e) {
     const TirInst *cv = st->args[0];
     if (cv->op != TIR_CONVERT || (cv->ty.elem != S_BF16 && cv->ty.elem != S_F16) || cv->args[0]->ty.elem != S_F32 ||
         e->use_count[cv->id] != 1 || f->params[st->aux].elem != cv->ty.elem || st->plan->tma ||
-        !blocked_rows_access(e, st, cv) || cv->args[0]->plan->layout != cv->plan->layout)
+        !(blocked_rows_access(e, st, cv) || blocked_rows3_access(e, st, cv)) ||
+        cv->args[0]->plan->layout != cv->plan->layout)
       continue;
     if (!e->store_packed) e->store_packed = arena_alloc(e->a, (size_t)f->ninsts + 1);
     e->store_packed[cv->id] = true;
@@ -1142,6 +1152,91 @@ static bool emit_blocked_rows(Emitter *e, const TirInst *in, const TirInst *val)
   return true;
 }
 
+/* A rank-3 register load or store of a blocked value (folded rows [P0 P1,
+ * P2]: a [BT, BH, D] block of a [T, H, D] tensor, heads of a few tokens)
+ * whose three spans end in the tensor's contiguous dim: the rows of a
+ * thread lie at folded row f = base + rr tr wr, tensor row (s0 + f / P1,
+ * s1 + f mod P1), not a constant step apart, so each row repetition
+ * computes its own address and mask (a few integer operations), and its
+ * chunks go as emit_blocked_rows' do: unpredicated vectors where every row
+ * and column is inside and the rows' addresses are aligned to the vector
+ * (the first row's and the innermost row pitch: every row lies a multiple
+ * of it from the first), else each chunk a vector where it is whole and
+ * aligned, element by element where not. Element by element they took 35
+ * instructions an element (12-04). */
+static bool emit_blocked_rows3(Emitter *e, const TirInst *in, const TirInst *val) {
+  const TirInst *x = val ? val : in;
+  if (!blocked_rows3_access(e, in, x) || px_rowstage_load(e, in)) return false;
+  int sp[3], ns = 0;
+  for (int i = 0; i < in->nsubs; i++)
+    if (!in->subs[i].point) sp[ns++] = i;
+  BlockGeom g = plan_block_geom(x);
+  Scalar te = val ? e->f->params[in->aux].elem : in->ty.elem;
+  int eb = px_elem_bytes_mem(te), V = g.V, ncol = (int)g.reps_c * V;
+  int64_t P1 = x->plan->phys[1], S = (int64_t)g.tr * g.wr;
+  int64_t *coff = arena_alloc(e->a, sizeof(int64_t) * (size_t)ncol);
+  for (int j = 0; j < ncol; j++) coff[j] = px_blk_col_off(&g, j);
+  const char *r0 = px_blk_row_base(e, &g), *c1 = px_blk_col_base(e, &g), *ok = px_tmp(e, RC_PRED);
+  const char *gg[MAX_TENSOR_RANK];
+  px_out(e, "setp.eq.u32 %s, 0, 0;", ok);
+  for (int i = 0; i < in->nsubs; i++) {
+    gg[i] = px_sub_start(e, in, i);
+    if (in->subs[i].point) px_and_below(e, ok, gg[i], px_ext(e, in->aux, i));
+  }
+  const char *gcol = px_tmp(e, RC_B32);
+  px_out(e, "add.s32 %s, %s, %s;", gcol, gg[sp[2]], c1);
+  ColMasks *cm = col_masks(e, c1, gcol, ok, px_ext(e, in->aux, sp[2]), in->subs[sp[2]].len, coff, ncol, V, V > 1);
+  /* each row repetition's tensor row, mask and address */
+  int64_t nr = g.reps_r;
+  const char **ad = arena_alloc(e->a, sizeof(char *) * (size_t)nr), **pz = arena_alloc(e->a, sizeof(char *) * (size_t)nr);
+  const char *all = px_tmp(e, RC_PRED);
+  px_out(e, "mov.pred %s, %s;", all, ok);
+  for (int64_t rr = 0; rr < nr; rr++) {
+    const char *f = px_tmp(e, RC_B32), *t = px_tmp(e, RC_B32), *h = px_tmp(e, RC_B32), *gt = px_tmp(e, RC_B32),
+               *gh = px_tmp(e, RC_B32);
+    pz[rr] = px_tmp(e, RC_PRED);
+    px_out(e, "add.u32 %s, %s, %lld;", f, r0, (long long)(rr * S));
+    px_out(e, "shr.u32 %s, %s, %d;", t, f, px_log2i((int)P1));
+    px_out(e, "and.b32 %s, %s, %lld;", h, f, (long long)(P1 - 1));
+    px_out(e, "setp.lt.and.u32 %s, %s, %lld, %s;", pz[rr], t, (long long)in->subs[sp[0]].len, ok);
+    px_out(e, "setp.lt.and.u32 %s, %s, %lld, %s;", pz[rr], h, (long long)in->subs[sp[1]].len, pz[rr]);
+    px_out(e, "add.s32 %s, %s, %s;", gt, gg[sp[0]], t);
+    px_out(e, "add.s32 %s, %s, %s;", gh, gg[sp[1]], h);
+    px_and_below(e, pz[rr], gt, px_ext(e, in->aux, sp[0])); /* unsigned: a negative row is out too */
+    px_and_below(e, pz[rr], gh, px_ext(e, in->aux, sp[1]));
+    px_out(e, "and.pred %s, %s, %s;", all, all, pz[rr]);
+    const char *g3[MAX_TENSOR_RANK];
+    for (int i = 0; i < in->nsubs; i++) g3[i] = i == sp[0] ? gt : i == sp[1] ? gh : i == sp[2] ? gcol : gg[i];
+    ad[rr] = px_tensor_addr(e, in->aux, g3);
+  }
+  const char *aligned = NULL;
+  if (blocked_vec(V, eb)) {
+    const char *al = px_tmp(e, RC_B64), *pitch = px_tmp(e, RC_B64);
+    aligned = px_tmp(e, RC_PRED);
+    px_out(e, "mul.wide.s32 %s, %s, %d;", pitch, px_ext(e, in->aux, e->f->params[in->aux].rank - 1), eb);
+    px_out(e, "or.b64 %s, %s, %s;", al, ad[0], pitch);
+    px_out(e, "and.b64 %s, %s, %d;", al, al, vec_align(V, eb) - 1);
+    px_out(e, "setp.eq.u64 %s, %s, 0;", aligned, al);
+  }
+  const char **pw = !val && aligned ? load_words(e, in, eb) : NULL;
+  int L = px_new_label(e);
+  if (aligned) {
+    px_out(e, "and.pred %s, %s, %s;", all, all, aligned);
+    px_out(e, "and.pred %s, %s, %s;", all, all, cm->eager[0]); /* every column is inside (ColMasks) */
+    px_out(e, "and.pred %s, %s, %s;", all, all, cm->eager[ncol - 1]);
+    px_out(e, "@!%s bra $Lbr3m%d;", all, L);
+    for (int64_t rr = 0; rr < nr; rr++)
+      blocked_chunks(e, in, val, &g, coff, cm, ad[rr], NULL, aligned, (int)(rr * ncol), CH_FAST, pw);
+    px_out(e, "bra.uni $Lbr3e%d;", L);
+    px_label(e, "br3m", L);
+  }
+  for (int64_t rr = 0; rr < nr; rr++)
+    blocked_chunks(e, in, val, &g, coff, cm, ad[rr], pz[rr], aligned, (int)(rr * ncol), CH_MASKED, pw);
+  if (aligned) px_label(e, "br3e", L);
+  if (pw) px_defer_unpack(e, in, pw, V * eb / 4, px_nregs(e, in) / V, V);
+  return true;
+}
+
 /* A load or store of a row vector in the columns layout ([N], or [1, N]:
  * every row of the blocked parent holds the columns it needs) whose span is
  * the tensor's contiguous dim: one row of chunks (blocked_chunks), every
@@ -1279,7 +1374,7 @@ void px_emit_load(Emitter *e, const TirInst *in) {
       return;
     }
   if (in->plan->ring && e->ring_loop && in->plan->mbar->owner == e->ring_loop) return px_emit_ring_load(e, in);
-  if (emit_blocked_rows(e, in, NULL)) return;
+  if (emit_blocked_rows(e, in, NULL) || emit_blocked_rows3(e, in, NULL)) return;
   if (px_rowstage_load(e, in)) return px_unsupported(e, in, "a staged-rows load that is not a blocked rows load");
   if (emit_columns(e, in, NULL)) return;
   if (px_emit_load_rows(e, in, NULL)) return;
@@ -1372,7 +1467,7 @@ static int emit_frag_rows_store(Emitter *e, const TirInst *in, const TirInst *va
 static void emit_pointer_store(Emitter *e, const TirInst *in) {
   const TirInst *v = in->args[0];
   int rank = v->ty.rank;
-  if (emit_blocked_rows(e, in, v) || emit_columns(e, in, v)) return;
+  if (emit_blocked_rows(e, in, v) || emit_blocked_rows3(e, in, v) || emit_columns(e, in, v)) return;
   if (emit_long_rows(e, in, v)) return;
   int F = rank ? emit_frag_rows_store(e, in, v) : -1;
   if (F >= 0) {

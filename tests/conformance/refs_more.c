@@ -374,6 +374,26 @@ static bool ref_silu_mul_rows(RefCtx *r) {
   return true;
 }
 
+/* Y = bf16(X / sqrt(mean(X^2) + 1e-5) * W) over the last dim of [T, H, D] (rows3.ph, head_norm) */
+static bool ref_head_norm(RefCtx *r) {
+  CaseParam *X = ref_param(r, "X"), *W = ref_param(r, "W"), *Y = ref_param(r, "Y");
+  int64_t D = X->dims[2], R = X->n / D;
+  for (int64_t i = 0; i < R; i++) {
+    double ss = 0;
+    for (int64_t j = 0; j < D; j++) ss += X->data[i * D + j] * X->data[i * D + j];
+    double rs = 1.0 / sqrt(ss / (double)D + 1e-5);
+    for (int64_t j = 0; j < D; j++) Y->data[i * D + j] = X->data[i * D + j] * rs * W->data[j];
+  }
+  return true;
+}
+
+/* Y = 2 X + 1 (rows3.ph, scale3) */
+static bool ref_scale3(RefCtx *r) {
+  CaseParam *X = ref_param(r, "X"), *Y = ref_param(r, "Y");
+  for (int64_t i = 0; i < X->n; i++) Y->data[i] = 2 * X->data[i] + 1;
+  return true;
+}
+
 /* Z = X + Y (whole_rows.ph, add_vec) */
 static bool ref_add_vec(RefCtx *r) {
   CaseParam *X = ref_param(r, "X"), *Y = ref_param(r, "Y"), *Z = ref_param(r, "Z");
@@ -1048,6 +1068,8 @@ const RefEntry harness_refs_more[] = {
     {"softmax_rows", ref_softmax_rows},
     {"silu_mul_rows", ref_silu_mul_rows},
     {"add_vec", ref_add_vec},
+    {"head_norm", ref_head_norm},
+    {"scale3", ref_scale3},
     {"lse_from", ref_lse_from},
     {"folds", ref_folds},
     {"prefix", ref_prefix},

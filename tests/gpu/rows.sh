@@ -19,14 +19,14 @@ rc=0
 echo "== conformance"
 "$build/tests/gpu/gpu_conformance" spec/conformance/*.yaml bench/cases/transpose_*.yaml >"$logs/conf.log" 2>&1 || rc=1
 grep -E "^not ok" "$logs/conf.log" | head -20; tail -2 "$logs/conf.log"
-rows=(spec/conformance/{deferred,one_pass,row_norm,rows_store,staged_rows,transpose,bound,div,whole_rows}*.yaml)
+rows=(spec/conformance/{deferred,one_pass,row_norm,rows_store,staged_rows,transpose,bound,div,whole_rows,rows3}*.yaml)
 echo "== memcheck"
 PHOBOS_GPU_GUARD=0 compute-sanitizer --tool memcheck --error-exitcode 1 "$build/tests/gpu/gpu_conformance" "${rows[@]}" \
   >"$logs/mc.log" 2>&1 || rc=1
 grep -E "^not ok" "$logs/mc.log" | head; tail -2 "$logs/mc.log"
 echo "== racecheck"
 compute-sanitizer --tool racecheck --error-exitcode 1 "$build/tests/gpu/gpu_conformance" \
-  spec/conformance/{deferred,one_pass,row_norm,rows_store,staged_rows,transpose,whole_rows}*.yaml >"$logs/rc.log" 2>&1 || rc=1
+  spec/conformance/{deferred,one_pass,row_norm,rows_store,staged_rows,transpose,whole_rows,rows3}*.yaml >"$logs/rc.log" 2>&1 || rc=1
 grep -E "^not ok" "$logs/rc.log" | head; tail -2 "$logs/rc.log"
 echo "== bench"
 python3 bench/bench.py "$build" --only "$kernels" 2>&1 | sed -n '/==== bench/,$p'
