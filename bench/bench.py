@@ -466,6 +466,19 @@ def cases(torch, F, build):
                         bytes=2 * M * N * 2, rtol=RTOL["bf16"])
         return setup
 
+    def port_qk_norm(T, H, D=128):
+        def setup(ph):
+            x, w, y, eps = randn(T, H, D, dtype=bf16), randn(D, dtype=bf16), nan(T, H, D, dtype=bf16), 1e-6
+
+            def ref():
+                xd = x.double()
+                return xd * torch.rsqrt((xd * xd).mean(-1, keepdim=True) + eps) * w.double()
+            k = ph.kernel(build, f"ports/qk_norm.BH{next_pow2(H)}", "qk_norm")
+            return dict(launch=Launch(ph, k, [(x, "bf16"), (w, "bf16"), (y, "bf16"), eps]),
+                        outs=[("Y", y, ref)], torch=lambda: F.rms_norm(x, (D,), w, eps),
+                        bytes=2 * T * H * D * 2 + D * 2, rtol=RTOL["bf16"])
+        return setup
+
     def port_matmul(M, N, K):
         def setup(ph):
             a, b, c = randn(M, K, dtype=torch.float16), randn(K, N, dtype=torch.float16), nan(M, N, dtype=torch.float16)
@@ -524,6 +537,8 @@ def cases(torch, F, build):
         ("port_cross_entropy", "2048x128256", port_cross_entropy(2048, 128256), False),
         ("port_gelu", "8192x8192", port_gelu(8192, 8192), True),
         ("port_gelu", "4093x11008", port_gelu(4093, 11008), False),
+        ("port_qk_norm", "8192x32x128", port_qk_norm(8192, 32), True),
+        ("port_qk_norm", "4093x28x128", port_qk_norm(4093, 28), False),
         ("port_matmul", "4096^3", port_matmul(4096, 4096, 4096), True),
         ("port_matmul", "8192^3", port_matmul(8192, 8192, 8192), False),
         ("port_matmul", "4093x4096x4000", port_matmul(4093, 4096, 4000), False),
