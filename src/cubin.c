@@ -99,7 +99,9 @@ static int run_ptxas(char *const *argv, int *status, char **msg, size_t *mlen) {
   return rc;
 }
 
-bool cubin_assemble(const char *ptx_path, const char *cubin_path, const char *arch, bool verbose, FILE *err) {
+bool cubin_assemble(const char *ptx_path, const char *cubin_path, const char *arch, bool verbose, FILE *err,
+                    char **report) {
+  if (report) *report = NULL;
   char pbuf[4096];
   const char *ptxas = cubin_find_ptxas(pbuf, sizeof pbuf);
   if (!ptxas) {
@@ -110,8 +112,7 @@ bool cubin_assemble(const char *ptx_path, const char *cubin_path, const char *ar
   snprintf(archarg, sizeof archarg, "-arch=%s", arch);
   int nt = ptxas_threads();
   snprintf(nthreads, sizeof nthreads, "%d", nt);
-  char *argv[] = {(char *)ptxas, archarg, "-O3", verbose ? "-v" : "-O3", "-o", (char *)cubin_path, (char *)ptx_path,
-                  NULL, NULL, NULL};
+  char *argv[] = {(char *)ptxas, archarg, "-O3", "-v", "-o", (char *)cubin_path, (char *)ptx_path, NULL, NULL, NULL};
   if (nt) argv[7] = "--split-compile", argv[8] = nthreads;
   char *msg;
   size_t mlen;
@@ -141,6 +142,28 @@ bool cubin_assemble(const char *ptx_path, const char *cubin_path, const char *ar
   if (!ok)
     fprintf(err, "phobosc: note: the PTX is kept in %s; reproduce with:\n  %s %s -O3 -o %s %s%s%s\n", ptx_path, ptxas,
             archarg, cubin_path, ptx_path, nt ? " --split-compile " : "", nt ? nthreads : "");
+  if (ok && report) *report = msg, msg = NULL;
   free(msg);
   return ok;
+}
+
+/* ptxas -v reports each entry as
+ *   ptxas info    : Function properties for NAME
+ *       N bytes stack frame, S bytes spill stores, L bytes spill loads */
+void cubin_spills(const char *report, void (*fn)(const char *entry, int len, long stores, long loads, void *ctx),
+                  void *ctx) {
+  static const char key[] = "Function properties for ";
+  for (const char *p = report ? strstr(report, key) : NULL; p; p = strstr(p, key)) {
+    const char *name = p + sizeof key - 1, *eol = strchr(name, '\n');
+    if (!eol) break;
+    int len = (int)(eol - name);
+    while (len > 0 && (name[len - 1] == '\r' || name[len - 1] == ' ')) len--;
+    const char *next = eol + 1, *nl = strchr(next, '\n');
+    long frame, stores, loads;
+    if (sscanf(next, " %ld bytes stack frame, %ld bytes spill stores, %ld bytes spill loads", &frame, &stores, &loads) ==
+            3 &&
+        (stores > 0 || loads > 0))
+      fn(name, len, stores, loads, ctx);
+    p = nl ? nl : eol;
+  }
 }

@@ -9,7 +9,14 @@
 const char *cubin_find_ptxas(char *buf, size_t len);
 /* Assembles ptx_path into cubin_path for `arch` and checks that ptxas
  * wrote a cubin (an ELF64 for EM_CUDA); on failure reports to err, keeps
- * the PTX and prints the command that reproduces it. */
-bool cubin_assemble(const char *ptx_path, const char *cubin_path, const char *arch, bool verbose, FILE *err);
+ * the PTX and prints the command that reproduces it. ptxas runs with -v:
+ * its report goes to err when verbose, and into *report (malloc'ed, the
+ * caller frees it; NULL when there is none) when report is not NULL. */
+bool cubin_assemble(const char *ptx_path, const char *cubin_path, const char *arch, bool verbose, FILE *err,
+                    char **report);
+/* For each entry of a ptxas -v report that spills: fn(entry, its name's
+ * length, bytes of spill stores, bytes of spill loads, ctx). */
+void cubin_spills(const char *report, void (*fn)(const char *entry, int len, long stores, long loads, void *ctx),
+                  void *ctx);
 
 #endif

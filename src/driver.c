@@ -27,6 +27,55 @@ static double now(void) {
   return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+/* The entries that spill (cubin_spills) tallied by kernel: a kernel every
+ * entry of which spills SPILL_WARN bytes a thread or more gets a warning, as
+ * the autotuner cannot choose a variant that keeps its tiles in registers
+ * (where one variant does, the others' spills cost nothing: the autotuner
+ * times them). A few words (the GQA decode's 4 bytes) are ptxas's own
+ * choice, not a tile that does not fit. */
+enum { SPILL_WARN = 64 };
+typedef struct Spills {
+  Plan **plans;
+  int nplans;
+  const char **entries;
+  int *spilled;             /* by plan: 1 + its entry spills */
+  long *stores, *loads;     /* by plan */
+} Spills;
+
+static void note_spill(const char *entry, int len, long stores, long loads, void *ctx) {
+  Spills *sp = ctx;
+  for (int i = 0; i < sp->nplans; i++)
+    if ((int)strlen(sp->entries[i]) == len && !strncmp(sp->entries[i], entry, (size_t)len) && stores >= SPILL_WARN)
+      sp->spilled[i] = 1, sp->stores[i] = stores, sp->loads[i] = loads;
+}
+
+static void warn_spills(Arena *a, Diags *d, Plan **plans, int nplans, const char *report) {
+  Spills sp = {plans, nplans, arena_alloc(a, sizeof(char *) * (size_t)(nplans + 1)),
+               arena_alloc(a, sizeof(int) * (size_t)(nplans + 1)), arena_alloc(a, sizeof(long) * (size_t)(nplans + 1)),
+               arena_alloc(a, sizeof(long) * (size_t)(nplans + 1))};
+  for (int i = 0; i < nplans; i++) sp.entries[i] = plan_entry_name(a, plans[i]), sp.spilled[i] = 0;
+  cubin_spills(report, note_spill, &sp);
+  for (int i = 0; i < nplans; i++) {
+    const char *k = plans[i]->f->name;
+    bool first = true, all = true;
+    int least = i;
+    for (int j = 0; j < nplans; j++) {
+      if (strcmp(plans[j]->f->name, k)) continue;
+      if (j < i) first = false;
+      all &= sp.spilled[j] != 0;
+      if (sp.spilled[j] && sp.stores[j] < sp.stores[least]) least = j;
+    }
+    if (!first || !all) continue;
+    fprintf(d->out,
+            "phobosc: warning: every variant of kernel '%s' spills registers to local memory (ptxas: %s stores %ld "
+            "bytes a thread and loads %ld): its register tiles likely hold more elements a thread than its thread "
+            "count leaves registers for (65536 a CTA); fewer elements a thread (a smaller block, more threads, or a "
+            "loop over the row) keep them in registers\n",
+            k, sp.entries[least], sp.stores[least], sp.loads[least]);
+    d->warnings++;
+  }
+}
+
 /* -o K.cubin: the PTX through ptxas into K.cubin, and K.yaml beside it.
  * The PTX is written beside the output first; it stays there when ptxas
  * fails, so the printed command reproduces the failure. */
@@ -43,11 +92,14 @@ static void write_cubin(Arena *arena, Diags *d, const DriverOptions *o, const So
     return;
   }
   double t0 = now();
-  if (!cubin_assemble(ptx_path, cubin, o->arch ? o->arch : "sm_90a", o->verbose, d->out)) {
+  char *report = NULL;
+  if (!cubin_assemble(ptx_path, cubin, o->arch ? o->arch : "sm_90a", o->verbose, d->out, &report)) {
     d->errors++;
     return;
   }
   if (o->verbose) fprintf(d->out, "phobosc: ptxas: %.1f ms\n", (now() - t0) * 1e3);
+  warn_spills(arena, d, plans, nplans, report);
+  free(report);
   unlink(ptx_path);
   FILE *y = fopen(yaml_path, "wb");
   char err[512] = "";

@@ -712,6 +712,27 @@ for f in none:"it cannot be opened: No such file or directory" empty:"it is empt
 done
 has "the PTX is kept to reproduce" err "reproduce with:"
 
+# ptxas -v reports each entry's spills: a kernel every variant of which
+# spills 64 bytes a thread or more is warned about (the autotuner has no
+# variant that keeps its tiles in registers); one that spills a few words,
+# or has a variant that does not spill, is not
+printf '@autotune(B in [64, 128])\n@grid(cdiv(N, B))\nkernel spiller(A: tensor<f32>[N]) {\n  A[ctx.block.x * B :+ B] = A[ctx.block.x * B :+ B] * 2.0\n}\n' > "$tmp/spiller.ph"
+spill_ptxas() { # spill_ptxas NAME STORES0 STORES1: a ptxas that writes an EM_CUDA ELF header and a -v report
+  fake_ptxas "$1" "printf '\\177ELF\\002\\001' > \"\$out\"; head -c 12 /dev/zero >> \"\$out\"; printf '\\276' >> \"\$out\"; head -c 45 /dev/zero >> \"\$out\"
+for v in 0:$2 1:$3; do echo \"ptxas info    : Function properties for spiller__v\${v%%:*}\"; echo \"    0 bytes stack frame, \${v#*:} bytes spill stores, \${v#*:} bytes spill loads\"; done"
+}
+spill_ptxas ptxas_spill_all 400 96
+spill_ptxas ptxas_spill_one 400 0
+spill_ptxas ptxas_spill_few 4 4
+PHOBOS_PTXAS="$tmp/ptxas_spill_all" "$PHOBOSC" -o "$tmp/spill.cubin" "$tmp/spiller.ph" >"$tmp/out" 2>"$tmp/err"
+if [ $? -eq 0 ] && [ -s "$tmp/spill.yaml" ]; then ok "spilling variants: still a cubin and a manifest, exit 0"
+else not_ok "spilling variants: still a cubin and a manifest, exit 0" "$(cat "$tmp/err")"; fi
+has "every variant spills: warned, naming the least spill" err "phobosc: warning: every variant of kernel 'spiller' spills registers to local memory (ptxas: spiller__v1 stores 96 bytes a thread and loads 96)"
+PHOBOS_PTXAS="$tmp/ptxas_spill_one" "$PHOBOSC" -o "$tmp/spill.cubin" "$tmp/spiller.ph" >"$tmp/out" 2>"$tmp/err"
+lacks "one variant keeps its registers: no warning" err "warning"
+PHOBOS_PTXAS="$tmp/ptxas_spill_few" "$PHOBOSC" -o "$tmp/spill.cubin" "$tmp/spiller.ph" >"$tmp/out" 2>"$tmp/err"
+lacks "4 bytes spilled: no warning" err "warning"
+
 # --split-compile: ptxas spreads the entries over threads ($PHOBOS_PTXAS_THREADS,
 # else the online CPUs); a ptxas that does not know the option (its error
 # names it) is run again without it

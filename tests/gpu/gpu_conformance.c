@@ -88,7 +88,7 @@ static bool gpu_begin(void *self, Case *c, Plan **plans, int nplans, const Sourc
   char *pbuf = NULL;
   size_t plen = 0;
   FILE *pe = open_memstream(&pbuf, &plen);
-  bool ok = cubin_assemble(ptx_path, cubin_path, "sm_90a", false, pe);
+  bool ok = cubin_assemble(ptx_path, cubin_path, "sm_90a", false, pe, NULL);
   fclose(pe);
   if (!ok) {
     gfail(err, errlen, "%s: ptxas failed:\n%s", c->name, pbuf);
