@@ -63,7 +63,7 @@ if [ "$target" = manifest ]; then
 fi
 flex -o "$out/gen/lexer.c" "$root/lang/lexer.l"
 bison --defines="$out/gen/parser.h" -o "$out/gen/parser.c" "$root/lang/parser.y"
-srcs=("$root"/lang/{arena,ast,diag,sema,sema_kernel}.c "$out"/gen/{lexer,parser}.c "$root"/src/{driver,tir,lower,onepass,staged,manifest,cubin}.c "$root"/src/plan/*.c "$root"/src/ptx/*.c)
+srcs=("$root"/lang/{arena,ast,diag,sema,sema_kernel}.c "$out"/gen/{lexer,parser}.c "$root"/src/{driver,tir,lower,early,onepass,staged,manifest,cubin}.c "$root"/src/plan/*.c "$root"/src/ptx/*.c)
 # interp.c is not needed: the driver never runs the interpreter.
 clang "${san[@]}" \
   -I"$root/lang" -I"$root/src" -I"$out/gen" "${srcs[@]}" "$root/tests/fuzz/fuzz_compiler.c" -pthread -lm -lyaml -o "$out/fuzz_compiler"
