@@ -532,6 +532,8 @@ static void unpack_chunk(Emitter *e, const TirInst *in, Scalar te, int V, const 
   for (int v = 0; v < V; v++) {
     const char *word = w[v * eb / 4], *r = px_reg(e, in, k0 + v);
     if (eb == 4) px_out(e, "mov.b32 %s, %s;", r, word);
+    else if (eb == 1) /* an 8-bit element: its byte, sign-extended for i8 (a bool or u8 zero-extended) */
+      px_out(e, "bfe.%s32 %s, %s, %d, 8;", te == S_I8 ? "s" : "u", r, word, v % 4 * 8);
     else if (te == S_F16)
       px_out(e, "{ .reg .b16 %%hl; .reg .b32 %%hw; shr.u32 %%hw, %s, %d; cvt.u16.u32 %%hl, %%hw; cvt.f32.f16 %s, %%hl; }",
              word, v % 2 * 16, r);
@@ -610,6 +612,12 @@ static void pack_chunk(Emitter *e, const TirInst *val, Scalar te, int nw, int k0
   for (int i = 0; i < nw; i++) {
     if (eb == 4) {
       px_out(e, "mov.b32 %s, %s;", w[i], px_operand(e, val, k0 + i));
+    } else if (eb == 1) { /* four bytes: the low byte of each register (an 8-bit value is wrapped there) */
+      const char *lo = px_tmp(e, RC_B32), *hi = px_tmp(e, RC_B32);
+      px_out(e, "prmt.b32 %s, %s, %s, 0x0040;", lo, px_operand(e, val, k0 + 4 * i), px_operand(e, val, k0 + 4 * i + 1));
+      px_out(e, "prmt.b32 %s, %s, %s, 0x0040;", hi, px_operand(e, val, k0 + 4 * i + 2),
+             px_operand(e, val, k0 + 4 * i + 3));
+      px_out(e, "prmt.b32 %s, %s, %s, 0x5410;", w[i], lo, hi);
     } else if (te == S_BF16) {
       px_out(e, "prmt.b32 %s, %s, %s, 0x7632;", w[i], px_operand(e, val, k0 + 2 * i), px_operand(e, val, k0 + 2 * i + 1));
     } else {
@@ -745,7 +753,8 @@ static void blocked_chunks(Emitter *e, const TirInst *in, const TirInst *val, co
  * bytes an element, 4 to 16 a chunk, or a multiple of 16 up to 64 (in
  * 16-byte vectors) */
 static bool blocked_vec(int V, int eb) {
-  return V > 1 && (eb == 2 || eb == 4) && V * eb >= 4 && (V * eb <= 16 || (V * eb % 16 == 0 && V * eb <= 64));
+  return V > 1 && (eb == 1 || eb == 2 || eb == 4) && V * eb >= 4 &&
+         (V * eb <= 16 || (V * eb % 16 == 0 && V * eb <= 64));
 }
 
 /* the alignment a blocked access's vectors need: the chunk, at most 16 bytes */

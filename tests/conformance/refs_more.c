@@ -394,6 +394,31 @@ static bool ref_scale3(RefCtx *r) {
   return true;
 }
 
+/* Q = i8(x / s), s = max(max |x|, 1e-5) / 127 a row, in f32 as the kernel
+ * computes it (quant_rows.ph, quant_row); S = s */
+static bool ref_quant_rows(RefCtx *r) {
+  CaseParam *X = ref_param(r, "X"), *Q = ref_param(r, "Q"), *S = ref_param(r, "S");
+  int64_t R = X->dims[0], N = X->dims[1];
+  for (int64_t i = 0; i < R; i++) {
+    float m = 0;
+    for (int64_t j = 0; j < N; j++) m = fmaxf(m, fabsf((float)X->data[i * N + j]));
+    float s = fmaxf(m, 0.00001f) / 127.0f;
+    S->data[i] = s;
+    for (int64_t j = 0; j < N; j++) {
+      double q = trunc((double)((float)X->data[i * N + j] / s));
+      Q->data[i * N + j] = q > 127 ? 127 : q < -128 ? -128 : q;
+    }
+  }
+  return true;
+}
+
+/* B = 3 A - 1 (quant_rows.ph, widen_u8) */
+static bool ref_widen_u8(RefCtx *r) {
+  CaseParam *A = ref_param(r, "A"), *B = ref_param(r, "B");
+  for (int64_t i = 0; i < A->n; i++) B->data[i] = 3 * A->data[i] - 1;
+  return true;
+}
+
 /* Z = X + Y (whole_rows.ph, add_vec) */
 static bool ref_add_vec(RefCtx *r) {
   CaseParam *X = ref_param(r, "X"), *Y = ref_param(r, "Y"), *Z = ref_param(r, "Z");
@@ -1068,6 +1093,8 @@ const RefEntry harness_refs_more[] = {
     {"softmax_rows", ref_softmax_rows},
     {"silu_mul_rows", ref_silu_mul_rows},
     {"add_vec", ref_add_vec},
+    {"quant_rows", ref_quant_rows},
+    {"widen_u8", ref_widen_u8},
     {"head_norm", ref_head_norm},
     {"scale3", ref_scale3},
     {"lse_from", ref_lse_from},
