@@ -137,7 +137,17 @@ bool cubin_assemble(const char *ptx_path, const char *cubin_path, const char *ar
   if (!ok && !bad) {
     if (rc != 0) fprintf(err, "phobosc: error: cannot run %s: %s\n", ptxas, strerror(rc));
     else if (WIFSIGNALED(status)) fprintf(err, "phobosc: error: ptxas died by signal %d\n", WTERMSIG(status));
-    else fprintf(err, "phobosc: error: ptxas failed (exit %d):\n%s", WEXITSTATUS(status), msg ? msg : "");
+    else {
+      /* its messages without the -v report's info lines of the entries before the failure */
+      fprintf(err, "phobosc: error: ptxas failed (exit %d):\n", WEXITSTATUS(status));
+      for (const char *l = msg; l && *l;) {
+        const char *nl = strchr(l, '\n');
+        int n = nl ? (int)(nl - l + 1) : (int)strlen(l);
+        bool info = !strncmp(l, "ptxas info", 10) || (n > 4 && !strncmp(l, "    ", 4) && strstr(l, "bytes stack frame"));
+        if (!info) fprintf(err, "%.*s", n, l);
+        l += n;
+      }
+    }
   }
   if (!ok)
     fprintf(err, "phobosc: note: the PTX is kept in %s; reproduce with:\n  %s %s -O3 -o %s %s%s%s\n", ptx_path, ptxas,

@@ -38,7 +38,7 @@ typedef struct Spills {
   Plan **plans;
   int nplans;
   const char **entries;
-  int *spilled;             /* by plan: 1 + its entry spills */
+  int *spilled;             /* by plan: 1 where its entry spills SPILL_WARN bytes or more */
   long *stores, *loads;     /* by plan */
 } Spills;
 

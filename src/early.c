@@ -42,14 +42,6 @@ static bool movable(const TirInst *in) {
   }
 }
 
-static bool writes(const TirBlock *b) {
-  for (int i = 0; i < b->len; i++) {
-    const TirInst *in = b->insts[i];
-    if (in->op == TIR_STORE || in->op == TIR_ARRIVE) return true;
-    if (writes(&in->cond) || writes(&in->body) || writes(&in->body2)) return true;
-  }
-  return false;
-}
 
 /* pinned[id]: a load written into a var, which stays where it is (outside
  * one-pass copies): a staging var is the var a load is written into whole
@@ -79,7 +71,8 @@ static void hoist(Arena *a, TirBlock *b, int *where, const bool *pinned) {
     where[in->id] = i;
     sl[i] = (Slot){.key = i, .index = i, .in = in};
     if (!movable(in) || (pinned && pinned[in->id])) {
-      if (in->op == TIR_STORE || in->op == TIR_ARRIVE || writes(&in->cond) || writes(&in->body) || writes(&in->body2))
+      if (in->op == TIR_STORE || in->op == TIR_ARRIVE || tir_writes(&in->cond) || tir_writes(&in->body) ||
+          tir_writes(&in->body2))
         fence = i + 1;
       continue;
     }

@@ -97,14 +97,6 @@ static void splice(Arena *a, Once *o, TirBlock *b) {
   b->insts = out.insts, b->len = out.len, b->cap = out.cap; /* tir_number redoes the access tables */
 }
 
-static bool writes(const TirBlock *b) {
-  for (int i = 0; i < b->len; i++) {
-    const TirInst *in = b->insts[i];
-    if (in->op == TIR_STORE || in->op == TIR_ARRIVE) return true;
-    if (writes(&in->cond) || writes(&in->body) || writes(&in->body2)) return true;
-  }
-  return false;
-}
 
 /* Two scalar values equal by construction: the same instruction, equal
  * constants, the same dim, parameter or ctx register, or the same pure
@@ -164,7 +156,7 @@ static void cse(Once *o, TirBlock *b) {
       o->floor = o->navail;
     } else if (in->op == TIR_FOR || in->op == TIR_WHILE || in->op == TIR_IF) {
       bool loop = in->op != TIR_IF;
-      bool wr = writes(&in->cond) || writes(&in->body) || writes(&in->body2);
+      bool wr = tir_writes(&in->cond) || tir_writes(&in->body) || tir_writes(&in->body2);
       int n = o->navail, fl = o->floor;
       if (loop && wr) o->floor = o->navail;
       cse(o, &in->cond);

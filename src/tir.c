@@ -42,6 +42,15 @@ bool tir_stores_to(const TirBlock *b, int param) {
   return tir_count_accesses(b, TIR_STORE, param) + tir_count_accesses(b, TIR_ARRIVE, param) > 0;
 }
 
+bool tir_writes(const TirBlock *b) {
+  for (int i = 0; i < b->len; i++) {
+    const TirInst *in = b->insts[i];
+    if (in->op == TIR_STORE || in->op == TIR_ARRIVE) return true;
+    if (tir_writes(&in->cond) || tir_writes(&in->body) || tir_writes(&in->body2)) return true;
+  }
+  return false;
+}
+
 bool tir_same_type(const TirType *a, const TirType *b) {
   if (a->elem != b->elem || a->rank != b->rank) return false;
   for (int i = 0; i < a->rank; i++)

@@ -124,6 +124,8 @@ TirInst *tir_new(Arena *a, TirFunc *f, TirOp op, TirType ty);
 void tir_append(Arena *a, TirBlock *b, TirInst *inst);
 TirType tir_scalar(Scalar e);
 bool tir_same_type(const TirType *a, const TirType *b);
+/* Whether a block stores to a tensor or arrives, at any depth. */
+bool tir_writes(const TirBlock *b);
 int64_t tir_elems(const TirType *t);
 /* The language's float -> integer conversion (as cvt.rzi.sat): truncate
  * toward zero, saturate to e's range (i8 u8 i32 i64), NaN -> 0. Every

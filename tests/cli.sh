@@ -732,6 +732,12 @@ PHOBOS_PTXAS="$tmp/ptxas_spill_one" "$PHOBOSC" -o "$tmp/spill.cubin" "$tmp/spill
 lacks "one variant keeps its registers: no warning" err "warning"
 PHOBOS_PTXAS="$tmp/ptxas_spill_few" "$PHOBOSC" -o "$tmp/spill.cubin" "$tmp/spiller.ph" >"$tmp/out" 2>"$tmp/err"
 lacks "4 bytes spilled: no warning" err "warning"
+# a failing ptxas's messages come without the -v report's info lines
+printf '#!/bin/sh\necho "ptxas info    : Function properties for spiller__v0"\necho "    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads"\necho "ptxas /x.ptx, line 7; error   : something is wrong"\nexit 1\n' > "$tmp/ptxas_fail_v"
+chmod +x "$tmp/ptxas_fail_v"
+PHOBOS_PTXAS="$tmp/ptxas_fail_v" "$PHOBOSC" -o "$tmp/spill.cubin" "$tmp/spiller.ph" >"$tmp/out" 2>"$tmp/err"
+has "a failing ptxas's error shown" err "line 7; error   : something is wrong"
+lacks "a failing ptxas's info lines left out" err "ptxas info"
 
 # --split-compile: ptxas spreads the entries over threads ($PHOBOS_PTXAS_THREADS,
 # else the online CPUs); a ptxas that does not know the option (its error

@@ -180,8 +180,9 @@ bool px_cols_contiguous(const Emitter *e, const TirInst *in) {
   return last == e->f->params[in->aux].rank - 1;
 }
 
-/* What a rows path (px_emit_load_rows_at, emit_long_rows) computes once for a
- * rank-2 access `in` whose columns are the tensor's contiguous dim: the
+/* What a rows path (px_emit_load_rows_at, emit_long_rows, emit_blocked_rows)
+ * computes once for a rank-2 access `in` (or a rank-1 one, one row: rows_at)
+ * whose columns are the tensor's contiguous dim: the
  * thread's first element lies at slice row r0 (a register; NULL: row 0)
  * and column c1 (a register), its tensor coordinates in g; its columns are
  * c1 + coff[j] (j < ncol), colok[j] true where that column lies inside the
@@ -298,12 +299,8 @@ static RowsAt rows_at(Emitter *e, const TirInst *in, const char *r0, const char 
                    lazy_v > 1);
   R.colok = R.cm->eager;
   R.lim = px_tmp(e, RC_B32);
-  if (R.i0 < 0) { /* one row of its own: row 0 of the thread's rows is inside */
+  if (R.i0 < 0) { /* one row of its own: row 0 of the thread's rows is inside (emit_blocked_rows gives r0) */
     R.grow = r0;
-    if (!r0) {
-      R.grow = px_tmp(e, RC_B32);
-      px_out(e, "mov.b32 %s, 0;", R.grow);
-    }
     px_out(e, "sub.s32 %s, 1, %s;", R.lim, R.grow);
     R.ad = px_tensor_addr(e, in->aux, R.g);
     R.step = px_tmp(e, RC_B64);
@@ -1144,6 +1141,7 @@ static bool emit_blocked_rows(Emitter *e, const TirInst *in, const TirInst *val)
     px_out(e, "@!%s bra $Lbwhole%d;", whole, Wl);
     vector_rows(e, in, val, &g, &R, coff, ad, aligned, CH_WHOLE, L, pw);
     px_label(e, "bwhole", Wl);
+    R.cm->bound = NULL; /* the bound is the CH_WHOLE path's only */
     if (!val && V * eb == 16) note_odd_rows(e, in);
     if (!val && V * eb == 16 && !e->p->aligned_copy) misaligned_rows(e, in, &g, &R, coff, inside, aligned, L, pw);
   }
@@ -1250,13 +1248,12 @@ static bool emit_blocked_rows3(Emitter *e, const TirInst *in, const TirInst *val
  * every row of the blocked parent holds the columns it needs) whose span is
  * the tensor's contiguous dim: one row of chunks (blocked_chunks), every
  * thread loading its own columns (the rows' copies meet in L1), and one
- * row of threads storing them. A blocked [N] is the same one row, held by
- * the threads of row 0 only. */
+ * row of threads storing them. (A blocked [N] takes emit_blocked_rows as
+ * one row.) */
 static bool emit_columns(Emitter *e, const TirInst *in, const TirInst *val) {
   const TirInst *x = val ? val : in;
-  bool one_row = x->ty.rank == 1 && plan_is_blocked(x); /* a blocked [N]: rows past the first are slack */
   bool fc = plan_is_fragcols(x) && !val; /* the columns of a fragment: pairs 8 columns apart from 2t */
-  if ((!plan_is_columns(x) && !one_row && !fc) || !px_cols_contiguous(e, in)) return false;
+  if ((!plan_is_columns(x) && !fc) || !px_cols_contiguous(e, in)) return false;
   int last = -1;
   for (int i = 0; i < in->nsubs; i++)
     if (!in->subs[i].point) last = i;
@@ -1279,12 +1276,8 @@ static bool emit_columns(Emitter *e, const TirInst *in, const TirInst *val) {
     px_out(e, "add.s32 %s, %s, %s;", gi, gg[i], c1);
     gg[i] = gi;
   }
-  if (val || one_row) { /* one row of threads stores (or, blocked, holds the row) */
-    const char *own = one_row ? NULL : px_blk_owner(e, val);
-    if (one_row && g.tr * g.wr > 1) {
-      own = px_tmp(e, RC_PRED);
-      px_out(e, "setp.eq.u32 %s, %s, 0;", own, px_blk_row_base(e, &g));
-    }
+  if (val) { /* one row of threads stores */
+    const char *own = px_blk_owner(e, val);
     if (own) px_out(e, "and.pred %s, %s, %s;", ok, ok, own);
   }
   ColMasks *cm = col_masks(e, c1, gg[last], ok, px_ext(e, in->aux, last), in->subs[last].len, coff, ncol, V, true);
