@@ -19,7 +19,7 @@ rc=0
 echo "== conformance"
 "$build/tests/gpu/gpu_conformance" spec/conformance/*.yaml bench/cases/transpose_*.yaml >"$logs/conf.log" 2>&1 || rc=1
 grep -E "^not ok" "$logs/conf.log" | head -20; tail -2 "$logs/conf.log"
-rows=(spec/conformance/{deferred,one_pass,row_norm,rows_store,staged_rows,transpose,bound,div,whole_rows,rows3}*.yaml)
+rows=(spec/conformance/{deferred,one_pass,row_norm,rows_store,staged_rows,transpose,bound,div,whole_rows,rows3,quant_rows,edges}*.yaml)
 echo "== memcheck"
 PHOBOS_GPU_GUARD=0 compute-sanitizer --tool memcheck --error-exitcode 1 "$build/tests/gpu/gpu_conformance" "${rows[@]}" \
   >"$logs/mc.log" 2>&1 || rc=1
