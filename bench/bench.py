@@ -220,21 +220,29 @@ def cases(torch, F, build):
     def nan(*shape, dtype=f32):
         return torch.full(shape, float("nan"), device=dev, dtype=dtype)
 
-    def softmax(dt):
-        name = "softmax_" + dt
+    # the references every kernel of a kind shares (bench/ and bench/ports/)
+    def rms_ref(x, w, eps):
+        xd = x.double()
+        return xd * torch.rsqrt((xd * xd).mean(-1, keepdim=True) + eps) * w.double()
+
+    def gelu_ref(xx):
+        return 0.5 * xx * (1 + torch.tanh(0.7978845608028654 * (xx + 0.044715 * xx ** 3)))
+
+    def softmax(dt, file="softmax", name=None):
+        name = name or "softmax_" + dt
         tdt = f32 if dt == "f32" else bf16
 
         def make(R, N):
             def setup(ph):
                 x = randn(R, N, dtype=tdt, scale=2.0)
                 y = nan(R, N, dtype=tdt)
-                return dict(launch=Launch(ph, ph.kernel(build, "softmax", name), [(x, dt), (y, dt)]),
+                return dict(launch=Launch(ph, ph.kernel(build, file, name), [(x, dt), (y, dt)]),
                             outs=[("Y", y, lambda: torch.softmax(x.double(), -1))],
                             torch=lambda: torch.softmax(x, -1), bytes=2 * R * N * x.element_size(), rtol=RTOL[dt])
             return setup
         return make
 
-    def layernorm(R, N):
+    def layernorm(R, N, file="layernorm", name="layernorm", y_second=False):
         def setup(ph):
             x, w, b = randn(R, N, dtype=bf16), randn(N, dtype=bf16), randn(N, dtype=bf16)
             y, eps = nan(R, N, dtype=bf16), 1e-5
@@ -244,8 +252,9 @@ def cases(torch, F, build):
                 mu = xd.mean(-1, keepdim=True)
                 var = ((xd - mu) ** 2).mean(-1, keepdim=True)
                 return (xd - mu) / torch.sqrt(var + eps) * w.double() + b.double()
-            return dict(launch=Launch(ph, ph.kernel(build, "layernorm", "layernorm"),
-                                      [(x, "bf16"), (w, "bf16"), (b, "bf16"), (y, "bf16"), eps]),
+            args = [(x, "bf16"), (y, "bf16"), (w, "bf16"), (b, "bf16"), eps] if y_second else \
+                [(x, "bf16"), (w, "bf16"), (b, "bf16"), (y, "bf16"), eps]
+            return dict(launch=Launch(ph, ph.kernel(build, file, name), args),
                         outs=[("Y", y, ref)], torch=lambda: F.layer_norm(x, (N,), w, b, eps),
                         bytes=2 * R * N * 2 + 2 * N * 2, rtol=RTOL["bf16"])
         return setup
@@ -256,16 +265,12 @@ def cases(torch, F, build):
             res, y, eps = r0.clone(), nan(R, N, dtype=bf16), 1e-6
             h = (x + r0)  # bf16, as the unfused torch code rounds it
 
-            def ref_y():
-                hd = h.double()
-                return hd * torch.rsqrt((hd * hd).mean(-1, keepdim=True) + eps) * w.double()
-
             def torch_fn():  # unfused: the add, then the norm
                 hh = x + r0
                 return F.rms_norm(hh, (N,), w, eps), hh
             return dict(launch=Launch(ph, ph.kernel(build, "rmsnorm", "rmsnorm_residual"),
                                       [(x, "bf16"), (res, "bf16"), (w, "bf16"), (y, "bf16"), eps]),
-                        outs=[("Y", y, ref_y), ("Res", res, lambda: h.double())], torch=torch_fn,
+                        outs=[("Y", y, lambda: rms_ref(h, w, eps)), ("Res", res, lambda: h.double())], torch=torch_fn,
                         bytes=4 * R * N * 2 + N * 2, rtol=RTOL["bf16"])
         return setup
 
@@ -292,18 +297,18 @@ def cases(torch, F, build):
                         rtol=RTOL["bf16"])
         return setup
 
-    def silu_mul(M, N):
+    def silu_mul(M, N, file="silu_mul", name="silu_mul"):
         def setup(ph):
             g, u, o = randn(M, N, dtype=bf16), randn(M, N, dtype=bf16), nan(M, N, dtype=bf16)
 
             def ref():
                 gd = g.double()
                 return gd / (1 + torch.exp(-gd)) * u.double()
-            return dict(launch=Launch(ph, ph.kernel(build, "silu_mul", "silu_mul"), [(g, "bf16"), (u, "bf16"), (o, "bf16")]),
+            return dict(launch=Launch(ph, ph.kernel(build, file, name), [(g, "bf16"), (u, "bf16"), (o, "bf16")]),
                         outs=[("O", o, ref)], torch=lambda: F.silu(g) * u, bytes=3 * M * N * 2, rtol=RTOL["bf16"])
         return setup
 
-    def cross_entropy(R, V):
+    def cross_entropy(R, V, file="cross_entropy"):
         def setup(ph):
             x = randn(R, V, dtype=bf16, scale=2.0)
             lab = torch.randint(0, V, (R,), device=dev, generator=gen, dtype=torch.int64)
@@ -312,7 +317,7 @@ def cases(torch, F, build):
             def ref():
                 xd = x.double()
                 return torch.logsumexp(xd, -1) - xd.gather(1, lab[:, None])[:, 0]
-            return dict(launch=Launch(ph, ph.kernel(build, "cross_entropy", "cross_entropy"),
+            return dict(launch=Launch(ph, ph.kernel(build, file, "cross_entropy"),
                                       [(x, "bf16"), (lab, "i64"), (loss, "f32")]),
                         outs=[("Loss", loss, ref)], torch=lambda: F.cross_entropy(x, lab, reduction="none"),
                         bytes=R * V * 2 + R * 8 + R * 4, rtol=RTOL["f32"])
@@ -345,8 +350,7 @@ def cases(torch, F, build):
                 bias = randn(N, dtype=bf16)
 
                 def ref():
-                    xx = a.double() @ b.double() + bias.double()
-                    return 0.5 * xx * (1 + torch.tanh(0.7978845608028654 * (xx + 0.044715 * xx ** 3)))
+                    return gelu_ref(a.double() @ b.double() + bias.double())
                 args = [(a, "bf16"), (b, "bf16"), (bias, "bf16"), (c, "bf16")]
                 tfn = lambda: F.gelu(torch.mm(a, b) + bias, approximate="tanh")
             else:
@@ -382,13 +386,7 @@ def cases(torch, F, build):
         return 1 << (n - 1).bit_length()
 
     def port_softmax(R, N):
-        def setup(ph):
-            x, y = randn(R, N, scale=2.0), nan(R, N)
-            k = ph.kernel(build, f"ports/softmax_row.BN{next_pow2(N)}", "softmax")
-            return dict(launch=Launch(ph, k, [(x, "f32"), (y, "f32")]),
-                        outs=[("Y", y, lambda: torch.softmax(x.double(), -1))],
-                        torch=lambda: torch.softmax(x, -1), bytes=2 * R * N * 4, rtol=RTOL["f32"])
-        return setup
+        return softmax("f32", f"ports/softmax_row.BN{next_pow2(N)}", "softmax")(R, N)
 
     def port_vector_add(N):
         def setup(ph):
@@ -399,84 +397,36 @@ def cases(torch, F, build):
         return setup
 
     def port_layer_norm(R, N):
-        def setup(ph):
-            x, w, b = randn(R, N, dtype=bf16), randn(N, dtype=bf16), randn(N, dtype=bf16)
-            y, eps = nan(R, N, dtype=bf16), 1e-5
+        return layernorm(R, N, "ports/layer_norm", "layer_norm", y_second=True)
 
-            def ref():
-                xd = x.double()
-                mu = xd.mean(-1, keepdim=True)
-                var = ((xd - mu) ** 2).mean(-1, keepdim=True)
-                return (xd - mu) / torch.sqrt(var + eps) * w.double() + b.double()
-            return dict(launch=Launch(ph, ph.kernel(build, "ports/layer_norm", "layer_norm"),
-                                      [(x, "bf16"), (y, "bf16"), (w, "bf16"), (b, "bf16"), eps]),
-                        outs=[("Y", y, ref)], torch=lambda: F.layer_norm(x, (N,), w, b, eps),
-                        bytes=2 * R * N * 2 + 2 * N * 2, rtol=RTOL["bf16"])
+    def port_rms(shape, file, name):  # a row's RMS norm over the last dim, with a weight
+        def setup(ph):
+            n = shape[-1]
+            x, w, y, eps = randn(*shape, dtype=bf16), randn(n, dtype=bf16), nan(*shape, dtype=bf16), 1e-6
+            k = ph.kernel(build, file, name)
+            return dict(launch=Launch(ph, k, [(x, "bf16"), (w, "bf16"), (y, "bf16"), eps]),
+                        outs=[("Y", y, lambda: rms_ref(x, w, eps))], torch=lambda: F.rms_norm(x, (n,), w, eps),
+                        bytes=2 * x.numel() * 2 + n * 2, rtol=RTOL["bf16"])
         return setup
 
     def port_rms_norm(R, N):
-        def setup(ph):
-            x, w, y, eps = randn(R, N, dtype=bf16), randn(N, dtype=bf16), nan(R, N, dtype=bf16), 1e-6
+        return port_rms((R, N), f"ports/rms_norm.BN{next_pow2(N)}", "rms_norm")
 
-            def ref():
-                xd = x.double()
-                return xd * torch.rsqrt((xd * xd).mean(-1, keepdim=True) + eps) * w.double()
-            k = ph.kernel(build, f"ports/rms_norm.BN{next_pow2(N)}", "rms_norm")
-            return dict(launch=Launch(ph, k, [(x, "bf16"), (w, "bf16"), (y, "bf16"), eps]),
-                        outs=[("Y", y, ref)], torch=lambda: F.rms_norm(x, (N,), w, eps),
-                        bytes=2 * R * N * 2 + N * 2, rtol=RTOL["bf16"])
-        return setup
+    def port_qk_norm(T, H, D=128):
+        return port_rms((T, H, D), f"ports/qk_norm.BH{next_pow2(H)}", "qk_norm")
 
     def port_swiglu(R, N):
-        def setup(ph):
-            a, b, c = randn(R, N, dtype=bf16), randn(R, N, dtype=bf16), nan(R, N, dtype=bf16)
-
-            def ref():
-                ad = a.double()
-                return ad / (1 + torch.exp(-ad)) * b.double()
-            k = ph.kernel(build, f"ports/swiglu.BN{next_pow2(N)}", "swiglu")
-            return dict(launch=Launch(ph, k, [(a, "bf16"), (b, "bf16"), (c, "bf16")]),
-                        outs=[("C", c, ref)], torch=lambda: F.silu(a) * b, bytes=3 * R * N * 2, rtol=RTOL["bf16"])
-        return setup
+        return silu_mul(R, N, f"ports/swiglu.BN{next_pow2(N)}", "swiglu")
 
     def port_cross_entropy(R, V):
-        def setup(ph):
-            x = randn(R, V, dtype=bf16, scale=2.0)
-            lab = torch.randint(0, V, (R,), device=dev, generator=gen, dtype=torch.int64)
-            loss = nan(R)
-
-            def ref():
-                xd = x.double()
-                return torch.logsumexp(xd, -1) - xd.gather(1, lab[:, None])[:, 0]
-            return dict(launch=Launch(ph, ph.kernel(build, "ports/cross_entropy", "cross_entropy"),
-                                      [(x, "bf16"), (lab, "i64"), (loss, "f32")]),
-                        outs=[("Loss", loss, ref)], torch=lambda: F.cross_entropy(x, lab, reduction="none"),
-                        bytes=R * V * 2 + R * 8 + R * 4, rtol=RTOL["f32"])
-        return setup
+        return cross_entropy(R, V, "ports/cross_entropy")
 
     def port_gelu(M, N):
         def setup(ph):
             x, y = randn(M, N, dtype=bf16), nan(M, N, dtype=bf16)
-
-            def ref():
-                xx = x.double()
-                return 0.5 * xx * (1 + torch.tanh(0.7978845608028654 * (xx + 0.044715 * xx ** 3)))
             return dict(launch=Launch(ph, ph.kernel(build, "ports/gelu", "gelu"), [(x, "bf16"), (y, "bf16")]),
-                        outs=[("Y", y, ref)], torch=lambda: F.gelu(x, approximate="tanh"),
+                        outs=[("Y", y, lambda: gelu_ref(x.double()))], torch=lambda: F.gelu(x, approximate="tanh"),
                         bytes=2 * M * N * 2, rtol=RTOL["bf16"])
-        return setup
-
-    def port_qk_norm(T, H, D=128):
-        def setup(ph):
-            x, w, y, eps = randn(T, H, D, dtype=bf16), randn(D, dtype=bf16), nan(T, H, D, dtype=bf16), 1e-6
-
-            def ref():
-                xd = x.double()
-                return xd * torch.rsqrt((xd * xd).mean(-1, keepdim=True) + eps) * w.double()
-            k = ph.kernel(build, f"ports/qk_norm.BH{next_pow2(H)}", "qk_norm")
-            return dict(launch=Launch(ph, k, [(x, "bf16"), (w, "bf16"), (y, "bf16"), eps]),
-                        outs=[("Y", y, ref)], torch=lambda: F.rms_norm(x, (D,), w, eps),
-                        bytes=2 * T * H * D * 2 + D * 2, rtol=RTOL["bf16"])
         return setup
 
     def port_matmul(M, N, K):

@@ -2,7 +2,8 @@
 # Builds the benchmark's cubins (and manifests) on this machine:
 #   bash bench/build.sh BUILD_DIR
 # runs BUILD_DIR/src/phobosc -o BUILD_DIR/bench/NAME.cubin bench/NAME.ph for
-# every bench/*.ph, reports each failure and goes on; exits 1 if any failed.
+# every bench/*.ph and bench/ports/*.ph (into BUILD_DIR/bench/ports/), reports
+# each failure and goes on; exits 1 if any failed.
 # Also copies libyaml beside the cubins, for a device machine whose image
 # lacks it (libphobos.so links it; bench.py preloads the copy when needed).
 set -uo pipefail
@@ -16,39 +17,33 @@ fi
 out="$build/bench"
 mkdir -p "$out"
 fail=0
-for src in "$here"/*.ph; do
-  name=$(basename "$src" .ph)
-  rm -f "$out/$name.ptx"
+# build TARGET SRC [FLAGS...]: $out/TARGET.cubin and .yaml, one line of report
+build() {
+  local target=$1 src=$2 t0 log
+  shift 2
+  rm -f "$out/$target.ptx"
   t0=$(date +%s%N)
-  if log=$("$phobosc" -o "$out/$name.cubin" "$src" 2>&1); then
-    printf 'ok    %-16s %6d ms\n' "$name" "$(( ($(date +%s%N) - t0) / 1000000 ))"
+  if log=$("$phobosc" "$@" -o "$out/$target.cubin" "$src" 2>&1); then
+    printf 'ok    %-24s %6d ms\n' "$target" "$(( ($(date +%s%N) - t0) / 1000000 ))"
   else
     fail=1
-    rm -f "$out/$name.cubin" "$out/$name.yaml"
-    printf 'FAIL  %-16s %s\n' "$name" "$(printf '%s\n' "$log" | grep -m1 -E 'error' || printf '%s\n' "$log" | head -1)"
+    rm -f "$out/$target.cubin" "$out/$target.yaml"
+    printf 'FAIL  %-24s %s\n' "$target" "$(printf '%s\n' "$log" | grep -m1 -E 'error' || printf '%s\n' "$log" | head -1)"
   fi
-done
-# bench/ports/: kernels ported from other languages' tutorials and libraries,
-# as their users would write them. A file whose whole-row blocks are sized at
-# build time (Triton's BLOCK_SIZE = next_power_of_2(N)) says so in a line
-# "// bench-build: BN=1024 BN=4096": one cubin each, ports/NAME.BN1024.cubin.
+}
+# bench/*.ph, then bench/ports/: kernels ported from other languages'
+# tutorials and libraries, as their users would write them. A file whose
+# whole-row blocks are sized at build time (Triton's BLOCK_SIZE =
+# next_power_of_2(N)) says so in a line "// bench-build: BN=1024 BN=4096":
+# one cubin each, ports/NAME.BN1024.cubin.
 mkdir -p "$out/ports"
-for src in "$here"/ports/*.ph; do
+for src in "$here"/*.ph "$here"/ports/*.ph; do
   [ -e "$src" ] || continue
-  name=$(basename "$src" .ph)
+  name=${src#"$here"/}
+  name=${name%.ph}
   defs=$(sed -n 's|^// bench-build: *||p' "$src" | head -1)
-  [ -n "$defs" ] || defs=-
-  for d in $defs; do
-    if [ "$d" = - ]; then target="ports/$name"; flags=(); else target="ports/$name.${d//=/}"; flags=(-D "$d"); fi
-    t0=$(date +%s%N)
-    if log=$("$phobosc" "${flags[@]}" -o "$out/$target.cubin" "$src" 2>&1); then
-      printf 'ok    %-24s %6d ms\n' "$target" "$(( ($(date +%s%N) - t0) / 1000000 ))"
-    else
-      fail=1
-      rm -f "$out/$target.cubin" "$out/$target.yaml"
-      printf 'FAIL  %-24s %s\n' "$target" "$(printf '%s\n' "$log" | grep -m1 -E 'error' || printf '%s\n' "$log" | head -1)"
-    fi
-  done
+  if [ -z "$defs" ]; then build "$name" "$src"; continue; fi
+  for d in $defs; do build "$name.${d//=/}" "$src" -D "$d"; done
 done
 # libphobos.so needs libyaml-0.so.2; the device image may not have it
 for d in /usr/lib/x86_64-linux-gnu /lib/x86_64-linux-gnu /usr/lib64 /usr/lib; do

@@ -35,35 +35,32 @@ static double now(void) {
  * choice, not a tile that does not fit. */
 enum { SPILL_WARN = 64 };
 typedef struct Spills {
-  Plan **plans;
   int nplans;
-  const char **entries;
-  int *spilled;             /* by plan: 1 where its entry spills SPILL_WARN bytes or more */
-  long *stores, *loads;     /* by plan */
+  const char **entries; /* by plan: its entry */
+  long *stores, *loads; /* by plan: what its entry spills, where SPILL_WARN bytes a thread or more; else 0 */
 } Spills;
 
 static void note_spill(const char *entry, int len, long stores, long loads, void *ctx) {
   Spills *sp = ctx;
   for (int i = 0; i < sp->nplans; i++)
-    if ((int)strlen(sp->entries[i]) == len && !strncmp(sp->entries[i], entry, (size_t)len) && stores >= SPILL_WARN)
-      sp->spilled[i] = 1, sp->stores[i] = stores, sp->loads[i] = loads;
+    if (stores >= SPILL_WARN && (int)strlen(sp->entries[i]) == len && !strncmp(sp->entries[i], entry, (size_t)len))
+      sp->stores[i] = stores, sp->loads[i] = loads;
 }
 
 static void warn_spills(Arena *a, Diags *d, Plan **plans, int nplans, const char *report) {
-  Spills sp = {plans, nplans, arena_alloc(a, sizeof(char *) * (size_t)(nplans + 1)),
-               arena_alloc(a, sizeof(int) * (size_t)(nplans + 1)), arena_alloc(a, sizeof(long) * (size_t)(nplans + 1)),
-               arena_alloc(a, sizeof(long) * (size_t)(nplans + 1))};
-  for (int i = 0; i < nplans; i++) sp.entries[i] = plan_entry_name(a, plans[i]), sp.spilled[i] = 0;
+  Spills sp = {nplans, arena_alloc(a, sizeof(char *) * (size_t)nplans), arena_alloc(a, sizeof(long) * (size_t)nplans),
+               arena_alloc(a, sizeof(long) * (size_t)nplans)};
+  for (int i = 0; i < nplans; i++) sp.entries[i] = plan_entry_name(a, plans[i]), sp.stores[i] = sp.loads[i] = 0;
   cubin_spills(report, note_spill, &sp);
-  for (int i = 0; i < nplans; i++) {
+  for (int i = 0; i < nplans; i++) { /* each kernel once, at its first plan */
     const char *k = plans[i]->f->name;
     bool first = true, all = true;
     int least = i;
     for (int j = 0; j < nplans; j++) {
       if (strcmp(plans[j]->f->name, k)) continue;
-      if (j < i) first = false;
-      all &= sp.spilled[j] != 0;
-      if (sp.spilled[j] && sp.stores[j] < sp.stores[least]) least = j;
+      first &= j >= i;
+      all &= sp.stores[j] > 0;
+      if (sp.stores[j] && sp.stores[j] < sp.stores[least]) least = j;
     }
     if (!first || !all) continue;
     fprintf(d->out,

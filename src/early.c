@@ -18,6 +18,7 @@
 
 typedef struct Slot {
   int key, moved, index;
+  int stays; /* the instructions that stay (not moved) before it as written */
   TirInst *in;
 } Slot;
 
@@ -42,14 +43,14 @@ static bool movable(const TirInst *in) {
   }
 }
 
-
 /* pinned[id]: a load written into a var, which stays where it is (outside
  * one-pass copies): a staging var is the var a load is written into whole
  * (spec 14.4), a match the planner makes in program order */
 static void pin_var_inits(const TirBlock *b, bool *pinned) {
   for (int i = 0; i < b->len; i++) {
     const TirInst *in = b->insts[i];
-    if (in->op == TIR_WRITE && in->nargs > 1 && in->args[1] && in->args[1]->op == TIR_LOAD) pinned[in->args[1]->id] = true;
+    if (in->op == TIR_WRITE && in->nargs > 1 && in->args[1] && in->args[1]->op == TIR_LOAD)
+      pinned[in->args[1]->id] = true;
     pin_var_inits(&in->cond, pinned);
     pin_var_inits(&in->body, pinned);
     pin_var_inits(&in->body2, pinned);
@@ -65,12 +66,13 @@ static void hoist(Arena *a, TirBlock *b, int *where, const bool *pinned) {
   }
   if (b->len < 2) return;
   Slot *sl = arena_alloc(a, sizeof(Slot) * (size_t)b->len);
-  int fence = 0; /* the slot after the last instruction that writes memory */
+  int fence = 0, stays = 0; /* fence: the slot after the last instruction that writes memory */
   for (int i = 0; i < b->len; i++) {
     TirInst *in = b->insts[i];
     where[in->id] = i;
-    sl[i] = (Slot){.key = i, .index = i, .in = in};
+    sl[i] = (Slot){.key = i, .index = i, .stays = stays, .in = in};
     if (!movable(in) || (pinned && pinned[in->id])) {
+      stays++;
       if (in->op == TIR_STORE || in->op == TIR_ARRIVE || tir_writes(&in->cond) || tir_writes(&in->body) ||
           tir_writes(&in->body2))
         fence = i + 1;
@@ -89,19 +91,11 @@ static void hoist(Arena *a, TirBlock *b, int *where, const bool *pinned) {
   qsort(sl, (size_t)b->len, sizeof *sl, slot_cmp);
   /* outside one-pass copies a block is reordered only where a load passes
    * an instruction that stays (not only the scalars that move with it):
-   * elsewhere its IR, plan and PTX stay as written. stays[k]: the
-   * instructions that stay among the first k as written. */
+   * elsewhere its IR, plan and PTX stay as written */
   bool passes = pinned == NULL;
-  if (!passes) {
-    int *stays = arena_alloc(a, sizeof(int) * (size_t)(b->len + 1));
-    bool *stay = arena_alloc(a, sizeof(bool) * (size_t)b->len);
-    for (int k = 0; k < b->len; k++) stay[sl[k].index] = !sl[k].moved;
-    stays[0] = 0;
-    for (int k = 0; k < b->len; k++) stays[k + 1] = stays[k] + stay[k];
-    for (int k = 0, n = 0; k < b->len && !passes; k++) {
-      if (!sl[k].moved) n++;
-      else if (sl[k].in->op == TIR_LOAD) passes = n < stays[sl[k].index];
-    }
+  for (int k = 0, n = 0; k < b->len && !passes; k++) { /* n: those that stay before slot k, sorted */
+    if (!sl[k].moved) n++;
+    else if (sl[k].in->op == TIR_LOAD) passes = n < sl[k].stays;
   }
   if (passes)
     for (int i = 0; i < b->len; i++) b->insts[i] = sl[i].in;

@@ -215,7 +215,7 @@ typedef struct ColMasks {
   int64_t len;
   const int64_t *coff;
   const char **eager;
-  const char *bound; /* NULL, or the columns inside: those below it (chunks_uniform) */
+  const char *bound; /* NULL, or the columns inside: those below it (chunks_uniform; read by CH_WHOLE only) */
 } ColMasks;
 
 static const char *col_mask(Emitter *e, const ColMasks *m, int j) {
@@ -302,19 +302,16 @@ static RowsAt rows_at(Emitter *e, const TirInst *in, const char *r0, const char 
   if (R.i0 < 0) { /* one row of its own: row 0 of the thread's rows is inside (emit_blocked_rows gives r0) */
     R.grow = r0;
     px_out(e, "sub.s32 %s, 1, %s;", R.lim, R.grow);
-    R.ad = px_tensor_addr(e, in->aux, R.g);
-    R.step = px_tmp(e, RC_B64);
-    px_out(e, "mov.u64 %s, 0;", R.step);
-    return R;
-  }
-  R.grow = R.g[R.i0];
-  px_out(e, "sub.s32 %s, %s, %s;", R.lim, px_ext(e, in->aux, R.i0), R.g[R.i0]);
-  if (r0) {
-    const char *t = px_tmp(e, RC_B32);
-    px_out(e, "sub.s32 %s, %lld, %s;", t, (long long)in->subs[R.i0].len, r0);
-    px_out(e, "min.s32 %s, %s, %s;", R.lim, R.lim, t);
   } else {
-    px_out(e, "min.s32 %s, %s, %lld;", R.lim, R.lim, (long long)in->subs[R.i0].len);
+    R.grow = R.g[R.i0];
+    px_out(e, "sub.s32 %s, %s, %s;", R.lim, px_ext(e, in->aux, R.i0), R.g[R.i0]);
+    if (r0) {
+      const char *t = px_tmp(e, RC_B32);
+      px_out(e, "sub.s32 %s, %lld, %s;", t, (long long)in->subs[R.i0].len, r0);
+      px_out(e, "min.s32 %s, %s, %s;", R.lim, R.lim, t);
+    } else {
+      px_out(e, "min.s32 %s, %s, %lld;", R.lim, R.lim, (long long)in->subs[R.i0].len);
+    }
   }
   R.ad = px_tensor_addr(e, in->aux, R.g);
   R.step = px_tmp(e, RC_B64);
@@ -540,22 +537,14 @@ static void unpack_chunk(Emitter *e, const TirInst *in, Scalar te, int V, const 
 }
 
 /* Whether access `in` of the blocked value x (the loaded value, or the
- * stored one) takes emit_blocked_rows: rank 2, two spans, the columns the
- * tensor's contiguous dim. */
+ * stored one) takes a blocked rows path: a span a dim of x (rank 1 or 2:
+ * emit_blocked_rows; 3: emit_blocked_rows3), the last the tensor's
+ * contiguous dim. */
 static bool blocked_rows_access(const Emitter *e, const TirInst *in, const TirInst *x) {
-  if (x->ty.rank < 1 || x->ty.rank > 2 || !plan_is_blocked(x)) return false;
+  if (x->ty.rank < 1 || x->ty.rank > 3 || !plan_is_blocked(x)) return false;
   int spans = 0;
   for (int i = 0; i < in->nsubs; i++) spans += !in->subs[i].point;
   return spans == x->ty.rank && px_cols_contiguous(e, in);
-}
-
-/* Whether access `in` of the blocked value x takes emit_blocked_rows3: rank
- * 3, three spans, the last the tensor's contiguous dim. */
-static bool blocked_rows3_access(const Emitter *e, const TirInst *in, const TirInst *x) {
-  if (x->ty.rank != 3 || !plan_is_blocked(x)) return false;
-  int spans = 0;
-  for (int i = 0; i < in->nsubs; i++) spans += !in->subs[i].point;
-  return spans == 3 && px_cols_contiguous(e, in);
 }
 
 /* A conversion of f32 to bf16 or f16 read by one blocked rows store only
@@ -571,8 +560,7 @@ void px_find_store_packed(Emitter *e) {
     const TirInst *cv = st->args[0];
     if (cv->op != TIR_CONVERT || (cv->ty.elem != S_BF16 && cv->ty.elem != S_F16) || cv->args[0]->ty.elem != S_F32 ||
         e->use_count[cv->id] != 1 || f->params[st->aux].elem != cv->ty.elem || st->plan->tma ||
-        !(blocked_rows_access(e, st, cv) || blocked_rows3_access(e, st, cv)) ||
-        cv->args[0]->plan->layout != cv->plan->layout)
+        !blocked_rows_access(e, st, cv) || cv->args[0]->plan->layout != cv->plan->layout)
       continue;
     if (!e->store_packed) e->store_packed = arena_alloc(e->a, (size_t)f->ninsts + 1);
     e->store_packed[cv->id] = true;
@@ -1068,7 +1056,7 @@ static void vector_rows(Emitter *e, const TirInst *in, const TirInst *val, const
  * val: the stored value, or NULL for a load into in. */
 static bool emit_blocked_rows(Emitter *e, const TirInst *in, const TirInst *val) {
   const TirInst *x = val ? val : in;
-  if (!blocked_rows_access(e, in, x)) return false;
+  if (x->ty.rank > 2 || !blocked_rows_access(e, in, x)) return false;
   BlockGeom g = plan_block_geom(x);
   Scalar te = val ? e->f->params[in->aux].elem : in->ty.elem;
   int eb = px_elem_bytes_mem(te), V = g.V, ncol = (int)g.reps_c * V;
@@ -1141,7 +1129,6 @@ static bool emit_blocked_rows(Emitter *e, const TirInst *in, const TirInst *val)
     px_out(e, "@!%s bra $Lbwhole%d;", whole, Wl);
     vector_rows(e, in, val, &g, &R, coff, ad, aligned, CH_WHOLE, L, pw);
     px_label(e, "bwhole", Wl);
-    R.cm->bound = NULL; /* the bound is the CH_WHOLE path's only */
     if (!val && V * eb == 16) note_odd_rows(e, in);
     if (!val && V * eb == 16 && !e->p->aligned_copy) misaligned_rows(e, in, &g, &R, coff, inside, aligned, L, pw);
   }
@@ -1173,7 +1160,7 @@ static bool emit_blocked_rows(Emitter *e, const TirInst *in, const TirInst *val)
  * instructions an element (12-04). */
 static bool emit_blocked_rows3(Emitter *e, const TirInst *in, const TirInst *val) {
   const TirInst *x = val ? val : in;
-  if (!blocked_rows3_access(e, in, x) || px_rowstage_load(e, in)) return false;
+  if (x->ty.rank != 3 || !blocked_rows_access(e, in, x) || px_rowstage_load(e, in)) return false;
   int sp[3], ns = 0;
   for (int i = 0; i < in->nsubs; i++)
     if (!in->subs[i].point) sp[ns++] = i;
@@ -1317,7 +1304,6 @@ static bool emit_columns(Emitter *e, const TirInst *in, const TirInst *val) {
     blocked_chunks(e, in, val, &g, coff, cm, ad, NULL, aligned, 0, CH_WHOLE, pw);
     px_out(e, "bra.uni $Lcolsend%d;", L);
     px_label(e, "cwhole", Wl);
-    cm->bound = NULL;
   }
   blocked_chunks(e, in, val, &g, coff, cm, ad, ok, aligned, 0, CH_MASKED, pw);
   px_label(e, "colsend", L);

@@ -341,10 +341,11 @@ static bool ref_rowreduce(RefCtx *r) {
   return true;
 }
 
-/* Y = bf16(X / sqrt(mean(X^2) + 1e-5) * W), row by row (row_norm.ph) */
+/* Y = bf16(X / sqrt(mean(X^2) + 1e-5) * W), row by row over the last dim
+ * (row_norm.ph; whole_rows.ph's rms_row; rows3.ph's head_norm over [T, H, D]) */
 static bool ref_row_norm(RefCtx *r) {
   CaseParam *X = ref_param(r, "X"), *W = ref_param(r, "W"), *Y = ref_param(r, "Y");
-  int64_t R = X->dims[0], N = X->dims[1];
+  int64_t N = X->dims[X->rank - 1], R = X->n / N;
   for (int64_t i = 0; i < R; i++) {
     double ss = 0;
     for (int64_t j = 0; j < N; j++) ss += X->data[i * N + j] * X->data[i * N + j];
@@ -371,26 +372,6 @@ static bool ref_softmax_rows(RefCtx *r) {
 static bool ref_silu_mul_rows(RefCtx *r) {
   CaseParam *A = ref_param(r, "A"), *B = ref_param(r, "B"), *C = ref_param(r, "C");
   for (int64_t i = 0; i < A->n; i++) C->data[i] = A->data[i] / (1 + exp(-A->data[i])) * B->data[i];
-  return true;
-}
-
-/* Y = bf16(X / sqrt(mean(X^2) + 1e-5) * W) over the last dim of [T, H, D] (rows3.ph, head_norm) */
-static bool ref_head_norm(RefCtx *r) {
-  CaseParam *X = ref_param(r, "X"), *W = ref_param(r, "W"), *Y = ref_param(r, "Y");
-  int64_t D = X->dims[2], R = X->n / D;
-  for (int64_t i = 0; i < R; i++) {
-    double ss = 0;
-    for (int64_t j = 0; j < D; j++) ss += X->data[i * D + j] * X->data[i * D + j];
-    double rs = 1.0 / sqrt(ss / (double)D + 1e-5);
-    for (int64_t j = 0; j < D; j++) Y->data[i * D + j] = X->data[i * D + j] * rs * W->data[j];
-  }
-  return true;
-}
-
-/* Y = 2 X + 1 (rows3.ph, scale3) */
-static bool ref_scale3(RefCtx *r) {
-  CaseParam *X = ref_param(r, "X"), *Y = ref_param(r, "Y");
-  for (int64_t i = 0; i < X->n; i++) Y->data[i] = 2 * X->data[i] + 1;
   return true;
 }
 
@@ -1095,8 +1076,6 @@ const RefEntry harness_refs_more[] = {
     {"add_vec", ref_add_vec},
     {"quant_rows", ref_quant_rows},
     {"widen_u8", ref_widen_u8},
-    {"head_norm", ref_head_norm},
-    {"scale3", ref_scale3},
     {"lse_from", ref_lse_from},
     {"folds", ref_folds},
     {"prefix", ref_prefix},
