@@ -215,6 +215,7 @@ static void compile_variants(Arena *arena, Diags *d, const Source *src, Node *pr
       Plan *p = plan_kernel(arena, d, f, o->arch, plan_flags(o));
       if (!p || !tir_verify(d, f, "planning")) break;
       start[v] = plans.len, most[v] = plan_most_blocked_regs(p), planned = v + 1;
+      if (f->strip_widest > most[v]) most[v] = f->strip_widest; /* as written (strip.c) */
       vec_push(arena, &plans, p);
       /* rows that fit one block: the same variant reading them once; rows
        * that fit shared memory (--staged-rows): reading them from a copy

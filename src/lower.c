@@ -508,6 +508,8 @@ TirFunc *lower_kernel(Arena *a, Diags *d, const KernelInfo *info) {
   lower_block(&l, k->body, &f->body);
   tir_number(a, f);
   if (early_loads_wanted(f)) early_loads(a, f, false); /* early.c */
+  remat_values(a, f);                                    /* remat.c */
+  strip_rows(a, f);                                      /* strip.c */
   if (!tir_verify(d, f, "lowering")) return NULL;
   return f;
 }

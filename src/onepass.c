@@ -208,6 +208,8 @@ TirFunc *onepass_variant(Arena *a, Diags *d, const KernelInfo *info) {
   rewrite_uses(&o, &f->body);
   tir_number(a, f);
   early_loads(a, f, true); /* the loads of the merged passes, issued together (early.c) */
+  remat_values(a, f);      /* unless holding them would spill (remat.c) */
+  strip_rows(a, f);        /* strip.c */
   f->once_dim = o.dimname;
   f->once_max = o.bound;
   if (!tir_verify(d, f, "the one-pass variant")) return NULL;

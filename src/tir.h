@@ -114,6 +114,10 @@ typedef struct TirFunc {
    * reads rows [stage_row0, + stage_rows) of it from shared memory, where
    * the kernel copies them once, right after stage_row0 is computed, in
    * blocks of stage_step columns (spec 15.14) */
+  /* the most elements a thread of a tile strip.c cut into strips held as
+   * written (0: none): the driver's choice of variants weighs the tiles
+   * as written, so strips keep the set of variants a build keeps */
+  int64_t strip_widest;
   bool staged;
   int stage_param;
   const struct TirInst *stage_row0;
@@ -179,6 +183,25 @@ TirFunc *lower_kernel(Arena *a, Diags *d, const KernelInfo *info);
  * early_loads_wanted: the kernels whose loads it moves (none with a dot). */
 void early_loads(Arena *a, TirFunc *f, bool all);
 bool early_loads_wanted(const TirFunc *f);
+
+/* --------------------------------------------------------------- remat.c */
+
+/* Values computed again instead of held across a row reduction (remat.c):
+ * where the tiles live across a reduction of a block would take more than
+ * half a thread's registers, each use after it of a value whose chain reads
+ * only read-only tensors (loads, iota, splats, broadcasts, elementwise
+ * operations) reads a copy of that chain made before the use; the IR is
+ * numbered again. Kernels with a dot and staged-rows copies are unchanged. */
+void remat_values(Arena *a, TirFunc *f);
+
+/* --------------------------------------------------------------- strip.c */
+
+/* Chains of whole-row tiles too wide for a thread's registers (the widest
+ * value over half of them), strip-mined (strip.c): loads, elementwise
+ * operations and stores run in strips of W columns, one after another, and
+ * the reductions that end a chain fold the strips into a running tile that
+ * one reduction ends; the IR is numbered again. After remat_values. */
+void strip_rows(Arena *a, TirFunc *f);
 
 /* ------------------------------------------------------------- onepass.c */
 

@@ -4,7 +4,8 @@
 # bench/build.sh BUILD_DIR run first):
 #   bash tests/gpu/rows.sh BUILD_DIR [KERNELS]
 # The whole conformance suite on the GPU; memcheck over the row cases
-# (deferred, one_pass, row_norm, rows_store, staged_rows, transpose, bound, div);
+# (deferred, one_pass, row_norm, rows_store, staged_rows, transpose, bound, div,
+# whole_rows, rows3, quant_rows, edges, strip_rows);
 # racecheck over the row cases that exchange; then bench.py over KERNELS
 # (a comma list of bench.py names; default every row kernel, the transpose
 # and the sum) beside torch. The autotune cache is emptied first: a warm
@@ -19,14 +20,14 @@ rc=0
 echo "== conformance"
 "$build/tests/gpu/gpu_conformance" spec/conformance/*.yaml bench/cases/transpose_*.yaml >"$logs/conf.log" 2>&1 || rc=1
 grep -E "^not ok" "$logs/conf.log" | head -20; tail -2 "$logs/conf.log"
-rows=(spec/conformance/{deferred,one_pass,row_norm,rows_store,staged_rows,transpose,bound,div,whole_rows,rows3,quant_rows,edges}*.yaml)
+rows=(spec/conformance/{deferred,one_pass,row_norm,rows_store,staged_rows,transpose,bound,div,whole_rows,rows3,quant_rows,edges,strip_rows}*.yaml)
 echo "== memcheck"
 PHOBOS_GPU_GUARD=0 compute-sanitizer --tool memcheck --error-exitcode 1 "$build/tests/gpu/gpu_conformance" "${rows[@]}" \
   >"$logs/mc.log" 2>&1 || rc=1
 grep -E "^not ok" "$logs/mc.log" | head; tail -2 "$logs/mc.log"
 echo "== racecheck"
 compute-sanitizer --tool racecheck --error-exitcode 1 "$build/tests/gpu/gpu_conformance" \
-  spec/conformance/{deferred,one_pass,row_norm,rows_store,staged_rows,transpose,whole_rows,rows3}*.yaml >"$logs/rc.log" 2>&1 || rc=1
+  spec/conformance/{deferred,one_pass,row_norm,rows_store,staged_rows,transpose,whole_rows,rows3,strip_rows}*.yaml >"$logs/rc.log" 2>&1 || rc=1
 grep -E "^not ok" "$logs/rc.log" | head; tail -2 "$logs/rc.log"
 echo "== bench"
 python3 bench/bench.py "$build" --only "$kernels" 2>&1 | sed -n '/==== bench/,$p'

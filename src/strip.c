@@ -1,0 +1,327 @@
+/* strip.c: rows too long for a thread's registers, strip-mined.
+ *
+ * A tile as wide as a whole row (Triton's `BLOCK_SIZE =
+ * next_power_of_2(N)`, one program a row) is loaded, computed and stored
+ * whole: every instruction covers all of a thread's elements before the
+ * next starts, so all of them are live at once. At 65536 f32 columns over
+ * 1024 threads that is 64 registers a value, and ptxas spills. After
+ * remat.c has cut the block at its reductions, each piece is a chain from
+ * loads to stores or to a reduction; this pass runs such a chain in G
+ * strips of W = BN / G columns, one after another: each strip's loads,
+ * elementwise operations and stores on [.., W] tiles, and each reduction's
+ * input folded strip by strip into a running [.., W] tile (`max` or `+`,
+ * elementwise) that one reduction ends. A strip's columns are the same
+ * columns of the same threads as in the whole tile (W is a multiple of the
+ * threads' span), so only the order of the work changes: the loads of a
+ * strip are in flight together, and a thread holds a strip at a time.
+ *
+ * A chain (a connected set of tiles of last dim BN, the values built from
+ * them) is strip-mined when its widest value takes more than half a
+ * thread's registers (the measure of remat.c) and every reader of its
+ * values is in the chain: elementwise operations, splats, broadcasts,
+ * `iota`, loads, stores and the reductions that end it, all in one block,
+ * with no other store or arrive among them and every reduction after all
+ * of them. G is the least power of two that leaves a strip 16 registers a
+ * thread or fewer, and BN must divide by it. */
+#include <string.h>
+
+#include "tir.h"
+
+enum { STRIP_REGS = 16 };
+
+typedef struct Strip {
+  Arena *a;
+  TirFunc *f;
+  int n;        /* ids below n are the originals */
+  int threads;
+  int *where;   /* by id: index in the block being rewritten, -1 elsewhere */
+  TirInst **cl; /* by id: the value's copy in the strip being made */
+  TirInst **acc; /* by id of a reduction: its running tile */
+} Strip;
+
+static int64_t per_thread(const Strip *s, const TirInst *v) {
+  if (v->ty.rank == 0) return 1;
+  /* 16- and 8-bit elements are packed until they are widened; bool takes a register an element */
+  int64_t eb = v->ty.elem == S_BOOL ? 4 : sema_scalar_bytes(v->ty.elem);
+  int64_t w = (tir_elems(&v->ty) * eb + 3) / 4;
+  return (w + s->threads - 1) / s->threads;
+}
+
+static int64_t last_dim(const TirInst *v) { return v->ty.rank > 0 ? v->ty.dims[v->ty.rank - 1] : 0; }
+
+/* the index of the span subscript whose length is the tile's last dim */
+static int last_span(const TirInst *in) {
+  for (int k = in->nsubs - 1; k >= 0; k--)
+    if (!in->subs[k].point) return k;
+  return -1;
+}
+
+static int64_t register_budget(const TirFunc *f) {
+  const KernelInfo *info = f->info;
+  int64_t t = info->threads > 0 ? info->threads : 128, per_sm = 65536 / (t * (info->min_blocks > 0 ? info->min_blocks : 1));
+  int64_t cap = info->max_regs > 0 && info->max_regs < 255 ? info->max_regs : 255;
+  return per_sm < cap ? per_sm : cap;
+}
+
+/* values that take registers of their own (remat.c's measure) */
+static bool holds_tile(const TirInst *v) {
+  return v->ty.rank > 0 && v->op != TIR_SPLAT && v->op != TIR_BROADCAST && v->op != TIR_IOTA;
+}
+
+static bool member_op(const TirInst *in, int64_t bn) {
+  switch (in->op) {
+  case TIR_LOAD:
+  case TIR_IOTA:
+  case TIR_SPLAT:
+  case TIR_BROADCAST:
+  case TIR_UNARY:
+  case TIR_BINARY:
+  case TIR_MATH:
+  case TIR_CONVERT:
+  case TIR_SELECT: return in->ty.rank > 0 && last_dim(in) == bn;
+  case TIR_STORE: return in->nargs > 0 && in->args[0]->ty.rank > 0 && last_dim(in->args[0]) == bn;
+  default: return false;
+  }
+}
+
+static int find(int *parent, int x) {
+  while (parent[x] != x) x = parent[x] = parent[parent[x]];
+  return x;
+}
+
+static TirInst *scalar(Strip *s, TirBlock *out, TirOp op, TirType ty) {
+  TirInst *c = tir_new(s->a, s->f, op, ty);
+  tir_append(s->a, out, c);
+  return c;
+}
+
+static TirInst *i32_const(Strip *s, TirBlock *out, int64_t v) {
+  TirInst *c = scalar(s, out, TIR_CONST, tir_scalar(S_I32));
+  c->ival = v, c->fval = (double)v;
+  return c;
+}
+
+static TirInst *add(Strip *s, TirBlock *out, TirType ty, TirInst *x, TirInst *y) {
+  TirInst *c = scalar(s, out, TIR_BINARY, ty);
+  c->aux = '+';
+  c->args[0] = x, c->args[1] = y, c->nargs = 2;
+  return c;
+}
+
+static bool in_chain(const Strip *s, const TirInst *v, const int *root, int r) {
+  return v && v->id < s->n && s->where[v->id] >= 0 && root[s->where[v->id]] == r;
+}
+
+/* strip j (columns j*W :+ W) of member in, into out */
+static void copy_member(Strip *s, TirInst *in, const int *root, int r, int64_t w, int j, TirBlock *out) {
+  TirType ty = in->ty;
+  if (ty.rank > 0) ty.dims[ty.rank - 1] = w;
+  TirInst *off = NULL;
+  if ((in->op == TIR_LOAD || in->op == TIR_STORE) && j > 0) {
+    TirInst *k = i32_const(s, out, j * w);
+    off = add(s, out, tir_scalar(S_I32), in->subs[last_span(in)].start, k);
+  }
+  TirInst *c = tir_new(s->a, s->f, in->op, ty);
+  int id = c->id;
+  *c = *in;
+  c->id = id, c->ty = ty, c->plan = NULL;
+  for (int k = 0; k < c->nargs; k++)
+    if (in_chain(s, in->args[k], root, r)) c->args[k] = s->cl[in->args[k]->id];
+  if (in->op == TIR_LOAD || in->op == TIR_STORE) {
+    c->subs[last_span(in)].len = w;
+    if (off) c->subs[last_span(in)].start = off;
+  }
+  tir_append(s->a, out, c);
+  if (in->op == TIR_IOTA && in->aux == ty.rank - 1 && j > 0) {
+    TirInst *k = i32_const(s, out, j * w);
+    TirInst *sp = scalar(s, out, TIR_SPLAT, ty);
+    sp->args[0] = k, sp->nargs = 1;
+    c = add(s, out, ty, c, sp);
+  }
+  s->cl[in->id] = c;
+}
+
+/* Rewrites b: the chain rooted at r runs in g strips of w columns, placed
+ * where its last member was (every operand is defined there, and no write
+ * lies among its members but its own stores); each reduction that reads
+ * it reads the running tile its strips fold into. */
+static void cut_chain(Strip *s, TirBlock *b, const int *root, int r, int last, int64_t w, int64_t g) {
+  for (int i = 0; i <= last; i++) { /* elements a thread as written, as plan_most_blocked_regs counts them */
+    const TirInst *in = b->insts[i];
+    if (root[i] != r || in->op == TIR_STORE) continue;
+    int64_t e = (tir_elems(&in->ty) + s->threads - 1) / s->threads * (sema_scalar_bytes(in->ty.elem) == 8 ? 2 : 1);
+    if (e > s->f->strip_widest) s->f->strip_widest = e;
+  }
+  TirBlock out = {0};
+  for (int i = 0; i < last; i++)
+    if (root[i] != r) tir_append(s->a, &out, b->insts[i]);
+  for (int j = 0; j < g; j++) {
+    for (int i = 0; i <= last; i++)
+      if (root[i] == r) copy_member(s, b->insts[i], root, r, w, (int)j, &out);
+    for (int i = last + 1; i < b->len; i++) { /* each reduction's running tile */
+      TirInst *red = b->insts[i];
+      if (red->op != TIR_REDUCE || !in_chain(s, red->args[0], root, r)) continue;
+      TirInst *v = s->cl[red->args[0]->id];
+      if (j == 0) {
+        s->acc[red->id] = v;
+      } else {
+        TirInst *c = scalar(s, &out, TIR_BINARY, v->ty);
+        c->aux = red->aux == TRED_MAX ? TOP_MAX : '+';
+        c->args[0] = s->acc[red->id], c->args[1] = v, c->nargs = 2;
+        s->acc[red->id] = c;
+      }
+    }
+  }
+  for (int i = last + 1; i < b->len; i++) {
+    TirInst *in = b->insts[i];
+    if (in->op == TIR_REDUCE && in_chain(s, in->args[0], root, r)) in->args[0] = s->acc[in->id];
+    tir_append(s->a, &out, in);
+  }
+  b->insts = out.insts, b->len = out.len, b->cap = out.cap;
+}
+
+/* What the analysis knows of each chain (by its root's index): the span of
+ * its members, its first reader outside it, and whether it may be cut. */
+typedef struct Chain {
+  int first, last;  /* members' indices */
+  int first_red;    /* the first reduction that reads a member */
+  int writes;       /* member stores */
+  int64_t widest;   /* registers a thread of its widest value */
+  bool bad;
+} Chain;
+
+static bool writes_memory(const TirInst *in) {
+  return in->op == TIR_STORE || in->op == TIR_ARRIVE || tir_writes(&in->cond) || tir_writes(&in->body) ||
+         tir_writes(&in->body2);
+}
+
+static int64_t chain_dim(const TirInst *in) { return in->op == TIR_STORE ? (in->nargs ? last_dim(in->args[0]) : 0) : last_dim(in); }
+
+/* a reader of a chain's value inside a nested block makes the chain bad */
+static void nested_reads(const Strip *s, const TirBlock *b, const int *root, Chain *c) {
+  for (int i = 0; i < b->len; i++) {
+    const TirInst *in = b->insts[i];
+    for (int k = 0; k < in->nargs; k++) {
+      const TirInst *o = in->args[k];
+      if (o && o->id < s->n && s->where[o->id] >= 0 && root[s->where[o->id]] >= 0) c[root[s->where[o->id]]].bad = true;
+    }
+    nested_reads(s, &in->cond, root, c);
+    nested_reads(s, &in->body, root, c);
+    nested_reads(s, &in->body2, root, c);
+  }
+}
+
+/* Finds the chains of b (a union of members with the members they read)
+ * and cuts the first that qualifies; returns whether it cut one. Linear in
+ * the block's length: a kernel of 20,000 statements plans in time. */
+static bool strip_block(Strip *s, TirBlock *b) {
+  for (int i = 0; i < b->len; i++) {
+    TirInst *in = b->insts[i];
+    if (strip_block(s, &in->cond) || strip_block(s, &in->body) || strip_block(s, &in->body2)) return true;
+  }
+  if (b->len < 2) return false;
+  int *parent = arena_alloc(s->a, sizeof(int) * (size_t)b->len);
+  int *root = arena_alloc(s->a, sizeof(int) * (size_t)b->len);
+  int *writes_before = arena_alloc(s->a, sizeof(int) * (size_t)(b->len + 1));
+  Chain *c = arena_alloc(s->a, sizeof(Chain) * (size_t)b->len);
+  for (int i = 0; i < b->len; i++) {
+    parent[i] = i;
+    s->where[b->insts[i]->id] = i;
+  }
+  for (int i = 0; i < b->len; i++) {
+    TirInst *in = b->insts[i];
+    int64_t bn = chain_dim(in);
+    if (!bn || !member_op(in, bn)) continue;
+    for (int k = 0; k < in->nargs; k++) {
+      TirInst *o = in->args[k];
+      if (!o || o->id >= s->n || s->where[o->id] < 0) continue;
+      if (member_op(o, bn) && o->op != TIR_STORE) parent[find(parent, i)] = find(parent, s->where[o->id]);
+    }
+  }
+  writes_before[0] = 0;
+  for (int i = 0; i < b->len; i++) {
+    TirInst *in = b->insts[i];
+    root[i] = chain_dim(in) && member_op(in, chain_dim(in)) ? find(parent, i) : -1;
+    writes_before[i + 1] = writes_before[i] + writes_memory(in);
+    c[i] = (Chain){.first = -1, .last = -1, .first_red = b->len};
+  }
+  for (int i = 0; i < b->len; i++) {
+    TirInst *in = b->insts[i];
+    int r = root[i];
+    if (r >= 0) {
+      Chain *ch = &c[r];
+      if (ch->first < 0) ch->first = i;
+      ch->last = i;
+      ch->writes += in->op == TIR_STORE;
+      if (in->op != TIR_STORE && holds_tile(in) && per_thread(s, in) > ch->widest) ch->widest = per_thread(s, in);
+      int64_t bn = chain_dim(in);
+      for (int k = 0; k < in->nargs; k++) { /* every tile of BN columns it reads is in the chain */
+        const TirInst *o = in->args[k];
+        if (o && o->ty.rank > 0 && last_dim(o) == bn &&
+            (o->id >= s->n || s->where[o->id] < 0 || root[s->where[o->id]] != r))
+          ch->bad = true;
+      }
+      if (in->op == TIR_LOAD || in->op == TIR_STORE) {
+        int k = last_span(in);
+        if (k < 0 || in->subs[k].len != bn) ch->bad = true;
+      }
+    } else {
+      /* a reader outside the chain: only a reduction, after every member */
+      for (int k = 0; k < in->nargs; k++) {
+        const TirInst *o = in->args[k];
+        int j = o && o->id < s->n ? s->where[o->id] : -1;
+        if (j < 0 || root[j] < 0) continue;
+        if (in->op != TIR_REDUCE || in->nargs != 1) c[root[j]].bad = true;
+        else if (i < c[root[j]].first_red) c[root[j]].first_red = i;
+      }
+      if (in->nsubs || in->cond_value)
+        for (int k = 0; k < in->nsubs + 1; k++) {
+          const TirInst *o = k < in->nsubs ? in->subs[k].start : in->cond_value;
+          int j = o && o->id < s->n ? s->where[o->id] : -1;
+          if (j >= 0 && root[j] >= 0) c[root[j]].bad = true;
+        }
+      nested_reads(s, &in->cond, root, c);
+      nested_reads(s, &in->body, root, c);
+      nested_reads(s, &in->body2, root, c);
+    }
+  }
+  int64_t budget = register_budget(s->f) / 2;
+  bool cut = false;
+  for (int r = 0; r < b->len && !cut; r++) {
+    Chain *ch = &c[r];
+    if (root[r] != r || ch->bad || ch->widest <= budget || ch->last > ch->first_red) continue;
+    /* no write among the members but their own stores */
+    if (writes_before[ch->last + 1] - writes_before[ch->first] != ch->writes) continue;
+    int64_t bn = chain_dim(b->insts[r]);
+    /* strips a warp's 16-byte vectors wide at least (narrower ones read
+     * memory a few bytes a row), few enough registers a thread */
+    int eb = 16;
+    for (int i = ch->first; i <= ch->last; i++)
+      if (root[i] == r && b->insts[i]->op == TIR_LOAD && sema_scalar_bytes(b->insts[i]->ty.elem) < eb)
+        eb = sema_scalar_bytes(b->insts[i]->ty.elem);
+    int64_t min_w = 32 * (16 / eb);
+    int64_t g = 1;
+    while (g < 1024 && ch->widest / g > STRIP_REGS && bn % (2 * g) == 0 && bn / (2 * g) >= min_w) g *= 2;
+    if (g == 1 || ch->widest / g > budget) continue; /* a strip would not fit either */
+    cut_chain(s, b, root, r, ch->last, bn / g, g);
+    cut = true;
+  }
+  for (int i = 0; i < b->len; i++)
+    if (b->insts[i]->id < s->n) s->where[b->insts[i]->id] = -1;
+  return cut;
+}
+
+void strip_rows(Arena *a, TirFunc *f) {
+  if (f->staged || !early_loads_wanted(f)) return;
+  /* a chain a round: each cut numbers the IR again */
+  for (int round = 0; round < 64; round++) {
+    Strip s = {.a = a, .f = f, .n = f->ninsts, .threads = f->info->threads > 0 ? f->info->threads : 128};
+    size_t n = (size_t)s.n + 1;
+    s.where = arena_alloc(a, sizeof(int) * n);
+    s.cl = arena_alloc(a, sizeof(TirInst *) * n);
+    s.acc = arena_alloc(a, sizeof(TirInst *) * n);
+    for (size_t i = 0; i < n; i++) s.where[i] = -1, s.cl[i] = NULL, s.acc[i] = NULL;
+    if (!strip_block(&s, &f->body)) return;
+    tir_number(a, f);
+  }
+}
