@@ -152,14 +152,12 @@ static void cut_chain(Strip *s, TirBlock *b, const int *root, int r, int last, i
     int64_t e = (tir_elems(&in->ty) + s->threads - 1) / s->threads * (sema_scalar_bytes(in->ty.elem) == 8 ? 2 : 1);
     if (e > s->f->strip_widest) s->f->strip_widest = e;
   }
-  /* each strip's loads in a block of their own, the rest in another: the
-   * loads of strip j + 1 are issued before the rest of strip j, so that
-   * they are in flight while it computes (two strips held at a time) */
-  TirBlock *ld = arena_alloc(s->a, sizeof(TirBlock) * (size_t)g), *rest = arena_alloc(s->a, sizeof(TirBlock) * (size_t)g);
+  TirBlock out = {0};
+  for (int i = 0; i < last; i++)
+    if (root[i] != r) tir_append(s->a, &out, b->insts[i]);
   for (int j = 0; j < g; j++) {
-    ld[j] = (TirBlock){0}, rest[j] = (TirBlock){0};
     for (int i = 0; i <= last; i++)
-      if (root[i] == r) copy_member(s, b->insts[i], root, r, w, j, b->insts[i]->op == TIR_LOAD ? &ld[j] : &rest[j]);
+      if (root[i] == r) copy_member(s, b->insts[i], root, r, w, (int)j, &out);
     for (int i = last + 1; i < b->len; i++) { /* each reduction's running tile */
       TirInst *red = b->insts[i];
       if (red->op != TIR_REDUCE || !in_chain(s, red->args[0], root, r)) continue;
@@ -167,21 +165,12 @@ static void cut_chain(Strip *s, TirBlock *b, const int *root, int r, int last, i
       if (j == 0) {
         s->acc[red->id] = v;
       } else {
-        TirInst *c = scalar(s, &rest[j], TIR_BINARY, v->ty);
+        TirInst *c = scalar(s, &out, TIR_BINARY, v->ty);
         c->aux = red->aux == TRED_MAX ? TOP_MAX : '+';
         c->args[0] = s->acc[red->id], c->args[1] = v, c->nargs = 2;
         s->acc[red->id] = c;
       }
     }
-  }
-  TirBlock out = {0};
-  for (int i = 0; i < last; i++)
-    if (root[i] != r) tir_append(s->a, &out, b->insts[i]);
-  for (int j = -1; j < g; j++) {
-    if (j + 1 < g)
-      for (int k = 0; k < ld[j + 1].len; k++) tir_append(s->a, &out, ld[j + 1].insts[k]);
-    if (j >= 0)
-      for (int k = 0; k < rest[j].len; k++) tir_append(s->a, &out, rest[j].insts[k]);
   }
   for (int i = last + 1; i < b->len; i++) {
     TirInst *in = b->insts[i];
@@ -311,9 +300,8 @@ static bool strip_block(Strip *s, TirBlock *b) {
       if (root[i] == r && b->insts[i]->op == TIR_LOAD && sema_scalar_bytes(b->insts[i]->ty.elem) < eb)
         eb = sema_scalar_bytes(b->insts[i]->ty.elem);
     int64_t min_w = 32 * (16 / eb);
-    int64_t strip_regs = register_budget(s->f) / 8 < STRIP_REGS ? register_budget(s->f) / 8 : STRIP_REGS;
     int64_t g = 1;
-    while (g < 1024 && ch->widest / g > strip_regs && bn % (2 * g) == 0 && bn / (2 * g) >= min_w) g *= 2;
+    while (g < 1024 && ch->widest / g > STRIP_REGS && bn % (2 * g) == 0 && bn / (2 * g) >= min_w) g *= 2;
     if (g == 1 || ch->widest / g > budget) continue; /* a strip would not fit either */
     cut_chain(s, b, root, r, ch->last, bn / g, g);
     cut = true;
