@@ -63,8 +63,14 @@ if [ "$target" = manifest ]; then
 fi
 flex -o "$out/gen/lexer.c" "$root/lang/lexer.l"
 bison --defines="$out/gen/parser.h" -o "$out/gen/parser.c" "$root/lang/parser.y"
-srcs=("$root"/lang/{arena,ast,diag,sema,sema_kernel}.c "$out"/gen/{lexer,parser}.c "$root"/src/{driver,tir,lower,early,onepass,staged,manifest,cubin}.c "$root"/src/plan/*.c "$root"/src/ptx/*.c)
-# interp.c is not needed: the driver never runs the interpreter.
+# Every compiler source but the command line's main (phobosc.c) and the
+# interpreter (interp.c: the driver never runs it), by glob: a pass added to
+# src/ is linked here without an edit (a listed set missed early.c on 12-04
+# and remat.c and strip.c later).
+srcs=("$root"/lang/{arena,ast,diag,sema,sema_kernel}.c "$out"/gen/{lexer,parser}.c "$root"/src/plan/*.c "$root"/src/ptx/*.c)
+for f in "$root"/src/*.c; do
+  case ${f##*/} in phobosc.c | interp.c) ;; *) srcs+=("$f") ;; esac
+done
 clang "${san[@]}" \
   -I"$root/lang" -I"$root/src" -I"$out/gen" "${srcs[@]}" "$root/tests/fuzz/fuzz_compiler.c" -pthread -lm -lyaml -o "$out/fuzz_compiler"
 find "$root/examples" "$root/spec" "$root/tests/golden" -name '*.ph' -exec cp {} "$out/corpus/" \;
