@@ -1156,7 +1156,7 @@ static bool emit_blocked_rows(Emitter *e, const TirInst *in, const TirInst *val)
  * and column is inside and the rows' addresses are aligned to the vector
  * (the first row's and the innermost row pitch: every row lies a multiple
  * of it from the first), else each chunk a vector where it is whole and
- * aligned, element by element where not. Element by element they took 35
+ * its row's address aligned, element by element where not. Element by element they took 35
  * instructions an element (12-04). */
 static bool emit_blocked_rows3(Emitter *e, const TirInst *in, const TirInst *val) {
   const TirInst *x = val ? val : in;
@@ -1224,8 +1224,19 @@ static bool emit_blocked_rows3(Emitter *e, const TirInst *in, const TirInst *val
     px_out(e, "bra.uni $Lbr3e%d;", L);
     px_label(e, "br3m", L);
   }
-  for (int64_t rr = 0; rr < nr; rr++)
-    blocked_chunks(e, in, val, &g, coff, cm, ad[rr], pz[rr], aligned, (int)(rr * ncol), CH_MASKED, pw);
+  /* here each row tests its own address: with a pitch that is not a
+   * multiple of the vector (D = 100 bf16: 200 bytes), every other row is
+   * aligned and takes vectors */
+  for (int64_t rr = 0; rr < nr; rr++) {
+    const char *arr = aligned;
+    if (aligned) {
+      const char *al = px_tmp(e, RC_B64);
+      arr = px_tmp(e, RC_PRED);
+      px_out(e, "and.b64 %s, %s, %d;", al, ad[rr], vec_align(V, eb) - 1);
+      px_out(e, "setp.eq.u64 %s, %s, 0;", arr, al);
+    }
+    blocked_chunks(e, in, val, &g, coff, cm, ad[rr], pz[rr], arr, (int)(rr * ncol), CH_MASKED, pw);
+  }
   if (aligned) px_label(e, "br3e", L);
   if (pw) px_defer_unpack(e, in, pw, V * eb / 4, px_nregs(e, in) / V, V);
   return true;
