@@ -156,6 +156,52 @@ Plan *driver_aligned_copy(Arena *a, Diags *d, const Plan *p, const char *arch) {
   return q;
 }
 
+/* The occupancy copy of a plan: the same variant with `.minnctapersm` set
+ * so that 2048 threads fit an SM (2048 / threads CTAs: 32 registers a
+ * thread), for kernels without a dot whose register tiles hold at most
+ * OCC_TILE_MAX elements a thread and whose @launch bounds nothing. ptxas
+ * otherwise spends registers on issuing a thread's loads ahead (a SwiGLU
+ * port of 16 elements a thread took 64 registers, half the SM's threads),
+ * where a memory-bound kernel may gain more from twice the threads in
+ * flight. The copy is lowered as if @launch gave the bound: its register
+ * budget (remat.c, strip.c) is 32, so a tile of 32 elements a thread runs
+ * in strips (without them ptxas spilled it: 587 us where the strips took
+ * 112, the SwiGLU port over 4096 x 14336, device calls 2 and 5 of 12-04b);
+ * where that changes nothing the plan is copied. Either may be faster:
+ * the copy is an entry of its own (NAME__vN..._occ) that the autotuner
+ * times beside the plan. NULL where the plan does not qualify (and for
+ * odd-rows and staged plans). */
+enum { OCC_TILE_MAX = 32, OCC_SM_THREADS = 2048, OCC_SM_SHARED = 200 * 1024 };
+Plan *driver_occupancy_copy(Arena *a, Diags *d, const Plan *p, const char *arch, unsigned plan_flags) {
+  const KernelInfo *info = p->f->info;
+  int k = p->launch_threads > 0 ? OCC_SM_THREADS / p->launch_threads : 0;
+  int64_t most = plan_most_blocked_regs(p);
+  if (p->occ_blocks || k < 2 || info->min_blocks || info->max_regs || p->f->staged || p->odd_rows ||
+      !early_loads_wanted(p->f) || most == 0 || most > OCC_TILE_MAX || plan_launch_shared(p) * k > OCC_SM_SHARED)
+    return NULL;
+  KernelInfo *bounded = arena_alloc(a, sizeof *bounded);
+  *bounded = *info;
+  bounded->min_blocks = k;
+  TirFunc *f = p->f->once_dim ? onepass_variant(a, d, bounded) : lower_kernel(a, d, bounded);
+  if (!f) return NULL;
+  Plan *q;
+  if (f->ninsts == p->f->ninsts) { /* the budget cut nothing: the same IR */
+    q = arena_alloc(a, sizeof *q);
+    *q = *p; /* the emitter reads a plan, never writes it: the copy may share its parts */
+  } else {
+    Diags quiet = *d;
+    quiet.silent = true, quiet.errors = quiet.warnings = 0;
+    q = plan_kernel(a, &quiet, f, arch, plan_flags);
+    if (!q || quiet.errors || !tir_verify(d, f, "planning")) return NULL;
+    if (p->aligned_copy) {
+      q = driver_aligned_copy(a, d, q, arch);
+      if (!q) return NULL;
+    }
+  }
+  q->occ_blocks = k;
+  return q;
+}
+
 /* Drops from plans the variants of one kernel (each with its copies: the
  * plans of variant v are [start[v], start[v + 1])) whose blocked values
  * hold more than TUNED_BLOCKED_MAX registers a thread (most[v], from
@@ -236,6 +282,11 @@ static void compile_variants(Arena *arena, Diags *d, const Source *src, Node *pr
                                       : driver_odd_rows_plan(arena, d, info, copies[c], al->aligned_params, o->arch,
                                                              plan_flags(o));
         if (odd) plans.items[start[v] + c] = odd;
+      }
+      /* and each plan of the variant again with an occupancy bound */
+      for (int c = start[v], end = plans.len; c < end && !o->no_occupancy; c++) {
+        Plan *oc = driver_occupancy_copy(arena, d, plans.items[c], o->arch, plan_flags(o));
+        if (oc) vec_push(arena, &plans, oc);
       }
     }
     if (!d->errors && planned > 1 && !o->all_variants) {

@@ -29,6 +29,7 @@ typedef struct DriverOptions {
   bool no_onepass;       /* --no-one-pass: no one-pass copies of multi-pass variants (onepass.c) */
   bool no_aligned_rows;  /* --no-aligned-rows: no aligned-rows copies (driver_aligned_copy) */
   bool vector_odd_rows;  /* --vector-odd-rows: no odd-rows plans (driver_odd_rows_plan) */
+  bool no_occupancy;     /* --no-occupancy-copies: no occupancy copies (driver_occupancy_copy) */
   bool staged_rows;      /* --staged-rows (experimental): staged-rows copies of multi-pass variants (staged.c) */
   bool all_variants;     /* --all-variants: keep the variants drop_oversized leaves out (driver.c) */
 } DriverOptions;
@@ -40,6 +41,12 @@ typedef struct DriverOptions {
  * Returns how many plans went into out. phobosc and the conformance
  * harness both take their copies from here. */
 struct Plan;
+/* The occupancy copy of a plan (`.minnctapersm` for 2048 threads an SM,
+ * lowered with that register budget), for kernels without a dot and with
+ * register tiles of at most 32 elements a thread; NULL where it does not
+ * qualify (driver.c). */
+struct Plan *driver_occupancy_copy(Arena *a, Diags *d, const struct Plan *p, const char *arch, unsigned plan_flags);
+
 int driver_variant_copies(Arena *a, Diags *d, const KernelInfo *info, const char *arch, unsigned plan_flags,
                           bool onepass, bool staged, struct Plan *out[2]);
 

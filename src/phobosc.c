@@ -65,6 +65,13 @@ static const char usage_text[] =
     "                       with one element a chunk for those tensors where a warp\n"
     "                       spans several rows, lanes reading consecutive elements\n"
     "                       with no shifts (A/B runs)\n"
+    "  --no-occupancy-copies\n"
+    "                       no occupancy copies: by default a variant without a\n"
+    "                       dot whose register tiles hold at most 32 elements a\n"
+    "                       thread, and whose @launch gives no bounds, gains a copy\n"
+    "                       with .minnctapersm set for 2048 threads an SM (32\n"
+    "                       registers a thread), an entry NAME__vK_occ that the\n"
+    "                       autotuner times beside it\n"
     "  --staged-rows        experimental: a variant whose loops read the same rows\n"
     "                       of a read-only tensor in two passes gains a copy that\n"
     "                       copies those rows into shared memory once, for\n"
@@ -192,6 +199,8 @@ static void parse_args(int argc, char **argv, Options *o) {
       o->d.no_onepass = true;
     } else if (strcmp(arg, "--no-aligned-rows") == 0) {
       o->d.no_aligned_rows = true;
+    } else if (strcmp(arg, "--no-occupancy-copies") == 0) {
+      o->d.no_occupancy = true;
     } else if (strcmp(arg, "--vector-odd-rows") == 0) {
       o->d.vector_odd_rows = true;
     } else if (strcmp(arg, "--staged-rows") == 0) {

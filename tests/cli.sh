@@ -724,11 +724,11 @@ for v in 0:$2 1:$3; do echo \"ptxas info    : Function properties for spiller__v
 spill_ptxas ptxas_spill_all 400 96
 spill_ptxas ptxas_spill_one 400 0
 spill_ptxas ptxas_spill_few 4 4
-PHOBOS_PTXAS="$tmp/ptxas_spill_all" "$PHOBOSC" -o "$tmp/spill.cubin" "$tmp/spiller.ph" >"$tmp/out" 2>"$tmp/err"
+PHOBOS_PTXAS="$tmp/ptxas_spill_all" "$PHOBOSC" --no-occupancy-copies -o "$tmp/spill.cubin" "$tmp/spiller.ph" >"$tmp/out" 2>"$tmp/err"
 if [ $? -eq 0 ] && [ -s "$tmp/spill.yaml" ]; then ok "spilling variants: still a cubin and a manifest, exit 0"
 else not_ok "spilling variants: still a cubin and a manifest, exit 0" "$(cat "$tmp/err")"; fi
 has "every variant spills: warned, naming the least spill" err "phobosc: warning: every variant of kernel 'spiller' spills registers to local memory (ptxas: spiller__v1 stores 96 bytes a thread and loads 96)"
-PHOBOS_PTXAS="$tmp/ptxas_spill_one" "$PHOBOSC" -o "$tmp/spill.cubin" "$tmp/spiller.ph" >"$tmp/out" 2>"$tmp/err"
+PHOBOS_PTXAS="$tmp/ptxas_spill_one" "$PHOBOSC" --no-occupancy-copies -o "$tmp/spill.cubin" "$tmp/spiller.ph" >"$tmp/out" 2>"$tmp/err"
 lacks "one variant keeps its registers: no warning" err "warning"
 PHOBOS_PTXAS="$tmp/ptxas_spill_few" "$PHOBOSC" -o "$tmp/spill.cubin" "$tmp/spiller.ph" >"$tmp/out" 2>"$tmp/err"
 lacks "4 bytes spilled: no warning" err "warning"
@@ -738,6 +738,22 @@ chmod +x "$tmp/ptxas_fail_v"
 PHOBOS_PTXAS="$tmp/ptxas_fail_v" "$PHOBOSC" -o "$tmp/spill.cubin" "$tmp/spiller.ph" >"$tmp/out" 2>"$tmp/err"
 has "a failing ptxas's error shown" err "line 7; error   : something is wrong"
 lacks "a failing ptxas's info lines left out" err "ptxas info"
+
+# Occupancy copies (driver.c, spec 15.16): a dot-free variant of small tiles
+# gains an entry with .minnctapersm for 2048 threads an SM; a kernel whose
+# @launch gives min_blocks, or a dot, gains none; --no-occupancy-copies none
+printf '@autotune(NT in [256, 512])\n@launch(NT)\n@grid(R)\nkernel occ(X: tensor<f32>[R, N], Y: tensor<f32>[R, N]) {\n  Y[program_id(0), 0 :+ 2048] = X[program_id(0), 0 :+ 2048] * 2.0\n}\n' > "$tmp/occ.ph"
+run "occupancy copies" 0 --emit=ptx "$tmp/occ.ph"
+has "an occupancy copy of the 256-thread variant" out ".visible .entry occ__v0_occ("
+has "8 CTAs of 256 threads" out ".minnctapersm 8"
+has "4 CTAs of 512 threads" out ".minnctapersm 4"
+run "occupancy copies in the manifest" 0 --emit=manifest "$tmp/occ.ph"
+has "the manifest names the copy" out "entry: occ__v1_occ"
+run "--no-occupancy-copies" 0 --emit=ptx --no-occupancy-copies "$tmp/occ.ph"
+lacks "--no-occupancy-copies: no copy" out "_occ("
+sed 's/@launch(NT)/@launch(NT, 2)/' "$tmp/occ.ph" > "$tmp/occ_bounded.ph"
+run "a bounded @launch" 0 --emit=ptx "$tmp/occ_bounded.ph"
+lacks "a bounded @launch: no copy" out "_occ("
 
 # --split-compile: ptxas spreads the entries over threads ($PHOBOS_PTXAS_THREADS,
 # else the online CPUs); a ptxas that does not know the option (its error

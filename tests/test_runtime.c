@@ -312,7 +312,7 @@ Test(runtime, variant_fits_dims_at_most) {
 }
 
 Test(runtime, compiler_writes_one_pass_copies_with_their_bound) {
-  Manifest m = compiled_manifest_with("--no-aligned-rows", "spec/conformance/one_pass.ph");
+  Manifest m = compiled_manifest_with("--no-aligned-rows --no-occupancy-copies", "spec/conformance/one_pass.ph");
   const MfKernel *k = &m.kernels[0]; /* softmax_rows: 9 variants, each with its copy */
   cr_assert_eq(k->nvariants, 18);
   const MfVariant *v = &k->variants[0], *once = &k->variants[1];
@@ -329,7 +329,7 @@ Test(runtime, compiler_writes_one_pass_copies_with_their_bound) {
 }
 
 Test(runtime, aligned_rows_copies_fit_only_aligned_tensors) {
-  Manifest m = compiled_manifest("spec/conformance/one_pass.ph");
+  Manifest m = compiled_manifest_with("--no-occupancy-copies", "spec/conformance/one_pass.ph");
   const MfKernel *k = &m.kernels[0]; /* softmax_rows: X [R, N] f32, Y written */
   const MfVariant *v = NULL, *al = NULL;
   int ncopies = 0;
@@ -365,7 +365,7 @@ Test(runtime, aligned_rows_copies_fit_only_aligned_tensors) {
 }
 
 Test(runtime, staged_rows_copies_fit_by_shared_memory_alignment_and_aliasing) {
-  Manifest m = compiled_manifest_with("--staged-rows --no-aligned-rows", "spec/conformance/one_pass.ph");
+  Manifest m = compiled_manifest_with("--staged-rows --no-aligned-rows --no-occupancy-copies", "spec/conformance/one_pass.ph");
   cr_assert_eq(m.kernels[0].nvariants, 27); /* 9 variants, each with its one-pass and staged-rows copies */
   const MfKernel *k = &m.kernels[0]; /* softmax_rows: X [R, N] f32, Y written */
   const MfVariant *v = &k->variants[0], *st = &k->variants[2];

@@ -207,6 +207,10 @@ typedef struct Plan {
   /* an odd-rows plan kept beside the vector plan it would replace (the
    * conformance harness runs both): its entry is KERNEL__vN_odd */
   bool odd_beside;
+  /* an occupancy copy (driver_occupancy_copy): the same plan emitted with
+   * .minnctapersm occ_blocks (2048 threads an SM: ptxas keeps a thread to
+   * 32 registers); 0: none. Entry KERNEL__vN..._occ */
+  int occ_blocks;
 } Plan;
 
 /* Plans the function; returns NULL after reporting an error (over budget). */

@@ -412,7 +412,7 @@ static void emit_kernel(Arena *a, Diags *d, const Plan *p, const char *arch, con
   for (int m = 0; m < p->ntmaps; m++) /* after the parameters: each map and whether the runtime built it */
     fprintf(out_f, ",\n  .param .align 64 .b8 tmap_param%d[128],\n  .param .u32 tmok_param%d", m, m);
   fprintf(out_f, ")\n  .maxntid %d, 1, 1\n", p->launch_threads);
-  if (info->min_blocks) fprintf(out_f, "  .minnctapersm %d\n", info->min_blocks);
+  if (p->occ_blocks || info->min_blocks) fprintf(out_f, "  .minnctapersm %d\n", p->occ_blocks ? p->occ_blocks : info->min_blocks);
   if (info->max_regs) fprintf(out_f, "  .maxnreg %d\n", info->max_regs);
   fputs("{\n", out_f);
   if (total > 0) {
