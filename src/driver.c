@@ -165,9 +165,9 @@ Plan *driver_aligned_copy(Arena *a, Diags *d, const Plan *p, const char *arch) {
  * where a memory-bound kernel may gain more from twice the threads in
  * flight. The copy is lowered as if @launch gave the bound: its register
  * budget (remat.c, strip.c) is 32, so a tile of 32 elements a thread runs
- * in strips (without them ptxas spilled it: 587 us where the strips took
- * 112, the SwiGLU port over 4096 x 14336, device calls 2 and 5 of 12-04b);
- * where that changes nothing the plan is copied. Either may be faster:
+ * in strips (the SwiGLU port over 4096 x 14336 at 512 threads: a copy of
+ * the plan spilled, 587 us; lowered with the budget, 241 us; device calls
+ * 5 and 7 of 12-04b); where that changes nothing the plan is copied. Either may be faster:
  * the copy is an entry of its own (NAME__vN..._occ) that the autotuner
  * times beside the plan. NULL where the plan does not qualify (and for
  * odd-rows and staged plans). */
