@@ -42,6 +42,8 @@ typedef struct Remat {
   TirInst **memo; /* its copy in segment memo_seg */
   int *memo_seg;
   int changed;
+  int *writes_before; /* by index in the block: stores, arrives and writing blocks before it */
+  int at;             /* the index of the instruction whose operands are rewritten */
 } Remat;
 
 /* 32-bit registers a thread for a tile spread over the CTA's threads */
@@ -97,6 +99,9 @@ static bool can_copy(const Remat *r, const TirInst *v) {
  * before the instruction being placed into out */
 static TirInst *value_in(Remat *r, TirInst *v, int s, TirBlock *out) {
   if (!v || v->id >= r->n || r->where[v->id] < 0 || r->seg[v->id] == s || !r->ok[v->id] || !big(r, v)) return v;
+  /* parameters may alias: a load is read again only where no store or
+   * arrive came between it and its reader (else it is held, as written) */
+  if (v->op == TIR_LOAD && r->writes_before[r->at] != r->writes_before[r->where[v->id] + 1]) return v;
   if (r->memo_seg[v->id] == s) return r->memo[v->id];
   TirInst *c = tir_new(r->a, r->f, v->op, v->ty);
   int id = c->id;
@@ -183,9 +188,17 @@ static void remat_block(Remat *r, TirBlock *b) {
       r->seg[b->insts[i]->id] = s;
       s += split[i];
     }
+    r->writes_before = arena_alloc(r->a, sizeof(int) * (size_t)(b->len + 1));
+    r->writes_before[0] = 0;
+    for (int i = 0; i < b->len; i++) {
+      const TirInst *in = b->insts[i];
+      r->writes_before[i + 1] = r->writes_before[i] + (in->op == TIR_STORE || in->op == TIR_ARRIVE || tir_writes(&in->cond) ||
+                                                       tir_writes(&in->body) || tir_writes(&in->body2));
+    }
     TirBlock out = {0};
     for (int i = 0; i < b->len; i++) {
       TirInst *in = b->insts[i];
+      r->at = i;
       rewrite(r, in, r->seg[in->id], &out);
       tir_append(r->a, &out, in);
     }

@@ -739,7 +739,13 @@ PHOBOS_PTXAS="$tmp/ptxas_fail_v" "$PHOBOSC" -o "$tmp/spill.cubin" "$tmp/spiller.
 has "a failing ptxas's error shown" err "line 7; error   : something is wrong"
 lacks "a failing ptxas's info lines left out" err "ptxas info"
 
-# Occupancy copies (driver.c, spec 15.16): a dot-free variant of small tiles
+# remat.c (spec 15.16): a value is not read again past a store (parameters may
+# alias): X, stored to Y before the sum, is held, one load of X
+printf '@launch(32)\n@grid(R)\nkernel keep(X: tensor<f32>[R, N], Y: tensor<f32>[R, N], Z: tensor<f32>[R, N]) {\n  let row = program_id(0)\n  let x = X[row, 0 :+ 16384]\n  Y[row, 0 :+ 16384] = x\n  Z[row, 0 :+ 16384] = x / rowsum(x)\n}\n' > "$tmp/keep.ph"
+run "a value stored before its reduction" 0 --emit=tir "$tmp/keep.ph"
+if [ "$(grep -c 'load X' "$tmp/out" 2>/dev/null || true)" = 1 ]; then ok "X loaded once: not read again past the store"; else not_ok "X loaded once: not read again past the store" "$(grep -c 'load X' "$tmp/out")"; fi
+
+# Occupancy copies (driver.c, spec 15.17): a dot-free variant of small tiles
 # gains an entry with .minnctapersm for 2048 threads an SM; a kernel whose
 # @launch gives min_blocks, or a dot, gains none; --no-occupancy-copies none
 printf '@autotune(NT in [256, 512])\n@launch(NT)\n@grid(R)\nkernel occ(X: tensor<f32>[R, N], Y: tensor<f32>[R, N]) {\n  Y[program_id(0), 0 :+ 2048] = X[program_id(0), 0 :+ 2048] * 2.0\n}\n' > "$tmp/occ.ph"
