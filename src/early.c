@@ -73,9 +73,7 @@ static void hoist(Arena *a, TirBlock *b, int *where, const bool *pinned) {
     sl[i] = (Slot){.key = i, .index = i, .stays = stays, .in = in};
     if (!movable(in) || (pinned && pinned[in->id])) {
       stays++;
-      if (in->op == TIR_STORE || in->op == TIR_ARRIVE || tir_writes(&in->cond) || tir_writes(&in->body) ||
-          tir_writes(&in->body2))
-        fence = i + 1;
+      if (tir_inst_writes(in)) fence = i + 1;
       continue;
     }
     int key = in->op == TIR_LOAD ? fence : 0;

@@ -32,7 +32,6 @@ typedef struct Remat {
   Arena *a;
   TirFunc *f;
   int n;          /* ids below n are the originals */
-  int threads;
   bool *readonly; /* by tensor parameter: no store or arrive on it in the kernel */
   /* by original id, for the block being rewritten: */
   int *where;     /* index in the block; -1: defined elsewhere */
@@ -46,28 +45,9 @@ typedef struct Remat {
   int at;             /* the index of the instruction whose operands are rewritten */
 } Remat;
 
-/* 32-bit registers a thread for a tile spread over the CTA's threads */
-static int64_t per_thread(const Remat *r, const TirInst *v) {
-  if (v->ty.rank == 0) return 1;
-  /* 16- and 8-bit elements are packed until they are widened; bool takes a register an element */
-  int64_t eb = v->ty.elem == S_BOOL ? 4 : sema_scalar_bytes(v->ty.elem);
-  int64_t w = (tir_elems(&v->ty) * eb + 3) / 4;
-  return (w + r->threads - 1) / r->threads;
-}
+static int64_t per_thread(const Remat *r, const TirInst *v) { return tir_thread_regs(r->f, v); }
 
 static bool big(const Remat *r, const TirInst *v) { return v->ty.rank > 0 && per_thread(r, v) >= 2; }
-
-/* values that take registers of their own (splats, broadcasts and iota are
- * formed where they are used) */
-static bool holds_registers(const TirInst *v) {
-  switch (v->op) {
-  case TIR_SPLAT:
-  case TIR_BROADCAST:
-  case TIR_IOTA:
-  case TIR_CONST: return false;
-  default: return v->ty.rank > 0;
-  }
-}
 
 static bool pure_op(TirOp op) {
   switch (op) {
@@ -137,13 +117,6 @@ static void note_uses(const Remat *r, const TirInst *in, int i, int *last) {
     for (int k = 0; k < inner[j]->len; k++) note_uses(r, inner[j]->insts[k], i, last);
 }
 
-static int64_t register_budget(const TirFunc *f) {
-  const KernelInfo *info = f->info;
-  int64_t t = info->threads > 0 ? info->threads : 128, per_sm = 65536 / (t * (info->min_blocks > 0 ? info->min_blocks : 1));
-  int64_t cap = info->max_regs > 0 && info->max_regs < 255 ? info->max_regs : 255;
-  return per_sm < cap ? per_sm : cap;
-}
-
 static void remat_block(Remat *r, TirBlock *b) {
   for (int i = 0; i < b->len; i++) {
     TirInst *in = b->insts[i];
@@ -162,7 +135,7 @@ static void remat_block(Remat *r, TirBlock *b) {
   for (int i = 0; i < b->len; i++) note_uses(r, b->insts[i], i, last);
   /* a row reduction of a big tile splits the block where the values held
    * across it would take more than half a thread's registers */
-  int64_t budget = register_budget(r->f) / 2;
+  int64_t budget = tir_register_budget(r->f) / 2;
   bool *split = arena_alloc(r->a, sizeof(bool) * (size_t)b->len);
   int nsplit = 0;
   /* held[i]: what the values defined before i and read after it take (a
@@ -172,7 +145,7 @@ static void remat_block(Remat *r, TirBlock *b) {
   for (int i = 0; i <= b->len; i++) held[i] = 0, copyable[i] = 0;
   for (int j = 0; j < b->len; j++) {
     TirInst *v = b->insts[j];
-    if (last[j] <= j + 1 || !holds_registers(v) || !big(r, v)) continue;
+    if (last[j] <= j + 1 || !tir_holds_registers(v) || !big(r, v)) continue;
     held[j + 1] += per_thread(r, v), held[last[j]] -= per_thread(r, v);
     if (r->ok[v->id]) copyable[j + 1]++, copyable[last[j]]--;
   }
@@ -192,8 +165,7 @@ static void remat_block(Remat *r, TirBlock *b) {
     r->writes_before[0] = 0;
     for (int i = 0; i < b->len; i++) {
       const TirInst *in = b->insts[i];
-      r->writes_before[i + 1] = r->writes_before[i] + (in->op == TIR_STORE || in->op == TIR_ARRIVE || tir_writes(&in->cond) ||
-                                                       tir_writes(&in->body) || tir_writes(&in->body2));
+      r->writes_before[i + 1] = r->writes_before[i] + tir_inst_writes(in);
     }
     TirBlock out = {0};
     for (int i = 0; i < b->len; i++) {
@@ -245,7 +217,7 @@ static void count_reads(const TirBlock *b, int *uses) {
 
 void remat_values(Arena *a, TirFunc *f) {
   if (f->staged || !early_loads_wanted(f)) return;
-  Remat r = {.a = a, .f = f, .n = f->ninsts, .threads = f->info->threads > 0 ? f->info->threads : 128};
+  Remat r = {.a = a, .f = f, .n = f->ninsts};
   size_t n = (size_t)r.n + 1;
   r.readonly = arena_alloc(a, sizeof(bool) * (size_t)(f->nparams + 1));
   for (int p = 0; p < f->nparams; p++) r.readonly[p] = f->params[p].tensor && !tir_stores_to(&f->body, p);

@@ -39,13 +39,7 @@ typedef struct Strip {
   TirInst **acc; /* by id of a reduction: its running tile */
 } Strip;
 
-static int64_t per_thread(const Strip *s, const TirInst *v) {
-  if (v->ty.rank == 0) return 1;
-  /* 16- and 8-bit elements are packed until they are widened; bool takes a register an element */
-  int64_t eb = v->ty.elem == S_BOOL ? 4 : sema_scalar_bytes(v->ty.elem);
-  int64_t w = (tir_elems(&v->ty) * eb + 3) / 4;
-  return (w + s->threads - 1) / s->threads;
-}
+static int64_t per_thread(const Strip *s, const TirInst *v) { return tir_thread_regs(s->f, v); }
 
 static int64_t last_dim(const TirInst *v) { return v->ty.rank > 0 ? v->ty.dims[v->ty.rank - 1] : 0; }
 
@@ -54,18 +48,6 @@ static int last_span(const TirInst *in) {
   for (int k = in->nsubs - 1; k >= 0; k--)
     if (!in->subs[k].point) return k;
   return -1;
-}
-
-static int64_t register_budget(const TirFunc *f) {
-  const KernelInfo *info = f->info;
-  int64_t t = info->threads > 0 ? info->threads : 128, per_sm = 65536 / (t * (info->min_blocks > 0 ? info->min_blocks : 1));
-  int64_t cap = info->max_regs > 0 && info->max_regs < 255 ? info->max_regs : 255;
-  return per_sm < cap ? per_sm : cap;
-}
-
-/* values that take registers of their own (remat.c's measure) */
-static bool holds_tile(const TirInst *v) {
-  return v->ty.rank > 0 && v->op != TIR_SPLAT && v->op != TIR_BROADCAST && v->op != TIR_IOTA;
 }
 
 static bool member_op(const TirInst *in, int64_t bn) {
@@ -190,11 +172,6 @@ typedef struct Chain {
   bool bad;
 } Chain;
 
-static bool writes_memory(const TirInst *in) {
-  return in->op == TIR_STORE || in->op == TIR_ARRIVE || tir_writes(&in->cond) || tir_writes(&in->body) ||
-         tir_writes(&in->body2);
-}
-
 static int64_t chain_dim(const TirInst *in) { return in->op == TIR_STORE ? (in->nargs ? last_dim(in->args[0]) : 0) : last_dim(in); }
 
 /* a reader of a chain's value inside a nested block makes the chain bad */
@@ -242,7 +219,7 @@ static bool strip_block(Strip *s, TirBlock *b) {
   for (int i = 0; i < b->len; i++) {
     TirInst *in = b->insts[i];
     root[i] = chain_dim(in) && member_op(in, chain_dim(in)) ? find(parent, i) : -1;
-    writes_before[i + 1] = writes_before[i] + writes_memory(in);
+    writes_before[i + 1] = writes_before[i] + tir_inst_writes(in);
     c[i] = (Chain){.first = -1, .last = -1, .first_red = b->len};
   }
   for (int i = 0; i < b->len; i++) {
@@ -253,7 +230,7 @@ static bool strip_block(Strip *s, TirBlock *b) {
       if (ch->first < 0) ch->first = i;
       ch->last = i;
       ch->writes += in->op == TIR_STORE;
-      if (in->op != TIR_STORE && holds_tile(in) && per_thread(s, in) > ch->widest) ch->widest = per_thread(s, in);
+      if (in->op != TIR_STORE && tir_holds_registers(in) && per_thread(s, in) > ch->widest) ch->widest = per_thread(s, in);
       int64_t bn = chain_dim(in);
       for (int k = 0; k < in->nargs; k++) { /* every tile of BN columns it reads is in the chain */
         const TirInst *o = in->args[k];
@@ -285,7 +262,7 @@ static bool strip_block(Strip *s, TirBlock *b) {
       nested_reads(s, &in->body2, root, c);
     }
   }
-  int64_t budget = register_budget(s->f) / 2;
+  int64_t budget = tir_register_budget(s->f) / 2;
   bool cut = false;
   for (int r = 0; r < b->len && !cut; r++) {
     Chain *ch = &c[r];

@@ -42,13 +42,35 @@ bool tir_stores_to(const TirBlock *b, int param) {
   return tir_count_accesses(b, TIR_STORE, param) + tir_count_accesses(b, TIR_ARRIVE, param) > 0;
 }
 
+bool tir_inst_writes(const TirInst *in) {
+  return in->op == TIR_STORE || in->op == TIR_ARRIVE || tir_writes(&in->cond) || tir_writes(&in->body) ||
+         tir_writes(&in->body2);
+}
+
 bool tir_writes(const TirBlock *b) {
-  for (int i = 0; i < b->len; i++) {
-    const TirInst *in = b->insts[i];
-    if (in->op == TIR_STORE || in->op == TIR_ARRIVE) return true;
-    if (tir_writes(&in->cond) || tir_writes(&in->body) || tir_writes(&in->body2)) return true;
-  }
+  for (int i = 0; i < b->len; i++)
+    if (tir_inst_writes(b->insts[i])) return true;
   return false;
+}
+
+int64_t tir_register_budget(const TirFunc *f) {
+  const KernelInfo *info = f->info;
+  int64_t t = info->threads > 0 ? info->threads : 128, per_sm = 65536 / (t * (info->min_blocks > 0 ? info->min_blocks : 1));
+  int64_t cap = info->max_regs > 0 && info->max_regs < 255 ? info->max_regs : 255;
+  return per_sm < cap ? per_sm : cap;
+}
+
+int64_t tir_thread_regs(const TirFunc *f, const TirInst *v) {
+  if (v->ty.rank == 0) return 1;
+  int64_t t = f->info->threads > 0 ? f->info->threads : 128;
+  /* 16- and 8-bit elements are packed until they are widened; bool takes a register an element */
+  int64_t eb = v->ty.elem == S_BOOL ? 4 : sema_scalar_bytes(v->ty.elem);
+  int64_t w = (tir_elems(&v->ty) * eb + 3) / 4;
+  return (w + t - 1) / t;
+}
+
+bool tir_holds_registers(const TirInst *v) {
+  return v->ty.rank > 0 && v->op != TIR_SPLAT && v->op != TIR_BROADCAST && v->op != TIR_IOTA;
 }
 
 bool tir_same_type(const TirType *a, const TirType *b) {

@@ -128,8 +128,19 @@ TirInst *tir_new(Arena *a, TirFunc *f, TirOp op, TirType ty);
 void tir_append(Arena *a, TirBlock *b, TirInst *inst);
 TirType tir_scalar(Scalar e);
 bool tir_same_type(const TirType *a, const TirType *b);
-/* Whether a block stores to a tensor or arrives, at any depth. */
+/* Whether a block stores to a tensor or arrives, at any depth; whether an
+ * instruction does (itself or a block inside it). */
 bool tir_writes(const TirBlock *b);
+bool tir_inst_writes(const TirInst *in);
+/* The 32-bit registers a thread has (65536 / threads, at most 255; @launch's
+ * min_blocks and max_regs lower it), and those a value takes when spread
+ * over the CTA's threads (16- and 8-bit tiles packed, bool a register an
+ * element); whether a value takes registers of its own (splats, broadcasts
+ * and iota are formed where they are read). remat.c and strip.c weigh
+ * tiles with them. */
+int64_t tir_register_budget(const TirFunc *f);
+int64_t tir_thread_regs(const TirFunc *f, const TirInst *v);
+bool tir_holds_registers(const TirInst *v);
 int64_t tir_elems(const TirType *t);
 /* The language's float -> integer conversion (as cvt.rzi.sat): truncate
  * toward zero, saturate to e's range (i8 u8 i32 i64), NaN -> 0. Every
