@@ -384,7 +384,7 @@ phobos_status at_choose(phobos_kernel *k, const phobos_arg *args, const RtBindin
   if (!key) return rt_set_err(ctx, PHOBOS_OUT_OF_MEMORY, "out of memory for the autotune key of '%s'", k->mf->name);
   const char *cached = get(&c->t, key);
   for (int i = 0; cached && i < nfits; i++)
-    if (!strcmp(fits[i]->entry, cached)) {
+    if (!strcmp(fits[i]->name, cached)) {
       *chosen = fits[i];
       free(key);
       return PHOBOS_OK;
@@ -415,6 +415,7 @@ phobos_status at_choose(phobos_kernel *k, const phobos_arg *args, const RtBindin
   if (s == PHOBOS_OK && !times) s = rt_set_err(ctx, PHOBOS_OUT_OF_MEMORY, "out of memory for the autotune times");
   for (int i = 0; i < nfits && s == PHOBOS_OK; i++) {
     times[i] = -1; /* did not run */
+    if (fits[i]->l2pf_on) continue; /* a prefetching twin runs in the final round only, beside its variant */
     phobos_status ts = time_variant(k, fits[i], args, b, scratch, stream, AT_REPS, &times[i]);
     if (ts == PHOBOS_LAUNCH_LIMIT) { /* this variant cannot run this shape; others may */
       times[i] = -1;
@@ -425,7 +426,7 @@ phobos_status at_choose(phobos_kernel *k, const phobos_arg *args, const RtBindin
   }
   /* the finalists: the fastest AT_FINALISTS within AT_CLOSE of the best, in
    * order of their first times; the lowest index wins a tie */
-  int fin[AT_FINALISTS], nfin = 0;
+  int fin[2 * AT_FINALISTS], nfin = 0;
   for (int i = 0; i < nfits && s == PHOBOS_OK && won >= 0; i++) {
     if (times[i] < 0 || times[i] > best * AT_CLOSE) continue;
     int at = nfin < AT_FINALISTS ? nfin++ : AT_FINALISTS;
@@ -435,6 +436,13 @@ phobos_status at_choose(phobos_kernel *k, const phobos_arg *args, const RtBindin
     }
     if (at < AT_FINALISTS) fin[at] = i;
   }
+  /* each finalist's prefetching twin (l2_prefetch) runs beside it */
+  for (int j = 0, n0 = nfin; j < n0; j++)
+    for (int i = 0; i < nfits; i++)
+      if (fits[i]->l2pf_on && fits[i]->fn == fits[fin[j]]->fn && !strcmp(fits[i]->entry, fits[fin[j]]->entry)) {
+        fin[nfin++] = i;
+        break;
+      }
   if (nfin > 1) {
     won = -1;
     for (int j = 0; j < nfin && s == PHOBOS_OK; j++) {
@@ -450,7 +458,7 @@ phobos_status at_choose(phobos_kernel *k, const phobos_arg *args, const RtBindin
   if (s == PHOBOS_OK && won < 0) s = PHOBOS_LAUNCH_LIMIT; /* the message of the last refusal stands */
   if (s == PHOBOS_OK) {
     *chosen = fits[won];
-    if (put(&c->t, key, fits[won]->entry, true)) save(c); /* out of memory: tuned again next time */
+    if (put(&c->t, key, fits[won]->name, true)) save(c); /* out of memory: tuned again next time */
   }
   free(key);
   return s;

@@ -58,6 +58,7 @@ static void open_driver(void) {
   LOAD(LaunchKernel, "cuLaunchKernel", NULL);
   *(void **)&api.LaunchKernelEx = sym(lib, "cuLaunchKernelEx", NULL); /* optional */
   *(void **)&api.TensorMapEncodeTiled = sym(lib, "cuTensorMapEncodeTiled", NULL); /* optional */
+  *(void **)&api.OccupancyMaxActiveBlocksPerMultiprocessor = sym(lib, "cuOccupancyMaxActiveBlocksPerMultiprocessor", NULL);
   LOAD(MemAlloc, "cuMemAlloc", "cuMemAlloc_v2");
   LOAD(MemFree, "cuMemFree", "cuMemFree_v2");
   LOAD(MemcpyDtoDAsync, "cuMemcpyDtoDAsync", "cuMemcpyDtoDAsync_v2");

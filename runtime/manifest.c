@@ -343,8 +343,11 @@ static bool parse_variant(P *p, yaml_node_t *n, MfVariant *v) {
                    &v->at_most_value) ||
       !parse_grid(p, get(p, n, "grid"), v) || !get_int(p, n, "threads", 32, 1024, &t) ||
       !get_int(p, n, "shared_bytes", 0, 1 << 30, &sb) || !get_bool(p, n, "dynamic_shared", false, &v->dynamic_shared) ||
-      !get_bool(p, n, "dependent_launch", false, &v->dependent_launch))
+      !get_bool(p, n, "dependent_launch", false, &v->dependent_launch) ||
+      !get_bool(p, n, "l2_prefetch", false, &v->l2pf_param))
     return false;
+  v->name = v->entry;
+  v->l2pf_dist = -1;
   if (t % 32) return bad(p, get(p, n, "threads"), "variant '%s': threads %lld is not a multiple of 32", v->entry, (long long)t);
   v->threads = (int)t;
   v->shared_bytes = sb;
@@ -381,13 +384,39 @@ static bool parse_kernel(P *p, yaml_node_t *n, MfKernel *k, int *variants_before
         !parse_aligned(p, get(p, N(p, variants->data.sequence.items.start[i]), "aligned_rows"), k, &k->variants[i]))
       return false;
   /* the launch packs every parameter into a fixed table (runtime.c,
-   * Params): a tensor takes 1 + rank slots, a scalar 1, a tensor map 2 */
+   * Params): a tensor takes 1 + rank slots, a scalar 1, a tensor map 2,
+   * the prefetch distance 1 */
   int slots = 0;
   for (int q = 0; q < k->nparams; q++) slots += k->params[q].tensor ? 1 + k->params[q].rank : 1;
   for (int i = 0; i < k->nvariants; i++)
-    if (slots + 2 * k->variants[i].ntmaps > MF_MAX_SLOTS)
+    if (slots + 2 * k->variants[i].ntmaps + k->variants[i].l2pf_param > MF_MAX_SLOTS)
       return bad(p, n, "kernel '%s' takes %d parameter slots with its tensor maps; this runtime passes at most %d",
-                 k->name, slots + 2 * k->variants[i].ntmaps, MF_MAX_SLOTS);
+                 k->name, slots + 2 * k->variants[i].ntmaps + k->variants[i].l2pf_param, MF_MAX_SLOTS);
+  /* each l2_prefetch variant's twin, after the manifest's variants (so that
+   * the first that fits, taken without autotuning, prefetches nothing) */
+  int twins = 0;
+  for (int i = 0; i < nv; i++) twins += k->variants[i].l2pf_param;
+  if (twins) {
+    if (twins > MF_MAX_VARIANTS - *variants_before)
+      return bad(p, variants, "kernel '%s': its variants and their %d prefetching twins make %d in the manifest; this "
+                 "runtime takes at most %d", k->name, twins, *variants_before + twins, MF_MAX_VARIANTS);
+    *variants_before += twins;
+    MfVariant *grown = realloc(k->variants, sizeof(MfVariant) * (size_t)(nv + twins));
+    if (!grown) return bad(p, variants, "out of memory");
+    k->variants = grown;
+    for (int i = 0, t = nv; i < nv; i++) {
+      if (!k->variants[i].l2pf_param) continue;
+      MfVariant *w = &k->variants[t];
+      *w = k->variants[i];
+      w->twin = true, w->l2pf_on = true, w->name = NULL, w->l2pf_dist = -1;
+      size_t len = strlen(w->entry) + 4;
+      char *name = malloc(len);
+      if (!name) return bad(p, variants, "out of memory");
+      snprintf(name, len, "%s+l2", w->entry);
+      w->name = name;
+      k->nvariants = ++t; /* mf_free frees what is counted */
+    }
+  }
   /* grid programs may name only dims of this kernel */
   for (int i = 0; i < k->nvariants; i++)
     for (int a = 0; a < k->variants[i].ngrid; a++)
@@ -563,6 +592,10 @@ void mf_free(Manifest *m) {
     }
     for (int j = 0; k->variants && j < k->nvariants; j++) {
       MfVariant *v = &k->variants[j];
+      if (v->twin) { /* its strings are its variant's */
+        free((char *)v->name);
+        continue;
+      }
       free(v->entry);
       for (int c = 0; c < v->nconsts; c++) free(v->const_name[c]);
       for (int c = 0; c < v->npinned; c++) free(v->pinned_name[c]);

@@ -109,6 +109,7 @@ typedef struct CuApi {
   CUresult (*TensorMapEncodeTiled)(void *, int, unsigned, void *, const unsigned long long *, const unsigned long long *,
                                    const unsigned *, const unsigned *, int, int, int, int);
   CUresult (*LaunchKernelEx)(const CuLaunchConfig *, CUfunction, void **, void **);
+  CUresult (*OccupancyMaxActiveBlocksPerMultiprocessor)(int *, CUfunction, int, size_t); /* optional */
   CUresult (*MemAlloc)(CUdeviceptr *, size_t);
   CUresult (*MemFree)(CUdeviceptr);
   CUresult (*MemcpyDtoDAsync)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
@@ -203,6 +204,14 @@ typedef struct MfVariant {
    * i must have a 16-byte aligned base and row pitch (rt_rows_fit) */
   uint64_t aligned_rows;
   CUfunction fn;       /* set by phobos_module_load */
+  /* l2_prefetch: the entry takes the prefetch distance last (phobosc's
+   * l2pf.c). Each such variant has a twin after the manifest's variants,
+   * named "ENTRY+l2", that passes the CTAs resident on the device
+   * (l2pf_dist, found at its first launch; 0: prefetch nothing) where the
+   * variant itself passes 0; the twin shares the variant's strings. */
+  const char *name;    /* entry, or ENTRY+l2: what the autotune cache and pinning name */
+  bool l2pf_param, l2pf_on, twin;
+  int l2pf_dist;       /* -1: not found yet */
 } MfVariant;
 
 typedef struct MfKernel {

@@ -684,6 +684,21 @@ static void pack_tmaps(const CuApi *cu, const MfVariant *v, const phobos_arg *ar
   }
 }
 
+/* The prefetch distance of an l2_prefetch twin: the CTAs of the variant
+ * resident on the whole device at once, so that a CTA asks for the slice
+ * of the one that takes its slot when it is done. Found once (the
+ * occupancy query); 0 (no prefetch) where the driver cannot say. */
+static int l2pf_distance(phobos_context *ctx, MfVariant *v, int dyn) {
+  if (v->l2pf_dist >= 0) return v->l2pf_dist;
+  int per_sm = 0, sms = 0;
+  if (!ctx->cu->OccupancyMaxActiveBlocksPerMultiprocessor ||
+      ctx->cu->OccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, v->fn, v->threads, (size_t)dyn) != CU_SUCCESS ||
+      ctx->cu->DeviceGetAttribute(&sms, CU_ATTR_SM_COUNT, ctx->dev) != CU_SUCCESS || per_sm < 0 || sms < 0 ||
+      (int64_t)per_sm * sms > INT32_MAX)
+    per_sm = 0, sms = 0;
+  return v->l2pf_dist = per_sm * sms;
+}
+
 phobos_status rt_launch_variant(phobos_kernel *k, MfVariant *v, const phobos_arg *args, const RtBinding *b,
                                     const CUdeviceptr *override, CUstream stream) {
   phobos_context *ctx = k->mod->ctx;
@@ -713,6 +728,11 @@ phobos_status rt_launch_variant(phobos_kernel *k, MfVariant *v, const phobos_arg
   pack(k->mf, args, override, &p);
   p.nbuilt = 0;
   pack_tmaps(ctx->cu, v, args, override, &p);
+  if (v->l2pf_param) { /* last: the prefetch distance in blocks (0: none) */
+    p.vals[p.n].s32 = v->l2pf_on ? l2pf_distance(ctx, v, dyn) : 0;
+    p.ptrs[p.n] = &p.vals[p.n];
+    p.n++;
+  }
   k->last_tmaps = v->ntmaps, k->last_tmaps_built = p.nbuilt;
   CU_CHECK(ctx, ctx->cu->CtxSetCurrent(ctx->cuctx), "cuCtxSetCurrent");
   if (v->dependent_launch && ctx->dependent_launch && ctx->cu->LaunchKernelEx) {
@@ -772,7 +792,7 @@ phobos_status phobos_launch(phobos_kernel *k, const phobos_arg *args, int nargs,
                         k->mf->name, v->entry, k->mf->params[mis].name, (unsigned long long)t->data, t->rank - 1,
                         (long long)(t->rank > 0 ? t->shape[t->rank - 1] : 0));
     }
-    k->last_variant = v->entry;
+    k->last_variant = v->name;
     return rt_launch_variant(k, v, args, &b, NULL, (CUstream)stream);
   }
   MfVariant **fits = k->fits;
@@ -800,7 +820,7 @@ phobos_status phobos_launch(phobos_kernel *k, const phobos_arg *args, int nargs,
     phobos_status s = at_choose(k, args, &b, fits, nfits, (CUstream)stream, &v);
     if (s != PHOBOS_OK) return s;
   }
-  k->last_variant = v->entry;
+  k->last_variant = v->name;
   return rt_launch_variant(k, v, args, &b, NULL, (CUstream)stream);
 }
 
@@ -808,7 +828,7 @@ phobos_status phobos_kernel_pin_variant(phobos_kernel *k, const char *entry) {
   if (!k) return PHOBOS_INVALID;
   if (!entry) return k->pinned = NULL, PHOBOS_OK;
   for (int i = 0; i < k->mf->nvariants; i++)
-    if (!strcmp(k->mf->variants[i].entry, entry)) return k->pinned = &k->mf->variants[i], PHOBOS_OK;
+    if (!strcmp(k->mf->variants[i].name, entry)) return k->pinned = &k->mf->variants[i], PHOBOS_OK;
   return rt_set_err(k->mod->ctx, PHOBOS_INVALID, "kernel '%s' has no variant '%s'", k->mf->name, entry);
 }
 

@@ -510,6 +510,7 @@ TirFunc *lower_kernel(Arena *a, Diags *d, const KernelInfo *info) {
   if (early_loads_wanted(f)) early_loads(a, f, false); /* early.c */
   remat_values(a, f);                                    /* remat.c */
   strip_rows(a, f);                                      /* strip.c */
+  l2pf_mark(a, f);                                       /* l2pf.c */
   if (!tir_verify(d, f, "lowering")) return NULL;
   return f;
 }

@@ -5,6 +5,7 @@
  * program over dims), threads and shared memory. runtime/manifest.c reads
  * it; the format is described there. */
 #include "manifest.h"
+#include "ptx.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -221,6 +222,9 @@ bool manifest_write(FILE *out, const Source *src, const char *arch, const char *
       /* the entry begins with griddepcontrol.wait (ptx/ptx.c): the runtime may
        * launch it as a programmatic dependent of the kernel before it */
       kv(&m, "dependent_launch", !strcmp(arch, "sm_90a") ? "true" : "false");
+      /* the entry takes l2pf_param last (src/l2pf.c): the runtime passes 0, or
+       * the CTAs resident on the device in the variant the autotuner also times */
+      if (ptx_l2pf(pl, arch)) kv(&m, "l2_prefetch", "true");
       /* tensor copies: the maps the entry takes after its parameters (each a
        * 128-byte map and a u32 saying whether the runtime built it) */
       if (pl->ntmaps) {

@@ -210,6 +210,7 @@ TirFunc *onepass_variant(Arena *a, Diags *d, const KernelInfo *info) {
   early_loads(a, f, true); /* the loads of the merged passes, issued together (early.c) */
   remat_values(a, f);      /* unless holding them would spill (remat.c) */
   strip_rows(a, f);        /* strip.c */
+  l2pf_mark(a, f);         /* l2pf.c */
   f->once_dim = o.dimname;
   f->once_max = o.bound;
   if (!tir_verify(d, f, "the one-pass variant")) return NULL;

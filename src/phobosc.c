@@ -72,6 +72,11 @@ static const char usage_text[] =
     "                       with .minnctapersm set for 2048 threads an SM (32\n"
     "                       registers a thread), an entry NAME__vK_occ that the\n"
     "                       autotuner times beside it\n"
+    "  --no-l2-prefetch     no L2 prefetch: by default on sm_90a an entry whose\n"
+    "                       loads read slices that move with ctx.block.x (a grid\n"
+    "                       of one axis, no dot) asks L2 for the slices of the\n"
+    "                       block D later, D a launch parameter the autotuner\n"
+    "                       tries at 0 and at the CTAs resident on the device\n"
     "  --staged-rows        experimental: a variant whose loops read the same rows\n"
     "                       of a read-only tensor in two passes gains a copy that\n"
     "                       copies those rows into shared memory once, for\n"
@@ -199,6 +204,8 @@ static void parse_args(int argc, char **argv, Options *o) {
       o->d.no_onepass = true;
     } else if (strcmp(arg, "--no-aligned-rows") == 0) {
       o->d.no_aligned_rows = true;
+    } else if (strcmp(arg, "--no-l2-prefetch") == 0) {
+      o->d.no_l2pf = true;
     } else if (strcmp(arg, "--no-occupancy-copies") == 0) {
       o->d.no_occupancy = true;
     } else if (strcmp(arg, "--vector-odd-rows") == 0) {

@@ -9,6 +9,9 @@
 /* Whether a variant's entry uses the module's dynamic shared memory
  * (dsmem): a @dynshared kernel, or a staged-rows copy (its rows). */
 bool ptx_uses_dynshared(const struct Plan *p);
+/* whether the entries of p for arch take l2pf_param (src/l2pf.c, ptx/l2pf.c):
+ * marked loads, an arch with the bulk prefetch, asynchronous copies allowed */
+bool ptx_l2pf(const struct Plan *p, const char *arch);
 void ptx_emit_header(FILE *out, const char *arch, bool any_dynshared, bool any_tma);
 /* One planned variant as an entry: what the plan decided, spelled out. */
 void ptx_emit_kernel(Arena *a, Diags *d, const Plan *p, const char *arch, const char *entry, FILE *out);

@@ -83,6 +83,7 @@ typedef struct TirInst {
   Span span;
   int pos, end; /* program order: this instruction, and the last one inside it */
   struct PlanVal *plan;
+  int64_t *l2pf; /* a load l2pf.c marked: each subscript's step a block (nsubs of them) */
 } TirInst;
 
 /* A kernel parameter as the IR sees it. */
@@ -213,6 +214,14 @@ void remat_values(Arena *a, TirFunc *f);
  * the reductions that end a chain fold the strips into a running tile that
  * one reduction ends; the IR is numbered again. After remat_values. */
 void strip_rows(Arena *a, TirFunc *f);
+
+/* l2pf.c: marks the loads whose slices move with ctx.block.x (TirInst.l2pf),
+ * for the prefetch of the slice D blocks ahead into L2 (spec 15.18).
+ * l2pf_used: whether an entry of f for arch takes the distance parameter;
+ * l2pf_arch: whether arch has the bulk prefetch (sm_90 and later). */
+void l2pf_mark(Arena *a, TirFunc *f);
+bool l2pf_used(const TirFunc *f, const char *arch);
+bool l2pf_arch(const char *arch);
 
 /* ------------------------------------------------------------- onepass.c */
 

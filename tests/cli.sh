@@ -163,7 +163,8 @@ if [ "$(entry point_writes_staged__v0 | sed -n '/^\$Lsd0:/,$p' | grep -m1 -E 'st
 else
   not_ok "hazards: point writes into a staged var wait for its copies"
 fi
-if ! entry stage_then_store__v0 | grep -q cp.async && ! entry store_then_stage__v0 | grep -q cp.async; then
+if ! entry stage_then_store__v0 | grep -v bulk.prefetch | grep -q cp.async &&
+   ! entry store_then_stage__v0 | grep -v bulk.prefetch | grep -q cp.async; then
   ok "hazards: no cp.async staging of a tensor the kernel stores to"
 else
   not_ok "hazards: no cp.async staging of a tensor the kernel stores to"
@@ -760,6 +761,26 @@ lacks "--no-occupancy-copies: no copy" out "_occ("
 sed 's/@launch(NT)/@launch(NT, 2)/' "$tmp/occ.ph" > "$tmp/occ_bounded.ph"
 run "a bounded @launch" 0 --emit=ptx "$tmp/occ_bounded.ph"
 lacks "a bounded @launch: no copy" out "_occ("
+
+# L2 prefetch (l2pf.c, spec 15.18): loads whose slices move with
+# ctx.block.x ask L2 for the slices D blocks ahead (D: the last parameter);
+# a slice all blocks share (W) is not asked for; none on sm_80, with
+# --no-l2-prefetch or --no-tma, or for a 2-D grid
+printf '@grid(R)\nkernel pf(X: tensor<bf16>[R, N], W: tensor<bf16>[N], Y: tensor<bf16>[R, N]) {\n  let r = ctx.block.x * 2\n  Y[r :+ 2, 0 :+ 256] = X[r :+ 2, 0 :+ 256] * W[0 :+ 256]\n}\n' > "$tmp/pf.ph"
+run "L2 prefetch" 0 --emit=ptx --no-occupancy-copies "$tmp/pf.ph"
+has "the distance parameter" out ".param .s32 l2pf_param"
+has "a bulk prefetch" out "cp.async.bulk.prefetch.L2.global"
+has "two rows a block: a step of 2 rows" out "mul.lo.s64 %rdt2, %pfd64_, 2;"
+if [ "$(grep -c 'cp.async.bulk.prefetch' "$tmp/out")" = 1 ]; then ok "X's slice only, not W's"; else not_ok "X's slice only, not W's" "$(grep -c 'cp.async.bulk.prefetch' "$tmp/out")"; fi
+run "L2 prefetch in the manifest" 0 --emit=manifest "$tmp/pf.ph"
+has "the manifest says so" out "l2_prefetch: true"
+for flag in --no-l2-prefetch --no-tma --arch=sm_80; do
+  run "L2 prefetch $flag" 0 --emit=ptx $flag "$tmp/pf.ph"
+  lacks "$flag: no prefetch" out "l2pf_param"
+done
+sed 's/@grid(R)/@grid(R, 2)/' "$tmp/pf.ph" > "$tmp/pf2.ph"
+run "L2 prefetch, a 2-D grid" 0 --emit=ptx "$tmp/pf2.ph"
+lacks "a 2-D grid: no prefetch" out "l2pf_param"
 
 # --split-compile: ptxas spreads the entries over threads ($PHOBOS_PTXAS_THREADS,
 # else the online CPUs); a ptxas that does not know the option (its error

@@ -312,7 +312,7 @@ Test(runtime, variant_fits_dims_at_most) {
 }
 
 Test(runtime, compiler_writes_one_pass_copies_with_their_bound) {
-  Manifest m = compiled_manifest_with("--no-aligned-rows --no-occupancy-copies", "spec/conformance/one_pass.ph");
+  Manifest m = compiled_manifest_with("--no-aligned-rows --no-occupancy-copies --no-l2-prefetch", "spec/conformance/one_pass.ph");
   const MfKernel *k = &m.kernels[0]; /* softmax_rows: 9 variants, each with its copy */
   cr_assert_eq(k->nvariants, 18);
   const MfVariant *v = &k->variants[0], *once = &k->variants[1];
@@ -329,7 +329,7 @@ Test(runtime, compiler_writes_one_pass_copies_with_their_bound) {
 }
 
 Test(runtime, aligned_rows_copies_fit_only_aligned_tensors) {
-  Manifest m = compiled_manifest_with("--no-occupancy-copies", "spec/conformance/one_pass.ph");
+  Manifest m = compiled_manifest_with("--no-occupancy-copies --no-l2-prefetch", "spec/conformance/one_pass.ph");
   const MfKernel *k = &m.kernels[0]; /* softmax_rows: X [R, N] f32, Y written */
   const MfVariant *v = NULL, *al = NULL;
   int ncopies = 0;
@@ -365,7 +365,7 @@ Test(runtime, aligned_rows_copies_fit_only_aligned_tensors) {
 }
 
 Test(runtime, staged_rows_copies_fit_by_shared_memory_alignment_and_aliasing) {
-  Manifest m = compiled_manifest_with("--staged-rows --no-aligned-rows --no-occupancy-copies", "spec/conformance/one_pass.ph");
+  Manifest m = compiled_manifest_with("--staged-rows --no-aligned-rows --no-occupancy-copies --no-l2-prefetch", "spec/conformance/one_pass.ph");
   cr_assert_eq(m.kernels[0].nvariants, 27); /* 9 variants, each with its one-pass and staged-rows copies */
   const MfKernel *k = &m.kernels[0]; /* softmax_rows: X [R, N] f32, Y written */
   const MfVariant *v = &k->variants[0], *st = &k->variants[2];
@@ -713,4 +713,38 @@ Test(runtime, manifest_values_past_32_bits) {
              "parameter 'A': dim 0 is 2147483648; extents must fit in 32 bits");
   Manifest m = load_ok(replaced("dims: [1, K]", "dims: [2147483647, K]"));
   mf_free(&m);
+}
+
+/* spec 15.18: an entry that takes the L2 prefetch distance is listed twice,
+ * the manifest's variant (distance 0) and, after all of them, its twin
+ * ENTRY+l2 (the CTAs resident on the device), which shares its strings */
+Test(runtime, l2_prefetch_variants_have_twins) {
+  Manifest m = compiled_manifest_with("--no-aligned-rows --no-occupancy-copies", "spec/conformance/one_pass.ph");
+  const MfKernel *k = &m.kernels[0];
+  int plain = 0, twins = 0;
+  for (int i = 0; i < k->nvariants; i++) {
+    const MfVariant *v = &k->variants[i];
+    if (!v->twin) {
+      cr_assert_eq(twins, 0, "variant %d (%s) after a twin", i, v->entry);
+      cr_assert_str_eq(v->name, v->entry);
+      cr_assert_not(v->l2pf_on);
+      plain++;
+      continue;
+    }
+    twins++;
+    cr_assert(v->l2pf_param && v->l2pf_on);
+    char want[256];
+    snprintf(want, sizeof want, "%s+l2", v->entry);
+    cr_assert_str_eq(v->name, want);
+    bool found = false;
+    for (int j = 0; j < plain; j++) found |= k->variants[j].entry == v->entry && k->variants[j].l2pf_param;
+    cr_assert(found, "%s: no variant of its entry", v->name);
+  }
+  cr_assert_eq(plain, 18); /* 9 variants, each with its one-pass copy */
+  cr_assert(twins > 0 && twins <= plain, "%d twins of %d", twins, plain);
+  mf_free(&m);
+  Manifest off = compiled_manifest_with("--no-aligned-rows --no-occupancy-copies --no-l2-prefetch", "spec/conformance/one_pass.ph");
+  cr_assert_eq(off.kernels[0].nvariants, 18);
+  for (int i = 0; i < off.kernels[0].nvariants; i++) cr_assert_not(off.kernels[0].variants[i].l2pf_param);
+  mf_free(&off);
 }

@@ -109,14 +109,17 @@ phobos_status phobos_launch_grid(phobos_kernel *k, const phobos_arg *args, int n
                                  void *stream);
 
 /* Pins the kernel's launches to the variant whose entry is `entry` (as
- * the manifest names it, e.g. "softmax__v3_staged"), skipping the
- * autotuner: to compare variants, or to reproduce a run. A launch whose
+ * the manifest names it, e.g. "softmax__v3_staged"; "ENTRY+l2" for the
+ * same entry with its slices prefetched into L2, where the manifest says
+ * l2_prefetch: spec 15.18), skipping the autotuner: to compare variants,
+ * or to reproduce a run. A launch whose
  * shapes or arguments that variant does not take fails with
  * PHOBOS_NO_VARIANT and says why. NULL unpins. PHOBOS_INVALID, with a
  * message, for an entry the kernel does not have. */
 phobos_status phobos_kernel_pin_variant(phobos_kernel *k, const char *entry);
 
-/* The entry name of the variant the last launch used, for reports. */
+/* The entry name of the variant the last launch used ("ENTRY+l2" for an
+ * entry launched with its L2 prefetch), for reports. */
 const char *phobos_kernel_last_variant(const phobos_kernel *k);
 
 /* The tensor maps the last launch's variant takes (phobosc --tma), and in

@@ -181,6 +181,7 @@ typedef struct Plan {
   bool prefetch;   /* PLAN_PREFETCH: loops load register tiles an iteration ahead */
   bool no_defer;   /* PLAN_NO_DEFER: every row reduction in a loop meets its row each iteration (plan/deferred.c) */
   bool no_async;   /* --no-tma or @no_tma: no asynchronous copies (no cp.async staging either) */
+  bool no_l2pf;    /* PLAN_NO_L2PF: no prefetch of later blocks' slices into L2 (src/l2pf.c) */
   int raster_group; /* a 2-D grid's blocks grouped this many block.y rows at a time (plan/raster.c), 0: the hardware's order */
   int ntmaps;
   PlanTmap tmaps[MAX_TMAPS];
@@ -222,8 +223,10 @@ typedef struct Plan {
  * staged loads never take TMA tensor copies, which on sm_90a they do where
  * they qualify (phobosc --no-tensor-copies, for A/B runs); PLAN_NO_WGMMA,
  * tensor-core dots keep mma.sync where wgmma would serve (phobosc
- * --no-wgmma, for A/B runs). */
-enum { PLAN_NO_ASYNC = 1, PLAN_PRODUCER_WARP = 2, PLAN_PREFETCH = 4, PLAN_NO_TENSOR_COPIES = 8, PLAN_NO_WGMMA = 16, PLAN_NO_DEFER = 32 };
+ * --no-wgmma, for A/B runs); PLAN_NO_L2PF, no entry takes the L2 prefetch
+ * distance (phobosc --no-l2-prefetch). */
+enum { PLAN_NO_ASYNC = 1, PLAN_PRODUCER_WARP = 2, PLAN_PREFETCH = 4, PLAN_NO_TENSOR_COPIES = 8, PLAN_NO_WGMMA = 16, PLAN_NO_DEFER = 32,
+       PLAN_NO_L2PF = 64 };
 Plan *plan_kernel(Arena *a, Diags *d, TirFunc *f, const char *arch, unsigned flags);
 /* plan_kernel with Plan.scalar_params set (0: plan_kernel itself) */
 Plan *plan_kernel_rows(Arena *a, Diags *d, TirFunc *f, const char *arch, unsigned flags, uint64_t scalar_params);

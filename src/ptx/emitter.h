@@ -84,6 +84,10 @@ typedef struct Emitter {
   /* a staged-rows copy (rowstage.c): global address + rs_delta is the
    * copy's; the blocks' mbarriers from rs_mbar, rs_nblk of them */
   const char *rs_delta, *rs_mbar, *rs_nblk;
+  /* the entry takes l2pf_param (%pfd_, the prefetch distance; l2pf.c), and
+   * by value id the marked loads whose prefetch is emitted */
+  bool l2pf;
+  bool *l2pf_done;
 } Emitter;
 
 /* the registers an elementwise emitter writes now: [px_kbeg, px_kend(n)) */
@@ -98,6 +102,8 @@ typedef struct FragGeom {
 
 /* ------------------------------ ptx.c: entry, dispatch, control flow */
 void px_unsupported(Emitter *e, const TirInst *in, const char *what);
+/* l2pf.c: a marked load's slice D blocks ahead into L2 (src/l2pf.c) */
+void px_emit_l2pf(Emitter *e, const TirInst *in);
 bool px_scalar_arith(const TirInst *in);
 void px_emit_inst(Emitter *e, const TirInst *in);
 void px_emit_block(Emitter *e, const TirBlock *b);

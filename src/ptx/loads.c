@@ -1363,6 +1363,7 @@ void px_emit_load(Emitter *e, const TirInst *in) {
     px_emit_tma_load(e, in);
     return;
   }
+  px_emit_l2pf(e, in); /* a marked load: the slice D blocks ahead, into L2 */
   if (e->sync_pending && px_emit_stage_rows(e, in)) return; /* the barrier went between its loads and stores */
   if (px_emit_stage_async(e, in)) return;
   px_emit_pending_sync(e);

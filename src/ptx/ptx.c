@@ -338,6 +338,9 @@ static void emit_kernel(Arena *a, Diags *d, const Plan *p, const char *arch, con
   e.fused_add = arena_alloc(a, (size_t)f->ninsts + 1);
   e.sbase = arena_alloc(a, sizeof(char *) * (size_t)(p->nbufs + 1));
   e.use_count = tir_use_counts(a, f);
+  e.l2pf = ptx_l2pf(p, arch);
+  e.l2pf_done = arena_alloc(a, (size_t)f->ninsts + 1);
+  memset(e.l2pf_done, 0, (size_t)f->ninsts + 1);
   px_fold_bound_selects(&e);
   px_find_store_packed(&e);
   char *body = NULL, *decls = NULL;
@@ -411,6 +414,7 @@ static void emit_kernel(Arena *a, Diags *d, const Plan *p, const char *arch, con
   }
   for (int m = 0; m < p->ntmaps; m++) /* after the parameters: each map and whether the runtime built it */
     fprintf(out_f, ",\n  .param .align 64 .b8 tmap_param%d[128],\n  .param .u32 tmok_param%d", m, m);
+  if (e.l2pf) fputs(",\n  .param .s32 l2pf_param", out_f); /* last: the prefetch distance (l2pf.c) */
   fprintf(out_f, ")\n  .maxntid %d, 1, 1\n", p->launch_threads);
   if (p->occ_blocks || info->min_blocks) fprintf(out_f, "  .minnctapersm %d\n", p->occ_blocks ? p->occ_blocks : info->min_blocks);
   if (info->max_regs) fprintf(out_f, "  .maxnreg %d\n", info->max_regs);
@@ -454,6 +458,9 @@ static void emit_kernel(Arena *a, Diags *d, const Plan *p, const char *arch, con
      * launch attribute both are no-ops. */
     fputs("  griddepcontrol.wait;\n  griddepcontrol.launch_dependents;\n", out_f);
   }
+  if (e.l2pf)
+    fputs("  .reg .b32 %pfd_;\n  ld.param.s32 %pfd_, [l2pf_param];\n  .reg .b64 %pfd64_;\n  cvt.s64.s32 %pfd64_, %pfd_;\n",
+          out_f);
   for (int m = 0; m < p->ntmaps; m++)
     fprintf(out_f, "  .reg .b64 %%tmap%d;\n  mov.b64 %%tmap%d, tmap_param%d;\n  cvta.param.u64 %%tmap%d, %%tmap%d;\n"
                    "  .reg .b32 %%tmok%d;\n  ld.param.u32 %%tmok%d, [tmok_param%d];\n",
