@@ -439,7 +439,7 @@ phobos_status at_choose(phobos_kernel *k, const phobos_arg *args, const RtBindin
   /* each finalist's prefetching twin (l2_prefetch) runs beside it */
   for (int j = 0, n0 = nfin; j < n0; j++)
     for (int i = 0; i < nfits; i++)
-      if (fits[i]->l2pf_on && fits[i]->fn == fits[fin[j]]->fn && !strcmp(fits[i]->entry, fits[fin[j]]->entry)) {
+      if (fits[i]->l2pf_on && fits[i]->entry == fits[fin[j]]->entry) { /* a twin shares its variant's strings */
         fin[nfin++] = i;
         break;
       }

@@ -114,12 +114,4 @@ void early_loads(Arena *a, TirFunc *f, bool all) {
   tir_number(a, f);
 }
 
-static bool has_dot(const TirBlock *b) {
-  for (int i = 0; i < b->len; i++) {
-    const TirInst *in = b->insts[i];
-    if (in->op == TIR_DOT || has_dot(&in->cond) || has_dot(&in->body) || has_dot(&in->body2)) return true;
-  }
-  return false;
-}
-
-bool early_loads_wanted(const TirFunc *f) { return !has_dot(&f->body); }
+bool early_loads_wanted(const TirFunc *f) { return !tir_has_dot(&f->body); }

@@ -38,26 +38,11 @@ typedef struct Aff {
 } Aff;
 
 /* v as base + c, c a constant (0 and v itself when v adds none) */
-static const TirInst *split_const(const TirInst *v, int64_t *c) {
+static TirInst *split_const(TirInst *v, int64_t *c) {
   *c = 0;
   if (v && v->op == TIR_BINARY && v->aux == '+' && v->args[1] && v->args[1]->op == TIR_CONST)
     return *c = v->args[1]->ival, v->args[0];
   return v;
-}
-
-/* the same value: one instruction, or two of the same constant, dim, ctx
- * register or parameter, or the same operation of such */
-static bool same_scalar(const TirInst *a, const TirInst *b) {
-  if (a == b) return true;
-  if (!a || !b || a->op != b->op || a->ty.elem != b->ty.elem || a->ty.rank || b->ty.rank) return false;
-  switch (a->op) {
-  case TIR_CONST: return a->ival == b->ival && a->fval == b->fval;
-  case TIR_CTX: case TIR_PARAM: return a->aux == b->aux;
-  case TIR_DIM: return a->aux == b->aux && a->aux2 == b->aux2;
-  case TIR_CONVERT: return same_scalar(a->args[0], b->args[0]);
-  case TIR_BINARY: return a->aux == b->aux && same_scalar(a->args[0], b->args[0]) && same_scalar(a->args[1], b->args[1]);
-  default: return false;
-  }
 }
 
 static bool mul_ok(int64_t a, int64_t b, int64_t *out) { return !__builtin_mul_overflow(a, b, out); }
@@ -115,14 +100,14 @@ static void mark(Arena *a, Aff *A, const TirFunc *f, TirBlock *b) {
      * start at the same base plus a constant (a strip, strip.c; a value
      * read again, remat.c) widens the first one's columns instead */
     int64_t c;
-    const TirInst *base = split_const(in->subs[in->nsubs - 1].start, &c);
+    TirInst *base = split_const(in->subs[in->nsubs - 1].start, &c);
     TirInst *first = NULL;
     for (int q = 0; q < A->ngroups && !first; q++) {
       TirInst *o = A->groups[q];
       int64_t oc;
-      bool same = o->aux == in->aux && o->nsubs == in->nsubs && same_scalar(split_const(o->subs[o->nsubs - 1].start, &oc), base);
+      bool same = o->aux == in->aux && o->nsubs == in->nsubs && tir_same_value(split_const(o->subs[o->nsubs - 1].start, &oc), base, NULL, NULL);
       for (int k = 0; k < in->nsubs && same; k++)
-        same = o->l2pf[k] == steps[k] && (k == in->nsubs - 1 || (same_scalar(o->subs[k].start, in->subs[k].start) &&
+        same = o->l2pf[k] == steps[k] && (k == in->nsubs - 1 || (tir_same_value(o->subs[k].start, in->subs[k].start, NULL, NULL) &&
                                                                   o->subs[k].len == in->subs[k].len));
       if (same) first = o;
     }
@@ -142,16 +127,8 @@ static void mark(Arena *a, Aff *A, const TirFunc *f, TirBlock *b) {
   }
 }
 
-static bool has_dot(const TirBlock *b) {
-  for (int i = 0; i < b->len; i++) {
-    const TirInst *in = b->insts[i];
-    if (in->op == TIR_DOT || has_dot(&in->cond) || has_dot(&in->body) || has_dot(&in->body2)) return true;
-  }
-  return false;
-}
-
 void l2pf_mark(Arena *a, TirFunc *f) {
-  if (f->ngrid != 1 || f->staged || has_dot(&f->body)) return;
+  if (f->ngrid != 1 || f->staged || tir_has_dot(&f->body)) return;
   Aff A = {.n = f->ninsts + 1};
   A.step = arena_alloc(a, sizeof(int64_t) * (size_t)A.n);
   A.st = arena_alloc(a, (size_t)A.n);

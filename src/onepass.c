@@ -98,36 +98,13 @@ static void splice(Arena *a, Once *o, TirBlock *b) {
 }
 
 
-/* Two scalar values equal by construction: the same instruction, equal
- * constants, the same dim, parameter or ctx register, or the same pure
- * operation of equal operands. */
-static bool same_value(const Once *o, TirInst *x, TirInst *y, int depth) {
-  x = resolve(o, x), y = resolve(o, y);
-  if (x == y) return true;
-  if (!x || !y || depth > 16 || x->op != y->op || x->aux != y->aux || !tir_same_type(&x->ty, &y->ty)) return false;
-  switch (x->op) {
-  case TIR_CONST: return x->ival == y->ival && (x->fval == y->fval || (x->fval != x->fval && y->fval != y->fval));
-  case TIR_PARAM:
-  case TIR_CTX: return true;
-  case TIR_DIM: return x->aux2 == y->aux2;
-  case TIR_UNARY:
-  case TIR_BINARY:
-  case TIR_MATH:
-  case TIR_CONVERT:
-  case TIR_SELECT:
-    if (x->ty.rank != 0 || x->nargs != y->nargs) return false;
-    for (int i = 0; i < x->nargs; i++)
-      if (!same_value(o, x->args[i], y->args[i], depth + 1)) return false;
-    return true;
-  default: return false;
-  }
-}
+static TirInst *resolve_cb(const void *o, TirInst *in) { return resolve(o, in); }
 
 static bool same_load(const Once *o, const TirInst *x, const TirInst *y) {
   if (x->aux != y->aux || x->nsubs != y->nsubs || !tir_same_type(&x->ty, &y->ty)) return false;
   for (int i = 0; i < x->nsubs; i++) {
     const TirSub *s = &x->subs[i], *t = &y->subs[i];
-    if (s->point != t->point || s->len != t->len || !same_value(o, s->start, t->start, 0)) return false;
+    if (s->point != t->point || s->len != t->len || !tir_same_value(s->start, t->start, resolve_cb, o)) return false;
   }
   return true;
 }

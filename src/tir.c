@@ -73,6 +73,44 @@ bool tir_holds_registers(const TirInst *v) {
   return v->ty.rank > 0 && v->op != TIR_SPLAT && v->op != TIR_BROADCAST && v->op != TIR_IOTA;
 }
 
+/* Two scalar values equal by construction: the same instruction, equal
+ * constants, the same dim, parameter or ctx register, or the same pure
+ * operation of equal operands (at most 16 levels deep). resolve, when
+ * given, maps each value to the one it stands for first (onepass.c). */
+static bool same_value(TirInst *x, TirInst *y, TirInst *(*resolve)(const void *, TirInst *), const void *ctx, int depth) {
+  if (resolve) x = resolve(ctx, x), y = resolve(ctx, y);
+  if (x == y) return true;
+  if (!x || !y || depth > 16 || x->op != y->op || x->aux != y->aux || !tir_same_type(&x->ty, &y->ty)) return false;
+  switch (x->op) {
+  case TIR_CONST: return x->ival == y->ival && (x->fval == y->fval || (x->fval != x->fval && y->fval != y->fval));
+  case TIR_PARAM:
+  case TIR_CTX: return true;
+  case TIR_DIM: return x->aux2 == y->aux2;
+  case TIR_UNARY:
+  case TIR_BINARY:
+  case TIR_MATH:
+  case TIR_CONVERT:
+  case TIR_SELECT:
+    if (x->ty.rank != 0 || x->nargs != y->nargs) return false;
+    for (int i = 0; i < x->nargs; i++)
+      if (!same_value(x->args[i], y->args[i], resolve, ctx, depth + 1)) return false;
+    return true;
+  default: return false;
+  }
+}
+
+bool tir_same_value(TirInst *x, TirInst *y, TirInst *(*resolve)(const void *, TirInst *), const void *ctx) {
+  return same_value(x, y, resolve, ctx, 0);
+}
+
+bool tir_has_dot(const TirBlock *b) {
+  for (int i = 0; i < b->len; i++) {
+    const TirInst *in = b->insts[i];
+    if (in->op == TIR_DOT || tir_has_dot(&in->cond) || tir_has_dot(&in->body) || tir_has_dot(&in->body2)) return true;
+  }
+  return false;
+}
+
 bool tir_same_type(const TirType *a, const TirType *b) {
   if (a->elem != b->elem || a->rank != b->rank) return false;
   for (int i = 0; i < a->rank; i++)

@@ -129,6 +129,12 @@ TirInst *tir_new(Arena *a, TirFunc *f, TirOp op, TirType ty);
 void tir_append(Arena *a, TirBlock *b, TirInst *inst);
 TirType tir_scalar(Scalar e);
 bool tir_same_type(const TirType *a, const TirType *b);
+/* Scalar values equal by construction (the same instruction, equal
+ * constants, dims, parameters or ctx registers, the same pure operation
+ * of equal operands); resolve, if not NULL, maps a value first. */
+bool tir_same_value(TirInst *x, TirInst *y, TirInst *(*resolve)(const void *, TirInst *), const void *ctx);
+/* whether a dot lies in b or the blocks inside it */
+bool tir_has_dot(const TirBlock *b);
 /* Whether a block stores to a tensor or arrives, at any depth; whether an
  * instruction does (itself or a block inside it). */
 bool tir_writes(const TirBlock *b);
