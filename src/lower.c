@@ -511,6 +511,7 @@ TirFunc *lower_kernel(Arena *a, Diags *d, const KernelInfo *info) {
   remat_values(a, f);                                    /* remat.c */
   strip_rows(a, f);                                      /* strip.c */
   l2pf_mark(a, f);                                       /* l2pf.c */
+  skip_mark(a, f);                                       /* skip.c */
   if (!tir_verify(d, f, "lowering")) return NULL;
   return f;
 }

@@ -188,6 +188,7 @@ TirFunc *onepass_variant(Arena *a, Diags *d, const KernelInfo *info) {
   remat_values(a, f);      /* unless holding them would spill (remat.c) */
   strip_rows(a, f);        /* strip.c */
   l2pf_mark(a, f);         /* l2pf.c */
+  skip_mark(a, f);         /* skip.c */
   f->once_dim = o.dimname;
   f->once_max = o.bound;
   if (!tir_verify(d, f, "the one-pass variant")) return NULL;

@@ -77,6 +77,10 @@ static const char usage_text[] =
     "                       of one axis, no dot) asks L2 for the slices of the\n"
     "                       block D later, D a launch parameter the autotuner\n"
     "                       tries at 0 and at the CTAs resident on the device\n"
+    "  --no-warp-skip       every warp runs every chain that only stores: by\n"
+    "                       default a warp whose columns of such a chain (loads,\n"
+    "                       elementwise operations, stores) all lie past the\n"
+    "                       tensor's end or the tile's skips it (A/B runs)\n"
     "  --staged-rows        experimental: a variant whose loops read the same rows\n"
     "                       of a read-only tensor in two passes gains a copy that\n"
     "                       copies those rows into shared memory once, for\n"
@@ -206,6 +210,8 @@ static void parse_args(int argc, char **argv, Options *o) {
       o->d.no_aligned_rows = true;
     } else if (strcmp(arg, "--no-l2-prefetch") == 0) {
       o->d.no_l2pf = true;
+    } else if (strcmp(arg, "--no-warp-skip") == 0) {
+      o->d.no_skip = true;
     } else if (strcmp(arg, "--no-occupancy-copies") == 0) {
       o->d.no_occupancy = true;
     } else if (strcmp(arg, "--vector-odd-rows") == 0) {

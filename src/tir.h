@@ -66,6 +66,14 @@ typedef struct TirBlock {
   int *counts;
 } TirBlock;
 
+/* A chain that only stores (skip.c): its stores, and its first member */
+typedef struct TirSkip {
+  int id; /* 0 .. TirFunc.nskip - 1 */
+  int nstores;
+  struct TirInst **stores;
+  const struct TirInst *first;
+} TirSkip;
+
 typedef struct TirInst {
   int id;
   TirOp op;
@@ -84,6 +92,7 @@ typedef struct TirInst {
   int pos, end; /* program order: this instruction, and the last one inside it */
   struct PlanVal *plan;
   int64_t *l2pf; /* a load l2pf.c marked: each subscript's step a block (nsubs of them) */
+  const TirSkip *skip; /* a member of a chain that only stores (skip.c), or NULL */
 } TirInst;
 
 /* A kernel parameter as the IR sees it. */
@@ -119,6 +128,7 @@ typedef struct TirFunc {
    * written (0: none): the driver's choice of variants weighs the tiles
    * as written, so strips keep the set of variants a build keeps */
   int64_t strip_widest;
+  int nskip; /* the chains skip.c marked */
   bool staged;
   int stage_param;
   const struct TirInst *stage_row0;
@@ -228,6 +238,12 @@ void strip_rows(Arena *a, TirFunc *f);
 void l2pf_mark(Arena *a, TirFunc *f);
 bool l2pf_used(const TirFunc *f, const char *arch);
 bool l2pf_arch(const char *arch);
+
+/* skip.c: marks each chain of a block that only stores (TirInst.skip), for
+ * the warps whose part of it lies wholly past the tensor or the tile to
+ * skip (spec 15.19); scalar arithmetic its stores' column starts need moves
+ * up before it, and the IR is numbered again. After l2pf_mark. */
+void skip_mark(Arena *a, TirFunc *f);
 
 /* ------------------------------------------------------------- onepass.c */
 

@@ -782,6 +782,17 @@ sed 's/@grid(R)/@grid(R, 2)/' "$tmp/pf.ph" > "$tmp/pf2.ph"
 run "L2 prefetch, a 2-D grid" 0 --emit=ptx "$tmp/pf2.ph"
 lacks "a 2-D grid: no prefetch" out "l2pf_param"
 
+# Warp skip (skip.c, spec 15.19): a chain that only stores runs behind one
+# warp-uniform branch on the warp's lowest column; a chain a reduction reads
+# does not; --no-warp-skip takes the branch out
+printf '@launch(256)\n@grid(R)\nkernel sk(A: tensor<f32>[R, N], C: tensor<f32>[R, N], S: tensor<f32>[R]) {\n  let r = program_id(0)\n  let a = A[r, 0 :+ 4096]\n  C[r, 0 :+ 4096] = a * 2.0\n  S[r :+ 1] = rowsum(A[r :+ 1, 0 :+ 4096] * 3.0)[0, 0 :+ 1]\n}\n' > "$tmp/sk.ph"
+run "warp skip" 0 --emit=ptx --no-occupancy-copies --no-l2-prefetch "$tmp/sk.ph"
+if [ "$(entry sk__v0 | grep -c 'bra.uni $Lskip')" = 1 ]; then ok "one branch: the store's chain, not the reduction's"
+else not_ok "one branch: the store's chain, not the reduction's" "$(entry sk__v0 | grep -c 'bra.uni $Lskip')"; fi
+has "the test: the warp's lowest column against C's extent" out "setp.lt.s32 %pt1, %rt1, %ext32_1_1;"
+run "--no-warp-skip" 0 --emit=ptx --no-occupancy-copies --no-l2-prefetch --no-warp-skip "$tmp/sk.ph"
+lacks "--no-warp-skip: no branch" out "bra.uni \$Lskip"
+
 # --split-compile: ptxas spreads the entries over threads ($PHOBOS_PTXAS_THREADS,
 # else the online CPUs); a ptxas that does not know the option (its error
 # names it) is run again without it

@@ -38,6 +38,7 @@ Plan *plan_kernel_rows(Arena *a, Diags *d, TirFunc *f, const char *arch, unsigne
   p->no_defer = flags & PLAN_NO_DEFER;
   p->no_async = (flags & PLAN_NO_ASYNC) || f->info->no_tma;
   p->no_l2pf = flags & PLAN_NO_L2PF;
+  p->no_skip = flags & PLAN_NO_SKIP;
   bool sm90 = !arch || strcmp(arch, "sm_90a") == 0;
   p->wgmma = sm90 && !(flags & PLAN_NO_WGMMA);
   p->shared_limit = f->info->dynshared ? (sm90 ? SHARED_OPTIN_SM90 : SHARED_OPTIN_SM80) : STATIC_SHARED;

@@ -182,6 +182,7 @@ typedef struct Plan {
   bool no_defer;   /* PLAN_NO_DEFER: every row reduction in a loop meets its row each iteration (plan/deferred.c) */
   bool no_async;   /* --no-tma or @no_tma: no asynchronous copies (no cp.async staging either) */
   bool no_l2pf;    /* PLAN_NO_L2PF: no prefetch of later blocks' slices into L2 (src/l2pf.c) */
+  bool no_skip;    /* PLAN_NO_SKIP: no warp skips a chain that only stores (src/skip.c) */
   int raster_group; /* a 2-D grid's blocks grouped this many block.y rows at a time (plan/raster.c), 0: the hardware's order */
   int ntmaps;
   PlanTmap tmaps[MAX_TMAPS];
@@ -224,9 +225,10 @@ typedef struct Plan {
  * they qualify (phobosc --no-tensor-copies, for A/B runs); PLAN_NO_WGMMA,
  * tensor-core dots keep mma.sync where wgmma would serve (phobosc
  * --no-wgmma, for A/B runs); PLAN_NO_L2PF, no entry takes the L2 prefetch
- * distance (phobosc --no-l2-prefetch). */
+ * distance (phobosc --no-l2-prefetch); PLAN_NO_SKIP, every warp runs every
+ * chain that only stores (phobosc --no-warp-skip). */
 enum { PLAN_NO_ASYNC = 1, PLAN_PRODUCER_WARP = 2, PLAN_PREFETCH = 4, PLAN_NO_TENSOR_COPIES = 8, PLAN_NO_WGMMA = 16, PLAN_NO_DEFER = 32,
-       PLAN_NO_L2PF = 64 };
+       PLAN_NO_L2PF = 64, PLAN_NO_SKIP = 128 };
 Plan *plan_kernel(Arena *a, Diags *d, TirFunc *f, const char *arch, unsigned flags);
 /* plan_kernel with Plan.scalar_params set (0: plan_kernel itself) */
 Plan *plan_kernel_rows(Arena *a, Diags *d, TirFunc *f, const char *arch, unsigned flags, uint64_t scalar_params);

@@ -53,6 +53,7 @@ typedef struct Emitter {
     const char **w;
     int nw, rows, V; /* rows chunks of V elements, nw words each */
     Scalar elem;     /* the words' elements (in may be a widening of the load, px_emit_convert) */
+    const struct TirSkip *group; /* loaded behind chain group's branch (ptx.c, emit_skip_run) */
   } pending[8];
   int npending;
 
@@ -88,6 +89,12 @@ typedef struct Emitter {
    * by value id the marked loads whose prefetch is emitted */
   bool l2pf;
   bool *l2pf_done;
+  /* by TirSkip id (src/skip.c): the predicate of a chain that only stores,
+   * true where the warp has a column of it to store (NULL: not yet
+   * computed in this pass over its block, "": the chain runs unguarded);
+   * NULL itself under PLAN_NO_SKIP */
+  const char **skip_pred;
+  const struct TirSkip *skip_group; /* the chain whose branch is being emitted */
 } Emitter;
 
 /* the registers an elementwise emitter writes now: [px_kbeg, px_kend(n)) */

@@ -121,28 +121,47 @@ static void unpack_words(Emitter *e, const TirInst *in, Scalar s, int k, const c
  * that a barrier in between holds only the packed bytes, and so that the
  * loads after it issue before its words arrive (a use before a branch
  * would wait for them there); the oldest go first when the list is full. */
+static void unpack_one(Emitter *e, const struct Pending *pd);
+
+/* Full: behind a chain's branch (ptx.c, emit_skip_run) only that chain's
+ * loads may be unpacked, since a warp that skips the branch skips the
+ * unpack; where none is, this load's words are unpacked now. */
 void px_defer_unpack(Emitter *e, const TirInst *in, const char **w, int nw, int rows, int V) {
-  if (e->npending == (int)(sizeof e->pending / sizeof e->pending[0])) px_flush_unpack(e, NULL);
-  e->pending[e->npending++] = (struct Pending){in, w, nw, rows, V, in->ty.elem};
+  struct Pending pd = {in, w, nw, rows, V, in->ty.elem, e->skip_group};
+  if (e->npending == (int)(sizeof e->pending / sizeof e->pending[0])) {
+    for (int i = 0; i < e->npending; i++)
+      if (!e->skip_group || e->pending[i].group == e->skip_group) {
+        unpack_one(e, &e->pending[i]);
+        e->pending[i--] = e->pending[--e->npending];
+      }
+    if (e->npending == (int)(sizeof e->pending / sizeof e->pending[0])) {
+      unpack_one(e, &pd);
+      return;
+    }
+  }
+  e->pending[e->npending++] = pd;
+}
+
+static void unpack_one(Emitter *e, const struct Pending *pd) {
+  const TirInst *in = pd->in;
+  int V = pd->V, eb = px_elem_bytes_mem(pd->elem);
+  for (int j = 0; j < pd->rows; j++) {
+    const char **wj = pd->w + j * pd->nw;
+    if (eb == 4) {
+      for (int v = 0; v < V; v++) px_out(e, "mov.b32 %s, %s;", px_reg(e, in, j * V + v), wj[v]);
+      continue;
+    }
+    const char *wv[16];
+    for (int i = 0; i < 16; i++) wv[i] = wj[i < pd->nw ? i : 0];
+    unpack_words(e, in, pd->elem, j * V, wv, V);
+  }
 }
 
 /* Unpacks pending loads: all of them (x NULL), or the one of value x. */
 void px_flush_unpack(Emitter *e, const TirInst *x) {
   for (int i = 0; i < e->npending; i++) {
-    struct Pending *pd = &e->pending[i];
-    if (x && pd->in != x) continue;
-    const TirInst *in = pd->in;
-    int V = pd->V, eb = px_elem_bytes_mem(pd->elem);
-    for (int j = 0; j < pd->rows; j++) {
-      const char **wj = pd->w + j * pd->nw;
-      if (eb == 4) {
-        for (int v = 0; v < V; v++) px_out(e, "mov.b32 %s, %s;", px_reg(e, in, j * V + v), wj[v]);
-        continue;
-      }
-      const char *wv[16];
-      for (int i = 0; i < 16; i++) wv[i] = wj[i < pd->nw ? i : 0];
-      unpack_words(e, in, pd->elem, j * V, wv, V);
-    }
+    if (x && e->pending[i].in != x) continue;
+    unpack_one(e, &e->pending[i]);
     e->pending[i--] = e->pending[--e->npending];
   }
 }

@@ -269,8 +269,134 @@ static void emit_chain(Emitter *e, const TirInst *const *run, int len) {
   e->klo = e->khi = 0;
 }
 
+/* Instructions [i, j) of b, each as px_emit_block would. */
+static void emit_range(Emitter *e, const TirBlock *b, int i, int end) {
+  while (i < end && !e->failed) {
+    int j = chain_end(e, b, i), ops = 0;
+    if (j > end) j = end;
+    for (int q = i; q < j; q++) ops += !chain_const(b->insts[q]) && b->insts[q]->op != TIR_SPLAT;
+    if (ops >= CHAIN_MIN_OPS) emit_chain(e, (const TirInst *const *)b->insts + i, j - i);
+    else
+      for (int q = i; q < j; q++) {
+        e->cur_block = b, e->cur_index = q;
+        px_emit_inst(e, b->insts[q]);
+        e->cur_block = NULL;
+      }
+    i = j;
+  }
+}
+
+/* Whether member x of a chain that only stores may sit behind the warp's
+ * branch: its code neither exchanges through shared memory nor waits on a
+ * barrier or a copy that other warps take part in. */
+static bool skip_member_ok(const Emitter *e, const TirInst *x) {
+  if (!x->plan || (x->pos < e->f->ninsts && e->barrier_before[x->pos])) return false;
+  switch (x->op) {
+  case TIR_STORE: return !x->plan->tma && !x->plan->buf;
+  case TIR_LOAD: return x->plan->res == RES_REG && !x->plan->tma && !px_rowstage_load(e, x);
+  case TIR_BROADCAST: return x->plan->res == RES_REG && plan_broadcast_in_regs(x);
+  default: return x->plan->res == RES_REG;
+  }
+}
+
+/* The lowest column of value v (stored by a chain) that a thread of this
+ * warp holds, less the store's start: a blocked or columns layout's warp
+ * column base, a flat tile of rank 1's warp index times its chunks; NULL
+ * for any other layout. */
+static const char *warp_col0(Emitter *e, const TirInst *v) {
+  const char *c = px_tmp(e, RC_B32);
+  if (plan_is_blocked(v) || plan_is_columns(v)) {
+    BlockGeom g = plan_block_geom(v);
+    if (g.wc == 1) return "0";
+    px_out(e, "bfe.u32 %s, %%tid_, 5, %d;", c, px_log2i(g.wc));
+    px_out(e, "shl.b32 %s, %s, %d;", c, c, px_log2i(g.tc) + px_log2i(g.V));
+    return c;
+  }
+  if (v->ty.rank != 1 || px_is_frag(e, v) || plan_is_blocked_rows(v) || (e->V & (e->V - 1))) return NULL;
+  px_out(e, "and.b32 %s, %%tid_, -32;", c);
+  if (e->V > 1) px_out(e, "shl.b32 %s, %s, %d;", c, c, px_log2i(e->V));
+  return c;
+}
+
+/* The predicate of chain g: some store of it has a column of this warp
+ * inside the tensor and inside the tile's logical extent (every column a
+ * thread of the warp holds is at least the warp's lowest). "" where a
+ * store's layout has no such test, or its start is not computed by
+ * program position `pos` (skip.c moves it up where the chain is cut). */
+static const char *skip_pred(Emitter *e, const TirSkip *g, int pos) {
+  for (int i = 0; i < g->nstores; i++) {
+    const TirInst *s = g->stores[i];
+    for (int k = 0; k < s->nsubs; k++)
+      if (s->subs[k].start && s->subs[k].start->pos > pos) return "";
+  }
+  const char *run = px_tmp(e, RC_PRED);
+  px_out(e, "setp.ne.u32 %s, 0, 0;", run);
+  for (int i = 0; i < g->nstores; i++) {
+    const TirInst *s = g->stores[i], *v = s->args[0];
+    int k = s->nsubs - 1;
+    while (k >= 0 && s->subs[k].point) k--;
+    const char *c0 = k >= 0 ? warp_col0(e, v) : NULL;
+    if (!c0) return "";
+    const char *col = px_tmp(e, RC_B32), *p = px_tmp(e, RC_PRED);
+    px_out(e, "add.s32 %s, %s, %s;", col, px_i32(e, s->subs[k].start), c0);
+    px_out(e, "setp.lt.s32 %s, %s, %s;", p, col, px_ext(e, s->aux, k));
+    if (v->plan->phys[v->ty.rank - 1] > s->subs[k].len) /* slack columns past the slice */
+      px_out(e, "setp.lt.and.u32 %s, %s, %lld, %s;", p, c0, (long long)s->subs[k].len, p);
+    px_out(e, "or.pred %s, %s, %s;", run, run, p);
+  }
+  return run;
+}
+
+/* A run of chain g's members from b->insts[i] (and the scalar arithmetic
+ * among them, which reads no tile and so goes first): behind one
+ * warp-uniform branch where every member may be, else as they are.
+ * Returns the index after the run. */
+static int emit_skip_run(Emitter *e, const TirBlock *b, int i) {
+  const TirSkip *g = b->insts[i]->skip;
+  bool ok = true;
+  int j = i, last = i;
+  for (; j < b->len; j++) {
+    const TirInst *x = b->insts[j];
+    if (x->skip == g) ok &= skip_member_ok(e, x), last = j;
+    else if (x->skip || !px_scalar_arith(x) || (x->pos < e->f->ninsts && e->barrier_before[x->pos])) break;
+  }
+  j = last + 1;
+  if (b->insts[i] == g->first) e->skip_pred[g->id] = NULL; /* this pass over the block computes it afresh */
+  if (!ok) {
+    emit_range(e, b, i, j);
+    return j;
+  }
+  for (int q = i; q < j; q++) /* the scalars first: they read no member */
+    if (b->insts[q]->skip != g) emit_range(e, b, q, q + 1);
+  if (!e->skip_pred[g->id]) e->skip_pred[g->id] = skip_pred(e, g, b->insts[j - 1]->pos);
+  const char *pred = e->skip_pred[g->id];
+  int L = -1;
+  if (*pred) {
+    /* whatever waits to be done for values from outside the chain is done
+     * on every warp's path */
+    for (int q = i; q < j; q++)
+      for (int k = 0; k < b->insts[q]->nargs; k++)
+        if (b->insts[q]->args[k] && b->insts[q]->args[k]->skip != g) px_flush_unpack(e, b->insts[q]->args[k]);
+    if (e->sync_pending) px_emit_pending_sync(e);
+    L = px_new_label(e);
+    px_out(e, "@!%s bra.uni $Lskip%d;", pred, L);
+    e->skip_group = g;
+  }
+  for (int q = i; q < j; q++)
+    if (b->insts[q]->skip == g) emit_range(e, b, q, q + 1);
+  if (L >= 0) {
+    e->skip_group = NULL;
+    px_label(e, "skip", L);
+  }
+  return j;
+}
+
 void px_emit_block(Emitter *e, const TirBlock *b) {
   for (int i = 0; i < b->len && !e->failed;) {
+    if (b->insts[i]->skip && e->skip_pred && !e->replay) {
+      i = emit_skip_run(e, b, i);
+      continue;
+    }
     int j = chain_end(e, b, i), ops = 0;
     for (int q = i; q < j; q++) ops += !chain_const(b->insts[q]) && b->insts[q]->op != TIR_SPLAT;
     if (ops >= CHAIN_MIN_OPS) emit_chain(e, (const TirInst *const *)b->insts + i, j - i);
@@ -341,6 +467,10 @@ static void emit_kernel(Arena *a, Diags *d, const Plan *p, const char *arch, con
   e.l2pf = ptx_l2pf(p, arch);
   e.l2pf_done = arena_alloc(a, (size_t)f->ninsts + 1);
   memset(e.l2pf_done, 0, (size_t)f->ninsts + 1);
+  if (!p->no_skip && f->nskip) {
+    e.skip_pred = arena_alloc(a, sizeof(char *) * (size_t)f->nskip);
+    memset(e.skip_pred, 0, sizeof(char *) * (size_t)f->nskip);
+  }
   px_fold_bound_selects(&e);
   px_find_store_packed(&e);
   char *body = NULL, *decls = NULL;

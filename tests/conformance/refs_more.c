@@ -375,6 +375,34 @@ static bool ref_silu_mul_rows(RefCtx *r) {
   return true;
 }
 
+/* skip.ph: Y = 2x over X's columns, Z = x + 1 over Z's wider ones (x
+ * loads as 0 past X's end) */
+static bool ref_skip_two(RefCtx *r) {
+  CaseParam *X = ref_param(r, "X"), *Y = ref_param(r, "Y"), *Z = ref_param(r, "Z");
+  int64_t R = X->dims[0], N = X->dims[1], M = Z->dims[1];
+  for (int64_t i = 0; i < R; i++) {
+    for (int64_t j = 0; j < N; j++) Y->data[i * N + j] = 2 * X->data[i * N + j];
+    for (int64_t j = 0; j < M; j++) Z->data[i * M + j] = (j < N ? X->data[i * N + j] : 0) + 1;
+  }
+  return true;
+}
+
+/* skip.ph: Y = 3x - 1 */
+static bool ref_skip_rows(RefCtx *r) {
+  CaseParam *X = ref_param(r, "X"), *Y = ref_param(r, "Y");
+  for (int64_t i = 0; i < X->n; i++) Y->data[i] = (double)(float)(3 * (float)X->data[i]) - 1;
+  return true;
+}
+
+/* skip.ph: Y = x w + 0.5 a row */
+static bool ref_skip_loop(RefCtx *r) {
+  CaseParam *X = ref_param(r, "X"), *W = ref_param(r, "W"), *Y = ref_param(r, "Y");
+  int64_t R = X->dims[0], N = X->dims[1];
+  for (int64_t i = 0; i < R; i++)
+    for (int64_t j = 0; j < N; j++) Y->data[i * N + j] = X->data[i * N + j] * W->data[j] + 0.5;
+  return true;
+}
+
 /* Q = i8(x / s), s = max(max |x|, 1e-5) / 127 a row, in f32 as the kernel
  * computes it (quant_rows.ph, quant_row); S = s */
 static bool ref_quant_rows(RefCtx *r) {
@@ -1073,6 +1101,9 @@ const RefEntry harness_refs_more[] = {
     {"row_norm", ref_row_norm},
     {"softmax_rows", ref_softmax_rows},
     {"silu_mul_rows", ref_silu_mul_rows},
+    {"skip_two", ref_skip_two},
+    {"skip_rows", ref_skip_rows},
+    {"skip_loop", ref_skip_loop},
     {"add_vec", ref_add_vec},
     {"quant_rows", ref_quant_rows},
     {"widen_u8", ref_widen_u8},
