@@ -1,0 +1,56 @@
+/* user.c: a C program built out of the tree against an installed phobos
+ * (tests/install.sh): the header and library through pkg-config, a module
+ * written by the installed phobosc, launched over the fake driver
+ * (PHOBOS_LIBCUDA), every status checked. Exits 0 when all is as a user
+ * expects, printing one line a check. */
+#include <phobos.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int failures;
+
+static void check(int ok, const char *what, const char *detail) {
+  printf("%s - %s%s%s\n", ok ? "ok" : "not ok", what, detail && !ok ? ": " : "", detail && !ok ? detail : "");
+  failures += !ok;
+}
+
+int main(int argc, char **argv) {
+  if (argc != 2) {
+    fprintf(stderr, "usage: user MODULE.cubin\n");
+    return 2;
+  }
+  phobos_context *ctx = NULL;
+  phobos_module *mod = NULL;
+  phobos_kernel *k = NULL;
+  phobos_status s = phobos_context_create(0, &ctx);
+  check(s == PHOBOS_OK, "a context over the driver", ctx ? phobos_last_error(ctx) : phobos_status_name(s));
+  if (s != PHOBOS_OK) return 1;
+  s = phobos_module_load(ctx, argv[1], &mod);
+  check(s == PHOBOS_OK, "the module phobosc wrote", phobos_last_error(ctx));
+  if (s == PHOBOS_OK) s = phobos_kernel_get(mod, "scale", &k);
+  check(s == PHOBOS_OK, "its kernel 'scale'", phobos_last_error(ctx));
+  if (s != PHOBOS_OK) return 1;
+  /* the fake driver's device memory is the host's (the autotuner saves
+   * and restores the written tensors through it) */
+  int64_t n = 1000;
+  float *x = aligned_alloc(256, 4096), *y = aligned_alloc(256, 4096);
+  if (!x || !y) return 1;
+  phobos_arg args[3] = {
+      phobos_tensor_arg((uint64_t)(uintptr_t)x, PHOBOS_F32, 1, (int64_t[]){n}),
+      phobos_tensor_arg((uint64_t)(uintptr_t)y, PHOBOS_F32, 1, (int64_t[]){n}),
+      phobos_float_arg(2.0),
+  };
+  s = phobos_launch(k, args, 3, NULL);
+  check(s == PHOBOS_OK, "a launch", phobos_last_error(ctx));
+  args[1] = phobos_tensor_arg((uint64_t)(uintptr_t)y, PHOBOS_F32, 1, (int64_t[]){n - 1});
+  s = phobos_launch(k, args, 3, NULL);
+  check(s != PHOBOS_OK && strstr(phobos_last_error(ctx), "'Y'") != NULL,
+        "a launch with Y one short: refused, naming Y", phobos_last_error(ctx));
+  phobos_module_unload(mod);
+  phobos_context_destroy(ctx);
+  free(x);
+  free(y);
+  return failures ? 1 : 0;
+}
