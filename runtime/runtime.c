@@ -217,6 +217,13 @@ static void unload_failed(phobos_module *m) {
   free(m);
 }
 
+/* The common part of phobos_module_load and phobos_module_load_image: m
+ * holds its parsed manifest; image (len bytes) is checked, hashed for the
+ * autotune key and loaded, every variant's entry found. name says what
+ * the messages call the image. Frees m on failure. */
+static phobos_status load_image(phobos_context *ctx, phobos_module *m, const char *name, const unsigned char *image,
+                                size_t len, phobos_module **out);
+
 phobos_status phobos_module_load(phobos_context *ctx, const char *cubin_path, phobos_module **out) {
   if (!ctx || !cubin_path || !out) return rt_set_err(ctx, PHOBOS_INVALID, "phobos_module_load: NULL argument");
   *out = NULL;
@@ -245,11 +252,38 @@ phobos_status phobos_module_load(phobos_context *ctx, const char *cubin_path, ph
     free(m);
     return rt_set_err(ctx, s, "%s", err);
   }
-  char *image = cfile.data;
-  size_t len = cfile.len;
+  s = load_image(ctx, m, cubin_path, (const unsigned char *)cfile.data, cfile.len, out);
+  free(cfile.data);
+  return s;
+}
+
+phobos_status phobos_module_load_image(phobos_context *ctx, const void *cubin, size_t cubin_len, const char *manifest,
+                                       size_t manifest_len, phobos_module **out) {
+  if (!ctx || !cubin || !manifest || !out)
+    return rt_set_err(ctx, PHOBOS_INVALID, "phobos_module_load_image: NULL argument");
+  *out = NULL;
+  if (!ctx->cu) return rt_set_err(ctx, PHOBOS_NO_DRIVER, "no CUDA driver: the context has no device");
+  if (manifest_len > MF_MAX_BYTES)
+    return rt_set_err(ctx, PHOBOS_BAD_MANIFEST, "the embedded manifest is %zu bytes; at most %d are read", manifest_len,
+                      MF_MAX_BYTES);
+  if (cubin_len > RT_MAX_CUBIN_BYTES)
+    return rt_set_err(ctx, PHOBOS_BAD_CUBIN, "the embedded cubin is %zu bytes; at most %lld are read", cubin_len,
+                      (long long)RT_MAX_CUBIN_BYTES);
+  phobos_module *m = calloc(1, sizeof *m);
+  if (!m) return rt_set_err(ctx, PHOBOS_OUT_OF_MEMORY, "out of memory loading an embedded module");
+  m->ctx = ctx;
+  char err[900];
+  if (!mf_parse("the embedded manifest", manifest, manifest_len, &m->mf, err, sizeof err)) {
+    free(m);
+    return rt_set_err(ctx, PHOBOS_BAD_MANIFEST, "%s", err);
+  }
+  return load_image(ctx, m, "the embedded cubin", cubin, cubin_len, out);
+}
+
+static phobos_status load_image(phobos_context *ctx, phobos_module *m, const char *cubin_path,
+                                const unsigned char *image, size_t len, phobos_module **out) {
   char why[200];
-  if (!rt_elf_ok((const unsigned char *)image, len, why, sizeof why)) {
-    free(image);
+  if (!rt_elf_ok(image, len, why, sizeof why)) {
     mf_free(&m->mf);
     free(m);
     return rt_set_err(ctx, PHOBOS_BAD_CUBIN, "%s is not a usable cubin: %s", cubin_path, why);
@@ -257,11 +291,10 @@ phobos_status phobos_module_load(phobos_context *ctx, const char *cubin_path, ph
   /* the autotune key names the image, not only the source: the same source
    * compiled with other flags (--prefetch, -D) is other code */
   uint64_t h = 1469598103934665603ull; /* FNV-1a, 64 bits */
-  for (size_t i = 0; i < len; i++) h = (h ^ (unsigned char)image[i]) * 1099511628211ull;
+  for (size_t i = 0; i < len; i++) h = (h ^ image[i]) * 1099511628211ull;
   snprintf(m->image_hash, sizeof m->image_hash, "%016llx", (unsigned long long)h);
   CUresult r = ctx->cu->CtxSetCurrent(ctx->cuctx);
   if (r == CU_SUCCESS) r = ctx->cu->ModuleLoadData(&m->cumod, image);
-  free(image);
   if (r != CU_SUCCESS) {
     char b[200];
     mf_free(&m->mf);

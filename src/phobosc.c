@@ -93,7 +93,10 @@ static const char usage_text[] =
     "  --emit=STAGE         stop after STAGE and print it: tokens, ast, tir (tile IR),\n"
     "                       plan, plan-yaml (residence, layouts, shared memory, barriers),\n"
     "                       manifest (the YAML the runtime reads beside a cubin),\n"
-    "                       ptx, cubin (needs -o FILE)\n"
+    "                       ptx, cubin (needs -o FILE), c (needs -o FILE.c: the cubin\n"
+    "                       and manifest as data and a function NAME_module_load,\n"
+    "                       NAME the file's stem, that loads them through\n"
+    "                       phobos_module_load_image: no files at run time)\n"
     "  -v                   print the time of PTX emission and of ptxas, and ptxas's\n"
     "                       register and spill report\n"
     "  --diagnostics=STYLE  caret (default: the source line and a caret under the\n"
@@ -233,7 +236,8 @@ static void parse_args(int argc, char **argv, Options *o) {
       else if (strcmp(v, "manifest") == 0) o->d.emit = EMIT_MANIFEST;
       else if (strcmp(v, "ptx") == 0) o->d.emit = EMIT_PTX;
       else if (strcmp(v, "cubin") == 0) o->d.emit = EMIT_CUBIN;
-      else usage_error("unknown --emit stage '%s' (stages: tokens, ast, tir, plan, plan-yaml, manifest, ptx, cubin)", v);
+      else if (strcmp(v, "c") == 0) o->d.emit = EMIT_C;
+      else usage_error("unknown --emit stage '%s' (stages: tokens, ast, tir, plan, plan-yaml, manifest, ptx, cubin, c)", v);
     } else if ((v = long_value(arg, "--diagnostics"))) {
       if (strcmp(v, "plain") == 0) o->d.plain = true;
       else if (strcmp(v, "caret") == 0) o->d.plain = false;
@@ -251,6 +255,8 @@ static void parse_args(int argc, char **argv, Options *o) {
   size_t n = o->d.output ? strlen(o->d.output) : 0;
   if (o->d.emit == EMIT_CHECK && n > 6 && !strcmp(o->d.output + n - 6, ".cubin")) o->d.emit = EMIT_CUBIN;
   if (o->d.emit == EMIT_CUBIN && !o->d.output) usage_error("%s", "a cubin needs an output file: -o FILE.cubin");
+  if (o->d.emit == EMIT_C && (!o->d.output || !strcmp(o->d.output, "-")))
+    usage_error("%s", "--emit=c needs an output file: -o FILE.c");
 }
 
 /* A crash is a compiler bug: say so and exit 4 rather than die by signal. */

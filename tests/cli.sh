@@ -793,6 +793,25 @@ has "the test: the warp's lowest column against C's extent" out "setp.lt.s32 %pt
 run "--no-warp-skip" 0 --emit=ptx --no-occupancy-copies --no-l2-prefetch --no-warp-skip "$tmp/sk.ph"
 lacks "--no-warp-skip: no branch" out "bra.uni \$Lskip"
 
+# --emit=c (spec 17.1): the cubin and the manifest as data in a C file, and
+# K_module_load (K the file's stem, an identifier) that loads them; the C
+# compiles warning-free; -o FILE.c is required; no cubin or yaml is left
+fake_ptxas ptxas_elf "printf '\\177ELF\\002\\001\\001' > \"\$out\"; head -c 11 /dev/zero >> \"\$out\"; printf '\\276\\000\\001' >> \"\$out\"; head -c 31 /dev/zero >> \"\$out\"; printf '\\100' >> \"\$out\"; head -c 11 /dev/zero >> \"\$out\""
+PHOBOS_PTXAS="$tmp/ptxas_elf" "$PHOBOSC" --emit=c -o "$tmp/8-bit mod.c" "$q8" >"$tmp/out" 2>"$tmp/err"
+if [ $? -eq 0 ]; then ok "--emit=c: exit 0"; else not_ok "--emit=c: exit 0" "$(cat "$tmp/err")"; fi
+cp "$tmp/8-bit mod.c" "$tmp/emb.c" 2>/dev/null
+has "--emit=c: the loader, named from the file's stem" emb.c "phobos_status _8_bit_mod_module_load(phobos_context *ctx, phobos_module **out) {"
+has "--emit=c: the cubin's 64 bytes" emb.c "static const unsigned char _8_bit_mod_cubin[64] = {"
+has "--emit=c: the manifest's lines, escaped" emb.c '"phobos_manifest: 1\n"'
+has "--emit=c: through phobos_module_load_image" emb.c "return phobos_module_load_image(ctx, _8_bit_mod_cubin, sizeof _8_bit_mod_cubin, _8_bit_mod_manifest, sizeof _8_bit_mod_manifest - 1, out);"
+if cc -std=c17 -Wall -Wextra -Werror -I"$PROJECT_ROOT/runtime/include" -c "$tmp/emb.c" -o "$tmp/emb.o" 2>"$tmp/err"; then ok "--emit=c: the C compiles with -Wall -Wextra -Werror"
+else not_ok "--emit=c: the C compiles with -Wall -Wextra -Werror" "$(cat "$tmp/err")"; fi
+if ! ls "$tmp" | grep -q '8-bit mod\.\(cubin\|yaml\|ptx\)'; then ok "--emit=c: no cubin, manifest or PTX left beside it"; else not_ok "--emit=c: no cubin, manifest or PTX left beside it" "$(ls "$tmp")"; fi
+run "--emit=c without -o" 2 --emit=c "$q8"
+has "--emit=c without -o: says what it needs" err "--emit=c needs an output file: -o FILE.c"
+PHOBOS_PTXAS=/bin/false "$PHOBOSC" --emit=c -o "$tmp/bad.c" "$q8" >"$tmp/out" 2>"$tmp/err"
+if [ $? -eq 1 ] && [ ! -e "$tmp/bad.c" ]; then ok "--emit=c with a failing ptxas: exit 1, no C file"; else not_ok "--emit=c with a failing ptxas: exit 1, no C file" "$(cat "$tmp/err")"; fi
+
 # --split-compile: ptxas spreads the entries over threads ($PHOBOS_PTXAS_THREADS,
 # else the online CPUs); a ptxas that does not know the option (its error
 # names it) is run again without it

@@ -4,9 +4,10 @@
 # Configures a fresh build of this tree with the defaults a user gets (no
 # werror, -O2) and a prefix under WORKDIR, `meson install`s it, finds the
 # library through `pkg-config --cflags --libs phobos`, compiles a kernel's
-# manifest with the installed phobosc (the cubin is a stand-in: CI has no
-# ptxas, and the fake driver loads anything the runtime's ELF check
-# passes), builds tests/install/user.c against the prefix twice (-O2, and
+# module with the installed phobosc, as files and as C (--emit=c; the cubin
+# is a stand-in from a stand-in ptxas: CI has none, and the fake driver
+# loads anything the runtime's ELF check passes), builds
+# tests/install/user.c with the module's C against the prefix twice (-O2, and
 # -O2 under ASan + UBSan) and runs both over the fake driver. Prints one
 # line of TAP a step; exits 1 on the first failure.
 set -uo pipefail
@@ -26,19 +27,25 @@ flags=$(pkg-config --cflags --libs phobos) || fail "pkg-config --cflags --libs p
 echo "ok - pkg-config --cflags --libs phobos: $flags"
 [ -x "$pfx/bin/phobosc" ] || fail "phobosc installed in $pfx/bin"
 printf '@grid(cdiv(N, 256))\nkernel scale(X: tensor<f32>[N], Y: tensor<f32>[N], s: f32) {\n  let i = program_id(0) * 256\n  Y[i :+ 256] = X[i :+ 256] * s\n}\n' > "$work/scale.ph"
-"$pfx/bin/phobosc" --emit=manifest -o "$work/scale.yaml" "$work/scale.ph" || fail "the installed phobosc writes a manifest"
-printf '\177ELF\002\001\001' > "$work/scale.cubin"
-head -c 57 /dev/zero >> "$work/scale.cubin"
-printf '\276' | dd of="$work/scale.cubin" bs=1 seek=18 conv=notrunc status=none # EM_CUDA (190)
-printf '\001' | dd of="$work/scale.cubin" bs=1 seek=20 conv=notrunc status=none
-printf '\100' | dd of="$work/scale.cubin" bs=1 seek=52 conv=notrunc status=none
-echo "ok - the installed phobosc writes the module's manifest"
+# a stand-in ptxas: a 64-byte CUDA ELF header, all the fake driver needs
+cat > "$work/ptxas" <<'SH'
+#!/bin/sh
+while [ $# -gt 0 ]; do [ "$1" = -o ] && out=$2; shift; done
+printf '\177ELF\002\001\001' > "$out"; head -c 11 /dev/zero >> "$out"; printf '\276\000\001' >> "$out"
+head -c 31 /dev/zero >> "$out"; printf '\100' >> "$out"; head -c 11 /dev/zero >> "$out"
+SH
+chmod +x "$work/ptxas"
+PHOBOS_PTXAS=$work/ptxas "$pfx/bin/phobosc" -o "$work/scale.cubin" "$work/scale.ph" > "$work/phobosc.log" 2>&1 ||
+  fail "the installed phobosc writes the module" "$work/phobosc.log"
+PHOBOS_PTXAS=$work/ptxas "$pfx/bin/phobosc" --emit=c -o "$work/scale_mod.c" "$work/scale.ph" > "$work/phobosc.log" 2>&1 ||
+  fail "the installed phobosc writes the module as C (--emit=c)" "$work/phobosc.log"
+echo "ok - the installed phobosc writes the module, and the module as C"
 libdir=$(pkg-config --variable=libdir phobos)
 for mode in O2 san; do
   extra=()
   [ "$mode" = san ] && extra=(-fsanitize=address,undefined -fno-sanitize-recover=all)
   # shellcheck disable=SC2086
-  cc -std=c17 -O2 -Wall -Wextra -Werror "${extra[@]}" -o "$work/user_$mode" "$root/tests/install/user.c" $flags \
+  cc -std=c17 -O2 -Wall -Wextra -Werror "${extra[@]}" -o "$work/user_$mode" "$root/tests/install/user.c" "$work/scale_mod.c" $flags \
     -Wl,-rpath,"$libdir" > "$work/cc_$mode.log" 2>&1 || fail "user.c built against the prefix (-O2 $mode)" "$work/cc_$mode.log"
   PHOBOS_LIBCUDA=$fake PHOBOS_CACHE_DIR=$work/cache ASAN_OPTIONS=detect_leaks=1 "$work/user_$mode" "$work/scale.cubin" > "$work/run_$mode.log" 2>&1 ||
     fail "user.c over the fake driver (-O2 $mode)" "$work/run_$mode.log"

@@ -719,3 +719,37 @@ Test(launch, no_tensor_map_for_a_stride_of_2_to_the_40_bytes) {
   cr_assert_eq(fake->encodes, 1);
   cr_assert_eq(fake->enc_strides[3], 7ull << 37);
 }
+
+/* ------------------------------------------------- embedded modules */
+
+/* phobos_module_load_image: a module from memory (phobosc --emit=c), checked
+ * as the files are, its messages naming the embedded image or manifest */
+Test(launch, a_module_loads_from_memory) {
+  unsigned char elf[64] = {0x7f, 'E', 'L', 'F', 2, 1, 1};
+  elf[18] = 190; /* EM_CUDA */
+  elf[20] = 1;
+  elf[52] = 64;
+  setenv("PHOBOS_LIBCUDA", getenv("FAKE_LIBCUDA"), 1);
+  cr_assert_eq(phobos_context_create(0, &ctx), PHOBOS_OK, "%s", phobos_last_error(ctx));
+  phobos_module *mod = NULL;
+  cr_assert_eq(phobos_module_load_image(ctx, elf, sizeof elf, tuned, strlen(tuned), &mod), PHOBOS_OK, "%s",
+               phobos_last_error(ctx));
+  cr_assert_eq(phobos_kernel_get(mod, "scale", &k), PHOBOS_OK, "%s", phobos_last_error(ctx));
+  /* a manifest without its terminator: only manifest_len bytes are read */
+  char cut[2048];
+  size_t n = strlen(tuned);
+  memcpy(cut, tuned, n);
+  memset(cut + n, 'x', 16);
+  cr_assert_eq(phobos_module_load_image(ctx, elf, sizeof elf, cut, n, &mod), PHOBOS_OK, "%s", phobos_last_error(ctx));
+  elf[18] = 62; /* x86-64 */
+  cr_assert_eq(phobos_module_load_image(ctx, elf, sizeof elf, tuned, n, &mod), PHOBOS_BAD_CUBIN);
+  cr_assert(strstr(phobos_last_error(ctx), "the embedded cubin is not a usable cubin"), "%s", phobos_last_error(ctx));
+  cr_assert_null(mod);
+  elf[18] = 190;
+  cr_assert_eq(phobos_module_load_image(ctx, elf, sizeof elf, "phobos_manifest: 9\n", 19, &mod), PHOBOS_BAD_MANIFEST);
+  cr_assert(strstr(phobos_last_error(ctx), "the embedded manifest"), "%s", phobos_last_error(ctx));
+  cr_assert_eq(phobos_module_load_image(ctx, NULL, 64, tuned, n, &mod), PHOBOS_INVALID);
+  cr_assert_eq(phobos_module_load_image(ctx, elf, sizeof elf, tuned, n, NULL), PHOBOS_INVALID);
+  phobos_context_destroy(ctx);
+  ctx = NULL;
+}

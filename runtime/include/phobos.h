@@ -87,6 +87,13 @@ const char *phobos_status_name(phobos_status s);
 /* Loads a cubin and the manifest beside it (same path, .yaml instead of
  * .cubin). The module lives until phobos_module_unload or the context's end. */
 phobos_status phobos_module_load(phobos_context *ctx, const char *cubin_path, phobos_module **out);
+/* Loads a module from memory: a cubin image of cubin_len bytes and its
+ * manifest's text (manifest_len bytes, no terminator needed), as the C
+ * file of `phobosc --emit=c` holds them; both are read during the call
+ * only. Checked as phobos_module_load checks the files; the messages name
+ * "the embedded cubin" and "the embedded manifest". */
+phobos_status phobos_module_load_image(phobos_context *ctx, const void *cubin, size_t cubin_len, const char *manifest,
+                                       size_t manifest_len, phobos_module **out);
 void phobos_module_unload(phobos_module *mod);
 phobos_status phobos_kernel_get(phobos_module *mod, const char *name, phobos_kernel **out);
 

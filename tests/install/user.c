@@ -1,6 +1,7 @@
 /* user.c: a C program built out of the tree against an installed phobos
  * (tests/install.sh): the header and library through pkg-config, a module
- * written by the installed phobosc, launched over the fake driver
+ * written by the installed phobosc, loaded from its files and from the C
+ * file of --emit=c linked in (scale_mod.c), launched over the fake driver
  * (PHOBOS_LIBCUDA), every status checked. Exits 0 when all is as a user
  * expects, printing one line a check. */
 #include <phobos.h>
@@ -10,6 +11,8 @@
 #include <string.h>
 
 static int failures;
+
+phobos_status scale_mod_module_load(phobos_context *ctx, phobos_module **out); /* scale_mod.c */
 
 static void check(int ok, const char *what, const char *detail) {
   printf("%s - %s%s%s\n", ok ? "ok" : "not ok", what, detail && !ok ? ": " : "", detail && !ok ? detail : "");
@@ -32,6 +35,13 @@ int main(int argc, char **argv) {
   if (s == PHOBOS_OK) s = phobos_kernel_get(mod, "scale", &k);
   check(s == PHOBOS_OK, "its kernel 'scale'", phobos_last_error(ctx));
   if (s != PHOBOS_OK) return 1;
+  phobos_module *emb = NULL;
+  phobos_kernel *ke = NULL;
+  s = scale_mod_module_load(ctx, &emb);
+  check(s == PHOBOS_OK, "the same module embedded (phobosc --emit=c)", phobos_last_error(ctx));
+  if (s == PHOBOS_OK) s = phobos_kernel_get(emb, "scale", &ke);
+  check(s == PHOBOS_OK, "its kernel 'scale'", phobos_last_error(ctx));
+  if (s != PHOBOS_OK) return 1;
   /* the fake driver's device memory is the host's (the autotuner saves
    * and restores the written tensors through it) */
   int64_t n = 1000;
@@ -44,11 +54,14 @@ int main(int argc, char **argv) {
   };
   s = phobos_launch(k, args, 3, NULL);
   check(s == PHOBOS_OK, "a launch", phobos_last_error(ctx));
+  s = phobos_launch(ke, args, 3, NULL);
+  check(s == PHOBOS_OK, "a launch of the embedded kernel", phobos_last_error(ctx));
   args[1] = phobos_tensor_arg((uint64_t)(uintptr_t)y, PHOBOS_F32, 1, (int64_t[]){n - 1});
   s = phobos_launch(k, args, 3, NULL);
   check(s != PHOBOS_OK && strstr(phobos_last_error(ctx), "'Y'") != NULL,
         "a launch with Y one short: refused, naming Y", phobos_last_error(ctx));
   phobos_module_unload(mod);
+  phobos_module_unload(emb);
   phobos_context_destroy(ctx);
   free(x);
   free(y);
