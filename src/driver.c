@@ -10,6 +10,7 @@
  * leaves no partial file behind. */
 #include "driver.h"
 #include "cubin.h"
+#include "launcher.h"
 #include "manifest.h"
 #include "ptx.h"
 #include "plan/plan.h"
@@ -403,6 +404,10 @@ static void compile_variants(Arena *arena, Diags *d, const Source *src, Node *pr
       if (o->emit == EMIT_PLAN) plan_print(out, plans.items[i]);
       else plan_print_yaml(out, plans.items[i]);
     }
+    return;
+  }
+  if (o->emit == EMIT_HEADER) {
+    launcher_write(arena, out, src->name ? src->name : "<stdin>", (Plan **)plans.items, plans.len);
     return;
   }
   if (o->emit != EMIT_MANIFEST && o->emit != EMIT_PTX && o->emit != EMIT_CUBIN && o->emit != EMIT_C)

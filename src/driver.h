@@ -8,7 +8,8 @@ enum { DRIVER_OK = 0, DRIVER_SOURCE_ERROR = 1, DRIVER_USAGE = 2, DRIVER_ICE = 4 
 
 typedef enum Emit {
   EMIT_CHECK, EMIT_TOKENS, EMIT_AST, EMIT_TIR, EMIT_PLAN, EMIT_PLAN_YAML, EMIT_MANIFEST, EMIT_PTX, EMIT_CUBIN,
-  EMIT_C /* the cubin and manifest as data in a C file, and a function that loads them */
+  EMIT_C,     /* the cubin and manifest as data in a C file, and a function that loads them */
+  EMIT_HEADER /* typed launchers (launcher.c) */
 } Emit;
 
 typedef struct DriverOptions {

@@ -96,7 +96,9 @@ static const char usage_text[] =
     "                       ptx, cubin (needs -o FILE), c (needs -o FILE.c: the cubin\n"
     "                       and manifest as data and a function NAME_module_load,\n"
     "                       NAME the file's stem, that loads them through\n"
-    "                       phobos_module_load_image: no files at run time)\n"
+    "                       phobos_module_load_image: no files at run time),\n"
+    "                       header (typed launchers: KERNEL_launch(k, tensors as\n"
+    "                       typed device pointers, scalars, dims, stream))\n"
     "  -v                   print the time of PTX emission and of ptxas, and ptxas's\n"
     "                       register and spill report\n"
     "  --diagnostics=STYLE  caret (default: the source line and a caret under the\n"
@@ -237,7 +239,8 @@ static void parse_args(int argc, char **argv, Options *o) {
       else if (strcmp(v, "ptx") == 0) o->d.emit = EMIT_PTX;
       else if (strcmp(v, "cubin") == 0) o->d.emit = EMIT_CUBIN;
       else if (strcmp(v, "c") == 0) o->d.emit = EMIT_C;
-      else usage_error("unknown --emit stage '%s' (stages: tokens, ast, tir, plan, plan-yaml, manifest, ptx, cubin, c)", v);
+      else if (strcmp(v, "header") == 0) o->d.emit = EMIT_HEADER;
+      else usage_error("unknown --emit stage '%s' (stages: tokens, ast, tir, plan, plan-yaml, manifest, ptx, cubin, c, header)", v);
     } else if ((v = long_value(arg, "--diagnostics"))) {
       if (strcmp(v, "plain") == 0) o->d.plain = true;
       else if (strcmp(v, "caret") == 0) o->d.plain = false;

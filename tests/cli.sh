@@ -812,6 +812,20 @@ has "--emit=c without -o: says what it needs" err "--emit=c needs an output file
 PHOBOS_PTXAS=/bin/false "$PHOBOSC" --emit=c -o "$tmp/bad.c" "$q8" >"$tmp/out" 2>"$tmp/err"
 if [ $? -eq 1 ] && [ ! -e "$tmp/bad.c" ]; then ok "--emit=c with a failing ptxas: exit 1, no C file"; else not_ok "--emit=c with a failing ptxas: exit 1, no C file" "$(cat "$tmp/err")"; fi
 
+# --emit=header (spec 17.1): a typed launcher a kernel: tensors as typed
+# device pointers (const where not written), scalars in their C types, each
+# named dim once, literal dims as constants; a name the launcher takes (k)
+# gains a _; the header compiles warning-free
+printf '@grid(R)\nkernel mix(X: tensor<bf16>[R, 64], Y: tensor<f32>[R, N], n: i32, flag: bool, k: f32) {\n  let r = ctx.block.x\n  Y[r :+ 1, 0 :+ 64] = where(flag, f32(X[r :+ 1, 0 :+ 64]) * k, f32(n))\n}\n' > "$tmp/mix.ph"
+run "--emit=header" 0 --emit=header -o "$tmp/mix.h" "$tmp/mix.ph"
+has "the launcher's signature" mix.h "static inline phobos_status mix_launch(phobos_kernel *k, const uint16_t *X, float *Y, int32_t n, int flag, float k_, int64_t R, int64_t N, void *stream) {"
+has "a literal dim as a constant" mix.h "args[0] = phobos_tensor_arg((uint64_t)(uintptr_t)X, PHOBOS_BF16, 2, (const int64_t[]){R, 64});"
+has "a bool scalar" mix.h "args[3] = phobos_bool_arg(flag);"
+has "through phobos_launch" mix.h "return phobos_launch(k, args, 5, stream);"
+printf '#include "mix.h"\nint use(phobos_kernel *k, const uint16_t *x, float *y) { return mix_launch(k, x, y, 3, 1, 0.5f, 7, 100, 0); }\n' > "$tmp/use_mix.c"
+if cc -std=c17 -Wall -Wextra -Werror -I"$PROJECT_ROOT/runtime/include" -I"$tmp" -c "$tmp/use_mix.c" -o "$tmp/use_mix.o" 2>"$tmp/err"; then ok "--emit=header: a caller compiles with -Wall -Wextra -Werror"
+else not_ok "--emit=header: a caller compiles with -Wall -Wextra -Werror" "$(cat "$tmp/err")"; fi
+
 # --split-compile: ptxas spreads the entries over threads ($PHOBOS_PTXAS_THREADS,
 # else the online CPUs); a ptxas that does not know the option (its error
 # names it) is run again without it

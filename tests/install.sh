@@ -39,13 +39,15 @@ PHOBOS_PTXAS=$work/ptxas "$pfx/bin/phobosc" -o "$work/scale.cubin" "$work/scale.
   fail "the installed phobosc writes the module" "$work/phobosc.log"
 PHOBOS_PTXAS=$work/ptxas "$pfx/bin/phobosc" --emit=c -o "$work/scale_mod.c" "$work/scale.ph" > "$work/phobosc.log" 2>&1 ||
   fail "the installed phobosc writes the module as C (--emit=c)" "$work/phobosc.log"
-echo "ok - the installed phobosc writes the module, and the module as C"
+"$pfx/bin/phobosc" --emit=header -o "$work/scale.h" "$work/scale.ph" > "$work/phobosc.log" 2>&1 ||
+  fail "the installed phobosc writes the typed launchers (--emit=header)" "$work/phobosc.log"
+echo "ok - the installed phobosc writes the module, the module as C, and its typed launchers"
 libdir=$(pkg-config --variable=libdir phobos)
 for mode in O2 san; do
   extra=()
   [ "$mode" = san ] && extra=(-fsanitize=address,undefined -fno-sanitize-recover=all)
   # shellcheck disable=SC2086
-  cc -std=c17 -O2 -Wall -Wextra -Werror "${extra[@]}" -o "$work/user_$mode" "$root/tests/install/user.c" "$work/scale_mod.c" $flags \
+  cc -std=c17 -O2 -Wall -Wextra -Werror "${extra[@]}" -o "$work/user_$mode" -I"$work" "$root/tests/install/user.c" "$work/scale_mod.c" $flags \
     -Wl,-rpath,"$libdir" > "$work/cc_$mode.log" 2>&1 || fail "user.c built against the prefix (-O2 $mode)" "$work/cc_$mode.log"
   PHOBOS_LIBCUDA=$fake PHOBOS_CACHE_DIR=$work/cache ASAN_OPTIONS=detect_leaks=1 "$work/user_$mode" "$work/scale.cubin" > "$work/run_$mode.log" 2>&1 ||
     fail "user.c over the fake driver (-O2 $mode)" "$work/run_$mode.log"

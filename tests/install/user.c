@@ -1,11 +1,14 @@
 /* user.c: a C program built out of the tree against an installed phobos
  * (tests/install.sh): the header and library through pkg-config, a module
  * written by the installed phobosc, loaded from its files and from the C
- * file of --emit=c linked in (scale_mod.c), launched over the fake driver
+ * file of --emit=c linked in (scale_mod.c), launched plainly and through
+ * the typed launcher of --emit=header (scale.h), over the fake driver
  * (PHOBOS_LIBCUDA), every status checked. Exits 0 when all is as a user
  * expects, printing one line a check. */
 #include <phobos.h>
 #include <stdint.h>
+
+#include "scale.h" /* phobosc --emit=header: scale_launch */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,6 +59,11 @@ int main(int argc, char **argv) {
   check(s == PHOBOS_OK, "a launch", phobos_last_error(ctx));
   s = phobos_launch(ke, args, 3, NULL);
   check(s == PHOBOS_OK, "a launch of the embedded kernel", phobos_last_error(ctx));
+  s = scale_launch(ke, x, y, 2.0f, n, NULL);
+  check(s == PHOBOS_OK, "a launch through the typed launcher", phobos_last_error(ctx));
+  s = scale_launch(ke, NULL, y, 2.0f, n, NULL);
+  check(s == PHOBOS_BAD_POINTER && strstr(phobos_last_error(ctx), "'X'") != NULL,
+        "the typed launcher with X NULL: refused by the same checks, naming X", phobos_last_error(ctx));
   args[1] = phobos_tensor_arg((uint64_t)(uintptr_t)y, PHOBOS_F32, 1, (int64_t[]){n - 1});
   s = phobos_launch(k, args, 3, NULL);
   check(s != PHOBOS_OK && strstr(phobos_last_error(ctx), "'Y'") != NULL,
