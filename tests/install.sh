@@ -53,3 +53,16 @@ for mode in O2 san; do
     fail "user.c over the fake driver (-O2 $mode)" "$work/run_$mode.log"
   echo "ok - an out-of-tree C program (-O2${extra:+, ASan + UBSan}) loads and launches over the fake driver: $(grep -c '^ok' "$work/run_$mode.log") checks"
 done
+# the project snippets (examples/user_project): meson and CMake builds of a
+# program that compiles its .ph into itself through the installed phobosc
+export PATH=$pfx/bin:$PATH PHOBOS_PTXAS=$work/ptxas
+meson setup "$work/up_meson" "$root/examples/user_project" > "$work/up_meson.log" 2>&1 &&
+  ninja -C "$work/up_meson" >> "$work/up_meson.log" 2>&1 || fail "examples/user_project with meson" "$work/up_meson.log"
+cmake -S "$root/examples/user_project" -B "$work/up_cmake" > "$work/up_cmake.log" 2>&1 &&
+  cmake --build "$work/up_cmake" >> "$work/up_cmake.log" 2>&1 || fail "examples/user_project with CMake" "$work/up_cmake.log"
+for b in up_meson up_cmake; do
+  out=$(LD_LIBRARY_PATH=$libdir PHOBOS_LIBCUDA=$fake PHOBOS_CACHE_DIR=$work/cache "$work/$b/app" 1000 2>&1)
+  [ "$out" = PHOBOS_OK ] || fail "examples/user_project's app ($b) over the fake driver: $out"
+done
+echo "ok - examples/user_project builds with meson and with CMake against the prefix, and its app launches"
+
