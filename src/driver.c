@@ -113,27 +113,15 @@ static void write_cubin(Arena *arena, Diags *d, const DriverOptions *o, const So
   if (fclose(y) != 0) diag_error(d, (Span){0}, "cannot write the manifest %s", yaml_path);
 }
 
-/* The whole of a file into the arena; NULL when it cannot be read. */
+/* The whole of a file phobosc wrote into the arena; NULL when it cannot
+ * be read. */
 static unsigned char *read_whole(Arena *arena, const char *path, size_t *len) {
   FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  size_t cap = 1 << 16, n = 0;
-  unsigned char *buf = malloc(cap);
-  for (size_t r; buf && (r = fread(buf + n, 1, cap - n, f)) > 0;) {
-    n += r;
-    if (n == cap) {
-      unsigned char *b = realloc(buf, cap *= 2);
-      if (!b) free(buf);
-      buf = b;
-    }
-  }
-  bool bad = ferror(f);
-  fclose(f);
-  if (!buf || bad) return free(buf), NULL;
-  unsigned char *out = arena_alloc(arena, n + 1);
-  memcpy(out, buf, n);
-  free(buf);
-  return *len = n, out;
+  long n = f && fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
+  unsigned char *buf = n >= 0 && fseek(f, 0, SEEK_SET) == 0 ? arena_alloc(arena, (size_t)n + 1) : NULL;
+  bool ok = buf && fread(buf, 1, (size_t)n, f) == (size_t)n;
+  if (f) fclose(f);
+  return ok ? (*len = (size_t)n, buf) : NULL;
 }
 
 /* --emit=c -o K.c: the module as data. The cubin is assembled in a

@@ -11,9 +11,10 @@
 
 #include <string.h>
 
+/* a tensor element's C type: 16-bit floats as their words, bool as a byte */
 static const char *c_type(Scalar s) {
   switch (s) {
-  case S_F16: case S_BF16: return "uint16_t"; /* the 16-bit words */
+  case S_F16: case S_BF16: return "uint16_t";
   case S_F32: return "float";
   case S_F64: return "double";
   case S_I8: return "int8_t";
@@ -24,19 +25,34 @@ static const char *c_type(Scalar s) {
   }
 }
 
-static const char *dtype_enum(Scalar s) {
-  static const char *names[] = {"PHOBOS_F16", "PHOBOS_F32", "PHOBOS_F64", "PHOBOS_I8", "PHOBOS_U8", "PHOBOS_I32",
-                                "PHOBOS_I64", "PHOBOS_BOOL"};
+/* a scalar parameter's C type, and the phobos_arg helper that takes it */
+static const char *scalar_c_type(Scalar s) {
   switch (s) {
-  case S_F16: return names[0];
+  case S_BOOL: return "int";
+  case S_F16: case S_BF16: case S_F32: return "float";
+  default: return c_type(s);
+  }
+}
+
+static const char *scalar_arg(Scalar s) {
+  switch (s) {
+  case S_BOOL: return "phobos_bool_arg";
+  case S_I8: case S_U8: case S_I32: case S_I64: return "phobos_int_arg";
+  default: return "phobos_float_arg";
+  }
+}
+
+static const char *dtype_enum(Scalar s) {
+  switch (s) {
+  case S_F16: return "PHOBOS_F16";
   case S_BF16: return "PHOBOS_BF16";
-  case S_F32: return names[1];
-  case S_F64: return names[2];
-  case S_I8: return names[3];
-  case S_U8: return names[4];
-  case S_I32: return names[5];
-  case S_I64: return names[6];
-  default: return names[7];
+  case S_F32: return "PHOBOS_F32";
+  case S_F64: return "PHOBOS_F64";
+  case S_I8: return "PHOBOS_I8";
+  case S_U8: return "PHOBOS_U8";
+  case S_I32: return "PHOBOS_I32";
+  case S_I64: return "PHOBOS_I64";
+  default: return "PHOBOS_BOOL";
   }
 }
 
@@ -64,14 +80,15 @@ void launcher_write(Arena *a, FILE *out, const char *source, Plan **plans, int n
     int j = i;
     while (j < nplans && plans[j]->f->info->kernel == f->info->kernel) j++;
     /* the named dims, each once, in the order the parameters use them */
-    const char *dims[64];
-    int ndims = 0;
+    int ndims = 0, most = 0;
+    for (int p = 0; p < f->nparams; p++) most += f->params[p].tensor ? f->params[p].rank : 0;
+    const char **dims = arena_alloc(a, sizeof(char *) * (size_t)(most + 1));
     for (int p = 0; p < f->nparams; p++)
       for (int d = 0; f->params[p].tensor && d < f->params[p].rank; d++) {
         const char *n = f->params[p].dimname[d];
         bool seen = !n;
         for (int q = 0; q < ndims && !seen; q++) seen = !strcmp(dims[q], n);
-        if (!seen && ndims < 64) dims[ndims++] = n;
+        if (!seen) dims[ndims++] = n;
       }
     fprintf(out, "\nstatic inline phobos_status %s_launch(phobos_kernel *k", f->name);
     for (int p = 0; p < f->nparams; p++) {
@@ -81,8 +98,7 @@ void launcher_write(Arena *a, FILE *out, const char *source, Plan **plans, int n
         for (int v = i; v < j; v++) written |= tir_stores_to(&plans[v]->f->body, p);
         fprintf(out, ", %s%s *%s", written ? "" : "const ", c_type(tp->elem), c_name(a, tp->name));
       } else {
-        fprintf(out, ", %s %s", tp->elem == S_BOOL ? "int" : tp->elem == S_F16 || tp->elem == S_BF16 ? "float" : c_type(tp->elem),
-                c_name(a, tp->name));
+        fprintf(out, ", %s %s", scalar_c_type(tp->elem), c_name(a, tp->name));
       }
     }
     for (int q = 0; q < ndims; q++) fprintf(out, ", int64_t %s", c_name(a, dims[q]));
@@ -91,8 +107,7 @@ void launcher_write(Arena *a, FILE *out, const char *source, Plan **plans, int n
       const TirParam *tp = &f->params[p];
       const char *n = c_name(a, tp->name);
       if (!tp->tensor) {
-        const char *mk = tp->elem == S_BOOL ? "phobos_bool_arg" : tp->elem == S_I32 || tp->elem == S_I64 || tp->elem == S_I8 || tp->elem == S_U8 ? "phobos_int_arg" : "phobos_float_arg";
-        fprintf(out, "  args[%d] = %s(%s);\n", p, mk, n);
+        fprintf(out, "  args[%d] = %s(%s);\n", p, scalar_arg(tp->elem), n);
         continue;
       }
       fprintf(out, "  args[%d] = phobos_tensor_arg((uint64_t)(uintptr_t)%s, %s, %d, (const int64_t[]){", p, n,

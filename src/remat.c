@@ -49,23 +49,9 @@ static int64_t per_thread(const Remat *r, const TirInst *v) { return tir_thread_
 
 static bool big(const Remat *r, const TirInst *v) { return v->ty.rank > 0 && per_thread(r, v) >= 2; }
 
-static bool pure_op(TirOp op) {
-  switch (op) {
-  case TIR_IOTA:
-  case TIR_SPLAT:
-  case TIR_BROADCAST:
-  case TIR_UNARY:
-  case TIR_BINARY:
-  case TIR_MATH:
-  case TIR_CONVERT:
-  case TIR_SELECT: return true;
-  default: return false;
-  }
-}
-
 static bool can_copy(const Remat *r, const TirInst *v) {
   if (v->op == TIR_LOAD) return v->ty.rank > 0 && r->readonly[v->aux];
-  if (!pure_op(v->op)) return false;
+  if (!tir_elementwise_op(v->op)) return false;
   for (int k = 0; k < v->nargs; k++) {
     const TirInst *o = v->args[k];
     if (!o || !big(r, o)) continue; /* scalars and row values are held anyway */
@@ -190,7 +176,7 @@ static void drop_unread(Remat *r, TirBlock *b, const int *uses, const bool *was_
     drop_unread(r, &in->cond, uses, was_read);
     drop_unread(r, &in->body, uses, was_read);
     drop_unread(r, &in->body2, uses, was_read);
-    if (in->id < r->n && was_read[in->id] && uses[in->id] == 0 && (in->op == TIR_LOAD || pure_op(in->op))) {
+    if (in->id < r->n && was_read[in->id] && uses[in->id] == 0 && (in->op == TIR_LOAD || tir_elementwise_op(in->op))) {
       r->changed++;
       continue;
     }

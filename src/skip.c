@@ -36,49 +36,14 @@ typedef struct Skip {
   TirFunc *f;
   int n;      /* ids below n are in f->insts */
   int *where; /* by id: index in the block being marked, -1 elsewhere */
+  bool moved;  /* some scalar was moved up: the IR needs numbering again */
 } Skip;
-
-static int64_t last_dim(const TirInst *v) { return v->ty.rank > 0 ? v->ty.dims[v->ty.rank - 1] : 0; }
-
-static int last_span(const TirInst *in) {
-  for (int k = in->nsubs - 1; k >= 0; k--)
-    if (!in->subs[k].point) return k;
-  return -1;
-}
 
 /* the last dim of a chain member, 0 for any other instruction */
 static int64_t member_dim(const TirInst *in) {
-  switch (in->op) {
-  case TIR_LOAD: return in->nsubs && last_span(in) >= 0 ? last_dim(in) : 0;
-  case TIR_IOTA:
-  case TIR_SPLAT:
-  case TIR_BROADCAST:
-  case TIR_UNARY:
-  case TIR_BINARY:
-  case TIR_MATH:
-  case TIR_CONVERT:
-  case TIR_SELECT: return last_dim(in);
-  case TIR_STORE: return in->nargs && in->args[0] && last_span(in) >= 0 ? last_dim(in->args[0]) : 0;
-  default: return 0;
-  }
-}
-
-/* pure arithmetic on scalars: movable up its block past any tile work */
-static bool scalar_arith(const TirInst *in) {
-  if (in->ty.rank) return false;
-  switch (in->op) {
-  case TIR_CONST: case TIR_PARAM: case TIR_DIM: case TIR_CTX: case TIR_UNARY: case TIR_BINARY: case TIR_MATH:
-  case TIR_CONVERT: case TIR_SELECT:
-    for (int k = 0; k < in->nargs; k++)
-      if (in->args[k] && in->args[k]->ty.rank) return false;
-    return true;
-  default: return false;
-  }
-}
-
-static int find(int *parent, int x) {
-  while (parent[x] != x) x = parent[x] = parent[parent[x]];
-  return x;
+  if (in->op == TIR_STORE) return in->nargs && in->args[0] && tir_last_span(in) >= 0 ? tir_last_dim(in->args[0]) : 0;
+  if (in->op == TIR_LOAD) return in->nsubs && tir_last_span(in) >= 0 ? tir_last_dim(in) : 0;
+  return tir_elementwise_op(in->op) ? tir_last_dim(in) : 0;
 }
 
 static int index_in(const Skip *s, const TirInst *v) { return v && v->id >= 0 && v->id < s->n ? s->where[v->id] : -1; }
@@ -104,7 +69,7 @@ static void nested_reads(const Skip *s, const TirBlock *b, const int *root, bool
 static bool movable(const Skip *s, const TirBlock *b, const TirInst *v, int t, bool *moved, bool mark, int depth) {
   int i = index_in(s, v);
   if (!v || i < 0 || i < t || moved[i]) return true;
-  if (depth > 32 || !scalar_arith(b->insts[i])) return false;
+  if (depth > 32 || !tir_scalar_arith(b->insts[i])) return false;
   for (int k = 0; k < v->nargs; k++)
     if (!movable(s, b, v->args[k], t, moved, mark, depth + 1)) return false;
   if (mark) moved[i] = true;
@@ -142,10 +107,10 @@ static void skip_block(Skip *s, TirBlock *b, bool in_loop) {
     if (!d) continue;
     for (int k = 0; k < in->nargs; k++) {
       int j = index_in(s, in->args[k]);
-      if (j >= 0 && b->insts[j]->op != TIR_STORE && member_dim(b->insts[j]) == d) parent[find(parent, i)] = find(parent, j);
+      if (j >= 0 && b->insts[j]->op != TIR_STORE && member_dim(b->insts[j]) == d) parent[tir_uf_find(parent, i)] = tir_uf_find(parent, j);
     }
   }
-  for (int i = 0; i < b->len; i++) root[i] = member_dim(b->insts[i]) ? find(parent, i) : -1;
+  for (int i = 0; i < b->len; i++) root[i] = member_dim(b->insts[i]) ? tir_uf_find(parent, i) : -1;
   for (int i = 0; i < b->len; i++) {
     const TirInst *in = b->insts[i];
     int r = root[i];
@@ -185,7 +150,7 @@ static void skip_block(Skip *s, TirBlock *b, bool in_loop) {
     grp[r] = -1;
     if (bad[r] || !nst[r] || nst[r] == count[r]) continue; /* a store alone saves nothing */
     bool join = ng > 0 && f0 > glast[ng - 1] && f0 - glast[ng - 1] <= 64;
-    for (int i = join ? glast[ng - 1] + 1 : f0; i < f0 && join; i++) join = scalar_arith(b->insts[i]);
+    for (int i = join ? glast[ng - 1] + 1 : f0; i < f0 && join; i++) join = tir_scalar_arith(b->insts[i]);
     if (!join) gfirst[ng] = f0, glast[ng] = last[r], gnst[ng] = 0, ng++;
     grp[r] = ng - 1;
     glast[ng - 1] = last[r];
@@ -194,6 +159,7 @@ static void skip_block(Skip *s, TirBlock *b, bool in_loop) {
   /* each group: its stores' column starts computed before its first
    * member, then its members marked */
   int *target = arena_alloc(s->a, sizeof(int) * n); /* a moved scalar: the index it goes before */
+  bool any = false;
   for (int i = 0; i < b->len; i++) target[i] = -1;
   for (int q = 0; q < ng; q++) {
     int f0 = gfirst[q], l0 = glast[q];
@@ -202,9 +168,9 @@ static void skip_block(Skip *s, TirBlock *b, bool in_loop) {
     bool one_run = true, ok = true;
     for (int i = f0; i <= l0; i++) {
       bool member = root[i] >= 0 && grp[root[i]] == q;
-      one_run &= member || scalar_arith(b->insts[i]);
+      one_run &= member || tir_scalar_arith(b->insts[i]);
       if (member && b->insts[i]->op == TIR_STORE && ok)
-        ok = movable(s, b, b->insts[i]->subs[last_span(b->insts[i])].start, f0, moved, false, 0);
+        ok = movable(s, b, b->insts[i]->subs[tir_last_span(b->insts[i])].start, f0, moved, false, 0);
     }
     if (!one_run && !ok) continue;
     TirSkip *g = arena_alloc(s->a, sizeof *g);
@@ -216,11 +182,14 @@ static void skip_block(Skip *s, TirBlock *b, bool in_loop) {
       in->skip = g;
       if (in->op != TIR_STORE) continue;
       g->stores[g->nstores++] = in;
-      if (!one_run) movable(s, b, in->subs[last_span(in)].start, f0, moved, true, 0);
+      if (!one_run) movable(s, b, in->subs[tir_last_span(in)].start, f0, moved, true, 0);
     }
     for (int i = f0; i <= l0; i++)
-      if (moved[i] && target[i] < 0) target[i] = f0;
+      if (moved[i] && target[i] < 0) target[i] = f0, any = true;
   }
+  for (int i = 0; i < b->len; i++) s->where[b->insts[i]->id] = -1;
+  if (!any) return;
+  s->moved = true;
   /* the block again: each moved scalar just before its chain's first
    * member, in their order */
   int *head = arena_alloc(s->a, sizeof(int) * n), *tail = arena_alloc(s->a, sizeof(int) * n),
@@ -238,7 +207,6 @@ static void skip_block(Skip *s, TirBlock *b, bool in_loop) {
     for (int j = head[i]; j >= 0; j = next[j]) tir_append(s->a, &out, b->insts[j]);
     if (target[i] < 0) tir_append(s->a, &out, b->insts[i]);
   }
-  for (int i = 0; i < b->len; i++) s->where[b->insts[i]->id] = -1;
   b->insts = out.insts, b->len = out.len, b->cap = out.cap;
 }
 
@@ -248,5 +216,5 @@ void skip_mark(Arena *a, TirFunc *f) {
   s.where = arena_alloc(a, sizeof(int) * ((size_t)s.n + 1));
   for (int i = 0; i <= s.n; i++) s.where[i] = -1;
   skip_block(&s, &f->body, false);
-  tir_number(a, f);
+  if (s.moved) tir_number(a, f);
 }

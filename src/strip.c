@@ -44,34 +44,9 @@ typedef struct Strip {
 
 static int64_t per_thread(const Strip *s, const TirInst *v) { return tir_thread_regs(s->f, v); }
 
-static int64_t last_dim(const TirInst *v) { return v->ty.rank > 0 ? v->ty.dims[v->ty.rank - 1] : 0; }
-
-/* the index of the span subscript whose length is the tile's last dim */
-static int last_span(const TirInst *in) {
-  for (int k = in->nsubs - 1; k >= 0; k--)
-    if (!in->subs[k].point) return k;
-  return -1;
-}
-
 static bool member_op(const TirInst *in, int64_t bn) {
-  switch (in->op) {
-  case TIR_LOAD:
-  case TIR_IOTA:
-  case TIR_SPLAT:
-  case TIR_BROADCAST:
-  case TIR_UNARY:
-  case TIR_BINARY:
-  case TIR_MATH:
-  case TIR_CONVERT:
-  case TIR_SELECT: return in->ty.rank > 0 && last_dim(in) == bn;
-  case TIR_STORE: return in->nargs > 0 && in->args[0]->ty.rank > 0 && last_dim(in->args[0]) == bn;
-  default: return false;
-  }
-}
-
-static int find(int *parent, int x) {
-  while (parent[x] != x) x = parent[x] = parent[parent[x]];
-  return x;
+  if (in->op == TIR_STORE) return in->nargs > 0 && in->args[0]->ty.rank > 0 && tir_last_dim(in->args[0]) == bn;
+  return (in->op == TIR_LOAD || tir_elementwise_op(in->op)) && in->ty.rank > 0 && tir_last_dim(in) == bn;
 }
 
 static TirInst *scalar(Strip *s, TirBlock *out, TirOp op, TirType ty) {
@@ -104,7 +79,7 @@ static void copy_member(Strip *s, TirInst *in, const int *root, int r, int64_t w
   TirInst *off = NULL;
   if ((in->op == TIR_LOAD || in->op == TIR_STORE) && j > 0) {
     TirInst *k = i32_const(s, out, j * w);
-    off = add(s, out, tir_scalar(S_I32), in->subs[last_span(in)].start, k);
+    off = add(s, out, tir_scalar(S_I32), in->subs[tir_last_span(in)].start, k);
   }
   TirInst *c = tir_new(s->a, s->f, in->op, ty);
   int id = c->id;
@@ -113,8 +88,8 @@ static void copy_member(Strip *s, TirInst *in, const int *root, int r, int64_t w
   for (int k = 0; k < c->nargs; k++)
     if (in_chain(s, in->args[k], root, r)) c->args[k] = s->cl[in->args[k]->id];
   if (in->op == TIR_LOAD || in->op == TIR_STORE) {
-    c->subs[last_span(in)].len = w;
-    if (off) c->subs[last_span(in)].start = off;
+    c->subs[tir_last_span(in)].len = w;
+    if (off) c->subs[tir_last_span(in)].start = off;
   }
   tir_append(s->a, out, c);
   if (in->op == TIR_IOTA && in->aux == ty.rank - 1 && j > 0) {
@@ -186,7 +161,7 @@ typedef struct Chain {
   bool bad;
 } Chain;
 
-static int64_t chain_dim(const TirInst *in) { return in->op == TIR_STORE ? (in->nargs ? last_dim(in->args[0]) : 0) : last_dim(in); }
+static int64_t chain_dim(const TirInst *in) { return in->op == TIR_STORE ? (in->nargs ? tir_last_dim(in->args[0]) : 0) : tir_last_dim(in); }
 
 /* a reader of a chain's value inside a nested block makes the chain bad */
 static void nested_reads(const Strip *s, const TirBlock *b, const int *root, Chain *c) {
@@ -226,13 +201,13 @@ static bool strip_block(Strip *s, TirBlock *b) {
     for (int k = 0; k < in->nargs; k++) {
       TirInst *o = in->args[k];
       if (!o || o->id >= s->n || s->where[o->id] < 0) continue;
-      if (member_op(o, bn) && o->op != TIR_STORE) parent[find(parent, i)] = find(parent, s->where[o->id]);
+      if (member_op(o, bn) && o->op != TIR_STORE) parent[tir_uf_find(parent, i)] = tir_uf_find(parent, s->where[o->id]);
     }
   }
   writes_before[0] = 0;
   for (int i = 0; i < b->len; i++) {
     TirInst *in = b->insts[i];
-    root[i] = chain_dim(in) && member_op(in, chain_dim(in)) ? find(parent, i) : -1;
+    root[i] = chain_dim(in) && member_op(in, chain_dim(in)) ? tir_uf_find(parent, i) : -1;
     writes_before[i + 1] = writes_before[i] + tir_inst_writes(in);
     c[i] = (Chain){.first = -1, .last = -1, .first_red = b->len};
   }
@@ -248,12 +223,12 @@ static bool strip_block(Strip *s, TirBlock *b) {
       int64_t bn = chain_dim(in);
       for (int k = 0; k < in->nargs; k++) { /* every tile of BN columns it reads is in the chain */
         const TirInst *o = in->args[k];
-        if (o && o->ty.rank > 0 && last_dim(o) == bn &&
+        if (o && o->ty.rank > 0 && tir_last_dim(o) == bn &&
             (o->id >= s->n || s->where[o->id] < 0 || root[s->where[o->id]] != r))
           ch->bad = true;
       }
       if (in->op == TIR_LOAD || in->op == TIR_STORE) {
-        int k = last_span(in);
+        int k = tir_last_span(in);
         if (k < 0 || in->subs[k].len != bn) ch->bad = true;
       }
     } else {

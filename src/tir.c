@@ -103,6 +103,45 @@ bool tir_same_value(TirInst *x, TirInst *y, TirInst *(*resolve)(const void *, Ti
   return same_value(x, y, resolve, ctx, 0);
 }
 
+bool tir_elementwise_op(TirOp op) {
+  switch (op) {
+  case TIR_IOTA:
+  case TIR_SPLAT:
+  case TIR_BROADCAST:
+  case TIR_UNARY:
+  case TIR_BINARY:
+  case TIR_MATH:
+  case TIR_CONVERT:
+  case TIR_SELECT: return true;
+  default: return false;
+  }
+}
+
+bool tir_scalar_arith(const TirInst *in) {
+  if (in->ty.rank) return false;
+  switch (in->op) {
+  case TIR_CONST: case TIR_PARAM: case TIR_DIM: case TIR_CTX: case TIR_UNARY: case TIR_BINARY: case TIR_MATH:
+  case TIR_CONVERT: case TIR_SELECT:
+    for (int i = 0; i < in->nargs; i++)
+      if (in->args[i] && in->args[i]->ty.rank) return false;
+    return true;
+  default: return false;
+  }
+}
+
+int64_t tir_last_dim(const TirInst *v) { return v->ty.rank > 0 ? v->ty.dims[v->ty.rank - 1] : 0; }
+
+int tir_last_span(const TirInst *in) {
+  for (int k = in->nsubs - 1; k >= 0; k--)
+    if (!in->subs[k].point) return k;
+  return -1;
+}
+
+int tir_uf_find(int *parent, int x) {
+  while (parent[x] != x) x = parent[x] = parent[parent[x]];
+  return x;
+}
+
 bool tir_has_dot(const TirBlock *b) {
   for (int i = 0; i < b->len; i++) {
     const TirInst *in = b->insts[i];

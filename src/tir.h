@@ -143,6 +143,21 @@ bool tir_same_type(const TirType *a, const TirType *b);
  * constants, dims, parameters or ctx registers, the same pure operation
  * of equal operands); resolve, if not NULL, maps a value first. */
 bool tir_same_value(TirInst *x, TirInst *y, TirInst *(*resolve)(const void *, TirInst *), const void *ctx);
+/* The elementwise tile operations and the tiles they start from (iota,
+ * splat, broadcast, unary, binary, math, convert, select): the members,
+ * beside loads and stores, of the row chains remat.c, strip.c and skip.c
+ * work on. */
+bool tir_elementwise_op(TirOp op);
+/* Register-only scalar work: an operation on scalars that touches no memory
+ * and no tile (constants, parameters, dims, ctx, arithmetic). */
+bool tir_scalar_arith(const TirInst *in);
+/* a value's last dim (0 for a scalar), and the index of a load's or
+ * store's last span subscript, whose length is the tile's last dim (-1
+ * when every subscript is a point) */
+int64_t tir_last_dim(const TirInst *v);
+int tir_last_span(const TirInst *in);
+/* union-find over block indices: the root of x, halving the path */
+int tir_uf_find(int *parent, int x);
 /* whether a dot lies in b or the blocks inside it */
 bool tir_has_dot(const TirBlock *b);
 /* Whether a block stores to a tensor or arrives, at any depth; whether an
@@ -242,7 +257,7 @@ bool l2pf_arch(const char *arch);
 /* skip.c: marks each chain of a block that only stores (TirInst.skip), for
  * the warps whose part of it lies wholly past the tensor or the tile to
  * skip (spec 15.19); scalar arithmetic its stores' column starts need moves
- * up before it, and the IR is numbered again. After l2pf_mark. */
+ * up before it (the IR is then numbered again). After l2pf_mark. */
 void skip_mark(Arena *a, TirFunc *f);
 
 /* ------------------------------------------------------------- onepass.c */

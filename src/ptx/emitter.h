@@ -111,7 +111,6 @@ typedef struct FragGeom {
 void px_unsupported(Emitter *e, const TirInst *in, const char *what);
 /* l2pf.c: a marked load's slice D blocks ahead into L2 (src/l2pf.c) */
 void px_emit_l2pf(Emitter *e, const TirInst *in);
-bool px_scalar_arith(const TirInst *in);
 void px_emit_inst(Emitter *e, const TirInst *in);
 void px_emit_block(Emitter *e, const TirBlock *b);
 

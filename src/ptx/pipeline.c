@@ -214,7 +214,7 @@ static bool prefetchable(Emitter *e, const TirInst *loop, const TirInst *in) {
   bool *chain = subscript_chains(e, loop, one, 1, false);
   for (int k = 0; k < loop->body.len; k++) {
     const TirInst *x = loop->body.insts[k];
-    if (chain[x->id] && !px_scalar_arith(x)) return false;
+    if (chain[x->id] && !tir_scalar_arith(x)) return false;
   }
   return true;
 }

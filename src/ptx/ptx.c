@@ -34,19 +34,6 @@ void px_unsupported(Emitter *e, const TirInst *in, const char *what) {
   e->failed = true;
 }
 
-/* Register-only scalar work: it touches no memory and no tile. */
-bool px_scalar_arith(const TirInst *in) {
-  if (in->ty.rank) return false;
-  switch (in->op) {
-  case TIR_CONST: case TIR_PARAM: case TIR_DIM: case TIR_CTX: case TIR_UNARY: case TIR_BINARY: case TIR_MATH:
-  case TIR_CONVERT: case TIR_SELECT:
-    for (int i = 0; i < in->nargs; i++)
-      if (in->args[i] && in->args[i]->ty.rank) return false;
-    return true;
-  default: return false;
-  }
-}
-
 /* What every instruction does before its own code: the barriers and
  * copy waits due before it, the deferred unpacking of its operands, its
  * registers' declarations. */
@@ -58,7 +45,7 @@ static void emit_prologue(Emitter *e, const TirInst *in) {
    * subscripts) to the staged load, which places it after its global
    * reads (px_emit_stage_rows); anything else takes it first. */
   if (!e->replay && in->pos < e->f->ninsts && e->barrier_before[in->pos]) e->sync_pending = true;
-  if (e->sync_pending && !(in->op == TIR_LOAD && in->plan->res == RES_SHARED) && !px_scalar_arith(in))
+  if (e->sync_pending && !(in->op == TIR_LOAD && in->plan->res == RES_SHARED) && !tir_scalar_arith(in))
     px_emit_pending_sync(e);
   if (in->op == TIR_FOR || in->op == TIR_WHILE || in->op == TIR_IF) px_flush_unpack(e, NULL);
   if (!px_fusable_convert(e, in))
@@ -324,18 +311,15 @@ static const char *warp_col0(Emitter *e, const TirInst *v) {
  * store's layout has no such test, or its start is not computed by
  * program position `pos` (skip.c moves it up where the chain is cut). */
 static const char *skip_pred(Emitter *e, const TirSkip *g, int pos) {
-  for (int i = 0; i < g->nstores; i++) {
-    const TirInst *s = g->stores[i];
-    for (int k = 0; k < s->nsubs; k++)
-      if (s->subs[k].start && s->subs[k].start->pos > pos) return "";
-  }
+  for (int i = 0; i < g->nstores; i++)
+    for (int k = 0; k < g->stores[i]->nsubs; k++)
+      if (g->stores[i]->subs[k].start && g->stores[i]->subs[k].start->pos > pos) return "";
   const char *run = px_tmp(e, RC_PRED);
   px_out(e, "setp.ne.u32 %s, 0, 0;", run);
   for (int i = 0; i < g->nstores; i++) {
     const TirInst *s = g->stores[i], *v = s->args[0];
-    int k = s->nsubs - 1;
-    while (k >= 0 && s->subs[k].point) k--;
-    const char *c0 = k >= 0 ? warp_col0(e, v) : NULL;
+    int k = tir_last_span(s);
+    const char *c0 = warp_col0(e, v);
     if (!c0) return "";
     const char *col = px_tmp(e, RC_B32), *p = px_tmp(e, RC_PRED);
     px_out(e, "add.s32 %s, %s, %s;", col, px_i32(e, s->subs[k].start), c0);
@@ -358,7 +342,7 @@ static int emit_skip_run(Emitter *e, const TirBlock *b, int i) {
   for (; j < b->len; j++) {
     const TirInst *x = b->insts[j];
     if (x->skip == g) ok &= skip_member_ok(e, x), last = j;
-    else if (x->skip || !px_scalar_arith(x) || (x->pos < e->f->ninsts && e->barrier_before[x->pos])) break;
+    else if (x->skip || !tir_scalar_arith(x) || (x->pos < e->f->ninsts && e->barrier_before[x->pos])) break;
   }
   j = last + 1;
   if (b->insts[i] == g->first) e->skip_pred[g->id] = NULL; /* this pass over the block computes it afresh */
