@@ -313,16 +313,29 @@ void at_free(phobos_context *ctx) {
   ctx->cache = NULL;
 }
 
-/* "SOURCE_HASH|DEVICE|KERNEL|DIM=VALUE|...", malloc'ed */
-static char *shape_key(const phobos_kernel *k, const RtBinding *b) {
+/* "SOURCE_HASH|DEVICE|KERNEL|DIM=VALUE|...", then "|NAME:S0,S1,..." for
+ * each tensor given with strides (the variants' speeds and the rows
+ * they may take differ with them), malloc'ed */
+static char *shape_key(const phobos_kernel *k, const phobos_arg *args, const RtBinding *b) {
   const char *dev = k->mod->ctx->name;
   size_t len = strlen(k->mod->mf.source_hash) + strlen(k->mod->image_hash) + strlen(dev) + strlen(k->mf->name) + 4;
   for (int i = 0; i < b->ndims; i++) len += strlen(b->name[i]) + 23;
+  for (int i = 0; i < k->mf->nparams; i++)
+    if (k->mf->params[i].tensor) len += strlen(k->mf->params[i].name) + 2 + 21 * PHOBOS_MAX_RANK;
   char *key = malloc(len);
   if (!key) return NULL;
   size_t n = (size_t)snprintf(key, len, "%s.%s|%s|%s", k->mod->mf.source_hash, k->mod->image_hash, dev, k->mf->name);
   for (int i = 0; i < b->ndims && n < len; i++)
     n += (size_t)snprintf(key + n, len - n, "|%s=%lld", b->name[i], (long long)b->value[i]);
+  for (int i = 0; i < k->mf->nparams && n < len; i++) {
+    const phobos_tensor *t = &args[i].tensor;
+    bool given = false;
+    for (int d = 0; k->mf->params[i].tensor && d < t->rank; d++) given |= t->strides[d] != 0;
+    if (!given) continue;
+    n += (size_t)snprintf(key + n, len - n, "|%s:", k->mf->params[i].name);
+    for (int d = 0; d < t->rank && n < len; d++)
+      n += (size_t)snprintf(key + n, len - n, "%s%lld", d ? "," : "", (long long)t->strides[d]);
+  }
   return key;
 }
 
@@ -380,7 +393,7 @@ phobos_status at_choose(phobos_kernel *k, const phobos_arg *args, const RtBindin
     if (c->has_path && !read_table(c->path, &c->t, why, sizeof why)) /* not fatal: the file is rewritten after this tuning */
       ctx->cache_status = rt_set_err(ctx, PHOBOS_CACHE_IGNORED, "autotune cache ignored and rewritten: %s", why);
   }
-  char *key = shape_key(k, b);
+  char *key = shape_key(k, args, b);
   if (!key) return rt_set_err(ctx, PHOBOS_OUT_OF_MEMORY, "out of memory for the autotune key of '%s'", k->mf->name);
   const char *cached = get(&c->t, key);
   for (int i = 0; cached && i < nfits; i++)

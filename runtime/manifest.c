@@ -141,6 +141,13 @@ static bool parse_param(P *p, yaml_node_t *n, MfParam *out) {
   if (!parse_dtype(p, n, &out->dtype)) return false;
   if (!get_bool(p, n, "written", false, &out->written)) return false;
   if (!out->tensor) return true;
+  /* absent in manifests from before strides (spec 16.3): those kernels
+   * take row-major tensors and no stride parameters */
+  yaml_node_t *sn = get(p, n, "strides");
+  const char *ss = sn ? str(sn) : "contiguous";
+  if (!ss || (strcmp(ss, "contiguous") && strcmp(ss, "inner-contiguous")))
+    return bad(p, sn, "parameter '%s': 'strides' must be contiguous or inner-contiguous", out->name);
+  out->strided = !strcmp(ss, "inner-contiguous");
   yaml_node_t *dims = get(p, n, "dims");
   int rank = count(dims);
   if (!dims || dims->type != YAML_SEQUENCE_NODE || rank < 1 || rank > PHOBOS_MAX_RANK)
@@ -384,10 +391,13 @@ static bool parse_kernel(P *p, yaml_node_t *n, MfKernel *k, int *variants_before
         !parse_aligned(p, get(p, N(p, variants->data.sequence.items.start[i]), "aligned_rows"), k, &k->variants[i]))
       return false;
   /* the launch packs every parameter into a fixed table (runtime.c,
-   * Params): a tensor takes 1 + rank slots, a scalar 1, a tensor map 2,
-   * the prefetch distance 1 */
+   * Params): a tensor takes 1 + rank slots and rank - 1 more for its
+   * strides, a scalar 1, a tensor map 2, the prefetch distance 1 */
   int slots = 0;
-  for (int q = 0; q < k->nparams; q++) slots += k->params[q].tensor ? 1 + k->params[q].rank : 1;
+  for (int q = 0; q < k->nparams; q++) {
+    const MfParam *mp = &k->params[q];
+    slots += mp->tensor ? 1 + mp->rank + (mp->strided ? mp->rank - 1 : 0) : 1;
+  }
   for (int i = 0; i < k->nvariants; i++)
     if (slots + 2 * k->variants[i].ntmaps + k->variants[i].l2pf_param > MF_MAX_SLOTS)
       return bad(p, n, "kernel '%s' takes %d parameter slots with its tensor maps; this runtime passes at most %d",

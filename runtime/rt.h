@@ -140,6 +140,7 @@ typedef struct MfParam {
   char *name;
   bool tensor;
   bool written;        /* the kernel stores to it */
+  bool strided;        /* it takes any strides with a unit last one ("strides: inner-contiguous"); else row-major only */
   phobos_dtype dtype;
   int rank;
   char *dimname[PHOBOS_MAX_RANK]; /* NULL: a literal extent */
@@ -321,6 +322,12 @@ phobos_status rt_set_err(phobos_context *ctx, phobos_status s, const char *fmt, 
 phobos_status rt_bind(const MfKernel *k, const phobos_arg *args, int nargs, RtBinding *b, char *err, size_t errlen);
 /* A tensor's size in bytes; false when a dim is negative or the size does
  * not fit in int64. */
+/* Tensor t's strides in elements as its kernel takes them: the caller's
+ * (any stride of a dim of extent 1 replaced by an aligned one), or the
+ * row-major ones where all are zero; false where a stride or an extent is
+ * negative or a span overflows. */
+bool rt_strides(const phobos_tensor *t, int64_t s[PHOBOS_MAX_RANK]);
+/* The bytes from t's first element to one past its last, at its strides. */
 bool rt_tensor_bytes(const phobos_tensor *t, int64_t *bytes);
 /* Launches one variant; `override` (NULL, or one entry per parameter of the
  * kernel, by index) replaces tensor pointers (autotuning's scratch copies)
@@ -346,10 +353,14 @@ int64_t rt_dynamic_shared(const MfKernel *k, const MfVariant *v, const RtBinding
  * aligned, and no written tensor overlapping it (the copy is read when the
  * kernel starts); true for any other variant. */
 bool rt_stage_fits(const MfKernel *k, const MfVariant *v, const phobos_arg *args, const RtBinding *b, int max_optin);
+/* The OR of tensor t's row pitches in bytes (the strides of its dims but
+ * the last, those of extent 1 left out), modulo 16: 0 where every row
+ * starts 16-byte aligned from an aligned base. */
+int64_t rt_row_pitches(const phobos_tensor *t);
 /* Whether an aligned-rows copy may run on these arguments: every tensor
- * its manifest names with a 16-byte aligned base and rows (a last dim of a
- * multiple of 16 bytes); -1 where it may (any other variant too), else the
- * first parameter that is not. */
+ * its manifest names with a 16-byte aligned base and rows (rt_row_pitches);
+ * -1 where it may (any other variant too), else the first parameter that
+ * is not. */
 int rt_rows_misfit(const MfKernel *k, const MfVariant *v, const phobos_arg *args);
 /* Evaluates the variant's grid; false with a message naming the kernel,
  * the variant and the axis's program (a result that is zero, negative or

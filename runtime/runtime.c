@@ -387,11 +387,39 @@ static const char *arg_kind_name(phobos_arg_kind k) {
   return k == PHOBOS_ARG_TENSOR ? "a tensor" : k == PHOBOS_ARG_INT ? "an int" : k == PHOBOS_ARG_FLOAT ? "a float" : k == PHOBOS_ARG_BOOL ? "a bool" : "an unknown kind";
 }
 
-bool rt_tensor_bytes(const phobos_tensor *t, int64_t *bytes) {
-  int64_t n = mf_dtype_bytes(t->dtype);
+bool rt_strides(const phobos_tensor *t, int64_t s[PHOBOS_MAX_RANK]) {
   if (t->rank < 0 || t->rank > PHOBOS_MAX_RANK) return false;
-  for (int d = 0; d < t->rank; d++)
-    if (t->shape[d] < 0 || !rt_mul_ok(n, t->shape[d], &n)) return false;
+  bool given = false;
+  for (int d = 0; d < t->rank; d++) given |= t->strides[d] != 0;
+  /* one past the farthest element the dims inside d reach (row-major:
+   * their element count) */
+  int64_t run = 1;
+  for (int d = t->rank - 1; d >= 0; d--) {
+    if (t->shape[d] < 0 || t->strides[d] < 0) return false;
+    s[d] = given ? t->strides[d] : run;
+    if (t->shape[d] == 1 && d < t->rank - 1) {
+      /* a dim of extent 1 only has index 0: its stride reaches nothing, so
+       * any will do; one past the dims inside it, rounded up to 16 bytes,
+       * keeps a tensor map's pitches aligned and the dims apart */
+      int64_t q = 16 / mf_dtype_bytes(t->dtype);
+      if (!rt_add_ok(run, q - 1, &s[d])) return false;
+      s[d] -= s[d] % q;
+    }
+    int64_t far;
+    if (t->shape[d] > 1 && (!rt_mul_ok(t->shape[d] - 1, s[d], &far) || !rt_add_ok(run, far, &run))) return false;
+  }
+  return true;
+}
+
+bool rt_tensor_bytes(const phobos_tensor *t, int64_t *bytes) {
+  int64_t s[PHOBOS_MAX_RANK], last = 0, term, n = mf_dtype_bytes(t->dtype);
+  if (!rt_strides(t, s)) return false;
+  for (int d = 0; d < t->rank; d++) {
+    if (t->shape[d] == 0) return *bytes = 0, true;
+    if (!rt_mul_ok(t->shape[d] - 1, s[d], &term) || !rt_add_ok(last, term, &last)) return false;
+  }
+  /* the bytes from the first element to one past the last */
+  if (!rt_add_ok(last, 1, &last) || !rt_mul_ok(last, n, &n)) return false;
   *bytes = n;
   return true;
 }
@@ -406,6 +434,45 @@ static const char *shape_str(const phobos_tensor *t, char *buf, size_t len) {
 }
 
 #define BAD(status, ...) (fail(err, errlen, __VA_ARGS__), (status))
+
+/* The strides of a tensor given with them (spec 17.2): the last one 1,
+ * none negative, and, for a tensor the kernel writes, no two elements at
+ * one address (the dims sorted by stride, each stride at least the span
+ * of the dims below it: how torch's views of one buffer look). Extents
+ * are checked. */
+static phobos_status check_strides(const MfParam *p, const phobos_tensor *t, char *err, size_t errlen) {
+  bool given = false;
+  for (int d = 0; d < t->rank; d++) given |= t->strides[d] != 0;
+  if (!given) return PHOBOS_OK;
+  for (int d = 0; d < t->rank; d++)
+    if (t->strides[d] < 0)
+      return BAD(PHOBOS_BAD_ARGUMENT, "tensor '%s' dim %d has stride %lld; strides must be 0 or more", p->name, d,
+                 (long long)t->strides[d]);
+  int last = t->rank - 1;
+  if (t->strides[last] != 1 && t->shape[last] > 1)
+    return BAD(PHOBOS_BAD_ARGUMENT, "tensor '%s' dim %d (its last) has stride %lld; kernels take a tensor whose last "
+               "dim is contiguous (stride 1): pass a contiguous copy (torch: .contiguous())", p->name, last,
+               (long long)t->strides[last]);
+  if (!p->written) return PHOBOS_OK;
+  int order[PHOBOS_MAX_RANK], n = 0;
+  for (int d = 0; d < t->rank; d++) {
+    if (t->shape[d] <= 1) continue;
+    int i = n++;
+    for (; i > 0 && t->strides[order[i - 1]] > t->strides[d]; i--) order[i] = order[i - 1];
+    order[i] = d;
+  }
+  int64_t span = 1, far;
+  for (int i = 0; i < n; i++) {
+    int d = order[i];
+    if (t->strides[d] < span)
+      return BAD(PHOBOS_BAD_ARGUMENT, "tensor '%s' is written, and at its strides two of its elements share an "
+                 "address: dim %d has stride %lld, but the dims of smaller stride span %lld elements", p->name, d,
+                 (long long)t->strides[d], (long long)span);
+    if (!rt_mul_ok(t->shape[d] - 1, t->strides[d], &far) || !rt_add_ok(span, far, &span))
+      return BAD(PHOBOS_BAD_SHAPE, "tensor '%s' spans more than 2^63 - 1 elements at its strides", p->name);
+  }
+  return PHOBOS_OK;
+}
 
 phobos_status rt_bind(const MfKernel *k, const phobos_arg *args, int nargs, RtBinding *b, char *err, size_t errlen) {
   memset(b, 0, sizeof *b);
@@ -439,9 +506,10 @@ phobos_status rt_bind(const MfKernel *k, const phobos_arg *args, int nargs, RtBi
                       (long long)got);
         if (got > INT32_MAX)
           return BAD(PHOBOS_BAD_SHAPE, "tensor '%s' dim %d is %lld; extents must fit in 32 bits", p->name, d, (long long)got);
-        if (t->strides[d] && t->strides[d] != expect)
-          return BAD(PHOBOS_BAD_ARGUMENT, "tensor '%s' dim %d has stride %lld; this version takes contiguous row-major "
-                      "tensors (stride %lld)", p->name, d, (long long)t->strides[d], (long long)expect);
+        if (t->strides[d] && t->strides[d] != expect && !p->strided)
+          return BAD(PHOBOS_BAD_ARGUMENT, "tensor '%s' dim %d has stride %lld; kernel '%s' was compiled before strides "
+                      "(its manifest has no 'strides') and takes contiguous row-major tensors (stride %lld): compile it "
+                      "again", p->name, d, (long long)t->strides[d], k->name, (long long)expect);
         if (!rt_mul_ok(expect, got, &expect)) {
           char sh[120];
           return BAD(PHOBOS_BAD_SHAPE, "tensor '%s' dim %d%s%s%s is %lld: dims %d to %d of %s make more than 2^63 - 1 "
@@ -468,12 +536,14 @@ phobos_status rt_bind(const MfKernel *k, const phobos_arg *args, int nargs, RtBi
           b->value[b->ndims++] = got;
         }
       }
+      phobos_status ss = check_strides(p, t, err, errlen);
+      if (ss != PHOBOS_OK) return ss;
       /* the element count fits (above); the byte count and the end address must too */
       int64_t bytes;
       char sh[120];
       if (!rt_tensor_bytes(t, &bytes))
-        return BAD(PHOBOS_BAD_SHAPE, "tensor '%s' of %s holds %lld elements of %d bytes: more than 2^63 - 1 bytes", p->name,
-                   shape_str(t, sh, sizeof sh), (long long)expect, eb);
+        return BAD(PHOBOS_BAD_SHAPE, "tensor '%s' of %s spans more than 2^63 - 1 bytes at its strides (%d-byte "
+                   "elements)", p->name, shape_str(t, sh, sizeof sh), eb);
       if (t->data > UINT64_MAX - (uint64_t)bytes)
         return BAD(PHOBOS_BAD_POINTER, "tensor '%s' at 0x%llx: its %lld bytes run past the end of the address space",
                    p->name, (unsigned long long)t->data, (long long)bytes);
@@ -528,8 +598,14 @@ bool rt_stage_fits(const MfKernel *k, const MfVariant *v, const phobos_arg *args
   int64_t stat = v->dynamic_shared ? 0 : v->shared_bytes;
   if (stat + rt_dynamic_shared(k, v, b) > max_optin) return false;
   const phobos_tensor *x = &args[v->stage_param].tensor;
-  int64_t xb, tb;
-  if (x->data % 16 || !rt_tensor_bytes(x, &xb)) return false;
+  int64_t xb, tb, xs[PHOBOS_MAX_RANK];
+  if (x->data % 16 || !rt_tensor_bytes(x, &xb) || !rt_strides(x, xs)) return false;
+  /* the copy takes the rows as one run of bytes (ptx/rowstage.c) */
+  int64_t run = 1;
+  for (int d = x->rank - 1; d >= 0; d--) {
+    if (x->shape[d] > 1 && xs[d] != run) return false;
+    run *= x->shape[d]; /* below the span rt_tensor_bytes bounded */
+  }
   for (int i = 0; i < k->nparams; i++) {
     if (!k->params[i].tensor || !k->params[i].written) continue;
     const phobos_tensor *t = &args[i].tensor;
@@ -539,12 +615,19 @@ bool rt_stage_fits(const MfKernel *k, const MfVariant *v, const phobos_arg *args
   return true;
 }
 
+int64_t rt_row_pitches(const phobos_tensor *t) {
+  int64_t st[PHOBOS_MAX_RANK], bits = 0, eb = mf_dtype_bytes(t->dtype);
+  if (!rt_strides(t, st)) return 1;
+  for (int d = 0; d + 1 < t->rank; d++)
+    if (t->shape[d] > 1) bits |= (st[d] % 16) * eb; /* the low bits are all that matter here, without overflow */
+  return bits;
+}
+
 int rt_rows_misfit(const MfKernel *k, const MfVariant *v, const phobos_arg *args) {
   for (int i = 0; i < k->nparams && i < 64; i++) {
     if (!(v->aligned_rows >> i & 1) || !k->params[i].tensor) continue;
     const phobos_tensor *t = &args[i].tensor;
-    int64_t row = t->rank > 0 ? t->shape[t->rank - 1] * mf_dtype_bytes(t->dtype) : 0;
-    if (t->data % 16 || (t->rank > 1 && row % 16)) return i;
+    if (t->data % 16 || rt_row_pitches(t) % 16) return i;
   }
   return -1;
 }
@@ -643,6 +726,13 @@ static void pack(const MfKernel *k, const phobos_arg *args, const CUdeviceptr *o
         p->ptrs[p->n] = &p->vals[p->n];
         p->n++;
       }
+      int64_t st[PHOBOS_MAX_RANK];
+      if (mp->strided && rt_strides(&a->tensor, st)) /* rt_bind checked them */
+        for (int d = 0; d + 1 < mp->rank; d++) {
+          p->vals[p->n].s64 = st[d];
+          p->ptrs[p->n] = &p->vals[p->n];
+          p->n++;
+        }
       continue;
     }
     double f = a->kind == PHOBOS_ARG_FLOAT ? a->f : (double)a->i;
@@ -674,34 +764,39 @@ static void pack_tmaps(const CuApi *cu, const MfVariant *v, const phobos_arg *ar
     const phobos_tensor *ts = &args[m->param].tensor;
     CUdeviceptr base = override && override[m->param] ? override[m->param] : ts->data;
     int eb = mf_dtype_bytes(m->dtype);
-    /* the map's dims, outermost first: a split dim as [extent / inner, inner] */
-    int64_t shape[PHOBOS_MAX_RANK + 1];
+    /* the map's dims, outermost first, and their strides in elements: a
+     * split dim as [extent / inner, inner] */
+    int64_t shape[PHOBOS_MAX_RANK + 1], est[PHOBOS_MAX_RANK + 1], ts_st[PHOBOS_MAX_RANK];
     int r = 0;
-    bool ok = cu->TensorMapEncodeTiled && base % 16 == 0;
-    for (int d = 0; d < m->rank; d++) {
+    bool ok = cu->TensorMapEncodeTiled && base % 16 == 0 && rt_strides(ts, ts_st);
+    for (int d = 0; d < m->rank && ok; d++) {
       if (d == m->split_dim) {
-        ok = ok && ts->shape[d] % m->split_inner == 0;
+        ok = ok && ts->shape[d] % m->split_inner == 0 && rt_mul_ok(ts_st[d], m->split_inner, &est[r]);
         shape[r++] = ts->shape[d] / m->split_inner;
+        est[r] = ts_st[d];
         shape[r++] = m->split_inner;
       } else {
+        est[r] = ts_st[d];
         shape[r++] = ts->shape[d];
       }
     }
     unsigned long long dims[PHOBOS_MAX_RANK + 1], strides[PHOBOS_MAX_RANK + 1];
     unsigned box[PHOBOS_MAX_RANK + 1], estr[PHOBOS_MAX_RANK + 1];
-    int64_t pitch = eb; /* bytes from one index of dim i to the next */
-    for (int i = 0; i < r; i++) { /* the driver's order: innermost first */
+    for (int i = 0; i < r && ok; i++) { /* the driver's order: innermost first */
       int d = r - 1 - i;
       dims[i] = (unsigned long long)shape[d]; /* at most 2^31 - 1 (rt_bind); the driver allows 2^32 */
       box[i] = (unsigned)m->box[d];         /* 1 to 256 (manifest.c) */
       estr[i] = 1;
+      int64_t pitch = 0; /* bytes from one index of dim d to the next */
+      ok = rt_mul_ok(est[d], eb, &pitch);
+      /* the innermost dim is contiguous (rt_bind); the others' pitches
+       * follow the driver's rule: a multiple of 16 below 2^40 */
       if (i) {
-        /* the driver's rule: a stride is a multiple of 16 below 2^40 */
         strides[i - 1] = (unsigned long long)pitch;
-        ok = ok && pitch % 16 == 0 && pitch < (int64_t)1 << 40;
+        ok = ok && pitch > 0 && pitch % 16 == 0 && pitch < (int64_t)1 << 40;
+      } else {
+        ok = ok && pitch == eb;
       }
-      /* within the tensor's bytes, which rt_bind checked; checked anyway */
-      if (!rt_mul_ok(pitch, shape[d], &pitch)) ok = false, pitch = 0;
     }
     memset(p->maps[t], 0, sizeof p->maps[t]);
     /* interleave none, the manifest's swizzle (the driver's 0 none, 1 32B,
@@ -814,16 +909,16 @@ phobos_status phobos_launch(phobos_kernel *k, const phobos_arg *args, int nargs,
                         "pinned dims or dims_at_most)", k->mf->name, v->entry);
     if (!rt_stage_fits(k->mf, v, args, &b, ctx->max_shared_optin))
       return rt_set_err(ctx, PHOBOS_NO_VARIANT, "kernel '%s': the pinned variant '%s' stages rows of '%s', which need "
-                        "%lld bytes of shared memory (device %d allows %d), a 16-byte aligned base and no written "
-                        "tensor overlapping them", k->mf->name, v->entry, k->mf->params[v->stage_param].name,
+                        "%lld bytes of shared memory (device %d allows %d), a 16-byte aligned base, rows one after "
+                        "another (row-major strides) and no written tensor overlapping them", k->mf->name, v->entry, k->mf->params[v->stage_param].name,
                         (long long)rt_dynamic_shared(k->mf, v, &b), ctx->ordinal, ctx->max_shared_optin);
     int mis = rt_rows_misfit(k->mf, v, args);
     if (mis >= 0) {
       const phobos_tensor *t = &args[mis].tensor;
       return rt_set_err(ctx, PHOBOS_NO_VARIANT, "kernel '%s': the pinned variant '%s' is an aligned-rows copy, which "
-                        "takes tensor '%s' only with a 16-byte aligned base and rows (base 0x%llx, dim %d of %lld)",
-                        k->mf->name, v->entry, k->mf->params[mis].name, (unsigned long long)t->data, t->rank - 1,
-                        (long long)(t->rank > 0 ? t->shape[t->rank - 1] : 0));
+                        "takes tensor '%s' only with a 16-byte aligned base and rows (base 0x%llx, row pitches %lld "
+                        "bytes modulo 16)", k->mf->name, v->entry, k->mf->params[mis].name,
+                        (unsigned long long)t->data, (long long)rt_row_pitches(t));
     }
     k->last_variant = v->name;
     return rt_launch_variant(k, v, args, &b, NULL, (CUstream)stream);

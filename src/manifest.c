@@ -141,6 +141,8 @@ bool manifest_write(FILE *out, const Source *src, const char *arch, const char *
         bool written = false;
         for (int v = i; v < j; v++) written |= tir_stores_to(&plans[v]->f->body, p);
         kv(&m, "written", written ? "true" : "false");
+        /* every dim's stride but the last is a launch parameter (spec 16.3) */
+        kv(&m, "strides", "inner-contiguous");
       }
       ev_map(&m, false, true);
     }

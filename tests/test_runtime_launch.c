@@ -457,8 +457,8 @@ Test(launch, a_tensor_of_more_than_2_to_the_63_bytes_is_refused) {
   load_text(rank5, "fill5", 6, sz);
   phobos_arg a = phobos_tensor_arg(alloc(256), PHOBOS_F32, 5, (int64_t[]){5, 5581, 8681, 49477, 384773});
   cr_assert_eq(phobos_launch(k, &a, 1, NULL), PHOBOS_BAD_SHAPE, "%s", phobos_last_error(ctx));
-  cr_assert(strstr(phobos_last_error(ctx), "tensor 'Y' of [5, 5581, 8681, 49477, 384773] holds 4611686018427387905 "
-                                           "elements of 4 bytes: more than 2^63 - 1 bytes"),
+  cr_assert(strstr(phobos_last_error(ctx), "tensor 'Y' of [5, 5581, 8681, 49477, 384773] spans more than 2^63 - 1 bytes at its "
+                                           "strides (4-byte elements)"),
             "%s", phobos_last_error(ctx));
   cr_assert_eq(fake->nlaunches, 0);
   /* a tensor whose bytes would run past the top of the address space */
@@ -752,4 +752,99 @@ Test(launch, a_module_loads_from_memory) {
   cr_assert_eq(phobos_module_load_image(ctx, elf, sizeof elf, tuned, n, NULL), PHOBOS_INVALID);
   phobos_context_destroy(ctx);
   ctx = NULL;
+}
+
+/* the same kernel compiled with strides (spec 16.3): each tensor passes
+ * the strides of its dims but the last after its extents */
+static void load_strided(void) {
+  char text[4096], t2[4096], t3[4096];
+  with(manifest, "DL", "false", text, sizeof text);
+  with(text, "dims: [B, S, HQ, D], written: false}", "dims: [B, S, HQ, D], written: false, strides: inner-contiguous}", t2,
+       sizeof t2);
+  with(t2, "dims: [B, S, HQ, 1], written: true}", "dims: [B, S, HQ, 1], written: true, strides: inner-contiguous}", t3,
+       sizeof t3);
+  int sz[] = {8, 4, 4, 4, 4, 8, 8, 8, 8, 4, 4, 4, 4, 8, 8, 8, 128, 4};
+  load_text(t3, "qload_edges", 18, sz);
+}
+
+static int64_t s64(int i) {
+  int64_t v;
+  memcpy(&v, fake->params[i], 8);
+  return v;
+}
+
+static phobos_status launch_view(uint64_t q, const int64_t *qst, uint64_t r, const int64_t *rst) {
+  phobos_arg a[2] = {phobos_tensor_arg(q, PHOBOS_F32, 4, (int64_t[]){2, 19, 14, 64}),
+                     phobos_tensor_arg(r, PHOBOS_F32, 4, (int64_t[]){2, 19, 14, 1})};
+  memcpy(a[0].tensor.strides, qst, sizeof(int64_t) * 4);
+  if (rst) memcpy(a[1].tensor.strides, rst, sizeof(int64_t) * 4);
+  return phobos_launch(k, a, 2, NULL);
+}
+
+Test(launch, a_view_passes_its_strides_and_its_map_takes_them) {
+  load_strided();
+  /* Q out of a packed [2, 19, 3 * 14, 64] buffer (Q, K and V heads side by side) */
+  int64_t qst[] = {19 * 42 * 64, 42 * 64, 64, 1};
+  uint64_t q = alloc(sizeof(float) * 2 * 19 * 42 * 64), r = alloc(sizeof(float) * 2 * 19 * 14);
+  cr_assert_eq(launch_view(q, qst, r, NULL), PHOBOS_OK, "%s", phobos_last_error(ctx));
+  cr_assert_eq(fake->nparams, 18);
+  for (int d = 0; d < 3; d++) cr_assert_eq(s64(5 + d), qst[d], "Q's stride %d", d);
+  int64_t rst[] = {19 * 14, 14, 1}; /* R given without strides: the row-major ones */
+  for (int d = 0; d < 3; d++) cr_assert_eq(s64(13 + d), rst[d], "R's stride %d", d);
+  /* the map [B, S, HQ/7, 7, D] at the buffer's pitches, in bytes, innermost first */
+  cr_assert_eq(fake->encodes, 1);
+  unsigned long long strides[] = {256, 1792, 256 * 42, 256 * 42 * 19};
+  for (int i = 0; i < 4; i++) cr_assert_eq(fake->enc_strides[i], strides[i], "stride %d", i);
+  cr_assert_eq(s32(17), 1);
+}
+
+Test(launch, a_pitch_off_16_bytes_means_the_pointer_path) {
+  load_strided();
+  int64_t qst[] = {19 * 14 * 65, 14 * 65, 65, 1}; /* rows of 260 bytes */
+  uint64_t q = alloc(sizeof(float) * 2 * 19 * 14 * 65), r = alloc(sizeof(float) * 2 * 19 * 14);
+  cr_assert_eq(launch_view(q, qst, r, NULL), PHOBOS_OK, "%s", phobos_last_error(ctx));
+  cr_assert_eq(fake->encodes, 0);
+  cr_assert_eq(s64(7), 65);
+  cr_assert_eq(s32(17), 0, "the kernel takes its pointer path");
+  /* a read-only tensor may repeat: every batch reads one [19, 14, 64] block */
+  int64_t rep[] = {0, 14 * 64, 64, 1};
+  cr_assert_eq(launch_view(q, rep, r, NULL), PHOBOS_OK, "%s", phobos_last_error(ctx));
+  cr_assert_eq(s64(5), 0);
+}
+
+Test(launch, strides_a_kernel_cannot_take_are_refused_by_name) {
+  load_strided();
+  uint64_t q = alloc(sizeof(float) * 2 * 19 * 14 * 128), r = alloc(sizeof(float) * 2 * 19 * 14 * 4);
+  int64_t last[] = {19 * 14 * 128, 14 * 128, 128, 2};
+  cr_assert_eq(launch_view(q, last, r, NULL), PHOBOS_BAD_ARGUMENT);
+  cr_assert_str_eq(phobos_last_error(ctx), "tensor 'Q' dim 3 (its last) has stride 2; kernels take a tensor whose last "
+                                           "dim is contiguous (stride 1): pass a contiguous copy (torch: .contiguous())");
+  int64_t neg[] = {19 * 14 * 64, -14 * 64, 64, 1};
+  cr_assert_eq(launch_view(q, neg, r, NULL), PHOBOS_BAD_ARGUMENT);
+  cr_assert_str_eq(phobos_last_error(ctx), "tensor 'Q' dim 1 has stride -896; strides must be 0 or more");
+  /* R is written: [2, 19, 14, 1] with S's stride below the 14 heads' span */
+  int64_t qok[] = {19 * 14 * 64, 14 * 64, 64, 1}, over[] = {19 * 14, 10, 1, 1};
+  cr_assert_eq(launch_view(q, qok, r, over), PHOBOS_BAD_ARGUMENT);
+  cr_assert_str_eq(phobos_last_error(ctx), "tensor 'R' is written, and at its strides two of its elements share an "
+                                           "address: dim 1 has stride 10, but the dims of smaller stride span 14 "
+                                           "elements");
+  /* the same rows permuted ([B, S, H] laid out as [B, H, S]) share nothing */
+  int64_t perm[] = {19 * 14, 1, 19, 1};
+  cr_assert_eq(launch_view(q, qok, r, perm), PHOBOS_OK, "%s", phobos_last_error(ctx));
+  cr_assert_eq(s64(13), 19 * 14);
+  cr_assert_eq(s64(14), 1);
+  cr_assert_eq(s64(15), 19);
+  cr_assert_eq(fake->nlaunches, 1);
+}
+
+Test(launch, a_kernel_compiled_before_strides_takes_only_row_major_ones) {
+  load("false");
+  uint64_t q = alloc(sizeof(float) * 2 * 19 * 42 * 64), r = alloc(sizeof(float) * 2 * 19 * 14);
+  int64_t qst[] = {19 * 42 * 64, 42 * 64, 64, 1}, row[] = {19 * 14 * 64, 14 * 64, 64, 1};
+  cr_assert_eq(launch_view(q, qst, r, NULL), PHOBOS_BAD_ARGUMENT);
+  cr_assert_str_eq(phobos_last_error(ctx), "tensor 'Q' dim 1 has stride 2688; kernel 'qload_edges' was compiled before "
+                                           "strides (its manifest has no 'strides') and takes contiguous row-major "
+                                           "tensors (stride 896): compile it again");
+  cr_assert_eq(launch_view(q, row, r, NULL), PHOBOS_OK, "%s", phobos_last_error(ctx));
+  cr_assert_eq(fake->nparams, 12, "no stride parameters");
 }

@@ -53,7 +53,13 @@ typedef enum phobos_dtype {
 } phobos_dtype;
 
 /* A tensor argument: a device pointer, its element type and shape, and its
- * strides in elements (all zero: contiguous, row-major). */
+ * strides in elements. All zero: contiguous, row-major. Otherwise each is
+ * taken as given (a view of a larger buffer: Q, K and V out of one packed
+ * QKV tensor, rows with a pitch): the last must be 1 (a dim of extent 1
+ * aside), none negative, and a tensor the kernel writes must not have two
+ * elements at one address; a read-only one may (a stride of 0 repeats a
+ * row). Tensor maps are built from the real strides where their pitches
+ * are multiples of 16 bytes; the kernel takes its pointer path otherwise. */
 typedef struct phobos_tensor {
   uint64_t data;
   phobos_dtype dtype;

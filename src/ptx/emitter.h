@@ -204,6 +204,9 @@ void px_emit_write(Emitter *e, const TirInst *in);
 
 /* ----------------------------- loads.c: the threads' global accesses */
 const char *px_tensor_addr(Emitter *e, int p, const char *const *g);
+const char *px_pitch(Emitter *e, int p, int d, int64_t mult);
+const char *px_pitch_bits(Emitter *e, int p, int d0);
+const char *px_tensor_end(Emitter *e, int p);
 const char *px_sub_start(Emitter *e, const TirInst *in, int i);
 /* A scalar coordinate value as 32 bits (px_sub_start's rule). */
 const char *px_i32(Emitter *e, const TirInst *s);

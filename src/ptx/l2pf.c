@@ -52,13 +52,13 @@ void px_emit_l2pf(Emitter *e, const TirInst *in) {
     }
     idx[k] = v;
   }
-  /* rows inside the tensor (unsigned: a negative one is out), row-major */
+  /* rows inside the tensor (unsigned: a negative one is out), each index
+   * times its dim's stride */
   px_out(e, "mov.u64 %s, 0;", off);
   for (int k = 0; k < last; k++) {
     px_out(e, "setp.lt.and.u64 %s, %s, %%ext%d_%d, %s;", ok, idx[k], t, k, ok);
-    px_out(e, "mad.lo.s64 %s, %s, %%ext%d_%d, %s;", off, off, t, k, idx[k]);
+    px_out(e, "mad.lo.s64 %s, %s, %%str%d_%d, %s;", off, idx[k], t, k, off);
   }
-  if (last > 0) px_out(e, "mul.lo.s64 %s, %s, %%ext%d_%d;", off, off, t, last);
   /* the row's columns inside it: [max(c, 0), min(c + len, N)) */
   const char *lo = px_tmp(e, RC_B64), *hi = px_tmp(e, RC_B64), *sz = px_tmp(e, RC_B32);
   px_out(e, "max.s64 %s, %s, 0;", lo, idx[last]);

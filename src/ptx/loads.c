@@ -7,19 +7,63 @@
 
 static void emit_pointer_store(Emitter *e, const TirInst *in);
 
-/* global address of element g[] of tensor p, in a 64-bit register */
+/* global address of element g[] of tensor p, in a 64-bit register: each
+ * coordinate times its dim's stride (spec 16.3), the last dim's 1 */
 const char *px_tensor_addr(Emitter *e, int p, const char *const *g) {
   const TirParam *tp = &e->f->params[p];
-  const char *lin = px_tmp(e, RC_B64);
+  /* the rows' part first, in 64 bits, and the column last: ptxas keeps
+   * the fewest registers so (the column first cost gqa_attention's NQ=8
+   * entries up to 100 registers a thread and spills; 32-bit strides with
+   * mad.wide, 90) */
+  const char *lin = px_tmp(e, RC_B64), *col = px_tmp(e, RC_B64);
   px_out(e, "mov.u64 %s, 0;", lin);
-  for (int d = 0; d < tp->rank; d++) {
+  for (int d = 0; d + 1 < tp->rank; d++) {
     const char *ge = px_tmp(e, RC_B64);
     px_out(e, "cvt.s64.s32 %s, %s;", ge, g[d]);
-    px_out(e, "mad.lo.s64 %s, %s, %%ext%d_%d, %s;", lin, lin, p, d, ge);
+    px_out(e, "mad.lo.s64 %s, %s, %%str%d_%d, %s;", lin, ge, p, d, lin);
   }
+  px_out(e, "cvt.s64.s32 %s, %s;", col, g[tp->rank - 1]);
+  px_out(e, "add.s64 %s, %s, %s;", lin, lin, col);
   const char *ad = px_tmp(e, RC_B64);
   px_out(e, "mad.lo.s64 %s, %s, %d, %%base%d;", ad, lin, px_elem_bytes_mem(tp->elem), p);
   return ad;
+}
+
+/* mult times the stride of tensor p's dim d (elements; the last dim's is
+ * 1), in a 64-bit register: with mult the element size, the bytes from
+ * one index of dim d to the next */
+const char *px_pitch(Emitter *e, int p, int d, int64_t mult) {
+  const char *r = px_tmp(e, RC_B64);
+  if (d + 1 >= e->f->params[p].rank) px_out(e, "mov.u64 %s, %lld;", r, (long long)mult);
+  else px_out(e, "mul.lo.s64 %s, %%str%d_%d, %lld;", r, p, d, (long long)mult);
+  return r;
+}
+
+/* The OR of the byte pitches of tensor p's dims d0 to its last but one:
+ * where this and an address are aligned to a power of two, so is the
+ * address of every element that differs from it only in those dims'
+ * indices (rows of a strided tensor lie a multiple of their own pitch
+ * apart, not of the innermost row's). */
+const char *px_pitch_bits(Emitter *e, int p, int d0) {
+  int eb = px_elem_bytes_mem(e->f->params[p].elem), last = e->f->params[p].rank - 1;
+  if (d0 >= last) return px_pitch(e, p, last, eb);
+  const char *r = px_pitch(e, p, d0, eb);
+  for (int d = d0 + 1; d < last; d++) px_out(e, "or.b64 %s, %s, %s;", r, r, px_pitch(e, p, d, eb));
+  return r;
+}
+
+/* One past the last byte of tensor p: its base plus the element size
+ * times (1 + the sum over dims of (extent - 1) times stride). */
+const char *px_tensor_end(Emitter *e, int p) {
+  const TirParam *tp = &e->f->params[p];
+  const char *end = px_tmp(e, RC_B64), *t = px_tmp(e, RC_B64);
+  px_out(e, "mov.b64 %s, %%ext%d_%d;", end, p, tp->rank - 1); /* the last dim's extent - 1, plus 1 */
+  for (int d = 0; d + 1 < tp->rank; d++) {
+    px_out(e, "sub.s64 %s, %%ext%d_%d, 1;", t, p, d);
+    px_out(e, "mad.lo.s64 %s, %s, %%str%d_%d, %s;", end, t, p, d, end);
+  }
+  px_out(e, "mad.lo.s64 %s, %s, %d, %%base%d;", end, end, px_elem_bytes_mem(tp->elem), p);
+  return end;
 }
 
 /* Subscript i of `in` as a 32-bit coordinate. Coordinates and extents are
@@ -338,9 +382,7 @@ static RowsAt rows_at(Emitter *e, const TirInst *in, const char *r0, const char 
     px_out(e, "mov.u64 %s, 0;", R.step);
     return R;
   }
-  px_out(e, "mov.u64 %s, %lld;", R.step, (long long)(rstep * eb));
-  for (int d = R.i0 + 1; d < e->f->params[in->aux].rank; d++)
-    px_out(e, "mul.lo.s64 %s, %s, %%ext%d_%d;", R.step, R.step, in->aux, d);
+  R.step = px_pitch(e, in->aux, R.i0, rstep * eb);
   return R;
 }
 
@@ -796,7 +838,6 @@ static void shift_branches(Emitter *e, const char *s, int eb, const char *name, 
 static void misaligned_rows(Emitter *e, const TirInst *in, const BlockGeom *g, const RowsAt *R, const int64_t *coff,
                             const char *inside, const char *aligned, int L, const char **pw) {
   int eb = px_elem_bytes_mem(in->ty.elem), V = g->V, ncol = (int)g->reps_c * V;
-  const TirParam *tp = &e->f->params[in->aux];
   const char *ok = px_tmp(e, RC_PRED), *t = px_tmp(e, RC_B64), *end = px_tmp(e, RC_B64), *last = px_tmp(e, RC_B64);
   int M = px_new_label(e);
   bool held = px_rowstage_load(e, in);
@@ -805,9 +846,7 @@ static void misaligned_rows(Emitter *e, const TirInst *in, const BlockGeom *g, c
   if (!held) { /* a staged-rows copy keeps every address's alignment and has 32 bytes to spare after the rows */
     px_out(e, "and.b64 %s, %%base%d, 15;", t, in->aux);
     px_out(e, "setp.eq.and.u64 %s, %s, 0, %s;", ok, t, ok);
-    px_out(e, "mov.u64 %s, %d;", end, eb); /* the tensor's end: base + bytes */
-    for (int d = 0; d < tp->rank; d++) px_out(e, "mul.lo.s64 %s, %s, %%ext%d_%d;", end, end, in->aux, d);
-    px_out(e, "add.s64 %s, %s, %%base%d;", end, end, in->aux);
+    end = px_tensor_end(e, in->aux);
     px_out(e, "mad.lo.s64 %s, %s, %lld, %s;", last, R->step, (long long)(g->reps_r - 1), R->ad);
     px_out(e, "add.s64 %s, %s, %lld;", last, last, (long long)(coff[ncol - V] * eb + 32));
     px_out(e, "setp.le.and.u64 %s, %s, %s, %s;", ok, last, end, ok);
@@ -1224,9 +1263,8 @@ static bool emit_blocked_rows3(Emitter *e, const TirInst *in, const TirInst *val
   }
   const char *aligned = NULL;
   if (blocked_vec(V, eb)) {
-    const char *al = px_tmp(e, RC_B64), *pitch = px_tmp(e, RC_B64);
+    const char *al = px_tmp(e, RC_B64), *pitch = px_pitch_bits(e, in->aux, sp[0]);
     aligned = px_tmp(e, RC_PRED);
-    px_out(e, "mul.wide.s32 %s, %s, %d;", pitch, px_ext(e, in->aux, e->f->params[in->aux].rank - 1), eb);
     px_out(e, "or.b64 %s, %s, %s;", al, ad[0], pitch);
     px_out(e, "and.b64 %s, %s, %d;", al, al, vec_align(V, eb) - 1);
     px_out(e, "setp.eq.u64 %s, %s, 0;", aligned, al);
@@ -1452,10 +1490,7 @@ static int emit_frag_rows_store(Emitter *e, const TirInst *in, const TirInst *va
   const char *c = px_tmp(e, RC_B32);
   px_out(e, "add.s32 %s, %s, %%ft2_;", c, gg[i1]);
   gg[i1] = c;
-  const char *ad = px_tensor_addr(e, in->aux, gg), *pitch = px_tmp(e, RC_B64), *al = px_tmp(e, RC_B64);
-  px_out(e, "mov.u64 %s, %d;", pitch, eb);
-  for (int d = i0 + 1; d < e->f->params[in->aux].rank; d++)
-    px_out(e, "mul.lo.s64 %s, %s, %%ext%d_%d;", pitch, pitch, in->aux, d);
+  const char *ad = px_tensor_addr(e, in->aux, gg), *pitch = px_pitch(e, in->aux, i0, eb), *al = px_tmp(e, RC_B64);
   px_out(e, "or.b64 %s, %s, %s;", al, ad, pitch);
   px_out(e, "and.b64 %s, %s, %d;", al, al, 2 * eb - 1);
   const char *p = px_tmp(e, RC_PRED);

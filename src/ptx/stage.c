@@ -46,16 +46,13 @@ bool px_emit_stage_rows(Emitter *e, const TirInst *in) {
 }
 
 /* The global address of element g of tensor `param` and the byte pitch of
- * its dim i0 (the element size times the extents after it), and a predicate:
+ * its dim i0 (the element size times its stride), and a predicate:
  * `ok` and both 16-byte aligned, what a bulk or 16-byte async copy of rows
  * starting there needs. */
 const char *px_aligned16(Emitter *e, int param, int eb, const char *const *g, int i0, const char *ok,
                              const char **addr, const char **pitch) {
-  const TirParam *tp = &e->f->params[param];
-  const char *a0 = px_tensor_addr(e, param, g), *step = px_tmp(e, RC_B64), *al = px_tmp(e, RC_B64),
+  const char *a0 = px_tensor_addr(e, param, g), *step = px_pitch(e, param, i0, eb), *al = px_tmp(e, RC_B64),
              *p = px_tmp(e, RC_PRED);
-  px_out(e, "mov.u64 %s, %d;", step, eb);
-  for (int d = i0 + 1; d < tp->rank; d++) px_out(e, "mul.lo.s64 %s, %s, %%ext%d_%d;", step, step, param, d);
   px_out(e, "or.b64 %s, %s, %s;", al, a0, step);
   px_out(e, "and.b64 %s, %s, 15;", al, al);
   px_out(e, "setp.eq.and.u64 %s, %s, 0, %s;", p, al, ok);
