@@ -297,19 +297,24 @@ static bool fill_param(CaseParam *p, char *err, size_t errlen) {
 
 /* ---------------------------------------------------------- compilation */
 
+int harness_pad;
+
 /* Whether the runtime would launch f for the case's shapes: a one-pass copy
  * only where its dim is at most its bound (runtime.c's rt_variant_fits). */
 static bool case_fits(Case *c, const TirFunc *f, const Plan *p) {
-  /* rt_rows_misfit: an aligned-rows copy's tensors 16-byte aligned, their rows too */
+  /* rt_rows_misfit: an aligned-rows copy's tensors 16-byte aligned, their
+   * rows too (harness_pad elements past each row's end) */
   for (int i = 0; p->aligned_copy && i < f->nparams && i < 64; i++) {
     CaseParam *cp = p->aligned_params >> i & 1 ? harness_param(c, f->params[i].name) : NULL;
-    if (cp && (cp->misalign % 16 || (cp->rank > 1 && cp->dims[cp->rank - 1] * sema_scalar_bytes(cp->elem) % 16)))
+    if (cp && (cp->misalign % 16 ||
+               (cp->rank > 1 && (cp->dims[cp->rank - 1] + harness_pad) * sema_scalar_bytes(cp->elem) % 16)))
       return false;
   }
-  if (f->staged) { /* rt_stage_fits: the rows within an H200's 227 KB, the tensor 16-byte aligned */
+  if (f->staged) { /* rt_stage_fits: the rows within an H200's 227 KB, the tensor 16-byte aligned, its rows one run */
     CaseParam *cp = harness_param(c, f->params[f->stage_param].name);
     int64_t stat = f->info->dynshared ? 0 : plan_launch_shared(p);
-    return cp->misalign % 16 == 0 && stat + staged_area_offset(p) + staged_extra_bytes(f, cp->dims[1]) <= 232448;
+    return cp->misalign % 16 == 0 && (harness_pad == 0 || cp->rank < 2) &&
+           stat + staged_area_offset(p) + staged_extra_bytes(f, cp->dims[1]) <= 232448;
   }
   if (!f->once_dim) return true;
   for (int i = 0; i < f->nparams; i++) {

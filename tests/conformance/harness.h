@@ -102,6 +102,11 @@ typedef struct Runner {
 /* Runs a loaded case with a runner: every variant against the reference,
  * then the same_as rerun. */
 bool harness_run(Case *c, const Runner *r, char *err, size_t errlen);
+/* Elements a runner lays out past the end of each row of a tensor of rank 2
+ * or more (its strides then differ from its extents, spec 16.3); the
+ * variants the runtime would not take at such strides are left out. 0 by
+ * default (contiguous). */
+extern int harness_pad;
 /* Whether an output is also read (its fill is not poison). */
 bool harness_is_inout(const Case *c, const CaseParam *p);
 bool harness_is_output(const Case *c, const char *name);

@@ -129,6 +129,36 @@ static bool guards_intact(const unsigned char *h, size_t front, size_t bytes, si
   return true;
 }
 
+/* A tensor's strides with harness_pad elements past the end of each row
+ * (rank 2 and more; PHOBOS_GPU_PAD), and its elements at them, the gaps
+ * included */
+static int64_t padded_strides(const CaseParam *cp, int64_t *st) {
+  int64_t run = 1;
+  for (int d = cp->rank - 1; d >= 0; d--) {
+    st[d] = run;
+    run *= cp->dims[d] + (d == cp->rank - 1 && cp->rank > 1 ? harness_pad : 0);
+  }
+  return run;
+}
+
+/* element j of a row-major walk of the tensor's extents, at strides st */
+static int64_t phys_at(const CaseParam *cp, const int64_t *st, int64_t j) {
+  int64_t at = 0;
+  for (int d = cp->rank - 1; d >= 0; d--) at += j % cp->dims[d] * st[d], j /= cp->dims[d];
+  return at;
+}
+
+/* the harness_pad elements past each row (a stride's gap) still hold the
+ * guard byte; *where: the first that does not, from the allocation's start */
+static bool gaps_intact(const CaseParam *cp, const unsigned char *t, size_t *where, size_t front) {
+  if (!harness_pad || cp->rank < 2) return true;
+  int64_t eb = sema_scalar_bytes(cp->elem), row = cp->dims[cp->rank - 1], rows = cp->n / row;
+  for (int64_t r = 0; r < rows; r++)
+    for (int64_t b = row * eb; b < (row + harness_pad) * eb; b++)
+      if (t[r * (row + harness_pad) * eb + b] != GUARD_BYTE) return *where = front + (size_t)(r * (row + harness_pad) * eb + b), false;
+  return true;
+}
+
 static bool gpu_run(void *self, Case *c, const Plan *p, int index, double **outs, char *err, size_t errlen) {
   Gpu *g = self;
   const TirFunc *f = p->f;
@@ -143,6 +173,7 @@ static bool gpu_run(void *self, Case *c, const Plan *p, int index, double **outs
   phobos_arg args[CASE_MAX_PARAMS];
   CUdeviceptr dev[CASE_MAX_PARAMS] = {0};
   size_t bytes[CASE_MAX_PARAMS] = {0}, front[CASE_MAX_PARAMS] = {0};
+  int64_t st[CASE_MAX_PARAMS][MAX_TENSOR_RANK];
   bool ok = true;
   for (int i = 0; i < f->nparams && ok; i++) {
     CaseParam *cp = harness_param(c, f->params[i].name);
@@ -152,21 +183,23 @@ static bool gpu_run(void *self, Case *c, const Plan *p, int index, double **outs
       continue;
     }
     int eb = sema_scalar_bytes(cp->elem);
-    bytes[i] = (size_t)cp->n * (size_t)eb;
+    bytes[i] = (size_t)padded_strides(cp, st[i]) * (size_t)eb; /* the gaps hold the guard byte too */
     front[i] = guard_len + (size_t)cp->misalign; /* misalign: a base only that far from an aligned one */
     size_t all = front[i] + bytes[i] + guard_len;
     unsigned char *h = malloc(all), *t = h + front[i];
     memset(h, GUARD_BYTE, all);
     bool poison = harness_is_output(c, cp->name) && !harness_is_inout(c, cp);
     for (int64_t j = 0; j < cp->n; j++) {
-      if (poison && cp->elem <= S_F64) memset(t + j * eb, 0xff, (size_t)eb); /* NaN */
-      else interp_encode(t + j * eb, cp->elem, poison ? -77 : cp->data[j]);
+      unsigned char *at = t + phys_at(cp, st[i], j) * eb;
+      if (poison && cp->elem <= S_F64) memset(at, 0xff, (size_t)eb); /* NaN */
+      else interp_encode(at, cp->elem, poison ? -77 : cp->data[j]);
     }
     CUresult r = g->cu->MemAlloc(&dev[i], all);
     if (r == CU_SUCCESS) r = g->cu->MemcpyHtoD(dev[i], h, all);
     free(h);
     if (r != CU_SUCCESS) ok = gfail(err, errlen, "allocating or uploading %s failed (%d)", cp->name, r);
     args[i] = phobos_tensor_arg(dev[i] + front[i], dtype_of(cp->elem), cp->rank, cp->dims);
+    if (harness_pad && cp->rank > 1) memcpy(args[i].tensor.strides, st[i], sizeof(int64_t) * (size_t)cp->rank);
   }
   RtBinding b;
   char berr[600];
@@ -186,19 +219,19 @@ static bool gpu_run(void *self, Case *c, const Plan *p, int index, double **outs
       CaseParam *cp = harness_param(c, f->params[q].name);
       const MfTmap *tm = &v->tmaps[t];
       bool fits = front[q] % 16 == 0;
-      int64_t shape[MAX_TENSOR_RANK + 1];
+      /* the map's dims' strides, a split dim as [extent / inner, inner];
+       * a dim of extent 1 reaches no other index, and the runtime gives
+       * it an aligned stride (rt_strides) */
+      int64_t est[MAX_TENSOR_RANK + 1];
       int r = 0;
       for (int d = 0; d < cp->rank; d++) {
-        if (d == tm->split_dim) { /* viewed as [extent / inner, inner] */
+        if (d == tm->split_dim) {
           fits &= cp->dims[d] % tm->split_inner == 0;
-          shape[r++] = cp->dims[d] / tm->split_inner;
-          shape[r++] = tm->split_inner;
-        } else {
-          shape[r++] = cp->dims[d];
+          est[r++] = st[q][d] * tm->split_inner;
         }
+        est[r++] = cp->dims[d] == 1 && d != tm->split_dim && d < cp->rank - 1 ? 0 : st[q][d];
       }
-      int64_t pitch = sema_scalar_bytes(cp->elem);
-      for (int d = r - 1; d > 0; d--) fits &= (pitch *= shape[d]) % 16 == 0;
+      for (int d = 0; d < r - 1; d++) fits &= est[d] * sema_scalar_bytes(cp->elem) % 16 == 0;
       want += fits;
     }
     g->tmaps += maps, g->tmaps_built += built;
@@ -219,7 +252,7 @@ static bool gpu_run(void *self, Case *c, const Plan *p, int index, double **outs
       size_t at;
       if (g->cu->MemcpyDtoH(h, dev[i], all) != CU_SUCCESS)
         ok = gfail(err, errlen, "download of %s failed", cp->name);
-      else if (!guards_intact(h, front[i], bytes[i], &at))
+      else if (!guards_intact(h, front[i], bytes[i], &at) || !gaps_intact(cp, h + front[i], &at, front[i]))
         ok = gfail(err, errlen, "%s wrote outside tensor '%s': byte %lld from its start is 0x%02x, not the guard's 0x%02x",
                    v->entry, cp->name, (long long)at - (long long)front[i], h[at], GUARD_BYTE);
       else if (harness_is_output(c, cp->name) && g->compare && slot < 64) {
@@ -239,7 +272,8 @@ static bool gpu_run(void *self, Case *c, const Plan *p, int index, double **outs
       }
       if (ok && harness_is_output(c, cp->name)) {
         double *o = malloc(sizeof(double) * (size_t)cp->n);
-        for (int64_t j = 0; j < cp->n; j++) o[j] = interp_decode(h + front[i] + j * sema_scalar_bytes(cp->elem), cp->elem);
+        for (int64_t j = 0; j < cp->n; j++)
+          o[j] = interp_decode(h + front[i] + phys_at(cp, st[i], j) * sema_scalar_bytes(cp->elem), cp->elem);
         outs[i] = o;
       }
       free(h);
@@ -260,6 +294,8 @@ int main(int argc, char **argv) {
   }
   const char *why, *guard = getenv("PHOBOS_GPU_GUARD");
   if (guard) guard_len = (size_t)strtoul(guard, NULL, 0) / 256 * 256;
+  const char *pad = getenv("PHOBOS_GPU_PAD"); /* strided tensors: rows this many elements apart past their end */
+  if (pad) harness_pad = atoi(pad), printf("# every row of rank 2 and more padded by %d elements: strided tensors\n", harness_pad);
   g.cu = cu_api(&why);
   snprintf(g.dir, sizeof g.dir, "/tmp/phobos_gpuconf_XXXXXX");
   if (!mkdtemp(g.dir)) return 1;

@@ -57,6 +57,12 @@ fi
 # the suite again without tensor copies (phobosc --no-tensor-copies): the
 # cp.async staging and the pointer paths the copies replace
 PHOBOS_TMA=0 run gpu_conformance.no_tensor_copies "$build/tests/gpu/gpu_conformance" spec/conformance/*.yaml
+# the suite again on strided tensors (spec 16.3): every row of rank 2 and
+# more padded by 16 elements (the pitches stay 16-byte aligned: the tensor
+# maps and vector paths at real strides) and by 1 (odd pitches: the pointer
+# and element paths); the gaps must keep their guard bytes
+PHOBOS_GPU_PAD=16 run gpu_conformance.strided16 "$build/tests/gpu/gpu_conformance" spec/conformance/*.yaml
+PHOBOS_GPU_PAD=1 run gpu_conformance.strided1 "$build/tests/gpu/gpu_conformance" spec/conformance/*.yaml
 # the GQA cases again with the tensor-core dots on mma.sync (phobosc --no-wgmma)
 PHOBOS_WGMMA=0 run gpu_conformance.no_wgmma "$build/tests/gpu/gpu_conformance" spec/conformance/gqa_*.yaml
 # the seed's no-op check, and more: GQA and the Q tile with NQ a power of two
