@@ -65,10 +65,21 @@ typedef struct Shape {
   bool causal;
 } Shape;
 
+/* Where Q, K and V live on the device: each its own contiguous tensor, or
+ * views with strides (spec 16.3): for prefill one packed QKV projection
+ * [B, S, HQ + 2 HKV, D] (a token's Q heads, then its K and V heads: the
+ * serving layout of vLLM and llama.cpp); for decode Q out of the new
+ * tokens' packed QKV and K and V out of one cache [B, T + 64, 2, HKV, D]
+ * (room for 64 more tokens; a token's K heads, then its V heads). */
+enum { LAYOUT_CONTIGUOUS, LAYOUT_PACKED };
+
 typedef struct Problem {
   Shape s;
+  int layout;
   uint16_t *q, *k, *v, *o;
   CUdeviceptr dq, dk, dv, d_o;
+  CUdeviceptr dqkv, dcache;                    /* LAYOUT_PACKED: the buffers the views are of */
+  int64_t qst[4], kst[4], vst[4];              /* the views' strides (elements); zeros: contiguous */
   int64_t ns;             /* decode: key splits (0: the prefill kernel) */
   CUdeviceptr dop, dlse;  /* decode: partial outputs and log-sum-exps */
 } Problem;
@@ -81,21 +92,65 @@ typedef struct Kernels {
 static size_t nq_elems(const Shape *s) { return (size_t)(s->B * s->S * s->HQ * s->D); }
 static size_t nkv_elems(const Shape *s) { return (size_t)(s->B * s->T * s->HKV * s->D); }
 
-static void make(Problem *p, Shape s) {
+/* the rows of a contiguous [B, N, H, D] host tensor into a buffer whose
+ * token rows are W heads wide, from head h0 on, tokens N2 apart a batch */
+static void scatter(uint16_t *buf, const uint16_t *t, int64_t B, int64_t N, int64_t H, int64_t D, int64_t W, int64_t h0,
+                    int64_t N2) {
+  for (int64_t b = 0; b < B; b++)
+    for (int64_t n = 0; n < N; n++)
+      memcpy(buf + ((b * N2 + n) * W + h0) * D, t + (b * N + n) * H * D, sizeof(uint16_t) * (size_t)(H * D));
+}
+
+static void make_layout(Problem *p, Shape s, int layout) {
   p->s = s;
+  p->layout = layout;
   size_t nq = nq_elems(&s), nkv = nkv_elems(&s);
   p->q = malloc(2 * nq), p->o = malloc(2 * nq), p->k = malloc(2 * nkv), p->v = malloc(2 * nkv);
   for (size_t i = 0; i < nq; i++) p->q[i] = to_bf16((float)normal());
   for (size_t i = 0; i < nkv; i++) p->k[i] = to_bf16((float)normal()), p->v[i] = to_bf16((float)normal());
-  CK(cuMemAlloc(&p->dq, 2 * nq));
   CK(cuMemAlloc(&p->d_o, 2 * nq));
-  CK(cuMemAlloc(&p->dk, 2 * nkv));
-  CK(cuMemAlloc(&p->dv, 2 * nkv));
-  CK(cuMemcpyHtoD(p->dq, p->q, 2 * nq));
-  CK(cuMemcpyHtoD(p->dk, p->k, 2 * nkv));
-  CK(cuMemcpyHtoD(p->dv, p->v, 2 * nkv));
+  memset(p->qst, 0, sizeof p->qst), memset(p->kst, 0, sizeof p->kst), memset(p->vst, 0, sizeof p->vst);
+  p->dqkv = p->dcache = 0;
+  if (layout == LAYOUT_CONTIGUOUS) {
+    CK(cuMemAlloc(&p->dq, 2 * nq));
+    CK(cuMemAlloc(&p->dk, 2 * nkv));
+    CK(cuMemAlloc(&p->dv, 2 * nkv));
+    CK(cuMemcpyHtoD(p->dq, p->q, 2 * nq));
+    CK(cuMemcpyHtoD(p->dk, p->k, 2 * nkv));
+    CK(cuMemcpyHtoD(p->dv, p->v, 2 * nkv));
+  } else {
+    int64_t D = s.D, W = s.HQ + 2 * s.HKV;
+    bool prefill = s.S == s.T; /* K and V come from the same tokens' projection */
+    size_t nqkv = (size_t)(s.B * s.S * W * D);
+    uint16_t *h = calloc(nqkv, 2);
+    scatter(h, p->q, s.B, s.S, s.HQ, D, W, 0, s.S);
+    if (prefill) scatter(h, p->k, s.B, s.T, s.HKV, D, W, s.HQ, s.S), scatter(h, p->v, s.B, s.T, s.HKV, D, W, s.HQ + s.HKV, s.S);
+    CK(cuMemAlloc(&p->dqkv, 2 * nqkv));
+    CK(cuMemcpyHtoD(p->dqkv, h, 2 * nqkv));
+    free(h);
+    p->dq = p->dqkv;
+    int64_t qst[4] = {s.S * W * D, W * D, D, 1};
+    memcpy(p->qst, qst, sizeof qst);
+    if (prefill) {
+      p->dk = p->dqkv + 2 * (size_t)(s.HQ * D), p->dv = p->dqkv + 2 * (size_t)((s.HQ + s.HKV) * D);
+      memcpy(p->kst, qst, sizeof qst), memcpy(p->vst, qst, sizeof qst);
+    } else {
+      int64_t Tc = s.T + 64;
+      size_t ncache = (size_t)(s.B * Tc * 2 * s.HKV * D);
+      h = calloc(ncache, 2);
+      scatter(h, p->k, s.B, s.T, s.HKV, D, 2 * s.HKV, 0, Tc), scatter(h, p->v, s.B, s.T, s.HKV, D, 2 * s.HKV, s.HKV, Tc);
+      CK(cuMemAlloc(&p->dcache, 2 * ncache));
+      CK(cuMemcpyHtoD(p->dcache, h, 2 * ncache));
+      free(h);
+      int64_t kst[4] = {Tc * 2 * s.HKV * D, 2 * s.HKV * D, D, 1};
+      p->dk = p->dcache, p->dv = p->dcache + 2 * (size_t)(s.HKV * D);
+      memcpy(p->kst, kst, sizeof kst), memcpy(p->vst, kst, sizeof kst);
+    }
+  }
   p->ns = 0, p->dop = p->dlse = 0;
 }
+
+static void make(Problem *p, Shape s) { make_layout(p, s, LAYOUT_CONTIGUOUS); }
 
 /* the decode path with ns key splits (at most 32, gqa_decode_merge's NSM) */
 static void use_splits(Problem *p, int64_t ns) {
@@ -110,10 +165,15 @@ static void use_splits(Problem *p, int64_t ns) {
 }
 
 static void destroy(Problem *p) {
-  CK(cuMemFree(p->dq));
   CK(cuMemFree(p->d_o));
-  CK(cuMemFree(p->dk));
-  CK(cuMemFree(p->dv));
+  if (p->layout == LAYOUT_CONTIGUOUS) {
+    CK(cuMemFree(p->dq));
+    CK(cuMemFree(p->dk));
+    CK(cuMemFree(p->dv));
+  } else {
+    CK(cuMemFree(p->dqkv));
+    if (p->dcache) CK(cuMemFree(p->dcache));
+  }
   if (p->dop) {
     CK(cuMemFree(p->dop));
     CK(cuMemFree(p->dlse));
@@ -128,6 +188,9 @@ static void launch(const Kernels *k, Problem *p) {
              v = phobos_tensor_arg(p->dv, PHOBOS_BF16, 4, (int64_t[]){s->B, s->T, s->HKV, s->D}),
              o = phobos_tensor_arg(p->d_o, PHOBOS_BF16, 4, (int64_t[]){s->B, s->S, s->HQ, s->D}),
              scale = phobos_float_arg(1.0 / sqrt((double)s->D)), causal = phobos_bool_arg(s->causal);
+  memcpy(q.tensor.strides, p->qst, sizeof p->qst);
+  memcpy(kk.tensor.strides, p->kst, sizeof p->kst);
+  memcpy(v.tensor.strides, p->vst, sizeof p->vst);
   if (!p->ns) {
     phobos_arg a[6] = {q, kk, v, o, scale, causal};
     PK(phobos_launch(k->attn, a, 6, NULL));
@@ -243,19 +306,24 @@ static int64_t splits_for(const Shape *s) {
  * autotune points (--bench-prefill CUBIN...). Returns the failures. */
 static int bench_prefill(const Kernels *k, const char *tag) {
   int fail = 0;
-  for (int causal = 1; causal >= 0; causal--) {
-    Shape s = {1, 4096, 4096, 28, 4, 128, causal};
-    Problem p;
-    make(&p, s);
-    double err = check(k, &p, 48);
-    bool ok = err < 2e-2;
-    fail += !ok;
-    double us = median_us(k, &p), flop = 4.0 * s.S * s.T * s.D * s.HQ * (causal ? 0.5 : 1.0);
-    printf("prefill B 1 S = T = 4096 %-6s %10.1f us %7.1f TFLOP/s  (48 rows checked: rel err %.2e %s; %s%s%s)\n",
-           causal ? "causal" : "full", us, flop / (us * 1e-6) / 1e12, err, ok ? "ok" : "FAIL",
-           phobos_kernel_last_variant(k->attn), tag ? " of " : "", tag ? tag : "");
-    destroy(&p);
-  }
+  /* GQA_CONTIGUOUS_ONLY=1: no packed runs (a cubin from before strides
+   * takes only contiguous tensors: an A/B against one) */
+  const char *only = getenv("GQA_CONTIGUOUS_ONLY");
+  int layouts = only && !strcmp(only, "1") ? 1 : 2;
+  for (int causal = 1; causal >= 0; causal--)
+    for (int layout = 0; layout < layouts; layout++) {
+      Shape s = {1, 4096, 4096, 28, 4, 128, causal};
+      Problem p;
+      make_layout(&p, s, layout);
+      double err = check(k, &p, 48);
+      bool ok = err < 2e-2;
+      fail += !ok;
+      double us = median_us(k, &p), flop = 4.0 * s.S * s.T * s.D * s.HQ * (causal ? 0.5 : 1.0);
+      printf("prefill B 1 S = T = 4096 %-6s%s %10.1f us %7.1f TFLOP/s  (48 rows checked: rel err %.2e %s; %s%s%s)\n",
+             causal ? "causal" : "full", layout ? " Q/K/V packed" : "", us, flop / (us * 1e-6) / 1e12, err,
+             ok ? "ok" : "FAIL", phobos_kernel_last_variant(k->attn), tag ? " of " : "", tag ? tag : "");
+      destroy(&p);
+    }
   return fail;
 }
 
@@ -286,6 +354,17 @@ static int bench_decode(const Kernels *k, const char *tag) {
            (long long)s.B, (long long)s.HQ, (long long)s.HKV, (long long)sweep[si], us, bytes / (us * 1e-6) / 1e12, err, ok ? "ok" : "FAIL",
            phobos_kernel_last_variant(k->split), tag);
   }
+  /* the same at the best split count on a packed Q and a K/V cache with room */
+  destroy(&p);
+  const char *only = getenv("GQA_CONTIGUOUS_ONLY");
+  if (only && !strcmp(only, "1")) return fail;
+  make_layout(&p, s, LAYOUT_PACKED);
+  use_splits(&p, bns);
+  double err = check(k, &p, 16), pus = median_us(k, &p);
+  fail += !(err < 2e-2);
+  printf("decode  B %lld HQ %lld / HKV %lld S 1 T 8192 %3lld splits %8.1f us %7.2f TB/s  Q packed, K/V of a cache "
+         "(16 rows checked: rel err %.2e %s; contiguous %.1f us)\n", (long long)s.B, (long long)s.HQ, (long long)s.HKV,
+         (long long)bns, pus, bytes / (pus * 1e-6) / 1e12, err, err < 2e-2 ? "ok" : "FAIL", best);
   /* what the merge costs: the split kernel alone at the best split count */
   use_splits(&p, bns);
   Kernels alone = {.split = k->split};
@@ -312,7 +391,9 @@ int main(int argc, char **argv) {
         PK(phobos_kernel_get(m, "gqa_attention", &k.attn));
       }
       fail += bdec ? bench_decode(&k, argv[i]) : bench_prefill(&k, argv[i]);
-      n += bdec ? 8 : 2; /* the decode sweep's split counts, or causal and full */
+      const char *only = getenv("GQA_CONTIGUOUS_ONLY");
+      bool one = only && !strcmp(only, "1");
+      n += bdec ? 8 + !one : 2 * (2 - one); /* the decode sweep's split counts and a packed run, or causal and full in each layout */
     }
     phobos_context_destroy(ctx);
     printf("%d passed, %d failed\n", n - fail, fail);
@@ -330,23 +411,28 @@ int main(int argc, char **argv) {
         for (int dec = 0; dec < 2; dec++) { /* prefill S 45; decode S 1 and 3 with the keys split */
           Shape s = dec ? (Shape){2, 1 + 2 * causal, 300, 2 * nqs[a], 2, ds[c], causal}
                         : (Shape){2, 45, 77, 2 * nqs[a], 2, ds[c], causal};
-          Problem p;
-          make(&p, s);
-          if (dec) use_splits(&p, 5);
-          double err = check(&k, &p, 0);
-          bool ok = err < 2e-2;
-          pass += ok, fail += !ok;
-          printf("check gqa %s NQ %lld D %-3lld %-6s B 2 S %-2lld T %-3lld HKV 2%s: rel err %.2e  %s\n",
-                 dec ? "decode " : "prefill", (long long)nqs[a], (long long)ds[c], causal ? "causal" : "full",
-                 (long long)s.S, (long long)s.T, dec ? ", 5 key splits" : "", err, ok ? "ok" : "FAIL");
-          destroy(&p);
+          for (int layout = 0; layout < 2; layout++) {
+            Problem p;
+            Shape sl = s;
+            if (layout && !dec) sl.T = sl.S; /* packed: the keys are the same tokens' */
+            make_layout(&p, sl, layout);
+            if (dec) use_splits(&p, 5);
+            double err = check(&k, &p, 0);
+            bool ok = err < 2e-2;
+            pass += ok, fail += !ok;
+            printf("check gqa %s NQ %lld D %-3lld %-6s B 2 S %-2lld T %-3lld HKV 2%s%s: rel err %.2e  %s\n",
+                   dec ? "decode " : "prefill", (long long)nqs[a], (long long)ds[c], causal ? "causal" : "full",
+                   (long long)sl.S, (long long)sl.T, dec ? ", 5 key splits" : "",
+                   layout ? (dec ? ", Q packed, K/V of a cache" : ", Q/K/V packed") : "", err, ok ? "ok" : "FAIL");
+            destroy(&p);
+          }
         }
     }
   if (bench) {
     Kernels k = kernels_for(dir, 7, 128);
     printf("\n==== gqa_attention, bf16, D 128, HQ 28 / HKV 4 (median of 21, L2 flushed before each)\n");
     int f = bench_prefill(&k, NULL);
-    pass += 2 - f, fail += f;
+    pass += 4 - f, fail += f;
     Shape s = {16, 1, 8192, 28, 4, 128, false};
     Problem p;
     make(&p, s);
@@ -364,6 +450,16 @@ int main(int argc, char **argv) {
       if (ns) printf("        (%lld key splits; the host's choice for this shape is %lld)\n", (long long)ns,
                      (long long)splits_for(&s));
     }
+    destroy(&p);
+    /* Q packed with its K and V, K and V out of a cache with room (the
+     * serving layout), at the host's split count: as fast as contiguous */
+    make_layout(&p, s, LAYOUT_PACKED);
+    use_splits(&p, splits_for(&s));
+    double err = check(&k, &p, 16), us = median_us(&k, &p);
+    bool ok = err < 2e-2;
+    pass += ok, fail += !ok;
+    printf("decode  B 16 S 1 T 8192 Q packed, K/V of a cache %8.1f us %7.2f TB/s  (%lld key splits; 16 rows checked: "
+           "rel err %.2e %s)\n", us, bytes / (us * 1e-6) / 1e12, (long long)splits_for(&s), err, ok ? "ok" : "FAIL");
     destroy(&p);
   }
   phobos_context_destroy(ctx);

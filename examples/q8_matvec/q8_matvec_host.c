@@ -29,6 +29,7 @@
 
 typedef struct Problem {
   int64_t K, N, ksplit;
+  int64_t wpitch; /* bytes from one row of W to the next: N, or more for W a view with a row pitch */
   int64_t ncb; /* the split kernel's counters: one a column block of its narrowest TN, 256 */
   CUdeviceptr A, W, S, C, P;
   CUdeviceptr Cnt; /* those counters, zeroed once (each launch leaves them at zero) */
@@ -36,8 +37,8 @@ typedef struct Problem {
   signed char *hW;
 } Problem;
 
-static void make(Problem *p, int64_t K, int64_t N) {
-  p->K = K, p->N = N;
+static void make_pitched(Problem *p, int64_t K, int64_t N, int64_t wpitch) {
+  p->K = K, p->N = N, p->wpitch = wpitch;
   int64_t KB = K / 32;
   p->hA = malloc(sizeof(float) * (size_t)K);
   p->hW = malloc((size_t)(K * N));
@@ -47,7 +48,7 @@ static void make(Problem *p, int64_t K, int64_t N) {
   for (int64_t i = 0; i < K * N; i++) p->hW[i] = (signed char)(int)floor(uniform() * 255 - 127);
   for (int64_t i = 0; i < KB * N; i++) p->hS[i] = (float)(0.001 + 0.019 * uniform());
   CK(cuMemAlloc(&p->A, sizeof(float) * (size_t)K));
-  CK(cuMemAlloc(&p->W, (size_t)(K * N)));
+  CK(cuMemAlloc(&p->W, (size_t)(K * wpitch)));
   CK(cuMemAlloc(&p->S, sizeof(float) * (size_t)(KB * N)));
   CK(cuMemAlloc(&p->C, sizeof(float) * (size_t)N));
   /* split K until there are about 512 CTAs of 1024 columns (four per SM),
@@ -61,9 +62,19 @@ static void make(Problem *p, int64_t K, int64_t N) {
   CK(cuMemAlloc(&p->Cnt, sizeof(int32_t) * (size_t)p->ncb));
   CK(cuMemsetD32(p->Cnt, 0, (size_t)p->ncb));
   CK(cuMemcpyHtoD(p->A, p->hA, sizeof(float) * (size_t)K));
-  CK(cuMemcpyHtoD(p->W, p->hW, (size_t)(K * N)));
+  if (wpitch == N) {
+    CK(cuMemcpyHtoD(p->W, p->hW, (size_t)(K * N)));
+  } else { /* the rows at their pitch; the gaps poisoned */
+    signed char *h = malloc((size_t)(K * wpitch));
+    memset(h, 0x7f, (size_t)(K * wpitch));
+    for (int64_t r = 0; r < K; r++) memcpy(h + r * wpitch, p->hW + r * N, (size_t)N);
+    CK(cuMemcpyHtoD(p->W, h, (size_t)(K * wpitch)));
+    free(h);
+  }
   CK(cuMemcpyHtoD(p->S, p->hS, sizeof(float) * (size_t)(KB * N)));
 }
+
+static void make(Problem *p, int64_t K, int64_t N) { make_pitched(p, K, N, N); }
 
 static void destroy(Problem *p) {
   CK(cuMemFree(p->A));
@@ -86,9 +97,11 @@ static phobos_kernel *reducer;
 /* tile_n: the seed's columns per CTA (it has no @grid), 0 for a kernel
  * with a @grid, -1 for split K (its last CTAs sum the partial rows into C) */
 static void launch(phobos_kernel *k, Problem *p, int tile_n) {
+  phobos_arg w = phobos_tensor_arg(p->W, PHOBOS_I8, 2, (int64_t[]){p->K, p->N});
+  if (p->wpitch != p->N) w.tensor.strides[0] = p->wpitch, w.tensor.strides[1] = 1;
   if (tile_n < 0) {
     phobos_arg a[6] = {phobos_tensor_arg(p->A, PHOBOS_F32, 2, (int64_t[]){1, p->K}),
-                       phobos_tensor_arg(p->W, PHOBOS_I8, 2, (int64_t[]){p->K, p->N}),
+                       w,
                        phobos_tensor_arg(p->S, PHOBOS_F32, 2, (int64_t[]){p->K / 32, p->N}),
                        phobos_tensor_arg(p->P, PHOBOS_F32, 2, (int64_t[]){p->ksplit, p->N}),
                        phobos_tensor_arg(p->Cnt, PHOBOS_I32, 1, (int64_t[]){p->ncb}),
@@ -97,7 +110,7 @@ static void launch(phobos_kernel *k, Problem *p, int tile_n) {
     return;
   }
   phobos_arg args[4] = {phobos_tensor_arg(p->A, PHOBOS_F32, 2, (int64_t[]){1, p->K}),
-                        phobos_tensor_arg(p->W, PHOBOS_I8, 2, (int64_t[]){p->K, p->N}),
+                        w,
                         phobos_tensor_arg(p->S, PHOBOS_F32, 2, (int64_t[]){p->K / 32, p->N}),
                         phobos_tensor_arg(p->C, PHOBOS_F32, 2, (int64_t[]){1, p->N})};
   if (tile_n) { /* the seed's kernel has no @grid */
@@ -293,25 +306,31 @@ int main(int argc, char **argv) {
   /* 160 x 1001: rows of an odd byte count, so the weight loads take the
    * element-by-element path (no 4-byte alignment) and the last chunk is cut */
   static const int64_t shapes[][2] = {{160, 1001}, {4096, 4096}, {4096, 14336}, {14336, 4096}, {8192, 28672}};
-  int failures = 0;
-  for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
-    Problem p;
-    make(&p, shapes[i][0], shapes[i][1]);
-    int nans;
-    double e1 = check(seed, &p, 64, &nans);
-    printf("check seed q8_matvec K=%-6lld N=%-6lld rel err %.2e, %d NaN  %s\n", (long long)p.K, (long long)p.N, e1, nans,
-           e1 < 1e-5 && !nans ? "ok" : "FAIL");
-    failures += !(e1 < 1e-5 && !nans);
-    double e2 = check(wide, &p, 0, &nans);
-    printf("check wide q8_matvec K=%-6lld N=%-6lld rel err %.2e, %d NaN  %s\n", (long long)p.K, (long long)p.N, e2, nans,
-           e2 < 1e-5 && !nans ? "ok" : "FAIL");
-    failures += !(e2 < 1e-5 && !nans);
-    double e3 = check(split, &p, -1, &nans);
-    printf("check split-K q8_matvec K=%-6lld N=%-6lld rel err %.2e, %d NaN  %s (KSPLIT %lld)\n", (long long)p.K,
-           (long long)p.N, e3, nans, e3 < 1e-5 && !nans ? "ok" : "FAIL", (long long)p.ksplit);
-    failures += !(e3 < 1e-5 && !nans);
-    destroy(&p);
-  }
+  int failures = 0, checks = 0;
+  for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+    for (int pitched = 0; pitched < 2; pitched++) {
+      /* W a view of wider rows: 64 bytes more (aligned rows), or 13 (odd) for 160 x 1001 */
+      int64_t N = shapes[i][1], wp = !pitched ? N : N % 16 ? N + 13 : N + 64;
+      char tag[48] = "";
+      if (pitched) snprintf(tag, sizeof tag, " W pitch %lld", (long long)wp);
+      Problem p;
+      make_pitched(&p, shapes[i][0], N, wp);
+      int nans;
+      double e1 = check(seed, &p, 64, &nans);
+      printf("check seed q8_matvec K=%-6lld N=%-6lld%s rel err %.2e, %d NaN  %s\n", (long long)p.K, (long long)p.N, tag,
+             e1, nans, e1 < 1e-5 && !nans ? "ok" : "FAIL");
+      failures += !(e1 < 1e-5 && !nans);
+      double e2 = check(wide, &p, 0, &nans);
+      printf("check wide q8_matvec K=%-6lld N=%-6lld%s rel err %.2e, %d NaN  %s\n", (long long)p.K, (long long)p.N, tag,
+             e2, nans, e2 < 1e-5 && !nans ? "ok" : "FAIL");
+      failures += !(e2 < 1e-5 && !nans);
+      double e3 = check(split, &p, -1, &nans);
+      printf("check split-K q8_matvec K=%-6lld N=%-6lld%s rel err %.2e, %d NaN  %s (KSPLIT %lld)\n", (long long)p.K,
+             (long long)p.N, tag, e3, nans, e3 < 1e-5 && !nans ? "ok" : "FAIL", (long long)p.ksplit);
+      failures += !(e3 < 1e-5 && !nans);
+      checks += 3;
+      destroy(&p);
+    }
   if (bench) {
     double copy = copy_tbps();
     printf("\n==== q8_matvec on %s (copy: %.2f TB/s read+write, same run; median, L2 flushed before each rep, as do_bench)\n", "device 0", copy);
@@ -329,6 +348,12 @@ int main(int argc, char **argv) {
         if (us < us3) us3 = us, best = ks;
       }
       p.ksplit = best;
+      /* the same on a W with a row pitch (64 bytes more a row), same call */
+      Problem pp;
+      make_pitched(&pp, p.K, p.N, p.N + 64);
+      pp.ksplit = best;
+      double usp = median_us(split, &pp, -1, 51);
+      destroy(&pp);
       double clean = median_us_how(split, &p, -1, 51, FLUSH_CLEAN);
       double idle = median_us_how(split, &p, -1, 51, IDLE);
       double t1 = bytes / (us1 * 1e-6) / 1e12, t2 = bytes / (us2 * 1e-6) / 1e12, t3 = bytes / (us3 * 1e-6) / 1e12;
@@ -341,12 +366,14 @@ int main(int argc, char **argv) {
       double cb = copy_bytes(&p);
       printf("%14s L2 after: memset %.1f us %.2f TB/s | clean flush %.1f us %.2f TB/s | idle %.1f us %.2f TB/s\n", "split",
              us3, t3, clean, bytes / (clean * 1e-6) / 1e12, idle, bytes / (idle * 1e-6) / 1e12);
+      printf("%14s W with a row pitch of %lld bytes: %.1f us %.2f TB/s (contiguous %.1f us)\n", "split",
+             (long long)(p.N + 64), usp, bytes / (usp * 1e-6) / 1e12, us3);
       printf("%14s L2 after: memset %.1f us %.2f TB/s | clean flush %.1f us %.2f TB/s | idle %.1f us %.2f TB/s\n",
              "copy same B", cm, cb / (cm * 1e-6) / 1e12, cc, cb / (cc * 1e-6) / 1e12, ci, cb / (ci * 1e-6) / 1e12);
       destroy(&p);
     }
   }
   phobos_context_destroy(ctx);
-  printf("%d passed, %d failed\n", (int)(3 * (sizeof shapes / sizeof shapes[0])) - failures, failures);
+  printf("%d passed, %d failed\n", checks - failures, failures);
   return failures ? 1 : 0;
 }
