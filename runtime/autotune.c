@@ -318,11 +318,16 @@ static char *shape_key(const phobos_kernel *k, const RtBinding *b) {
   const char *dev = k->mod->ctx->name;
   size_t len = strlen(k->mod->mf.source_hash) + strlen(k->mod->image_hash) + strlen(dev) + strlen(k->mf->name) + 4;
   for (int i = 0; i < b->ndims; i++) len += strlen(b->name[i]) + 23;
+  len += 6 + 3 * 21; /* |grid=XxYxZ */
   char *key = malloc(len);
   if (!key) return NULL;
   size_t n = (size_t)snprintf(key, len, "%s.%s|%s|%s", k->mod->mf.source_hash, k->mod->image_hash, dev, k->mf->name);
   for (int i = 0; i < b->ndims && n < len; i++)
     n += (size_t)snprintf(key + n, len - n, "|%s=%lld", b->name[i], (long long)b->value[i]);
+  /* phobos_launch_grid tunes among the variants whose grid is the caller's
+   * only (contract.c): a winner of its own, not phobos_launch's */
+  if (k->explicit_grid && n < len)
+    snprintf(key + n, len - n, "|grid=%lldx%lldx%lld", (long long)k->grid[0], (long long)k->grid[1], (long long)k->grid[2]);
   return key;
 }
 
