@@ -369,7 +369,7 @@ static void check_requires(Sema *s, Attrs *at) {
         continue;
       }
       if (++total == MAX_REQUIRES + 1)
-        diag_error(s->d, arg->span, "@requires: a kernel states at most %d contracts; this is the %dth", MAX_REQUIRES,
+        diag_error(s->d, arg->span, "@requires: a kernel states at most %d contracts; this is contract %d", MAX_REQUIRES,
                    total);
       Node *side[2] = {arg->a, arg->b};
       int64_t v[2];
