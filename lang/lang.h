@@ -238,6 +238,11 @@ Node *parse_program(Arena *a, Diags *d, const Source *src);
 typedef enum TyKind { TY_ERROR, TY_SCALAR, TY_TILE, TY_TENSOR } TyKind;
 
 enum { MAX_TENSOR_RANK = 5, MAX_TILE_RANK = 3, MAX_TUNE = 64 };
+/* the most @requires contracts a kernel states (libphobos reads as many, rt.h) */
+enum { MAX_REQUIRES = 16 };
+/* the most steps of a launch program (a grid extent, a contract's side):
+ * libphobos evaluates at most this many (rt.h, MF_MAX_GRID_OPS) */
+enum { MAX_PROGRAM_STEPS = 32 };
 /* the most elements a tile holds (its extents' product, each extent too) */
 enum { MAX_TILE_ELEMS = 1 << 20 };
 
@@ -272,6 +277,8 @@ struct Symbol {
   int index;    /* parameters: position in the kernel's list */
   void *lowered; /* what lowering bound the name to (src/lower.c) */
   struct Define *define; /* SYM_CONST from -D: marked used when read */
+  Node *init;    /* SYM_LET: its initializer (the derived grid looks through lets, sema_grid.c) */
+  unsigned char block_axes; /* bit d: the value may depend on ctx.block axis d (sema_grid.c) */
   Symbol *next; /* next symbol of the same scope */
   Symbol *hnext; /* next symbol of the same bucket of sema's name table */
 };
@@ -325,7 +332,12 @@ typedef struct KernelInfo {
   bool padstage, dynshared;
   bool no_tma;            /* @no_tma: no asynchronous copies in this kernel (phobosc --no-tma for it alone) */
   int ngrid;
-  Node *grid[3];          /* @grid expressions, annotated */
+  Node *grid[3];          /* @grid expressions, or the derived grid's (grid_derived), annotated */
+  bool grid_derived;      /* no @grid: the grid was derived from the slices (sema_grid.c, spec 11.1) */
+  int nrequires;          /* @requires contracts that are not constant (spec 11.2) */
+  const char *requires_text[MAX_REQUIRES][3];  /* the contract, its left and its right side, as written */
+  const char *requires_op[MAX_REQUIRES];       /* "==", "!=", "<", "<=", ">" or ">=" */
+  const char *requires_prog[MAX_REQUIRES][2];  /* each side as a postfix program in this variant */
   int naligned;
   const char *aligned_dim[8];
   int64_t aligned_tile[8];

@@ -1321,6 +1321,7 @@ static void check_decl(Sema *s, Node *n) {
   }
   n->ty = t;
   n->sym = sema_declare(s, is_let ? SYM_LET : SYM_VAR, n->name, t, n->span);
+  if (n->sym && is_let) n->sym->init = n->a;
 }
 
 static void check_assign(Sema *s, Node *n) {

@@ -29,6 +29,7 @@ typedef struct Sema {
 
 typedef struct Attrs {
   Node *launch, *autotune_first, *pipeline, *padstage, *aligned, *dynshared, *grid, *no_tma;
+  PtrVec requires; /* every @requires line: they add up */
   TuneDim *tune;
   int ntune;
 } Attrs;
@@ -48,5 +49,9 @@ Type *sema_check_expr(Sema *s, Node *n);
 Type *sema_resolve_type(Sema *s, Node *n, bool param);
 void sema_check_block(Sema *s, Node *block);
 extern const char *sema_sym_kind_name[];
+/* sema_grid.c: the grid of a kernel without @grid, derived from its
+ * slices after its body was checked (in the kernel's scope); false after
+ * an error. With info, the extents go to info->grid. */
+bool sema_derive_grid(Sema *s, Node *kernel, KernelInfo *info);
 
 #endif

@@ -12,10 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void check_grid_names(Sema *s, Node *n);
+static void check_grid_names(Sema *s, Node *n, bool contract);
+static void check_requires(Sema *s, Attrs *at);
+static void fill_requires(Sema *s, Attrs *at, KernelInfo *info);
 
-static const char *known_attrs[] = {"launch",  "autotune",  "pipeline", "padstage",
-                                    "aligned", "dynshared", "grid",     "no_tma"};
+static const char *known_attrs[] = {"launch",  "autotune",  "pipeline", "padstage", "aligned",
+                                    "dynshared", "grid",    "no_tma",   "requires"};
 
 /* Evaluates an attribute argument that must be an integer constant. */
 static bool attr_int(Sema *s, Node *attr, Node *arg, const char *what, int64_t *out) {
@@ -115,6 +117,13 @@ static void collect_attrs(Sema *s, Node *k, Attrs *at) {
                   : strcmp(a->name, "dynshared") == 0 ? &at->dynshared
                   : strcmp(a->name, "no_tma") == 0    ? &at->no_tma
                                                       : &at->grid;
+    if (strcmp(a->name, "requires") == 0) {
+      /* several @requires lines add up, as @autotune's do */
+      vec_push(s->arena, &at->requires, a);
+      if (!a->list.len)
+        diag_error(s->d, a->span, "@requires needs at least one comparison, e.g. @requires(NC >= cdiv(N, BN))");
+      continue;
+    }
     if (strcmp(a->name, "autotune") == 0) {
       /* several @autotune lines add up */
       if (!*slot) *slot = a;
@@ -205,7 +214,7 @@ static void check_attrs(Sema *s, Attrs *at) {
         continue;
       }
       int e0 = s->d->errors;
-      check_grid_names(s, arg);
+      check_grid_names(s, arg, false);
       if (s->d->errors > e0) continue;
       Type *t = sema_check_expr(s, arg);
       if (t->kind == TY_ERROR) continue;
@@ -219,55 +228,208 @@ static void check_attrs(Sema *s, Attrs *at) {
                    "xyz"[i < 3 ? i : 2], (long long)max);
     }
   }
+  check_requires(s, at);
 }
 
 /* Only dims and constants may appear in a @grid expression: the runtime
- * evaluates it before the launch, from the tensors' shapes. */
-static void check_grid_names(Sema *s, Node *n) {
+ * evaluates it before the launch, from the tensors' shapes. A @requires
+ * side (contract) may also name the launch grid, ctx.grid.x, .y or .z. */
+static void check_grid_names(Sema *s, Node *n, bool contract) {
   if (!n) return;
+  const char *attr = contract ? "@requires" : "@grid";
+  const char *what = contract ? "tensor dims, constants and ctx.grid" : "tensor dims and constants";
   if (n->kind == N_NAME) {
     Symbol *y = sema_lookup(s, n->name);
     if (y && y->kind != SYM_DIM && y->kind != SYM_CONST)
-      diag_error(s->d, n->span, "@grid can use tensor dims and constants; '%s' is a %s", n->name,
-                 sema_sym_kind_name[y->kind]);
+      diag_error(s->d, n->span, "%s can use %s; '%s' is a %s", attr, what, n->name, sema_sym_kind_name[y->kind]);
     else if (!y && strcmp(n->name, "inf") != 0)
-      diag_error(s->d, n->span, "@grid can use tensor dims and constants; '%s' is neither (names in the kernel "
-                 "body are not visible to @grid)", n->name);
+      diag_error(s->d, n->span, "%s can use %s; '%s' is neither (names in the kernel body are not visible to %s)",
+                 attr, what, n->name, attr);
     return;
   }
+  if (contract && n->kind == N_MEMBER && n->a->kind == N_MEMBER && n->a->a->kind == N_NAME &&
+      !strcmp(n->a->a->name, "ctx") && !strcmp(n->a->name, "grid") && !sema_lookup(s, "ctx"))
+    return; /* the axis is checked with the expression */
   if (n->kind == N_MEMBER || n->kind == N_INDEX) {
-    diag_error(s->d, n->span, "@grid can use tensor dims and constants only");
+    diag_error(s->d, n->span, "%s can use %s only", attr, what);
     return;
   }
   /* the runtime evaluates the extent as a postfix program (manifest.c,
    * postfix; spec 17.3): + - * / %, unary -, cdiv, min and max; integer
    * conversions pass through. Anything else was an internal error when the
    * manifest was written. */
-  static const char runtime_ops[] = "(the runtime computes a grid with + - * / %, unary -, cdiv, min and max)";
+  const char *runtime_ops = contract ? "(the runtime computes a contract's sides with + - * / %, unary -, cdiv, min and max)"
+                                     : "(the runtime computes a grid with + - * / %, unary -, cdiv, min and max)";
+  const char *where = contract ? "a launch contract" : "a launch grid";
   if (n->kind == N_CALL) {
     if (n->a->kind == N_NAME && strcmp(n->a->name, "program_id") == 0) {
-      diag_error(s->d, n->span, "@grid can use tensor dims and constants only; program_id is the block index");
+      diag_error(s->d, n->span, "%s can use %s only; program_id is the block index", attr, what);
       return;
     }
     static const char *ok[] = {"cdiv", "min", "max", "i32", "i64"};
     bool known = false;
     for (size_t i = 0; i < sizeof ok / sizeof ok[0] && n->a->kind == N_NAME; i++) known |= !strcmp(n->a->name, ok[i]);
     if (!known) {
-      diag_error(s->d, n->span, "@grid: %s%s%s is not available in a launch grid %s", n->a->kind == N_NAME ? "'" : "",
-                 n->a->kind == N_NAME ? n->a->name : "this call", n->a->kind == N_NAME ? "'" : "", runtime_ops);
+      diag_error(s->d, n->span, "%s: %s%s%s is not available in %s %s", attr, n->a->kind == N_NAME ? "'" : "",
+                 n->a->kind == N_NAME ? n->a->name : "this call", n->a->kind == N_NAME ? "'" : "", where, runtime_ops);
       return;
     }
-    for (int i = 0; i < n->list.len; i++) check_grid_names(s, n->list.items[i]);
+    for (int i = 0; i < n->list.len; i++) check_grid_names(s, n->list.items[i], contract);
     return;
   }
   bool arith = n->op == '+' || n->op == '-' || n->op == '*' || n->op == '/' || n->op == '%';
   if ((n->kind == N_BINARY && !arith) || (n->kind == N_UNARY && n->op != '-')) {
-    diag_error(s->d, n->span, "@grid: operator '%s' is not available in a launch grid %s", ast_op_name(n->op),
+    diag_error(s->d, n->span, "%s: operator '%s' is not available in %s %s", attr, ast_op_name(n->op), where,
                runtime_ops);
     return;
   }
-  check_grid_names(s, n->a);
-  check_grid_names(s, n->b);
+  check_grid_names(s, n->a, contract);
+  check_grid_names(s, n->b, contract);
+}
+
+/* ------------------------------------------------------------ @requires */
+
+/* The comparison a contract states, or NULL. */
+static const char *contract_op(const Node *n) {
+  static const char *ops[] = {"==", "!=", "<", "<=", ">", ">="};
+  if (n->kind != N_BINARY) return NULL;
+  const char *op = ast_op_name(n->op);
+  for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+    if (!strcmp(op, ops[i])) return ops[i];
+  return NULL;
+}
+
+static bool compare(const char *op, int64_t x, int64_t y) {
+  switch (op[0]) {
+  case '=': return x == y;
+  case '!': return x != y;
+  case '<': return op[1] ? x <= y : x < y;
+  default: return op[1] ? x >= y : x > y;
+  }
+}
+
+/* A contract's side as the runtime's postfix program (spec 16.2), with the
+ * variant's constants folded; *steps counts its tokens. */
+static const char *contract_program(Sema *s, Node *n, int64_t *steps) {
+  int64_t v;
+  if (sema_eval_const_quiet(s, n, &v) == 1) return ++*steps, arena_printf(s->arena, "%lld", (long long)v);
+  switch (n->kind) {
+  case N_NAME: return ++*steps, n->name;
+  case N_MEMBER: return ++*steps, arena_printf(s->arena, "grid.%s", n->name);
+  case N_UNARY: {
+    const char *a = contract_program(s, n->a, steps);
+    return ++*steps, arena_printf(s->arena, "%s neg", a);
+  }
+  case N_BINARY: {
+    const char *a = contract_program(s, n->a, steps), *b = contract_program(s, n->b, steps);
+    return ++*steps, arena_printf(s->arena, "%s %s %s", a, b, ast_op_name(n->op));
+  }
+  case N_CALL:
+    if (n->list.len == 1) return contract_program(s, n->list.items[0], steps); /* i32(), i64() */
+    {
+      const char *a = contract_program(s, n->list.items[0], steps), *b = contract_program(s, n->list.items[1], steps);
+      return ++*steps, arena_printf(s->arena, "%s %s %s", a, b, n->a->name);
+    }
+  default: diag_ice("contract_program: unexpected node kind %d", n->kind);
+  }
+}
+
+/* The source text of a span, its lines joined by single spaces. */
+static const char *span_text(Sema *s, Span sp) {
+  const char *t = s->d->src->text;
+  int line = 1;
+  while (*t && line < sp.first_line)
+    if (*t++ == '\n') line++;
+  char *out = arena_alloc(s->arena, strlen(t) + 1), *o = out;
+  for (int col = 1; *t && (line < sp.last_line || (line == sp.last_line && col <= sp.last_column)); t++, col++) {
+    bool in = line > sp.first_line || col >= sp.first_column;
+    if (*t == '\n') {
+      line++, col = 0;
+      if (in) *o++ = ' ';
+      while (t[1] == ' ' || t[1] == '\t') t++, col++;
+      continue;
+    }
+    if (in) *o++ = *t;
+  }
+  *o = 0;
+  return out;
+}
+
+/* Checks every contract in this variant's scope. */
+static void check_requires(Sema *s, Attrs *at) {
+  int total = 0;
+  for (int r = 0; r < at->requires.len; r++) {
+    Node *a = at->requires.items[r];
+    for (int i = 0; i < a->list.len; i++) {
+      Node *arg = a->list.items[i];
+      const char *op = arg->kind == N_BINARY ? contract_op(arg) : NULL;
+      if (!op) {
+        diag_error(s->d, arg->span, "@requires arguments are comparisons (==, !=, <, <=, >, >=) of expressions over "
+                   "dims and constants, e.g. NC >= cdiv(N, BN)");
+        continue;
+      }
+      if (++total == MAX_REQUIRES + 1)
+        diag_error(s->d, arg->span, "@requires: a kernel states at most %d contracts; this is contract %d", MAX_REQUIRES,
+                   total);
+      Node *side[2] = {arg->a, arg->b};
+      int64_t v[2];
+      int known = 0;
+      bool ok = true;
+      for (int k = 0; k < 2; k++) {
+        int e0 = s->d->errors;
+        check_grid_names(s, side[k], true);
+        if (s->d->errors > e0) {
+          ok = false;
+          continue;
+        }
+        Type *t = sema_check_expr(s, side[k]);
+        if (t->kind == TY_ERROR) {
+          ok = false;
+          continue;
+        }
+        if (t->kind != TY_SCALAR || !sema_is_int(t->elem)) {
+          diag_error(s->d, side[k]->span, "@requires: the %s side must be an integer, got %s", k ? "right" : "left",
+                     sema_ty_str(s, t));
+          ok = false;
+          continue;
+        }
+        int rr = sema_eval_const(s, side[k], &v[k]);
+        if (rr < 0) ok = false;
+        known += rr == 1;
+        int64_t steps = 0;
+        contract_program(s, side[k], &steps);
+        if (rr != 1 && steps > MAX_PROGRAM_STEPS) {
+          diag_error(s->d, side[k]->span, "@requires: this side is a program of %lld steps; the runtime evaluates at "
+                     "most %d", (long long)steps, MAX_PROGRAM_STEPS);
+          ok = false;
+        }
+      }
+      /* a contract over constants alone is decided here, once per variant */
+      if (ok && known == 2 && !compare(op, v[0], v[1]))
+        diag_error(s->d, arg->span, "@requires: %s does not hold in this variant (%lld %s %lld)",
+                   span_text(s, arg->span), (long long)v[0], op, (long long)v[1]);
+    }
+  }
+}
+
+/* The contracts the runtime checks: those not decided by the constants. */
+static void fill_requires(Sema *s, Attrs *at, KernelInfo *info) {
+  for (int r = 0; r < at->requires.len; r++) {
+    Node *a = at->requires.items[r];
+    for (int i = 0; i < a->list.len && info->nrequires < MAX_REQUIRES; i++) {
+      Node *arg = a->list.items[i];
+      int64_t v;
+      if (sema_eval_const_quiet(s, arg->a, &v) == 1 && sema_eval_const_quiet(s, arg->b, &v) == 1) continue;
+      int c = info->nrequires++;
+      info->requires_op[c] = contract_op(arg);
+      info->requires_text[c][0] = span_text(s, arg->span);
+      info->requires_text[c][1] = span_text(s, arg->a->span);
+      info->requires_text[c][2] = span_text(s, arg->b->span);
+      int64_t steps = 0;
+      info->requires_prog[c][0] = contract_program(s, arg->a, &steps);
+      info->requires_prog[c][1] = contract_program(s, arg->b, &steps);
+    }
+  }
 }
 
 static Define *find_define(Sema *s, const char *name) {
@@ -360,6 +522,7 @@ static void fill_info(Sema *s, Attrs *at, KernelInfo *info) {
   info->no_tma = at->no_tma != NULL;
   if (at->grid)
     for (int i = 0; i < at->grid->list.len && i < 3; i++) info->grid[info->ngrid++] = at->grid->list.items[i];
+  fill_requires(s, at, info);
   if (at->aligned)
     for (int i = 0; i < at->aligned->list.len && info->naligned < 8; i++) {
       Node *arg = at->aligned->list.items[i];
@@ -398,7 +561,10 @@ static void check_variant(Sema *s, Node *k, Attrs *at, const int *choice, Kernel
   sema_push_scope(s); /* parameters and dims */
   declare_params(s, k);
   check_attrs(s, at);
+  int e0 = s->d->errors;
   sema_check_block(s, k->body);
+  /* a kernel without @grid launches on the grid its slices imply */
+  if (!at->grid && s->d->errors == e0) sema_derive_grid(s, k, info);
   if (info) fill_info(s, at, info);
   sema_pop_scope(s);
   sema_pop_scope(s);

@@ -315,13 +315,15 @@ void at_free(phobos_context *ctx) {
 
 /* "SOURCE_HASH|DEVICE|KERNEL|DIM=VALUE|...", then "|NAME:S0,S1,..." for
  * each tensor given with strides (the variants' speeds and the rows
- * they may take differ with them), malloc'ed */
+ * they may take differ with them) and "|grid=XxYxZ" for a caller's grid,
+ * malloc'ed */
 static char *shape_key(const phobos_kernel *k, const phobos_arg *args, const RtBinding *b) {
   const char *dev = k->mod->ctx->name;
   size_t len = strlen(k->mod->mf.source_hash) + strlen(k->mod->image_hash) + strlen(dev) + strlen(k->mf->name) + 4;
   for (int i = 0; i < b->ndims; i++) len += strlen(b->name[i]) + 23;
   for (int i = 0; i < k->mf->nparams; i++)
     if (k->mf->params[i].tensor) len += strlen(k->mf->params[i].name) + 2 + 21 * PHOBOS_MAX_RANK;
+  len += 6 + 3 * 21; /* |grid=XxYxZ */
   char *key = malloc(len);
   if (!key) return NULL;
   size_t n = (size_t)snprintf(key, len, "%s.%s|%s|%s", k->mod->mf.source_hash, k->mod->image_hash, dev, k->mf->name);
@@ -336,6 +338,10 @@ static char *shape_key(const phobos_kernel *k, const phobos_arg *args, const RtB
     for (int d = 0; d < t->rank && n < len; d++)
       n += (size_t)snprintf(key + n, len - n, "%s%lld", d ? "," : "", (long long)t->strides[d]);
   }
+  /* phobos_launch_grid tunes among the variants whose grid is the caller's
+   * only (contract.c): a winner of its own, not phobos_launch's */
+  if (k->explicit_grid && n < len)
+    snprintf(key + n, len - n, "|grid=%lldx%lldx%lld", (long long)k->grid[0], (long long)k->grid[1], (long long)k->grid[2]);
   return key;
 }
 

@@ -171,6 +171,55 @@ static bool parse_param(P *p, yaml_node_t *n, MfParam *out) {
   return true;
 }
 
+/* One postfix program (a grid axis, a contract's side) into ops; `what`
+ * names it in messages. A contract's side (grid_refs) may also name the
+ * launch grid: grid.x, grid.y, grid.z. */
+static bool parse_postfix(P *p, yaml_node_t *n, const char *prog, const char *what, MfGridOp *ops, int *nops,
+                          bool grid_refs) {
+  char *copy = strdup(prog), *save = NULL;
+  if (!copy) return bad(p, n, "out of memory");
+  int depth = 0;
+  for (char *t = strtok_r(copy, " ", &save); t; t = strtok_r(NULL, " ", &save)) {
+    if (*nops == MF_MAX_GRID_OPS) {
+      bad(p, n, "%s is longer than %d tokens", what, MF_MAX_GRID_OPS);
+      free(copy);
+      return false;
+    }
+    MfGridOp *op = &ops[(*nops)++];
+    int64_t iv;
+    static const char *ops2[] = {"+", "-", "*", "/", "%", "cdiv", "min", "max"};
+    bool binary = false;
+    for (size_t k = 0; k < sizeof ops2 / sizeof ops2[0]; k++) binary |= !strcmp(t, ops2[k]);
+    bool grid_ref = grid_refs && (!strcmp(t, "grid.x") || !strcmp(t, "grid.y") || !strcmp(t, "grid.z"));
+    if (binary || !strcmp(t, "neg")) {
+      op->kind = MF_OP;
+      snprintf(op->op, sizeof op->op, "%s", t);
+      depth -= binary ? 1 : 0;
+      if (depth < 1) {
+        bad(p, n, "%s: '%s' lacks operands in \"%s\"", what, t, prog);
+        free(copy);
+        return false;
+      }
+    } else if (parse_int(t, &iv)) {
+      op->kind = MF_INT, op->v = iv, depth++;
+    } else if (is_name(t) || grid_ref) {
+      op->kind = MF_DIM, op->name = strdup(t), depth++;
+      if (!op->name) {
+        bad(p, n, "out of memory");
+        free(copy);
+        return false;
+      }
+    } else {
+      bad(p, n, "%s: bad token '%s' in \"%s\"", what, t, prog);
+      free(copy);
+      return false;
+    }
+  }
+  free(copy);
+  if (depth != 1) return bad(p, n, "%s \"%s\" does not leave one value", what, prog);
+  return true;
+}
+
 static bool parse_grid(P *p, yaml_node_t *n, MfVariant *v) {
   int axes = count(n);
   if (!n || n->type != YAML_SEQUENCE_NODE || axes < 0 || axes > 3)
@@ -179,49 +228,56 @@ static bool parse_grid(P *p, yaml_node_t *n, MfVariant *v) {
   for (int a = 0; a < axes; a++) {
     const char *prog = str(N(p, n->data.sequence.items.start[a]));
     if (!prog) return bad(p, n, "variant '%s': grid axis %d is not a string", v->entry, a);
-    char *copy = strdup(prog), *save = NULL;
-    if (!copy || !(v->grid_text[a] = strdup(prog))) {
-      free(copy);
-      return bad(p, n, "out of memory");
+    if (!(v->grid_text[a] = strdup(prog))) return bad(p, n, "out of memory");
+    char what[300];
+    snprintf(what, sizeof what, "variant '%s': grid axis %d", v->entry, a);
+    if (!parse_postfix(p, n, prog, what, v->ops[a], &v->nops[a], false)) return false;
+  }
+  return true;
+}
+
+/* A kernel's requires: [{text, op, lhs, rhs}, ...] (absent: none). */
+static bool parse_contracts(P *p, yaml_node_t *n, MfKernel *k) {
+  if (!n) return true;
+  int nc = count(n);
+  if (n->type != YAML_SEQUENCE_NODE || nc > MF_MAX_REQUIRES)
+    return bad(p, n, "kernel '%s': 'requires' must list up to %d contracts", k->name, MF_MAX_REQUIRES);
+  if (!(k->requires = calloc((size_t)nc + 1, sizeof(MfContract)))) return bad(p, n, "out of memory");
+  for (int c = 0; c < nc; c++) {
+    yaml_node_t *m = N(p, n->data.sequence.items.start[c]);
+    if (!m || m->type != YAML_MAPPING_NODE) return bad(p, n, "kernel '%s': a contract is a mapping", k->name);
+    MfContract *ct = &k->requires[c];
+    k->nrequires = c + 1; /* mf_free frees what is counted */
+    if (!(ct->text = dup_str(p, m, "text")) || !(ct->lhs = dup_str(p, m, "lhs")) || !(ct->rhs = dup_str(p, m, "rhs")))
+      return false;
+    const char *op = str(get(p, m, "op"));
+    static const char *ops[] = {"==", "!=", "<", "<=", ">", ">="};
+    bool known = false;
+    for (size_t i = 0; op && i < sizeof ops / sizeof ops[0]; i++) known |= !strcmp(op, ops[i]);
+    if (!known) return bad(p, m, "kernel '%s': contract \"%s\": 'op' must be ==, !=, <, <=, > or >=", k->name, ct->text);
+    snprintf(ct->op, sizeof ct->op, "%s", op);
+  }
+  return true;
+}
+
+/* A variant's requires: [[lhs, rhs], ...], one pair per contract of its kernel. */
+static bool parse_requires(P *p, yaml_node_t *n, const MfKernel *k, MfVariant *v) {
+  if (!k->nrequires && !n) return true;
+  if (!n || n->type != YAML_SEQUENCE_NODE || count(n) != k->nrequires)
+    return bad(p, n, "variant '%s': 'requires' must list a pair of programs for each of the kernel's %d contracts",
+               v->entry, k->nrequires);
+  if (!(v->requires = calloc((size_t)k->nrequires, sizeof *v->requires))) return bad(p, n, "out of memory");
+  for (int c = 0; c < k->nrequires; c++) {
+    yaml_node_t *pair = N(p, n->data.sequence.items.start[c]);
+    if (!pair || pair->type != YAML_SEQUENCE_NODE || count(pair) != 2)
+      return bad(p, n, "variant '%s': contract %d is not a pair of programs", v->entry, c);
+    for (int side = 0; side < 2; side++) {
+      const char *prog = str(N(p, pair->data.sequence.items.start[side]));
+      char what[300];
+      snprintf(what, sizeof what, "variant '%s': the %s side of contract %d", v->entry, side ? "right" : "left", c);
+      if (!prog) return bad(p, n, "%s is not a string", what);
+      if (!parse_postfix(p, n, prog, what, v->requires[c][side].ops, &v->requires[c][side].nops, true)) return false;
     }
-    int depth = 0;
-    for (char *t = strtok_r(copy, " ", &save); t; t = strtok_r(NULL, " ", &save)) {
-      if (v->nops[a] == MF_MAX_GRID_OPS) {
-        bad(p, n, "variant '%s': grid axis %d is longer than %d tokens", v->entry, a, MF_MAX_GRID_OPS);
-        free(copy);
-        return false;
-      }
-      MfGridOp *op = &v->ops[a][v->nops[a]++];
-      int64_t iv;
-      static const char *ops2[] = {"+", "-", "*", "/", "%", "cdiv", "min", "max"};
-      bool binary = false;
-      for (size_t k = 0; k < sizeof ops2 / sizeof ops2[0]; k++) binary |= !strcmp(t, ops2[k]);
-      if (binary || !strcmp(t, "neg")) {
-        op->kind = MF_OP;
-        snprintf(op->op, sizeof op->op, "%s", t);
-        depth -= binary ? 1 : 0;
-        if (depth < 1) {
-          bad(p, n, "variant '%s': grid axis %d: '%s' lacks operands in \"%s\"", v->entry, a, t, prog);
-          free(copy);
-          return false;
-        }
-      } else if (parse_int(t, &iv)) {
-        op->kind = MF_INT, op->v = iv, depth++;
-      } else if (is_name(t)) {
-        op->kind = MF_DIM, op->name = strdup(t), depth++;
-        if (!op->name) {
-          bad(p, n, "out of memory");
-          free(copy);
-          return false;
-        }
-      } else {
-        bad(p, n, "variant '%s': grid axis %d: bad token '%s' in \"%s\"", v->entry, a, t, prog);
-        free(copy);
-        return false;
-      }
-    }
-    free(copy);
-    if (depth != 1) return bad(p, n, "variant '%s': grid axis %d \"%s\" does not leave one value", v->entry, a, prog);
   }
   return true;
 }
@@ -375,6 +431,7 @@ static bool parse_kernel(P *p, yaml_node_t *n, MfKernel *k, int *variants_before
   if (!(k->params = calloc((size_t)k->nparams + 1, sizeof(MfParam)))) return bad(p, params, "out of memory");
   for (int i = 0; i < k->nparams; i++)
     if (!parse_param(p, N(p, params->data.sequence.items.start[i]), &k->params[i])) return false;
+  if (!parse_contracts(p, get(p, n, "requires"), k)) return false;
   int nv = count(variants);
   if (nv > MF_MAX_VARIANTS - *variants_before)
     return bad(p, variants, "kernel '%s': its %d variants make %d in the manifest; this runtime reads at most %d", k->name,
@@ -388,7 +445,8 @@ static bool parse_kernel(P *p, yaml_node_t *n, MfKernel *k, int *variants_before
     if (!parse_variant(p, N(p, variants->data.sequence.items.start[i]), &k->variants[i]) ||
         !parse_tmaps(p, get(p, N(p, variants->data.sequence.items.start[i]), "tensormaps"), k, &k->variants[i]) ||
         !parse_staged(p, get(p, N(p, variants->data.sequence.items.start[i]), "staged"), k, &k->variants[i]) ||
-        !parse_aligned(p, get(p, N(p, variants->data.sequence.items.start[i]), "aligned_rows"), k, &k->variants[i]))
+        !parse_aligned(p, get(p, N(p, variants->data.sequence.items.start[i]), "aligned_rows"), k, &k->variants[i]) ||
+        !parse_requires(p, get(p, N(p, variants->data.sequence.items.start[i]), "requires"), k, &k->variants[i]))
       return false;
   /* the launch packs every parameter into a fixed table (runtime.c,
    * Params): a tensor takes 1 + rank slots and rank - 1 more for its
@@ -440,6 +498,20 @@ static bool parse_kernel(P *p, yaml_node_t *n, MfKernel *k, int *variants_before
           return bad(p, variants, "kernel '%s': grid of '%s' uses '%s', which is no tensor dim", k->name,
                      k->variants[i].entry, op->name);
       }
+  /* and so may contracts, besides the launch grid */
+  for (int i = 0; i < k->nvariants; i++)
+    for (int c = 0; k->variants[i].requires && c < k->nrequires; c++)
+      for (int side = 0; side < 2; side++)
+        for (int o = 0; o < k->variants[i].requires[c][side].nops; o++) {
+          MfGridOp *op = &k->variants[i].requires[c][side].ops[o];
+          bool found = op->kind != MF_DIM || !strncmp(op->name, "grid.", 5);
+          for (int q = 0; q < k->nparams && !found; q++)
+            for (int d = 0; d < k->params[q].rank; d++)
+              if (k->params[q].dimname[d] && !strcmp(k->params[q].dimname[d], op->name)) found = true;
+          if (!found)
+            return bad(p, variants, "kernel '%s': contract \"%s\" of '%s' uses '%s', which is no tensor dim", k->name,
+                       k->requires[c].text, k->variants[i].entry, op->name);
+        }
   return true;
 }
 
@@ -616,7 +688,13 @@ void mf_free(Manifest *m) {
         for (int o = 0; o < v->nops[a]; o++) free(v->ops[a][o].name);
         free(v->grid_text[a]);
       }
+      for (int c = 0; v->requires && c < k->nrequires; c++)
+        for (int side = 0; side < 2; side++)
+          for (int o = 0; o < v->requires[c][side].nops; o++) free(v->requires[c][side].ops[o].name);
+      free(v->requires);
     }
+    for (int c = 0; c < k->nrequires; c++) free(k->requires[c].text), free(k->requires[c].lhs), free(k->requires[c].rhs);
+    free(k->requires);
     free(k->name);
     free(k->params);
     free(k->variants);

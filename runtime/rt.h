@@ -174,6 +174,19 @@ typedef struct MfTmap {
   int swizzle;                    /* bytes: 0 (none), 32, 64 or 128 */
 } MfTmap;
 
+/* A launch contract (@requires, spec 11.2): two sides compared. */
+enum { MF_MAX_REQUIRES = 16 };
+typedef struct MfContract {
+  char *text, *lhs, *rhs; /* as written, for messages */
+  char op[3];             /* == != < <= > >= */
+} MfContract;
+/* Each side of a variant's contracts as a postfix program (grid tokens;
+ * "grid.x" and friends name the launch grid). */
+typedef struct MfProgram {
+  int nops;
+  MfGridOp ops[MF_MAX_GRID_OPS];
+} MfProgram;
+
 typedef struct MfVariant {
   char *entry;
   const char *kernel;  /* its kernel's name (MfKernel.name), for messages */
@@ -204,6 +217,7 @@ typedef struct MfVariant {
   /* an aligned-rows copy (aligned_rows: [names]): bit i, tensor parameter
    * i must have a 16-byte aligned base and row pitch (rt_rows_fit) */
   uint64_t aligned_rows;
+  MfProgram (*requires)[2]; /* its kernel's nrequires contracts' sides, or NULL */
   CUfunction fn;       /* set by phobos_module_load */
   /* l2_prefetch: the entry takes the prefetch distance last (phobosc's
    * l2pf.c). Each such variant has a twin after the manifest's variants,
@@ -217,6 +231,8 @@ typedef struct MfVariant {
 
 typedef struct MfKernel {
   char *name;
+  int nrequires;
+  MfContract *requires;
   int nparams;
   MfParam *params;
   int nvariants;
@@ -334,6 +350,22 @@ bool rt_tensor_bytes(const phobos_tensor *t, int64_t *bytes);
  * where non-zero. */
 phobos_status rt_launch_variant(phobos_kernel *k, MfVariant *v, const phobos_arg *args, const RtBinding *b,
                                 const CUdeviceptr *override, CUstream stream);
+
+/* One grid operation in int64 (+ - * / % cdiv min max): false when its
+ * exact result does not fit or it divides by zero (*by_zero). */
+bool rt_grid_op(const char *op, int64_t x, int64_t y, int64_t *r, bool *by_zero);
+
+/* ----------------------------------------------------------- contract.c */
+
+/* What a launch may run, beyond the variants that fit (spec 17.3): drops
+ * from fits[] the variants whose contracts (@requires) fail for these
+ * dims, and, under phobos_launch_grid, those whose own grid is not the
+ * caller's. PHOBOS_OK with *nfits left > 0, else the status and message
+ * of the refusal (PHOBOS_BAD_SHAPE: a contract; PHOBOS_NO_VARIANT: no
+ * variant's grid is the caller's). */
+phobos_status ct_filter(phobos_kernel *k, const RtBinding *b, MfVariant **fits, int *nfits, char *err, size_t errlen);
+/* The pinned variant's contracts, under the grid it launches with. */
+phobos_status ct_check_pinned(phobos_kernel *k, const MfVariant *v, const RtBinding *b, char *err, size_t errlen);
 
 /* ----------------------------------------------------------- autotune.c */
 

@@ -634,7 +634,7 @@ int rt_rows_misfit(const MfKernel *k, const MfVariant *v, const phobos_arg *args
 
 /* One grid operation in int64: false when its exact result does not fit
  * (INT64_MIN / -1 included, which traps on x86) or it divides by zero. */
-static bool grid_op(const char *op, int64_t x, int64_t y, int64_t *r, bool *by_zero) {
+bool rt_grid_op(const char *op, int64_t x, int64_t y, int64_t *r, bool *by_zero) {
   *by_zero = false;
   if (!strcmp(op, "+")) return rt_add_ok(x, y, r);
   if (!strcmp(op, "-")) return rt_sub_ok(x, y, r);
@@ -676,7 +676,7 @@ bool rt_grid(const MfVariant *v, const RtBinding *b, const int64_t max[3], int64
       } else {
         int64_t y = st[--sp], x = st[sp - 1];
         bool by_zero;
-        if (!grid_op(op->op, x, y, &st[sp - 1], &by_zero))
+        if (!rt_grid_op(op->op, x, y, &st[sp - 1], &by_zero))
           return by_zero ? fail(err, errlen, "kernel '%s' variant '%s': grid axis %c divides by zero at '%s' in \"%s\"",
                                 kname, v->entry, "xyz"[a], op->op, prog)
                          : fail(err, errlen, "kernel '%s' variant '%s': grid axis %c overflows at '%s' (%lld %s %lld) in "
@@ -920,6 +920,8 @@ phobos_status phobos_launch(phobos_kernel *k, const phobos_arg *args, int nargs,
                         "bytes modulo 16)", k->mf->name, v->entry, k->mf->params[mis].name,
                         (unsigned long long)t->data, (long long)rt_row_pitches(t));
     }
+    phobos_status cs = ct_check_pinned(k, v, &b, err, sizeof err); /* contract.c */
+    if (cs != PHOBOS_OK) return rt_set_err(ctx, cs, "%s", err);
     k->last_variant = v->name;
     return rt_launch_variant(k, v, args, &b, NULL, (CUstream)stream);
   }
@@ -943,6 +945,9 @@ phobos_status phobos_launch(phobos_kernel *k, const phobos_arg *args, int nargs,
     return rt_set_err(ctx, PHOBOS_NO_VARIANT, "kernel '%s': no compiled variant fits these shapes (the first needs %s); "
                    "recompile with -D for them", k->mf->name, pins);
   }
+  /* contract.c: the contracts, and phobos_launch_grid's rule */
+  phobos_status cs = ct_filter(k, &b, fits, &nfits, err, sizeof err);
+  if (cs != PHOBOS_OK) return rt_set_err(ctx, cs, "%s", err);
   MfVariant *v = fits[0];
   if (nfits > 1) {
     phobos_status s = at_choose(k, args, &b, fits, nfits, (CUstream)stream, &v);

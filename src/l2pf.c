@@ -128,7 +128,9 @@ static void mark(Arena *a, Aff *A, const TirFunc *f, TirBlock *b) {
 }
 
 void l2pf_mark(Arena *a, TirFunc *f) {
-  if (f->ngrid != 1 || f->staged || tir_has_dot(&f->body)) return;
+  /* a derived grid (a kernel without @grid) is left as it was before
+   * grids were derived: without the prefetch (its PTX is unchanged) */
+  if (f->ngrid != 1 || f->grid_derived || f->staged || tir_has_dot(&f->body)) return;
   Aff A = {.n = f->ninsts + 1};
   A.step = arena_alloc(a, sizeof(int64_t) * (size_t)A.n);
   A.st = arena_alloc(a, (size_t)A.n);

@@ -495,6 +495,7 @@ TirFunc *lower_kernel(Arena *a, Diags *d, const KernelInfo *info) {
     }
   }
   Lower l = {.a = a, .d = d, .f = f, .cur = &f->grid};
+  f->grid_derived = info->grid_derived;
   for (int i = 0; i < info->ngrid; i++) {
     f->grid_value[f->ngrid++] = coerce(&l, lower_expr(&l, info->grid[i]), tir_scalar(S_I32), info->grid[i]->span);
     int64_t n = grid_tokens(f->grid_value[i]);

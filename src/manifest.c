@@ -147,6 +147,26 @@ bool manifest_write(FILE *out, const Source *src, const char *arch, const char *
       ev_map(&m, false, true);
     }
     ev_seq(&m, false, false);
+    /* @requires: each contract as written, its comparison and its sides'
+     * text (for the runtime's messages); each variant lists the sides'
+     * programs, in this order (spec 16.2) */
+    if (f->info->nrequires) {
+      ev_scalar(&m, "requires", false);
+      ev_seq(&m, true, false);
+      for (int c = 0; c < f->info->nrequires; c++) {
+        ev_map(&m, true, true);
+        ev_scalar(&m, "text", false);
+        ev_scalar(&m, f->info->requires_text[c][0], true);
+        ev_scalar(&m, "op", false);
+        ev_scalar(&m, f->info->requires_op[c], true);
+        ev_scalar(&m, "lhs", false);
+        ev_scalar(&m, f->info->requires_text[c][1], true);
+        ev_scalar(&m, "rhs", false);
+        ev_scalar(&m, f->info->requires_text[c][2], true);
+        ev_map(&m, false, true);
+      }
+      ev_seq(&m, false, false);
+    }
     ev_scalar(&m, "variants", false);
     ev_seq(&m, true, false);
     for (int v = i; v < j; v++) {
@@ -218,6 +238,17 @@ bool manifest_write(FILE *out, const Source *src, const char *arch, const char *
         free(buf);
       }
       ev_seq(&m, false, true);
+      if (info->nrequires) {
+        ev_scalar(&m, "requires", false);
+        ev_seq(&m, true, true);
+        for (int c = 0; c < info->nrequires; c++) {
+          ev_seq(&m, true, true);
+          ev_scalar(&m, info->requires_prog[c][0], true);
+          ev_scalar(&m, info->requires_prog[c][1], true);
+          ev_seq(&m, false, true);
+        }
+        ev_seq(&m, false, true);
+      }
       kv_int(&m, "threads", pl->launch_threads); /* with a producer warp, 32 more than the plan's */
       kv_int(&m, "shared_bytes", plan_launch_shared(pl));
       kv(&m, "dynamic_shared", info->dynshared ? "true" : "false");

@@ -230,7 +230,11 @@ static int count_tables(Arena *a, TirBlock *b, int nparams) {
 
 void tir_number(Arena *a, TirFunc *f) {
   f->insts = arena_alloc(a, sizeof(TirInst *) * (size_t)(f->ninsts + 1));
-  f->ninsts = number_block(f, &f->body, number_block(f, &f->grid, 0));
+  /* a derived grid (no @grid) is numbered after the body, so that the
+   * body's numbers, which name its registers and buffers, are those it had
+   * before grids were derived */
+  if (f->grid_derived) f->ninsts = number_block(f, &f->grid, number_block(f, &f->body, 0));
+  else f->ninsts = number_block(f, &f->body, number_block(f, &f->grid, 0));
   count_tables(a, &f->grid, f->nparams);
   count_tables(a, &f->body, f->nparams);
 }

@@ -113,6 +113,7 @@ typedef struct TirFunc {
   TirBlock body;
   TirBlock grid;              /* computes the @grid extents from dims and constants */
   int ngrid;
+  bool grid_derived;          /* no @grid: the extents are the derived grid's (spec 11.1) */
   struct TirInst *grid_value[3];
   int ninsts;
   TirInst **insts; /* by id, after tir_number */

@@ -938,6 +938,26 @@ run "--emit=plan --vector-odd-rows" 0 --vector-odd-rows --emit=plan "$tmp/oddrow
 lacks "--vector-odd-rows: no odd-rows plan" out "odd rows"
 lacks "--vector-odd-rows: no scalar chunks" out "spt=1x1"
 
+# a kernel without @grid gets each variant's grid from its slices (spec 11.1)
+run "q8_matvec (no @grid): --emit=manifest" 0 --emit=manifest "$q8"
+has "q8_matvec: the derived grid, cdiv(N, TILE_N)" out 'grid: ["N 64 cdiv"]'
+run "q8_matvec: --emit=tir" 0 --emit=tir "$q8"
+has "tir prints the derived grid" out "} -> %"
+printf '@autotune(BS in [256, 1024])\nkernel add(X: tensor<f32>[N], Z: tensor<f32>[N]) {\n  let i0 = program_id(0) * BS\n  Z[i0 :+ BS] = X[i0 :+ BS] + 1.0\n}\n' > "$tmp/add.ph"
+run "a port without @grid compiles" 0 --emit=manifest --arch=sm_80 "$tmp/add.ph"
+has "its BS = 256 variants launch cdiv(N, 256) blocks" out 'grid: ["N 256 cdiv"]'
+has "its BS = 1024 variants launch cdiv(N, 1024) blocks" out 'grid: ["N 1024 cdiv"]'
+printf 'kernel gs(X: tensor<f32>[N], Y: tensor<f32>[N]) {\n  for i in range(ctx.block.x * 4, N, ctx.grid.x * 4) {\n    Y[i :+ 4] = X[i :+ 4]\n  }\n}\n' > "$tmp/gs.ph"
+run "a grid-stride loop without @grid is an error" 1 "$tmp/gs.ph"
+has "it names the store and the loop variable" err "gs.ph:3:7: error: cannot derive the launch grid of kernel 'gs' along x: this store of 'Y' depends on ctx.block.x through loop variable 'i'"
+has "it says how to fix it" err "note: give the grid with @grid(...) before 'kernel gs'"
+# @requires: the split q8 kernel's contracts, in its manifest (spec 11.2)
+run "q8_matvec_split: --emit=manifest" 0 --emit=manifest "$PROJECT_ROOT/examples/q8_matvec/q8_matvec_split.ph"
+has "the contract as written" out '{text: "NCB >= ctx.grid.x", op: ">=", lhs: "NCB", rhs: "ctx.grid.x"}'
+has "each variant's programs" out 'requires: [["NCB", "grid.x"], ["KB", "K 32 cdiv"]]'
+run "--help" 0 --help
+has "--help tells of the derived grid and @requires" out "@requires"
+
 head -c 3000 /dev/urandom > "$tmp/noise.ph"
 "$PHOBOSC" "$tmp/noise.ph" >/dev/null 2>&1
 st=$?

@@ -46,6 +46,7 @@ void fake_cuda_param_sizes(int n, const int *sizes) {
 
 static void copy_params(void **params) {
   if (params && st.watch < st.nsizes && st.nlaunches < 256) memcpy(&st.watched[st.nlaunches], params[st.watch], 8);
+  if (st.nlaunches < 256) st.grid_x[st.nlaunches] = st.grid[0]; /* the callers set st.grid first */
   st.nlaunches++;
   st.nparams = 0;
   for (int i = 0; params && i < st.nsizes; i++) {

@@ -20,6 +20,7 @@ typedef struct FakeCuda {
   int watch;                             /* a parameter (a tensor's pointer) to log at every launch */
   int nlaunches;                         /* all launches, and the watched parameter at each */
   uint64_t watched[256];
+  unsigned grid_x[256];                  /* the grid's x extent at each launch */
   int encodes;                           /* cuTensorMapEncodeTiled: the last call */
   int enc_dtype;
   unsigned enc_rank;

@@ -748,3 +748,33 @@ Test(runtime, l2_prefetch_variants_have_twins) {
   for (int i = 0; i < off.kernels[0].nvariants; i++) cr_assert_not(off.kernels[0].variants[i].l2pf_param);
   mf_free(&off);
 }
+
+/* @requires in the manifest: the kernel's contracts, each variant's programs */
+Test(runtime, manifest_contracts) {
+  const char *contract = "  requires:\n  - {text: \"KB >= cdiv(K, 32)\", op: \">=\", lhs: \"KB\", rhs: \"cdiv(K, 32)\"}\n"
+                         "  variants:\n";
+  char *a = replaced("  variants:\n", contract);
+  const char *prog = "    grid: [\"N 64 cdiv\", \"1\"]\n    requires: [[\"KB\", \"K 32 cdiv\"]]\n";
+  const char *at = strstr(a, "    grid: [\"N 64 cdiv\", \"1\"]\n");
+  char *text = malloc(strlen(a) + strlen(prog) + 1);
+  sprintf(text, "%.*s%s%s", (int)(at - a), a, prog, at + strlen("    grid: [\"N 64 cdiv\", \"1\"]\n"));
+  Manifest m = load_ok(text);
+  cr_assert_eq(m.kernels[0].nrequires, 1);
+  cr_assert_str_eq(m.kernels[0].requires[0].text, "KB >= cdiv(K, 32)");
+  cr_assert_str_eq(m.kernels[0].requires[0].op, ">=");
+  cr_assert_eq(m.kernels[0].variants[0].requires[0][1].nops, 3);
+  mf_free(&m);
+  /* a variant without its programs, a bad comparison, a side naming no dim */
+  expect_bad(a, "variant 'q8_matvec__v0': 'requires' must list a pair of programs for each of the kernel's 1 contracts");
+  char *b = strdup(text);
+  memcpy(strstr(b, "op: \">=\""), "op: \"=>\"", 8);
+  expect_bad(b, "kernel 'q8_matvec': contract \"KB >= cdiv(K, 32)\": 'op' must be ==, !=, <, <=, > or >=");
+  char *c = strdup(text);
+  memcpy(strstr(c, "\"K 32 cdiv\""), "\"Q 32 cdiv\"", 11);
+  expect_bad(c, "kernel 'q8_matvec': contract \"KB >= cdiv(K, 32)\" of 'q8_matvec__v0' uses 'Q', which is no tensor dim");
+  const char *k32 = strstr(text, "\"K 32 cdiv\"");
+  char *d = malloc(strlen(text) + 8);
+  sprintf(d, "%.*s\"grid.w 2 *\"%s", (int)(k32 - text), text, k32 + 11);
+  expect_bad(d, "bad token 'grid.w'");
+  free(a), free(text), free(b), free(c), free(d);
+}

@@ -848,3 +848,122 @@ Test(launch, a_kernel_compiled_before_strides_takes_only_row_major_ones) {
   cr_assert_eq(launch_view(q, row, r, NULL), PHOBOS_OK, "%s", phobos_last_error(ctx));
   cr_assert_eq(fake->nparams, 12, "no stride parameters");
 }
+
+/* --------------------------------- derived grids and launch contracts */
+
+/* A kernel without @grid whose variants take different tiles, and a
+ * contract on a counter tensor: phobosc's own manifest (sm_80: no tensor
+ * maps), loaded over the fake driver. Variants fill__v0 (BS 128), fill__v1
+ * (256) and fill__v2 (512), each with copies (_occ, _al) of the same grid. */
+static const char *fill_src = "@autotune(BS in [128, 512])\n"
+                              "@requires(NC >= cdiv(N, BS))\n"
+                              "kernel fill(X: tensor<f32>[N], Y: tensor<f32>[N], Cnt: tensor<i32>[NC]) {\n"
+                              "  let i0 = program_id(0) * BS\n"
+                              "  Y[i0 :+ BS] = X[i0 :+ BS] * 2.0\n"
+                              "}\n";
+
+static void load_fill(void) {
+  char src[] = "/tmp/phobos_fill_XXXXXX.ph", out[] = "/tmp/phobos_fill_XXXXXX.yaml", cmd[512];
+  int fd = mkstemps(src, 3);
+  cr_assert(fd >= 0);
+  cr_assert_eq(write(fd, fill_src, strlen(fill_src)), (ssize_t)strlen(fill_src));
+  close(fd);
+  fd = mkstemps(out, 5);
+  cr_assert(fd >= 0);
+  close(fd);
+  snprintf(cmd, sizeof cmd, "%s --arch=sm_80 --emit=manifest -o %s %s", getenv("PHOBOSC"), out, src);
+  cr_assert_eq(system(cmd), 0, "%s", cmd);
+  static char text[65536];
+  FILE *f = fopen(out, "r");
+  cr_assert(f);
+  size_t len = fread(text, 1, sizeof text - 1, f);
+  fclose(f);
+  text[len] = 0;
+  unlink(src), unlink(out);
+  cr_assert(strstr(text, "grid: [\"N 256 cdiv\"]"), "the derived grid: %s", text);
+  strcpy(cache_dir, "/tmp/phobos_cache_XXXXXX");
+  cr_assert(mkdtemp(cache_dir));
+  setenv("PHOBOS_CACHE_DIR", cache_dir, 1);
+  int sz[] = {8, 4, 8, 4, 8, 4};
+  load_text(text, "fill", 6, sz);
+  fake->watch = 2; /* Y's pointer */
+}
+
+static phobos_status launch_fill(int64_t n, int64_t nc, const int64_t *grid) {
+  phobos_arg a[3] = {phobos_tensor_arg(alloc(4 * (size_t)n), PHOBOS_F32, 1, (int64_t[]){n}),
+                     phobos_tensor_arg(alloc(4 * (size_t)n), PHOBOS_F32, 1, (int64_t[]){n}),
+                     phobos_tensor_arg(alloc(4 * (size_t)nc), PHOBOS_I32, 1, (int64_t[]){nc})};
+  return grid ? phobos_launch_grid(k, a, 3, grid, NULL) : phobos_launch(k, a, 3, NULL);
+}
+
+Test(launch, a_derived_grid_per_pinned_variant) {
+  load_fill();
+  const char *entry[] = {"fill__v0", "fill__v1", "fill__v2", "fill__v2_occ"};
+  unsigned want[] = {8, 4, 2, 2}; /* cdiv(1000, 128), cdiv(1000, 256), cdiv(1000, 512) */
+  for (int i = 0; i < 4; i++) {
+    cr_assert_eq(phobos_kernel_pin_variant(k, entry[i]), PHOBOS_OK);
+    cr_assert_eq(launch_fill(1000, 8, NULL), PHOBOS_OK, "%s: %s", entry[i], phobos_last_error(ctx));
+    cr_assert_str_eq(phobos_kernel_last_variant(k), entry[i]);
+    cr_assert_eq(fake->grid[0], want[i], "%s launched on %u blocks", entry[i], fake->grid[0]);
+    cr_assert_eq(fake->grid[1], 1);
+    cr_assert_eq(fake->grid[2], 1);
+  }
+}
+
+Test(launch, a_derived_grid_through_autotuning) {
+  setenv("FAKE_FAST_ENTRY", "fill__v2", 1);
+  load_fill();
+  cr_assert_eq(launch_fill(1000, 8, NULL), PHOBOS_OK, "%s", phobos_last_error(ctx));
+  cr_assert_str_eq(phobos_kernel_last_variant(k), "fill__v2");
+  int n = fake->nlaunches;
+  cr_assert_gt(n, 6, "the variants were timed");
+  cr_assert_eq(fake->grid_x[n - 1], 2, "the winner on its own grid, cdiv(1000, 512)");
+  /* every timed launch ran on its variant's grid: 8, 4 or 2 blocks, each seen */
+  int seen[9] = {0};
+  for (int i = 0; i < n; i++) {
+    cr_assert(fake->grid_x[i] == 8 || fake->grid_x[i] == 4 || fake->grid_x[i] == 2, "launch %d: %u", i, fake->grid_x[i]);
+    seen[fake->grid_x[i]] = 1;
+  }
+  cr_assert(seen[8] && seen[4] && seen[2]);
+}
+
+Test(launch, a_violated_contract_is_a_bad_shape_naming_it) {
+  setenv("PHOBOS_AUTOTUNE", "0", 1);
+  load_fill();
+  /* NC = 1: no variant holds; the first one's values */
+  cr_assert_eq(launch_fill(1000, 1, NULL), PHOBOS_BAD_SHAPE);
+  cr_assert_str_eq(phobos_last_error(ctx), "kernel 'fill' requires NC >= cdiv(N, BS): NC = 1, cdiv(N, BS) = 8");
+  cr_assert_eq(fake->nlaunches, 0);
+  /* NC = 2 holds for BS = 512 only: that variant launches */
+  cr_assert_eq(launch_fill(1000, 2, NULL), PHOBOS_OK, "%s", phobos_last_error(ctx));
+  cr_assert_str_eq(phobos_kernel_last_variant(k), "fill__v2");
+  cr_assert_eq(fake->grid[0], 2);
+  /* a pinned variant whose contract fails */
+  cr_assert_eq(phobos_kernel_pin_variant(k, "fill__v1"), PHOBOS_OK);
+  cr_assert_eq(launch_fill(1000, 3, NULL), PHOBOS_BAD_SHAPE);
+  cr_assert_str_eq(phobos_last_error(ctx), "kernel 'fill' requires NC >= cdiv(N, BS): NC = 3, cdiv(N, BS) = 4");
+  cr_assert_eq(fake->nlaunches, 1);
+}
+
+Test(launch, launch_grid_runs_only_variants_whose_grid_is_the_callers) {
+  setenv("FAKE_FAST_ENTRY", "fill__v2", 1);
+  load_fill();
+  /* the caller computed the grid for BS = 256: only those variants run */
+  cr_assert_eq(launch_fill(1000, 8, (int64_t[]){4, 1, 1}), PHOBOS_OK, "%s", phobos_last_error(ctx));
+  cr_assert(!strncmp(phobos_kernel_last_variant(k), "fill__v1", 8), "%s", phobos_kernel_last_variant(k));
+  for (int i = 0; i < fake->nlaunches; i++) cr_assert_eq(fake->grid_x[i], 4, "launch %d", i);
+  /* a grid no variant takes: refused, naming the variants' grids */
+  int n = fake->nlaunches;
+  cr_assert_eq(launch_fill(1000, 8, (int64_t[]){5, 1, 1}), PHOBOS_NO_VARIANT);
+  cr_assert(strstr(phobos_last_error(ctx), "kernel 'fill': no variant's own grid for these shapes is the caller's "
+                                           "(5, 1, 1): 'fill__v0' takes (8, 1, 1), 'fill__v0_occ' takes (8, 1, 1), "),
+            "%s", phobos_last_error(ctx));
+  cr_assert(strstr(phobos_last_error(ctx), "pin a variant"), "%s", phobos_last_error(ctx));
+  cr_assert_eq(fake->nlaunches, n);
+  /* a pinned variant takes the caller's grid as given */
+  cr_assert_eq(phobos_kernel_pin_variant(k, "fill__v2"), PHOBOS_OK);
+  cr_assert_eq(launch_fill(1000, 8, (int64_t[]){5, 1, 1}), PHOBOS_OK, "%s", phobos_last_error(ctx));
+  cr_assert_eq(fake->grid[0], 5);
+  /* and the contracts still hold it: NC = 1 is refused */
+  cr_assert_eq(launch_fill(1000, 1, (int64_t[]){5, 1, 1}), PHOBOS_BAD_SHAPE);
+}

@@ -21,9 +21,16 @@
 // @pipeline the tiles would stream through rings of bulk copies; on the
 // H200 that is slower here than the threads' own loads: see
 // spec/conformance/pipeline.ph and spec/LANGUAGE.md 15.9.)
+//
+// What the launch must give (spec 11.2, checked by libphobos before each
+// launch): a counter for every column block of the variant's TN (the host
+// sizes Cnt for the narrowest, 256: a variant of a wider TN needs fewer),
+// and a scale for every block of 32 rows of W (a missing one would read as
+// zero and silently zero those rows' products).
 @autotune(TN in [256, 512, 1024], OCC in [2048, 4096])
 @launch(TN / 4, OCC / TN)
 @grid(cdiv(N, TN), KSPLIT)
+@requires(NCB >= ctx.grid.x, KB >= cdiv(K, 32))
 kernel q8_matvec_split(A: tensor<f32>[1, K],
                        W: tensor<i8>[K, N],
                        S: tensor<f32>[KB, N],

@@ -107,8 +107,13 @@ phobos_status phobos_kernel_get(phobos_module *mod, const char *name, phobos_ker
  * element types, dims that must agree, pointers and alignment), picks the
  * variant (the autotuner's choice for this shape, timed on first use),
  * evaluates the grid and launches on `stream` (a CUstream; NULL for the
- * default stream). Asynchronous: errors of the kernel itself surface at the
- * caller's next synchronization. */
+ * default stream). Each variant launches on its own grid: its @grid, or
+ * for a kernel without @grid the grid phobosc derived from its slices.
+ * A variant whose @requires contracts fail for these dims is not launched;
+ * when none holds, PHOBOS_BAD_SHAPE names the kernel, the contract and the
+ * values ("kernel 'k' requires NC >= cdiv(N, BN): NC = 3, cdiv(N, BN) = 4").
+ * Asynchronous: errors of the kernel itself surface at the caller's next
+ * synchronization. */
 phobos_status phobos_launch(phobos_kernel *k, const phobos_arg *args, int nargs, void *stream);
 
 /* PHOBOS_CACHE_IGNORED when an autotune cache file could not be read and
@@ -116,8 +121,14 @@ phobos_status phobos_launch(phobos_kernel *k, const phobos_arg *args, int nargs,
  * else PHOBOS_OK. */
 phobos_status phobos_cache_status(const phobos_context *ctx);
 
-/* The same with the caller's grid, for kernels without @grid (and to
- * override one). */
+/* The same on the caller's grid. Unless a variant is pinned, it runs only
+ * a variant whose own grid (its @grid or derived grid) for these shapes is
+ * `grid`, autotuning among those: a grid computed for one tile never
+ * launches a variant of another, which would leave outputs unwritten. When
+ * no variant's grid is `grid`, PHOBOS_NO_VARIANT lists their grids. A
+ * pinned variant (phobos_kernel_pin_variant) is launched on `grid` as
+ * given, an explicit override. A variant whose manifest lists no grid (a
+ * manifest from before grids were derived) takes any. */
 phobos_status phobos_launch_grid(phobos_kernel *k, const phobos_arg *args, int nargs, const int64_t grid[3],
                                  void *stream);
 

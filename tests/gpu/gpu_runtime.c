@@ -213,6 +213,86 @@ static void test_fill_grid(phobos_module *mod) {
   free(h);
 }
 
+/* A phobosc kernel without @grid (tune_grid.ph, compiled by meson into
+ * DIR/tune_grid.cubin): every variant, pinned, and the autotuner's choice
+ * must write all of Y on its own derived grid, cdiv(N, BS). N = 1000003 is
+ * the size at which one grid for all variants left 992131 outputs NaN. Y
+ * is poisoned (all bits set: NaN) before each launch and checked element
+ * by element against a double reference. */
+static int tune_grid_bad(CUdeviceptr dy, const float *x, float *y, int n) {
+  d2h(y, dy, sizeof(float) * (size_t)n);
+  int bad = 0;
+  for (int i = 0; i < n; i++) {
+    double ref = (double)x[i] * 3.0 + 1.0;
+    bad += !(fabs((double)y[i] - ref) <= 1e-6 * fabs(ref) + 1e-6); /* NaN fails */
+  }
+  return bad;
+}
+
+static void test_tune_grid(const char *dir) {
+  char cubin[1200];
+  snprintf(cubin, sizeof cubin, "%s/tune_grid.cubin", dir);
+  phobos_module *mod = NULL;
+  phobos_kernel *k = NULL;
+  phobos_status s = phobos_module_load(ctx, cubin, &mod);
+  check(s == PHOBOS_OK, "tune_grid.cubin loads: %s %s", phobos_status_name(s), phobos_last_error(ctx));
+  if (s != PHOBOS_OK || phobos_kernel_get(mod, "tune_grid", &k) != PHOBOS_OK) return;
+  const int n = 1000003;
+  float *x = malloc(sizeof(float) * (size_t)n), *y = malloc(sizeof(float) * (size_t)n);
+  for (int i = 0; i < n; i++) x[i] = (float)rnd();
+  CUdeviceptr dx = dev_alloc(sizeof(float) * (size_t)n), dy = dev_alloc(sizeof(float) * (size_t)n),
+              dc = dev_alloc(sizeof(int32_t) * (size_t)n);
+  h2d(dx, x, sizeof(float) * (size_t)n);
+  int64_t nc = (n + 127) / 128; /* a counter a block of the narrowest tile */
+  phobos_arg args[3] = {phobos_tensor_arg(dx, PHOBOS_F32, 1, (int64_t[]){n}),
+                        phobos_tensor_arg(dy, PHOBOS_F32, 1, (int64_t[]){n}),
+                        phobos_tensor_arg(dc, PHOBOS_I32, 1, (int64_t[]){nc})};
+  /* each variant pinned, on its own grid */
+  for (int i = 0; i < k->mf->nvariants; i++) {
+    const MfVariant *v = &k->mf->variants[i];
+    int64_t bs = 0;
+    for (int c = 0; c < v->nconsts; c++)
+      if (!strcmp(v->const_name[c], "BS")) bs = v->const_value[c];
+    cu->MemsetD8(dy, 0xff, sizeof(float) * (size_t)n);
+    check(phobos_kernel_pin_variant(k, v->name) == PHOBOS_OK, "pin %s", v->name);
+    s = phobos_launch(k, args, 3, NULL);
+    check(s == PHOBOS_OK, "tune_grid pinned to %s (BS %lld): %s %s", v->name, (long long)bs, phobos_status_name(s),
+          phobos_last_error(ctx));
+    sync_ok(v->name);
+    int bad = tune_grid_bad(dy, x, y, n);
+    check(bad == 0, "%s on cdiv(%d, %lld) = %lld blocks writes every element (%d wrong)", v->name, n, (long long)bs,
+          (long long)((n + bs - 1) / bs), bad);
+  }
+  /* the autotuner's choice, on its own grid */
+  phobos_kernel_pin_variant(k, NULL);
+  cu->MemsetD8(dy, 0xff, sizeof(float) * (size_t)n);
+  s = phobos_launch(k, args, 3, NULL);
+  check(s == PHOBOS_OK, "tune_grid autotuned: %s %s", phobos_status_name(s), phobos_last_error(ctx));
+  sync_ok("tune_grid autotuned");
+  int bad = tune_grid_bad(dy, x, y, n);
+  check(bad == 0, "the autotuner's %s writes every element (%d wrong)", phobos_kernel_last_variant(k), bad);
+  /* the caller's grid for BS = 256: a BS = 256 variant runs, every element written */
+  int64_t g256[3] = {(n + 255) / 256, 1, 1}, g5[3] = {5, 1, 1};
+  cu->MemsetD8(dy, 0xff, sizeof(float) * (size_t)n);
+  s = phobos_launch_grid(k, args, 3, g256, NULL);
+  check(s == PHOBOS_OK && !strncmp(phobos_kernel_last_variant(k), "tune_grid__v1", 13),
+        "phobos_launch_grid for BS 256 runs a BS 256 variant: %s %s %s", phobos_status_name(s),
+        phobos_kernel_last_variant(k), phobos_last_error(ctx));
+  sync_ok("tune_grid on the caller's grid");
+  bad = tune_grid_bad(dy, x, y, n);
+  check(bad == 0, "phobos_launch_grid writes every element (%d wrong)", bad);
+  s = phobos_launch_grid(k, args, 3, g5, NULL);
+  check(s == PHOBOS_NO_VARIANT && strstr(phobos_last_error(ctx), "no variant's own grid"),
+        "a grid no variant takes is refused: %s %s", phobos_status_name(s), phobos_last_error(ctx));
+  /* a launch that breaks the contract: one counter */
+  args[2] = phobos_tensor_arg(dc, PHOBOS_I32, 1, (int64_t[]){1});
+  s = phobos_launch(k, args, 3, NULL);
+  check(s == PHOBOS_BAD_SHAPE && strstr(phobos_last_error(ctx), "kernel 'tune_grid' requires NC >= cdiv(N, BS): NC = 1"),
+        "a broken contract is PHOBOS_BAD_SHAPE: %s %s", phobos_status_name(s), phobos_last_error(ctx));
+  cu->MemFree(dx), cu->MemFree(dy), cu->MemFree(dc);
+  free(x), free(y);
+}
+
 static void test_files(const char *dir) {
   char cubin[1200], tmp[1200], yaml[1200];
   snprintf(cubin, sizeof cubin, "%s/kernels.cubin", dir);
@@ -305,6 +385,7 @@ int main(int argc, char **argv) {
   test_axpy(mod, cache);
   test_reverse(mod);
   test_fill_grid(mod);
+  test_tune_grid(dir);
   test_files(dir);
   /* a corrupt cache is ignored, not fatal */
   phobos_context_destroy(ctx);

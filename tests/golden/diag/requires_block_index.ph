@@ -1,0 +1,4 @@
+@requires(N > ctx.block.x)
+kernel k(X: tensor<f32>[N]) {
+  X[0 :+ 4] = X[0 :+ 4]
+}

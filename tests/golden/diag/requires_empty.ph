@@ -1,0 +1,4 @@
+@requires()
+kernel k(X: tensor<f32>[N]) {
+  X[0 :+ 4] = X[0 :+ 4]
+}
