@@ -538,6 +538,13 @@ phobos_status rt_bind(const MfKernel *k, const phobos_arg *args, int nargs, RtBi
       }
       phobos_status ss = check_strides(p, t, err, errlen);
       if (ss != PHOBOS_OK) return ss;
+      /* the kernel takes strides as .s32 (spec 16.3): its address
+       * arithmetic stays 32 by 32 bits, and its code a tenth smaller */
+      int64_t st[PHOBOS_MAX_RANK];
+      for (int d = 0; p->strided && rt_strides(t, st) && d + 1 < p->rank; d++)
+        if (t->shape[d] > 1 && st[d] > INT32_MAX)
+          return BAD(PHOBOS_BAD_SHAPE, "tensor '%s' dim %d has stride %lld; kernels take strides below 2^31 elements: "
+                     "split the tensor along dim %d", p->name, d, (long long)st[d], d);
       /* the element count fits (above); the byte count and the end address must too */
       int64_t bytes;
       char sh[120];
@@ -729,7 +736,9 @@ static void pack(const MfKernel *k, const phobos_arg *args, const CUdeviceptr *o
       int64_t st[PHOBOS_MAX_RANK];
       if (mp->strided && rt_strides(&a->tensor, st)) /* rt_bind checked them */
         for (int d = 0; d + 1 < mp->rank; d++) {
-          p->vals[p->n].s64 = st[d];
+          /* below 2^31 (rt_bind), but for a dim of extent 1, whose stride
+           * reaches nothing */
+          p->vals[p->n].s32 = st[d] <= INT32_MAX ? (int32_t)st[d] : 0;
           p->ptrs[p->n] = &p->vals[p->n];
           p->n++;
         }

@@ -763,14 +763,8 @@ static void load_strided(void) {
        sizeof t2);
   with(t2, "dims: [B, S, HQ, 1], written: true}", "dims: [B, S, HQ, 1], written: true, strides: inner-contiguous}", t3,
        sizeof t3);
-  int sz[] = {8, 4, 4, 4, 4, 8, 8, 8, 8, 4, 4, 4, 4, 8, 8, 8, 128, 4};
+  int sz[] = {8, 4, 4, 4, 4, 4, 4, 4, 8, 4, 4, 4, 4, 4, 4, 4, 128, 4};
   load_text(t3, "qload_edges", 18, sz);
-}
-
-static int64_t s64(int i) {
-  int64_t v;
-  memcpy(&v, fake->params[i], 8);
-  return v;
 }
 
 static phobos_status launch_view(uint64_t q, const int64_t *qst, uint64_t r, const int64_t *rst) {
@@ -788,9 +782,9 @@ Test(launch, a_view_passes_its_strides_and_its_map_takes_them) {
   uint64_t q = alloc(sizeof(float) * 2 * 19 * 42 * 64), r = alloc(sizeof(float) * 2 * 19 * 14);
   cr_assert_eq(launch_view(q, qst, r, NULL), PHOBOS_OK, "%s", phobos_last_error(ctx));
   cr_assert_eq(fake->nparams, 18);
-  for (int d = 0; d < 3; d++) cr_assert_eq(s64(5 + d), qst[d], "Q's stride %d", d);
+  for (int d = 0; d < 3; d++) cr_assert_eq(s32(5 + d), qst[d], "Q's stride %d", d);
   int64_t rst[] = {19 * 14, 14, 1}; /* R given without strides: the row-major ones */
-  for (int d = 0; d < 3; d++) cr_assert_eq(s64(13 + d), rst[d], "R's stride %d", d);
+  for (int d = 0; d < 3; d++) cr_assert_eq(s32(13 + d), rst[d], "R's stride %d", d);
   /* the map [B, S, HQ/7, 7, D] at the buffer's pitches, in bytes, innermost first */
   cr_assert_eq(fake->encodes, 1);
   unsigned long long strides[] = {256, 1792, 256 * 42, 256 * 42 * 19};
@@ -804,12 +798,12 @@ Test(launch, a_pitch_off_16_bytes_means_the_pointer_path) {
   uint64_t q = alloc(sizeof(float) * 2 * 19 * 14 * 65), r = alloc(sizeof(float) * 2 * 19 * 14);
   cr_assert_eq(launch_view(q, qst, r, NULL), PHOBOS_OK, "%s", phobos_last_error(ctx));
   cr_assert_eq(fake->encodes, 0);
-  cr_assert_eq(s64(7), 65);
+  cr_assert_eq(s32(7), 65);
   cr_assert_eq(s32(17), 0, "the kernel takes its pointer path");
   /* a read-only tensor may repeat: every batch reads one [19, 14, 64] block */
   int64_t rep[] = {0, 14 * 64, 64, 1};
   cr_assert_eq(launch_view(q, rep, r, NULL), PHOBOS_OK, "%s", phobos_last_error(ctx));
-  cr_assert_eq(s64(5), 0);
+  cr_assert_eq(s32(5), 0);
 }
 
 Test(launch, strides_a_kernel_cannot_take_are_refused_by_name) {
@@ -822,6 +816,11 @@ Test(launch, strides_a_kernel_cannot_take_are_refused_by_name) {
   int64_t neg[] = {19 * 14 * 64, -14 * 64, 64, 1};
   cr_assert_eq(launch_view(q, neg, r, NULL), PHOBOS_BAD_ARGUMENT);
   cr_assert_str_eq(phobos_last_error(ctx), "tensor 'Q' dim 1 has stride -896; strides must be 0 or more");
+  /* the kernel takes 32-bit strides */
+  int64_t big[] = {INT64_C(1) << 31, 14 * 64, 64, 1};
+  cr_assert_eq(launch_view(q, big, r, NULL), PHOBOS_BAD_SHAPE);
+  cr_assert_str_eq(phobos_last_error(ctx), "tensor 'Q' dim 0 has stride 2147483648; kernels take strides below 2^31 "
+                                           "elements: split the tensor along dim 0");
   /* R is written: [2, 19, 14, 1] with S's stride below the 14 heads' span */
   int64_t qok[] = {19 * 14 * 64, 14 * 64, 64, 1}, over[] = {19 * 14, 10, 1, 1};
   cr_assert_eq(launch_view(q, qok, r, over), PHOBOS_BAD_ARGUMENT);
@@ -831,9 +830,9 @@ Test(launch, strides_a_kernel_cannot_take_are_refused_by_name) {
   /* the same rows permuted ([B, S, H] laid out as [B, H, S]) share nothing */
   int64_t perm[] = {19 * 14, 1, 19, 1};
   cr_assert_eq(launch_view(q, qok, r, perm), PHOBOS_OK, "%s", phobos_last_error(ctx));
-  cr_assert_eq(s64(13), 19 * 14);
-  cr_assert_eq(s64(14), 1);
-  cr_assert_eq(s64(15), 19);
+  cr_assert_eq(s32(13), 19 * 14);
+  cr_assert_eq(s32(14), 1);
+  cr_assert_eq(s32(15), 19);
   cr_assert_eq(fake->nlaunches, 1);
 }
 

@@ -55,9 +55,11 @@ void px_emit_l2pf(Emitter *e, const TirInst *in) {
   /* rows inside the tensor (unsigned: a negative one is out), each index
    * times its dim's stride */
   px_out(e, "mov.u64 %s, 0;", off);
+  const char *st = px_tmp(e, RC_B64);
   for (int k = 0; k < last; k++) {
     px_out(e, "setp.lt.and.u64 %s, %s, %%ext%d_%d, %s;", ok, idx[k], t, k, ok);
-    px_out(e, "mad.lo.s64 %s, %s, %%str%d_%d, %s;", off, idx[k], t, k, off);
+    px_out(e, "cvt.s64.s32 %s, %%str%d_%d;", st, t, k);
+    px_out(e, "mad.lo.s64 %s, %s, %s, %s;", off, idx[k], st, off);
   }
   /* the row's columns inside it: [max(c, 0), min(c + len, N)) */
   const char *lo = px_tmp(e, RC_B64), *hi = px_tmp(e, RC_B64), *sz = px_tmp(e, RC_B32);

@@ -11,16 +11,17 @@ static void emit_pointer_store(Emitter *e, const TirInst *in);
  * coordinate times its dim's stride (spec 16.3), the last dim's 1 */
 const char *px_tensor_addr(Emitter *e, int p, const char *const *g) {
   const TirParam *tp = &e->f->params[p];
-  /* the rows' part first, in 64 bits, and the column last: ptxas keeps
-   * the fewest registers so (the column first cost gqa_attention's NQ=8
-   * entries up to 100 registers a thread and spills; 32-bit strides with
-   * mad.wide, 90) */
+  /* each row coordinate's product one mul.wide.s32 (32-bit strides: a
+   * 64-bit stride took LDCs and three IMADs, the GQA decode code 19% more
+   * bytes), the sum in 64 bits, the column last: ptxas keeps the fewest
+   * registers so (the column first, or mad.wide chains, cost gqa_attention's
+   * NQ=8 entries up to 100 registers a thread and spills) */
   const char *lin = px_tmp(e, RC_B64), *col = px_tmp(e, RC_B64);
   px_out(e, "mov.u64 %s, 0;", lin);
   for (int d = 0; d + 1 < tp->rank; d++) {
     const char *ge = px_tmp(e, RC_B64);
-    px_out(e, "cvt.s64.s32 %s, %s;", ge, g[d]);
-    px_out(e, "mad.lo.s64 %s, %s, %%str%d_%d, %s;", lin, ge, p, d, lin);
+    px_out(e, "mul.wide.s32 %s, %s, %%str%d_%d;", ge, g[d], p, d);
+    px_out(e, "add.s64 %s, %s, %s;", lin, lin, ge);
   }
   px_out(e, "cvt.s64.s32 %s, %s;", col, g[tp->rank - 1]);
   px_out(e, "add.s64 %s, %s, %s;", lin, lin, col);
@@ -35,7 +36,7 @@ const char *px_tensor_addr(Emitter *e, int p, const char *const *g) {
 const char *px_pitch(Emitter *e, int p, int d, int64_t mult) {
   const char *r = px_tmp(e, RC_B64);
   if (d + 1 >= e->f->params[p].rank) px_out(e, "mov.u64 %s, %lld;", r, (long long)mult);
-  else px_out(e, "mul.lo.s64 %s, %%str%d_%d, %lld;", r, p, d, (long long)mult);
+  else px_out(e, "mul.wide.s32 %s, %%str%d_%d, %lld;", r, p, d, (long long)mult);
   return r;
 }
 
@@ -56,11 +57,12 @@ const char *px_pitch_bits(Emitter *e, int p, int d0) {
  * times (1 + the sum over dims of (extent - 1) times stride). */
 const char *px_tensor_end(Emitter *e, int p) {
   const TirParam *tp = &e->f->params[p];
-  const char *end = px_tmp(e, RC_B64), *t = px_tmp(e, RC_B64);
+  const char *end = px_tmp(e, RC_B64), *t = px_tmp(e, RC_B64), *t2 = px_tmp(e, RC_B64);
   px_out(e, "mov.b64 %s, %%ext%d_%d;", end, p, tp->rank - 1); /* the last dim's extent - 1, plus 1 */
   for (int d = 0; d + 1 < tp->rank; d++) {
     px_out(e, "sub.s64 %s, %%ext%d_%d, 1;", t, p, d);
-    px_out(e, "mad.lo.s64 %s, %s, %%str%d_%d, %s;", end, t, p, d, end);
+    px_out(e, "cvt.s64.s32 %s, %%str%d_%d;", t2, p, d);
+    px_out(e, "mad.lo.s64 %s, %s, %s, %s;", end, t, t2, end);
   }
   px_out(e, "mad.lo.s64 %s, %s, %d, %%base%d;", end, end, px_elem_bytes_mem(tp->elem), p);
   return end;

@@ -225,11 +225,12 @@ static bool gpu_run(void *self, Case *c, const Plan *p, int index, double **outs
       int64_t est[MAX_TENSOR_RANK + 1];
       int r = 0;
       for (int d = 0; d < cp->rank; d++) {
+        int64_t sd = cp->dims[d] == 1 && d < cp->rank - 1 ? 0 : st[q][d];
         if (d == tm->split_dim) {
           fits &= cp->dims[d] % tm->split_inner == 0;
-          est[r++] = st[q][d] * tm->split_inner;
+          est[r++] = sd * tm->split_inner;
         }
-        est[r++] = cp->dims[d] == 1 && d != tm->split_dim && d < cp->rank - 1 ? 0 : st[q][d];
+        est[r++] = sd;
       }
       for (int d = 0; d < r - 1; d++) fits &= est[d] * sema_scalar_bytes(cp->elem) % 16 == 0;
       want += fits;
