@@ -822,7 +822,9 @@ has "the launcher's signature" mix.h "static inline phobos_status mix_launch(pho
 has "a literal dim as a constant" mix.h "args[0] = phobos_tensor_arg((uint64_t)(uintptr_t)X, PHOBOS_BF16, 2, (const int64_t[]){R, 64});"
 has "a bool scalar" mix.h "args[3] = phobos_bool_arg(flag);"
 has "through phobos_launch" mix.h "return phobos_launch(k, args, 5, stream);"
-printf '#include "mix.h"\nint use(phobos_kernel *k, const uint16_t *x, float *y) { return mix_launch(k, x, y, 3, 1, 0.5f, 7, 100, 0); }\n' > "$tmp/use_mix.c"
+has "the views launcher's signature: each tensor's strides after it" mix.h "static inline phobos_status mix_launch_views(phobos_kernel *k, const uint16_t *X, const int64_t *X_strides, float *Y, const int64_t *Y_strides, int32_t n, int flag, float k_, int64_t R, int64_t N, void *stream) {"
+has "the views launcher sets the strides given" mix.h "for (int d = 0; Y_strides && d < 2; d++) args[1].tensor.strides[d] = Y_strides[d];"
+printf '#include "mix.h"\nint use(phobos_kernel *k, const uint16_t *x, float *y) { return mix_launch(k, x, y, 3, 1, 0.5f, 7, 100, 0); }\nint use_views(phobos_kernel *k, const uint16_t *x, float *y) { return mix_launch_views(k, x, (const int64_t[]){128, 1}, y, NULL, 3, 1, 0.5f, 7, 100, 0); }\n' > "$tmp/use_mix.c"
 if cc -std=c17 -Wall -Wextra -Werror -I"$PROJECT_ROOT/runtime/include" -I"$tmp" -c "$tmp/use_mix.c" -o "$tmp/use_mix.o" 2>"$tmp/err"; then ok "--emit=header: a caller compiles with -Wall -Wextra -Werror"
 else not_ok "--emit=header: a caller compiles with -Wall -Wextra -Werror" "$(cat "$tmp/err")"; fi
 
