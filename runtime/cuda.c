@@ -65,6 +65,7 @@ static void open_driver(void) {
   LOAD(MemcpyHtoD, "cuMemcpyHtoD", "cuMemcpyHtoD_v2");
   LOAD(MemcpyDtoH, "cuMemcpyDtoH", "cuMemcpyDtoH_v2");
   LOAD(MemsetD8, "cuMemsetD8", "cuMemsetD8_v2");
+  *(void **)&api.MemsetD8Async = sym(lib, "cuMemsetD8Async", NULL); /* optional: the autotuner's L2 flush */
   LOAD(EventCreate, "cuEventCreate", NULL);
   LOAD(EventDestroy, "cuEventDestroy", "cuEventDestroy_v2");
   LOAD(EventRecord, "cuEventRecord", NULL);

@@ -60,6 +60,7 @@ enum {
   CU_ATTR_MAX_GRID_Y = 6,
   CU_ATTR_MAX_GRID_Z = 7,
   CU_ATTR_SM_COUNT = 16,
+  CU_ATTR_L2_CACHE_SIZE = 38,
   CU_ATTR_CC_MAJOR = 75,
   CU_ATTR_CC_MINOR = 76,
   CU_ATTR_SHARED_OPTIN = 97,
@@ -116,6 +117,7 @@ typedef struct CuApi {
   CUresult (*MemcpyHtoD)(CUdeviceptr, const void *, size_t);
   CUresult (*MemcpyDtoH)(void *, CUdeviceptr, size_t);
   CUresult (*MemsetD8)(CUdeviceptr, unsigned char, size_t);
+  CUresult (*MemsetD8Async)(CUdeviceptr, unsigned char, size_t, CUstream); /* optional: NULL where missing */
   CUresult (*EventCreate)(CUevent *, unsigned);
   CUresult (*EventDestroy)(CUevent);
   CUresult (*EventRecord)(CUevent, CUstream);

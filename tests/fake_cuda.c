@@ -69,6 +69,7 @@ int cuDeviceGetAttribute(int *v, int attr, int dev) {
   case 75: *v = 9; break;                  /* compute capability */
   case 76: *v = 0; break;
   case 97: *v = 232448; break;             /* shared memory opt-in */
+  case 38: *v = 4096; break;               /* L2 bytes (the autotuner's flush: twice this) */
   default: *v = 0; break;
   }
   return 0;
@@ -167,6 +168,13 @@ int cuMemcpyDtoDAsync_v2(uint64_t d, uint64_t s, size_t n, void *stream) {
 int cuMemcpyHtoD_v2(uint64_t d, const void *s, size_t n) { return memcpy((void *)(uintptr_t)d, s, n), 0; }
 int cuMemcpyDtoH_v2(void *d, uint64_t s, size_t n) { return memcpy(d, (const void *)(uintptr_t)s, n), 0; }
 int cuMemsetD8_v2(uint64_t d, unsigned char v, size_t n) { return memset((void *)(uintptr_t)d, v, n), 0; }
+int cuMemsetD8Async(uint64_t d, unsigned char v, size_t n, void *stream) {
+  (void)stream;
+  if (fails("cuMemsetD8Async")) return 999;
+  memset((void *)(uintptr_t)d, v, n);
+  LOCKED(st.memsets++; st.memset_bytes = n);
+  return 0;
+}
 int cuEventCreate(void **e, unsigned flags) { return (void)flags, *e = &st, 0; }
 int cuEventDestroy_v2(void *e) { return (void)e, 0; }
 int cuEventRecord(void *e, void *s) {

@@ -19,6 +19,8 @@ typedef struct FakeCuda {
   const char *launched;                  /* the function of the last launch */
   int watch;                             /* a parameter (a tensor's pointer) to log at every launch */
   int nlaunches;                         /* all launches, and the watched parameter at each */
+  int memsets;                          /* cuMemsetD8Async: how many, and the last one's bytes */
+  size_t memset_bytes;
   uint64_t watched[256];
   unsigned grid_x[256];                  /* the grid's x extent at each launch */
   int encodes;                           /* cuTensorMapEncodeTiled: the last call */

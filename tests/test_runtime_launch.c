@@ -295,6 +295,19 @@ Test(launch, autotune_a_clear_winner_is_not_timed_again) {
   cr_assert_eq(launch_tuned(x, y), PHOBOS_OK, "%s", phobos_last_error(ctx));
   cr_assert_str_eq(phobos_kernel_last_variant(k), "scale__v1");
   cr_assert_eq(fake->nlaunches, 2 * 6 + 1);
+  /* each timed launch after a memset of twice the L2 (4096 bytes here) */
+  cr_assert_eq(fake->memsets, 2 * 5);
+  cr_assert_eq(fake->memset_bytes, 8192);
+}
+
+Test(launch, autotune_a_failed_flush_is_a_status_naming_the_variant) {
+  setenv("FAKE_FAIL", "cuMemsetD8Async", 1);
+  load_tuned();
+  uint64_t x = alloc(4000), y = alloc(4000);
+  cr_assert_eq(launch_tuned(x, y), PHOBOS_CUDA_ERROR);
+  cr_assert(strstr(phobos_last_error(ctx), "timing variant 'scale__v0' failed: CUDA_ERROR_FAKE"), "%s",
+            phobos_last_error(ctx));
+  unsetenv("FAKE_FAIL");
 }
 
 /* variants within 5% of each other are timed again, 21 launches each after
@@ -498,8 +511,9 @@ Test(launch, autotune_scratch_for_a_tensor_past_parameter_64) {
   a[64] = phobos_tensor_arg(y, PHOBOS_F32, 1, (int64_t[]){1000});
   cr_assert_eq(phobos_launch(k, a, 65, NULL), PHOBOS_OK, "%s", phobos_last_error(ctx));
   cr_assert_str_eq(phobos_kernel_last_variant(k), "wide__v1");
-  cr_assert_eq(fake->nallocs, 1, "one scratch copy, of Y");
+  cr_assert_eq(fake->nallocs, 2, "one scratch copy, of Y, and the L2 flush's buffer");
   cr_assert_eq(fake->alloc_bytes[0], 4000);
+  cr_assert_eq(fake->alloc_bytes[1], 8192);
   int runs = fake->nlaunches;
   cr_assert_eq(runs, 13, "two variants timed six times each, then the winner");
   for (int i = 0; i < runs - 1; i++)
