@@ -277,7 +277,8 @@ struct Symbol {
   int index;    /* parameters: position in the kernel's list */
   void *lowered; /* what lowering bound the name to (src/lower.c) */
   struct Define *define; /* SYM_CONST from -D: marked used when read */
-  Node *init;    /* SYM_LET: its initializer (the derived grid looks through lets, sema_grid.c) */
+  Node *init;    /* SYM_LET: its initializer (the derived grid looks through lets, sema_grid.c);
+                  * SYM_LOOP: its for statement */
   unsigned char block_axes; /* bit d: the value may depend on ctx.block axis d (sema_grid.c) */
   Symbol *next; /* next symbol of the same scope */
   Symbol *hnext; /* next symbol of the same bucket of sema's name table */

@@ -5,8 +5,11 @@
  * as k * ctx.block.d + (terms without any block axis), k a constant of the
  * variant, the same linear form the `s : e` length prover uses (sema.c,
  * linearize), looked at through lets. Block d's window of that dim then
- * starts k elements after block d - 1's, so cdiv(E, k) blocks, E the dim's
- * extent, reach every window of the dim. The stores decide an axis (they
+ * starts k elements after block d - 1's; with the terms without a block
+ * axis at least -r (r >= 0: constants, loop variables from their range's
+ * start), cdiv(E + r, k) blocks, E the dim's extent, reach every element
+ * the windows reach. A term whose least value is not known (a scalar, a
+ * dim) is an error: the blocks the first element needs are not known. The stores decide an axis (they
  * are what must all be written): with several, the grid is the largest of
  * their extents, so that every store's dim is covered (a block past a
  * smaller tensor's end stores nothing: stores past the end are skipped,
@@ -128,6 +131,63 @@ static bool gconst(Sema *s, const Node *n, int64_t *v) {
   }
 }
 
+/* A bound of a value that depends on no block axis: its least (max
+ * false) or greatest value, or false where it is not known at compile
+ * time (a scalar parameter, a dim, a value read from a tensor). A loop
+ * variable's least value is its range's start (steps are positive). */
+static bool bound_of(Sema *s, const Node *n, bool max, int64_t *v) {
+  if (gconst(s, n, v)) return true;
+  int64_t a, b, k;
+  switch (n->kind) {
+  case N_NAME:
+    if (!n->sym || !n->sym->init) return false;
+    if (n->sym->kind == SYM_LET) return bound_of(s, n->sym->init, max, v);
+    return n->sym->kind == SYM_LOOP && !max && n->sym->init->a && bound_of(s, n->sym->init->a, false, v);
+  case N_UNARY: return n->op == '-' && bound_of(s, n->a, !max, &a) && ck_mul(a, -1, v);
+  case N_BINARY:
+    if (n->op == '+') return bound_of(s, n->a, max, &a) && bound_of(s, n->b, max, &b) && ck_add(a, b, v);
+    if (n->op == '-')
+      return bound_of(s, n->a, max, &a) && bound_of(s, n->b, !max, &b) && b != INT64_MIN && ck_add(a, -b, v);
+    if (n->op == '*') {
+      const Node *x = gconst(s, n->a, &k) ? n->b : gconst(s, n->b, &k) ? n->a : NULL;
+      return x && bound_of(s, x, k >= 0 ? max : !max, &a) && ck_mul(a, k, v);
+    }
+    return false;
+  case N_CALL:
+    return n->a->kind == N_NAME && (!strcmp(n->a->name, "i32") || !strcmp(n->a->name, "i64")) && n->list.len == 1 &&
+           bound_of(s, n->list.items[0], max, v);
+  default: return false;
+  }
+}
+
+/* The least value of sign times the block-free part of a start that blin
+ * took (its block and grid terms counted as 0), or false where unknown. */
+static bool rest_least(Sema *s, const Node *n, int sign, int64_t *v) {
+  if (!taint(s, n)) {
+    int64_t b;
+    if (!bound_of(s, n, sign < 0, &b)) return false;
+    return sign > 0 ? (*v = b, true) : b != INT64_MIN && (*v = -b, true);
+  }
+  if (block_axis_of(s, n) >= 0 || grid_axis_of(n) >= 0) return *v = 0, true;
+  int64_t a, b, k;
+  switch (n->kind) {
+  case N_NAME: return n->sym && n->sym->kind == SYM_LET && n->sym->init && rest_least(s, n->sym->init, sign, v);
+  case N_UNARY: return n->op == '-' && rest_least(s, n->a, -sign, v);
+  case N_BINARY:
+    if (n->op == '+' || n->op == '-')
+      return rest_least(s, n->a, sign, &a) && rest_least(s, n->b, n->op == '+' ? sign : -sign, &b) && ck_add(a, b, v);
+    if (n->op == '*') {
+      const Node *x = gconst(s, n->a, &k) ? n->b : gconst(s, n->b, &k) ? n->a : NULL;
+      if (!x || k == INT64_MIN) return false;
+      return rest_least(s, x, k >= 0 ? sign : -sign, &a) && ck_mul(a, k >= 0 ? k : -k, v);
+    }
+    return false;
+  case N_CALL:
+    return n->a->kind == N_NAME && n->list.len == 1 && rest_least(s, n->list.items[0], sign, v);
+  default: return false;
+  }
+}
+
 /* Why a start is not k * ctx.block.d + (no block axis). */
 typedef struct Why {
   const Node *at;
@@ -201,6 +261,7 @@ static bool blin(Sema *s, const Node *n, int64_t coef[6], Why *w) {
 typedef struct Fact {
   bool store, ok;
   int64_t coef;       /* ok: > 0 */
+  int64_t reach;      /* ok: how far before element 0 the first block's window may start (>= 0) */
   const char *dim;    /* the dim's name, or NULL for a static extent */
   int64_t extent;     /* static extent */
   const Node *sub;    /* the subscript */
@@ -238,9 +299,40 @@ static void access_facts(Sema *s, Facts *fs, const Node *n, bool store, int axis
       f.coef = coef[axis];
       if (f.coef == 0) continue; /* the terms cancel: this slice does not move with it */
       /* k * (ctx.grid.d - 1 - ctx.block.d), the blocks in reverse order
-       * (heavy causal blocks first), takes the same windows */
-      if (f.coef < 0 && coef[3 + axis] == -f.coef) f.coef = -f.coef, coef[3 + axis] = 0;
-      if (f.coef < 0) {
+       * (heavy causal blocks first), takes the same windows: its
+       * block-free part must be exactly -k, or the last block's window
+       * starts past element 0 ((ctx.grid.d - ctx.block.d) * k) */
+      int64_t lo = 0, hi = 0;
+      bool known = rest_least(s, sub->a, 1, &lo) && rest_least(s, sub->a, -1, &hi);
+      hi = -hi;
+      if (f.coef < 0 && coef[3 + axis] == -f.coef) {
+        if (!known || lo != f.coef || hi != f.coef) {
+          f.ok = false;
+          f.why.at = sub->a;
+          f.why.text = arena_printf(s->arena, "in reverse order, but not as k * (ctx.grid.%c - 1 - ctx.block.%c): the "
+                                    "last block's window would not start at element 0", "xyz"[axis], "xyz"[axis]);
+        }
+        f.coef = -f.coef, coef[3 + axis] = 0, lo = 0;
+      } else if (f.coef > 0 && !known && rest_least(s, sub->a, 1, &lo)) {
+        known = true; /* only the least value matters forward */
+      }
+      if (f.ok && f.coef > 0 && !known) {
+        f.ok = false;
+        f.why.at = sub->a;
+        f.why.text = arena_printf(s->arena, "plus a term whose least value is not known at compile time (a scalar, "
+                                  "a dim or a value read): the blocks that reach element 0 are not known");
+      }
+      /* a window may start before element 0 (k * b - 2): the grid reaches
+       * -lo elements further; one starting after it needs no fewer blocks
+       * than cdiv(E, k) (the extra ones store nothing) */
+      f.reach = f.ok && lo < 0 ? (lo == INT64_MIN ? INT64_MAX : -lo) : 0;
+      if (f.ok && f.reach > (1 << 20)) { /* E + reach stays in the grid's 32-bit arithmetic */
+        f.ok = false;
+        f.why.at = sub->a;
+        f.why.text = arena_printf(s->arena, "with a start as far as %lld elements before the tensor (a derived grid "
+                                  "reaches at most 2^20)", (long long)f.reach);
+      }
+      if (f.ok && f.coef < 0) {
         f.ok = false;
         f.why.at = sub->a;
         f.why.text = arena_printf(s->arena, "with the coefficient %lld: the slice moves back as the block index grows "
@@ -335,13 +427,30 @@ static Node *mk_call(Sema *s, const char *f, Node *x, Node *y, Span at) {
   return n;
 }
 
-/* cdiv(E, k) for a fact, folded where E is static. */
+/* cdiv(E + reach, k) for a fact, folded where E is static. Blocks k >
+ * 2^31 - 1 elements apart: block 0 alone reaches an extent, which is below
+ * 2^31 (and reach is 0 there), so 1; the grid's arithmetic is 32-bit. */
 static Node *extent_of(Sema *s, const Fact *f) {
   Span at = f->sub->span;
-  if (!f->dim) return mk_int(s, f->extent / f->coef + (f->extent % f->coef != 0), at);
+  if (f->coef > INT32_MAX) return mk_int(s, 1, at);
+  if (!f->dim) {
+    int64_t e = f->extent + f->reach;
+    return mk_int(s, e / f->coef + (e % f->coef != 0), at);
+  }
   Node *e = mk(s, N_NAME, at);
   e->name = f->dim;
+  if (f->reach) {
+    Node *sum = mk(s, N_BINARY, at);
+    sum->op = '+', sum->a = e, sum->b = mk_int(s, f->reach, at);
+    e = sum;
+  }
   return f->coef == 1 ? e : mk_call(s, "cdiv", e, mk_int(s, f->coef, at), at);
+}
+
+/* the steps of extent_of's program */
+static int extent_steps(const Fact *f) {
+  if (!f->dim || f->coef > INT32_MAX) return 1;
+  return 1 + (f->reach ? 2 : 0) + (f->coef == 1 ? 0 : 2);
 }
 
 static const char *kernel_grid_hint(Sema *s, const Node *kernel, int axis) {
@@ -353,11 +462,10 @@ static const char *kernel_grid_hint(Sema *s, const Node *kernel, int axis) {
  * false after an error. With info, the extents go to info->grid. */
 bool sema_derive_grid(Sema *s, Node *kernel, KernelInfo *info) {
   GridCtx g = {.s = s};
-  for (int it = 0; it < 64; it++) { /* each pass that changes something sets a bit of 3 per symbol */
+  do { /* each pass that changes something sets one of a symbol's 6 bits, which stay set: it ends */
     g.changed = false;
     taint_block(&g, kernel->body, 0);
-    if (!g.changed) break;
-  }
+  } while (g.changed);
   Node *ext[3] = {NULL, NULL, NULL};
   int naxes = 0;
   for (int axis = 0; axis < 3; axis++) {
@@ -391,11 +499,11 @@ bool sema_derive_grid(Sema *s, Node *kernel, KernelInfo *info) {
       }
       bool dup = false;
       for (int j = 0; j < nseen; j++)
-        if (seen[j]->coef == f->coef && (seen[j]->dim ? f->dim && !strcmp(seen[j]->dim, f->dim)
-                                                      : !f->dim && seen[j]->extent == f->extent))
+        if (seen[j]->coef == f->coef && seen[j]->reach == f->reach &&
+            (seen[j]->dim ? f->dim && !strcmp(seen[j]->dim, f->dim) : !f->dim && seen[j]->extent == f->extent))
           dup = true;
       if (dup) continue;
-      if (nseen == 32 || ntok + (f->dim ? (f->coef == 1 ? 1 : 3) : 1) + (acc ? 1 : 0) > MAX_PROGRAM_STEPS) {
+      if (nseen == 32 || ntok + extent_steps(f) + (acc ? 1 : 0) > MAX_PROGRAM_STEPS) {
         diag_error(s->d, f->sub->span, "cannot derive the launch grid of kernel '%s' along %c: the largest of its %s' "
                    "extents is a program of more than %d steps", kernel->name, "xyz"[axis], stores ? "stores" : "loads",
                    MAX_PROGRAM_STEPS);
@@ -404,7 +512,7 @@ bool sema_derive_grid(Sema *s, Node *kernel, KernelInfo *info) {
       }
       seen[nseen++] = f;
       Node *e = extent_of(s, f);
-      ntok += (f->dim ? (f->coef == 1 ? 1 : 3) : 1) + (acc ? 1 : 0);
+      ntok += extent_steps(f) + (acc ? 1 : 0);
       if (!acc) acc = e;
       else if (acc->kind == N_INT && e->kind == N_INT) acc = mk_int(s, acc->ival > e->ival ? acc->ival : e->ival, e->span);
       else acc = mk_call(s, "max", acc, e, e->span);

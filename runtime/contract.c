@@ -141,6 +141,7 @@ phobos_status ct_filter(phobos_kernel *k, const RtBinding *b, MfVariant **fits, 
   if (first != PHOBOS_OK) return first;
   snprintf(err, errlen, "kernel '%s': no variant's own grid for these shapes is the caller's (%lld, %lld, %lld): %s; "
            "launch with phobos_launch, or pin a variant to launch it on another grid", k->mf->name,
-           (long long)k->grid[0], (long long)k->grid[1], (long long)k->grid[2], msg);
+           (long long)k->grid[0], (long long)k->grid[1], (long long)k->grid[2],
+           msg[0] ? msg : "none of their grids evaluates for these shapes");
   return PHOBOS_NO_VARIANT;
 }

@@ -266,6 +266,7 @@ static bool parse_requires(P *p, yaml_node_t *n, const MfKernel *k, MfVariant *v
   if (!n || n->type != YAML_SEQUENCE_NODE || count(n) != k->nrequires)
     return bad(p, n, "variant '%s': 'requires' must list a pair of programs for each of the kernel's %d contracts",
                v->entry, k->nrequires);
+  if (!k->nrequires) return true; /* requires: [] (calloc(0) may be NULL: not out of memory) */
   if (!(v->requires = calloc((size_t)k->nrequires, sizeof *v->requires))) return bad(p, n, "out of memory");
   for (int c = 0; c < k->nrequires; c++) {
     yaml_node_t *pair = N(p, n->data.sequence.items.start[c]);

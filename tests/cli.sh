@@ -949,6 +949,17 @@ printf '@autotune(BS in [256, 1024])\nkernel add(X: tensor<f32>[N], Z: tensor<f3
 run "a port without @grid compiles" 0 --emit=manifest --arch=sm_80 "$tmp/add.ph"
 has "its BS = 256 variants launch cdiv(N, 256) blocks" out 'grid: ["N 256 cdiv"]'
 has "its BS = 1024 variants launch cdiv(N, 1024) blocks" out 'grid: ["N 1024 cdiv"]'
+# windows that start before element 0 reach further; a loop variable adds
+# its range's start; blocks 2^32 apart: one (review of d718b1f)
+printf 'kernel neg(X: tensor<f32>[N], Y: tensor<f32>[N]) {\n  Y[ctx.block.x * 4 - 2 :+ 4] = X[0 :+ 4]\n}\n' > "$tmp/neg.ph"
+run "a window 2 before the tensor: --emit=manifest" 0 --emit=manifest --arch=sm_80 "$tmp/neg.ph"
+has "the grid reaches 2 further: cdiv(N + 2, 4)" out 'grid: ["N 2 + 4 cdiv"]'
+printf 'kernel loopy(X: tensor<f32>[N], Y: tensor<f32>[N]) {\n  for i in range(0, 8, 4) {\n    Y[ctx.block.x * 8 + i :+ 4] = X[0 :+ 4]\n  }\n}\n' > "$tmp/loopy.ph"
+run "a loop variable from 0 added: --emit=manifest" 0 --emit=manifest --arch=sm_80 "$tmp/loopy.ph"
+has "the grid is cdiv(N, 8)" out 'grid: ["N 8 cdiv"]'
+printf 'kernel big(X: tensor<f32>[N], Y: tensor<f32>[N]) {\n  Y[i64(ctx.block.x) * 4294967296 :+ 4] = X[0 :+ 4]\n}\n' > "$tmp/big.ph"
+run "blocks 2^32 elements apart: --emit=manifest" 0 --emit=manifest --arch=sm_80 "$tmp/big.ph"
+has "one block reaches every extent" out 'grid: ["1"]'
 printf 'kernel gs(X: tensor<f32>[N], Y: tensor<f32>[N]) {\n  for i in range(ctx.block.x * 4, N, ctx.grid.x * 4) {\n    Y[i :+ 4] = X[i :+ 4]\n  }\n}\n' > "$tmp/gs.ph"
 run "a grid-stride loop without @grid is an error" 1 "$tmp/gs.ph"
 has "it names the store and the loop variable" err "gs.ph:3:7: error: cannot derive the launch grid of kernel 'gs' along x: this store of 'Y' depends on ctx.block.x through loop variable 'i'"
