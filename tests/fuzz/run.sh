@@ -38,14 +38,14 @@ if ! command -v clang >/dev/null || ! clang -fsanitize=fuzzer -x c /dev/null -c 
 fi
 san=(-g -O1 -std=c17 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined)
 if [ "$target" = manifest ]; then
-  clang "${san[@]}" -I"$root/runtime" -I"$root/runtime/include" "$root"/runtime/{cuda,manifest,runtime,autotune}.c \
+  clang "${san[@]}" -I"$root/runtime" -I"$root/runtime/include" "$root"/runtime/*.c \
     "$root/tests/fuzz/fuzz_manifest.c" -lyaml -ldl -lpthread -lm -o "$out/fuzz_manifest"
   # the seeds: what phobosc writes for every example and conformance source
   phobosc=${PHOBOSC:-$root/build/src/phobosc}
   if [ ! -x "$phobosc" ]; then
     flex -o "$out/gen/lexer.c" "$root/lang/lexer.l"
     bison --defines="$out/gen/parser.h" -o "$out/gen/parser.c" "$root/lang/parser.y"
-    clang -O1 -std=c17 -D_GNU_SOURCE -I"$root/lang" -I"$root/src" -I"$out/gen" "$root"/lang/{arena,ast,diag,sema,sema_kernel}.c \
+    clang -O1 -std=c17 -D_GNU_SOURCE -I"$root/lang" -I"$root/src" -I"$out/gen" "$root"/lang/*.c \
       "$out"/gen/{lexer,parser}.c "$root"/src/*.c "$root"/src/plan/*.c "$root"/src/ptx/*.c -pthread -lm -lyaml -o "$out/phobosc"
     phobosc=$out/phobosc
   fi
@@ -66,8 +66,9 @@ bison --defines="$out/gen/parser.h" -o "$out/gen/parser.c" "$root/lang/parser.y"
 # Every compiler source but the command line's main (phobosc.c) and the
 # interpreter (interp.c: the driver never runs it), by glob: a pass added to
 # src/ is linked here without an edit (a listed set missed early.c on 12-04
-# and remat.c and strip.c later).
-srcs=("$root"/lang/{arena,ast,diag,sema,sema_kernel}.c "$out"/gen/{lexer,parser}.c "$root"/src/plan/*.c "$root"/src/ptx/*.c)
+# and remat.c and strip.c later; lang/ and runtime/ by glob too since
+# sema_grid.c and contract.c were missed on 12-05).
+srcs=("$root"/lang/*.c "$out"/gen/{lexer,parser}.c "$root"/src/plan/*.c "$root"/src/ptx/*.c)
 for f in "$root"/src/*.c; do
   case ${f##*/} in phobosc.c | interp.c) ;; *) srcs+=("$f") ;; esac
 done
