@@ -36,7 +36,8 @@ run() { # NAME COMMAND...
   [ $rc -eq 0 ] || status=1
 }
 run gpu_runtime "$build/tests/gpu/gpu_runtime" "$build/tests/gpu"
-run gpu_conformance "$build/tests/gpu/gpu_conformance" spec/conformance/*.yaml
+# the full suites in parallel chunks (tests/gpu/pconf.sh): compiling is most of their time
+run gpu_conformance bash tests/gpu/pconf.sh "$build/tests/gpu/gpu_conformance" spec/conformance/*.yaml
 [ -x "$build/examples/q8_matvec_host" ] && run q8_matvec_check "$build/examples/q8_matvec_host" "$build/examples"
 # the GQA example, prefill and split decode, across its validation matrix
 # (with --bench the same checks run again below, with the benchmarks)
@@ -44,8 +45,8 @@ run gpu_conformance "$build/tests/gpu/gpu_conformance" spec/conformance/*.yaml
 if command -v compute-sanitizer >/dev/null; then
   # memcheck over the whole suite and the q8 example; racecheck over a
   # sample: the shipped examples and a few of each kind
-  PHOBOS_GPU_GUARD=0 run gpu_conformance.memcheck compute-sanitizer --tool memcheck --error-exitcode 1 \
-    "$build/tests/gpu/gpu_conformance" spec/conformance/*.yaml
+  PHOBOS_GPU_GUARD=0 run gpu_conformance.memcheck bash tests/gpu/pconf.sh compute-sanitizer --tool memcheck \
+    --error-exitcode 1 "$build/tests/gpu/gpu_conformance" spec/conformance/*.yaml
   [ -x "$build/examples/q8_matvec_host" ] && run q8_matvec_check.memcheck compute-sanitizer --tool memcheck \
     --error-exitcode 1 "$build/examples/q8_matvec_host" "$build/examples"
   sample=(spec/conformance/{arrive_colsum,gqa_decode_split_nq7_causal,gqa_decode_split_nq7_misaligned,gqa_nq7_kv_misaligned,gqa_decode_merge,q8_matvec_seed,q8_matvec_split_ring,q8_matvec_split_ring_misaligned,pipeline_copy,pipeline_unaligned,pipeline_misaligned,pipeline_nested,pipeline_copy_in_if,qload_nq7,qload_nq3,qload_edges_nq7_misaligned,gqa_nq7_causal,gqa_nq8_d64,sgemm_ragged,flash_attention,reduce_ragged,dot_rank3,dot_bf16_panels,dot_f16_panels_flat,stmt_var_cols,builtin_transpose,wgmma_dot,wgmma_dot_t,wgmma_padstage_var,rows_store_bf16_4099,dot_epilogue_bf16_wg,dot_epilogue_f32_mma,bound_select_mm,bound_select_cols,staged_rows_softmax,staged_rows_short}.yaml)
@@ -56,13 +57,16 @@ if command -v compute-sanitizer >/dev/null; then
 fi
 # the suite again without tensor copies (phobosc --no-tensor-copies): the
 # cp.async staging and the pointer paths the copies replace
-PHOBOS_TMA=0 run gpu_conformance.no_tensor_copies "$build/tests/gpu/gpu_conformance" spec/conformance/*.yaml
+PHOBOS_TMA=0 run gpu_conformance.no_tensor_copies bash tests/gpu/pconf.sh "$build/tests/gpu/gpu_conformance" \
+  spec/conformance/*.yaml
 # the suite again on strided tensors (spec 16.3): every row of rank 2 and
 # more padded by 16 elements (the pitches stay 16-byte aligned: the tensor
 # maps and vector paths at real strides) and by 1 (odd pitches: the pointer
 # and element paths); the gaps must keep their guard bytes
-PHOBOS_GPU_PAD=16 run gpu_conformance.strided16 "$build/tests/gpu/gpu_conformance" spec/conformance/*.yaml
-PHOBOS_GPU_PAD=1 run gpu_conformance.strided1 "$build/tests/gpu/gpu_conformance" spec/conformance/*.yaml
+PHOBOS_GPU_PAD=16 run gpu_conformance.strided16 bash tests/gpu/pconf.sh "$build/tests/gpu/gpu_conformance" \
+  spec/conformance/*.yaml
+PHOBOS_GPU_PAD=1 run gpu_conformance.strided1 bash tests/gpu/pconf.sh "$build/tests/gpu/gpu_conformance" \
+  spec/conformance/*.yaml
 # the GQA cases again with the tensor-core dots on mma.sync (phobosc --no-wgmma)
 PHOBOS_WGMMA=0 run gpu_conformance.no_wgmma "$build/tests/gpu/gpu_conformance" spec/conformance/gqa_*.yaml
 # the seed's no-op check, and more: GQA and the Q tile with NQ a power of two
