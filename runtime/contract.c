@@ -43,8 +43,14 @@ static bool eval(const phobos_kernel *k, const MfVariant *v, const MfContract *c
       bool neg = !strcmp(op->op, "neg"), by_zero = false;
       int64_t y = neg ? st[sp - 1] : st[--sp], x = neg ? 0 : st[sp - 1];
       if (!rt_grid_op(neg ? "-" : op->op, x, y, &st[sp - 1], &by_zero)) {
-        snprintf(err, errlen, "kernel '%s' requires %s: evaluating it %s at '%s' (%lld %s %lld)", k->mf->name, c->text,
-                 by_zero ? "divides by zero" : "overflows", op->op, (long long)x, op->op, (long long)y);
+        /* the variant's constants are folded in: name it */
+        if (neg)
+          snprintf(err, errlen, "kernel '%s' variant '%s' requires %s: evaluating it overflows at 'neg' (neg %lld)",
+                   k->mf->name, v->entry, c->text, (long long)y);
+        else
+          snprintf(err, errlen, "kernel '%s' variant '%s' requires %s: evaluating it %s at '%s' (%lld %s %lld)",
+                   k->mf->name, v->entry, c->text, by_zero ? "divides by zero" : "overflows", op->op, (long long)x,
+                   op->op, (long long)y);
         return false;
       }
     }

@@ -980,3 +980,32 @@ Test(launch, launch_grid_runs_only_variants_whose_grid_is_the_callers) {
   /* and the contracts still hold it: NC = 1 is refused */
   cr_assert_eq(launch_fill(1000, 1, (int64_t[]){5, 1, 1}), PHOBOS_BAD_SHAPE);
 }
+
+/* a contract whose evaluation divides by zero or overflows at launch names
+ * the variant (its constants are folded in) and the operation */
+Test(launch, a_contract_that_cannot_be_evaluated_names_the_variant_and_the_step) {
+  char text[4096], t2[4096];
+  with(tuned, "  variants:\n", "  requires:\n  - {text: \"N >= N / M\", op: \">=\", lhs: \"N\", rhs: \"N / M\"}\n  variants:\n",
+       text, sizeof text);
+  with(text, "  - {name: Y, kind: tensor, dtype: f32, dims: [N], written: true}\n",
+       "  - {name: Y, kind: tensor, dtype: f32, dims: [N], written: true}\n"
+       "  - {name: Z, kind: tensor, dtype: f32, dims: [M], written: false}\n", t2, sizeof t2);
+  char t3[4096], t4[4096];
+  with(t2, "    grid: [\"N 128 cdiv\"]\n", "    grid: [\"N 128 cdiv\"]\n    requires: [[\"N\", \"N M /\"]]\n", t3, sizeof t3);
+  with(t3, "    grid: [\"N 256 cdiv\"]\n", "    grid: [\"N 256 cdiv\"]\n    requires: [[\"N\", \"9223372036854775807 neg 1 - neg\"]]\n",
+       t4, sizeof t4);
+  strcpy(cache_dir, "/tmp/phobos_cache_XXXXXX");
+  cr_assert(mkdtemp(cache_dir));
+  setenv("PHOBOS_CACHE_DIR", cache_dir, 1);
+  int sz[] = {8, 4, 8, 4, 8, 4};
+  load_text(t4, "scale", 6, sz);
+  uint64_t x = alloc(4000), y = alloc(4000), z = alloc(16);
+  phobos_arg a[3] = {phobos_tensor_arg(x, PHOBOS_F32, 1, (int64_t[]){1000}),
+                     phobos_tensor_arg(y, PHOBOS_F32, 1, (int64_t[]){1000}),
+                     phobos_tensor_arg(z, PHOBOS_F32, 1, (int64_t[]){4})};
+  cr_assert_eq(phobos_kernel_pin_variant(k, "scale__v1"), PHOBOS_OK);
+  cr_assert_eq(phobos_launch(k, a, 3, NULL), PHOBOS_BAD_SHAPE);
+  cr_assert_str_eq(phobos_last_error(ctx), "kernel 'scale' variant 'scale__v1' requires N >= N / M: evaluating it "
+                                           "overflows at 'neg' (neg -9223372036854775808)");
+  cr_assert_eq(fake->nlaunches, 0);
+}
