@@ -9,7 +9,7 @@
  *   kernels:
  *     - name: q8_matvec
  *       params:
- *         - {name: A, kind: tensor, dtype: f32, dims: [1, K], written: false}
+ *         - {name: A, kind: tensor, dtype: f32, dims: [1, K], written: false, strides: inner-contiguous}
  *         - {name: scale, kind: scalar, dtype: f32}
  *       variants:
  *         - entry: q8_matvec__v0
