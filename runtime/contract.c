@@ -19,44 +19,23 @@
 
 #include "rt.h"
 
-/* Evaluates a contract's side; false with the reason in err. */
+/* Evaluates a contract's side (rt_eval_program); false with the reason in err. */
 static bool eval(const phobos_kernel *k, const MfVariant *v, const MfContract *c, const MfProgram *pg,
                  const RtBinding *b, const int64_t grid[3], int64_t *out, char *err, size_t errlen) {
-  int64_t st[MF_MAX_GRID_OPS];
-  int sp = 0;
-  for (int o = 0; o < pg->nops; o++) {
-    const MfGridOp *op = &pg->ops[o];
-    if (op->kind == MF_INT) {
-      st[sp++] = op->v;
-    } else if (op->kind == MF_DIM && !strncmp(op->name, "grid.", 5)) {
-      st[sp++] = grid[op->name[5] - 'x'];
-    } else if (op->kind == MF_DIM) {
-      int j = 0;
-      while (j < b->ndims && strcmp(b->name[j], op->name)) j++;
-      if (j == b->ndims) {
-        snprintf(err, errlen, "kernel '%s' variant '%s': contract %s uses dim '%s', which no tensor gave", k->mf->name,
-                 v->entry, c->text, op->name);
-        return false;
-      }
-      st[sp++] = b->value[j];
-    } else {
-      bool neg = !strcmp(op->op, "neg"), by_zero = false;
-      int64_t y = neg ? st[sp - 1] : st[--sp], x = neg ? 0 : st[sp - 1];
-      if (!rt_grid_op(neg ? "-" : op->op, x, y, &st[sp - 1], &by_zero)) {
-        /* the variant's constants are folded in: name it */
-        if (neg)
-          snprintf(err, errlen, "kernel '%s' variant '%s' requires %s: evaluating it overflows at 'neg' (neg %lld)",
-                   k->mf->name, v->entry, c->text, (long long)y);
-        else
-          snprintf(err, errlen, "kernel '%s' variant '%s' requires %s: evaluating it %s at '%s' (%lld %s %lld)",
-                   k->mf->name, v->entry, c->text, by_zero ? "divides by zero" : "overflows", op->op, (long long)x,
-                   op->op, (long long)y);
-        return false;
-      }
-    }
-  }
-  *out = st[0];
-  return true;
+  RtEvalFail w;
+  if (rt_eval_program(pg->ops, pg->nops, b, grid, out, &w)) return true;
+  /* the variant's constants are folded into its programs: name it */
+  if (w.kind == RT_EVAL_MISSING)
+    snprintf(err, errlen, "kernel '%s' variant '%s': contract %s uses dim '%s', which no tensor gave", k->mf->name,
+             v->entry, c->text, w.name);
+  else if (!strcmp(w.op, "neg"))
+    snprintf(err, errlen, "kernel '%s' variant '%s' requires %s: evaluating it overflows at 'neg' (neg %lld)",
+             k->mf->name, v->entry, c->text, (long long)w.x);
+  else
+    snprintf(err, errlen, "kernel '%s' variant '%s' requires %s: evaluating it %s at '%s' (%lld %s %lld)", k->mf->name,
+             v->entry, c->text, w.kind == RT_EVAL_ZERO ? "divides by zero" : "overflows", w.op, (long long)w.x, w.op,
+             (long long)w.y);
+  return false;
 }
 
 static bool holds(const char *op, int64_t x, int64_t y) {

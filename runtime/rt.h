@@ -357,6 +357,20 @@ phobos_status rt_launch_variant(phobos_kernel *k, MfVariant *v, const phobos_arg
  * exact result does not fit or it divides by zero (*by_zero). */
 bool rt_grid_op(const char *op, int64_t x, int64_t y, int64_t *r, bool *by_zero);
 
+/* Why a postfix program (a grid extent's, a contract side's) could not be
+ * evaluated, for the caller's message. */
+typedef struct RtEvalFail {
+  enum { RT_EVAL_MISSING, RT_EVAL_ZERO, RT_EVAL_OVERFLOW } kind;
+  const char *name; /* RT_EVAL_MISSING: the dim no tensor gave */
+  const char *op;   /* the others: the step, "neg" for a negation of x */
+  int64_t x, y;
+} RtEvalFail;
+/* Runs ops[0..nops) over the bound dims in int64 arithmetic (rt_grid_op);
+ * a name "grid.x" (.y, .z) reads grid[], where grid is not NULL. The one
+ * evaluator of the manifest's programs (rt_grid, contract.c). */
+bool rt_eval_program(const MfGridOp *ops, int nops, const RtBinding *b, const int64_t *grid, int64_t *out,
+                     RtEvalFail *why);
+
 /* ----------------------------------------------------------- contract.c */
 
 /* What a launch may run, beyond the variants that fit (spec 17.3): drops

@@ -657,40 +657,57 @@ bool rt_grid_op(const char *op, int64_t x, int64_t y, int64_t *r, bool *by_zero)
   return *r = x / y + (x > 0 && y > 0 && x % y != 0), true;
 }
 
+bool rt_eval_program(const MfGridOp *ops, int nops, const RtBinding *b, const int64_t *grid, int64_t *out,
+                     RtEvalFail *why) {
+  int64_t st[MF_MAX_GRID_OPS];
+  int sp = 0; /* manifest.c checked each program's stack: never under 1 at an op, 1 at the end */
+  for (int o = 0; o < nops; o++) {
+    const MfGridOp *op = &ops[o];
+    if (op->kind == MF_INT) {
+      st[sp++] = op->v;
+    } else if (op->kind == MF_DIM) {
+      if (grid && !strncmp(op->name, "grid.", 5) && op->name[5] >= 'x' && op->name[5] <= 'z' && !op->name[6]) {
+        st[sp++] = grid[op->name[5] - 'x'];
+        continue;
+      }
+      int j = 0;
+      while (j < b->ndims && strcmp(b->name[j], op->name)) j++;
+      if (j == b->ndims) return *why = (RtEvalFail){.kind = RT_EVAL_MISSING, .name = op->name}, false;
+      st[sp++] = b->value[j];
+    } else if (!strcmp(op->op, "neg")) {
+      if (!rt_sub_ok(0, st[sp - 1], &st[sp - 1]))
+        return *why = (RtEvalFail){.kind = RT_EVAL_OVERFLOW, .op = "neg", .x = st[sp - 1]}, false;
+    } else {
+      int64_t y = st[--sp], x = st[sp - 1];
+      bool by_zero;
+      if (!rt_grid_op(op->op, x, y, &st[sp - 1], &by_zero))
+        return *why = (RtEvalFail){.kind = by_zero ? RT_EVAL_ZERO : RT_EVAL_OVERFLOW, .op = op->op, .x = x, .y = y}, false;
+    }
+  }
+  *out = st[0];
+  return true;
+}
+
 bool rt_grid(const MfVariant *v, const RtBinding *b, const int64_t max[3], int64_t grid[3], char *err, size_t errlen) {
   grid[0] = grid[1] = grid[2] = 1;
   if (!v->ngrid) return fail(err, errlen, "variant '%s' has no @grid: launch it with phobos_launch_grid", v->entry);
   const char *kname = v->kernel ? v->kernel : "?";
   for (int a = 0; a < v->ngrid; a++) {
     const char *prog = v->grid_text[a] ? v->grid_text[a] : "?";
-    int64_t st[MF_MAX_GRID_OPS];
-    int sp = 0;
-    for (int o = 0; o < v->nops[a]; o++) {
-      const MfGridOp *op = &v->ops[a][o];
-      if (op->kind == MF_INT) {
-        st[sp++] = op->v;
-      } else if (op->kind == MF_DIM) {
-        int j = 0;
-        while (j < b->ndims && strcmp(b->name[j], op->name)) j++;
-        if (j == b->ndims)
-          return fail(err, errlen, "kernel '%s' variant '%s': grid uses dim '%s', which no tensor gave", kname, v->entry,
-                      op->name);
-        st[sp++] = b->value[j];
-      } else if (!strcmp(op->op, "neg")) {
-        if (!rt_sub_ok(0, st[sp - 1], &st[sp - 1]))
-          return fail(err, errlen, "kernel '%s' variant '%s': grid axis %c overflows at 'neg' (neg %lld) in \"%s\"",
-                      kname, v->entry, "xyz"[a], (long long)st[sp - 1], prog);
-      } else {
-        int64_t y = st[--sp], x = st[sp - 1];
-        bool by_zero;
-        if (!rt_grid_op(op->op, x, y, &st[sp - 1], &by_zero))
-          return by_zero ? fail(err, errlen, "kernel '%s' variant '%s': grid axis %c divides by zero at '%s' in \"%s\"",
-                                kname, v->entry, "xyz"[a], op->op, prog)
-                         : fail(err, errlen, "kernel '%s' variant '%s': grid axis %c overflows at '%s' (%lld %s %lld) in "
-                                "\"%s\"", kname, v->entry, "xyz"[a], op->op, (long long)x, op->op, (long long)y, prog);
-      }
+    RtEvalFail w;
+    if (!rt_eval_program(v->ops[a], v->nops[a], b, NULL, &grid[a], &w)) {
+      if (w.kind == RT_EVAL_MISSING)
+        return fail(err, errlen, "kernel '%s' variant '%s': grid uses dim '%s', which no tensor gave", kname, v->entry,
+                    w.name);
+      if (!strcmp(w.op, "neg"))
+        return fail(err, errlen, "kernel '%s' variant '%s': grid axis %c overflows at 'neg' (neg %lld) in \"%s\"",
+                    kname, v->entry, "xyz"[a], (long long)w.x, prog);
+      return w.kind == RT_EVAL_ZERO
+                 ? fail(err, errlen, "kernel '%s' variant '%s': grid axis %c divides by zero at '%s' in \"%s\"", kname,
+                        v->entry, "xyz"[a], w.op, prog)
+                 : fail(err, errlen, "kernel '%s' variant '%s': grid axis %c overflows at '%s' (%lld %s %lld) in \"%s\"",
+                        kname, v->entry, "xyz"[a], w.op, (long long)w.x, w.op, (long long)w.y, prog);
     }
-    grid[a] = st[0];
     if (grid[a] <= 0)
       return fail(err, errlen, "kernel '%s' variant '%s': grid axis %c evaluates to %lld; nothing to launch (\"%s\")",
                   kname, v->entry, "xyz"[a], (long long)grid[a], prog);
