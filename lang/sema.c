@@ -1393,7 +1393,7 @@ static void check_for(Sema *s, Node *n) {
     diag_error(s->d, n->c->span, "the step of a range must be positive, got %lld", (long long)step);
   sema_push_scope(s);
   n->sym = sema_declare(s, SYM_LOOP, n->name, sema_scalar_ty(s, S_I32), n->span);
-  n->sym->init = n; /* the derived grid bounds a loop variable by its range's start (sema_grid.c) */
+  if (n->sym) n->sym->init = n; /* the derived grid bounds a loop variable by its range's start (sema_grid.c); NULL: a name already taken, reported */
   sema_check_block(s, n->body);
   sema_pop_scope(s);
 }
