@@ -302,19 +302,16 @@ static void access_facts(Sema *s, Facts *fs, const Node *n, bool store, int axis
        * (heavy causal blocks first), takes the same windows: its
        * block-free part must be exactly -k, or the last block's window
        * starts past element 0 ((ctx.grid.d - ctx.block.d) * k) */
-      int64_t lo = 0, hi = 0;
-      bool known = rest_least(s, sub->a, 1, &lo) && rest_least(s, sub->a, -1, &hi);
-      hi = -hi;
+      int64_t lo = 0, neg_hi = 0; /* the block-free part's least value, and minus its greatest */
+      bool known = rest_least(s, sub->a, 1, &lo);
       if (f.coef < 0 && coef[3 + axis] == -f.coef) {
-        if (!known || lo != f.coef || hi != f.coef) {
+        if (!known || lo != f.coef || !rest_least(s, sub->a, -1, &neg_hi) || neg_hi != -f.coef) {
           f.ok = false;
           f.why.at = sub->a;
           f.why.text = arena_printf(s->arena, "in reverse order, but not as k * (ctx.grid.%c - 1 - ctx.block.%c): the "
                                     "last block's window would not start at element 0", "xyz"[axis], "xyz"[axis]);
         }
         f.coef = -f.coef, coef[3 + axis] = 0, lo = 0;
-      } else if (f.coef > 0 && !known && rest_least(s, sub->a, 1, &lo)) {
-        known = true; /* only the least value matters forward */
       }
       if (f.ok && f.coef > 0 && !known) {
         f.ok = false;

@@ -335,9 +335,7 @@ static char *shape_key(const phobos_kernel *k, const phobos_arg *args, const RtB
     n += (size_t)snprintf(key + n, len - n, "|%s=%lld", b->name[i], (long long)b->value[i]);
   for (int i = 0; i < k->mf->nparams && n < len; i++) {
     const phobos_tensor *t = &args[i].tensor;
-    bool given = false;
-    for (int d = 0; k->mf->params[i].tensor && d < t->rank; d++) given |= t->strides[d] != 0;
-    if (!given) continue;
+    if (!k->mf->params[i].tensor || !rt_strides_given(t)) continue;
     n += (size_t)snprintf(key + n, len - n, "|%s:", k->mf->params[i].name);
     for (int d = 0; d < t->rank && n < len; d++)
       n += (size_t)snprintf(key + n, len - n, "%s%lld", d ? "," : "", (long long)t->strides[d]);
@@ -364,8 +362,9 @@ static int cmp_float(const void *a, const void *b) {
  * from L2 won, and ran 2.6x slower than the best from DRAM: 40 against
  * 15 us (12-05a call 3). Without the entry point, the attribute or the
  * memory the launches are timed as they come (not an error). */
-static CUresult flush_l2(phobos_context *ctx, AtCache *c, CUstream stream) {
+static CUresult flush_l2(phobos_context *ctx, CUstream stream) {
   const CuApi *cu = ctx->cu;
+  AtCache *c = ctx->cache;
   if (!c->flush_tried) {
     c->flush_tried = true;
     int l2 = 0;
@@ -390,7 +389,7 @@ static phobos_status time_variant(phobos_kernel *k, MfVariant *v, const phobos_a
   if (s == PHOBOS_OK && ((r = cu->EventCreate(&e0, 0)) != CU_SUCCESS || (r = cu->EventCreate(&e1, 0)) != CU_SUCCESS))
     s = rt_set_err(ctx, PHOBOS_CUDA_ERROR, "cuEventCreate failed: %s", cu_error(cu, r, buf, sizeof buf));
   for (int i = 0; i < reps && s == PHOBOS_OK; i++) {
-    if ((r = flush_l2(ctx, ctx->cache, stream)) != CU_SUCCESS || (r = cu->EventRecord(e0, stream)) != CU_SUCCESS) break;
+    if ((r = flush_l2(ctx, stream)) != CU_SUCCESS || (r = cu->EventRecord(e0, stream)) != CU_SUCCESS) break;
     if ((s = rt_launch_variant(k, v, args, b, scratch, stream)) != PHOBOS_OK) break;
     if ((r = cu->EventRecord(e1, stream)) != CU_SUCCESS || (r = cu->EventSynchronize(e1)) != CU_SUCCESS ||
         (r = cu->EventElapsedTime(&t[i], e0, e1)) != CU_SUCCESS)

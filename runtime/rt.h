@@ -345,6 +345,8 @@ phobos_status rt_bind(const MfKernel *k, const phobos_arg *args, int nargs, RtBi
  * row-major ones where all are zero; false where a stride or an extent is
  * negative or a span overflows. */
 bool rt_strides(const phobos_tensor *t, int64_t s[PHOBOS_MAX_RANK]);
+/* Whether t comes with strides (any nonzero; all zero: row-major). */
+bool rt_strides_given(const phobos_tensor *t);
 /* The bytes from t's first element to one past its last, at its strides. */
 bool rt_tensor_bytes(const phobos_tensor *t, int64_t *bytes);
 /* Launches one variant; `override` (NULL, or one entry per parameter of the

@@ -389,8 +389,7 @@ static const char *arg_kind_name(phobos_arg_kind k) {
 
 bool rt_strides(const phobos_tensor *t, int64_t s[PHOBOS_MAX_RANK]) {
   if (t->rank < 0 || t->rank > PHOBOS_MAX_RANK) return false;
-  bool given = false;
-  for (int d = 0; d < t->rank; d++) given |= t->strides[d] != 0;
+  bool given = rt_strides_given(t);
   /* one past the farthest element the dims inside d reach (row-major:
    * their element count) */
   int64_t run = 1;
@@ -435,25 +434,16 @@ static const char *shape_str(const phobos_tensor *t, char *buf, size_t len) {
 
 #define BAD(status, ...) (fail(err, errlen, __VA_ARGS__), (status))
 
-/* The strides of a tensor given with them (spec 17.2): the last one 1,
- * none negative, and, for a tensor the kernel writes, no two elements at
- * one address (the dims sorted by stride, each stride at least the span
- * of the dims below it: how torch's views of one buffer look). Extents
- * are checked. */
-static phobos_status check_strides(const MfParam *p, const phobos_tensor *t, char *err, size_t errlen) {
-  bool given = false;
-  for (int d = 0; d < t->rank; d++) given |= t->strides[d] != 0;
-  if (!given) return PHOBOS_OK;
-  for (int d = 0; d < t->rank; d++)
-    if (t->strides[d] < 0)
-      return BAD(PHOBOS_BAD_ARGUMENT, "tensor '%s' dim %d has stride %lld; strides must be 0 or more", p->name, d,
-                 (long long)t->strides[d]);
-  int last = t->rank - 1;
-  if (t->strides[last] != 1 && t->shape[last] > 1)
-    return BAD(PHOBOS_BAD_ARGUMENT, "tensor '%s' dim %d (its last) has stride %lld; kernels take a tensor whose last "
-               "dim is contiguous (stride 1): pass a contiguous copy (torch: .contiguous())", p->name, last,
-               (long long)t->strides[last]);
-  if (!p->written) return PHOBOS_OK;
+bool rt_strides_given(const phobos_tensor *t) {
+  for (int d = 0; d < t->rank && d < PHOBOS_MAX_RANK; d++)
+    if (t->strides[d]) return true;
+  return false;
+}
+
+/* A written tensor's elements each at an address of their own: its dims
+ * sorted by stride, each stride at least the span of the dims of smaller
+ * stride (how torch's views of one buffer look). */
+static phobos_status check_apart(const MfParam *p, const phobos_tensor *t, char *err, size_t errlen) {
   int order[PHOBOS_MAX_RANK], n = 0;
   for (int d = 0; d < t->rank; d++) {
     if (t->shape[d] <= 1) continue;
@@ -471,6 +461,33 @@ static phobos_status check_strides(const MfParam *p, const phobos_tensor *t, cha
     if (!rt_mul_ok(t->shape[d] - 1, t->strides[d], &far) || !rt_add_ok(span, far, &span))
       return BAD(PHOBOS_BAD_SHAPE, "tensor '%s' spans more than 2^63 - 1 elements at its strides", p->name);
   }
+  return PHOBOS_OK;
+}
+
+/* A tensor's strides (spec 17.2), its extents checked: where given, none
+ * negative, the last 1, and a written tensor's elements apart; given or
+ * row-major, each below 2^31 for a kernel that takes them (.s32, spec
+ * 16.3: its address arithmetic 32 by 32 bits). */
+static phobos_status check_strides(const MfParam *p, const phobos_tensor *t, char *err, size_t errlen) {
+  int last = t->rank - 1;
+  if (rt_strides_given(t)) {
+    for (int d = 0; d < t->rank; d++)
+      if (t->strides[d] < 0)
+        return BAD(PHOBOS_BAD_ARGUMENT, "tensor '%s' dim %d has stride %lld; strides must be 0 or more", p->name, d,
+                   (long long)t->strides[d]);
+    if (t->strides[last] != 1 && t->shape[last] > 1)
+      return BAD(PHOBOS_BAD_ARGUMENT, "tensor '%s' dim %d (its last) has stride %lld; kernels take a tensor whose "
+                 "last dim is contiguous (stride 1): pass a contiguous copy (torch: .contiguous())", p->name, last,
+                 (long long)t->strides[last]);
+    phobos_status s = p->written ? check_apart(p, t, err, errlen) : PHOBOS_OK;
+    if (s != PHOBOS_OK) return s;
+  }
+  int64_t st[PHOBOS_MAX_RANK];
+  if (p->strided && rt_strides(t, st))
+    for (int d = 0; d < last; d++)
+      if (t->shape[d] > 1 && st[d] > INT32_MAX)
+        return BAD(PHOBOS_BAD_SHAPE, "tensor '%s' dim %d has stride %lld; kernels take strides below 2^31 elements: "
+                   "split the tensor along dim %d", p->name, d, (long long)st[d], d);
   return PHOBOS_OK;
 }
 
@@ -538,13 +555,6 @@ phobos_status rt_bind(const MfKernel *k, const phobos_arg *args, int nargs, RtBi
       }
       phobos_status ss = check_strides(p, t, err, errlen);
       if (ss != PHOBOS_OK) return ss;
-      /* the kernel takes strides as .s32 (spec 16.3): its address
-       * arithmetic stays 32 by 32 bits, and its code a tenth smaller */
-      int64_t st[PHOBOS_MAX_RANK];
-      for (int d = 0; p->strided && rt_strides(t, st) && d + 1 < p->rank; d++)
-        if (t->shape[d] > 1 && st[d] > INT32_MAX)
-          return BAD(PHOBOS_BAD_SHAPE, "tensor '%s' dim %d has stride %lld; kernels take strides below 2^31 elements: "
-                     "split the tensor along dim %d", p->name, d, (long long)st[d], d);
       /* the element count fits (above); the byte count and the end address must too */
       int64_t bytes;
       char sh[120];
