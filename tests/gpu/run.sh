@@ -17,6 +17,8 @@ build=${1:-build}
 # every log goes to one folder, packed at the end into $OUT/gpu_logs.tgz
 # (the device tool brings back at most 8 files)
 out=$(mktemp -d)
+# the conformance passes that plan alike share their cubins (gpu_conformance.c)
+export PHOBOS_CONF_CACHE=${PHOBOS_CONF_CACHE:-$(mktemp -d)}
 status=0
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null | sed 's/^/# gpu: /'
 rows=()
