@@ -16,6 +16,8 @@
  *           constants: {TILE_N: 64, BLK: 32}
  *           pinned: {}                 dims fixed by this variant
  *           dims_at_most: {N: 4096}    optional: dims this variant takes only up to a bound
+ *           dims_above: {N: 2048}      optional: dims this variant takes only past a bound
+ *           apart: [X]                 optional: tensors no written tensor may overlap
  *           staged: {tensor: X, rows: 1, block: 4096}  optional: rows copied into shared memory
  *           aligned_rows: [X, Y]       optional: tensors whose rows must be 16-byte aligned
  *           grid: ["N 64 cdiv", "1"]   postfix over dims and integers; [] without @grid
@@ -377,12 +379,13 @@ static bool parse_staged(P *p, yaml_node_t *n, const MfKernel *k, MfVariant *v) 
   return true;
 }
 
-/* aligned_rows: [NAME, ...] (an aligned-rows copy): tensor parameters,
- * each among the first 64 */
-static bool parse_aligned(P *p, yaml_node_t *n, const MfKernel *k, MfVariant *v) {
+/* aligned_rows: [NAME, ...] (an aligned-rows copy) or apart: [NAME, ...]
+ * (a one-pass copy over several blocks): tensor parameters, each among
+ * the first 64, into *mask */
+static bool parse_tensor_set(P *p, yaml_node_t *n, const char *key, const MfKernel *k, MfVariant *v, uint64_t *mask) {
   if (!n) return true;
   if (n->type != YAML_SEQUENCE_NODE || count(n) < 1)
-    return bad(p, n, "variant '%s': 'aligned_rows' must list tensor parameters", v->entry);
+    return bad(p, n, "variant '%s': '%s' must list tensor parameters", v->entry, key);
   for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top; it++) {
     yaml_node_t *e = N(p, *it);
     const char *name = str(e);
@@ -390,9 +393,9 @@ static bool parse_aligned(P *p, yaml_node_t *n, const MfKernel *k, MfVariant *v)
     for (int i = 0; name && i < k->nparams && i < 64; i++)
       if (k->params[i].tensor && !strcmp(k->params[i].name, name)) q = i;
     if (q < 0)
-      return bad(p, e, "variant '%s': aligned_rows names '%s', which is no tensor among the first 64 parameters",
-                 v->entry, name ? name : "?");
-    v->aligned_rows |= UINT64_C(1) << q;
+      return bad(p, e, "variant '%s': %s names '%s', which is no tensor among the first 64 parameters",
+                 v->entry, key, name ? name : "?");
+    *mask |= UINT64_C(1) << q;
   }
   return true;
 }
@@ -405,6 +408,7 @@ static bool parse_variant(P *p, yaml_node_t *n, MfVariant *v) {
       !parse_pairs(p, get(p, n, "pinned"), "pinned", v->entry, &v->npinned, &v->pinned_name, &v->pinned_value) ||
       !parse_pairs(p, get(p, n, "dims_at_most"), "dims_at_most", v->entry, &v->nat_most, &v->at_most_name,
                    &v->at_most_value) ||
+      !parse_pairs(p, get(p, n, "dims_above"), "dims_above", v->entry, &v->nabove, &v->above_name, &v->above_value) ||
       !parse_grid(p, get(p, n, "grid"), v) || !get_int(p, n, "threads", 32, 1024, &t) ||
       !get_int(p, n, "shared_bytes", 0, 1 << 30, &sb) || !get_bool(p, n, "dynamic_shared", false, &v->dynamic_shared) ||
       !get_bool(p, n, "dependent_launch", false, &v->dependent_launch) ||
@@ -446,7 +450,10 @@ static bool parse_kernel(P *p, yaml_node_t *n, MfKernel *k, int *variants_before
     if (!parse_variant(p, N(p, variants->data.sequence.items.start[i]), &k->variants[i]) ||
         !parse_tmaps(p, get(p, N(p, variants->data.sequence.items.start[i]), "tensormaps"), k, &k->variants[i]) ||
         !parse_staged(p, get(p, N(p, variants->data.sequence.items.start[i]), "staged"), k, &k->variants[i]) ||
-        !parse_aligned(p, get(p, N(p, variants->data.sequence.items.start[i]), "aligned_rows"), k, &k->variants[i]) ||
+        !parse_tensor_set(p, get(p, N(p, variants->data.sequence.items.start[i]), "aligned_rows"), "aligned_rows", k,
+                          &k->variants[i], &k->variants[i].aligned_rows) ||
+        !parse_tensor_set(p, get(p, N(p, variants->data.sequence.items.start[i]), "apart"), "apart", k,
+                          &k->variants[i], &k->variants[i].apart) ||
         !parse_requires(p, get(p, N(p, variants->data.sequence.items.start[i]), "requires"), k, &k->variants[i]))
       return false;
   /* the launch packs every parameter into a fixed table (runtime.c,
@@ -683,6 +690,8 @@ void mf_free(Manifest *m) {
       for (int c = 0; c < v->nconsts; c++) free(v->const_name[c]);
       for (int c = 0; c < v->npinned; c++) free(v->pinned_name[c]);
       for (int c = 0; c < v->nat_most; c++) free(v->at_most_name[c]);
+      for (int c = 0; c < v->nabove; c++) free(v->above_name[c]);
+      free(v->above_name), free(v->above_value);
       free(v->const_name), free(v->const_value), free(v->pinned_name), free(v->pinned_value);
       free(v->at_most_name), free(v->at_most_value);
       for (int a = 0; a < 3; a++) {

@@ -201,6 +201,9 @@ typedef struct MfVariant {
   int nat_most;
   char **at_most_name; /* dims this variant takes only up to a bound (a one-pass copy) */
   int64_t *at_most_value;
+  int nabove;
+  char **above_name; /* dims this variant takes only past a bound (a copy over several blocks) */
+  int64_t *above_value;
   int ngrid;
   int nops[3];
   MfGridOp ops[3][MF_MAX_GRID_OPS];
@@ -219,6 +222,7 @@ typedef struct MfVariant {
   /* an aligned-rows copy (aligned_rows: [names]): bit i, tensor parameter
    * i must have a 16-byte aligned base and row pitch (rt_rows_fit) */
   uint64_t aligned_rows;
+  uint64_t apart; /* tensors (by parameter) no written tensor may overlap: a one-pass copy over several blocks */
   MfProgram (*requires)[2]; /* its kernel's nrequires contracts' sides, or NULL */
   CUfunction fn;       /* set by phobos_module_load */
   /* l2_prefetch: the entry takes the prefetch distance last (phobosc's
@@ -403,6 +407,11 @@ int64_t rt_dynamic_shared(const MfKernel *k, const MfVariant *v, const RtBinding
  * aligned, and no written tensor overlapping it (the copy is read when the
  * kernel starts); true for any other variant. */
 bool rt_stage_fits(const MfKernel *k, const MfVariant *v, const phobos_arg *args, const RtBinding *b, int max_optin);
+/* The first tensor of a variant's apart set (a one-pass copy over several
+ * blocks reads it before a store to another tensor that the loops' order
+ * stores first) that a written tensor other than itself overlaps; -1 where
+ * none does. */
+int rt_apart_misfit(const MfKernel *k, const MfVariant *v, const phobos_arg *args);
 /* The OR of tensor t's row pitches in bytes (the strides of its dims but
  * the last, those of extent 1 left out), modulo 16: 0 where every row
  * starts 16-byte aligned from an aligned base. */

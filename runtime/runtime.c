@@ -595,6 +595,9 @@ bool rt_variant_fits(const MfVariant *v, const RtBinding *b) {
   for (int i = 0; i < v->nat_most; i++)
     for (int j = 0; j < b->ndims; j++)
       if (!strcmp(v->at_most_name[i], b->name[j]) && b->value[j] > v->at_most_value[i]) return false;
+  for (int i = 0; i < v->nabove; i++)
+    for (int j = 0; j < b->ndims; j++)
+      if (!strcmp(v->above_name[i], b->name[j]) && b->value[j] <= v->above_value[i]) return false;
   return true;
 }
 
@@ -610,12 +613,34 @@ int64_t rt_dynamic_shared(const MfKernel *k, const MfVariant *v, const RtBinding
   return (base + 15) / 16 * 16 + (v->stage_rows * D * eb + 15) / 16 * 16 + 64 + 8 * ((D + v->stage_block - 1) / v->stage_block);
 }
 
+/* Whether a tensor the kernel writes, other than parameter skip, shares a
+ * byte with x (xb bytes from its base); an unmeasurable one does. */
+static bool written_overlaps(const MfKernel *k, const phobos_arg *args, const phobos_tensor *x, int64_t xb, int skip) {
+  int64_t tb;
+  for (int i = 0; i < k->nparams; i++) {
+    if (i == skip || !k->params[i].tensor || !k->params[i].written) continue;
+    const phobos_tensor *t = &args[i].tensor;
+    if (!rt_tensor_bytes(t, &tb)) return true;
+    if (tb > 0 && xb > 0 && t->data < x->data + (uint64_t)xb && x->data < t->data + (uint64_t)tb) return true;
+  }
+  return false;
+}
+
+int rt_apart_misfit(const MfKernel *k, const MfVariant *v, const phobos_arg *args) {
+  for (int q = 0; v->apart && q < k->nparams && q < 64; q++) {
+    if (!(v->apart >> q & 1)) continue;
+    int64_t xb;
+    if (!rt_tensor_bytes(&args[q].tensor, &xb) || written_overlaps(k, args, &args[q].tensor, xb, q)) return q;
+  }
+  return -1;
+}
+
 bool rt_stage_fits(const MfKernel *k, const MfVariant *v, const phobos_arg *args, const RtBinding *b, int max_optin) {
   if (!v->staged) return true;
   int64_t stat = v->dynamic_shared ? 0 : v->shared_bytes;
   if (stat + rt_dynamic_shared(k, v, b) > max_optin) return false;
   const phobos_tensor *x = &args[v->stage_param].tensor;
-  int64_t xb, tb, xs[PHOBOS_MAX_RANK];
+  int64_t xb, xs[PHOBOS_MAX_RANK];
   if (x->data % 16 || !rt_tensor_bytes(x, &xb) || !rt_strides(x, xs)) return false;
   /* the copy takes the rows as one run of bytes (ptx/rowstage.c) */
   int64_t run = 1;
@@ -623,13 +648,7 @@ bool rt_stage_fits(const MfKernel *k, const MfVariant *v, const phobos_arg *args
     if (x->shape[d] > 1 && xs[d] != run) return false;
     run *= x->shape[d]; /* below the span rt_tensor_bytes bounded */
   }
-  for (int i = 0; i < k->nparams; i++) {
-    if (!k->params[i].tensor || !k->params[i].written) continue;
-    const phobos_tensor *t = &args[i].tensor;
-    if (!rt_tensor_bytes(t, &tb)) return false;
-    if (tb > 0 && xb > 0 && t->data < x->data + (uint64_t)xb && x->data < t->data + (uint64_t)tb) return false;
-  }
-  return true;
+  return !written_overlaps(k, args, x, xb, -1);
 }
 
 int64_t rt_row_pitches(const phobos_tensor *t) {
@@ -942,7 +961,7 @@ phobos_status phobos_launch(phobos_kernel *k, const phobos_arg *args, int nargs,
     MfVariant *v = k->pinned;
     if (!rt_variant_fits(v, &b))
       return rt_set_err(ctx, PHOBOS_NO_VARIANT, "kernel '%s': the pinned variant '%s' does not take these shapes (its "
-                        "pinned dims or dims_at_most)", k->mf->name, v->entry);
+                        "pinned dims, dims_at_most or dims_above)", k->mf->name, v->entry);
     if (!rt_stage_fits(k->mf, v, args, &b, ctx->max_shared_optin))
       return rt_set_err(ctx, PHOBOS_NO_VARIANT, "kernel '%s': the pinned variant '%s' stages rows of '%s', which need "
                         "%lld bytes of shared memory (device %d allows %d), a 16-byte aligned base, rows one after "
@@ -956,6 +975,11 @@ phobos_status phobos_launch(phobos_kernel *k, const phobos_arg *args, int nargs,
                         "bytes modulo 16)", k->mf->name, v->entry, k->mf->params[mis].name,
                         (unsigned long long)t->data, (long long)rt_row_pitches(t));
     }
+    int ap = rt_apart_misfit(k->mf, v, args);
+    if (ap >= 0)
+      return rt_set_err(ctx, PHOBOS_NO_VARIANT, "kernel '%s': the pinned variant '%s' reads tensor '%s' ahead of "
+                        "stores to other tensors (a one-pass copy over several blocks), so no tensor it writes may "
+                        "overlap '%s'", k->mf->name, v->entry, k->mf->params[ap].name, k->mf->params[ap].name);
     phobos_status cs = ct_check_pinned(k, v, &b, err, sizeof err); /* contract.c */
     if (cs != PHOBOS_OK) return rt_set_err(ctx, cs, "%s", err);
     k->last_variant = v->name;
@@ -966,7 +990,7 @@ phobos_status phobos_launch(phobos_kernel *k, const phobos_arg *args, int nargs,
   for (int i = 0; i < k->mf->nvariants; i++)
     if (rt_variant_fits(&k->mf->variants[i], &b) &&
         rt_stage_fits(k->mf, &k->mf->variants[i], args, &b, ctx->max_shared_optin) &&
-        rt_rows_misfit(k->mf, &k->mf->variants[i], args) < 0)
+        rt_rows_misfit(k->mf, &k->mf->variants[i], args) < 0 && rt_apart_misfit(k->mf, &k->mf->variants[i], args) < 0)
       fits[nfits++] = &k->mf->variants[i];
   if (!nfits) {
     const MfVariant *v0 = &k->mf->variants[0];

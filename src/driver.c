@@ -212,15 +212,17 @@ static unsigned plan_flags(const DriverOptions *o) {
 static bool staged_arch(const char *arch) { return !arch || !strcmp(arch, "sm_90a"); }
 
 int driver_variant_copies(Arena *a, Diags *d, const KernelInfo *info, const char *arch, unsigned plan_flags,
-                          bool onepass, bool staged, Plan *out[2]) {
-  TirFunc *copy[2] = {onepass ? onepass_variant(a, d, info) : NULL,
-                      staged && staged_arch(arch) ? staged_variant(a, d, info) : NULL};
+                          bool onepass, bool staged, Plan *out[DRIVER_MAX_COPIES]) {
+  TirFunc *copy[DRIVER_MAX_COPIES] = {onepass ? onepass_variant(a, d, info, 1) : NULL,
+                                      onepass ? onepass_variant(a, d, info, 2) : NULL,
+                                      staged && staged_arch(arch) ? staged_variant(a, d, info) : NULL};
   int n = 0;
-  for (int c = 0; c < 2; c++) {
+  for (int c = 0; c < DRIVER_MAX_COPIES; c++) {
     Diags quiet = *d;
     quiet.silent = true, quiet.errors = quiet.warnings = 0;
     Plan *p = copy[c] ? plan_kernel(a, &quiet, copy[c], arch, plan_flags) : NULL;
-    if (p && !quiet.errors && (!c || staged_plan_ok(p)) && tir_verify(d, copy[c], "planning")) out[n++] = p;
+    if (p && !quiet.errors && (!copy[c]->staged || staged_plan_ok(p)) && tir_verify(d, copy[c], "planning"))
+      out[n++] = p;
   }
   return n;
 }
@@ -231,7 +233,7 @@ Plan *driver_odd_rows_plan(Arena *a, Diags *d, const KernelInfo *info, const Pla
    * and a plan with no tile to narrow is its own odd-rows plan (not
    * lowered and planned again only to be dropped) */
   if (p->f->staged || !odd || !plan_odd_rows_narrow(p, odd)) return NULL;
-  TirFunc *f = p->f->once_dim ? onepass_variant(a, d, info) : lower_kernel(a, d, info);
+  TirFunc *f = p->f->once_dim ? onepass_variant(a, d, info, p->f->once_blocks) : lower_kernel(a, d, info);
   Diags quiet = *d;
   quiet.silent = true, quiet.errors = quiet.warnings = 0;
   Plan *q = f ? plan_kernel_rows(a, &quiet, f, arch, plan_flags, odd) : NULL;
@@ -273,7 +275,7 @@ Plan *driver_occupancy_copy(Arena *a, Diags *d, const Plan *p, const char *arch,
   KernelInfo *bounded = arena_alloc(a, sizeof *bounded);
   *bounded = *info;
   bounded->min_blocks = k;
-  TirFunc *f = p->f->once_dim ? onepass_variant(a, d, bounded) : lower_kernel(a, d, bounded);
+  TirFunc *f = p->f->once_dim ? onepass_variant(a, d, bounded, p->f->once_blocks) : lower_kernel(a, d, bounded);
   if (!f) return NULL;
   Plan *q;
   if (f->ninsts == p->f->ninsts) { /* the budget cut nothing: the same IR */
@@ -343,8 +345,10 @@ static void compile_variants(Arena *arena, Diags *d, const Source *src, Node *pr
       if (!f || !tir_verify(d, f, "lowering")) break;
       if (o->emit == EMIT_TIR) {
         tir_print(out, f);
-        TirFunc *once = o->no_onepass ? NULL : onepass_variant(arena, d, info);
-        if (once) tir_print(out, once);
+        for (int blocks = 1; blocks <= 2 && !o->no_onepass; blocks++) {
+          TirFunc *once = onepass_variant(arena, d, info, blocks);
+          if (once) tir_print(out, once);
+        }
         TirFunc *st = o->staged_rows && staged_arch(o->arch) ? staged_variant(arena, d, info) : NULL;
         if (st) tir_print(out, st);
         continue;
@@ -359,7 +363,7 @@ static void compile_variants(Arena *arena, Diags *d, const Source *src, Node *pr
        * made once. Both optional: one the planner refuses (a one-pass
        * copy's loads issued early may not fit the shared-memory budget) is
        * left out, not an error */
-      Plan *copies[3] = {p};
+      Plan *copies[1 + DRIVER_MAX_COPIES] = {p};
       int nc = 1 + driver_variant_copies(arena, d, info, o->arch, plan_flags(o), !o->no_onepass, o->staged_rows, copies + 1);
       for (int c = 1; c < nc; c++) vec_push(arena, &plans, copies[c]);
       /* each of those without its odd-pitch row paths, for aligned rows */

@@ -38,12 +38,6 @@ typedef struct DriverOptions {
   bool all_variants;     /* --all-variants: keep the variants drop_oversized leaves out (driver.c) */
 } DriverOptions;
 
-/* A variant's optional copies, planned beside it: its one-pass copy
- * (onepass.c) when onepass, its staged-rows copy (staged.c) when staged
- * and arch is sm_90a; a copy the planner refuses (quietly), or whose
- * staged loads the plan does not spell as blocked rows, is left out.
- * Returns how many plans went into out. phobosc and the conformance
- * harness both take their copies from here. */
 struct Plan;
 /* The occupancy copy of a plan (`.minnctapersm` for 2048 threads an SM,
  * lowered with that register budget), for kernels without a dot and with
@@ -51,8 +45,15 @@ struct Plan;
  * qualify (driver.c). */
 struct Plan *driver_occupancy_copy(Arena *a, Diags *d, const struct Plan *p, const char *arch, unsigned plan_flags);
 
+/* A variant's optional copies, planned beside it: its one-pass copies
+ * over one block and over two (onepass.c) when onepass, its staged-rows
+ * copy (staged.c) when staged and arch is sm_90a; a copy the planner
+ * refuses (quietly), or whose staged loads the plan does not spell as
+ * blocked rows, is left out. Returns how many plans went into out.
+ * phobosc and the conformance harness both take their copies from here. */
+enum { DRIVER_MAX_COPIES = 3 }; /* one pass over one block, over two, staged rows */
 int driver_variant_copies(Arena *a, Diags *d, const KernelInfo *info, const char *arch, unsigned plan_flags,
-                          bool onepass, bool staged, struct Plan *out[2]);
+                          bool onepass, bool staged, struct Plan *out[DRIVER_MAX_COPIES]);
 
 /* A plan's aligned-rows copy: the same plan, emitted without its
  * odd-pitch row paths (Plan.aligned_copy), for launches whose tensors that

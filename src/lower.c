@@ -15,6 +15,12 @@ typedef struct Lower {
   Diags *d;
   TirFunc *f;
   TirBlock *cur;
+  /* lower_kernel_unrolled: each loop `for c in range(0, D, S)` over a dim
+   * named unroll_dim becomes unroll_k copies of its body, c = 0, S, ..;
+   * the ids of loop j's copies are [unroll_ids[2j], unroll_ids[2j + 1]) */
+  const char *unroll_dim;
+  int unroll_k;
+  int *unroll_ids, unroll_loops, unroll_cap;
 } Lower;
 
 static TirInst *emit(Lower *l, TirOp op, TirType ty, Span at) {
@@ -406,6 +412,25 @@ static void lower_stmt(Lower *l, Node *n) {
     TirInst *lo = coerce(l, lower_expr(l, n->a), tir_scalar(S_I32), n->a->span);
     TirInst *hi = coerce(l, lower_expr(l, n->b), tir_scalar(S_I32), n->b->span);
     TirInst *step = n->c ? coerce(l, lower_expr(l, n->c), tir_scalar(S_I32), n->c->span) : const_int(l, S_I32, 1, n->span);
+    if (l->unroll_dim && lo->op == TIR_CONST && lo->ival == 0 && step->op == TIR_CONST && step->ival > 0 &&
+        hi->op == TIR_DIM && hi->aux >= 0 && hi->aux < l->f->nparams && hi->aux2 >= 0 &&
+        hi->aux2 < l->f->params[hi->aux].rank && l->f->params[hi->aux].dimname[hi->aux2] &&
+        !strcmp(l->f->params[hi->aux].dimname[hi->aux2], l->unroll_dim)) {
+      if (l->unroll_loops == l->unroll_cap) {
+        int cap = l->unroll_cap ? 2 * l->unroll_cap : 8;
+        int *ids = arena_alloc(l->a, sizeof(int) * 2 * (size_t)cap);
+        if (l->unroll_loops) memcpy(ids, l->unroll_ids, sizeof(int) * 2 * (size_t)l->unroll_loops);
+        l->unroll_ids = ids, l->unroll_cap = cap;
+      }
+      int j = l->unroll_loops++;
+      l->unroll_ids[2 * j] = l->f->ninsts;
+      for (int c = 0; c < l->unroll_k; c++) {
+        n->sym->lowered = const_int(l, S_I32, c * step->ival, n->span);
+        lower_block(l, n->body, l->cur);
+      }
+      l->unroll_ids[2 * j + 1] = l->f->ninsts;
+      break;
+    }
     TirInst *loop = emit(l, TIR_FOR, tir_scalar(S_I32), n->span);
     loop->args[0] = lo;
     loop->args[1] = hi;
@@ -475,7 +500,7 @@ static int64_t grid_tokens(const TirInst *in) {
   return n;
 }
 
-TirFunc *lower_kernel(Arena *a, Diags *d, const KernelInfo *info) {
+static TirFunc *lower_with(Arena *a, Diags *d, const KernelInfo *info, Lower *lw) {
   Node *k = info->kernel;
   TirFunc *f = arena_alloc(a, sizeof *f);
   f->name = k->name;
@@ -494,7 +519,8 @@ TirFunc *lower_kernel(Arena *a, Diags *d, const KernelInfo *info) {
       p->dims[dd] = pn->ty->dims[dd];
     }
   }
-  Lower l = {.a = a, .d = d, .f = f, .cur = &f->grid};
+  Lower l = *lw;
+  l.a = a, l.d = d, l.f = f, l.cur = &f->grid;
   f->grid_derived = info->grid_derived;
   for (int i = 0; i < info->ngrid; i++) {
     f->grid_value[f->ngrid++] = coerce(&l, lower_expr(&l, info->grid[i]), tir_scalar(S_I32), info->grid[i]->span);
@@ -507,12 +533,27 @@ TirFunc *lower_kernel(Arena *a, Diags *d, const KernelInfo *info) {
   }
   l.cur = &f->body;
   lower_block(&l, k->body, &f->body);
+  *lw = l;
   tir_number(a, f);
+  if (l.unroll_dim) return f; /* the caller merges the copies' loads first (onepass.c) */
   if (early_loads_wanted(f)) early_loads(a, f, false); /* early.c */
   remat_values(a, f);                                    /* remat.c */
   strip_rows(a, f);                                      /* strip.c */
   l2pf_mark(a, f);                                       /* l2pf.c */
   skip_mark(a, f);                                       /* skip.c */
   if (!tir_verify(d, f, "lowering")) return NULL;
+  return f;
+}
+
+TirFunc *lower_kernel(Arena *a, Diags *d, const KernelInfo *info) {
+  Lower l = {0};
+  return lower_with(a, d, info, &l);
+}
+
+TirFunc *lower_kernel_unrolled(Arena *a, Diags *d, const KernelInfo *info, const char *dim, int k, int **ids,
+                               int *nloops) {
+  Lower l = {.unroll_dim = dim, .unroll_k = k};
+  TirFunc *f = lower_with(a, d, info, &l);
+  *ids = l.unroll_ids, *nloops = l.unroll_loops;
   return f;
 }

@@ -202,6 +202,21 @@ bool manifest_write(FILE *out, const Source *src, const char *arch, const char *
         ev_map(&m, true, true);
         kv_int(&m, vf->once_dim, vf->once_max);
         ev_map(&m, false, true);
+        if (vf->once_min > 0) { /* a copy over several blocks: exact trip counts */
+          ev_scalar(&m, "dims_above", false);
+          ev_map(&m, true, true);
+          kv_int(&m, vf->once_dim, vf->once_min);
+          ev_map(&m, false, true);
+        }
+        /* tensors it reads before a store to another tensor that the
+         * loop order stores first: no written tensor may overlap them */
+        if (vf->once_apart) {
+          ev_scalar(&m, "apart", false);
+          ev_seq(&m, true, true);
+          for (int p = 0; p < vf->nparams && p < 64; p++)
+            if (vf->once_apart >> p & 1) ev_scalar(&m, vf->params[p].name, false);
+          ev_seq(&m, false, true);
+        }
       }
       /* a staged-rows copy (staged.c): rows of one tensor copied into
        * shared memory; the runtime adds their bytes (spec 16.2) */

@@ -17,7 +17,20 @@
  * load of another: a single loop (a GEMM's K loop, attention's KV loop)
  * gains nothing and adds no variant. The runtime launches the variant only
  * when D is at most the bound (the manifest's dims_at_most, spec 17.3),
- * beside the variant it came from; the autotuner times both. */
+ * beside the variant it came from; the autotuner times both.
+ *
+ * Rows a little longer than the block (LayerNorm over 5120 columns in
+ * blocks of 4096, Triton's tutorial shape) get a copy over two blocks:
+ * the kernel lowered again with each such loop as exactly two copies of
+ * its body (c = 0, then c = S; lower_kernel_unrolled), the same merge,
+ * launched where S < D <= 2 S (dims_above and dims_at_most). Every loop's
+ * step must be the same S for the trip counts to be exact. Its last pass
+ * stores the first block before it reads the second, so a store there
+ * kills only the loads of its own tensor; a load merged across a store to
+ * another tensor is read before that store, which is right where the two
+ * tensors share no bytes: the manifest lists such tensors (apart) and the
+ * runtime launches the copy only where no written tensor overlaps them. */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,10 +42,20 @@ typedef struct Once {
   int *loop;        /* by id: 1 + the index of the spliced loop an instruction came from (0: none) */
   const char *dimname; /* the dim the spliced loops run over */
   int64_t bound;    /* the least step of those loops */
+  int64_t most;     /* the greatest */
   int nloops;
   TirInst **avail;  /* loads available for reuse, innermost last */
   int navail, floor; /* entries below floor were killed by a store */
   int merged;       /* loads of one spliced loop merged into another's */
+  /* a copy over several blocks (across): a store kills only the loads of
+   * its own tensor, and a load merged across a store to another tensor
+   * puts its tensor in apart (the runtime launches the copy only where no
+   * written tensor overlaps it, spec 15.13) */
+  bool across;
+  uint64_t apart;
+  int stores;       /* stores met so far */
+  int *avail_stores; /* by entry: stores met when it was made available */
+  bool *avail_dead;  /* by entry: killed by a store to its tensor */
 } Once;
 
 static TirInst *resolve(const Once *o, TirInst *in) {
@@ -55,8 +78,9 @@ static void find_loops(Once *o, const TirBlock *b) {
     int64_t s;
     const char *name = loop_dim(o->f, in, &s);
     if (name && (!o->dimname || !strcmp(name, o->dimname))) {
-      if (!o->dimname) o->dimname = name, o->bound = s;
+      if (!o->dimname) o->dimname = name, o->bound = o->most = s;
       if (s < o->bound) o->bound = s;
+      if (s > o->most) o->most = s;
       o->nloops++;
     }
     find_loops(o, &in->cond);
@@ -120,15 +144,24 @@ static void cse(Once *o, TirBlock *b) {
     TirInst *in = b->insts[i];
     if (in->op == TIR_LOAD && in->ty.rank > 0) {
       TirInst *hit = NULL;
+      int at = -1;
       for (int k = o->navail - 1; k >= o->floor && !hit; k--)
-        if (same_load(o, o->avail[k], in)) hit = o->avail[k];
+        if (!o->avail_dead[k] && same_load(o, o->avail[k], in)) hit = o->avail[k], at = k;
+      if (hit && o->avail_stores[at] < o->stores) {
+        if (in->aux < 0 || in->aux >= 64) hit = NULL;
+        else o->apart |= UINT64_C(1) << in->aux;
+      }
       if (hit) {
         o->map[in->id] = hit;
         int lh = o->loop[hit->id], li = o->loop[in->id];
         o->merged += lh && li && lh != li;
         continue; /* dropped from the block */
       }
+      o->avail_stores[o->navail] = o->stores, o->avail_dead[o->navail] = false;
       o->avail[o->navail++] = in; /* at most one entry a load: sized by ninsts */
+    } else if (in->op == TIR_STORE && o->across) {
+      for (int k = o->floor; k < o->navail; k++) o->avail_dead[k] |= o->avail[k]->aux == in->aux;
+      o->stores++;
     } else if (in->op == TIR_STORE || in->op == TIR_ARRIVE) {
       o->floor = o->navail;
     } else if (in->op == TIR_FOR || in->op == TIR_WHILE || in->op == TIR_IF) {
@@ -159,27 +192,47 @@ static void rewrite_uses(Once *o, TirBlock *b) {
   }
 }
 
-TirFunc *onepass_variant(Arena *a, Diags *d, const KernelInfo *info) {
+static void alloc_maps(Arena *a, Once *o) {
+  int n = o->f->ninsts + 1;
+  o->map = arena_alloc(a, sizeof(TirInst *) * (size_t)n);
+  o->loop = arena_alloc(a, sizeof(int) * (size_t)n);
+  o->avail = arena_alloc(a, sizeof(TirInst *) * (size_t)n);
+  o->avail_stores = arena_alloc(a, sizeof(int) * (size_t)n);
+  o->avail_dead = arena_alloc(a, sizeof(bool) * (size_t)n);
+  memset(o->map, 0, sizeof(TirInst *) * (size_t)n);
+  memset(o->loop, 0, sizeof(int) * (size_t)n);
+}
+
+TirFunc *onepass_variant(Arena *a, Diags *d, const KernelInfo *info, int blocks) {
   TirFunc *f = lower_kernel(a, d, info);
   if (!f) return NULL;
   Once o = {.f = f};
   find_loops(&o, &f->body);
   if (o.nloops < 2) return NULL;
-  int n = f->ninsts + 1;
-  o.map = arena_alloc(a, sizeof(TirInst *) * (size_t)n);
-  o.loop = arena_alloc(a, sizeof(int) * (size_t)n);
-  o.avail = arena_alloc(a, sizeof(TirInst *) * (size_t)n);
-  memset(o.map, 0, sizeof(TirInst *) * (size_t)n);
-  memset(o.loop, 0, sizeof(int) * (size_t)n);
-  /* tag each loop's instructions with the loop (outermost spliced loop wins) */
-  int nl = 0;
-  for (int i = 0; i < f->ninsts; i++) {
-    TirInst *in = f->insts[i];
-    int64_t s;
-    const char *name = in ? loop_dim(f, in, &s) : NULL;
-    if (name && !strcmp(name, o.dimname) && !o.loop[in->id]) tag(&o, &in->body, ++nl);
+  if (blocks > 1) {
+    /* each loop runs exactly `blocks` times only where every step is the
+     * same; and a loop on the dim inside another would be lowered once a
+     * copy of the outer one */
+    int *ids, nl;
+    if (o.most != o.bound) return NULL;
+    f = lower_kernel_unrolled(a, d, info, o.dimname, blocks, &ids, &nl);
+    if (!f || nl != o.nloops) return NULL;
+    o.f = f, o.across = true;
+    alloc_maps(a, &o);
+    for (int j = 0; j < nl; j++)
+      for (int id = ids[2 * j]; id < ids[2 * j + 1]; id++) o.loop[id] = j + 1;
+  } else {
+    alloc_maps(a, &o);
+    /* tag each loop's instructions with the loop (outermost spliced loop wins) */
+    int nl = 0;
+    for (int i = 0; i < f->ninsts; i++) {
+      TirInst *in = f->insts[i];
+      int64_t s;
+      const char *name = in ? loop_dim(f, in, &s) : NULL;
+      if (name && !strcmp(name, o.dimname) && !o.loop[in->id]) tag(&o, &in->body, ++nl);
+    }
+    splice(a, &o, &f->body);
   }
-  splice(a, &o, &f->body);
   cse(&o, &f->body);
   if (!o.merged) return NULL;
   rewrite_uses(&o, &f->body);
@@ -190,7 +243,10 @@ TirFunc *onepass_variant(Arena *a, Diags *d, const KernelInfo *info) {
   l2pf_mark(a, f);         /* l2pf.c */
   skip_mark(a, f);         /* skip.c */
   f->once_dim = o.dimname;
-  f->once_max = o.bound;
+  f->once_max = blocks * o.bound;
+  f->once_min = (blocks - 1) * o.bound;
+  f->once_blocks = blocks;
+  f->once_apart = o.apart;
   if (!tir_verify(d, f, "the one-pass variant")) return NULL;
   return f;
 }

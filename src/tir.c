@@ -351,7 +351,8 @@ const TirInst *tir_dim_loop(const TirFunc *f, const TirInst *in, int64_t *step) 
 }
 
 const char *tir_entry_name(Arena *a, const TirFunc *f) {
-  return arena_printf(a, "%s__v%d%s", f->name, f->info->index, f->once_dim ? "_once" : f->staged ? "_staged" : "");
+  return arena_printf(a, "%s__v%d%s", f->name, f->info->index,
+                      f->once_blocks > 1 ? "_twice" : f->once_dim ? "_once" : f->staged ? "_staged" : "");
 }
 
 const char *tir_func_str(Arena *a, const TirFunc *f) {
@@ -359,6 +360,9 @@ const char *tir_func_str(Arena *a, const TirFunc *f) {
   if (f->staged)
     return arena_printf(a, "%s%s%s rows staged", v, *v ? "; " : "", f->params[f->stage_param].name);
   if (!f->once_dim) return v;
+  if (f->once_blocks > 1)
+    return arena_printf(a, "%s%s%lld < %s <= %lld, one pass over %d blocks", v, *v ? "; " : "", (long long)f->once_min,
+                        f->once_dim, (long long)f->once_max, f->once_blocks);
   return arena_printf(a, "%s%s%s <= %lld, one pass", v, *v ? "; " : "", f->once_dim, (long long)f->once_max);
 }
 

@@ -121,6 +121,11 @@ typedef struct TirFunc {
    * and were unrolled; it is launched only where once_dim <= once_max */
   const char *once_dim;
   int64_t once_max;
+  /* a copy over `once_blocks` blocks (more than one): each loop ran
+   * exactly that many times, so once_min < once_dim as well */
+  int64_t once_min;
+  int once_blocks;
+  uint64_t once_apart; /* tensors read across a store to another: no written tensor may overlap them */
   /* a staged-rows variant (staged.c): every load of tensor stage_param
    * reads rows [stage_row0, + stage_rows) of it from shared memory, where
    * the kernel copies them once, right after stage_row0 is computed, in
@@ -218,6 +223,11 @@ enum { MAX_GRID_TOKENS = 32 };
 
 /* Lowers a kernel checked by sema_check_variant (its AST annotated). */
 TirFunc *lower_kernel(Arena *a, Diags *d, const KernelInfo *info);
+/* lowered with every loop `for c in range(0, D, S)` over a dim named dim
+ * replaced by k copies of its body (c = 0, S, ..), and none of the passes
+ * after lowering; loop j's copies are the ids [ids[2j], ids[2j + 1]) */
+TirFunc *lower_kernel_unrolled(Arena *a, Diags *d, const KernelInfo *info, const char *dim, int k, int **ids,
+                               int *nloops);
 
 /* --------------------------------------------------------------- early.c */
 
@@ -267,8 +277,10 @@ void skip_mark(Arena *a, TirFunc *f);
  * dim in constant steps unrolled to their single iteration and the loads
  * the later passes repeat merged into the first's, for launches where that
  * dim is at most the least step; NULL where it would merge no load of one
- * loop into another's (or on an error, reported through d). */
-TirFunc *onepass_variant(Arena *a, Diags *d, const KernelInfo *info);
+ * loop into another's (or on an error, reported through d). With blocks
+ * > 1, every loop unrolled to exactly that many iterations (their steps S
+ * must be equal), for launches where (blocks - 1) S < dim <= blocks S. */
+TirFunc *onepass_variant(Arena *a, Diags *d, const KernelInfo *info, int blocks);
 
 /* -------------------------------------------------------------- staged.c */
 

@@ -314,8 +314,8 @@ Test(runtime, variant_fits_dims_at_most) {
 Test(runtime, compiler_writes_one_pass_copies_with_their_bound) {
   Manifest m = compiled_manifest_with("--no-aligned-rows --no-occupancy-copies --no-l2-prefetch", "spec/conformance/one_pass.ph");
   const MfKernel *k = &m.kernels[0]; /* softmax_rows: 9 variants, each with its copy */
-  cr_assert_eq(k->nvariants, 18);
-  const MfVariant *v = &k->variants[0], *once = &k->variants[1];
+  cr_assert_eq(k->nvariants, 27); /* and its copy over two blocks */
+  const MfVariant *v = &k->variants[0], *once = &k->variants[1], *twice = &k->variants[2];
   cr_assert_str_eq(v->entry, "softmax_rows__v0");
   cr_assert_eq(v->nat_most, 0);
   cr_assert_str_eq(once->entry, "softmax_rows__v0_once");
@@ -325,7 +325,41 @@ Test(runtime, compiler_writes_one_pass_copies_with_their_bound) {
   RtBinding b = {.ndims = 2, .name = {"R", "N"}, .value = {7, 65}};
   cr_assert(rt_variant_fits(v, &b));
   cr_assert_not(rt_variant_fits(once, &b));
+  /* each loop runs exactly twice: 64 < N <= 128 */
+  cr_assert_str_eq(twice->entry, "softmax_rows__v0_twice");
+  cr_assert(twice->nat_most == 1 && twice->nabove == 1);
+  cr_assert_str_eq(twice->above_name[0], "N");
+  cr_assert_eq(twice->at_most_value[0], 128);
+  cr_assert_eq(twice->above_value[0], 64);
+  cr_assert(rt_variant_fits(twice, &b), "N 65");
+  b.value[1] = 128;
+  cr_assert(rt_variant_fits(twice, &b), "N 128");
+  b.value[1] = 129;
+  cr_assert_not(rt_variant_fits(twice, &b), "N 129: three blocks");
+  b.value[1] = 64;
+  cr_assert_not(rt_variant_fits(twice, &b), "N 64: one block");
+  cr_assert(rt_variant_fits(once, &b));
+  /* its last pass stores Y's first block before it reads X's second: it
+   * reads X ahead, so Y must not overlap X */
+  cr_assert_eq(twice->apart, 1u, "X, parameter 0");
+  cr_assert_eq(once->apart, 0u);
+  int64_t shape[2] = {7, 100};
+  phobos_arg args[2] = {phobos_tensor_arg(1 << 20, PHOBOS_F32, 2, shape), phobos_tensor_arg(2 << 20, PHOBOS_F32, 2, shape)};
+  cr_assert_eq(rt_apart_misfit(k, twice, args), -1);
+  args[1].tensor.data = (1 << 20) + 2796; /* Y's first element is X's last */
+  cr_assert_eq(rt_apart_misfit(k, twice, args), 0);
+  cr_assert_eq(rt_apart_misfit(k, v, args), -1, "the variant it came from reads in the loops' order");
+  args[1].tensor.data = 1 << 20; /* in place */
+  cr_assert_eq(rt_apart_misfit(k, twice, args), 0);
+  args[1].tensor.data = (1 << 20) + 2800; /* just past X */
+  cr_assert_eq(rt_apart_misfit(k, twice, args), -1);
   mf_free(&m);
+  char *text = replaced("    pinned: {}\n", "    pinned: {}\n    apart: [Q]\n");
+  expect_bad(text, "apart names 'Q', which is no tensor");
+  free(text);
+  text = replaced("    pinned: {}\n", "    pinned: {}\n    dims_above: {N: x}\n");
+  expect_bad(text, "'dims_above' maps names to integers");
+  free(text);
 }
 
 Test(runtime, aligned_rows_copies_fit_only_aligned_tensors) {
@@ -339,7 +373,7 @@ Test(runtime, aligned_rows_copies_fit_only_aligned_tensors) {
     bool copy = n > 3 && !strcmp(x->entry + n - 3, "_al");
     cr_assert_eq(copy, x->aligned_rows != 0, "%s", x->entry);
     ncopies += copy;
-    if (copy && !al) al = x, v = &k->variants[i - 2]; /* after the variant and its one-pass copy */
+    if (copy && !al) al = x, v = &k->variants[i - 3]; /* after the variant and its one-pass copies */
   }
   cr_assert(al && ncopies > 0 && ncopies < k->nvariants / 2, "%d aligned copies of %d", ncopies, k->nvariants);
   cr_assert_eq(strncmp(al->entry, v->entry, strlen(v->entry)), 0, "%s of %s", al->entry, v->entry);
@@ -366,9 +400,9 @@ Test(runtime, aligned_rows_copies_fit_only_aligned_tensors) {
 
 Test(runtime, staged_rows_copies_fit_by_shared_memory_alignment_and_aliasing) {
   Manifest m = compiled_manifest_with("--staged-rows --no-aligned-rows --no-occupancy-copies --no-l2-prefetch", "spec/conformance/one_pass.ph");
-  cr_assert_eq(m.kernels[0].nvariants, 27); /* 9 variants, each with its one-pass and staged-rows copies */
+  cr_assert_eq(m.kernels[0].nvariants, 36); /* 9 variants, each with its one-pass and staged-rows copies */
   const MfKernel *k = &m.kernels[0]; /* softmax_rows: X [R, N] f32, Y written */
-  const MfVariant *v = &k->variants[0], *st = &k->variants[2];
+  const MfVariant *v = &k->variants[0], *st = &k->variants[3];
   cr_assert_str_eq(st->entry, "softmax_rows__v0_staged");
   cr_assert(st->staged && !v->staged);
   cr_assert_eq(st->stage_param, 0);
@@ -740,11 +774,11 @@ Test(runtime, l2_prefetch_variants_have_twins) {
     for (int j = 0; j < plain; j++) found |= k->variants[j].entry == v->entry && k->variants[j].l2pf_param;
     cr_assert(found, "%s: no variant of its entry", v->name);
   }
-  cr_assert_eq(plain, 18); /* 9 variants, each with its one-pass copy */
+  cr_assert_eq(plain, 27); /* 9 variants, each with its two one-pass copies */
   cr_assert(twins > 0 && twins <= plain, "%d twins of %d", twins, plain);
   mf_free(&m);
   Manifest off = compiled_manifest_with("--no-aligned-rows --no-occupancy-copies --no-l2-prefetch", "spec/conformance/one_pass.ph");
-  cr_assert_eq(off.kernels[0].nvariants, 18);
+  cr_assert_eq(off.kernels[0].nvariants, 27);
   for (int i = 0; i < off.kernels[0].nvariants; i++) cr_assert_not(off.kernels[0].variants[i].l2pf_param);
   mf_free(&off);
 }

@@ -300,7 +300,8 @@ static bool fill_param(CaseParam *p, char *err, size_t errlen) {
 int harness_pad;
 
 /* Whether the runtime would launch f for the case's shapes: a one-pass copy
- * only where its dim is at most its bound (runtime.c's rt_variant_fits). */
+ * only where its dim is at most its bound, and above its lower bound for a
+ * copy over several blocks (runtime.c's rt_variant_fits). */
 static bool case_fits(Case *c, const TirFunc *f, const Plan *p) {
   /* rt_rows_misfit: an aligned-rows copy's tensors 16-byte aligned, their
    * rows too (harness_pad elements past each row's end) */
@@ -320,16 +321,17 @@ static bool case_fits(Case *c, const TirFunc *f, const Plan *p) {
   for (int i = 0; i < f->nparams; i++) {
     CaseParam *cp = f->params[i].tensor ? harness_param(c, f->params[i].name) : NULL;
     for (int d = 0; cp && d < f->params[i].rank && d < cp->rank; d++)
-      if (f->params[i].dimname[d] && !strcmp(f->params[i].dimname[d], f->once_dim) && cp->dims[d] > f->once_max)
+      if (f->params[i].dimname[d] && !strcmp(f->params[i].dimname[d], f->once_dim) &&
+          (cp->dims[d] > f->once_max || cp->dims[d] <= f->once_min))
         return false;
   }
   return true;
 }
 
 /* A case runs at most HARNESS_MAX_VARIANTS variants, each with at most
- * three plans (itself, its one-pass and staged-rows copies) and, for each,
- * an aligned-rows copy and an odd-rows plan. */
-enum { HARNESS_MAX_VARIANTS = 256, HARNESS_MAX_PLANS = HARNESS_MAX_VARIANTS * 9 };
+ * 1 + DRIVER_MAX_COPIES plans (itself, its one-pass and staged-rows
+ * copies) and, for each, an aligned-rows copy and an odd-rows plan. */
+enum { HARNESS_MAX_VARIANTS = 256, HARNESS_MAX_PLANS = HARNESS_MAX_VARIANTS * 3 * (1 + DRIVER_MAX_COPIES) };
 
 typedef struct Compiled {
   Arena *arena;
