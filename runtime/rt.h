@@ -308,6 +308,14 @@ struct phobos_kernel {
   int64_t grid[3];
   MfVariant **fits;   /* room for every variant: those that fit a launch */
   MfVariant *pinned;  /* phobos_kernel_pin_variant's, or NULL: the autotuner's */
+  /* the last unpinned launch's arguments, grid and choice (runtime.c,
+   * memo_hit): the same arguments again take the same variant without
+   * testing every variant (at 450 variants, 50-80 us of CPU a launch) */
+  phobos_arg *memo_args; /* room for MF_MAX_PARAMS */
+  int memo_nargs;
+  bool memo_explicit, memo_autotune;
+  int64_t memo_grid[3];
+  MfVariant *memo_v; /* NULL: none */
 };
 
 struct phobos_module {

@@ -211,7 +211,7 @@ static char *manifest_path(const char *cubin) {
  * context's list). */
 static void unload_failed(phobos_module *m) {
   m->ctx->cu->ModuleUnload(m->cumod);
-  for (int i = 0; i < m->mf.nkernels; i++) free(m->kernels[i].fits);
+  for (int i = 0; i < m->mf.nkernels; i++) free(m->kernels[i].fits), free(m->kernels[i].memo_args);
   mf_free(&m->mf);
   free(m->kernels);
   free(m);
@@ -342,7 +342,7 @@ void phobos_module_unload(phobos_module *m) {
       break;
     }
   if (m->cumod) ctx->cu->ModuleUnload(m->cumod);
-  for (int i = 0; i < m->mf.nkernels; i++) free(m->kernels[i].fits);
+  for (int i = 0; i < m->mf.nkernels; i++) free(m->kernels[i].fits), free(m->kernels[i].memo_args);
   mf_free(&m->mf);
   free(m->kernels);
   free(m);
@@ -950,6 +950,28 @@ phobos_status phobos_launch_grid(phobos_kernel *k, const phobos_arg *args, int n
   return s;
 }
 
+/* Whether this launch repeats the kernel's last unpinned one: the same
+ * argument bytes (tensor bases, shapes and strides; scalars, which
+ * contracts may read), the same explicit grid and autotuning setting. Every
+ * test of a variant (rt_variant_fits and the others, the contracts, the
+ * autotuner's table) reads only those, so the choice would be the same. */
+static bool memo_hit(const phobos_kernel *k, const phobos_arg *args, int nargs, bool autotune) {
+  if (!k->memo_v || k->memo_nargs != nargs || k->memo_explicit != k->explicit_grid || k->memo_autotune != autotune)
+    return false;
+  if (k->explicit_grid && memcmp(k->memo_grid, k->grid, sizeof k->grid)) return false;
+  return !memcmp(k->memo_args, args, sizeof *args * (size_t)nargs);
+}
+
+static void memo_store(phobos_kernel *k, const phobos_arg *args, int nargs, bool autotune, MfVariant *v) {
+  k->memo_v = NULL;
+  if (nargs < 0 || nargs > MF_MAX_PARAMS) return;
+  if (!k->memo_args && !(k->memo_args = malloc(sizeof *args * MF_MAX_PARAMS))) return; /* no memo: tested each time */
+  if (nargs) memcpy(k->memo_args, args, sizeof *args * (size_t)nargs);
+  k->memo_nargs = nargs, k->memo_explicit = k->explicit_grid, k->memo_autotune = autotune;
+  memcpy(k->memo_grid, k->grid, sizeof k->grid);
+  k->memo_v = v;
+}
+
 phobos_status phobos_launch(phobos_kernel *k, const phobos_arg *args, int nargs, void *stream) {
   if (!k) return PHOBOS_INVALID;
   phobos_context *ctx = k->mod->ctx;
@@ -985,6 +1007,12 @@ phobos_status phobos_launch(phobos_kernel *k, const phobos_arg *args, int nargs,
     k->last_variant = v->name;
     return rt_launch_variant(k, v, args, &b, NULL, (CUstream)stream);
   }
+  const char *tune_env = getenv("PHOBOS_AUTOTUNE");
+  bool autotune = !(tune_env && !strcmp(tune_env, "0"));
+  if (memo_hit(k, args, nargs, autotune)) {
+    k->last_variant = k->memo_v->name;
+    return rt_launch_variant(k, k->memo_v, args, &b, NULL, (CUstream)stream);
+  }
   MfVariant **fits = k->fits;
   int nfits = 0;
   for (int i = 0; i < k->mf->nvariants; i++)
@@ -1014,7 +1042,9 @@ phobos_status phobos_launch(phobos_kernel *k, const phobos_arg *args, int nargs,
     if (s != PHOBOS_OK) return s;
   }
   k->last_variant = v->name;
-  return rt_launch_variant(k, v, args, &b, NULL, (CUstream)stream);
+  phobos_status ls = rt_launch_variant(k, v, args, &b, NULL, (CUstream)stream);
+  if (ls == PHOBOS_OK) memo_store(k, args, nargs, autotune, v);
+  return ls;
 }
 
 phobos_status phobos_kernel_pin_variant(phobos_kernel *k, const char *entry) {

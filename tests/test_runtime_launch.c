@@ -352,6 +352,51 @@ Test(launch, a_pinned_variant_runs_untimed_and_unpinning_tunes_again) {
   cr_assert_eq(phobos_kernel_pin_variant(NULL, "scale__v0"), PHOBOS_INVALID);
 }
 
+/* A launch that repeats the last one takes its variant without testing
+ * every variant again (runtime.c, memo_hit); any change of the arguments,
+ * the grid or PHOBOS_AUTOTUNE chooses again. scale__v1 (the faster) takes
+ * N only up to 1000 here. */
+static phobos_status launch_scale(uint64_t x, uint64_t y, int64_t n) {
+  phobos_arg a[2] = {phobos_tensor_arg(x, PHOBOS_F32, 1, (int64_t[]){n}), phobos_tensor_arg(y, PHOBOS_F32, 1, (int64_t[]){n})};
+  return phobos_launch(k, a, 2, NULL);
+}
+
+Test(launch, a_repeated_launch_takes_the_last_choice_and_a_changed_one_chooses_again) {
+  setenv("FAKE_FAST_ENTRY", "scale__v1", 1);
+  char text[4096];
+  with(tuned, "    constants: {T: 256}\n", "    constants: {T: 256}\n    dims_at_most: {N: 1000}\n", text, sizeof text);
+  strcpy(cache_dir, "/tmp/phobos_cache_XXXXXX");
+  cr_assert(mkdtemp(cache_dir));
+  setenv("PHOBOS_CACHE_DIR", cache_dir, 1);
+  load_text(text, "scale", 4, (int[]){8, 4, 8, 4});
+  uint64_t x = alloc(8000), y = alloc(8000);
+  cr_assert_eq(launch_scale(x, y, 1000), PHOBOS_OK, "%s", phobos_last_error(ctx));
+  cr_assert_str_eq(phobos_kernel_last_variant(k), "scale__v1");
+  int n = fake->nlaunches;
+  for (int i = 0; i < 3; i++) cr_assert_eq(launch_scale(x, y, 1000), PHOBOS_OK);
+  cr_assert_eq(fake->nlaunches, n + 3, "no timing");
+  cr_assert_eq(fake->block, 256);
+  cr_assert_eq(launch_scale(x, y, 1001), PHOBOS_OK, "%s", phobos_last_error(ctx));
+  cr_assert_str_eq(phobos_kernel_last_variant(k), "scale__v0", "N 1001: v1 does not fit");
+  cr_assert_eq(fake->block, 128);
+  cr_assert_eq(launch_scale(x, y, 1000), PHOBOS_OK);
+  cr_assert_str_eq(phobos_kernel_last_variant(k), "scale__v1", "N 1000 again: the autotuner's table");
+  setenv("PHOBOS_AUTOTUNE", "0", 1);
+  cr_assert_eq(launch_scale(x, y, 1000), PHOBOS_OK);
+  cr_assert_str_eq(phobos_kernel_last_variant(k), "scale__v0", "autotuning off: the first that fits");
+  unsetenv("PHOBOS_AUTOTUNE");
+  cr_assert_eq(launch_scale(x, y, 1000), PHOBOS_OK);
+  cr_assert_str_eq(phobos_kernel_last_variant(k), "scale__v1");
+  /* a grid of the caller's: only the variants whose own grid it is */
+  cr_assert_eq(phobos_launch_grid(k, (phobos_arg[]){phobos_tensor_arg(x, PHOBOS_F32, 1, (int64_t[]){1000}),
+                                                    phobos_tensor_arg(y, PHOBOS_F32, 1, (int64_t[]){1000})},
+                                  2, (int64_t[]){8, 1, 1}, NULL),
+               PHOBOS_OK, "%s", phobos_last_error(ctx));
+  cr_assert_str_eq(phobos_kernel_last_variant(k), "scale__v0", "cdiv(1000, 128) = 8 blocks");
+  cr_assert_eq(launch_scale(x, y, 1000), PHOBOS_OK);
+  cr_assert_str_eq(phobos_kernel_last_variant(k), "scale__v1");
+}
+
 Test(launch, a_corrupt_cache_file_is_a_status_not_a_crash) {
   setenv("FAKE_FAST_ENTRY", "scale__v0", 1);
   load_tuned();
