@@ -18,6 +18,7 @@
  *           dims_at_most: {N: 4096}    optional: dims this variant takes only up to a bound
  *           dims_above: {N: 2048}      optional: dims this variant takes only past a bound
  *           apart: [X]                 optional: tensors no written tensor may overlap
+ *           general_strides: true      optional: takes every dim's stride, the last included
  *           staged: {tensor: X, rows: 1, block: 4096}  optional: rows copied into shared memory
  *           aligned_rows: [X, Y]       optional: tensors whose rows must be 16-byte aligned
  *           grid: ["N 64 cdiv", "1"]   postfix over dims and integers; [] without @grid
@@ -412,7 +413,8 @@ static bool parse_variant(P *p, yaml_node_t *n, MfVariant *v) {
       !parse_grid(p, get(p, n, "grid"), v) || !get_int(p, n, "threads", 32, 1024, &t) ||
       !get_int(p, n, "shared_bytes", 0, 1 << 30, &sb) || !get_bool(p, n, "dynamic_shared", false, &v->dynamic_shared) ||
       !get_bool(p, n, "dependent_launch", false, &v->dependent_launch) ||
-      !get_bool(p, n, "l2_prefetch", false, &v->l2pf_param))
+      !get_bool(p, n, "l2_prefetch", false, &v->l2pf_param) ||
+      !get_bool(p, n, "general_strides", false, &v->general_strides))
     return false;
   v->name = v->entry;
   v->l2pf_dist = -1;
@@ -464,10 +466,22 @@ static bool parse_kernel(P *p, yaml_node_t *n, MfKernel *k, int *variants_before
     const MfParam *mp = &k->params[q];
     slots += mp->tensor ? 1 + mp->rank + (mp->strided ? mp->rank - 1 : 0) : 1;
   }
-  for (int i = 0; i < k->nvariants; i++)
-    if (slots + 2 * k->variants[i].ntmaps + k->variants[i].l2pf_param > MF_MAX_SLOTS)
+  int tensors = 0; /* a general-strides entry's last strides, one a tensor */
+  for (int q = 0; q < k->nparams; q++) {
+    tensors += k->params[q].tensor;
+    for (int i = 0; i < k->nvariants; i++)
+      if (k->variants[i].general_strides && k->params[q].tensor && !k->params[q].strided)
+        return bad(p, n, "kernel '%s': variant '%s' takes general strides, but tensor '%s' takes none (strides: "
+                   "inner-contiguous)", k->name, k->variants[i].entry, k->params[q].name);
+  }
+  for (int i = 0; i < k->nvariants; i++) {
+    const MfVariant *v = &k->variants[i];
+    int all = slots + 2 * v->ntmaps + v->l2pf_param + (v->general_strides ? tensors : 0);
+    if (all > MF_MAX_SLOTS)
       return bad(p, n, "kernel '%s' takes %d parameter slots with its tensor maps; this runtime passes at most %d",
-                 k->name, slots + 2 * k->variants[i].ntmaps + k->variants[i].l2pf_param, MF_MAX_SLOTS);
+                 k->name, all, MF_MAX_SLOTS);
+    k->general_strides |= v->general_strides;
+  }
   /* each l2_prefetch variant's twin, after the manifest's variants (so that
    * the first that fits, taken without autotuning, prefetches nothing) */
   int twins = 0;

@@ -223,6 +223,7 @@ typedef struct MfVariant {
    * i must have a 16-byte aligned base and row pitch (rt_rows_fit) */
   uint64_t aligned_rows;
   uint64_t apart; /* tensors (by parameter) no written tensor may overlap: a one-pass copy over several blocks */
+  bool general_strides; /* takes every dim's stride, the last included: launched only where a last dim is not contiguous */
   MfProgram (*requires)[2]; /* its kernel's nrequires contracts' sides, or NULL */
   CUfunction fn;       /* set by phobos_module_load */
   /* l2_prefetch: the entry takes the prefetch distance last (phobosc's
@@ -243,6 +244,7 @@ typedef struct MfKernel {
   MfParam *params;
   int nvariants;
   MfVariant *variants;
+  bool general_strides; /* some variant takes general strides */
 } MfKernel;
 
 typedef struct Manifest {
@@ -281,6 +283,7 @@ typedef struct RtBinding {
   int ndims;
   const char *name[32];
   int64_t value[32];
+  bool general; /* some tensor's last dim is not contiguous: only general-strides entries take it */
 } RtBinding;
 
 struct phobos_context {

@@ -468,23 +468,28 @@ static phobos_status check_apart(const MfParam *p, const phobos_tensor *t, char 
  * negative, the last 1, and a written tensor's elements apart; given or
  * row-major, each below 2^31 for a kernel that takes them (.s32, spec
  * 16.3: its address arithmetic 32 by 32 bits). */
-static phobos_status check_strides(const MfParam *p, const phobos_tensor *t, char *err, size_t errlen) {
+static phobos_status check_strides(const MfKernel *k, const MfParam *p, const phobos_tensor *t, bool *general,
+                                   char *err, size_t errlen) {
   int last = t->rank - 1;
+  bool any = false; /* the last dim's stride matters: general strides */
   if (rt_strides_given(t)) {
     for (int d = 0; d < t->rank; d++)
       if (t->strides[d] < 0)
         return BAD(PHOBOS_BAD_ARGUMENT, "tensor '%s' dim %d has stride %lld; strides must be 0 or more", p->name, d,
                    (long long)t->strides[d]);
-    if (t->strides[last] != 1 && t->shape[last] > 1)
-      return BAD(PHOBOS_BAD_ARGUMENT, "tensor '%s' dim %d (its last) has stride %lld; kernels take a tensor whose "
-                 "last dim is contiguous (stride 1): pass a contiguous copy (torch: .contiguous())", p->name, last,
-                 (long long)t->strides[last]);
+    any = last >= 0 && t->strides[last] != 1 && t->shape[last] > 1;
+    if (any && !k->general_strides)
+      return BAD(PHOBOS_BAD_ARGUMENT, "tensor '%s' dim %d (its last) has stride %lld; kernel '%s' takes a tensor whose "
+                 "last dim is contiguous (stride 1) and has no general-strides entry (spec 16.3): pass a contiguous copy "
+                 "(torch: .contiguous())", p->name, last,
+                 (long long)t->strides[last], k->name);
     phobos_status s = p->written ? check_apart(p, t, err, errlen) : PHOBOS_OK;
     if (s != PHOBOS_OK) return s;
   }
+  *general |= any;
   int64_t st[PHOBOS_MAX_RANK];
   if (p->strided && rt_strides(t, st))
-    for (int d = 0; d < last; d++)
+    for (int d = 0; d < last + (any ? 1 : 0); d++)
       if (t->shape[d] > 1 && st[d] > INT32_MAX)
         return BAD(PHOBOS_BAD_SHAPE, "tensor '%s' dim %d has stride %lld; kernels take strides below 2^31 elements: "
                    "split the tensor along dim %d", p->name, d, (long long)st[d], d);
@@ -553,7 +558,7 @@ phobos_status rt_bind(const MfKernel *k, const phobos_arg *args, int nargs, RtBi
           b->value[b->ndims++] = got;
         }
       }
-      phobos_status ss = check_strides(p, t, err, errlen);
+      phobos_status ss = check_strides(k, p, t, &b->general, err, errlen);
       if (ss != PHOBOS_OK) return ss;
       /* the element count fits (above); the byte count and the end address must too */
       int64_t bytes;
@@ -589,6 +594,7 @@ phobos_status rt_bind(const MfKernel *k, const phobos_arg *args, int nargs, RtBi
 }
 
 bool rt_variant_fits(const MfVariant *v, const RtBinding *b) {
+  if (b->general && !v->general_strides) return false;
   for (int i = 0; i < v->npinned; i++)
     for (int j = 0; j < b->ndims; j++)
       if (!strcmp(v->pinned_name[i], b->name[j]) && v->pinned_value[i] != b->value[j]) return false;
@@ -765,7 +771,7 @@ typedef struct Params {
   int n;
 } Params;
 
-static void pack(const MfKernel *k, const phobos_arg *args, const CUdeviceptr *override, Params *p) {
+static void pack(const MfKernel *k, const MfVariant *v, const phobos_arg *args, const CUdeviceptr *override, Params *p) {
   p->n = 0;
   for (int i = 0; i < k->nparams; i++) {
     const MfParam *mp = &k->params[i];
@@ -781,7 +787,7 @@ static void pack(const MfKernel *k, const phobos_arg *args, const CUdeviceptr *o
       }
       int64_t st[PHOBOS_MAX_RANK];
       if (mp->strided && rt_strides(&a->tensor, st)) /* rt_bind checked them */
-        for (int d = 0; d + 1 < mp->rank; d++) {
+        for (int d = 0; d + (v->general_strides ? 0 : 1) < mp->rank; d++) { /* a general-strides entry: the last too */
           /* below 2^31 (rt_bind), but for a dim of extent 1, whose stride
            * reaches nothing */
           p->vals[p->n].s32 = st[d] <= INT32_MAX ? (int32_t)st[d] : 0;
@@ -908,7 +914,7 @@ phobos_status rt_launch_variant(phobos_kernel *k, MfVariant *v, const phobos_arg
              "cuFuncSetAttribute(max dynamic shared memory)");
   }
   Params p;
-  pack(k->mf, args, override, &p);
+  pack(k->mf, v, args, override, &p);
   p.nbuilt = 0;
   pack_tmaps(ctx->cu, v, args, override, &p);
   if (v->l2pf_param) { /* last: the prefetch distance in blocks (0: none) */
@@ -981,6 +987,10 @@ phobos_status phobos_launch(phobos_kernel *k, const phobos_arg *args, int nargs,
   if (bs != PHOBOS_OK) return rt_set_err(ctx, bs, "%s", err);
   if (k->pinned) {
     MfVariant *v = k->pinned;
+    if (b.general && !v->general_strides)
+      return rt_set_err(ctx, PHOBOS_NO_VARIANT, "kernel '%s': the pinned variant '%s' takes tensors whose last dim is "
+                        "contiguous (stride 1); these are not: pin its general-strides entry (..._strided) or none",
+                        k->mf->name, v->entry);
     if (!rt_variant_fits(v, &b))
       return rt_set_err(ctx, PHOBOS_NO_VARIANT, "kernel '%s': the pinned variant '%s' does not take these shapes (its "
                         "pinned dims, dims_at_most or dims_above)", k->mf->name, v->entry);
@@ -1016,10 +1026,14 @@ phobos_status phobos_launch(phobos_kernel *k, const phobos_arg *args, int nargs,
   MfVariant **fits = k->fits;
   int nfits = 0;
   for (int i = 0; i < k->mf->nvariants; i++)
-    if (rt_variant_fits(&k->mf->variants[i], &b) &&
+    if (k->mf->variants[i].general_strides == b.general && rt_variant_fits(&k->mf->variants[i], &b) &&
         rt_stage_fits(k->mf, &k->mf->variants[i], args, &b, ctx->max_shared_optin) &&
         rt_rows_misfit(k->mf, &k->mf->variants[i], args) < 0 && rt_apart_misfit(k->mf, &k->mf->variants[i], args) < 0)
       fits[nfits++] = &k->mf->variants[i];
+  if (!nfits && b.general)
+    return rt_set_err(ctx, PHOBOS_NO_VARIANT, "kernel '%s': a tensor's last dim is not contiguous, and its "
+                      "general-strides entry does not fit these shapes (its pinned dims or contracts): pass contiguous "
+                      "tensors, or recompile with -D for them", k->mf->name);
   if (!nfits) {
     const MfVariant *v0 = &k->mf->variants[0];
     char pins[300] = "";

@@ -55,12 +55,16 @@ static void warn_spills(Arena *a, Diags *d, Plan **plans, int nplans, const char
                arena_alloc(a, sizeof(long) * (size_t)nplans)};
   for (int i = 0; i < nplans; i++) sp.entries[i] = plan_entry_name(a, plans[i]), sp.stores[i] = sp.loads[i] = 0;
   cubin_spills(report, note_spill, &sp);
-  for (int i = 0; i < nplans; i++) { /* each kernel once, at its first plan */
+  /* each kernel once, at its first plan; its general-strides copy, which
+   * runs only for strides no other variant takes, is not among the variants
+   * the autotuner chooses from */
+  for (int i = 0; i < nplans; i++) {
+    if (plans[i]->general_strides) continue;
     const char *k = plans[i]->f->name;
     bool first = true, all = true;
     int least = i;
     for (int j = 0; j < nplans; j++) {
-      if (strcmp(plans[j]->f->name, k)) continue;
+      if (strcmp(plans[j]->f->name, k) || plans[j]->general_strides) continue;
       first &= j >= i;
       all &= sp.stores[j] > 0;
       if (sp.stores[j] && sp.stores[j] < sp.stores[least]) least = j;
@@ -240,6 +244,28 @@ Plan *driver_odd_rows_plan(Arena *a, Diags *d, const KernelInfo *info, const Pla
   return q && !quiet.errors && q->odd_rows && tir_verify(d, f, "planning") ? q : NULL;
 }
 
+static bool has_dot(const TirBlock *b) {
+  for (int i = 0; i < b->len; i++) {
+    const TirInst *in = b->insts[i];
+    if (in->op == TIR_DOT || has_dot(&in->cond) || has_dot(&in->body) || has_dot(&in->body2)) return true;
+  }
+  return false;
+}
+
+Plan *driver_general_copy(Arena *a, Diags *d, const KernelInfo *info, const char *arch, unsigned plan_flags) {
+  TirFunc *f = lower_kernel(a, d, info);
+  /* a dot's operands are tiles staged for the tensor cores: element by
+   * element into shared memory they would run at a small fraction of the
+   * kernel's speed, and such an entry spills (the GQA decode's: 2366 local
+   * accesses, 12-05b call 5). A transposed operand wants its own tile path,
+   * not this one: such kernels take inner-contiguous tensors only. */
+  if (f && has_dot(&f->body)) return NULL;
+  Diags quiet = *d;
+  quiet.silent = true, quiet.errors = quiet.warnings = 0;
+  Plan *p = f ? plan_kernel(a, &quiet, f, arch, plan_flags | PLAN_GENERAL_STRIDES) : NULL;
+  return p && !quiet.errors && tir_verify(d, f, "planning") ? p : NULL;
+}
+
 Plan *driver_aligned_copy(Arena *a, Diags *d, const Plan *p, const char *arch) {
   uint64_t odd = 0;
   if (p->aligned_copy || !ptx_odd_row_params(a, d, p, arch ? arch : "sm_90a", &odd) || !odd) return NULL;
@@ -383,11 +409,18 @@ static void compile_variants(Arena *arena, Diags *d, const Source *src, Node *pr
         Plan *oc = driver_occupancy_copy(arena, d, plans.items[c], o->arch, plan_flags(o));
         if (oc) vec_push(arena, &plans, oc);
       }
+
     }
     if (!d->errors && planned > 1 && !o->all_variants) {
       start[planned] = plans.len;
       drop_oversized(arena, &plans, start, most, planned, o->verbose || o->emit == EMIT_PLAN,
                      o->emit == EMIT_PLAN ? out : d->out);
+    }
+    /* the first variant kept, once more for tensors whose last dim is not
+     * contiguous: element by element at every dim's stride */
+    if (!d->errors && planned > 0 && plans.len > start[0] && !o->no_general_strides) {
+      Plan *gs = driver_general_copy(arena, d, ((Plan *)plans.items[start[0]])->f->info, o->arch, plan_flags(o));
+      if (gs) vec_push(arena, &plans, gs);
     }
   }
   if (d->errors) return;

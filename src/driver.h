@@ -36,6 +36,7 @@ typedef struct DriverOptions {
   bool no_skip;          /* --no-warp-skip: every warp runs every chain that only stores (skip.c; A/B runs) */
   bool staged_rows;      /* --staged-rows (experimental): staged-rows copies of multi-pass variants (staged.c) */
   bool all_variants;     /* --all-variants: keep the variants drop_oversized leaves out (driver.c) */
+  bool no_general_strides; /* --no-general-strides: no general-strides copy (driver_general_copy) */
 } DriverOptions;
 
 struct Plan;
@@ -54,6 +55,13 @@ struct Plan *driver_occupancy_copy(Arena *a, Diags *d, const struct Plan *p, con
 enum { DRIVER_MAX_COPIES = 3 }; /* one pass over one block, over two, staged rows */
 int driver_variant_copies(Arena *a, Diags *d, const KernelInfo *info, const char *arch, unsigned plan_flags,
                           bool onepass, bool staged, struct Plan *out[DRIVER_MAX_COPIES]);
+
+/* The general-strides copy of a variant (Plan.general_strides, spec
+ * 16.3): planned with PLAN_GENERAL_STRIDES, every global access element by
+ * element at every dim's stride; NULL for a kernel with a dot (its
+ * operands want tiles, not elements) or where the planner refuses it.
+ * phobosc makes one for each kernel's first variant. */
+struct Plan *driver_general_copy(Arena *a, Diags *d, const KernelInfo *info, const char *arch, unsigned plan_flags);
 
 /* A plan's aligned-rows copy: the same plan, emitted without its
  * odd-pitch row paths (Plan.aligned_copy), for launches whose tensors that

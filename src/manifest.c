@@ -273,6 +273,10 @@ bool manifest_write(FILE *out, const Source *src, const char *arch, const char *
       /* the entry takes l2pf_param last (src/l2pf.c): the runtime passes 0, or
        * the CTAs resident on the device in the variant the autotuner also times */
       if (ptx_l2pf(pl, arch)) kv(&m, "l2_prefetch", "true");
+      /* every tensor takes each dim's stride, the last included (spec 16.3):
+       * the runtime launches it only for tensors whose last dim is not
+       * contiguous */
+      if (pl->general_strides) kv(&m, "general_strides", "true");
       /* tensor copies: the maps the entry takes after its parameters (each a
        * 128-byte map and a u32 saying whether the runtime built it) */
       if (pl->ntmaps) {

@@ -79,6 +79,11 @@ static const char usage_text[] =
     "                       with .minnctapersm set for 2048 threads an SM (32\n"
     "                       registers a thread), an entry NAME__vK_occ that the\n"
     "                       autotuner times beside it\n"
+    "  --no-general-strides no general-strides copy: by default each kernel's\n"
+    "                       first variant gains a copy that takes tensors whose\n"
+    "                       last dim is not contiguous (every access element by\n"
+    "                       element at every dim's stride), an entry\n"
+    "                       NAME__vK_strided launched only for such tensors\n"
     "  --no-l2-prefetch     no L2 prefetch: by default on sm_90a an entry whose\n"
     "                       loads read slices that move with ctx.block.x (a grid\n"
     "                       of one axis, no dot) asks L2 for the slices of the\n"
@@ -227,6 +232,8 @@ static void parse_args(int argc, char **argv, Options *o) {
       o->d.no_skip = true;
     } else if (strcmp(arg, "--no-occupancy-copies") == 0) {
       o->d.no_occupancy = true;
+    } else if (strcmp(arg, "--no-general-strides") == 0) {
+      o->d.no_general_strides = true;
     } else if (strcmp(arg, "--vector-odd-rows") == 0) {
       o->d.vector_odd_rows = true;
     } else if (strcmp(arg, "--staged-rows") == 0) {

@@ -314,7 +314,8 @@ Test(runtime, variant_fits_dims_at_most) {
 Test(runtime, compiler_writes_one_pass_copies_with_their_bound) {
   Manifest m = compiled_manifest_with("--no-aligned-rows --no-occupancy-copies --no-l2-prefetch", "spec/conformance/one_pass.ph");
   const MfKernel *k = &m.kernels[0]; /* softmax_rows: 9 variants, each with its copy */
-  cr_assert_eq(k->nvariants, 27); /* and its copy over two blocks */
+  cr_assert_eq(k->nvariants, 28); /* and its copy over two blocks; the general-strides copy last */
+  cr_assert_str_eq(k->variants[27].entry, "softmax_rows__v0_strided");
   const MfVariant *v = &k->variants[0], *once = &k->variants[1], *twice = &k->variants[2];
   cr_assert_str_eq(v->entry, "softmax_rows__v0");
   cr_assert_eq(v->nat_most, 0);
@@ -400,7 +401,7 @@ Test(runtime, aligned_rows_copies_fit_only_aligned_tensors) {
 
 Test(runtime, staged_rows_copies_fit_by_shared_memory_alignment_and_aliasing) {
   Manifest m = compiled_manifest_with("--staged-rows --no-aligned-rows --no-occupancy-copies --no-l2-prefetch", "spec/conformance/one_pass.ph");
-  cr_assert_eq(m.kernels[0].nvariants, 36); /* 9 variants, each with its one-pass and staged-rows copies */
+  cr_assert_eq(m.kernels[0].nvariants, 37); /* 9 variants, each with its one-pass and staged-rows copies; a general-strides copy */
   const MfKernel *k = &m.kernels[0]; /* softmax_rows: X [R, N] f32, Y written */
   const MfVariant *v = &k->variants[0], *st = &k->variants[3];
   cr_assert_str_eq(st->entry, "softmax_rows__v0_staged");
@@ -433,7 +434,8 @@ Test(runtime, compiler_manifest_round_trips) {
   /* what phobosc writes, the runtime reads */
   char err[1024];
   Manifest m = compiled_manifest("examples/gqa_attention/gqa_attention.ph");
-  cr_assert_eq(m.kernels[0].nvariants, 4); /* WG 2, 1 warpgroups by BK 64, 32 */
+  cr_assert_eq(m.kernels[0].nvariants, 4); /* WG 2, 1 warpgroups by BK 64, 32; a kernel with a dot: no general strides */
+  cr_assert_not(m.kernels[0].general_strides);
   MfVariant *v = &m.kernels[0].variants[1];
   cr_assert_str_eq(v->entry, "gqa_attention__v1");
   cr_assert(v->dynamic_shared);
@@ -774,11 +776,11 @@ Test(runtime, l2_prefetch_variants_have_twins) {
     for (int j = 0; j < plain; j++) found |= k->variants[j].entry == v->entry && k->variants[j].l2pf_param;
     cr_assert(found, "%s: no variant of its entry", v->name);
   }
-  cr_assert_eq(plain, 27); /* 9 variants, each with its two one-pass copies */
+  cr_assert_eq(plain, 28); /* 9 variants, each with its two one-pass copies; a general-strides copy */
   cr_assert(twins > 0 && twins <= plain, "%d twins of %d", twins, plain);
   mf_free(&m);
   Manifest off = compiled_manifest_with("--no-aligned-rows --no-occupancy-copies --no-l2-prefetch", "spec/conformance/one_pass.ph");
-  cr_assert_eq(off.kernels[0].nvariants, 27);
+  cr_assert_eq(off.kernels[0].nvariants, 28);
   for (int i = 0; i < off.kernels[0].nvariants; i++) cr_assert_not(off.kernels[0].variants[i].l2pf_param);
   mf_free(&off);
 }

@@ -870,8 +870,9 @@ Test(launch, strides_a_kernel_cannot_take_are_refused_by_name) {
   uint64_t q = alloc(sizeof(float) * 2 * 19 * 14 * 128), r = alloc(sizeof(float) * 2 * 19 * 14 * 4);
   int64_t last[] = {19 * 14 * 128, 14 * 128, 128, 2};
   cr_assert_eq(launch_view(q, last, r, NULL), PHOBOS_BAD_ARGUMENT);
-  cr_assert_str_eq(phobos_last_error(ctx), "tensor 'Q' dim 3 (its last) has stride 2; kernels take a tensor whose last "
-                                           "dim is contiguous (stride 1): pass a contiguous copy (torch: .contiguous())");
+  cr_assert_str_eq(phobos_last_error(ctx), "tensor 'Q' dim 3 (its last) has stride 2; kernel 'qload_edges' takes a tensor "
+                                           "whose last dim is contiguous (stride 1) and has no general-strides entry (spec "
+                                           "16.3): pass a contiguous copy (torch: .contiguous())");
   int64_t neg[] = {19 * 14 * 64, -14 * 64, 64, 1};
   cr_assert_eq(launch_view(q, neg, r, NULL), PHOBOS_BAD_ARGUMENT);
   cr_assert_str_eq(phobos_last_error(ctx), "tensor 'Q' dim 1 has stride -896; strides must be 0 or more");
@@ -893,6 +894,94 @@ Test(launch, strides_a_kernel_cannot_take_are_refused_by_name) {
   cr_assert_eq(s32(14), 1);
   cr_assert_eq(s32(15), 19);
   cr_assert_eq(fake->nlaunches, 1);
+}
+
+/* A kernel with a general-strides entry (spec 16.3): tensors whose last
+ * dim is contiguous take the other variants, and others take that entry,
+ * which receives every dim's stride, the last included. */
+static const char *general =
+    "phobos_manifest: 1\n"
+    "compiler: phobosc 0.1.0\n"
+    "source: copy.ph\n"
+    "source_hash: 0123456789abcdef\n"
+    "arch: sm_90a\n"
+    "cubin: k.cubin\n"
+    "kernels:\n"
+    "- name: copy\n"
+    "  params:\n"
+    "  - {name: X, kind: tensor, dtype: f32, dims: [R, N], written: false, strides: inner-contiguous}\n"
+    "  - {name: Y, kind: tensor, dtype: f32, dims: [R, N], written: true, strides: inner-contiguous}\n"
+    "  variants:\n"
+    "  - entry: copy__v0\n"
+    "    constants: {}\n"
+    "    pinned: {}\n"
+    "    grid: [\"R\"]\n"
+    "    threads: 128\n"
+    "    shared_bytes: 0\n"
+    "    dynamic_shared: false\n"
+    "  - entry: copy__v0_strided\n"
+    "    constants: {}\n"
+    "    pinned: {}\n"
+    "    grid: [\"R\"]\n"
+    "    threads: 128\n"
+    "    shared_bytes: 0\n"
+    "    dynamic_shared: false\n"
+    "    general_strides: true\n";
+
+/* the fake reads as many parameters as it was told: the plain entry's
+ * 8, the general one's 10 */
+static void param_sizes(bool all) {
+  void *lib = dlopen(getenv("FAKE_LIBCUDA"), RTLD_NOW | RTLD_NOLOAD);
+  void (*set_sizes)(int, const int *) = (void (*)(int, const int *))dlsym(lib, "fake_cuda_param_sizes");
+  cr_assert(set_sizes);
+  set_sizes(all ? 10 : 8, all ? (int[]){8, 4, 4, 4, 4, 8, 4, 4, 4, 4} : (int[]){8, 4, 4, 4, 8, 4, 4, 4});
+}
+
+static phobos_status launch_copy(bool all, uint64_t x, const int64_t *xst, uint64_t y, const int64_t *yst) {
+  param_sizes(all);
+  phobos_arg a[2] = {phobos_tensor_arg(x, PHOBOS_F32, 2, (int64_t[]){6, 5}), phobos_tensor_arg(y, PHOBOS_F32, 2, (int64_t[]){6, 5})};
+  if (xst) memcpy(a[0].tensor.strides, xst, 2 * sizeof(int64_t));
+  if (yst) memcpy(a[1].tensor.strides, yst, 2 * sizeof(int64_t));
+  return phobos_launch(k, a, 2, NULL);
+}
+
+Test(launch, general_strides_take_their_entry) {
+  setenv("PHOBOS_AUTOTUNE", "0", 1);
+  load_text(general, "copy", 8, (int[]){8, 4, 4, 4, 8, 4, 4, 4});
+  uint64_t x = alloc(4096), y = alloc(4096);
+  cr_assert_eq(launch_copy(false, x, NULL, y, NULL), PHOBOS_OK, "%s", phobos_last_error(ctx));
+  cr_assert_str_eq(phobos_kernel_last_variant(k), "copy__v0", "contiguous: never the general entry");
+  cr_assert_eq(s32(3), 5, "X's row stride; the last implied");
+  cr_assert_eq(s32(7), 5);
+  /* X's columns: the [6, 5] transpose of a [5, 6] buffer */
+  cr_assert_eq(launch_copy(true, x, (int64_t[]){1, 6}, y, NULL), PHOBOS_OK, "%s", phobos_last_error(ctx));
+  cr_assert_str_eq(phobos_kernel_last_variant(k), "copy__v0_strided");
+  cr_assert_eq(s32(3), 1, "every dim's stride");
+  cr_assert_eq(s32(4), 6, "X's last stride");
+  cr_assert_eq(s32(8), 5);
+  cr_assert_eq(s32(9), 1, "Y row-major");
+  /* every other element of Y's rows; a broadcast X row (stride 0) */
+  cr_assert_eq(launch_copy(true, x, (int64_t[]){0, 1}, y, (int64_t[]){10, 2}), PHOBOS_OK, "%s", phobos_last_error(ctx));
+  cr_assert_str_eq(phobos_kernel_last_variant(k), "copy__v0_strided");
+  cr_assert_eq(s32(3), 0);
+  cr_assert_eq(s32(8), 10);
+  cr_assert_eq(s32(9), 2);
+  /* a written tensor whose elements would share addresses, and a last stride of 2^31 */
+  cr_assert_eq(launch_copy(true, x, NULL, y, (int64_t[]){5, 0}), PHOBOS_BAD_ARGUMENT);
+  cr_assert(strstr(phobos_last_error(ctx), "tensor 'Y' is written, and at its strides two of its elements share"), "%s",
+            phobos_last_error(ctx));
+  cr_assert_eq(launch_copy(true, x, (int64_t[]){1, INT64_C(1) << 31}, y, NULL), PHOBOS_BAD_SHAPE);
+  cr_assert(strstr(phobos_last_error(ctx), "tensor 'X' dim 1 has stride 2147483648"), "%s", phobos_last_error(ctx));
+  /* pinned: the general entry takes contiguous tensors too; the other refuses strided ones */
+  cr_assert_eq(phobos_kernel_pin_variant(k, "copy__v0_strided"), PHOBOS_OK);
+  cr_assert_eq(launch_copy(true, x, NULL, y, NULL), PHOBOS_OK, "%s", phobos_last_error(ctx));
+  cr_assert_eq(s32(3), 5);
+  cr_assert_eq(s32(4), 1, "X's last stride, row-major");
+  cr_assert_eq(phobos_kernel_pin_variant(k, "copy__v0"), PHOBOS_OK);
+  cr_assert_eq(launch_copy(false, x, (int64_t[]){1, 6}, y, NULL), PHOBOS_NO_VARIANT);
+  cr_assert(strstr(phobos_last_error(ctx), "the pinned variant 'copy__v0' takes tensors whose last dim is contiguous"),
+            "%s", phobos_last_error(ctx));
+  unsetenv("PHOBOS_AUTOTUNE");
 }
 
 Test(launch, a_kernel_compiled_before_strides_takes_only_row_major_ones) {

@@ -28,8 +28,10 @@ Plan *plan_kernel(Arena *a, Diags *d, TirFunc *f, const char *arch, unsigned fla
 }
 
 Plan *plan_kernel_rows(Arena *a, Diags *d, TirFunc *f, const char *arch, unsigned flags, uint64_t scalar_params) {
+  if (flags & PLAN_GENERAL_STRIDES) flags |= PLAN_NO_ASYNC | PLAN_NO_TENSOR_COPIES | PLAN_NO_L2PF;
   Plan *p = arena_alloc(a, sizeof *p);
   p->f = f;
+  p->general_strides = flags & PLAN_GENERAL_STRIDES;
   p->scalar_params = scalar_params;
   p->threads = f->info->threads;
   p->launch_threads = p->threads;

@@ -213,6 +213,13 @@ typedef struct Plan {
    * .minnctapersm occ_blocks (2048 threads an SM: ptxas keeps a thread to
    * 32 registers); 0: none. Entry KERNEL__vN..._occ */
   int occ_blocks;
+  /* a general-strides copy (driver_general_copy, spec 16.3): every tensor
+   * takes each dim's stride, the last included, and every global access
+   * goes element by element at base + sum(coordinate x stride); no vectors,
+   * tensor copies, staging by bulk copies or L2 prefetch. Entry
+   * KERNEL__vN_strided, launched only where some tensor's last stride is
+   * not 1 */
+  bool general_strides;
 } Plan;
 
 /* Plans the function; returns NULL after reporting an error (over budget). */
@@ -226,9 +233,11 @@ typedef struct Plan {
  * tensor-core dots keep mma.sync where wgmma would serve (phobosc
  * --no-wgmma, for A/B runs); PLAN_NO_L2PF, no entry takes the L2 prefetch
  * distance (phobosc --no-l2-prefetch); PLAN_NO_SKIP, every warp runs every
- * chain that only stores (phobosc --no-warp-skip). */
+ * chain that only stores (phobosc --no-warp-skip); PLAN_GENERAL_STRIDES,
+ * the general-strides copy (Plan.general_strides; implies no asynchronous
+ * copies, no tensor copies and no L2 prefetch). */
 enum { PLAN_NO_ASYNC = 1, PLAN_PRODUCER_WARP = 2, PLAN_PREFETCH = 4, PLAN_NO_TENSOR_COPIES = 8, PLAN_NO_WGMMA = 16, PLAN_NO_DEFER = 32,
-       PLAN_NO_L2PF = 64, PLAN_NO_SKIP = 128 };
+       PLAN_NO_L2PF = 64, PLAN_NO_SKIP = 128, PLAN_GENERAL_STRIDES = 256 };
 Plan *plan_kernel(Arena *a, Diags *d, TirFunc *f, const char *arch, unsigned flags);
 /* plan_kernel with Plan.scalar_params set (0: plan_kernel itself) */
 Plan *plan_kernel_rows(Arena *a, Diags *d, TirFunc *f, const char *arch, unsigned flags, uint64_t scalar_params);

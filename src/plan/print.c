@@ -49,6 +49,7 @@ const char *plan_layout_str(Arena *a, const Layout *l) {
 const char *plan_entry_name(Arena *a, const Plan *p) {
   const char *n = tir_entry_name(a, p->f);
   n = p->aligned_copy ? arena_printf(a, "%s_al", n) : p->odd_beside ? arena_printf(a, "%s_odd", n) : n;
+  if (p->general_strides) n = arena_printf(a, "%s_strided", n);
   return p->occ_blocks ? arena_printf(a, "%s_occ", n) : n;
 }
 
@@ -56,6 +57,7 @@ const char *plan_func_str(Arena *a, const Plan *p) {
   const char *v = tir_func_str(a, p->f);
   if (p->aligned_copy) v = arena_printf(a, "%s%saligned rows", v, *v ? "; " : "");
   else if (p->odd_rows) v = arena_printf(a, "%s%sodd rows", v, *v ? "; " : "");
+  if (p->general_strides) v = arena_printf(a, "%s%sgeneral strides", v, *v ? "; " : "");
   return p->occ_blocks ? arena_printf(a, "%s%s%d CTAs an SM", v, *v ? "; " : "", p->occ_blocks) : v;
 }
 

@@ -23,7 +23,10 @@ const char *px_tensor_addr(Emitter *e, int p, const char *const *g) {
     px_out(e, "mul.wide.s32 %s, %s, %%str%d_%d;", ge, g[d], p, d);
     px_out(e, "add.s64 %s, %s, %s;", lin, lin, ge);
   }
-  px_out(e, "cvt.s64.s32 %s, %s;", col, g[tp->rank - 1]);
+  if (e->p->general_strides) /* the last dim's stride too (Plan.general_strides) */
+    px_out(e, "mul.wide.s32 %s, %s, %%str%d_%d;", col, g[tp->rank - 1], p, tp->rank - 1);
+  else
+    px_out(e, "cvt.s64.s32 %s, %s;", col, g[tp->rank - 1]);
   px_out(e, "add.s64 %s, %s, %s;", lin, lin, col);
   const char *ad = px_tmp(e, RC_B64);
   px_out(e, "mad.lo.s64 %s, %s, %d, %%base%d;", ad, lin, px_elem_bytes_mem(tp->elem), p);
@@ -35,7 +38,7 @@ const char *px_tensor_addr(Emitter *e, int p, const char *const *g) {
  * one index of dim d to the next */
 const char *px_pitch(Emitter *e, int p, int d, int64_t mult) {
   const char *r = px_tmp(e, RC_B64);
-  if (d + 1 >= e->f->params[p].rank) px_out(e, "mov.u64 %s, %lld;", r, (long long)mult);
+  if (d + 1 >= e->f->params[p].rank && !e->p->general_strides) px_out(e, "mov.u64 %s, %lld;", r, (long long)mult);
   else px_out(e, "mul.wide.s32 %s, %%str%d_%d, %lld;", r, p, d, (long long)mult);
   return r;
 }
@@ -58,8 +61,9 @@ const char *px_pitch_bits(Emitter *e, int p, int d0) {
 const char *px_tensor_end(Emitter *e, int p) {
   const TirParam *tp = &e->f->params[p];
   const char *end = px_tmp(e, RC_B64), *t = px_tmp(e, RC_B64), *t2 = px_tmp(e, RC_B64);
-  px_out(e, "mov.b64 %s, %%ext%d_%d;", end, p, tp->rank - 1); /* the last dim's extent - 1, plus 1 */
-  for (int d = 0; d + 1 < tp->rank; d++) {
+  bool all = e->p->general_strides; /* the last dim's stride is a parameter too */
+  px_out(e, "mov.b64 %s, %s;", end, all ? "1" : arena_printf(e->a, "%%ext%d_%d", p, tp->rank - 1));
+  for (int d = 0; d + (all ? 0 : 1) < tp->rank; d++) {
     px_out(e, "sub.s64 %s, %%ext%d_%d, 1;", t, p, d);
     px_out(e, "cvt.s64.s32 %s, %%str%d_%d;", t2, p, d);
     px_out(e, "mad.lo.s64 %s, %s, %s, %s;", end, t, t2, end);
@@ -617,6 +621,7 @@ static bool blocked_rows_access(const Emitter *e, const TirInst *in, const TirIn
  * pack them again (a prmt): 0.5 instructions an element against 2.5. */
 void px_find_store_packed(Emitter *e) {
   const TirFunc *f = e->f;
+  if (e->p->general_strides) return; /* element by element: each store takes its conversion's own registers */
   for (int i = 0; i < f->ninsts; i++) {
     const TirInst *st = f->insts[i];
     if (st->op != TIR_STORE) continue;
@@ -1412,6 +1417,10 @@ void px_emit_load(Emitter *e, const TirInst *in) {
     px_out(e, "// %%%d: in stage of ring buffer #%d", in->id, in->plan->buf->id);
     return;
   }
+  if (e->p->general_strides) { /* element by element at every dim's stride: no path assumes a contiguous dim */
+    px_emit_pending_sync(e);
+    return px_emit_load_elements(e, in);
+  }
   if (in->plan->tma && !e->replay) {
     /* Every thread must be past its wait on this load's mbarrier (the
      * previous round, in a loop) before thread 0 arms it again, or a slow
@@ -1523,9 +1532,10 @@ static int emit_frag_rows_store(Emitter *e, const TirInst *in, const TirInst *va
 static void emit_pointer_store(Emitter *e, const TirInst *in) {
   const TirInst *v = in->args[0];
   int rank = v->ty.rank;
-  if (emit_blocked_rows(e, in, v) || emit_blocked_rows3(e, in, v) || emit_columns(e, in, v)) return;
-  if (emit_long_rows(e, in, v)) return;
-  int F = rank ? emit_frag_rows_store(e, in, v) : -1;
+  bool general = e->p->general_strides; /* element by element: no path assumes a contiguous dim */
+  if (!general && (emit_blocked_rows(e, in, v) || emit_blocked_rows3(e, in, v) || emit_columns(e, in, v))) return;
+  if (!general && emit_long_rows(e, in, v)) return;
+  int F = rank && !general ? emit_frag_rows_store(e, in, v) : -1;
   if (F >= 0) {
     px_out(e, "bra.uni $Lfrstd%d;", F);
     px_label(e, "frst", F);

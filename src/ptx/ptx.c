@@ -522,9 +522,10 @@ static void emit_kernel(Arena *a, Diags *d, const Plan *p, const char *arch, con
       first = false;
       for (int dd = 0; dd < tp->rank; dd++) fprintf(out_f, ",\n  .param .s32 ext_param%d_%d", i, dd);
       /* the strides of every dim but the last, in elements, below 2^31
-       * (the last is 1: spec 16.3); the runtime passes the row-major ones
-       * for a contiguous tensor */
-      for (int dd = 0; dd + 1 < tp->rank; dd++) fprintf(out_f, ",\n  .param .s32 str_param%d_%d", i, dd);
+       * (the last is 1: spec 16.3; a general-strides copy takes it too);
+       * the runtime passes the row-major ones for a contiguous tensor */
+      for (int dd = 0; dd + (p->general_strides ? 0 : 1) < tp->rank; dd++)
+        fprintf(out_f, ",\n  .param .s32 str_param%d_%d", i, dd);
     } else {
       fprintf(out_f, "%s  .param .%s p%d", first ? "" : ",\n", param_ptx_type(tp->elem), i);
       first = false;
@@ -564,7 +565,7 @@ static void emit_kernel(Arena *a, Diags *d, const Plan *p, const char *arch, con
               "  .reg .b32 %%ext32_%d_%d;\n  ld.param.s32 %%ext32_%d_%d, [ext_param%d_%d];\n  .reg .b64 %%ext%d_%d;\n"
               "  cvt.s64.s32 %%ext%d_%d, %%ext32_%d_%d;\n",
               i, dd, i, dd, i, dd, i, dd, i, dd, i, dd);
-    for (int dd = 0; dd + 1 < tp->rank; dd++)
+    for (int dd = 0; dd + (p->general_strides ? 0 : 1) < tp->rank; dd++)
       fprintf(out_f, "  .reg .b32 %%str%d_%d;\n  ld.param.s32 %%str%d_%d, [str_param%d_%d];\n", i, dd, i, dd, i, dd);
   }
   if (!strcmp(arch, "sm_90a")) {

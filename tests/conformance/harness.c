@@ -298,11 +298,22 @@ static bool fill_param(CaseParam *p, char *err, size_t errlen) {
 /* ---------------------------------------------------------- compilation */
 
 int harness_pad;
+int harness_spread = 1;
+int harness_runs;
+
+/* PHOBOS_GPU_SPREAD: some tensor's last dim is not contiguous, so only a
+ * general-strides copy takes the launch (runtime.c, rt_variant_fits) */
+static bool spread_needed(Case *c) {
+  for (int i = 0; harness_spread > 1 && i < c->nparams; i++)
+    if (c->params[i].tensor && c->params[i].rank > 0 && c->params[i].dims[c->params[i].rank - 1] > 1) return true;
+  return false;
+}
 
 /* Whether the runtime would launch f for the case's shapes: a one-pass copy
  * only where its dim is at most its bound, and above its lower bound for a
  * copy over several blocks (runtime.c's rt_variant_fits). */
 static bool case_fits(Case *c, const TirFunc *f, const Plan *p) {
+  if (p->general_strides != spread_needed(c)) return false;
   /* rt_rows_misfit: an aligned-rows copy's tensors 16-byte aligned, their
    * rows too (harness_pad elements past each row's end) */
   for (int i = 0; p->aligned_copy && i < f->nparams && i < 64; i++) {
@@ -330,8 +341,9 @@ static bool case_fits(Case *c, const TirFunc *f, const Plan *p) {
 
 /* A case runs at most HARNESS_MAX_VARIANTS variants, each with at most
  * 1 + DRIVER_MAX_COPIES plans (itself, its one-pass and staged-rows
- * copies) and, for each, an aligned-rows copy and an odd-rows plan. */
-enum { HARNESS_MAX_VARIANTS = 256, HARNESS_MAX_PLANS = HARNESS_MAX_VARIANTS * 3 * (1 + DRIVER_MAX_COPIES) };
+ * copies) and, for each, an aligned-rows copy and an odd-rows plan; and
+ * one general-strides copy. */
+enum { HARNESS_MAX_VARIANTS = 256, HARNESS_MAX_PLANS = HARNESS_MAX_VARIANTS * 3 * (1 + DRIVER_MAX_COPIES) + 1 };
 
 typedef struct Compiled {
   Arena *arena;
@@ -400,6 +412,11 @@ static bool compile_case(Case *c, Define *consts, int nconsts, Compiled *out, ch
         if (odd) odd->odd_beside = true, out->plans[out->nplans++] = odd; /* beside the vector plan */
       }
     }
+    /* the first variant's general-strides copy, as phobosc makes it */
+    Plan *gs = !d.errors && out->nplans ? driver_general_copy(out->arena, &d, out->plans[0]->f->info, "sm_90a",
+                                                              harness_plan_flags())
+                                        : NULL;
+    if (gs) out->plans[out->nplans++] = gs;
   }
   fclose(dout);
   bool ok = !d.errors && out->nplans > 0;
@@ -571,6 +588,7 @@ bool harness_run(Case *c, const Runner *runner, char *err, size_t errlen) {
     double *outs[CASE_MAX_PARAMS] = {0};
     const Plan *p = comp.plans[v];
     if (!case_fits(c, p->f, p)) continue;
+    harness_runs++;
     ok = runner->run(runner->self, c, p, v, outs, err, errlen);
     char what[256];
     snprintf(what, sizeof what, "variant [%s]", plan_func_str(comp.arena, p));

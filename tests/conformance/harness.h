@@ -107,6 +107,13 @@ bool harness_run(Case *c, const Runner *r, char *err, size_t errlen);
  * variants the runtime would not take at such strides are left out. 0 by
  * default (contiguous). */
 extern int harness_pad;
+/* PHOBOS_GPU_SPREAD=s (gpu_conformance): every tensor's elements s apart
+ * along its last dim, so only the general-strides copies run (1: off) */
+extern int harness_spread;
+/* Variants launched so far (harness_run adds each): 0 after a case means
+ * none fit it (under PHOBOS_GPU_SPREAD, a kernel with no general-strides
+ * entry) */
+extern int harness_runs;
 /* Whether an output is also read (its fill is not poison). */
 bool harness_is_inout(const Case *c, const CaseParam *p);
 bool harness_is_output(const Case *c, const char *name);

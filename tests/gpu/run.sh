@@ -69,6 +69,13 @@ PHOBOS_GPU_PAD=16 run gpu_conformance.strided16 bash tests/gpu/pconf.sh "$build/
   spec/conformance/*.yaml
 PHOBOS_GPU_PAD=1 run gpu_conformance.strided1 bash tests/gpu/pconf.sh "$build/tests/gpu/gpu_conformance" \
   spec/conformance/*.yaml
+# and with every tensor's last dim at stride 2 (general strides, spec 16.3):
+# only the general-strides copies run, element by element; under memcheck too
+PHOBOS_GPU_SPREAD=2 run gpu_conformance.spread2 bash tests/gpu/pconf.sh "$build/tests/gpu/gpu_conformance" \
+  spec/conformance/*.yaml
+command -v compute-sanitizer >/dev/null && PHOBOS_GPU_SPREAD=2 PHOBOS_GPU_GUARD=0 run gpu_conformance.spread2.memcheck \
+  bash tests/gpu/pconf.sh compute-sanitizer --tool memcheck --error-exitcode 1 "$build/tests/gpu/gpu_conformance" \
+  spec/conformance/*.yaml
 # the GQA cases again with the tensor-core dots on mma.sync (phobosc --no-wgmma)
 PHOBOS_WGMMA=0 run gpu_conformance.no_wgmma "$build/tests/gpu/gpu_conformance" spec/conformance/gqa_*.yaml
 # the seed's no-op check, and more: GQA and the Q tile with NQ a power of two
