@@ -302,6 +302,7 @@ struct phobos_context {
   phobos_status cache_status; /* PHOBOS_CACHE_IGNORED after an unreadable cache file */
 };
 
+enum { RT_MEMOS = 8 }; /* the choices a kernel remembers: a model step's distinct shapes of one kernel */
 struct phobos_kernel {
   phobos_module *mod;
   MfKernel *mf;
@@ -311,14 +312,15 @@ struct phobos_kernel {
   int64_t grid[3];
   MfVariant **fits;   /* room for every variant: those that fit a launch */
   MfVariant *pinned;  /* phobos_kernel_pin_variant's, or NULL: the autotuner's */
-  /* the last unpinned launch's arguments, grid and choice (runtime.c,
-   * memo_hit): the same arguments again take the same variant without
+  /* the last RT_MEMOS unpinned launches' keys and choices (runtime.c,
+   * memo_key): a launch whose key is one of them takes its variant without
    * testing every variant (at 450 variants, 50-80 us of CPU a launch) */
-  phobos_arg *memo_args; /* room for MF_MAX_PARAMS */
-  int memo_nargs;
-  bool memo_explicit, memo_autotune;
-  int64_t memo_grid[3];
-  MfVariant *memo_v; /* NULL: none */
+  struct RtMemo {
+    int64_t *key; /* malloc'd; NULL: empty */
+    size_t len;
+    MfVariant *v;
+  } memo[RT_MEMOS];
+  int memo_next; /* the slot the next new key takes */
 };
 
 struct phobos_module {
@@ -423,6 +425,9 @@ bool rt_stage_fits(const MfKernel *k, const MfVariant *v, const phobos_arg *args
  * stores first) that a written tensor other than itself overlaps; -1 where
  * none does. */
 int rt_apart_misfit(const MfKernel *k, const MfVariant *v, const phobos_arg *args);
+/* Frees what a kernel holds: its room for fitting variants and its
+ * remembered choices. */
+void rt_memo_free(phobos_kernel *k);
 /* The OR of tensor t's row pitches in bytes (the strides of its dims but
  * the last, those of extent 1 left out), modulo 16: 0 where every row
  * starts 16-byte aligned from an aligned base. */

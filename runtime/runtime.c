@@ -211,7 +211,7 @@ static char *manifest_path(const char *cubin) {
  * context's list). */
 static void unload_failed(phobos_module *m) {
   m->ctx->cu->ModuleUnload(m->cumod);
-  for (int i = 0; i < m->mf.nkernels; i++) free(m->kernels[i].fits), free(m->kernels[i].memo_args);
+  for (int i = 0; i < m->mf.nkernels; i++) rt_memo_free(&m->kernels[i]);
   mf_free(&m->mf);
   free(m->kernels);
   free(m);
@@ -342,7 +342,7 @@ void phobos_module_unload(phobos_module *m) {
       break;
     }
   if (m->cumod) ctx->cu->ModuleUnload(m->cumod);
-  for (int i = 0; i < m->mf.nkernels; i++) free(m->kernels[i].fits), free(m->kernels[i].memo_args);
+  for (int i = 0; i < m->mf.nkernels; i++) rt_memo_free(&m->kernels[i]);
   mf_free(&m->mf);
   free(m->kernels);
   free(m);
@@ -956,26 +956,70 @@ phobos_status phobos_launch_grid(phobos_kernel *k, const phobos_arg *args, int n
   return s;
 }
 
-/* Whether this launch repeats the kernel's last unpinned one: the same
- * argument bytes (tensor bases, shapes and strides; scalars, which
- * contracts may read), the same explicit grid and autotuning setting. Every
- * test of a variant (rt_variant_fits and the others, the contracts, the
- * autotuner's table) reads only those, so the choice would be the same. */
-static bool memo_hit(const phobos_kernel *k, const phobos_arg *args, int nargs, bool autotune) {
-  if (!k->memo_v || k->memo_nargs != nargs || k->memo_explicit != k->explicit_grid || k->memo_autotune != autotune)
-    return false;
-  if (k->explicit_grid && memcmp(k->memo_grid, k->grid, sizeof k->grid)) return false;
-  return !memcmp(k->memo_args, args, sizeof *args * (size_t)nargs);
+/* The key of a launch's variant choice: everything the tests of a variant
+ * read (rt_variant_fits and the others, the contracts, the autotuner's
+ * table): each tensor's dtype, extents, strides as given and base modulo
+ * 16, which pairs of tensors (one of them written) share bytes, each
+ * scalar, the explicit grid and whether autotuning is on. Not the bases
+ * themselves: a model's layers, each with its own weights, share a key.
+ * 0 where it would not fit in cap. */
+static size_t memo_key(const phobos_kernel *k, const phobos_arg *args, int nargs, bool autotune, int64_t *key,
+                       size_t cap) {
+  size_t n = 0;
+  bool over = false;
+#define PUT(x) (n < cap ? (void)(key[n++] = (int64_t)(x)) : (void)(over = true))
+  PUT(nargs), PUT(autotune), PUT(k->explicit_grid);
+  if (k->explicit_grid) PUT(k->grid[0]), PUT(k->grid[1]), PUT(k->grid[2]);
+  int64_t span[MF_MAX_PARAMS];
+  for (int i = 0; i < nargs; i++) {
+    const phobos_arg *a = &args[i];
+    PUT(a->kind);
+    if (a->kind == PHOBOS_ARG_FLOAT) {
+      int64_t bits;
+      memcpy(&bits, &a->f, sizeof bits);
+      PUT(bits);
+    } else if (a->kind != PHOBOS_ARG_TENSOR) {
+      PUT(a->i);
+    } else {
+      const phobos_tensor *t = &a->tensor;
+      PUT(t->dtype), PUT(t->rank), PUT(t->data & 15);
+      for (int d = 0; d < t->rank; d++) PUT(t->shape[d]), PUT(t->strides[d]);
+      if (!rt_tensor_bytes(t, &span[i])) return 0; /* rt_bind measured it */
+    }
+  }
+  int64_t bits = 0, nb = 0;
+  for (int i = 0; i < nargs; i++)
+    for (int j = i + 1; j < nargs; j++) {
+      if (args[i].kind != PHOBOS_ARG_TENSOR || args[j].kind != PHOBOS_ARG_TENSOR) continue;
+      if (!k->mf->params[i].written && !k->mf->params[j].written) continue;
+      uint64_t x = args[i].tensor.data, y = args[j].tensor.data;
+      bool apart = !span[i] || !span[j] || x + (uint64_t)span[i] <= y || y + (uint64_t)span[j] <= x;
+      bits |= (int64_t)!apart << nb;
+      if (++nb == 63) PUT(bits), bits = 0, nb = 0;
+    }
+  PUT(bits);
+#undef PUT
+  return over ? 0 : n;
 }
 
-static void memo_store(phobos_kernel *k, const phobos_arg *args, int nargs, bool autotune, MfVariant *v) {
-  k->memo_v = NULL;
-  if (nargs < 0 || nargs > MF_MAX_PARAMS) return;
-  if (!k->memo_args && !(k->memo_args = malloc(sizeof *args * MF_MAX_PARAMS))) return; /* no memo: tested each time */
-  if (nargs) memcpy(k->memo_args, args, sizeof *args * (size_t)nargs);
-  k->memo_nargs = nargs, k->memo_explicit = k->explicit_grid, k->memo_autotune = autotune;
-  memcpy(k->memo_grid, k->grid, sizeof k->grid);
-  k->memo_v = v;
+static MfVariant *memo_find(const phobos_kernel *k, const int64_t *key, size_t len) {
+  for (int i = 0; i < RT_MEMOS; i++)
+    if (k->memo[i].key && k->memo[i].len == len && !memcmp(k->memo[i].key, key, len * sizeof *key)) return k->memo[i].v;
+  return NULL;
+}
+
+static void memo_store(phobos_kernel *k, const int64_t *key, size_t len, MfVariant *v) {
+  struct RtMemo *m = &k->memo[k->memo_next];
+  int64_t *copy = realloc(m->key, len * sizeof *key);
+  if (!copy) return; /* no memo: tested each time */
+  memcpy(copy, key, len * sizeof *key);
+  m->key = copy, m->len = len, m->v = v;
+  k->memo_next = (k->memo_next + 1) % RT_MEMOS;
+}
+
+void rt_memo_free(phobos_kernel *k) {
+  free(k->fits);
+  for (int i = 0; i < RT_MEMOS; i++) free(k->memo[i].key), k->memo[i].key = NULL;
 }
 
 phobos_status phobos_launch(phobos_kernel *k, const phobos_arg *args, int nargs, void *stream) {
@@ -1019,9 +1063,12 @@ phobos_status phobos_launch(phobos_kernel *k, const phobos_arg *args, int nargs,
   }
   const char *tune_env = getenv("PHOBOS_AUTOTUNE");
   bool autotune = !(tune_env && !strcmp(tune_env, "0"));
-  if (memo_hit(k, args, nargs, autotune)) {
-    k->last_variant = k->memo_v->name;
-    return rt_launch_variant(k, k->memo_v, args, &b, NULL, (CUstream)stream);
+  int64_t key[512];
+  size_t klen = memo_key(k, args, nargs, autotune, key, sizeof key / sizeof *key);
+  MfVariant *known = klen ? memo_find(k, key, klen) : NULL;
+  if (known) {
+    k->last_variant = known->name;
+    return rt_launch_variant(k, known, args, &b, NULL, (CUstream)stream);
   }
   MfVariant **fits = k->fits;
   int nfits = 0;
@@ -1057,7 +1104,7 @@ phobos_status phobos_launch(phobos_kernel *k, const phobos_arg *args, int nargs,
   }
   k->last_variant = v->name;
   phobos_status ls = rt_launch_variant(k, v, args, &b, NULL, (CUstream)stream);
-  if (ls == PHOBOS_OK) memo_store(k, args, nargs, autotune, v);
+  if (ls == PHOBOS_OK && klen) memo_store(k, key, klen, v);
   return ls;
 }
 

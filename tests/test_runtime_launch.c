@@ -381,6 +381,15 @@ Test(launch, a_repeated_launch_takes_the_last_choice_and_a_changed_one_chooses_a
   cr_assert_eq(fake->block, 128);
   cr_assert_eq(launch_scale(x, y, 1000), PHOBOS_OK);
   cr_assert_str_eq(phobos_kernel_last_variant(k), "scale__v1", "N 1000 again: the autotuner's table");
+  /* other tensors of the same shapes (another layer's): the same choice;
+   * Y over X (they share bytes): the runtime's tests again, the same here */
+  uint64_t x2 = alloc(8000), y2 = alloc(8000);
+  n = fake->nlaunches;
+  cr_assert_eq(launch_scale(x2, y2, 1000), PHOBOS_OK);
+  cr_assert_str_eq(phobos_kernel_last_variant(k), "scale__v1");
+  cr_assert_eq(launch_scale(x2, x2, 1000), PHOBOS_OK, "%s", phobos_last_error(ctx));
+  cr_assert_str_eq(phobos_kernel_last_variant(k), "scale__v1");
+  cr_assert_eq(fake->nlaunches, n + 2, "no timing");
   setenv("PHOBOS_AUTOTUNE", "0", 1);
   cr_assert_eq(launch_scale(x, y, 1000), PHOBOS_OK);
   cr_assert_str_eq(phobos_kernel_last_variant(k), "scale__v0", "autotuning off: the first that fits");
