@@ -41,6 +41,9 @@ run gpu_runtime "$build/tests/gpu/gpu_runtime" "$build/tests/gpu"
 # the full suites in parallel chunks (tests/gpu/pconf.sh): compiling is most of their time
 run gpu_conformance bash tests/gpu/pconf.sh "$build/tests/gpu/gpu_conformance" spec/conformance/*.yaml
 [ -x "$build/examples/q8_matvec_host" ] && run q8_matvec_check "$build/examples/q8_matvec_host" "$build/examples"
+# the GEMM example (bf16 and f16, bias + GELU / ReLU, ragged), checked against
+# double precision (with --bench, below, timed beside torch.mm)
+[ -x "$build/examples/gemm_host" ] && [ "${2:-}" != --bench ] && run gemm_check "$build/examples/gemm_host" "$build/examples"
 # the GQA example, prefill and split decode, across its validation matrix
 # (with --bench the same checks run again below, with the benchmarks)
 [ -x "$build/examples/gqa_host" ] && [ "${2:-}" != --bench ] && run gqa_check "$build/examples/gqa_host" "$build/examples"
@@ -88,6 +91,8 @@ if [ "${2:-}" = --bench ]; then
   # the Q-load tile with and without TMA copies (compiles on this machine: ptxas is here)
   [ -x "$build/tests/gpu/qload_bench" ] && bash tests/gpu/qload_ab.sh "$build" | tee "$out/qload_ab.log" | grep '^Q load'
   [ -x "$build/examples/q8_matvec_host" ] && "$build/examples/q8_matvec_host" --bench "$build/examples" | tee "$out/q8_bench.log"
+  [ -x "$build/examples/gemm_host" ] && run gemm_check_bench "$build/examples/gemm_host" --bench "$build/examples" &&
+    grep '^bench' "$out/gemm_check_bench.log" && PYTHONUNBUFFERED=1 python3 examples/gemm/peer.py 2>&1 | grep '^peer' | tee "$out/gemm_peer.log"
   # the Triton q8 peer from the same three L2 states as the bench above, and
   # two read-only ceilings for q8's bytes (Triton's, and a CUDA kernel's built here)
   PYTHONUNBUFFERED=1 python3 tests/gpu/q8_peer_l2.py 2>&1 | tee "$out/q8_peer_l2.log"
