@@ -334,7 +334,7 @@ enum { TUNED_BLOCKED_MAX = 64 };
 static void drop_oversized(Arena *a, PtrVec *plans, const int *start, const int64_t *most, int n, bool say,
                            FILE *note) {
   bool some = false;
-  for (int v = 0; v < n; v++) some |= most[v] <= TUNED_BLOCKED_MAX;
+  for (int v = 0; v < n; v++) some |= most[v] >= 0 && most[v] <= TUNED_BLOCKED_MAX; /* -1: left out already */
   if (!some) return;
   int w = start[0];
   for (int v = 0; v < n; v++) {
@@ -363,7 +363,8 @@ static void compile_variants(Arena *arena, Diags *d, const Source *src, Node *pr
     int n = sema_variant_count(arena, d, kernel, so);
     int *start = n > 0 ? arena_alloc(arena, sizeof *start * (size_t)(n + 1)) : NULL;
     int64_t *most = n > 0 ? arena_alloc(arena, sizeof *most * (size_t)n) : NULL;
-    int planned = 0;
+    int planned = 0, nfit = 0, first_bad = -1, least_v = -1;
+    int64_t least_need = -1;
     for (int v = 0; v < n && !d->errors; v++) {
       KernelInfo *info = arena_alloc(arena, sizeof *info);
       if (!sema_check_variant(arena, d, kernel, so, v, info)) break;
@@ -379,9 +380,35 @@ static void compile_variants(Arena *arena, Diags *d, const Source *src, Node *pr
         if (st) tir_print(out, st);
         continue;
       }
-      Plan *p = plan_kernel(arena, d, f, o->arch, plan_flags(o));
-      if (!p || !tir_verify(d, f, "planning")) break;
-      start[v] = plans.len, most[v] = plan_most_blocked_regs(p), planned = v + 1;
+      /* a point whose plan does not fit (shared memory, the backend's
+       * limits) is left out, as Phobos's autotuner skips what fails to
+       * compile; the kernel is an error only when no point fits (below) */
+      char *why = NULL;
+      size_t why_len = 0;
+      Diags quiet = *d;
+      quiet.errors = quiet.warnings = 0, quiet.plain = true, quiet.max_errors = 0, quiet.stopped = false;
+      quiet.out = open_memstream(&why, &why_len);
+      if (!quiet.out) diag_ice("cannot open a diagnostics buffer");
+      Plan *p = plan_kernel(arena, &quiet, f, o->arch, plan_flags(o));
+      fclose(quiet.out);
+      start[v] = plans.len, planned = v + 1;
+      if (!p || quiet.errors) {
+        most[v] = -1; /* no plans: drop_oversized passes it by */
+        if (f->shared_need > 0 && (least_need < 0 || f->shared_need < least_need)) least_need = f->shared_need, least_v = v;
+        if (first_bad < 0) first_bad = v;
+        if (o->verbose || o->emit == EMIT_PLAN) {
+          char *nl = why ? strchr(why, '\n') : NULL;
+          if (nl) *nl = 0;
+          fprintf(o->emit == EMIT_PLAN ? out : d->out, "phobosc: %s [%s] left out: %s\n", f->name, tir_func_str(arena, f),
+                  why && *why ? why : "its plan failed");
+        }
+        free(why);
+        continue;
+      }
+      free(why);
+      if (!tir_verify(d, f, "planning")) break;
+      nfit++;
+      most[v] = plan_most_blocked_regs(p);
       if (f->strip_widest > most[v]) most[v] = f->strip_widest; /* as written (strip.c) */
       vec_push(arena, &plans, p);
       /* rows that fit one block: the same variant reading them once; rows
@@ -410,6 +437,18 @@ static void compile_variants(Arena *arena, Diags *d, const Source *src, Node *pr
         if (oc) vec_push(arena, &plans, oc);
       }
 
+    }
+    /* no point fits: the errors of the one that needs the least shared
+     * memory (else the first), planned again to report them */
+    if (!d->errors && planned > 0 && !nfit && o->emit != EMIT_TIR) {
+      int v = least_v >= 0 ? least_v : first_bad;
+      KernelInfo *info = arena_alloc(arena, sizeof *info);
+      if (sema_check_variant(arena, d, kernel, so, v, info)) {
+        TirFunc *f = lower_kernel(arena, d, info);
+        if (f && !plan_kernel(arena, d, f, o->arch, plan_flags(o)) && !d->errors)
+          diag_error(d, kernel->span, "kernel '%s': no @autotune point fits", kernel->name);
+        if (n > 1) diag_note(d, kernel->span, "none of its %d points fits; this one needs the least", n);
+      }
     }
     if (!d->errors && planned > 1 && !o->all_variants) {
       start[planned] = plans.len;

@@ -135,6 +135,7 @@ typedef struct TirFunc {
    * as written, so strips keep the set of variants a build keeps */
   int64_t strip_widest;
   int nskip; /* the chains skip.c marked */
+  int64_t shared_need; /* the shared memory its last plan took (plan.c): 0 before planning */
   bool staged;
   int stage_param;
   const struct TirInst *stage_row0;

@@ -102,6 +102,21 @@ entry() { awk "/^.visible .entry $1[(]/,/^}/" "$tmp/out"; }
 lacks() { # lacks NAME FILE TEXT
   if ! grep -qF -- "$3" "$tmp/$2"; then ok "$1"; else not_ok "$1" "$2 has: $3"; fi
 }
+# @autotune points whose plan does not fit are left out, one note each
+# under -v, and the manifest omits them; only when none fits is the kernel
+# an error, shown for the point that needs the least shared memory (spec 12)
+printf '@autotune(BK in [64, 512])\n@grid(1)\nkernel stage(A: tensor<f32>[M, K], C: tensor<f32>[M, 64]) {\n  var acc: tile<f32>[64, 64] = 0.0\n  for k0 in range(0, K, BK) {\n    acc += dot(A[0 :+ 64, k0 :+ BK], A[0 :+ BK, 0 :+ 64])\n  }\n  C[0 :+ 64, 0 :+ 64] = acc\n}\n' > "$tmp/fit.ph"
+run "points that do not fit: left out" 0 -v --emit=manifest -o "$tmp/fit.yaml" "$tmp/fit.ph"
+has "the left-out points named, with why" err "phobosc: stage [BK=256] left out: $tmp/fit.ph:3:8: error: kernel 'stage' needs 131072 bytes of shared memory; the limit is 49152"
+if [ "$(grep -c 'left out' "$tmp/err")" -eq 3 ] && [ "$(grep -c 'entry:' "$tmp/fit.yaml")" -eq 1 ] && grep -q 'entry: stage__v0$' "$tmp/fit.yaml"; then
+  ok "BK 128, 256, 512 left out; the manifest has BK 64 alone"; else not_ok "BK 128, 256, 512 left out; the manifest has BK 64 alone" "$(cat "$tmp/err")"; fi
+run "points that do not fit: quiet without -v" 0 --emit=manifest -o "$tmp/fit.yaml" "$tmp/fit.ph"
+empty "no note without -v" err
+sed 's/BK in \[64, 512\]/BK in [1024, 2048]/' "$tmp/fit.ph" > "$tmp/nofit.ph"
+run "no point fits: an error" 1 --emit=manifest -o "$tmp/nofit.yaml" "$tmp/nofit.ph"
+has "no point fits: the least one's plan shown" err "error: kernel 'stage' needs 524288 bytes of shared memory; the limit is 49152"
+has "no point fits: said" err "note: none of its 2 points fits; this one needs the least"
+
 # the split q8 kernel: four columns a thread, rows as 4-byte words, bytes to floats by prmt
 split="$PROJECT_ROOT/examples/q8_matvec/q8_matvec_split.ph"
 run "--emit=ptx split q8" 0 --emit=ptx "$split"

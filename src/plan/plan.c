@@ -78,6 +78,7 @@ Plan *plan_kernel_rows(Arena *a, Diags *d, TirFunc *f, const char *arch, unsigne
    * 1024-byte alignment and the rounded base, the copies' mbarriers): a
    * kernel they push over the limit is planned without them. */
   int64_t need = plan_launch_shared(p);
+  f->shared_need = need; /* the driver weighs points that do not fit by it */
   if (p->ntmaps && !(flags & PLAN_NO_TENSOR_COPIES) && need > p->shared_limit)
     return plan_kernel(a, d, f, arch, flags | PLAN_NO_TENSOR_COPIES);
   if (need > p->shared_limit) {
