@@ -311,6 +311,7 @@ typedef struct SemaOptions {
   Define *defines;
   int ndefines;
   int max_variants; /* largest @autotune space accepted */
+  bool warn_narrowing; /* -Wnarrowing: a warning at each implicit narrowing (spec 6) */
 } SemaOptions;
 
 /* Checks every kernel, under every @autotune point; returns true when the

@@ -477,9 +477,19 @@ static bool check_fits(Sema *s, Node *value, Scalar dst) {
   return true;
 }
 
-static bool check_assignable(Sema *s, Span at, const Type *dst, const Type *src, const char *what) {
+/* narrow: a store or an assignment, where a float narrows implicitly as
+ * Phobos's does (its examples store an f32 accumulator into an f16 tensor
+ * and accumulate dot(a, b) into an f16 tile), rounding to nearest even as
+ * the explicit conversion does; -Wnarrowing warns at each */
+static bool check_assignable(Sema *s, Span at, const Type *dst, const Type *src, const char *what, bool narrow) {
   if (dst->kind == TY_ERROR || src->kind == TY_ERROR) return true;
-  if (!implicit_elem_ok(src->elem, src->literal, dst->elem)) {
+  if (narrow && is_float(src->elem) && is_float(dst->elem) && !implicit_elem_ok(src->elem, src->literal, dst->elem)) {
+    if (s->opts && s->opts->warn_narrowing && !s->later_point && !s->quiet) {
+      diag_warning(s->d, at, "%s: %s narrowed to %s implicitly (rounded to nearest even)", what,
+                   sema_scalar_name(src->elem), sema_scalar_name(dst->elem));
+      diag_note(s->d, at, "write %s(...) to say so", sema_scalar_name(dst->elem));
+    }
+  } else if (!implicit_elem_ok(src->elem, src->literal, dst->elem)) {
     diag_error(s->d, at, "%s: cannot convert %s to %s implicitly", what, sema_scalar_name(src->elem),
                sema_scalar_name(dst->elem));
     if (src->elem != S_BOOL && dst->elem != S_BOOL)
@@ -1302,7 +1312,8 @@ static void check_decl(Sema *s, Node *n) {
   if (declared) {
     t = declared;
     if (init) {
-      if (check_assignable(s, n->a->span, declared, init, arena_printf(s->arena, "initializer of '%s'", n->name)) &&
+      if (check_assignable(s, n->a->span, declared, init, arena_printf(s->arena, "initializer of '%s'", n->name),
+                           false) &&
           declared->kind != TY_ERROR)
         check_fits(s, n->a, declared->elem);
     } else if (declared->kind != TY_TILE && declared->kind != TY_ERROR) {
@@ -1362,7 +1373,7 @@ static void check_assign(Sema *s, Node *n) {
                sema_ty_str(s, tt), sema_ty_str(s, value));
     return;
   }
-  if (check_assignable(s, n->b->span, tt, value, "assignment")) check_fits(s, n->b, tt->elem);
+  if (check_assignable(s, n->b->span, tt, value, "assignment", true)) check_fits(s, n->b, tt->elem);
 }
 
 static void check_for(Sema *s, Node *n) {

@@ -24,6 +24,7 @@ typedef struct Sema {
   int tcap, tcount;
   uint64_t epoch;  /* of the visible names (sema_new_epoch) */
   int64_t work;    /* the kernels' syntax nodes times their variants, so far (check_kernel) */
+  bool later_point; /* a point past the first, or one checked again: its warnings were said once */
 } Sema;
 
 

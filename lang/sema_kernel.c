@@ -727,7 +727,9 @@ static void check_kernel(Sema *s, Node *k) {
   for (int64_t v = 0; v < total && !s->d->stopped; v++) {
     int e0 = s->d->errors;
     point_choice(s, &at, v, choice);
+    s->later_point = v > 0;
     check_variant(s, k, &at, choice, NULL);
+    s->later_point = false;
     if (s->d->errors > e0) {
       if (total > 1)
         diag_note(s->d, k->span, "in kernel '%s' with @autotune point %s (%lld of %lld)", k->name,
@@ -785,6 +787,7 @@ bool sema_check_variant(Arena *a, Diags *d, Node *kernel, SemaOptions *opts, int
   info->kernel = kernel;
   info->index = index;
   info->count = (int)total;
+  s.later_point = true; /* a re-check of a point sema_check checked: its warnings were said */
   check_variant(&s, kernel, &at, choice, info);
   return d->errors == s.errors_at_start;
 }

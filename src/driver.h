@@ -37,6 +37,7 @@ typedef struct DriverOptions {
   bool staged_rows;      /* --staged-rows (experimental): staged-rows copies of multi-pass variants (staged.c) */
   bool all_variants;     /* --all-variants: keep the variants drop_oversized leaves out (driver.c) */
   bool no_general_strides; /* --no-general-strides: no general-strides copy (driver_general_copy) */
+  bool warn_narrowing;   /* -Wnarrowing: warn at each implicit narrowing (SemaOptions) */
 } DriverOptions;
 
 struct Plan;

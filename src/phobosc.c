@@ -112,8 +112,11 @@ static const char usage_text[] =
     "                       header (typed launchers: KERNEL_launch(k, tensors as\n"
     "                       typed device pointers, scalars, dims, stream), and\n"
     "                       KERNEL_launch_views with each tensor's strides)\n"
-    "  -v                   print the time of PTX emission and of ptxas, and ptxas's\n"
-    "                       register and spill report\n"
+    "  -v                   print the time of PTX emission and of ptxas, ptxas's\n"
+    "                       register and spill report, and the @autotune points\n"
+    "                       left out (their plans do not fit, spec 12)\n"
+    "  -Wnarrowing          warn at each store or assignment that narrows a float\n"
+    "                       implicitly (f32 into an f16 tensor: Phobos's rule)\n"
     "  --diagnostics=STYLE  caret (default: the source line and a caret under the\n"
     "                       range) or plain (the message lines alone)\n"
     "  --max-errors=N       stop after N errors (default 20, 0: no limit)\n"
@@ -197,6 +200,8 @@ static void parse_args(int argc, char **argv, Options *o) {
       exit(0);
     } else if (strcmp(arg, "-v") == 0) {
       o->d.verbose = true;
+    } else if (strcmp(arg, "-Wnarrowing") == 0) {
+      o->d.warn_narrowing = true;
     } else if (strcmp(arg, "--version") == 0) {
       printf("phobosc %s\n", PHOBOS_VERSION);
       exit(0);

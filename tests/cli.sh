@@ -117,6 +117,20 @@ run "no point fits: an error" 1 --emit=manifest -o "$tmp/nofit.yaml" "$tmp/nofit
 has "no point fits: the least one's plan shown" err "error: kernel 'stage' needs 524288 bytes of shared memory; the limit is 49152"
 has "no point fits: said" err "note: none of its 2 points fits; this one needs the least"
 
+# implicit narrowing on stores and assignments (Phobos's rule, spec 7.4):
+# accepted quietly, warned once per site under -Wnarrowing (not once per
+# @autotune point); an initializer still needs f16(...)
+narrow="$PROJECT_ROOT/spec/conformance/narrowing.ph"
+run "implicit narrowing: accepted" 0 --emit=plan "$narrow"
+empty "implicit narrowing: no warning by default" err
+run "-Wnarrowing" 0 -Wnarrowing --emit=plan "$narrow"
+has "-Wnarrowing: the store" err "narrowing.ph:9:17: warning: assignment: f32 narrowed to f16 implicitly (rounded to nearest even)"
+has "-Wnarrowing: the accumulation" err "narrowing.ph:19:12: warning: assignment: f32 narrowed to f16 implicitly"
+if [ "$(grep -c 'warning: assignment' "$tmp/err")" -eq 2 ]; then ok "-Wnarrowing: once a site, not once a point"; else not_ok "-Wnarrowing: once a site, not once a point" "$(cat "$tmp/err")"; fi
+printf '@grid(1)\nkernel k(A: tensor<f32>[N], B: tensor<f16>[N]) {\n  var t: tile<f16>[8] = A[0 :+ 8]\n  B[0 :+ 8] = t\n}\n' > "$tmp/init.ph"
+run "narrowing initializer: refused" 1 --emit=plan "$tmp/init.ph"
+has "narrowing initializer: said" err "initializer of 't': cannot convert f32 to f16 implicitly"
+
 # the split q8 kernel: four columns a thread, rows as 4-byte words, bytes to floats by prmt
 split="$PROJECT_ROOT/examples/q8_matvec/q8_matvec_split.ph"
 run "--emit=ptx split q8" 0 --emit=ptx "$split"
