@@ -311,6 +311,17 @@ Test(runtime, variant_fits_dims_at_most) {
   free(text);
 }
 
+/* general_strides: true needs every tensor to take strides (its ABI adds
+ * the last one); a manifest from before strides cannot have such an entry */
+Test(runtime, a_general_strides_entry_needs_strided_tensors) {
+  char *text = replaced("    dynamic_shared: false\n", "    dynamic_shared: false\n    general_strides: true\n");
+  expect_bad(text, "variant 'q8_matvec__v0' takes general strides, but tensor 'A' takes none");
+  free(text);
+  text = replaced("    dynamic_shared: false\n", "    dynamic_shared: false\n    general_strides: maybe\n");
+  expect_bad(text, "general_strides");
+  free(text);
+}
+
 Test(runtime, compiler_writes_one_pass_copies_with_their_bound) {
   Manifest m = compiled_manifest_with("--no-aligned-rows --no-occupancy-copies --no-l2-prefetch", "spec/conformance/one_pass.ph");
   const MfKernel *k = &m.kernels[0]; /* softmax_rows: 9 variants, each with its copy */
