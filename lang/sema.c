@@ -834,6 +834,21 @@ static Type *b_unary_float(Sema *s, Node *call, Type **args) {
   return t;
 }
 
+/* abs(x): any numeric x, its own type */
+static Type *b_abs(Sema *s, Node *call, Type **args) {
+  if (!is_numeric(args[0]->elem) || args[0]->elem == S_U8) {
+    diag_error(s->d, call->span, "abs needs a signed numeric operand, got %s", sema_scalar_name(args[0]->elem));
+    return ty_error;
+  }
+  Type *t = as_value(s, args[0]);
+  t->literal = false;
+  return t;
+}
+
+/* rowmin(x): a float or signed integer tile, as rowmax (the least is
+ * -rowmax(-x), which an unsigned tile would wrap) */
+static Type *b_rowmin(Sema *s, Node *call, Type **args);
+
 static Type *b_rowreduce(Sema *s, Node *call, Type **args) {
   if (!need_tile(s, call, 0, args[0], 1, 3)) return ty_error;
   if (!is_numeric(args[0]->elem)) {
@@ -984,6 +999,15 @@ static Type *b_arrive(Sema *s, Node *call, Type **args) {
   return ok ? sema_scalar_ty(s, S_BOOL) : ty_error;
 }
 
+static Type *b_rowmin(Sema *s, Node *call, Type **args) {
+  if (args[0]->kind != TY_ERROR && (args[0]->elem == S_U8 || args[0]->elem == S_BOOL)) {
+    diag_error(s->d, call->span, "rowmin needs a float or signed integer tile, got %s", sema_scalar_name(args[0]->elem));
+    if (args[0]->elem == S_U8) diag_note(s->d, call->span, "convert first, e.g. rowmin(i32(x))");
+    return ty_error;
+  }
+  return b_rowreduce(s, call, args);
+}
+
 static const Builtin builtins[] = {
     {"dot", 2, 2, b_dot},
     {"dot_t", 2, 2, b_dot},
@@ -993,6 +1017,11 @@ static const Builtin builtins[] = {
     {"sqrt", 1, 1, b_unary_float},
     {"tanh", 1, 1, b_unary_float},
     {"rowmax", 1, 1, b_rowreduce},
+    {"rowmin", 1, 1, b_rowmin},
+    {"abs", 1, 1, b_abs},
+    {"rsqrt", 1, 1, b_unary_float},
+    {"sigmoid", 1, 1, b_unary_float},
+    {"erf", 1, 1, b_unary_float},
     {"rowsum", 1, 1, b_rowreduce},
     {"tmax", 2, 2, b_elementwise2},
     {"tmin", 2, 2, b_elementwise2},

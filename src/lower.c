@@ -260,6 +260,65 @@ static TirInst *lower_call(Lower *l, Node *n) {
     v->aux = m;
     return v;
   }
+  /* the everyday functions, from the operations the backend has (each
+   * verified on the GPU in its own right): rsqrt(x) = 1 / sqrt(x),
+   * sigmoid(x) = 1 / (1 + exp(-x)), abs(x) = max(x, -x), rowmin(x) =
+   * -rowmax(-x), erf by Abramowitz and Stegun 7.1.26 (|error| < 1.5e-7) */
+  if (!strcmp(f, "rsqrt") || !strcmp(f, "sigmoid") || !strcmp(f, "erf") || !strcmp(f, "abs")) {
+    TirInst *x = coerce(l, args[0], rt, n->span);
+    Span at = n->span;
+#define K(v) coerce(l, const_float(l, S_F32, (v), at), rt, at)
+    if (f[0] == 'a') {
+      TirInst *nx = emit1(l, TIR_UNARY, rt, at, x);
+      nx->aux = '-';
+      return emit2(l, TIR_BINARY, TOP_MAX, rt, at, x, nx);
+    }
+    if (f[0] == 'r') {
+      TirInst *sq = emit1(l, TIR_MATH, rt, at, x);
+      sq->aux = TMATH_SQRT;
+      return emit2(l, TIR_BINARY, '/', rt, at, K(1.0), sq);
+    }
+    if (f[0] == 's') {
+      TirInst *nx = emit1(l, TIR_UNARY, rt, at, x);
+      nx->aux = '-';
+      TirInst *ex = emit1(l, TIR_MATH, rt, at, nx);
+      ex->aux = TMATH_EXP;
+      return emit2(l, TIR_BINARY, '/', rt, at, K(1.0), emit2(l, TIR_BINARY, '+', rt, at, K(1.0), ex));
+    }
+    /* erf */
+    TirInst *ax = emit2(l, TIR_BINARY, TOP_MAX, rt, at, x, emit1(l, TIR_UNARY, rt, at, x));
+    ax->args[1]->aux = '-';
+    TirInst *t = emit2(l, TIR_BINARY, '/', rt, at, K(1.0),
+                       emit2(l, TIR_BINARY, '+', rt, at, K(1.0), emit2(l, TIR_BINARY, '*', rt, at, K(0.3275911), ax)));
+    static const double a[] = {1.061405429, -1.453152027, 1.421413741, -0.284496736, 0.254829592};
+    TirInst *poly = K(a[0]);
+    for (int i = 1; i < 5; i++) poly = emit2(l, TIR_BINARY, '+', rt, at, emit2(l, TIR_BINARY, '*', rt, at, poly, t), K(a[i]));
+    poly = emit2(l, TIR_BINARY, '*', rt, at, poly, t);
+    TirInst *x2 = emit2(l, TIR_BINARY, '*', rt, at, x, x), *nx2 = emit1(l, TIR_UNARY, rt, at, x2);
+    nx2->aux = '-';
+    TirInst *ex = emit1(l, TIR_MATH, rt, at, nx2);
+    ex->aux = TMATH_EXP;
+    TirInst *y = emit2(l, TIR_BINARY, '-', rt, at, K(1.0), emit2(l, TIR_BINARY, '*', rt, at, poly, ex));
+    TirInst *ny = emit1(l, TIR_UNARY, rt, at, y);
+    ny->aux = '-';
+    TirType bt = rt;
+    bt.elem = S_BOOL;
+    TirInst *neg = emit2(l, TIR_BINARY, '<', bt, at, x, K(0.0));
+    TirInst *v = emit(l, TIR_SELECT, rt, at);
+    v->args[0] = neg, v->args[1] = ny, v->args[2] = y, v->nargs = 3;
+    return v;
+#undef K
+  }
+  if (!strcmp(f, "rowmin")) {
+    TirType xt = args[0]->ty;
+    TirInst *nx = emit1(l, TIR_UNARY, xt, n->span, args[0]);
+    nx->aux = '-';
+    TirInst *m = emit1(l, TIR_REDUCE, rt, n->span, nx);
+    m->aux = TRED_MAX;
+    TirInst *v = emit1(l, TIR_UNARY, rt, n->span, m);
+    v->aux = '-';
+    return v;
+  }
   if (!strcmp(f, "rowmax") || !strcmp(f, "rowsum")) {
     TirInst *v = emit1(l, TIR_REDUCE, rt, n->span, args[0]);
     v->aux = f[3] == 'm' ? TRED_MAX : TRED_SUM;

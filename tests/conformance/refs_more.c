@@ -528,6 +528,27 @@ static bool ref_layer_norm_rows(RefCtx *r) {
   return true;
 }
 
+/* A = |x|, S = sigmoid(x), Q = 1 / sqrt(|x| + 1), E = erf(x), M = the
+ * least of each row (everyday_math.ph) */
+static bool ref_everyday_math(RefCtx *r) {
+  CaseParam *X = ref_param(r, "X"), *A = ref_param(r, "A"), *S = ref_param(r, "S"), *Q = ref_param(r, "Q"),
+            *E = ref_param(r, "E"), *M = ref_param(r, "M");
+  int64_t R = X->dims[0], N = X->dims[1];
+  for (int64_t i = 0; i < R; i++) {
+    double m = INFINITY;
+    for (int64_t j = 0; j < N; j++) {
+      double x = X->data[i * N + j];
+      A->data[i * N + j] = fabs(x);
+      S->data[i * N + j] = 1 / (1 + exp(-x));
+      Q->data[i * N + j] = 1 / sqrt(fabs(x) + 1);
+      E->data[i * N + j] = erf(x);
+      m = fmin(m, x);
+    }
+    M->data[i] = m;
+  }
+  return true;
+}
+
 /* H = X + Res; Res = H; Y = H / sqrt(mean(H^2) + 1e-5) * W (one_pass.ph, rms_residual) */
 static bool ref_rms_residual(RefCtx *r) {
   CaseParam *X = ref_param(r, "X"), *Res = ref_param(r, "Res"), *W = ref_param(r, "W"), *Y = ref_param(r, "Y");
@@ -1119,6 +1140,7 @@ const RefEntry harness_refs_more[] = {
     {"bound_rows", ref_bound_rows},
     {"bound_mm", ref_bound_mm},
     {"rms_residual", ref_rms_residual},
+    {"everyday_math", ref_everyday_math},
     {"scale_twice", ref_scale_twice},
     {"rowsum_i8", ref_rowsum_i8},
     {"rowsum_plus_col", ref_rowsum_plus_col},
