@@ -284,6 +284,7 @@ typedef struct RtBinding {
   const char *name[32];
   int64_t value[32];
   bool general; /* some tensor's last dim is not contiguous: only general-strides entries take it */
+  int64_t bytes[MF_MAX_PARAMS]; /* by parameter: a tensor's span in bytes at its strides (rt_bind) */
 } RtBinding;
 
 struct phobos_context {
@@ -427,7 +428,7 @@ bool rt_stage_fits(const MfKernel *k, const MfVariant *v, const phobos_arg *args
 int rt_apart_misfit(const MfKernel *k, const MfVariant *v, const phobos_arg *args);
 /* Frees what a kernel holds: its room for fitting variants and its
  * remembered choices. */
-void rt_memo_free(phobos_kernel *k);
+void rt_kernel_free(phobos_kernel *k);
 /* The OR of tensor t's row pitches in bytes (the strides of its dims but
  * the last, those of extent 1 left out), modulo 16: 0 where every row
  * starts 16-byte aligned from an aligned base. */

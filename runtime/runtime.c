@@ -211,7 +211,7 @@ static char *manifest_path(const char *cubin) {
  * context's list). */
 static void unload_failed(phobos_module *m) {
   m->ctx->cu->ModuleUnload(m->cumod);
-  for (int i = 0; i < m->mf.nkernels; i++) rt_memo_free(&m->kernels[i]);
+  for (int i = 0; i < m->mf.nkernels; i++) rt_kernel_free(&m->kernels[i]);
   mf_free(&m->mf);
   free(m->kernels);
   free(m);
@@ -342,7 +342,7 @@ void phobos_module_unload(phobos_module *m) {
       break;
     }
   if (m->cumod) ctx->cu->ModuleUnload(m->cumod);
-  for (int i = 0; i < m->mf.nkernels; i++) rt_memo_free(&m->kernels[i]);
+  for (int i = 0; i < m->mf.nkernels; i++) rt_kernel_free(&m->kernels[i]);
   mf_free(&m->mf);
   free(m->kernels);
   free(m);
@@ -569,6 +569,7 @@ phobos_status rt_bind(const MfKernel *k, const phobos_arg *args, int nargs, RtBi
       if (t->data > UINT64_MAX - (uint64_t)bytes)
         return BAD(PHOBOS_BAD_POINTER, "tensor '%s' at 0x%llx: its %lld bytes run past the end of the address space",
                    p->name, (unsigned long long)t->data, (long long)bytes);
+      b->bytes[i] = bytes;
     } else {
       bool is_float = p->dtype <= PHOBOS_F64;
       bool ok = a->kind == PHOBOS_ARG_FLOAT ? is_float
@@ -963,14 +964,13 @@ phobos_status phobos_launch_grid(phobos_kernel *k, const phobos_arg *args, int n
  * scalar, the explicit grid and whether autotuning is on. Not the bases
  * themselves: a model's layers, each with its own weights, share a key.
  * 0 where it would not fit in cap. */
-static size_t memo_key(const phobos_kernel *k, const phobos_arg *args, int nargs, bool autotune, int64_t *key,
-                       size_t cap) {
+static size_t memo_key(const phobos_kernel *k, const phobos_arg *args, int nargs, const RtBinding *b, bool autotune,
+                       int64_t *key, size_t cap) {
   size_t n = 0;
   bool over = false;
 #define PUT(x) (n < cap ? (void)(key[n++] = (int64_t)(x)) : (void)(over = true))
   PUT(nargs), PUT(autotune), PUT(k->explicit_grid);
   if (k->explicit_grid) PUT(k->grid[0]), PUT(k->grid[1]), PUT(k->grid[2]);
-  int64_t span[MF_MAX_PARAMS];
   for (int i = 0; i < nargs; i++) {
     const phobos_arg *a = &args[i];
     PUT(a->kind);
@@ -984,7 +984,6 @@ static size_t memo_key(const phobos_kernel *k, const phobos_arg *args, int nargs
       const phobos_tensor *t = &a->tensor;
       PUT(t->dtype), PUT(t->rank), PUT(t->data & 15);
       for (int d = 0; d < t->rank; d++) PUT(t->shape[d]), PUT(t->strides[d]);
-      if (!rt_tensor_bytes(t, &span[i])) return 0; /* rt_bind measured it */
     }
   }
   int64_t bits = 0, nb = 0;
@@ -993,6 +992,7 @@ static size_t memo_key(const phobos_kernel *k, const phobos_arg *args, int nargs
       if (args[i].kind != PHOBOS_ARG_TENSOR || args[j].kind != PHOBOS_ARG_TENSOR) continue;
       if (!k->mf->params[i].written && !k->mf->params[j].written) continue;
       uint64_t x = args[i].tensor.data, y = args[j].tensor.data;
+      const int64_t *span = b->bytes; /* rt_bind's */
       bool apart = !span[i] || !span[j] || x + (uint64_t)span[i] <= y || y + (uint64_t)span[j] <= x;
       bits |= (int64_t)!apart << nb;
       if (++nb == 63) PUT(bits), bits = 0, nb = 0;
@@ -1017,7 +1017,7 @@ static void memo_store(phobos_kernel *k, const int64_t *key, size_t len, MfVaria
   k->memo_next = (k->memo_next + 1) % RT_MEMOS;
 }
 
-void rt_memo_free(phobos_kernel *k) {
+void rt_kernel_free(phobos_kernel *k) {
   free(k->fits);
   for (int i = 0; i < RT_MEMOS; i++) free(k->memo[i].key), k->memo[i].key = NULL;
 }
@@ -1064,7 +1064,7 @@ phobos_status phobos_launch(phobos_kernel *k, const phobos_arg *args, int nargs,
   const char *tune_env = getenv("PHOBOS_AUTOTUNE");
   bool autotune = !(tune_env && !strcmp(tune_env, "0"));
   int64_t key[512];
-  size_t klen = memo_key(k, args, nargs, autotune, key, sizeof key / sizeof *key);
+  size_t klen = memo_key(k, args, nargs, &b, autotune, key, sizeof key / sizeof *key);
   MfVariant *known = klen ? memo_find(k, key, klen) : NULL;
   if (known) {
     k->last_variant = known->name;

@@ -252,14 +252,14 @@ static bool has_dot(const TirBlock *b) {
   return false;
 }
 
-Plan *driver_general_copy(Arena *a, Diags *d, const KernelInfo *info, const char *arch, unsigned plan_flags) {
-  TirFunc *f = lower_kernel(a, d, info);
+Plan *driver_general_copy(Arena *a, Diags *d, const Plan *first, const char *arch, unsigned plan_flags) {
   /* a dot's operands are tiles staged for the tensor cores: element by
    * element into shared memory they would run at a small fraction of the
    * kernel's speed, and such an entry spills (the GQA decode's: 2366 local
    * accesses, 12-05b call 5). A transposed operand wants its own tile path,
    * not this one: such kernels take inner-contiguous tensors only. */
-  if (f && has_dot(&f->body)) return NULL;
+  if (has_dot(&first->f->body)) return NULL;
+  TirFunc *f = lower_kernel(a, d, first->f->info);
   Diags quiet = *d;
   quiet.silent = true, quiet.errors = quiet.warnings = 0;
   Plan *p = f ? plan_kernel(a, &quiet, f, arch, plan_flags | PLAN_GENERAL_STRIDES) : NULL;
@@ -458,7 +458,7 @@ static void compile_variants(Arena *arena, Diags *d, const Source *src, Node *pr
     /* the first variant kept, once more for tensors whose last dim is not
      * contiguous: element by element at every dim's stride */
     if (!d->errors && planned > 0 && plans.len > start[0] && !o->no_general_strides) {
-      Plan *gs = driver_general_copy(arena, d, ((Plan *)plans.items[start[0]])->f->info, o->arch, plan_flags(o));
+      Plan *gs = driver_general_copy(arena, d, plans.items[start[0]], o->arch, plan_flags(o));
       if (gs) vec_push(arena, &plans, gs);
     }
   }

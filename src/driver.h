@@ -61,8 +61,9 @@ int driver_variant_copies(Arena *a, Diags *d, const KernelInfo *info, const char
  * 16.3): planned with PLAN_GENERAL_STRIDES, every global access element by
  * element at every dim's stride; NULL for a kernel with a dot (its
  * operands want tiles, not elements) or where the planner refuses it.
- * phobosc makes one for each kernel's first variant. */
-struct Plan *driver_general_copy(Arena *a, Diags *d, const KernelInfo *info, const char *arch, unsigned plan_flags);
+ * phobosc makes one for each kernel's first variant kept (first, whose
+ * IR says whether the kernel has a dot before anything is lowered again). */
+struct Plan *driver_general_copy(Arena *a, Diags *d, const struct Plan *first, const char *arch, unsigned plan_flags);
 
 /* A plan's aligned-rows copy: the same plan, emitted without its
  * odd-pitch row paths (Plan.aligned_copy), for launches whose tensors that

@@ -55,6 +55,16 @@ static void kv_int(Em *m, const char *k, int64_t v) {
   ev_int(m, v);
 }
 
+/* key: [NAME, ...], the tensor parameters of mask (bit i: parameter i) in
+ * order (aligned_rows, apart) */
+static void kv_params(Em *m, const char *k, const TirFunc *f, uint64_t mask) {
+  ev_scalar(m, k, false);
+  ev_seq(m, true, true);
+  for (int p = 0; p < f->nparams && p < 64; p++)
+    if (mask >> p & 1) ev_scalar(m, f->params[p].name, false);
+  ev_seq(m, false, true);
+}
+
 uint64_t manifest_hash(const char *text, size_t len) {
   uint64_t h = 1469598103934665603ull;
   for (size_t i = 0; i < len; i++) h = (h ^ (unsigned char)text[i]) * 1099511628211ull;
@@ -210,13 +220,7 @@ bool manifest_write(FILE *out, const Source *src, const char *arch, const char *
         }
         /* tensors it reads before a store to another tensor that the
          * loop order stores first: no written tensor may overlap them */
-        if (vf->once_apart) {
-          ev_scalar(&m, "apart", false);
-          ev_seq(&m, true, true);
-          for (int p = 0; p < vf->nparams && p < 64; p++)
-            if (vf->once_apart >> p & 1) ev_scalar(&m, vf->params[p].name, false);
-          ev_seq(&m, false, true);
-        }
+        if (vf->once_apart) kv_params(&m, "apart", vf, vf->once_apart);
       }
       /* a staged-rows copy (staged.c): rows of one tensor copied into
        * shared memory; the runtime adds their bytes (spec 16.2) */
@@ -230,13 +234,7 @@ bool manifest_write(FILE *out, const Source *src, const char *arch, const char *
       }
       /* an aligned-rows copy (driver_aligned_copy): only for launches whose
        * tensors named here have 16-byte aligned bases and row pitches */
-      if (pl->aligned_copy) {
-        ev_scalar(&m, "aligned_rows", false);
-        ev_seq(&m, true, true);
-        for (int p = 0; p < vf->nparams && p < 64; p++)
-          if (pl->aligned_params >> p & 1) ev_scalar(&m, vf->params[p].name, false);
-        ev_seq(&m, false, true);
-      }
+      if (pl->aligned_copy) kv_params(&m, "aligned_rows", vf, pl->aligned_params);
       ev_scalar(&m, "grid", false);
       ev_seq(&m, true, true);
       for (int g = 0; g < vf->ngrid; g++) {

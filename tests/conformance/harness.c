@@ -413,7 +413,7 @@ static bool compile_case(Case *c, Define *consts, int nconsts, Compiled *out, ch
       }
     }
     /* the first variant's general-strides copy, as phobosc makes it */
-    Plan *gs = !d.errors && out->nplans ? driver_general_copy(out->arena, &d, out->plans[0]->f->info, "sm_90a",
+    Plan *gs = !d.errors && out->nplans ? driver_general_copy(out->arena, &d, out->plans[0], "sm_90a",
                                                               harness_plan_flags())
                                         : NULL;
     if (gs) out->plans[out->nplans++] = gs;
