@@ -19,6 +19,7 @@
  *           dims_above: {N: 2048}      optional: dims this variant takes only past a bound
  *           apart: [X]                 optional: tensors no written tensor may overlap
  *           general_strides: true      optional: takes every dim's stride, the last included
+ *           maps_required: true        optional: runs only where every tensor map is built
  *           staged: {tensor: X, rows: 1, block: 4096}  optional: rows copied into shared memory
  *           aligned_rows: [X, Y]       optional: tensors whose rows must be 16-byte aligned
  *           grid: ["N 64 cdiv", "1"]   postfix over dims and integers; [] without @grid
@@ -414,7 +415,8 @@ static bool parse_variant(P *p, yaml_node_t *n, MfVariant *v) {
       !get_int(p, n, "shared_bytes", 0, 1 << 30, &sb) || !get_bool(p, n, "dynamic_shared", false, &v->dynamic_shared) ||
       !get_bool(p, n, "dependent_launch", false, &v->dependent_launch) ||
       !get_bool(p, n, "l2_prefetch", false, &v->l2pf_param) ||
-      !get_bool(p, n, "general_strides", false, &v->general_strides))
+      !get_bool(p, n, "general_strides", false, &v->general_strides) ||
+      !get_bool(p, n, "maps_required", false, &v->maps_required))
     return false;
   v->name = v->entry;
   v->l2pf_dist = -1;

@@ -224,6 +224,10 @@ typedef struct MfVariant {
   uint64_t aligned_rows;
   uint64_t apart; /* tensors (by parameter) no written tensor may overlap: a one-pass copy over several blocks */
   bool general_strides; /* takes every dim's stride, the last included: launched only where a last dim is not contiguous */
+  /* a warp-specialized entry (spec 15.20): its producer has no path for a
+   * map the runtime cannot build, so it is launched only where every map
+   * can be (rt_maps_misfit) */
+  bool maps_required;
   MfProgram (*requires)[2]; /* its kernel's nrequires contracts' sides, or NULL */
   CUfunction fn;       /* set by phobos_module_load */
   /* l2_prefetch: the entry takes the prefetch distance last (phobosc's
@@ -426,6 +430,9 @@ bool rt_stage_fits(const MfKernel *k, const MfVariant *v, const phobos_arg *args
  * stores first) that a written tensor other than itself overlaps; -1 where
  * none does. */
 int rt_apart_misfit(const MfKernel *k, const MfVariant *v, const phobos_arg *args);
+/* A maps_required variant's first tensor parameter whose map the driver
+ * would refuse (tmap_shape), or -1: every map can be built */
+int rt_maps_misfit(const MfKernel *k, const MfVariant *v, const phobos_arg *args);
 /* Frees what a kernel holds: its room for fitting variants and its
  * remembered choices. */
 void rt_kernel_free(phobos_kernel *k);

@@ -819,53 +819,77 @@ static const int tmap_dtype[] = {
     [PHOBOS_F16] = 6, [PHOBOS_BF16] = 9, [PHOBOS_F32] = 7, [PHOBOS_F64] = 8, [PHOBOS_I8] = 0,
     [PHOBOS_U8] = 0,  [PHOBOS_I32] = 3,  [PHOBOS_I64] = 5, [PHOBOS_BOOL] = 0};
 
+/* The driver's view of map m over tensor ts at base: its rank r, dims,
+ * byte strides (of every dim but the innermost) and box, innermost first;
+ * false where the driver would refuse it (a base or a pitch not a multiple
+ * of 16, a split dim the inner length does not divide). */
+typedef struct TmapShape {
+  unsigned r;
+  unsigned long long dims[PHOBOS_MAX_RANK + 1], strides[PHOBOS_MAX_RANK + 1];
+  unsigned box[PHOBOS_MAX_RANK + 1], estr[PHOBOS_MAX_RANK + 1];
+} TmapShape;
+
+static bool tmap_shape(const MfTmap *m, const phobos_tensor *ts, CUdeviceptr base, TmapShape *o) {
+  int eb = mf_dtype_bytes(m->dtype);
+  /* the map's dims, outermost first, and their strides in elements: a
+   * split dim as [extent / inner, inner] */
+  int64_t shape[PHOBOS_MAX_RANK + 1], est[PHOBOS_MAX_RANK + 1], ts_st[PHOBOS_MAX_RANK];
+  int r = 0;
+  bool ok = base % 16 == 0 && rt_strides(ts, ts_st);
+  for (int d = 0; d < m->rank && ok; d++) {
+    if (d == m->split_dim) {
+      ok = ok && ts->shape[d] % m->split_inner == 0 && rt_mul_ok(ts_st[d], m->split_inner, &est[r]);
+      shape[r++] = ts->shape[d] / m->split_inner;
+      est[r] = ts_st[d];
+      shape[r++] = m->split_inner;
+    } else {
+      est[r] = ts_st[d];
+      shape[r++] = ts->shape[d];
+    }
+  }
+  for (int i = 0; i < r && ok; i++) { /* the driver's order: innermost first */
+    int d = r - 1 - i;
+    o->dims[i] = (unsigned long long)shape[d]; /* at most 2^31 - 1 (rt_bind); the driver allows 2^32 */
+    o->box[i] = (unsigned)m->box[d];         /* 1 to 256 (manifest.c) */
+    o->estr[i] = 1;
+    int64_t pitch = 0; /* bytes from one index of dim d to the next */
+    ok = rt_mul_ok(est[d], eb, &pitch);
+    /* the innermost dim is contiguous (rt_bind); the others' pitches
+     * follow the driver's rule: a multiple of 16 below 2^40 */
+    if (i) {
+      o->strides[i - 1] = (unsigned long long)pitch;
+      ok = ok && pitch > 0 && pitch % 16 == 0 && pitch < (int64_t)1 << 40;
+    } else {
+      ok = ok && pitch == eb;
+    }
+  }
+  o->r = (unsigned)r;
+  return ok;
+}
+
+int rt_maps_misfit(const MfKernel *k, const MfVariant *v, const phobos_arg *args) {
+  (void)k;
+  TmapShape sh;
+  for (int t = 0; v->maps_required && t < v->ntmaps; t++)
+    if (!tmap_shape(&v->tmaps[t], &args[v->tmaps[t].param].tensor, args[v->tmaps[t].param].tensor.data, &sh))
+      return v->tmaps[t].param;
+  return -1;
+}
+
 static void pack_tmaps(const CuApi *cu, const MfVariant *v, const phobos_arg *args, const CUdeviceptr *override,
                        Params *p) {
   for (int t = 0; t < v->ntmaps; t++) {
     const MfTmap *m = &v->tmaps[t];
     const phobos_tensor *ts = &args[m->param].tensor;
     CUdeviceptr base = override && override[m->param] ? override[m->param] : ts->data;
-    int eb = mf_dtype_bytes(m->dtype);
-    /* the map's dims, outermost first, and their strides in elements: a
-     * split dim as [extent / inner, inner] */
-    int64_t shape[PHOBOS_MAX_RANK + 1], est[PHOBOS_MAX_RANK + 1], ts_st[PHOBOS_MAX_RANK];
-    int r = 0;
-    bool ok = cu->TensorMapEncodeTiled && base % 16 == 0 && rt_strides(ts, ts_st);
-    for (int d = 0; d < m->rank && ok; d++) {
-      if (d == m->split_dim) {
-        ok = ok && ts->shape[d] % m->split_inner == 0 && rt_mul_ok(ts_st[d], m->split_inner, &est[r]);
-        shape[r++] = ts->shape[d] / m->split_inner;
-        est[r] = ts_st[d];
-        shape[r++] = m->split_inner;
-      } else {
-        est[r] = ts_st[d];
-        shape[r++] = ts->shape[d];
-      }
-    }
-    unsigned long long dims[PHOBOS_MAX_RANK + 1], strides[PHOBOS_MAX_RANK + 1];
-    unsigned box[PHOBOS_MAX_RANK + 1], estr[PHOBOS_MAX_RANK + 1];
-    for (int i = 0; i < r && ok; i++) { /* the driver's order: innermost first */
-      int d = r - 1 - i;
-      dims[i] = (unsigned long long)shape[d]; /* at most 2^31 - 1 (rt_bind); the driver allows 2^32 */
-      box[i] = (unsigned)m->box[d];         /* 1 to 256 (manifest.c) */
-      estr[i] = 1;
-      int64_t pitch = 0; /* bytes from one index of dim d to the next */
-      ok = rt_mul_ok(est[d], eb, &pitch);
-      /* the innermost dim is contiguous (rt_bind); the others' pitches
-       * follow the driver's rule: a multiple of 16 below 2^40 */
-      if (i) {
-        strides[i - 1] = (unsigned long long)pitch;
-        ok = ok && pitch > 0 && pitch % 16 == 0 && pitch < (int64_t)1 << 40;
-      } else {
-        ok = ok && pitch == eb;
-      }
-    }
+    TmapShape sh;
+    bool ok = cu->TensorMapEncodeTiled && tmap_shape(m, ts, base, &sh);
     memset(p->maps[t], 0, sizeof p->maps[t]);
     /* interleave none, the manifest's swizzle (the driver's 0 none, 1 32B,
      * 2 64B, 3 128B), L2 promotion 128B, out-of-bounds fill: zeros */
     int swz = m->swizzle == 128 ? 3 : m->swizzle == 64 ? 2 : m->swizzle == 32 ? 1 : 0;
-    if (ok && cu->TensorMapEncodeTiled(p->maps[t], tmap_dtype[m->dtype], (unsigned)r, (void *)(uintptr_t)base, dims,
-                                       strides, box, estr, 0, swz, 2, 0) != CU_SUCCESS)
+    if (ok && cu->TensorMapEncodeTiled(p->maps[t], tmap_dtype[m->dtype], sh.r, (void *)(uintptr_t)base, sh.dims,
+                                       sh.strides, sh.box, sh.estr, 0, swz, 2, 0) != CU_SUCCESS)
       ok = false;
     p->map_ok[t] = ok;
     p->nbuilt += ok;
@@ -918,6 +942,10 @@ phobos_status rt_launch_variant(phobos_kernel *k, MfVariant *v, const phobos_arg
   pack(k->mf, v, args, override, &p);
   p.nbuilt = 0;
   pack_tmaps(ctx->cu, v, args, override, &p);
+  if (v->maps_required && p.nbuilt < v->ntmaps) /* its producer would trap (spec 15.20) */
+    return rt_set_err(ctx, PHOBOS_NO_VARIANT, "variant '%s' needs every tensor map built, and the driver built %d "
+                      "of %d (cuTensorMapEncodeTiled %s)", v->entry, p.nbuilt, v->ntmaps,
+                      ctx->cu->TensorMapEncodeTiled ? "refused one" : "is missing");
   if (v->l2pf_param) { /* last: the prefetch distance in blocks (0: none) */
     p.vals[p.n].s32 = v->l2pf_on ? l2pf_distance(ctx, v, dyn) : 0;
     p.ptrs[p.n] = &p.vals[p.n];
@@ -1056,6 +1084,15 @@ phobos_status phobos_launch(phobos_kernel *k, const phobos_arg *args, int nargs,
       return rt_set_err(ctx, PHOBOS_NO_VARIANT, "kernel '%s': the pinned variant '%s' reads tensor '%s' ahead of "
                         "stores to other tensors (a one-pass copy over several blocks), so no tensor it writes may "
                         "overlap '%s'", k->mf->name, v->entry, k->mf->params[ap].name, k->mf->params[ap].name);
+    int nm = rt_maps_misfit(k->mf, v, args);
+    if (nm >= 0) {
+      const phobos_tensor *t = &args[nm].tensor;
+      return rt_set_err(ctx, PHOBOS_NO_VARIANT, "kernel '%s': the pinned variant '%s' is warp-specialized, which "
+                        "takes tensor '%s' only through a tensor map: a 16-byte aligned base and row pitches, and "
+                        "inner dims that divide as the map splits them (base 0x%llx, row pitches %lld bytes modulo 16)",
+                        k->mf->name, v->entry, k->mf->params[nm].name, (unsigned long long)t->data,
+                        (long long)rt_row_pitches(t));
+    }
     phobos_status cs = ct_check_pinned(k, v, &b, err, sizeof err); /* contract.c */
     if (cs != PHOBOS_OK) return rt_set_err(ctx, cs, "%s", err);
     k->last_variant = v->name;
@@ -1075,7 +1112,9 @@ phobos_status phobos_launch(phobos_kernel *k, const phobos_arg *args, int nargs,
   for (int i = 0; i < k->mf->nvariants; i++)
     if (k->mf->variants[i].general_strides == b.general && rt_variant_fits(&k->mf->variants[i], &b) &&
         rt_stage_fits(k->mf, &k->mf->variants[i], args, &b, ctx->max_shared_optin) &&
-        rt_rows_misfit(k->mf, &k->mf->variants[i], args) < 0 && rt_apart_misfit(k->mf, &k->mf->variants[i], args) < 0)
+        rt_rows_misfit(k->mf, &k->mf->variants[i], args) < 0 && rt_apart_misfit(k->mf, &k->mf->variants[i], args) < 0 &&
+        rt_maps_misfit(k->mf, &k->mf->variants[i], args) < 0 &&
+        (!k->mf->variants[i].maps_required || ctx->cu->TensorMapEncodeTiled))
       fits[nfits++] = &k->mf->variants[i];
   if (!nfits && b.general)
     return rt_set_err(ctx, PHOBOS_NO_VARIANT, "kernel '%s': a tensor's last dim is not contiguous, and its "

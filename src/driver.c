@@ -266,6 +266,21 @@ Plan *driver_general_copy(Arena *a, Diags *d, const Plan *first, const char *arc
   return p && !quiet.errors && tir_verify(d, f, "planning") ? p : NULL;
 }
 
+Plan *driver_specialized_copy(Arena *a, Diags *d, const Plan *p, const char *arch, unsigned plan_flags) {
+  if (p->specialized || p->producer || !p->stages || p->f->staged || p->general_strides || !staged_arch(arch))
+    return NULL;
+  bool ring = false; /* a staged ring filled by tensor copies: else nothing to specialize, nothing lowered again */
+  for (int i = 0; i < p->nbufs && !ring; i++)
+    ring = p->bufs[i]->stages && p->bufs[i]->owner->plan->tma;
+  if (!ring) return NULL;
+  const KernelInfo *info = p->f->info;
+  TirFunc *f = p->f->once_dim ? onepass_variant(a, d, info, p->f->once_blocks) : lower_kernel(a, d, info);
+  Diags quiet = *d;
+  quiet.silent = true, quiet.errors = quiet.warnings = 0;
+  Plan *q = f ? plan_kernel(a, &quiet, f, arch, plan_flags | PLAN_SPECIALIZE) : NULL;
+  return q && !quiet.errors && q->specialized && tir_verify(d, f, "planning") ? q : NULL;
+}
+
 Plan *driver_aligned_copy(Arena *a, Diags *d, const Plan *p, const char *arch) {
   uint64_t odd = 0;
   if (p->aligned_copy || !ptx_odd_row_params(a, d, p, arch ? arch : "sm_90a", &odd) || !odd) return NULL;
@@ -430,6 +445,11 @@ static void compile_variants(Arena *arena, Diags *d, const Source *src, Node *pr
                                       : driver_odd_rows_plan(arena, d, info, copies[c], al->aligned_params, o->arch,
                                                              plan_flags(o));
         if (odd) plans.items[start[v] + c] = odd;
+      }
+      /* --warp-specialize: each with a tensor-copy ring again with a producer warpgroup */
+      for (int c = 0; c < nc && o->specialize; c++) {
+        Plan *ws = driver_specialized_copy(arena, d, copies[c], o->arch, plan_flags(o));
+        if (ws) vec_push(arena, &plans, ws);
       }
       /* and each plan of the variant again with an occupancy bound */
       for (int c = start[v], end = plans.len; c < end && !o->no_occupancy; c++) {

@@ -38,6 +38,7 @@ typedef struct DriverOptions {
   bool all_variants;     /* --all-variants: keep the variants drop_oversized leaves out (driver.c) */
   bool no_general_strides; /* --no-general-strides: no general-strides copy (driver_general_copy) */
   bool warn_narrowing;   /* -Wnarrowing: warn at each implicit narrowing (SemaOptions) */
+  bool specialize;       /* --warp-specialize (experimental): warp-specialized copies (driver_specialized_copy) */
 } DriverOptions;
 
 struct Plan;
@@ -56,6 +57,13 @@ struct Plan *driver_occupancy_copy(Arena *a, Diags *d, const struct Plan *p, con
 enum { DRIVER_MAX_COPIES = 3 }; /* one pass over one block, over two, staged rows */
 int driver_variant_copies(Arena *a, Diags *d, const KernelInfo *info, const char *arch, unsigned plan_flags,
                           bool onepass, bool staged, struct Plan *out[DRIVER_MAX_COPIES]);
+
+/* The warp-specialized copy of a plan (Plan.specialized, spec 15.20): the
+ * same variant planned with PLAN_SPECIALIZE, a producer warp filling its
+ * loop's staged tensor-copy rings; NULL where the plan has no such ring or
+ * the planner does not specialize it (plan/specialize.c). An entry of its
+ * own (KERNEL__vN_ws) that the autotuner times beside the plan. */
+struct Plan *driver_specialized_copy(Arena *a, Diags *d, const struct Plan *p, const char *arch, unsigned plan_flags);
 
 /* The general-strides copy of a variant (Plan.general_strides, spec
  * 16.3): planned with PLAN_GENERAL_STRIDES, every global access element by

@@ -275,6 +275,9 @@ bool manifest_write(FILE *out, const Source *src, const char *arch, const char *
        * the runtime launches it only for tensors whose last dim is not
        * contiguous */
       if (pl->general_strides) kv(&m, "general_strides", "true");
+      /* a producer warp fills the rings by tensor copies alone (spec
+       * 15.20): launched only where every map can be built */
+      if (pl->specialized) kv(&m, "maps_required", "true");
       /* tensor copies: the maps the entry takes after its parameters (each a
        * 128-byte map and a u32 saying whether the runtime built it) */
       if (pl->ntmaps) {

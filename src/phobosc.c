@@ -84,6 +84,11 @@ static const char usage_text[] =
     "                       last dim is not contiguous (every access element by\n"
     "                       element at every dim's stride), an entry\n"
     "                       NAME__vK_strided launched only for such tensors\n"
+    "  --warp-specialize    experimental: on sm_90a a variant whose @pipeline\n"
+    "                       loop's staged tiles all come by tensor copies gains a\n"
+    "                       copy whose copies a producer warpgroup issues (the\n"
+    "                       threads wait on mbarriers only), an entry NAME__vK_ws\n"
+    "                       that the autotuner times beside it\n"
     "  --no-l2-prefetch     no L2 prefetch: by default on sm_90a an entry whose\n"
     "                       loads read slices that move with ctx.block.x (a grid\n"
     "                       of one axis, no dot) asks L2 for the slices of the\n"
@@ -239,6 +244,8 @@ static void parse_args(int argc, char **argv, Options *o) {
       o->d.no_occupancy = true;
     } else if (strcmp(arg, "--no-general-strides") == 0) {
       o->d.no_general_strides = true;
+    } else if (strcmp(arg, "--warp-specialize") == 0) {
+      o->d.specialize = true;
     } else if (strcmp(arg, "--vector-odd-rows") == 0) {
       o->d.vector_odd_rows = true;
     } else if (strcmp(arg, "--staged-rows") == 0) {

@@ -825,3 +825,40 @@ Test(runtime, manifest_contracts) {
   expect_bad(d, "bad token 'grid.w'");
   free(a), free(text), free(b), free(c), free(d);
 }
+
+/* Warp-specialized copies (spec 15.20): each GEMM variant with a
+ * tensor-copy ring gains NAME_ws, a producer warpgroup's 128 threads more,
+ * maps_required; rt_maps_misfit keeps it from tensors a map cannot take */
+Test(runtime, warp_specialized_copies_need_every_map) {
+  Manifest m = compiled_manifest_with("--warp-specialize -D BM=128 -D BN=128 -D BK=64", "examples/gemm/gemm.ph");
+  const MfKernel *k = &m.kernels[0]; /* gemm_bf16: A [M, K], B [K, N], C [M, N] */
+  const MfVariant *v = NULL, *ws = NULL;
+  for (int i = 0; i < k->nvariants; i++) {
+    const MfVariant *x = &k->variants[i];
+    size_t n = strlen(x->entry);
+    bool copy = n > 3 && !strcmp(x->entry + n - 3, "_ws");
+    cr_assert_eq(copy, x->maps_required, "%s", x->entry);
+    if (copy && !ws) ws = x;
+    if (!copy && !v) v = x;
+  }
+  cr_assert(v && ws, "a plain entry and a warp-specialized one");
+  cr_assert_str_eq(ws->entry, "gemm_bf16__v0_ws");
+  cr_assert_eq(ws->threads, v->threads + 128, "%d and %d threads", ws->threads, v->threads);
+  cr_assert_eq(ws->ntmaps, v->ntmaps);
+  int64_t sa[2] = {256, 512}, sb[2] = {512, 384}, sc[2] = {256, 384};
+  phobos_arg args[3] = {phobos_tensor_arg(1 << 20, PHOBOS_BF16, 2, sa), phobos_tensor_arg(4 << 20, PHOBOS_BF16, 2, sb),
+                        phobos_tensor_arg(8 << 20, PHOBOS_BF16, 2, sc)};
+  cr_assert_eq(rt_maps_misfit(k, ws, args), -1, "aligned tensors: every map builds");
+  cr_assert_eq(rt_maps_misfit(k, v, args), -1);
+  args[1].tensor.data += 2;
+  cr_assert_eq(rt_maps_misfit(k, ws, args), 1, "B's base off 16 bytes");
+  cr_assert_eq(rt_maps_misfit(k, v, args), -1, "the plain entry loads what no map takes itself");
+  args[1].tensor.data -= 2;
+  int64_t odd[2] = {512, 383};
+  args[1] = phobos_tensor_arg(4 << 20, PHOBOS_BF16, 2, odd);
+  cr_assert_eq(rt_maps_misfit(k, ws, args), 1, "B's rows 766 bytes apart");
+  mf_free(&m);
+  char *text = replaced("    dynamic_shared: false\n", "    dynamic_shared: false\n    maps_required: often\n");
+  expect_bad(text, "maps_required");
+  free(text);
+}

@@ -15,7 +15,7 @@
  * between iterations). Values from before `loop` are taken as they are
  * unless `before` too: then they must be pure as well (a producer warp
  * computes them by itself). loop NULL: every value counts as before. */
-static bool pure_chain(const TirInst *x, const TirInst *loop, bool before, int depth) {
+bool pl_pure_chain(const TirInst *x, const TirInst *loop, bool before, int depth) {
   if (x == loop) return true;
   bool outside = !loop || x->pos < loop->pos || x->pos > loop->end;
   if (outside && !before) return true;
@@ -27,7 +27,7 @@ static bool pure_chain(const TirInst *x, const TirInst *loop, bool before, int d
   default: return false;
   }
   for (int i = 0; i < x->nargs; i++)
-    if (x->args[i] && !pure_chain(x->args[i], loop, before, depth + 1)) return false;
+    if (x->args[i] && !pl_pure_chain(x->args[i], loop, before, depth + 1)) return false;
   return true;
 }
 
@@ -47,7 +47,7 @@ static const char *pipe_reject(Planner *P, const TirInst *loop, const TirInst *l
   for (int i = 0; i < ld->nsubs; i++) spans += !ld->subs[i].point;
   if (spans != 2 || ld->subs[ld->nsubs - 1].point) return "its rows do not run along the tensor's last dimension";
   for (int i = 0; i < ld->nsubs; i++)
-    if (!pure_chain(ld->subs[i].start, loop, false, 0))
+    if (!pl_pure_chain(ld->subs[i].start, loop, false, 0))
       return "a subscript depends on a value that changes inside the loop other than the loop variable";
   int eb = sema_scalar_bytes(ld->ty.elem);
   if (v->res == RES_SHARED) {
@@ -151,12 +151,12 @@ static void choose_producer(Planner *P) {
   for (int i = 0; i < P->f->body.len; i++) top = top || P->f->body.insts[i] == loop;
   if (!top) return;
   for (int i = 0; i < 3; i++)
-    if (!pure_chain(loop->args[i], NULL, true, 0)) return;
+    if (!pl_pure_chain(loop->args[i], NULL, true, 0)) return;
   for (int k = 0; k < loop->body.len; k++) {
     const TirInst *ld = loop->body.insts[k];
     if (ld->op != TIR_LOAD || !ld->plan->ring) continue;
     for (int j = 0; j < ld->nsubs; j++)
-      if (!pure_chain(ld->subs[j].start, loop, true, 0)) return;
+      if (!pl_pure_chain(ld->subs[j].start, loop, true, 0)) return;
   }
   p->producer = true;
   p->launch_threads = p->threads + 32;

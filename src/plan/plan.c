@@ -60,6 +60,7 @@ Plan *plan_kernel_rows(Arena *a, Diags *d, TirFunc *f, const char *arch, unsigne
   pl_choose_pipeline(&P, sm90, flags);
   if (sm90 && !(flags & PLAN_NO_TENSOR_COPIES) && !p->no_async && !p->producer)
     pl_walk_tma(&P, &f->body, false, false, NULL);
+  if (flags & PLAN_SPECIALIZE) pl_choose_specialize(&P);
   pl_choose_rows(&P);
   pl_choose_layouts(&P);
   pl_choose_chunk(&P);

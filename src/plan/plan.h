@@ -177,6 +177,9 @@ typedef struct Plan {
   bool padstage;
   int stages;      /* @pipeline on sm_90a: the ring depth; 0 otherwise */
   bool producer;   /* the rings are filled by a warp of their own, after the T threads */
+  /* PLAN_SPECIALIZE took: the producer fills a loop's staged tensor-copy
+   * rings (plan/specialize.c); entry KERNEL__vN..._ws, maps_required */
+  bool specialized;
   int launch_threads; /* threads, plus 32 with a producer warp */
   bool prefetch;   /* PLAN_PREFETCH: loops load register tiles an iteration ahead */
   bool no_defer;   /* PLAN_NO_DEFER: every row reduction in a loop meets its row each iteration (plan/deferred.c) */
@@ -235,9 +238,11 @@ typedef struct Plan {
  * distance (phobosc --no-l2-prefetch); PLAN_NO_SKIP, every warp runs every
  * chain that only stores (phobosc --no-warp-skip); PLAN_GENERAL_STRIDES,
  * the general-strides copy (Plan.general_strides; implies no asynchronous
- * copies, no tensor copies and no L2 prefetch). */
+ * copies, no tensor copies and no L2 prefetch); PLAN_SPECIALIZE, a loop's
+ * staged tensor-copy rings filled by a producer warp where the plan allows
+ * (Plan.specialized, plan/specialize.c: the driver's warp-specialized copy). */
 enum { PLAN_NO_ASYNC = 1, PLAN_PRODUCER_WARP = 2, PLAN_PREFETCH = 4, PLAN_NO_TENSOR_COPIES = 8, PLAN_NO_WGMMA = 16, PLAN_NO_DEFER = 32,
-       PLAN_NO_L2PF = 64, PLAN_NO_SKIP = 128, PLAN_GENERAL_STRIDES = 256 };
+       PLAN_NO_L2PF = 64, PLAN_NO_SKIP = 128, PLAN_GENERAL_STRIDES = 256, PLAN_SPECIALIZE = 512 };
 Plan *plan_kernel(Arena *a, Diags *d, TirFunc *f, const char *arch, unsigned flags);
 /* plan_kernel with Plan.scalar_params set (0: plan_kernel itself) */
 Plan *plan_kernel_rows(Arena *a, Diags *d, TirFunc *f, const char *arch, unsigned flags, uint64_t scalar_params);

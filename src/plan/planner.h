@@ -59,6 +59,12 @@ bool pl_mma_direct(const TirInst *x);
 void pl_choose_dot_paths(Planner *P);
 bool pl_check_backend_limits(Planner *P);
 
+/* ------------------------------- pipeline.c: @pipeline's rings */
+bool pl_pure_chain(const TirInst *x, const TirInst *loop, bool before, int depth);
+
+/* ------------------- specialize.c: a producer warp for tensor-copy rings */
+void pl_choose_specialize(Planner *P);
+
 /* ------------------------- accumulate.c: wgmma accumulating in place */
 void pl_choose_accumulate(Planner *P);
 

@@ -50,6 +50,7 @@ const char *plan_entry_name(Arena *a, const Plan *p) {
   const char *n = tir_entry_name(a, p->f);
   n = p->aligned_copy ? arena_printf(a, "%s_al", n) : p->odd_beside ? arena_printf(a, "%s_odd", n) : n;
   if (p->general_strides) n = arena_printf(a, "%s_strided", n);
+  if (p->specialized) n = arena_printf(a, "%s_ws", n);
   return p->occ_blocks ? arena_printf(a, "%s_occ", n) : n;
 }
 
@@ -58,6 +59,7 @@ const char *plan_func_str(Arena *a, const Plan *p) {
   if (p->aligned_copy) v = arena_printf(a, "%s%saligned rows", v, *v ? "; " : "");
   else if (p->odd_rows) v = arena_printf(a, "%s%sodd rows", v, *v ? "; " : "");
   if (p->general_strides) v = arena_printf(a, "%s%sgeneral strides", v, *v ? "; " : "");
+  if (p->specialized) v = arena_printf(a, "%s%swarp-specialized", v, *v ? "; " : "");
   return p->occ_blocks ? arena_printf(a, "%s%s%d CTAs an SM", v, *v ? "; " : "", p->occ_blocks) : v;
 }
 
@@ -65,7 +67,7 @@ void plan_print(FILE *out, const Plan *p) {
   const TirFunc *f = p->f;
   Arena *a = arena_new();
   fprintf(out, "plan %s [%s] threads %d%s\n", f->name, plan_func_str(a, p), p->threads,
-          p->producer ? " + a producer warp" : "");
+          p->specialized ? " + a producer warpgroup" : p->producer ? " + a producer warp" : "");
   if (p->raster_group)
     fprintf(out, "blocks: grouped %d rows of block.y at a time, block.y fastest (operand tiles shared through the L2)\n",
             p->raster_group);

@@ -353,6 +353,18 @@ static void sring_refill(Emitter *e, const TirInst *loop, const TirInst **sloads
   px_out(e, "cp.async.commit_group;");
 }
 
+/* A consumer warp is done with stage `stage` of a warp-specialized ring:
+ * its lanes' reads are ordered before lane 0's one arrival at the stage's
+ * "empty" mbarrier (slots S .. 2S - 1, T / 32 arrivals a phase). */
+static void specialize_release(Emitter *e, const PlanBuf *mbar, const char *stage) {
+  const char *l0 = px_tmp(e, RC_PRED), *lane = px_tmp(e, RC_B32), *st = px_tmp(e, RC_B64);
+  const char *bar = px_mbar_addr(e, mbar, stage, e->p->stages);
+  px_out(e, "and.b32 %s, %%tid_, 31;", lane);
+  px_out(e, "setp.eq.u32 %s, %s, 0;", l0, lane);
+  px_out(e, "bar.warp.sync -1;");
+  px_out(e, "@%s mbarrier.arrive.release.cta.shared::cta.b64 %s, [%s];", l0, st, bar);
+}
+
 void px_emit_for(Emitter *e, const TirInst *in) {
   int L = px_new_label(e);
   const char *i = px_reg(e, in, 0), *p = px_tmp(e, RC_PRED);
@@ -423,12 +435,22 @@ void px_emit_for(Emitter *e, const TirInst *in) {
   const PlanBuf *smbar = NULL; /* staged rings filled by tensor copies: their mbarriers, one a stage */
   for (int q = 0; q < ns; q++)
     if (sloads[q]->plan->tma) smbar = sloads[q]->plan->mbar;
+  /* warp-specialized (plan/specialize.c): the producer warp fills every
+   * stage; the mbarriers were initialised at the kernel's start (ptx.c) */
+  bool ws = ns && e->p->specialized;
+  const char *rel = NULL; /* ws with groups left running: the stage to release once they are done */
   if (smbar) { /* sph: the parity each stage's mbarrier is waited for next */
     sph = px_tmp(e, RC_B32);
     px_out(e, "mov.u32 %s, 0;", sph);
-    px_mbar_init(e, smbar, S, false);
+    if (!ws) px_mbar_init(e, smbar, S, false);
   }
-  if (ns) {
+  if (ws) {
+    e->sring_loop = in;
+    acst = px_tmp(e, RC_B32), rel = px_tmp(e, RC_B32);
+    px_out(e, "mov.u32 %s, 0;", acst);
+    px_out(e, "mov.u32 %s, -1;", rel);
+    for (int q = 0; q < ns; q++) cons[q] = px_tmp(e, RC_B32);
+  } else if (ns) {
     e->sring_loop = in;
     acst = px_tmp(e, RC_B32), apst = px_tmp(e, RC_B32);
     px_out(e, "mov.u32 %s, 0;", acst);
@@ -456,7 +478,7 @@ void px_emit_for(Emitter *e, const TirInst *in) {
     defer |= in->body.insts[k]->op == TIR_DOT && in->body.insts[k]->plan->wait_deferred;
   int owg = e->wg_deferred;
   e->wg_deferred = 0;
-  if (defer) px_cta_sync(e);
+  if (defer && !ws) px_cta_sync(e);
   px_label(e, "for", L);
   px_out(e, "setp.ge.s32 %s, %s, %s;", p, i, end);
   px_out(e, "@%s bra $Lend%d;", p, L);
@@ -479,8 +501,8 @@ void px_emit_for(Emitter *e, const TirInst *in) {
     px_label(e, "pfk", K);
     e->npf = npf;
   }
-  if (ns && !defer) px_out(e, "cp.async.wait_group %d;", S - 2); /* this iteration's stage has landed */
-  if (!prod && (n || (ns && !defer))) {
+  if (ns && !defer && !ws) px_out(e, "cp.async.wait_group %d;", S - 2); /* this iteration's stage has landed */
+  if (!prod && (n || (ns && !defer && !ws))) {
     /* the stages the previous iteration read are free: refill them with
      * iteration i + S - 1 (a barrier planned first in the body is this one) */
     if (in->body.len && e->barrier_before[in->body.insts[0]->pos]) e->barrier_before[in->body.insts[0]->pos] = false;
@@ -496,7 +518,7 @@ void px_emit_for(Emitter *e, const TirInst *in) {
     e->waited = false;
   }
   if (ns) {
-    if (!defer) sring_refill(e, in, sloads, ns, i, step, end, S, apst);
+    if (!defer && !ws) sring_refill(e, in, sloads, ns, i, step, end, S, apst);
     for (int k = 0; k < ns; k++) { /* the readers' stage */
       const PlanBuf *b = sloads[k]->plan->buf;
       px_out(e, "mad.lo.u32 %s, %s, %lld, %%smem_;", cons[k], acst, (long long)b->stage_bytes);
@@ -509,7 +531,24 @@ void px_emit_for(Emitter *e, const TirInst *in) {
   }
   px_emit_block(e, &in->body);
   e->npf = onpf;
-  if (defer) { /* the previous iteration's groups are done (this one's run on): its stage is free */
+  if (ws) {
+    /* each consumer warp tells the producer it is done with a stage: with
+     * groups left running, the previous iteration's, once they are done */
+    const PlanBuf *mb = smbar;
+    if (defer) {
+      px_out(e, "wgmma.wait_group.sync.aligned %d;", e->wg_deferred);
+      const char *q = px_tmp(e, RC_PRED);
+      px_out(e, "setp.ne.u32 %s, %s, -1;", q, rel);
+      int R = px_new_label(e);
+      px_out(e, "@!%s bra $Lwsr%d;", q, R);
+      specialize_release(e, mb, rel);
+      px_label(e, "wsr", R);
+      px_out(e, "mov.u32 %s, %s;", rel, acst);
+    } else {
+      if (e->wg_deferred) px_out(e, "wgmma.wait_group.sync.aligned 0;");
+      specialize_release(e, mb, acst);
+    }
+  } else if (defer) { /* the previous iteration's groups are done (this one's run on): its stage is free */
     px_out(e, "wgmma.wait_group.sync.aligned %d;", e->wg_deferred);
     px_cta_sync(e);
     e->refill_sync = S == 2; /* with more stages the next iteration's barrier comes first */
@@ -524,7 +563,7 @@ void px_emit_for(Emitter *e, const TirInst *in) {
   }
   if (ns) {
     stage_next(e, acst, S);
-    stage_next(e, apst, S);
+    if (!ws) stage_next(e, apst, S);
   }
   if (n) { /* the consumer moves to the next stage */
     px_mbar_flip(e, e->phase, e->cst);
@@ -539,7 +578,10 @@ void px_emit_for(Emitter *e, const TirInst *in) {
     px_cta_sync(e);
     px_mbar_inval(e, loads[0]->plan->mbar, S);
   }
-  if (ns) { /* the groups left are empty; every thread is done with the stages before their bytes go to others */
+  if (ws) { /* the rings live the whole kernel: nothing to wait for or give back */
+    for (int k = 0; k < ns; k++) e->sbase[sloads[k]->plan->buf->id] = NULL;
+    e->sring_loop = NULL;
+  } else if (ns) { /* the groups left are empty; every thread is done with the stages before their bytes go to others */
     px_out(e, "cp.async.wait_group 0;");
     px_cta_sync(e);
     if (smbar) px_mbar_inval(e, smbar, S); /* every copy issued was waited for (none past the end) */
@@ -554,7 +596,85 @@ void px_emit_for(Emitter *e, const TirInst *in) {
  * then issues every iteration's tiles into the ring, waiting on a stage's
  * "empty" mbarrier (all T threads arrive at it when they are done with
  * the stage) before it fills the stage a second time. */
+/* The producer of a warp-specialized ring (plan/specialize.c): lane 0 of
+ * the warp computes the loop's bounds and the scalars from before the
+ * loop that the ringed subscripts need, then issues every iteration's
+ * tensor copies into stage after stage, arming the stage's "full"
+ * mbarrier with their bytes; from the second round on it first waits on
+ * the stage's "empty" mbarrier, which the consumer warps arrive at when
+ * they are done with it. Every map was built (the runtime launches the
+ * copy only then, maps_required): a launch without one traps rather than
+ * leave the consumers waiting or reading stale stages. */
+static void specialize_producer(Emitter *e) {
+  const TirFunc *f = e->f;
+  const TirInst *loop = NULL, *loads[8];
+  for (int i = 0; i < f->body.len && !loop; i++)
+    if (f->body.insts[i]->op == TIR_FOR && sring_loads(f->body.insts[i], loads)) loop = f->body.insts[i];
+  if (!loop) return;
+  int n = sring_loads(loop, loads), S = e->p->stages;
+  const char *p = px_tmp(e, RC_PRED);
+  px_out(e, "setp.ne.u32 %s, %%plane_, 0;", p);
+  px_out(e, "@%s ret;", p); /* lanes 1 .. 31: nothing to do */
+  for (int q = 0; q < n; q++) {
+    px_out(e, "setp.eq.u32 %s, %%tmok%d, 0;", p, loads[q]->plan->tma - 1);
+    px_out(e, "@%s trap;", p);
+  }
+  bool *mark = subscript_chains(e, loop, loads, n, true);
+  e->replay = true;
+  for (int i = 0; i < f->body.len && f->body.insts[i] != loop; i++)
+    if (mark[f->body.insts[i]->id]) px_emit_inst(e, f->body.insts[i]);
+  e->replay = false;
+  const PlanBuf *mbar = loads[0]->plan->mbar;
+  const char *j = px_tmp(e, RC_B32), *cnt = px_tmp(e, RC_B32), *pe = px_tmp(e, RC_B32), *pst = px_tmp(e, RC_B32);
+  const char *end = px_reg(e, loop->args[1], 0), *step = px_reg(e, loop->args[2], 0);
+  int64_t tx = 0;
+  for (int q = 0; q < n; q++) tx += px_tma_bytes(loads[q]);
+  px_out(e, "mov.b32 %s, %s;", j, px_reg(e, loop->args[0], 0));
+  px_out(e, "mov.u32 %s, 0;", cnt);
+  px_out(e, "mov.u32 %s, 0;", pe);
+  px_out(e, "mov.u32 %s, 0;", pst);
+  int L = px_new_label(e);
+  px_label(e, "wsp", L);
+  px_out(e, "setp.ge.s32 %s, %s, %s;", p, j, end);
+  px_out(e, "@%s bra $Lwspend%d;", p, L);
+  px_out(e, "setp.lt.u32 %s, %s, %d;", p, cnt, S);
+  px_out(e, "@%s bra $Lwspgo%d;", p, L);
+  px_mbar_wait(e, px_mbar_addr(e, mbar, pst, S), pe, pst); /* the stage's previous tiles are consumed */
+  px_mbar_flip(e, pe, pst);
+  px_label(e, "wspgo", L);
+  const char *saved = replay_subscripts(e, loop, loads, n, j);
+  (void)saved; /* the producer has no other use for the loop variable */
+  for (int q = 0; q < n; q++) {
+    const PlanBuf *b = loads[q]->plan->buf;
+    const char *base = px_tmp(e, RC_B32);
+    px_out(e, "mad.lo.u32 %s, %s, %lld, %%smem_;", base, pst, (long long)b->stage_bytes);
+    e->sbase[b->id] = base;
+  }
+  const char *bar = px_mbar_addr(e, mbar, pst, 0);
+  /* the stage's bytes were last read by the consumers (generic proxy, or
+   * wgmma's async one) */
+  px_out(e, "fence.proxy.async.shared::cta;");
+  px_mbar_arm(e, NULL, bar, arena_printf(e->a, "%lld", (long long)tx));
+  for (int q = 0; q < n; q++) {
+    const TirInst *ld = loads[q];
+    const char *go = px_tmp(e, RC_PRED), *dst = px_tmp(e, RC_B32);
+    px_out(e, "setp.eq.u32 %s, 0, 0;", go);
+    px_out(e, "add.u32 %s, %s, %lld;", dst, px_smem_of(e, ld->plan->buf), (long long)ld->plan->buf->offset);
+    px_tma_copies(e, ld, dst, bar, go);
+  }
+  for (int q = 0; q < n; q++) e->sbase[loads[q]->plan->buf->id] = NULL;
+  stage_next(e, pst, S);
+  px_out(e, "add.u32 %s, %s, 1;", cnt, cnt);
+  px_out(e, "add.s32 %s, %s, %s;", j, j, step);
+  px_out(e, "bra.uni $Lwsp%d;", L);
+  px_label(e, "wspend", L);
+}
+
 void px_emit_producer(Emitter *e) {
+  if (e->p->specialized) {
+    specialize_producer(e);
+    return;
+  }
   const TirFunc *f = e->f;
   const TirInst *loop = NULL, *loads[8];
   for (int i = 0; i < f->body.len && !loop; i++)

@@ -436,6 +436,26 @@ static void raster_prologue(FILE *out, int G) {
           G, G, G, (int)(0x80000000u / (unsigned)G));
 }
 
+/* A warp-specialized entry's registers (plan/specialize.c): each SM
+ * sub-partition holds one warp of every warpgroup of the CTA, in 16384
+ * registers (512 a lane) shared by the CTAs an SM holds (@launch's second
+ * argument). The launch bound R splits them evenly over T / 128 consumer
+ * warpgroups and the producer; then the producer gives back all but
+ * WS_PRODUCER_REGS (Y) and the consumers take the rest (X), each a
+ * multiple of 8 (setmaxnreg's rule) and at most 256. False where moving
+ * registers gains the consumers nothing. */
+enum { WS_PRODUCER_REGS = 40 };
+static bool ws_regs(const Plan *p, int *R, int *X, int *Y) {
+  int blocks = p->f->info->min_blocks > 0 ? p->f->info->min_blocks : 1, groups = p->threads / 128;
+  int lane = 512 / blocks;
+  *R = lane / (groups + 1) / 8 * 8;
+  *Y = WS_PRODUCER_REGS;
+  *X = (lane - *Y) / groups / 8 * 8;
+  if (*X > 256) *X = 256;
+  /* (one consumer warpgroup already has 255, .maxnreg's most) */
+  return *R < 248 && *R >= *Y && *X > *R;
+}
+
 static const char *param_ptx_type(Scalar s) {
   return s == S_F64 ? "f64" : s <= S_F32 ? "f32" : s == S_I64 ? "s64" : "s32";
 }
@@ -465,22 +485,28 @@ static void emit_kernel(Arena *a, Diags *d, const Plan *p, const char *arch, con
   for (int i = 0; i < p->nbarriers; i++)
     if (p->barriers[i].pos >= 0 && p->barriers[i].pos < f->ninsts) e.barrier_before[p->barriers[i].pos] = true;
   e.sm90 = !strcmp(arch, "sm_90a");
-  const PlanBuf *mbar = NULL;
+  const PlanBuf *mbar = NULL; /* the ring's (a loop's) */
   for (int i = 0; i < p->nbufs; i++)
-    if (p->bufs[i]->kind == BUF_MBAR) mbar = p->bufs[i];
+    if (p->bufs[i]->kind == BUF_MBAR && p->bufs[i]->owner->op == TIR_FOR) mbar = p->bufs[i];
   if (p->producer && mbar) {
-    /* the mbarriers first, seen by every thread; then the producer warp
-     * goes its own way (px_emit_producer, after the kernel's code) */
+    /* the mbarriers first, seen by every thread (the tensor copies' own
+     * too: the barrier below is the last the producer takes part in); then
+     * the producer warp goes its own way (px_emit_producer, after the
+     * kernel's code) */
     const char *t0 = px_tmp(&e, RC_PRED), *pw = px_tmp(&e, RC_PRED);
     px_out(&e, "setp.eq.u32 %s, %%tid_, 0;", t0);
-    px_mbar_init_slots(&e, t0, mbar, 0, p->stages, 1);         /* full: the producer's arrival */
-    px_mbar_init_slots(&e, t0, mbar, p->stages, p->stages, e.T); /* empty: every consumer's */
+    px_mbar_init_slots(&e, t0, mbar, 0, p->stages, 1); /* full: the producer's arrival */
+    /* empty: every consumer thread's, or (specialized) every consumer warp's */
+    px_mbar_init_slots(&e, t0, mbar, p->stages, p->stages, p->specialized ? e.T / 32 : e.T);
+    for (int i = 0; i < p->nbufs; i++)
+      if (p->bufs[i]->kind == BUF_MBAR && p->bufs[i]->owner->op == TIR_LOAD) px_mbar_init_slots(&e, t0, p->bufs[i], 0, 1, 1);
     px_out(&e, "@%s fence.mbarrier_init.release.cluster;", t0);
     px_out(&e, "bar.sync 0;");
     px_out(&e, "setp.ge.u32 %s, %%tid_, %d;", pw, e.T);
     px_out(&e, "@%s bra $Lproducer;", pw);
-  }
-  if (p->ntma_loads) {
+    int R, X, Y;
+    if (p->specialized && ws_regs(p, &R, &X, &Y)) px_out(&e, "setmaxnreg.inc.sync.aligned.u32 %d;", X);
+  } else if (p->ntma_loads) {
     /* each tensor copy's own mbarrier (a BUF_MBAR the copy owns, alive the
      * whole kernel), initialised before any thread waits */
     const char *t0 = px_tmp(&e, RC_PRED);
@@ -496,6 +522,8 @@ static void emit_kernel(Arena *a, Diags *d, const Plan *p, const char *arch, con
   if (p->producer && mbar && !e.failed) {
     px_out(&e, "ret;");
     fputs("$Lproducer:\n", e.body);
+    int R, X, Y;
+    if (p->specialized && ws_regs(p, &R, &X, &Y)) px_out(&e, "setmaxnreg.dec.sync.aligned.u32 %d;", Y);
     px_out(&e, "sub.u32 %%plane_, %%tid_, %d;", e.T);
     px_emit_producer(&e);
   }
@@ -537,6 +565,8 @@ static void emit_kernel(Arena *a, Diags *d, const Plan *p, const char *arch, con
   fprintf(out_f, ")\n  .maxntid %d, 1, 1\n", p->launch_threads);
   if (p->occ_blocks || info->min_blocks) fprintf(out_f, "  .minnctapersm %d\n", p->occ_blocks ? p->occ_blocks : info->min_blocks);
   if (info->max_regs) fprintf(out_f, "  .maxnreg %d\n", info->max_regs);
+  int wsR, wsX, wsY;
+  if (p->specialized && ws_regs(p, &wsR, &wsX, &wsY)) fprintf(out_f, "  .maxnreg %d\n", wsR);
   fputs("{\n", out_f);
   if (total > 0) {
     if (info->dynshared) fputs("  .reg .b32 %smem_;\n  mov.u32 %smem_, dsmem;\n", out_f);

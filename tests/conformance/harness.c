@@ -90,6 +90,12 @@ static unsigned harness_plan_flags(void) {
          (t && strcmp(t, "0") == 0 ? PLAN_NO_TENSOR_COPIES : 0) | (w && strcmp(w, "0") == 0 ? PLAN_NO_WGMMA : 0);
 }
 
+/* PHOBOS_SPECIALIZE=1: the warp-specialized copies too (phobosc --warp-specialize) */
+static bool specialize(void) {
+  const char *v = getenv("PHOBOS_SPECIALIZE");
+  return v && !strcmp(v, "1");
+}
+
 static uint64_t hash(const char *a, const char *b) {
   uint64_t h = 1469598103934665603ull;
   for (const char *s = a; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
@@ -322,6 +328,16 @@ static bool case_fits(Case *c, const TirFunc *f, const Plan *p) {
                (cp->rank > 1 && (cp->dims[cp->rank - 1] + harness_pad) * sema_scalar_bytes(cp->elem) % 16)))
       return false;
   }
+  /* rt_maps_misfit: a warp-specialized copy's maps all built (a 16-byte
+   * aligned base and row pitch, split dims whole) */
+  for (int t = 0; p->specialized && t < p->ntmaps; t++) {
+    const PlanTmap *tm = &p->tmaps[t];
+    CaseParam *cp = harness_param(c, f->params[tm->param].name);
+    if (!cp || cp->misalign % 16 ||
+        (cp->rank > 1 && (cp->dims[cp->rank - 1] + harness_pad) * sema_scalar_bytes(cp->elem) % 16) ||
+        (tm->split_dim >= 0 && cp->dims[tm->split_dim] % tm->split_inner))
+      return false;
+  }
   if (f->staged) { /* rt_stage_fits: the rows within an H200's 227 KB, the tensor 16-byte aligned, its rows one run */
     CaseParam *cp = harness_param(c, f->params[f->stage_param].name);
     int64_t stat = f->info->dynshared ? 0 : plan_launch_shared(p);
@@ -341,9 +357,9 @@ static bool case_fits(Case *c, const TirFunc *f, const Plan *p) {
 
 /* A case runs at most HARNESS_MAX_VARIANTS variants, each with at most
  * 1 + DRIVER_MAX_COPIES plans (itself, its one-pass and staged-rows
- * copies) and, for each, an aligned-rows copy and an odd-rows plan; and
- * one general-strides copy. */
-enum { HARNESS_MAX_VARIANTS = 256, HARNESS_MAX_PLANS = HARNESS_MAX_VARIANTS * 3 * (1 + DRIVER_MAX_COPIES) + 1 };
+ * copies) and, for each, an aligned-rows copy, an odd-rows plan and a
+ * warp-specialized copy; and one general-strides copy. */
+enum { HARNESS_MAX_VARIANTS = 256, HARNESS_MAX_PLANS = HARNESS_MAX_VARIANTS * 4 * (1 + DRIVER_MAX_COPIES) + 1 };
 
 typedef struct Compiled {
   Arena *arena;
@@ -410,6 +426,11 @@ static bool compile_case(Case *c, Define *consts, int nconsts, Compiled *out, ch
         Plan *odd = driver_odd_rows_plan(out->arena, &d, info, out->plans[c], al->aligned_params, "sm_90a",
                                          harness_plan_flags());
         if (odd) odd->odd_beside = true, out->plans[out->nplans++] = odd; /* beside the vector plan */
+      }
+      /* and with PHOBOS_SPECIALIZE=1 the warp-specialized copies (phobosc --warp-specialize) */
+      for (int c = first, end = out->nplans; c < end && specialize(); c++) {
+        Plan *ws = driver_specialized_copy(out->arena, &d, out->plans[c], "sm_90a", harness_plan_flags());
+        if (ws) out->plans[out->nplans++] = ws;
       }
     }
     /* the first variant's general-strides copy, as phobosc makes it */

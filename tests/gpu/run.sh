@@ -81,6 +81,24 @@ command -v compute-sanitizer >/dev/null && PHOBOS_GPU_SPREAD=2 PHOBOS_GPU_GUARD=
   spec/conformance/*.yaml
 # the GQA cases again with the tensor-core dots on mma.sync (phobosc --no-wgmma)
 PHOBOS_WGMMA=0 run gpu_conformance.no_wgmma "$build/tests/gpu/gpu_conformance" spec/conformance/gqa_*.yaml
+# the warp-specialized copies (phobosc --warp-specialize, spec 15.20; experimental,
+# under a timeout: a producer that never fills a stage would hang its CTA): every
+# case whose kernels may have them, under racecheck, and the GEMM example built
+# with them (where this build carries phobosc), each timed beside the plain
+# entries by the autotuner and pinned with --bench
+ws_cases=(spec/conformance/{dot,wgmma,bound_select}*.yaml)
+PHOBOS_SPECIALIZE=1 run gpu_conformance.specialized timeout 300 bash tests/gpu/pconf.sh \
+  "$build/tests/gpu/gpu_conformance" "${ws_cases[@]}"
+command -v compute-sanitizer >/dev/null && PHOBOS_SPECIALIZE=1 run gpu_conformance.specialized.racecheck timeout 300 \
+  compute-sanitizer --tool racecheck --error-exitcode 1 "$build/tests/gpu/gpu_conformance" \
+  spec/conformance/{wgmma_dot,dot_epilogue_bf16_wg,bound_select_mm}.yaml
+ws_dir=$(mktemp -d)
+if [ -x "$build/examples/gemm_host" ] && [ -x "$build/src/phobosc" ] &&
+  "$build/src/phobosc" --warp-specialize -o "$ws_dir/gemm.cubin" examples/gemm/gemm.ph; then
+  [ "${2:-}" = --bench ] && ws_bench=--bench || ws_bench=
+  run gemm_check.specialized timeout 300 "$build/examples/gemm_host" $ws_bench "$ws_dir"
+  grep '^bench' "$out/gemm_check.specialized.log"
+fi
 # the seed's no-op check, and more: GQA and the Q tile with NQ a power of two
 # (no padding) and not (padded, the slack zero-filled by the copy), swizzled
 # operands and staged rings, each run on the pointer path and then with TMA
