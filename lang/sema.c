@@ -1008,6 +1008,28 @@ static Type *b_rowmin(Sema *s, Node *call, Type **args) {
   return b_rowreduce(s, call, args);
 }
 
+/* cumsum(t): the inclusive prefix sum of a rank-1 or rank-2 tile down its
+ * first dim (Phobos's: out[i, j] = sum over r <= i of t[r, j]), in the
+ * tile's type; 32- and 64-bit elements, which the scan adds exactly as
+ * written (a 16-bit running sum would round at every step). */
+static Type *b_cumsum(Sema *s, Node *call, Type **args) {
+  if (!need_tile(s, call, 0, args[0], 1, 2)) return ty_error;
+  Scalar e = args[0]->elem;
+  if (e != S_F32 && e != S_F64 && e != S_I32 && e != S_I64) {
+    diag_error(s->d, call->span, "cumsum needs an f32, f64, i32 or i64 tile, got %s", sema_scalar_name(e));
+    diag_note(s->d, call->span, "convert first, e.g. cumsum(f32(x)) or cumsum(i32(x))");
+    return ty_error;
+  }
+  return args[0];
+}
+
+/* tril(t): t where its column is at most its row, zero above (a causal
+ * mask of a rank-2 tile), in the tile's type. */
+static Type *b_tril(Sema *s, Node *call, Type **args) {
+  if (!need_tile(s, call, 0, args[0], 2, 2)) return ty_error;
+  return args[0];
+}
+
 static const Builtin builtins[] = {
     {"dot", 2, 2, b_dot},
     {"dot_t", 2, 2, b_dot},
@@ -1029,6 +1051,8 @@ static const Builtin builtins[] = {
     {"max", 2, 2, b_scalar_minmax},
     {"cdiv", 2, 2, b_cdiv},
     {"transpose", 1, 1, b_transpose},
+    {"cumsum", 1, 1, b_cumsum},
+    {"tril", 1, 1, b_tril},
     {"where", 3, 3, b_where},
     {"program_id", 1, 1, b_program_id},
     {"iota", 1, MAX_TILE_RANK, NULL}, /* checked by check_iota: its extents are constants */

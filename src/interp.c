@@ -606,6 +606,20 @@ static bool exec_inst(Interp *I, const TirInst *in) {
     break;
   }
   case TIR_DOT: exec_dot(I, in, a, b); break;
+  case TIR_SCAN: { /* down dim 0, rounded at each step as the GPU's adds are */
+    v = new_val(in);
+    int64_t cols = in->ty.rank == 2 ? v->phys[1] : 1;
+    for (int64_t j = 0; j < cols; j++) {
+      double acc = 0;
+      for (int64_t r = 0; r < v->phys[0]; r++) {
+        int64_t sc[2] = {r, j};
+        bool inside = r < a->phys[0] && (in->ty.rank < 2 || j < a->phys[1]);
+        acc = interp_round(in->ty.elem, acc + (inside ? a->d[flat(a, sc)] : 0));
+        v->d[flat(v, sc)] = acc;
+      }
+    }
+    break;
+  }
   case TIR_TRANSPOSE:
     v = new_val(in);
     for (int64_t i = 0; i < v->n; i++) {

@@ -329,6 +329,20 @@ static TirInst *lower_call(Lower *l, Node *n) {
     return emit2(l, TIR_BINARY, op, rt, n->span, coerce(l, args[0], rt, n->span), coerce(l, args[1], rt, n->span));
   }
   if (!strcmp(f, "transpose")) return emit1(l, TIR_TRANSPOSE, rt, n->span, args[0]);
+  if (!strcmp(f, "cumsum")) return emit1(l, TIR_SCAN, rt, n->span, args[0]);
+  if (!strcmp(f, "tril")) { /* where(column > row, 0, t) */
+    TirType it = rt, bt = rt;
+    it.elem = S_I32, bt.elem = S_BOOL;
+    TirInst *row = emit(l, TIR_IOTA, it, n->span), *col = emit(l, TIR_IOTA, it, n->span);
+    row->aux = 0, col->aux = 1;
+    TirInst *above = emit2(l, TIR_BINARY, '>', bt, n->span, col, row);
+    TirInst *zero = is_float_elem(rt.elem) ? const_float(l, rt.elem, 0.0, n->span) : const_int(l, rt.elem, 0, n->span);
+    TirInst *z = coerce(l, zero, rt, n->span), *x = coerce(l, args[0], rt, n->span);
+    TirInst *v = emit(l, TIR_SELECT, rt, n->span);
+    v->args[0] = above, v->args[1] = z, v->args[2] = x;
+    v->nargs = 3;
+    return v;
+  }
   if (!strcmp(f, "where")) {
     TirType ct = rt;
     ct.elem = S_BOOL;

@@ -242,9 +242,9 @@ void tir_number(Arena *a, TirFunc *f) {
 static const char *op_names[] = {"const", "param", "dim",     "ctx",    "unary",  "binary", "math",
                                  "convert", "select", "splat", "broadcast", "iota", "reduce", "dot",
                                  "transpose", "load", "store", "extract", "var", "read", "write",
-                                 "for", "while", "if", "arrive"};
+                                 "for", "while", "if", "arrive", "scan"};
 
-const char *tir_op_name(int op) { return op >= 0 && op <= TIR_ARRIVE ? op_names[op] : "?"; }
+const char *tir_op_name(int op) { return op >= 0 && op <= TIR_SCAN ? op_names[op] : "?"; }
 
 static const char *type_str(char *buf, size_t n, const TirType *t) {
   if (t->rank == 0) {
@@ -459,6 +459,10 @@ static void verify_inst(Verify *v, const TirInst *in) {
       return fail(v, in, "operands differ in type");
     for (int i = 0; i < a->ty.rank; i++)
       if (a->ty.dims[i] != b->ty.dims[i] || a->ty.dims[i] != in->ty.dims[i]) return fail(v, in, "operands differ in shape");
+    break;
+  case TIR_SCAN:
+    if (in->nargs != 1 || !tir_same_type(&a->ty, &in->ty) || in->ty.rank < 1 || in->ty.rank > 2)
+      return fail(v, in, "a scan's operand is not a rank-1 or rank-2 tile of its type");
     break;
   case TIR_UNARY:
   case TIR_MATH:

@@ -44,6 +44,7 @@ typedef enum TirOp {
   TIR_IF,        /* args[0]: cond; body (then), body2 (else, may be empty) */
   TIR_ARRIVE,    /* aux: i32 tensor param; subs: points (the counter); args[0]: n (i32); result: bool,
                     true in the CTA whose arrival is the n-th (the counter wraps to 0 there) */
+  TIR_SCAN,      /* cumsum: args[0] of the result's type; the inclusive prefix sum down dim 0 */
 } TirOp;
 
 enum { TOP_MAX = 256, TOP_MIN, TOP_CDIV };

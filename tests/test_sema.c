@@ -237,3 +237,22 @@ Test(sema, stops_after_twenty_errors) {
   cr_assert(strstr(ebuf, "t.ph: note: stopping after 20 errors\n"), "%s", ebuf);
   arena_free(a);
 }
+
+static void expect_diag_has(const char *src, const char *want) {
+  Run r = run_check(src);
+  cr_assert(r.errors > 0 && strstr(r.diag, want), "<<%s>> gave:\n%s", src, r.diag);
+}
+
+/* cumsum and tril (spec 9.3): their operands and types */
+Test(sema, cumsum_and_tril) {
+  expect_clean("kernel k(X: tensor<f32>[N, D], Y: tensor<f32>[N, D]) {\n"
+               "  let t = X[0 :+ 16, 0 :+ 8]\n"
+               "  Y[0 :+ 16, 0 :+ 8] = tril(cumsum(t)[0 :+ 16, 0 :+ 8] + cumsum(i32(t))[0 :+ 16, 0 :+ 8])\n"
+               "}\n");
+  expect_diag_has("kernel k(X: tensor<bf16>[N]) {\n  let t = cumsum(X[0 :+ 16])\n}\n",
+              "cumsum needs an f32, f64, i32 or i64 tile, got bf16");
+  expect_diag_has("kernel k(X: tensor<f32>[N]) {\n  let t = tril(X[0 :+ 16])\n}\n",
+              "argument 1 of tril must be a rank-2 tile, got tile<f32>[16]");
+  expect_diag_has("kernel k(X: tensor<f32>[N]) {\n  let t = cumsum(X[0])\n}\n",
+              "argument 1 of cumsum must be a tile of rank 1 to 2, got f32");
+}

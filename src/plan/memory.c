@@ -210,6 +210,7 @@ static int64_t exchange_bytes(const TirInst *in) {
     return n;
   }
   case TIR_EXTRACT: return x->plan->res == RES_SHARED ? 0 : value_exchange_bytes(x);
+  case TIR_SCAN: return value_exchange_bytes(in); /* x stored, then each round's sums (ptx/exchange.c) */
   case TIR_WRITE: return in->nsubs && in->args[1]->ty.rank ? value_exchange_bytes(in->args[1]) : 0;
   case TIR_DOT:
     switch (in->plan->dot) {

@@ -196,6 +196,7 @@ void px_exch_load(Emitter *e, const TirInst *x, int64_t at, const char *fl, cons
 void px_exchange(Emitter *e, const TirInst *owner, const TirInst *const *src, int n, int64_t *at);
 void px_emit_broadcast(Emitter *e, const TirInst *in);
 void px_emit_transpose(Emitter *e, const TirInst *in);
+void px_emit_scan(Emitter *e, const TirInst *in);
 void px_emit_reduce(Emitter *e, const TirInst *in);
 const char ***px_defer_enter(Emitter *e, const TirInst *loop);
 void px_defer_exit(Emitter *e, const TirInst *loop, const char ***saved);

@@ -683,3 +683,64 @@ void px_defer_exit(Emitter *e, const TirInst *loop, const char ***saved) {
    * reads at the loop, may take a barrier inside the loop for them */
   if (used) px_cta_sync(e);
 }
+
+/* cumsum (TIR_SCAN, spec 9.2): the inclusive prefix sum down dim 0, a
+ * Hillis-Steele scan through the exchange area. x's elements go to their
+ * flat physical places (px_exchange) and each result register takes its
+ * own; then for s = 1, 2, 4, ... below the rows, each register adds the
+ * element s rows above its own (rows past the tile's end are slack and come
+ * after every real row, so they reach no real sum). Between rounds the new
+ * values are stored in place of the old, between two barriers (every read
+ * of a round before any store of the next). log2(rows) rounds of one load
+ * and one store a register: a scan, not a square mask. */
+/* register k's word of the area (its flat index, slack registers clamped
+ * to a real word), its row, and whether it stores (inside the tile, and
+ * the one holder that stores an element held twice) */
+static const char *scan_word(Emitter *e, const TirInst *in, int k, int64_t at, int64_t elems, const char *own,
+                             const char **row, const char **st) {
+  int eb = exch_bytes(in->ty.elem);
+  const char *fl = px_elem_index(e, in, k), *ad = px_tmp(e, RC_B32);
+  if (st) {
+    *st = px_tmp(e, RC_PRED);
+    px_out(e, "setp.lt.u32 %s, %s, %lld;", *st, fl, (long long)elems);
+    if (own) px_out(e, "and.pred %s, %s, %s;", *st, *st, own);
+  }
+  px_out(e, "min.u32 %s, %s, %lld;", ad, fl, (long long)(elems - 1));
+  px_out(e, "mad.lo.u32 %s, %s, %d, %%smem_;", ad, ad, eb);
+  px_out(e, "add.u32 %s, %s, %lld;", ad, ad, (long long)at);
+  if (row) *row = px_elem_coord(e, in, k, 0);
+  return ad;
+}
+
+void px_emit_scan(Emitter *e, const TirInst *in) {
+  const TirInst *x = in->args[0];
+  int64_t at;
+  px_exchange(e, in, &x, 1, &at);
+  int n = px_nregs(e, in), eb = exch_bytes(in->ty.elem);
+  int64_t R = in->plan->phys[0], C = in->ty.rank == 2 ? in->plan->phys[1] : 1, elems = R * C;
+  RegClass rc = px_rc_of(in->ty.elem);
+  const char *add = in->ty.elem == S_F32 ? "add.f32" : in->ty.elem == S_F64 ? "add.f64"
+                  : rc == RC_B64 ? "add.s64" : "add.s32";
+  const char *w = eb == 8 ? "b64" : "b32";
+  const char *own = px_blk_owner(e, in); /* one of an element's holders stores it */
+  /* each register's address is made again where it is used: kept across
+   * the rounds, three registers an element spilled a [128, 32] tile */
+  for (int k = 0; k < n; k++)
+    px_out(e, "ld.shared.%s %s, [%s];", w, px_reg(e, in, k), scan_word(e, in, k, at, elems, NULL, NULL, NULL));
+  for (int64_t s = 1; s < R; s *= 2) {
+    for (int k = 0; k < n; k++) {
+      const char *row, *ad = scan_word(e, in, k, at, elems, NULL, &row, NULL);
+      const char *p = px_tmp(e, RC_PRED), *t = px_tmp(e, rc);
+      px_out(e, "setp.ge.u32 %s, %s, %lld;", p, row, (long long)s);
+      px_out(e, "@%s ld.shared.%s %s, [%s+%lld];", p, w, t, ad, (long long)(-s * C * eb));
+      px_out(e, "@%s %s %s, %s, %s;", p, add, px_reg(e, in, k), px_reg(e, in, k), t);
+    }
+    if (s * 2 >= R) break;
+    px_cta_sync(e); /* every read of this round before any store */
+    for (int k = 0; k < n; k++) {
+      const char *st, *ad = scan_word(e, in, k, at, elems, own, NULL, &st);
+      px_out(e, "@%s st.shared.%s [%s], %s;", st, w, ad, px_reg(e, in, k));
+    }
+    px_cta_sync(e);
+  }
+}

@@ -549,6 +549,55 @@ static bool ref_everyday_math(RefCtx *r) {
   return true;
 }
 
+/* Y = cumsum(X) down dim 0, X of rank 1 or 2 (scan.ph) */
+static bool ref_cumsum_rows(RefCtx *r) {
+  CaseParam *X = ref_param(r, "X"), *Y = ref_param(r, "Y");
+  int64_t R = X->dims[0], N = X->rank == 2 ? X->dims[1] : 1;
+  for (int64_t j = 0; j < N; j++) {
+    double acc = 0;
+    for (int64_t i = 0; i < R; i++) Y->data[i * N + j] = acc += X->data[i * N + j];
+  }
+  return true;
+}
+
+/* S_t = exp(G_t) S_{t-1} + K_t^T V_t, O_t = Q_t S_t, token by token
+ * (gla_chunks.ph, which computes it a chunk at a time) */
+static bool ref_gla_recurrence(RefCtx *r) {
+  CaseParam *Q = ref_param(r, "Q"), *K = ref_param(r, "K"), *V = ref_param(r, "V"), *G = ref_param(r, "G"),
+            *O = ref_param(r, "O");
+  int64_t N = Q->dims[0], D = Q->dims[1];
+  double *S = calloc((size_t)(D * D), sizeof *S);
+  if (!S) return false;
+  for (int64_t t = 0; t < N; t++) {
+    double a = exp(G->data[t]);
+    for (int64_t i = 0; i < D; i++)
+      for (int64_t j = 0; j < D; j++) S[i * D + j] = a * S[i * D + j] + K->data[t * D + i] * V->data[t * D + j];
+    for (int64_t j = 0; j < D; j++) {
+      double o = 0;
+      for (int64_t i = 0; i < D; i++) o += Q->data[t * D + i] * S[i * D + j];
+      O->data[t * D + j] = o;
+    }
+  }
+  free(S);
+  return true;
+}
+
+/* Y = tril(X), S = rowsum(Y) (scan.ph, tril_block) */
+static bool ref_tril_block(RefCtx *r) {
+  CaseParam *X = ref_param(r, "X"), *Y = ref_param(r, "Y"), *S = ref_param(r, "S");
+  int64_t R = X->dims[0];
+  for (int64_t i = 0; i < R; i++) {
+    double s = 0;
+    for (int64_t j = 0; j < R; j++) {
+      double y = j <= i ? X->data[i * R + j] : 0;
+      Y->data[i * R + j] = y;
+      s += y;
+    }
+    S->data[i] = s;
+  }
+  return true;
+}
+
 /* H = X + Res; Res = H; Y = H / sqrt(mean(H^2) + 1e-5) * W (one_pass.ph, rms_residual) */
 static bool ref_rms_residual(RefCtx *r) {
   CaseParam *X = ref_param(r, "X"), *Res = ref_param(r, "Res"), *W = ref_param(r, "W"), *Y = ref_param(r, "Y");
@@ -1141,6 +1190,9 @@ const RefEntry harness_refs_more[] = {
     {"bound_mm", ref_bound_mm},
     {"rms_residual", ref_rms_residual},
     {"everyday_math", ref_everyday_math},
+    {"cumsum_rows", ref_cumsum_rows},
+    {"tril_block", ref_tril_block},
+    {"gla_recurrence", ref_gla_recurrence},
     {"scale_twice", ref_scale_twice},
     {"rowsum_i8", ref_rowsum_i8},
     {"rowsum_plus_col", ref_rowsum_plus_col},
