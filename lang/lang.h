@@ -155,7 +155,7 @@ typedef enum NodeKind {
   N_EXPR,     /* a */
   N_BLOCK,    /* list: statements */
   /* declarations */
-  N_PARAM,    /* name, type */
+  N_PARAM,    /* name, type; op PARAM_SCRATCH for @scratch's (a: its fill, = 0) */
   N_ATTR,     /* name, list: arguments, has_args */
   N_ATTR_IN,  /* name in [list] */
   N_KERNEL,   /* name, list: params, attrs, body */
@@ -200,6 +200,8 @@ struct Node {
   bool const_reported;
 };
 
+enum { PARAM_SCRATCH = 1 }; /* N_PARAM.op: a tensor of @scratch, which the runtime passes */
+
 Node *ast_new(Arena *a, NodeKind kind, Span span);
 /* Prints the tree as an indented outline, one node a line. */
 void ast_print(FILE *out, const Node *program);
@@ -243,6 +245,8 @@ enum { MAX_REQUIRES = 16 };
 /* the most steps of a launch program (a grid extent, a contract's side):
  * libphobos evaluates at most this many (rt.h, MF_MAX_GRID_OPS) */
 enum { MAX_PROGRAM_STEPS = 32 };
+/* @scratch tensors a kernel may declare */
+enum { MAX_SCRATCH = 8 };
 /* the most elements a tile holds (its extents' product, each extent too) */
 enum { MAX_TILE_ELEMS = 1 << 20 };
 
@@ -343,6 +347,11 @@ typedef struct KernelInfo {
   int naligned;
   const char *aligned_dim[8];
   int64_t aligned_tile[8];
+  /* @scratch (spec 11): its tensors are the kernel's last nscratch
+   * parameters; each dim's extent as a postfix program over the dims, in
+   * this variant (constants folded) */
+  int nscratch;
+  const char *scratch_prog[MAX_SCRATCH][MAX_TENSOR_RANK];
 } KernelInfo;
 
 /* The number of variants of a kernel (its @autotune space less what -D

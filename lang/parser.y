@@ -181,6 +181,18 @@ kernel
       $$->attrs = $1;
       $$->list = $5;
       $$->body = $8;
+      /* @scratch's tensors are parameters the runtime passes itself (spec
+       * 11): after the kernel's own, marked */
+      for (int i = 0; i < $1.len; i++) {
+        Node *at = $1.items[i];
+        if (!at->name || strcmp(at->name, "scratch") != 0) continue;
+        for (int j = 0; j < at->list.len; j++) {
+          Node *p = at->list.items[j];
+          if (p->kind != N_PARAM) continue;
+          p->op = PARAM_SCRATCH;
+          vec_push(ctx->arena, &$$->list, p);
+        }
+      }
     }
   ;
 
@@ -207,6 +219,8 @@ attr_args
 
 attr_arg
   : IDENT IN '[' exprs ']' { $$ = list_node(ctx, N_ATTR_IN, @$, $4); $$->name = $1; }
+  | IDENT ':' type { $$ = NEW(N_PARAM, @1); $$->name = $1; $$->type = $3; }
+  | IDENT ':' type '=' expr { $$ = NEW(N_PARAM, @1); $$->name = $1; $$->type = $3; $$->a = $5; }
   | IDENT '=' expr { $$ = NEW(N_NAMEDARG, @$); $$->name = $1; $$->a = $3; $$->depth = 1 + $3->depth; }
   | expr
   ;

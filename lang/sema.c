@@ -1306,11 +1306,29 @@ Type *sema_resolve_type(Sema *s, Node *n, bool param) {
         t->dims[i] = -1;
         continue;
       }
-      if (d->kind != N_INT) {
+      if (d->kind != N_INT && s->scratch_param) {
+        /* a scratch tensor's dim may be an integer expression over the
+         * dims and constants (spec 11): a constant one is its value, any
+         * other a dim of its own, "NAME.d", that the runtime computes */
+        Type *dt = sema_check_expr(s, d);
+        if (dt->kind == TY_ERROR) return ty_error;
+        if (dt->kind != TY_SCALAR || !sema_is_int(dt->elem)) {
+          diag_error(s->d, d->span, "a scratch tensor's dim must be an integer expression, got %s", sema_ty_str(s, dt));
+          return ty_error;
+        }
+        int r = sema_eval_const(s, d, &v);
+        if (r < 0) return ty_error;
+        if (r == 0) {
+          t->dimname[i] = arena_printf(s->arena, "%s.%d", s->scratch_param, i);
+          t->dims[i] = -1;
+          continue;
+        }
+      } else if (d->kind != N_INT) {
         diag_error(s->d, d->span, "a tensor dim is a name or an integer literal");
         return ty_error;
+      } else {
+        v = d->ival;
       }
-      v = d->ival;
     } else {
       Type *dt = sema_check_expr(s, d);
       if (dt->kind == TY_ERROR) return ty_error;

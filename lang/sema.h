@@ -25,12 +25,14 @@ typedef struct Sema {
   uint64_t epoch;  /* of the visible names (sema_new_epoch) */
   int64_t work;    /* the kernels' syntax nodes times their variants, so far (check_kernel) */
   bool later_point; /* a point past the first, or one checked again: its warnings were said once */
+  const char *scratch_param; /* the @scratch tensor whose type is being resolved: its dims may be expressions */
 } Sema;
 
 
 typedef struct Attrs {
   Node *launch, *autotune_first, *pipeline, *padstage, *aligned, *dynshared, *grid, *no_tma;
   PtrVec requires; /* every @requires line: they add up */
+  PtrVec scratch;  /* every @scratch line: they add up */
   TuneDim *tune;
   int ntune;
 } Attrs;

@@ -17,7 +17,7 @@ static void check_requires(Sema *s, Attrs *at);
 static void fill_requires(Sema *s, Attrs *at, KernelInfo *info);
 
 static const char *known_attrs[] = {"launch",  "autotune",  "pipeline", "padstage", "aligned",
-                                    "dynshared", "grid",    "no_tma",   "requires"};
+                                    "dynshared", "grid",    "no_tma",   "requires", "scratch"};
 
 /* Evaluates an attribute argument that must be an integer constant. */
 static bool attr_int(Sema *s, Node *attr, Node *arg, const char *what, int64_t *out) {
@@ -107,6 +107,24 @@ static void collect_attrs(Sema *s, Node *k, Attrs *at) {
       if (strcmp(a->name, known_attrs[j]) == 0) known = true;
     if (!known) {
       diag_warning(s->d, a->span, "unknown attribute '@%s' is ignored", a->name);
+      continue;
+    }
+    bool decl = false, other = false; /* NAME: T declarations, and other arguments */
+    for (int j = 0; j < a->list.len; j++) {
+      if (((Node *)a->list.items[j])->kind == N_PARAM) decl = true;
+      else other = true;
+    }
+    if (strcmp(a->name, "scratch") == 0) {
+      /* several @scratch lines add up; the parser made their declarations
+       * the kernel's last parameters */
+      vec_push(s->arena, &at->scratch, a);
+      if (!a->list.len || other)
+        diag_error(s->d, a->span, "@scratch declares tensors the runtime allocates: @scratch(NAME: tensor<T>[dims], "
+                                  "...), each may end with '= 0' to start at zero");
+      continue;
+    }
+    if (decl) {
+      diag_error(s->d, a->span, "@%s takes no declarations (NAME: type): only @scratch does", a->name);
       continue;
     }
     Node **slot = strcmp(a->name, "launch") == 0      ? &at->launch
@@ -234,9 +252,9 @@ static void check_attrs(Sema *s, Attrs *at) {
 /* Only dims and constants may appear in a @grid expression: the runtime
  * evaluates it before the launch, from the tensors' shapes. A @requires
  * side (contract) may also name the launch grid, ctx.grid.x, .y or .z. */
-static void check_grid_names(Sema *s, Node *n, bool contract) {
+static void check_names(Sema *s, Node *n, bool contract, bool scratch) {
   if (!n) return;
-  const char *attr = contract ? "@requires" : "@grid";
+  const char *attr = scratch ? "@scratch" : contract ? "@requires" : "@grid";
   const char *what = contract ? "tensor dims, constants and ctx.grid" : "tensor dims and constants";
   if (n->kind == N_NAME) {
     Symbol *y = sema_lookup(s, n->name);
@@ -259,8 +277,9 @@ static void check_grid_names(Sema *s, Node *n, bool contract) {
    * conversions pass through. Anything else was an internal error when the
    * manifest was written. */
   const char *runtime_ops = contract ? "(the runtime computes a contract's sides with + - * / %, unary -, cdiv, min and max)"
-                                     : "(the runtime computes a grid with + - * / %, unary -, cdiv, min and max)";
-  const char *where = contract ? "a launch contract" : "a launch grid";
+                            : scratch ? "(the runtime computes a scratch tensor's dims with + - * / %, unary -, cdiv, min and max)"
+                                      : "(the runtime computes a grid with + - * / %, unary -, cdiv, min and max)";
+  const char *where = contract ? "a launch contract" : scratch ? "a scratch tensor's dim" : "a launch grid";
   if (n->kind == N_CALL) {
     if (n->a->kind == N_NAME && strcmp(n->a->name, "program_id") == 0) {
       diag_error(s->d, n->span, "%s can use %s only; program_id is the block index", attr, what);
@@ -274,7 +293,7 @@ static void check_grid_names(Sema *s, Node *n, bool contract) {
                  n->a->kind == N_NAME ? n->a->name : "this call", n->a->kind == N_NAME ? "'" : "", where, runtime_ops);
       return;
     }
-    for (int i = 0; i < n->list.len; i++) check_grid_names(s, n->list.items[i], contract);
+    for (int i = 0; i < n->list.len; i++) check_names(s, n->list.items[i], contract, scratch);
     return;
   }
   bool arith = n->op == '+' || n->op == '-' || n->op == '*' || n->op == '/' || n->op == '%';
@@ -283,9 +302,11 @@ static void check_grid_names(Sema *s, Node *n, bool contract) {
                runtime_ops);
     return;
   }
-  check_grid_names(s, n->a, contract);
-  check_grid_names(s, n->b, contract);
+  check_names(s, n->a, contract, scratch);
+  check_names(s, n->b, contract, scratch);
 }
+
+static void check_grid_names(Sema *s, Node *n, bool contract) { check_names(s, n, contract, false); }
 
 /* ------------------------------------------------------------ @requires */
 
@@ -499,13 +520,37 @@ static void declare_const(Sema *s, const char *name, Span span, const char *text
 /* Declares parameters and the dims they name. A dim named like a constant
  * is pinned to it; a dim named twice is the same value (checked at launch). */
 static void declare_params(Sema *s, Node *k) {
+  int nscratch = 0;
   for (int i = 0; i < k->list.len; i++) {
     Node *p = k->list.items[i];
+    bool scratch = p->op == PARAM_SCRATCH;
+    s->scratch_param = scratch ? p->name : NULL;
     Type *t = sema_resolve_type(s, p->type, true);
+    s->scratch_param = NULL;
+    if (scratch && t->kind == TY_SCALAR) {
+      diag_error(s->d, p->type->span, "@scratch declares tensors: '%s' is a %s", p->name, sema_ty_str(s, t));
+      static Type bad = {.kind = TY_ERROR};
+      t = &bad;
+    }
+    if (scratch && ++nscratch == MAX_SCRATCH + 1)
+      diag_error(s->d, p->span, "kernel '%s' declares more than %d scratch tensors", k->name, MAX_SCRATCH);
+    for (int j = 0; scratch && t->kind == TY_TENSOR && j < p->type->list.len; j++) {
+      Node *dn = p->type->list.items[j];
+      if (dn->kind != N_NAME && dn->kind != N_INT) check_names(s, dn, false, true);
+    }
+    if (scratch && p->a && !((p->a->kind == N_INT && p->a->ival == 0) || (p->a->kind == N_FLOAT && p->a->fval == 0)))
+      diag_error(s->d, p->a->span, "@scratch: a scratch tensor starts undefined, or at zero ('= 0'); it cannot start "
+                 "at another value");
     if (t->kind == TY_TENSOR) {
       for (int j = 0; j < t->rank; j++) {
         if (!t->dimname[j]) continue;
         Symbol *y = sema_lookup(s, t->dimname[j]);
+        if (scratch && !y && !strchr(t->dimname[j], '.')) { /* (a synthetic name: an expression's) */
+          diag_error(s->d, ((Node *)p->type->list.items[j])->span,
+                     "dim '%s' of scratch tensor '%s' is neither a dim of the kernel's tensors nor a constant: the "
+                     "runtime sizes scratch tensors from those", t->dimname[j], p->name);
+          continue;
+        }
         if (y && y->kind == SYM_CONST) {
           if (y->const_float) {
             diag_error(s->d, ((Node *)p->type->list.items[j])->span, "dim '%s' is pinned to a float constant",
@@ -540,6 +585,21 @@ static void declare_params(Sema *s, Node *k) {
  * scope of this variant (the attributes were checked already). */
 static void fill_info(Sema *s, Attrs *at, KernelInfo *info) {
   int64_t v;
+  /* @scratch's tensors: each dim's extent as the runtime computes it */
+  info->nscratch = 0;
+  for (int i = 0; i < s->kernel->list.len; i++) {
+    Node *p = s->kernel->list.items[i];
+    if (p->op != PARAM_SCRATCH || !p->ty || p->ty->kind != TY_TENSOR || info->nscratch == MAX_SCRATCH) continue;
+    int c = info->nscratch++;
+    for (int d = 0; d < p->ty->rank; d++) {
+      int64_t steps = 0;
+      Node *dn = p->type->list.items[d];
+      info->scratch_prog[c][d] = contract_program(s, dn, &steps);
+      if (steps > MAX_PROGRAM_STEPS)
+        diag_error(s->d, dn->span, "@scratch: this dim is a program of %lld steps; the runtime evaluates at most %d",
+                   (long long)steps, MAX_PROGRAM_STEPS);
+    }
+  }
   info->threads = 128;
   if (at->launch)
     for (int i = 0; i < at->launch->list.len && i < 3; i++)

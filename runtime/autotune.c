@@ -439,7 +439,7 @@ phobos_status at_choose(phobos_kernel *k, const phobos_arg *args, const RtBindin
   phobos_status s = PHOBOS_OK;
   for (int i = 0; i < k->mf->nparams && s == PHOBOS_OK; i++) {
     const MfParam *p = &k->mf->params[i];
-    if (!p->tensor || !p->written) continue;
+    if (!p->tensor || !p->written || p->scratch) continue; /* (scratch: the kernel's own, workspace.c) */
     int64_t bytes; /* rt_bind checked it; checked again, as every size is */
     size_t size;
     if (!rt_tensor_bytes(&args[i].tensor, &bytes) || !rt_size_ok(bytes, &size)) {

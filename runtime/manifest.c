@@ -152,6 +152,13 @@ static bool parse_param(P *p, yaml_node_t *n, MfParam *out) {
   if (!ss || (strcmp(ss, "contiguous") && strcmp(ss, "inner-contiguous")))
     return bad(p, sn, "parameter '%s': 'strides' must be contiguous or inner-contiguous", out->name);
   out->strided = !strcmp(ss, "inner-contiguous");
+  yaml_node_t *scn = get(p, n, "scratch");
+  const char *sc = scn ? str(scn) : "none";
+  if (!sc || (strcmp(sc, "none") && strcmp(sc, "undefined") && strcmp(sc, "zero")))
+    return bad(p, scn, "parameter '%s': 'scratch' must be undefined or zero", out->name);
+  out->scratch = !strcmp(sc, "zero") ? MF_SCRATCH_ZERO : !strcmp(sc, "undefined") ? MF_SCRATCH_UNDEFINED : MF_SCRATCH_NONE;
+  if (out->scratch && !out->strided)
+    return bad(p, scn, "parameter '%s': a scratch tensor takes strides (strides: inner-contiguous)", out->name);
   yaml_node_t *dims = get(p, n, "dims");
   int rank = count(dims);
   if (!dims || dims->type != YAML_SEQUENCE_NODE || rank < 1 || rank > PHOBOS_MAX_RANK)
@@ -165,7 +172,7 @@ static bool parse_param(P *p, yaml_node_t *n, MfParam *out) {
       if (v > INT32_MAX) /* the launch passes extents as .s32 (spec 16.3) */
         return bad(p, dims, "parameter '%s': dim %d is %lld; extents must fit in 32 bits", out->name, d, (long long)v);
       out->dim[d] = v;
-    } else if (is_name(s)) {
+    } else if (is_name(s) || (out->scratch && s && strchr(s, '.'))) { /* a scratch dim's: NAME.d */
       if (!(out->dimname[d] = strdup(s))) return bad(p, dims, "out of memory");
     } else {
       return bad(p, dims, "parameter '%s': dim %d '%s' is neither a name nor a positive integer", out->name, d,
@@ -260,6 +267,30 @@ static bool parse_contracts(P *p, yaml_node_t *n, MfKernel *k) {
     for (size_t i = 0; op && i < sizeof ops / sizeof ops[0]; i++) known |= !strcmp(op, ops[i]);
     if (!known) return bad(p, m, "kernel '%s': contract \"%s\": 'op' must be ==, !=, <, <=, > or >=", k->name, ct->text);
     snprintf(ct->op, sizeof ct->op, "%s", op);
+  }
+  return true;
+}
+
+/* A variant's scratch: [[extent, ...], ...], one list of programs per
+ * scratch tensor of its kernel, one program a dim. */
+static bool parse_scratch(P *p, yaml_node_t *n, const MfKernel *k, MfVariant *v) {
+  if (!k->nscratch && !n) return true;
+  if (!n || n->type != YAML_SEQUENCE_NODE || count(n) != k->nscratch)
+    return bad(p, n, "variant '%s': 'scratch' must list the extents of each of the kernel's %d scratch tensors",
+               v->entry, k->nscratch);
+  if (!(v->scratch = calloc((size_t)k->nscratch, sizeof *v->scratch))) return bad(p, n, "out of memory");
+  for (int c = 0; c < k->nscratch; c++) {
+    const MfParam *mp = &k->params[k->nparams - k->nscratch + c];
+    yaml_node_t *dims = N(p, n->data.sequence.items.start[c]);
+    if (!dims || dims->type != YAML_SEQUENCE_NODE || count(dims) != mp->rank)
+      return bad(p, n, "variant '%s': scratch tensor '%s' needs %d extents", v->entry, mp->name, mp->rank);
+    for (int d = 0; d < mp->rank; d++) {
+      const char *prog = str(N(p, dims->data.sequence.items.start[d]));
+      char what[300];
+      snprintf(what, sizeof what, "variant '%s': dim %d of scratch tensor '%s'", v->entry, d, mp->name);
+      if (!prog) return bad(p, n, "%s is not a string", what);
+      if (!parse_postfix(p, n, prog, what, v->scratch[c][d].ops, &v->scratch[c][d].nops, false)) return false;
+    }
   }
   return true;
 }
@@ -440,6 +471,15 @@ static bool parse_kernel(P *p, yaml_node_t *n, MfKernel *k, int *variants_before
   if (!(k->params = calloc((size_t)k->nparams + 1, sizeof(MfParam)))) return bad(p, params, "out of memory");
   for (int i = 0; i < k->nparams; i++)
     if (!parse_param(p, N(p, params->data.sequence.items.start[i]), &k->params[i])) return false;
+  /* the scratch tensors come last: the caller's arguments are the others, in order */
+  for (int i = 0; i < k->nparams; i++) {
+    if (k->params[i].scratch && k->nscratch == MF_MAX_SCRATCH)
+      return bad(p, params, "kernel '%s' has more than %d scratch tensors", k->name, MF_MAX_SCRATCH);
+    if (k->params[i].scratch) k->nscratch++;
+    else if (k->nscratch)
+      return bad(p, params, "kernel '%s': parameter '%s' follows a scratch tensor; scratch tensors come last", k->name,
+                 k->params[i].name);
+  }
   if (!parse_contracts(p, get(p, n, "requires"), k)) return false;
   int nv = count(variants);
   if (nv > MF_MAX_VARIANTS - *variants_before)
@@ -458,7 +498,8 @@ static bool parse_kernel(P *p, yaml_node_t *n, MfKernel *k, int *variants_before
                           &k->variants[i], &k->variants[i].aligned_rows) ||
         !parse_tensor_set(p, get(p, N(p, variants->data.sequence.items.start[i]), "apart"), "apart", k,
                           &k->variants[i], &k->variants[i].apart) ||
-        !parse_requires(p, get(p, N(p, variants->data.sequence.items.start[i]), "requires"), k, &k->variants[i]))
+        !parse_requires(p, get(p, N(p, variants->data.sequence.items.start[i]), "requires"), k, &k->variants[i]) ||
+        !parse_scratch(p, get(p, N(p, variants->data.sequence.items.start[i]), "scratch"), k, &k->variants[i]))
       return false;
   /* the launch packs every parameter into a fixed table (runtime.c,
    * Params): a tensor takes 1 + rank slots and rank - 1 more for its
@@ -718,6 +759,10 @@ void mf_free(Manifest *m) {
         for (int side = 0; side < 2; side++)
           for (int o = 0; o < v->requires[c][side].nops; o++) free(v->requires[c][side].ops[o].name);
       free(v->requires);
+      for (int c = 0; v->scratch && c < k->nscratch; c++)
+        for (int d = 0; d < PHOBOS_MAX_RANK; d++)
+          for (int o = 0; o < v->scratch[c][d].nops; o++) free(v->scratch[c][d].ops[o].name);
+      free(v->scratch);
     }
     for (int c = 0; c < k->nrequires; c++) free(k->requires[c].text), free(k->requires[c].lhs), free(k->requires[c].rhs);
     free(k->requires);

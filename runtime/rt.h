@@ -55,6 +55,7 @@ typedef unsigned long long CUdeviceptr;
 
 enum {
   CU_SUCCESS = 0,
+  CU_ERROR_OUT_OF_MEMORY = 2,
   CU_ATTR_MAX_THREADS_PER_BLOCK = 1,
   CU_ATTR_MAX_GRID_X = 5,
   CU_ATTR_MAX_GRID_Y = 6,
@@ -147,6 +148,10 @@ typedef struct MfParam {
   int rank;
   char *dimname[PHOBOS_MAX_RANK]; /* NULL: a literal extent */
   int64_t dim[PHOBOS_MAX_RANK];   /* literal extents; -1 where named */
+  /* @scratch (spec 11): the runtime allocates it and passes it (the caller
+   * passes the other parameters only); MF_SCRATCH_ZERO: zeroed when
+   * allocated, and left zero by every launch */
+  enum { MF_SCRATCH_NONE, MF_SCRATCH_UNDEFINED, MF_SCRATCH_ZERO } scratch;
 } MfParam;
 
 /* One grid extent as a postfix program over dims and integers. */
@@ -175,6 +180,10 @@ typedef struct MfTmap {
   phobos_dtype dtype;
   int swizzle;                    /* bytes: 0 (none), 32, 64 or 128 */
 } MfTmap;
+
+/* @scratch tensors a kernel may declare (phobosc's MAX_SCRATCH), and the
+ * streams whose buffers a kernel keeps at once (workspace.c) */
+enum { MF_MAX_SCRATCH = 8, RT_WS_STREAMS = 8 };
 
 /* A launch contract (@requires, spec 11.2): two sides compared. */
 enum { MF_MAX_REQUIRES = 16 };
@@ -229,6 +238,7 @@ typedef struct MfVariant {
    * can be (rt_maps_misfit) */
   bool maps_required;
   MfProgram (*requires)[2]; /* its kernel's nrequires contracts' sides, or NULL */
+  MfProgram (*scratch)[PHOBOS_MAX_RANK]; /* each scratch tensor's extents (MfKernel.nscratch), or NULL */
   CUfunction fn;       /* set by phobos_module_load */
   /* l2_prefetch: the entry takes the prefetch distance last (phobosc's
    * l2pf.c). Each such variant has a twin after the manifest's variants,
@@ -246,6 +256,7 @@ typedef struct MfKernel {
   MfContract *requires;
   int nparams;
   MfParam *params;
+  int nscratch;         /* the last nscratch parameters are @scratch's: the caller passes nparams - nscratch */
   int nvariants;
   MfVariant *variants;
   bool general_strides; /* some variant takes general strides */
@@ -326,6 +337,15 @@ struct phobos_kernel {
     MfVariant *v;
   } memo[RT_MEMOS];
   int memo_next; /* the slot the next new key takes */
+  /* @scratch's buffers (workspace.c), one set a stream */
+  struct RtWs {
+    bool used;
+    CUstream stream;
+    uint64_t tick; /* of its last launch: the least recent set goes first */
+    CUdeviceptr ptr[MF_MAX_SCRATCH];
+    size_t bytes[MF_MAX_SCRATCH];
+  } ws[RT_WS_STREAMS];
+  uint64_t ws_tick;
 };
 
 struct phobos_module {
@@ -433,6 +453,12 @@ int rt_apart_misfit(const MfKernel *k, const MfVariant *v, const phobos_arg *arg
 /* A maps_required variant's first tensor parameter whose map the driver
  * would refuse (tmap_shape), or -1: every map can be built */
 int rt_maps_misfit(const MfKernel *k, const MfVariant *v, const phobos_arg *args);
+/* workspace.c: fills args' scratch tensors (the kernel's last nscratch
+ * parameters) for variant v, their buffers the kernel's for `stream`,
+ * made or grown as needed; and frees them all */
+phobos_status rt_scratch_fill(phobos_kernel *k, const MfVariant *v, const RtBinding *b, phobos_arg *args,
+                              CUstream stream);
+void rt_scratch_free(phobos_kernel *k);
 /* Frees what a kernel holds: its room for fitting variants and its
  * remembered choices. */
 void rt_kernel_free(phobos_kernel *k);

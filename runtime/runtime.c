@@ -506,6 +506,7 @@ phobos_status rt_bind(const MfKernel *k, const phobos_arg *args, int nargs, RtBi
   for (int i = 0; i < k->nparams; i++) {
     const MfParam *p = &k->params[i];
     const phobos_arg *a = &args[i];
+    if (p->scratch) continue; /* the runtime's own (workspace.c): nothing of the caller's to check or bind */
     if (p->tensor) {
       if (a->kind != PHOBOS_ARG_TENSOR)
         return BAD(PHOBOS_BAD_ARGUMENT, "argument %d ('%s') must be a tensor, got %s", i, p->name, arg_kind_name(a->kind));
@@ -917,6 +918,13 @@ phobos_status rt_launch_variant(phobos_kernel *k, MfVariant *v, const phobos_arg
                                     const CUdeviceptr *override, CUstream stream) {
   phobos_context *ctx = k->mod->ctx;
   char err[512];
+  phobos_arg full[MF_MAX_PARAMS];
+  if (k->mf->nscratch) { /* this variant's scratch tensors, for this stream */
+    memcpy(full, args, sizeof *args * (size_t)k->mf->nparams);
+    phobos_status ss = rt_scratch_fill(k, v, b, full, stream);
+    if (ss != PHOBOS_OK) return ss;
+    args = full;
+  }
   int64_t grid[3];
   if (k->explicit_grid) {
     for (int a = 0; a < 3; a++) {
@@ -1046,6 +1054,7 @@ static void memo_store(phobos_kernel *k, const int64_t *key, size_t len, MfVaria
 }
 
 void rt_kernel_free(phobos_kernel *k) {
+  rt_scratch_free(k);
   free(k->fits);
   for (int i = 0; i < RT_MEMOS; i++) free(k->memo[i].key), k->memo[i].key = NULL;
 }
@@ -1055,6 +1064,21 @@ phobos_status phobos_launch(phobos_kernel *k, const phobos_arg *args, int nargs,
   phobos_context *ctx = k->mod->ctx;
   char err[900];
   RtBinding b;
+  /* a kernel with @scratch takes the caller's arguments, then its scratch
+   * tensors, which the runtime fills in for the variant it launches
+   * (rt_launch_variant; workspace.c) */
+  phobos_arg full[MF_MAX_PARAMS];
+  int nscr = k->mf->nscratch, nuser = k->mf->nparams - nscr;
+  if (nscr) {
+    if (nargs != nuser)
+      return rt_set_err(ctx, PHOBOS_BAD_ARGUMENT, "kernel '%s' takes %d argument%s, got %d (its %d scratch tensor%s "
+                        "the library allocates and passes itself)", k->mf->name, nuser, nuser == 1 ? "" : "s", nargs,
+                        nscr, nscr == 1 ? "" : "s");
+    if (!args && nargs) return rt_set_err(ctx, PHOBOS_INVALID, "kernel '%s': args is NULL", k->mf->name);
+    if (nuser) memcpy(full, args, sizeof *args * (size_t)nuser);
+    memset(full + nuser, 0, sizeof *full * (size_t)nscr);
+    args = full, nargs = k->mf->nparams;
+  }
   phobos_status bs = rt_bind(k->mf, args, nargs, &b, err, sizeof err);
   if (bs != PHOBOS_OK) return rt_set_err(ctx, bs, "%s", err);
   if (k->pinned) {

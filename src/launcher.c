@@ -89,11 +89,14 @@ static const char *strides_name(Arena *a, const TirFunc *f, const char *name) {
  * tensor is followed by its strides (rank int64_t elements, as phobos_tensor's; NULL: contiguous) */
 static void write_launcher(Arena *a, FILE *out, Plan **plans, int i, int j, bool views) {
   const TirFunc *f = plans[i]->f;
+  /* @scratch's tensors (the last) are the runtime's to pass */
+  int nuser = 0;
+  while (nuser < f->nparams && !f->params[nuser].scratch) nuser++;
   /* the named dims, each once, in the order the parameters use them */
   int ndims = 0, most = 0;
   for (int p = 0; p < f->nparams; p++) most += f->params[p].tensor ? f->params[p].rank : 0;
   const char **dims = arena_alloc(a, sizeof(char *) * (size_t)(most + 1));
-  for (int p = 0; p < f->nparams; p++)
+  for (int p = 0; p < nuser; p++)
     for (int d = 0; f->params[p].tensor && d < f->params[p].rank; d++) {
       const char *n = f->params[p].dimname[d];
       bool seen = !n;
@@ -101,7 +104,7 @@ static void write_launcher(Arena *a, FILE *out, Plan **plans, int i, int j, bool
       if (!seen) dims[ndims++] = n;
     }
   fprintf(out, "\nstatic inline phobos_status %s_launch%s(phobos_kernel *k", f->name, views ? "_views" : "");
-  for (int p = 0; p < f->nparams; p++) {
+  for (int p = 0; p < nuser; p++) {
     const TirParam *tp = &f->params[p];
     if (tp->tensor) {
       bool written = false;
@@ -113,8 +116,8 @@ static void write_launcher(Arena *a, FILE *out, Plan **plans, int i, int j, bool
     }
   }
   for (int q = 0; q < ndims; q++) fprintf(out, ", int64_t %s", c_name(a, dims[q]));
-  fprintf(out, ", void *stream) {\n  phobos_arg args[%d];\n", f->nparams > 0 ? f->nparams : 1);
-  for (int p = 0; p < f->nparams; p++) {
+  fprintf(out, ", void *stream) {\n  phobos_arg args[%d];\n", nuser > 0 ? nuser : 1);
+  for (int p = 0; p < nuser; p++) {
     const TirParam *tp = &f->params[p];
     const char *n = c_name(a, tp->name);
     if (!tp->tensor) {
@@ -133,7 +136,7 @@ static void write_launcher(Arena *a, FILE *out, Plan **plans, int i, int j, bool
       fprintf(out, "  for (int d = 0; %s && d < %d; d++) args[%d].tensor.strides[d] = %s[d];\n", sn, tp->rank, p, sn);
     }
   }
-  fprintf(out, "  return phobos_launch(k, args, %d, stream);\n}\n", f->nparams);
+  fprintf(out, "  return phobos_launch(k, args, %d, stream);\n}\n", nuser);
 }
 
 void launcher_write(Arena *a, FILE *out, const char *source, Plan **plans, int nplans) {

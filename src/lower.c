@@ -587,6 +587,8 @@ static TirFunc *lower_with(Arena *a, Diags *d, const KernelInfo *info, Lower *lw
     p->elem = pn->ty->elem;
     p->tensor = pn->ty->kind == TY_TENSOR;
     p->rank = p->tensor ? pn->ty->rank : 0;
+    p->scratch = pn->op == PARAM_SCRATCH;
+    p->zero = p->scratch && pn->a;
     for (int dd = 0; dd < p->rank; dd++) {
       p->dimname[dd] = pn->ty->dimname[dd];
       p->dims[dd] = pn->ty->dims[dd];

@@ -153,6 +153,9 @@ bool manifest_write(FILE *out, const Source *src, const char *arch, const char *
         kv(&m, "written", written ? "true" : "false");
         /* every dim's stride but the last is a launch parameter (spec 16.3) */
         kv(&m, "strides", "inner-contiguous");
+        /* @scratch: the runtime allocates it (each variant's `scratch`
+         * gives its extents) and passes it; zeroed when allocated */
+        if (tp->scratch) kv(&m, "scratch", tp->zero ? "zero" : "undefined");
       }
       ev_map(&m, false, true);
     }
@@ -190,6 +193,19 @@ bool manifest_write(FILE *out, const Source *src, const char *arch, const char *
       for (int c = info->nconsts - 1; c >= 0; c--)
         if (!info->const_is_float[c]) kv_int(&m, info->const_names[c], info->const_values[c]);
       ev_map(&m, false, true);
+      /* @scratch: each scratch tensor's extents, programs over the dims */
+      if (info->nscratch) {
+        ev_scalar(&m, "scratch", false);
+        ev_seq(&m, true, true);
+        for (int c = 0, p = 0; p < vf->nparams; p++) {
+          if (!vf->params[p].scratch) continue;
+          ev_seq(&m, true, true);
+          for (int d = 0; d < vf->params[p].rank; d++) ev_scalar(&m, info->scratch_prog[c][d], true);
+          ev_seq(&m, false, true);
+          c++;
+        }
+        ev_seq(&m, false, true);
+      }
       /* dims named like a constant are fixed by this variant */
       ev_scalar(&m, "pinned", false);
       ev_map(&m, true, true);

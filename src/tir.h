@@ -104,6 +104,9 @@ typedef struct TirParam {
   int rank;
   const char *dimname[MAX_TENSOR_RANK]; /* NULL: a literal extent */
   int64_t dims[MAX_TENSOR_RANK];        /* literal or pinned extent; -1: from the launch */
+  /* a tensor of @scratch (spec 11): the runtime allocates it (KernelInfo's
+   * scratch_prog give its extents) and passes it; zero: it starts at zero */
+  bool scratch, zero;
 } TirParam;
 
 typedef struct TirFunc {

@@ -1152,3 +1152,79 @@ Test(launch, a_contract_that_cannot_be_evaluated_names_the_variant_and_the_step)
                                            "overflows at 'neg' (neg -9223372036854775808)");
   cr_assert_eq(fake->nlaunches, 0);
 }
+
+/* @scratch (spec 11): the caller passes A and C; the runtime sizes P and
+ * Cnt for the variant and the launch's dims, allocates them once for the
+ * stream (rows at 16-byte pitches), zeroes Cnt when it is made, and passes
+ * them after the caller's arguments */
+static const char *scratch_manifest =
+    "phobos_manifest: 1\n"
+    "compiler: phobosc 0.1.0\n"
+    "source: scratch.ph\n"
+    "source_hash: 0123456789abcdef\n"
+    "arch: sm_90a\n"
+    "cubin: k.cubin\n"
+    "kernels:\n"
+    "- name: split_colsum\n"
+    "  params:\n"
+    "  - {name: A, kind: tensor, dtype: f32, dims: [K, N], written: false, strides: inner-contiguous}\n"
+    "  - {name: C, kind: tensor, dtype: f32, dims: [1, N], written: true, strides: inner-contiguous}\n"
+    "  - {name: P, kind: tensor, dtype: f32, dims: [KSPLIT, N], written: true, strides: inner-contiguous, scratch: undefined}\n"
+    "  - {name: Cnt, kind: tensor, dtype: i32, dims: [Cnt.0], written: true, strides: inner-contiguous, scratch: zero}\n"
+    "  variants:\n"
+    "  - entry: split_colsum__v0\n"
+    "    constants: {TN: 64, KSPLIT: 8}\n"
+    "    scratch: [[\"8\", \"N\"], [\"N 64 cdiv\"]]\n"
+    "    pinned: {KSPLIT: 8}\n"
+    "    grid: [\"N 64 cdiv\", \"8\"]\n"
+    "    threads: 128\n"
+    "    shared_bytes: 0\n"
+    "    dynamic_shared: false\n"
+    "    dependent_launch: false\n";
+
+Test(launch, scratch_tensors_are_the_runtimes) {
+  /* A, C: pointer, 2 extents, 1 stride; P likewise; Cnt: pointer, 1 extent */
+  int sz[] = {8, 4, 4, 4, 8, 4, 4, 4, 8, 4, 4, 4, 8, 4};
+  load_text(scratch_manifest, "split_colsum", 14, sz);
+  int64_t K = 50, N = 300;
+  phobos_arg a[2] = {phobos_tensor_arg(alloc(sizeof(float) * (size_t)(K * N)), PHOBOS_F32, 2, (int64_t[]){K, N}),
+                     phobos_tensor_arg(alloc(sizeof(float) * (size_t)N), PHOBOS_F32, 2, (int64_t[]){1, N})};
+  int allocs0 = fake->nallocs;
+  cr_assert_eq(phobos_launch(k, a, 2, NULL), PHOBOS_OK, "%s", phobos_last_error(ctx));
+  cr_assert_eq(fake->nallocs - allocs0, 2, "P and Cnt");
+  cr_assert_eq(fake->alloc_bytes[allocs0], (size_t)(8 * 300 * 4), "P: 8 rows of 1200 bytes");
+  cr_assert_eq(fake->alloc_bytes[allocs0 + 1], (size_t)32, "Cnt: 5 counters, rounded to 16 bytes");
+  cr_assert_eq(fake->memsets, 1, "Cnt zeroed when made");
+  cr_assert_eq(fake->memset_bytes, (size_t)32);
+  uint64_t p, cnt;
+  memcpy(&p, fake->params[8], 8);
+  memcpy(&cnt, fake->params[12], 8);
+  cr_assert_eq(p, fake->allocs[allocs0]);
+  cr_assert_eq(cnt, fake->allocs[allocs0 + 1]);
+  cr_assert_eq(s32(9), 8, "P's rows: KSPLIT");
+  cr_assert_eq(s32(10), 300);
+  cr_assert_eq(s32(11), 300, "P's row stride, in elements");
+  cr_assert_eq(s32(13), 5, "Cnt: cdiv(N, 64)");
+  /* again: the same buffers, nothing allocated or zeroed */
+  cr_assert_eq(phobos_launch(k, a, 2, NULL), PHOBOS_OK, "%s", phobos_last_error(ctx));
+  cr_assert_eq(fake->nallocs - allocs0, 2);
+  cr_assert_eq(fake->memsets, 1);
+  /* a wider N grows them: P, Cnt made again (Cnt zeroed again) */
+  int64_t N2 = 1001;
+  phobos_arg b2[2] = {phobos_tensor_arg(alloc(sizeof(float) * (size_t)(K * N2)), PHOBOS_F32, 2, (int64_t[]){K, N2}),
+                      phobos_tensor_arg(alloc(sizeof(float) * (size_t)N2), PHOBOS_F32, 2, (int64_t[]){1, N2})};
+  cr_assert_eq(phobos_launch(k, b2, 2, NULL), PHOBOS_OK, "%s", phobos_last_error(ctx));
+  cr_assert_eq(fake->nallocs - allocs0, 4);
+  cr_assert_eq(fake->alloc_bytes[allocs0 + 2], (size_t)(8 * 1004 * 4), "rows of 1001 padded to 1004 elements");
+  cr_assert_eq(s32(11), 1004);
+  cr_assert_eq(fake->memsets, 2);
+  /* another stream: buffers of its own */
+  cr_assert_eq(phobos_launch(k, a, 2, (void *)0x1234), PHOBOS_OK, "%s", phobos_last_error(ctx));
+  cr_assert_eq(fake->nallocs - allocs0, 6);
+  /* the caller passes its own arguments only */
+  phobos_arg four[4] = {a[0], a[1], a[1], a[1]};
+  cr_assert_eq(phobos_launch(k, four, 4, NULL), PHOBOS_BAD_ARGUMENT);
+  cr_assert(strstr(phobos_last_error(ctx), "kernel 'split_colsum' takes 2 arguments, got 4 (its 2 scratch tensors the "
+                                            "library allocates and passes itself)"),
+            "%s", phobos_last_error(ctx));
+}

@@ -464,6 +464,50 @@ bool harness_is_output(const Case *c, const char *name) {
  * C = alpha A B + beta C): it starts from its inputs, not from poison. */
 bool harness_is_inout(const Case *c, const CaseParam *p) { return harness_is_output(c, p->name) && strcmp(p->fill, "poison"); }
 
+/* The value of dim `name` in the case: the extent of the first kernel
+ * tensor that names it; false when none does. */
+static bool case_dim(Case *c, const TirFunc *f, const char *name, int64_t *v) {
+  for (int i = 0; i < f->nparams; i++) {
+    CaseParam *cp = f->params[i].scratch ? NULL : harness_param(c, f->params[i].name);
+    for (int d = 0; cp && d < f->params[i].rank && d < cp->rank; d++)
+      if (f->params[i].dimname[d] && !strcmp(f->params[i].dimname[d], name)) return *v = cp->dims[d], true;
+  }
+  return false;
+}
+
+bool harness_scratch_dims(Case *c, const TirFunc *f, int param, int64_t *dims) {
+  int sc = 0;
+  for (int i = 0; i < param; i++) sc += f->params[i].scratch;
+  for (int d = 0; d < f->params[param].rank; d++) {
+    /* the manifest's postfix program (sema: dims, integers, + - * / %, neg, cdiv, min, max) */
+    char prog[512];
+    snprintf(prog, sizeof prog, "%s", f->info->scratch_prog[sc][d]);
+    int64_t st[64];
+    int sp = 0;
+    char *save = NULL;
+    for (char *t = strtok_r(prog, " ", &save); t; t = strtok_r(NULL, " ", &save)) {
+      char *end;
+      long long iv = strtoll(t, &end, 10);
+      if (*t && !*end) {
+        st[sp++] = iv;
+      } else if (!strcmp(t, "neg")) {
+        st[sp - 1] = -st[sp - 1];
+      } else if ((strchr("+-*/%", *t) && !t[1]) || !strcmp(t, "cdiv") || !strcmp(t, "min") || !strcmp(t, "max")) {
+        int64_t y = st[--sp], x = st[sp - 1], r;
+        if ((*t == '/' || *t == '%' || *t == 'c') && y == 0) return false;
+        r = *t == '+' ? x + y : *t == '-' && !t[1] ? x - y : *t == '*' ? x * y : *t == '/' ? x / y : *t == '%' ? x % y
+          : *t == 'c' ? (x + y - 1) / y : !strcmp(t, "min") ? (x < y ? x : y) : (x > y ? x : y);
+        st[sp - 1] = r;
+      } else if (!case_dim(c, f, t, &st[sp++])) {
+        return false;
+      }
+    }
+    if (sp != 1 || st[0] < 1) return false;
+    dims[d] = st[0];
+  }
+  return true;
+}
+
 /* The interpreter runner: one plan on copies of the case's tensors;
  * outputs land in outs[] (by parameter index), poisoned first. */
 static bool interp_plan(void *self, Case *c, const Plan *p, int index, double **outs, char *err, size_t errlen) {
@@ -471,9 +515,22 @@ static bool interp_plan(void *self, Case *c, const Plan *p, int index, double **
   const TirFunc *f = p->f;
   InterpArg args[CASE_MAX_PARAMS];
   for (int i = 0; i < f->nparams; i++) {
-    CaseParam *cp = harness_param(c, f->params[i].name);
     InterpArg *a = &args[i];
     memset(a, 0, sizeof *a);
+    if (f->params[i].scratch) { /* the runtime's: zeroed, or NaN (undefined) */
+      a->tensor = true;
+      a->t.rank = f->params[i].rank;
+      int64_t n = 1;
+      if (!harness_scratch_dims(c, f, i, a->t.dims)) {
+        for (int k = 0; k < i; k++) free(args[k].t.data);
+        return fail(err, errlen, "scratch tensor '%s': its dims cannot be computed", f->params[i].name);
+      }
+      for (int d = 0; d < a->t.rank; d++) n *= a->t.dims[d];
+      a->t.data = malloc(sizeof(double) * (size_t)n);
+      for (int64_t k = 0; k < n; k++) a->t.data[k] = f->params[i].zero ? 0 : is_float_elem(f->params[i].elem) ? NAN : -77;
+      continue;
+    }
+    CaseParam *cp = harness_param(c, f->params[i].name);
     if (f->params[i].tensor) {
       a->tensor = true;
       a->t.rank = cp->rank;
@@ -491,7 +548,7 @@ static bool interp_plan(void *self, Case *c, const Plan *p, int index, double **
   if (!ok) fail(err, errlen, "interpreter: %s", ierr);
   for (int i = 0; i < f->nparams; i++) {
     if (!args[i].tensor) continue;
-    if (ok && outs && harness_is_output(c, f->params[i].name)) outs[i] = args[i].t.data;
+    if (ok && outs && !f->params[i].scratch && harness_is_output(c, f->params[i].name)) outs[i] = args[i].t.data;
     else free(args[i].t.data);
   }
   return ok;
@@ -572,6 +629,11 @@ bool harness_run(Case *c, const Runner *runner, char *err, size_t errlen) {
   /* every kernel parameter has a case entry, and element types come from the kernel */
   for (int i = 0; i < f->nparams && ok; i++) {
     CaseParam *cp = harness_param(c, f->params[i].name);
+    if (f->params[i].scratch) {
+      if (cp) ok = fail(err, errlen, "%s: '%s' is a scratch tensor of the kernel: the runtime passes it, the case does not",
+                        c->name, cp->name);
+      continue;
+    }
     if (!cp) ok = fail(err, errlen, "%s: params has no entry for '%s'", c->name, f->params[i].name);
     else if (cp->tensor != f->params[i].tensor)
       ok = fail(err, errlen, "%s: '%s' is a %s in the kernel", c->name, cp->name, f->params[i].tensor ? "tensor" : "scalar");
@@ -614,7 +676,7 @@ bool harness_run(Case *c, const Runner *runner, char *err, size_t errlen) {
     char what[256];
     snprintf(what, sizeof what, "variant [%s]", plan_func_str(comp.arena, p));
     for (int i = 0; i < p->f->nparams && ok; i++) {
-      if (!outs[i]) continue;
+      if (!outs[i] || p->f->params[i].scratch) continue;
       CaseParam *cp = harness_param(c, p->f->params[i].name);
       int ci = (int)(cp - c->params);
       ok = compare(c, cp, outs[i], want[ci], what, err, errlen);

@@ -118,6 +118,9 @@ extern int harness_runs;
 bool harness_is_inout(const Case *c, const CaseParam *p);
 bool harness_is_output(const Case *c, const char *name);
 CaseParam *harness_param(Case *c, const char *name);
+/* The extents of scratch tensor `param` of f (a @scratch tensor, which no
+ * case lists) for the case's dims; false when they cannot be computed. */
+bool harness_scratch_dims(Case *c, const struct TirFunc *f, int param, int64_t *dims);
 
 /* Releases what harness_load allocated (safe after a failed load). */
 void harness_free(Case *c);

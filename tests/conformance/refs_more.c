@@ -549,6 +549,18 @@ static bool ref_everyday_math(RefCtx *r) {
   return true;
 }
 
+/* C[0, j] = the sum of A's column j (scratch.ph, split_colsum) */
+static bool ref_colsum(RefCtx *r) {
+  CaseParam *A = ref_param(r, "A"), *C = ref_param(r, "C");
+  int64_t K = A->dims[0], N = A->dims[1];
+  for (int64_t j = 0; j < N; j++) {
+    double s = 0;
+    for (int64_t k = 0; k < K; k++) s += A->data[k * N + j];
+    C->data[j] = s;
+  }
+  return true;
+}
+
 /* Y = cumsum(X) down dim 0, X of rank 1 or 2 (scan.ph) */
 static bool ref_cumsum_rows(RefCtx *r) {
   CaseParam *X = ref_param(r, "X"), *Y = ref_param(r, "Y");
@@ -1191,6 +1203,7 @@ const RefEntry harness_refs_more[] = {
     {"rms_residual", ref_rms_residual},
     {"everyday_math", ref_everyday_math},
     {"cumsum_rows", ref_cumsum_rows},
+    {"colsum", ref_colsum},
     {"tril_block", ref_tril_block},
     {"gla_recurrence", ref_gla_recurrence},
     {"scale_twice", ref_scale_twice},

@@ -225,6 +225,11 @@ static bool gpu_run(void *self, Case *c, const Plan *p, int index, double **outs
   int64_t st[CASE_MAX_PARAMS][MAX_TENSOR_RANK];
   bool ok = true;
   for (int i = 0; i < f->nparams && ok; i++) {
+    if (f->params[i].scratch) { /* @scratch: the runtime fills it in (rt_launch_variant) */
+      memset(&args[i], 0, sizeof args[i]);
+      args[i].kind = PHOBOS_ARG_TENSOR;
+      continue;
+    }
     CaseParam *cp = harness_param(c, f->params[i].name);
     if (!cp->tensor) {
       bool fl = cp->elem <= S_F64;
@@ -266,6 +271,12 @@ static bool gpu_run(void *self, Case *c, const Plan *p, int index, double **outs
     int built, maps = phobos_kernel_last_tensor_maps(k, &built), want = 0;
     for (int t = 0; t < v->ntmaps; t++) {
       int q = v->tmaps[t].param;
+      if (f->params[q].scratch) { /* the runtime's: 256-byte bases, rows at 16-byte pitches (workspace.c) */
+        int64_t sd[MAX_TENSOR_RANK];
+        const MfTmap *tm = &v->tmaps[t];
+        want += harness_scratch_dims(c, f, q, sd) && (tm->split_dim < 0 || sd[tm->split_dim] % tm->split_inner == 0);
+        continue;
+      }
       CaseParam *cp = harness_param(c, f->params[q].name);
       const MfTmap *tm = &v->tmaps[t];
       bool fits = front[q] % 16 == 0;
