@@ -996,8 +996,11 @@ has "it names the store and the loop variable" err "gs.ph:3:7: error: cannot der
 has "it says how to fix it" err "note: give the grid with @grid(...) before 'kernel gs'"
 # @requires: the split q8 kernel's contracts, in its manifest (spec 11.2)
 run "q8_matvec_split: --emit=manifest" 0 --emit=manifest "$PROJECT_ROOT/examples/q8_matvec/q8_matvec_split.ph"
-has "the contract as written" out '{text: "NCB >= ctx.grid.x", op: ">=", lhs: "NCB", rhs: "ctx.grid.x"}'
-has "each variant's programs" out 'requires: [["NCB", "grid.x"], ["KB", "K 32 cdiv"]]'
+has "the contract as written" out '{text: "KB >= cdiv(K, 32)", op: ">=", lhs: "KB", rhs: "cdiv(K, 32)"}'
+has "each variant's programs" out 'requires: [["KB", "K 32 cdiv"]]'
+# @scratch: its tensors marked, last, and each variant's extents (spec 11.3)
+has "scratch tensors marked" out '{name: Cnt, kind: tensor, dtype: i32, dims: [Cnt.0], written: true, strides: inner-contiguous, scratch: zero}'
+has "each variant's scratch extents" out 'scratch: [["8", "N"], ["N 256 cdiv"]]'
 run "--help" 0 --help
 has "--help tells of the derived grid and @requires" out "@requires"
 

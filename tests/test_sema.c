@@ -256,3 +256,24 @@ Test(sema, cumsum_and_tril) {
   expect_diag_has("kernel k(X: tensor<f32>[N]) {\n  let t = cumsum(X[0])\n}\n",
               "argument 1 of cumsum must be a tile of rank 1 to 2, got f32");
 }
+
+/* @scratch (spec 11.3): declarations, dims, fills */
+Test(sema, scratch_tensors) {
+  expect_clean("@autotune(TN in [64], KSPLIT in [4])\n"
+               "@grid(cdiv(N, TN), KSPLIT)\n"
+               "@scratch(P: tensor<f32>[KSPLIT, N], Cnt: tensor<i32>[cdiv(N, TN)] = 0)\n"
+               "kernel k(A: tensor<f32>[K, N]) {\n"
+               "  P[0 :+ 1, 0 :+ TN] = A[0 :+ 1, 0 :+ TN]\n"
+               "  let last = arrive(Cnt[0], KSPLIT)\n"
+               "}\n");
+  expect_diag_has("@scratch(4)\nkernel k(A: tensor<f32>[N]) {\n}\n", "@scratch declares tensors the runtime allocates");
+  expect_diag_has("@launch(P: tensor<f32>[N])\nkernel k(A: tensor<f32>[N]) {\n}\n",
+                  "@launch takes no declarations (NAME: type): only @scratch does");
+  expect_diag_has("@scratch(P: tensor<f32>[Q])\nkernel k(A: tensor<f32>[N]) {\n}\n",
+                  "dim 'Q' of scratch tensor 'P' is neither a dim of the kernel's tensors nor a constant");
+  expect_diag_has("@scratch(P: tensor<f32>[N * n])\nkernel k(A: tensor<f32>[N], n: i32) {\n}\n",
+                  "@scratch can use tensor dims and constants; 'n' is a scalar parameter");
+  expect_diag_has("@scratch(P: tensor<f32>[N] = 1)\nkernel k(A: tensor<f32>[N]) {\n}\n",
+                  "a scratch tensor starts undefined, or at zero ('= 0')");
+  expect_diag_has("@scratch(P: i32)\nkernel k(A: tensor<f32>[N]) {\n}\n", "@scratch declares tensors: 'P' is a i32");
+}

@@ -5,9 +5,14 @@
 // at column block x's counter in Cnt (spec 9.5); the KSPLIT-th CTA to
 // arrive adds the KSPLIT rows into C, in the same launch (q8_reduce, below,
 // did that in a second one: as fast, 28.7 against 28.8 us at 4096 x 14336,
-// call 4 of the fourth session of 2026-11-30, and one launch). The host
-// picks KSPLIT (P's first dim) from the shape and zeroes Cnt (one counter
-// a column block) once.
+// call 4 of the fourth session of 2026-11-30, and one launch).
+//
+// P and Cnt are the library's (@scratch, spec 11.3): the caller passes A,
+// W, S and C; libphobos sizes P (KSPLIT rows) and Cnt (a counter a column
+// block) for the variant it launches, zeroes Cnt once, and keeps them
+// between launches (each launch leaves the counters at zero). KSPLIT is an
+// @autotune list like TN's: the autotuner picks the split per shape (the
+// host formula picked 36 at 4096 x 14336 where 16 was fastest, 2026-12-01).
 //
 // Inside, the loop is the seed's with TN / 4 threads: each thread owns four
 // neighbouring columns of the [32, TN] weight tile (one 4-byte load per
@@ -23,19 +28,16 @@
 // spec/conformance/pipeline.ph and spec/LANGUAGE.md 15.9.)
 //
 // What the launch must give (spec 11.2, checked by libphobos before each
-// launch): a counter for every column block of the variant's TN (the host
-// sizes Cnt for the narrowest, 256: a variant of a wider TN needs fewer),
-// and a scale for every block of 32 rows of W (a missing one would read as
-// zero and silently zero those rows' products).
-@autotune(TN in [256, 512, 1024], OCC in [2048, 4096])
+// launch): a scale for every block of 32 rows of W (a missing one would
+// read as zero and silently zero those rows' products).
+@autotune(KSPLIT in [8, 16, 32, 64, 128], TN in [256, 512, 1024], OCC in [2048, 4096])
 @launch(TN / 4, OCC / TN)
 @grid(cdiv(N, TN), KSPLIT)
-@requires(NCB >= ctx.grid.x, KB >= cdiv(K, 32))
+@requires(KB >= cdiv(K, 32))
+@scratch(P: tensor<f32>[KSPLIT, N], Cnt: tensor<i32>[cdiv(N, TN)] = 0)
 kernel q8_matvec_split(A: tensor<f32>[1, K],
                        W: tensor<i8>[K, N],
                        S: tensor<f32>[KB, N],
-                       P: tensor<f32>[KSPLIT, N],
-                       Cnt: tensor<i32>[NCB],
                        C: tensor<f32>[1, N]) {
   let pn = ctx.block.x
   let chunk = cdiv(K, KSPLIT * 32) * 32

@@ -19,7 +19,7 @@ done
 # the @pipeline version: the same kernel with the attribute and a stage count to tune
 # (without @launch's CTAs-per-SM hint: the rings bound that, and the hint
 # would cap the registers below what the producer warp's kernel needs)
-sed -e '0,/^@autotune(TN in \[256, 512, 1024\], OCC in \[2048, 4096\])$/s//@autotune(TN in [512, 1024], PIPE in [2, 3, 4])\n@pipeline(PIPE)\n@dynshared/' \
+sed -e '0,/^@autotune(KSPLIT in \[8, 16, 32, 64, 128\], TN in \[256, 512, 1024\], OCC in \[2048, 4096\])$/s//@autotune(KSPLIT in [16, 32], TN in [512, 1024], PIPE in [2, 3, 4])\n@pipeline(PIPE)\n@dynshared/' \
   -e 's|^@launch(TN / 4, OCC / TN)$|@launch(TN / 4)|' "$src" > "$out/q8_matvec_split.ph"
 grep -q '@pipeline(PIPE)' "$out/q8_matvec_split.ph" && grep -q '^@launch(TN / 4)$' "$out/q8_matvec_split.ph" || { echo "q8_ab: could not add @pipeline to $src"; exit 1; }
 "$build/src/phobosc" --prefetch -o "$out/prefetch/q8_matvec_split.cubin" "$src"
