@@ -106,6 +106,87 @@ static bool postfix(const TirInst *in, FILE *out, bool *first) {
   return true;
 }
 
+/* arrive's counters (issue 21, spec 9.5): a counter index that moves with
+ * a block index, a * ctx.block.X + b (a and b constants in the variant),
+ * must stay inside its tensor for every block of the grid, or a CTA's
+ * arrival is masked away and the last CTA never learns it is last (the
+ * output left unwritten). Each such subscript is a launch contract of its
+ * own, derived here as a @requires would be written: `E > a * (ctx.grid.X
+ * - 1) + b`, E the counter tensor's extent (a dim's name, or its literal).
+ * A variant whose counters a launch's grid overruns is then never
+ * launched, and with none left the launch is PHOBOS_BAD_SHAPE naming the
+ * tensor, the dim and the grid (spec 11.2, 17.3). */
+typedef struct Derived {
+  const char *text, *lhs, *rhs, *lprog, *rprog;
+} Derived;
+enum { MAX_DERIVED = 8 };
+
+/* x as a * ctx.block.<axis> + b (axis -1: a constant b) */
+static bool affine_block(const TirInst *x, int *axis, int64_t *a, int64_t *b, int depth) {
+  if (!x || depth > 16 || x->ty.rank) return false;
+  switch (x->op) {
+  case TIR_CONST: return *axis = -1, *a = 0, *b = x->ival, true;
+  case TIR_CTX:
+    if (x->aux > 2) return false;
+    return *axis = x->aux, *a = 1, *b = 0, true;
+  case TIR_CONVERT: return affine_block(x->args[0], axis, a, b, depth + 1);
+  case TIR_BINARY: {
+    int ax, ay;
+    int64_t xa, xb, ya, yb;
+    if (!affine_block(x->args[0], &ax, &xa, &xb, depth + 1) || !affine_block(x->args[1], &ay, &ya, &yb, depth + 1))
+      return false;
+    if (x->aux == '+' && (ax < 0 || ay < 0 || ax == ay)) {
+      *axis = ax >= 0 ? ax : ay;
+      return !__builtin_add_overflow(xa, ya, a) && !__builtin_add_overflow(xb, yb, b);
+    }
+    if (x->aux == '*' && (ax < 0 || ay < 0)) { /* one side a constant */
+      int64_t k = ax < 0 ? xb : yb, pa = ax < 0 ? ya : xa, pb = ax < 0 ? yb : xb;
+      *axis = ax < 0 ? ay : ax;
+      return !__builtin_mul_overflow(k, pa, a) && !__builtin_mul_overflow(k, pb, b);
+    }
+    return false;
+  }
+  default: return false;
+  }
+}
+
+static void find_arrives(Arena *ar, const TirFunc *f, const TirBlock *blk, Derived *out, int *n) {
+  static const char *axes = "xyz";
+  for (int i = 0; i < blk->len; i++) {
+    const TirInst *in = blk->insts[i];
+    find_arrives(ar, f, &in->body, out, n);
+    find_arrives(ar, f, &in->body2, out, n);
+    find_arrives(ar, f, &in->cond, out, n);
+    if (in->op != TIR_ARRIVE) continue;
+    const TirParam *tp = &f->params[in->aux];
+    if (tp->scratch) continue; /* sized by the runtime to the grid (@scratch) */
+    for (int d = 0; d < in->nsubs && d < tp->rank && *n < MAX_DERIVED; d++) {
+      int axis;
+      int64_t a, b;
+      if (!affine_block(in->subs[d].start, &axis, &a, &b, 0) || axis < 0 || a <= 0) continue;
+      const char *e = tp->dimname[d] ? tp->dimname[d] : arena_printf(ar, "%lld", (long long)tp->dims[d]);
+      const char *g = arena_printf(ar, "ctx.grid.%c - 1", axes[axis]);
+      const char *rhs = a == 1 && b == 0 ? g
+                        : a == 1        ? arena_printf(ar, "%s + %lld", g, (long long)b)
+                        : b == 0        ? arena_printf(ar, "%lld * (%s)", (long long)a, g)
+                                        : arena_printf(ar, "%lld * (%s) + %lld", (long long)a, g, (long long)b);
+      out[*n] = (Derived){
+          .text = arena_printf(ar, "%s > %s (arrive's counter '%s', dim %d)", e, rhs, tp->name, d),
+          .lhs = e,
+          .rhs = rhs,
+          .lprog = e,
+          .rprog = arena_printf(ar, "grid.%c 1 - %lld * %lld +", axes[axis], (long long)a, (long long)b)};
+      (*n)++;
+    }
+  }
+}
+
+static int arrive_contracts(Arena *ar, const TirFunc *f, Derived *out) {
+  int n = 0;
+  find_arrives(ar, f, &f->body, out, &n);
+  return n;
+}
+
 bool manifest_write(FILE *out, const Source *src, const char *arch, const char *cubin, Plan **plans, int nplans,
                     char *err, size_t errlen) {
   Em m = {.ok = true};
@@ -163,9 +244,23 @@ bool manifest_write(FILE *out, const Source *src, const char *arch, const char *
     /* @requires: each contract as written, its comparison and its sides'
      * text (for the runtime's messages); each variant lists the sides'
      * programs, in this order (spec 16.2) */
-    if (f->info->nrequires) {
+    Derived derived[MAX_DERIVED];
+    int nderived = arrive_contracts(a, f, derived);
+    if (f->info->nrequires || nderived) {
       ev_scalar(&m, "requires", false);
       ev_seq(&m, true, false);
+      for (int c = 0; c < nderived; c++) {
+        ev_map(&m, true, true);
+        ev_scalar(&m, "text", false);
+        ev_scalar(&m, derived[c].text, true);
+        ev_scalar(&m, "op", false);
+        ev_scalar(&m, ">", true);
+        ev_scalar(&m, "lhs", false);
+        ev_scalar(&m, derived[c].lhs, true);
+        ev_scalar(&m, "rhs", false);
+        ev_scalar(&m, derived[c].rhs, true);
+        ev_map(&m, false, true);
+      }
       for (int c = 0; c < f->info->nrequires; c++) {
         ev_map(&m, true, true);
         ev_scalar(&m, "text", false);
@@ -267,9 +362,19 @@ bool manifest_write(FILE *out, const Source *src, const char *arch, const char *
         free(buf);
       }
       ev_seq(&m, false, true);
-      if (info->nrequires) {
+      Derived vd[MAX_DERIVED];
+      int nvd = arrive_contracts(a, vf, vd);
+      if (info->nrequires || nderived) {
         ev_scalar(&m, "requires", false);
         ev_seq(&m, true, true);
+        /* the kernel's derived contracts in its first variant's order; one
+         * this variant does not derive holds trivially here */
+        for (int c = 0; c < nderived; c++) {
+          ev_seq(&m, true, true);
+          ev_scalar(&m, c < nvd ? vd[c].lprog : "1", true);
+          ev_scalar(&m, c < nvd ? vd[c].rprog : "0", true);
+          ev_seq(&m, false, true);
+        }
         for (int c = 0; c < info->nrequires; c++) {
           ev_seq(&m, true, true);
           ev_scalar(&m, info->requires_prog[c][0], true);

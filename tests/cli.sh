@@ -998,6 +998,11 @@ has "it says how to fix it" err "note: give the grid with @grid(...) before 'ker
 run "q8_matvec_split: --emit=manifest" 0 --emit=manifest "$PROJECT_ROOT/examples/q8_matvec/q8_matvec_split.ph"
 has "the contract as written" out '{text: "KB >= cdiv(K, 32)", op: ">=", lhs: "KB", rhs: "cdiv(K, 32)"}'
 has "each variant's programs" out 'requires: [["KB", "K 32 cdiv"]]'
+# arrive's counters: the contract that they reach every block of the grid, derived (spec 11.2)
+run "arrive: --emit=manifest" 0 --emit=manifest "$PROJECT_ROOT/spec/conformance/arrive.ph"
+has "arrive's counter contract" out '{text: "NB > ctx.grid.x - 1 (arrive'"'"'s counter '"'"'Cnt'"'"', dim 0)", op: ">", lhs: "NB", rhs: "ctx.grid.x - 1"}'
+has "its program" out 'requires: [["NB", "grid.x 1 - 1 * 0 +"]]'
+run "q8_matvec_split: --emit=manifest again" 0 --emit=manifest "$PROJECT_ROOT/examples/q8_matvec/q8_matvec_split.ph"
 # @scratch: its tensors marked, last, and each variant's extents (spec 11.3)
 has "scratch tensors marked" out '{name: Cnt, kind: tensor, dtype: i32, dims: [Cnt.0], written: true, strides: inner-contiguous, scratch: zero}'
 has "each variant's scratch extents" out 'scratch: [["8", "N"], ["N 256 cdiv"]]'

@@ -1228,3 +1228,52 @@ Test(launch, scratch_tensors_are_the_runtimes) {
                                             "library allocates and passes itself)"),
             "%s", phobos_last_error(ctx));
 }
+
+/* arrive's counters (spec 11.2): phobosc derives, for arrive(Cnt[ctx.block.x],
+ * KS), the contract that Cnt reaches every block of the grid; a launch
+ * whose grid overruns it is an error naming the tensor, the dim and the
+ * grid, not a C silently left unwritten */
+static const char *arrive_manifest =
+    "phobos_manifest: 1\n"
+    "compiler: phobosc 0.1.0\n"
+    "source: arrive.ph\n"
+    "source_hash: 0123456789abcdef\n"
+    "arch: sm_90a\n"
+    "cubin: k.cubin\n"
+    "kernels:\n"
+    "- name: colsum\n"
+    "  params:\n"
+    "  - {name: X, kind: tensor, dtype: f32, dims: [R, N], written: false, strides: inner-contiguous}\n"
+    "  - {name: P, kind: tensor, dtype: f32, dims: [KS, N], written: true, strides: inner-contiguous}\n"
+    "  - {name: Cnt, kind: tensor, dtype: i32, dims: [NB], written: true, strides: inner-contiguous}\n"
+    "  - {name: C, kind: tensor, dtype: f32, dims: [1, N], written: true, strides: inner-contiguous}\n"
+    "  requires:\n"
+    "  - {text: \"NB > ctx.grid.x - 1 (arrive's counter 'Cnt', dim 0)\", op: \">\", lhs: \"NB\", rhs: \"ctx.grid.x - 1\"}\n"
+    "  variants:\n"
+    "  - entry: colsum__v0\n"
+    "    constants: {TN: 64, KS: 4}\n"
+    "    pinned: {KS: 4}\n"
+    "    grid: [\"N 64 cdiv\", \"4\"]\n"
+    "    requires: [[\"NB\", \"grid.x 1 - 1 * 0 +\"]]\n"
+    "    threads: 64\n"
+    "    shared_bytes: 0\n"
+    "    dynamic_shared: false\n"
+    "    dependent_launch: false\n";
+
+Test(launch, arrive_counters_the_grid_overruns_are_an_error) {
+  int sz[] = {8, 4, 4, 4, 8, 4, 4, 4, 8, 4, 8, 4, 4, 4};
+  load_text(arrive_manifest, "colsum", 14, sz);
+  int64_t R = 20, N = 300, NB = 5; /* cdiv(300, 64) = 5 column blocks */
+  phobos_arg a[4] = {phobos_tensor_arg(alloc(sizeof(float) * (size_t)(R * N)), PHOBOS_F32, 2, (int64_t[]){R, N}),
+                     phobos_tensor_arg(alloc(sizeof(float) * (size_t)(4 * N)), PHOBOS_F32, 2, (int64_t[]){4, N}),
+                     phobos_tensor_arg(alloc(sizeof(int32_t) * (size_t)NB), PHOBOS_I32, 1, (int64_t[]){NB}),
+                     phobos_tensor_arg(alloc(sizeof(float) * (size_t)N), PHOBOS_F32, 2, (int64_t[]){1, N})};
+  cr_assert_eq(phobos_launch(k, a, 4, NULL), PHOBOS_OK, "%s", phobos_last_error(ctx));
+  int launched = fake->nlaunches;
+  a[2] = phobos_tensor_arg(alloc(sizeof(int32_t) * 2), PHOBOS_I32, 1, (int64_t[]){2});
+  cr_assert_eq(phobos_launch(k, a, 4, NULL), PHOBOS_BAD_SHAPE);
+  cr_assert_eq(fake->nlaunches, launched, "nothing launched");
+  cr_assert(strstr(phobos_last_error(ctx), "requires NB > ctx.grid.x - 1 (arrive's counter 'Cnt', dim 0): NB = 2, "
+                                            "ctx.grid.x - 1 = 4"),
+            "%s", phobos_last_error(ctx));
+}

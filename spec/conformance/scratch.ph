@@ -4,7 +4,7 @@
 // the rows into C. P's rows and the counters' count come from the variant
 // (KSPLIT, TN) and the launch's dims; the counters start at zero and every
 // launch leaves them there (arrive wraps). The caller passes A and C.
-@autotune(TN in [64, 128], KSPLIT in [3, 8])
+@autotune(TN in [64, 128], KSPLIT in [3, 5, 8])
 @grid(cdiv(N, TN), KSPLIT)
 @scratch(P: tensor<f32>[KSPLIT, N], Cnt: tensor<i32>[cdiv(N, TN)] = 0)
 kernel split_colsum(A: tensor<f32>[K, N], C: tensor<f32>[1, N]) {
