@@ -99,9 +99,39 @@ static int run_ptxas(char *const *argv, int *status, char **msg, size_t *mlen) {
   return rc;
 }
 
+/* ptxas's messages without the -v report's info lines of the entries before the failure */
+static void print_messages(FILE *err, const char *msg, int exit_code) {
+  fprintf(err, "phobosc: error: ptxas failed (exit %d):\n", exit_code);
+  for (const char *l = msg; l && *l;) {
+    const char *nl = strchr(l, '\n');
+    int n = nl ? (int)(nl - l + 1) : (int)strlen(l);
+    bool info = !strncmp(l, "ptxas info", 10) || (n > 4 && !strncmp(l, "    ", 4) && strstr(l, "bytes stack frame"));
+    if (!info) fprintf(err, "%.*s", n, l);
+    l += n;
+  }
+}
+
+static void print_reproduce(FILE *err, const char *ptx_path, const char *ptxas, const char *archarg,
+                            const char *cubin_path, int nt, const char *nthreads) {
+  fprintf(err, "phobosc: note: the PTX is kept in %s; reproduce with:\n  %s %s -O3 -o %s %s%s%s\n", ptx_path, ptxas,
+          archarg, cubin_path, ptx_path, nt ? " --split-compile " : "", nt ? nthreads : "");
+}
+
+void cubin_print_refusal(FILE *err, const char *ptx_path, const char *cubin_path, const char *arch,
+                         const CubinRefusal *r) {
+  char pbuf[4096], archarg[64], nthreads[16];
+  const char *ptxas = cubin_find_ptxas(pbuf, sizeof pbuf);
+  int nt = r->threads;
+  snprintf(archarg, sizeof archarg, "-arch=%s", arch);
+  snprintf(nthreads, sizeof nthreads, "%d", nt);
+  print_messages(err, r->msg, r->exit_code);
+  print_reproduce(err, ptx_path, ptxas ? ptxas : "ptxas", archarg, cubin_path, nt, nthreads);
+}
+
 bool cubin_assemble(const char *ptx_path, const char *cubin_path, const char *arch, bool verbose, FILE *err,
-                    char **report) {
+                    char **report, CubinRefusal *refusal) {
   if (report) *report = NULL;
+  if (refusal) refusal->msg = NULL, refusal->exit_code = 0;
   char pbuf[4096];
   const char *ptxas = cubin_find_ptxas(pbuf, sizeof pbuf);
   if (!ptxas) {
@@ -134,24 +164,16 @@ bool cubin_assemble(const char *ptx_path, const char *cubin_path, const char *ar
     unlink(cubin_path);
     ok = false;
   }
+  if (!ok && !bad && refusal && rc == 0 && WIFEXITED(status) && msg) { /* the caller's to read */
+    refusal->msg = msg, refusal->exit_code = WEXITSTATUS(status), refusal->threads = nt;
+    return false;
+  }
   if (!ok && !bad) {
     if (rc != 0) fprintf(err, "phobosc: error: cannot run %s: %s\n", ptxas, strerror(rc));
     else if (WIFSIGNALED(status)) fprintf(err, "phobosc: error: ptxas died by signal %d\n", WTERMSIG(status));
-    else {
-      /* its messages without the -v report's info lines of the entries before the failure */
-      fprintf(err, "phobosc: error: ptxas failed (exit %d):\n", WEXITSTATUS(status));
-      for (const char *l = msg; l && *l;) {
-        const char *nl = strchr(l, '\n');
-        int n = nl ? (int)(nl - l + 1) : (int)strlen(l);
-        bool info = !strncmp(l, "ptxas info", 10) || (n > 4 && !strncmp(l, "    ", 4) && strstr(l, "bytes stack frame"));
-        if (!info) fprintf(err, "%.*s", n, l);
-        l += n;
-      }
-    }
+    else print_messages(err, msg, WEXITSTATUS(status));
   }
-  if (!ok)
-    fprintf(err, "phobosc: note: the PTX is kept in %s; reproduce with:\n  %s %s -O3 -o %s %s%s%s\n", ptx_path, ptxas,
-            archarg, cubin_path, ptx_path, nt ? " --split-compile " : "", nt ? nthreads : "");
+  if (!ok) print_reproduce(err, ptx_path, ptxas, archarg, cubin_path, nt, nthreads);
   if (ok && report) *report = msg, msg = NULL;
   free(msg);
   return ok;

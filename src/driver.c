@@ -80,27 +80,131 @@ static void warn_spills(Arena *a, Diags *d, Plan **plans, int nplans, const char
   }
 }
 
+/* The PTX module of the plans: every variant of every kernel its own
+ * entry (malloc'ed; NULL after an error in d). */
+static char *emit_module(Arena *arena, Diags *d, Plan *const *plans, int nplans, const char *arch, size_t *len) {
+  char *ptx = NULL;
+  *len = 0;
+  FILE *pf = open_memstream(&ptx, len);
+  if (!pf) diag_ice("cannot open an output buffer");
+  bool dyn = false, tma = false;
+  for (int i = 0; i < nplans; i++) {
+    dyn |= ptx_uses_dynshared(plans[i]);
+    tma |= plans[i]->ntmaps > 0;
+  }
+  ptx_emit_header(pf, arch, dyn, tma);
+  for (int i = 0; i < nplans && !d->errors; i++) ptx_emit_kernel(arena, d, plans[i], arch, plan_entry_name(arena, plans[i]), pf);
+  fclose(pf);
+  return ptx;
+}
+
+/* The entries a ptxas refusal names: each "line N" of its messages maps
+ * to the .entry whose code holds line N of the PTX. Drops those plans
+ * from plans[0..*nplans) (compacted), each with a note under -v, unless
+ * that would leave a kernel none: Phobos's autotuner skips a point that
+ * fails to compile, and the kernel fails only when none compiles.
+ * Returns how many were dropped. */
+static int drop_refused(Arena *arena, Diags *d, const DriverOptions *o, const char *ptx, const char *msg, Plan **plans,
+                        int *nplans) {
+  /* the first line of each entry */
+  int nent = 0;
+  const char *names[4096];
+  long first[4096];
+  long line = 1;
+  for (const char *p = ptx; *p && nent < 4096; line++) {
+    if (!strncmp(p, ".visible .entry ", 16)) {
+      const char *s = p + 16, *e = strchr(s, '(');
+      names[nent] = e ? arena_printf(arena, "%.*s", (int)(e - s), s) : "";
+      first[nent++] = line;
+    }
+    const char *nl = strchr(p, '\n');
+    if (!nl) break;
+    p = nl + 1;
+  }
+  bool *bad = arena_alloc(arena, (size_t)*nplans + 1);
+  const char **why = arena_alloc(arena, sizeof(char *) * ((size_t)*nplans + 1));
+  memset(bad, 0, (size_t)*nplans + 1);
+  for (const char *l = msg; l && *l;) {
+    const char *nl = strchr(l, '\n');
+    int n = nl ? (int)(nl - l) : (int)strlen(l);
+    const char *at = strstr(l, ", line ");
+    if (at && at < l + n && strstr(l, "error")) {
+      long ln = strtol(at + 7, NULL, 10);
+      int e = -1;
+      for (int i = 0; i < nent && first[i] <= ln; i++) e = i;
+      for (int i = 0; e >= 0 && i < *nplans; i++)
+        if (!bad[i] && !strcmp(plan_entry_name(arena, plans[i]), names[e]))
+          bad[i] = true, why[i] = arena_printf(arena, "%.*s", n, l);
+    }
+    l += nl ? n + 1 : n;
+  }
+  /* a kernel keeps at least one entry, or nothing is dropped */
+  for (int i = 0; i < *nplans; i++) {
+    if (!bad[i]) continue;
+    bool kept = false;
+    for (int j = 0; j < *nplans && !kept; j++)
+      kept = !bad[j] && plans[j]->f->info->kernel == plans[i]->f->info->kernel && !plans[j]->general_strides;
+    if (!kept) return 0;
+  }
+  int w = 0, dropped = 0;
+  for (int i = 0; i < *nplans; i++) {
+    if (!bad[i]) {
+      plans[w++] = plans[i];
+      continue;
+    }
+    dropped++;
+    if (o->verbose)
+      fprintf(d->out, "phobosc: %s [%s] left out: ptxas refused its entry %s: %s\n", plans[i]->f->name,
+              plan_func_str(arena, plans[i]), plan_entry_name(arena, plans[i]), why[i]);
+  }
+  *nplans = w;
+  return dropped;
+}
+
 /* -o K.cubin: the PTX through ptxas into K.cubin, and K.yaml beside it.
  * The PTX is written beside the output first; it stays there when ptxas
- * fails, so the printed command reproduces the failure. */
-static void write_cubin(Arena *arena, Diags *d, const DriverOptions *o, const Source *src, const char *ptx,
-                        size_t ptx_len, Plan **plans, int nplans) {
+ * fails, so the printed command reproduces the failure. Entries ptxas
+ * refuses are left out and the rest assembled again (drop_refused), as
+ * long as every kernel keeps one. */
+static void write_cubin(Arena *arena, Diags *d, const DriverOptions *o, const Source *src, const char *ptx_in,
+                        size_t ptx_len, Plan **plans, int nplans_in) {
   const char *cubin = o->output;
   size_t n = strlen(cubin);
   int stem = (int)(n > 6 && !strcmp(cubin + n - 6, ".cubin") ? n - 6 : n);
   const char *ptx_path = arena_printf(arena, "%.*s.ptx", stem, cubin);
   const char *yaml_path = arena_printf(arena, "%.*s.yaml", stem, cubin);
-  FILE *f = fopen(ptx_path, "wb");
-  if (!f || fwrite(ptx, 1, ptx_len, f) != ptx_len || fclose(f) != 0) {
-    diag_error(d, (Span){0}, "cannot write %s", ptx_path);
-    return;
-  }
+  const char *arch = o->arch ? o->arch : "sm_90a";
+  int nplans = nplans_in;
+  char *ptx_own = NULL; /* the module again, without the refused entries */
+  const char *ptx = ptx_in;
   double t0 = now();
   char *report = NULL;
-  if (!cubin_assemble(ptx_path, cubin, o->arch ? o->arch : "sm_90a", o->verbose, d->out, &report)) {
-    d->errors++;
-    return;
+  for (int round = 0;; round++) {
+    FILE *f = fopen(ptx_path, "wb");
+    if (!f || fwrite(ptx, 1, ptx_len, f) != ptx_len || fclose(f) != 0) {
+      diag_error(d, (Span){0}, "cannot write %s", ptx_path);
+      free(ptx_own);
+      return;
+    }
+    CubinRefusal refusal = {0};
+    bool last = round == 8; /* a bound: each round leaves out at least one entry */
+    if (cubin_assemble(ptx_path, cubin, arch, o->verbose, d->out, &report, last ? NULL : &refusal)) break;
+    if (!refusal.msg || !drop_refused(arena, d, o, ptx, refusal.msg, plans, &nplans)) {
+      if (refusal.msg) cubin_print_refusal(d->out, ptx_path, cubin, arch, &refusal); /* nothing to leave out */
+      free(refusal.msg);
+      d->errors++;
+      free(ptx_own);
+      return;
+    }
+    free(refusal.msg);
+    free(ptx_own);
+    ptx = ptx_own = emit_module(arena, d, plans, nplans, arch, &ptx_len);
+    if (!ptx || d->errors) {
+      free(ptx_own);
+      return;
+    }
   }
+  free(ptx_own);
   if (o->verbose) fprintf(d->out, "phobosc: ptxas: %.1f ms\n", (now() - t0) * 1e3);
   warn_spills(arena, d, plans, nplans, report);
   free(report);

@@ -763,6 +763,30 @@ PHOBOS_PTXAS="$tmp/ptxas_spill_one" "$PHOBOSC" --no-occupancy-copies -o "$tmp/sp
 lacks "one variant keeps its registers: no warning" err "warning"
 PHOBOS_PTXAS="$tmp/ptxas_spill_few" "$PHOBOSC" -o "$tmp/spill.cubin" "$tmp/spiller.ph" >"$tmp/out" 2>"$tmp/err"
 lacks "4 bytes spilled: no warning" err "warning"
+# an @autotune point ptxas refuses is left out (spec 12), with a note under
+# -v, and the rest assembled again; a kernel none of whose points ptxas takes
+# is the error it was
+cat > "$tmp/ptxas_refuse_v1" <<'EOS'
+#!/bin/sh
+for a; do case $a in *.ptx) ptx=$a ;; esac; done
+while [ $# -gt 0 ]; do [ "$1" = -o ] && out=$2; shift; done
+n=$(grep -n "^.visible .entry $REFUSE(" "$ptx" | cut -d: -f1)
+if [ -n "$n" ]; then echo "ptxas $ptx, line $((n + 3)); error   : a fake refusal"; exit 1; fi
+printf '\177ELF\002\001' > "$out"; head -c 12 /dev/zero >> "$out"; printf '\276' >> "$out"; head -c 45 /dev/zero >> "$out"
+EOS
+chmod +x "$tmp/ptxas_refuse_v1"
+REFUSE=spiller__v1 PHOBOS_PTXAS="$tmp/ptxas_refuse_v1" "$PHOBOSC" -v --no-occupancy-copies --no-general-strides -o "$tmp/refuse.cubin" "$tmp/spiller.ph" >"$tmp/out" 2>"$tmp/err"
+if [ $? -eq 0 ]; then ok "a point ptxas refuses: left out, exit 0"; else not_ok "a point ptxas refuses: left out, exit 0" "$(cat "$tmp/err")"; fi
+has "a point ptxas refuses: a note" err "phobosc: spiller [B=128] left out: ptxas refused its entry spiller__v1: "
+has "a point ptxas refuses: its message" err "error   : a fake refusal"
+if grep -q "entry: spiller__v0" "$tmp/refuse.yaml" && ! grep -q "entry: spiller__v1" "$tmp/refuse.yaml"; then ok "a point ptxas refuses: the manifest omits it"
+else not_ok "a point ptxas refuses: the manifest omits it" "$(grep entry: "$tmp/refuse.yaml")"; fi
+REFUSE=spiller__v0 PHOBOS_PTXAS="$tmp/ptxas_refuse_v1" "$PHOBOSC" --no-occupancy-copies --no-general-strides -o "$tmp/refuse.cubin" "$tmp/spiller.ph" >"$tmp/out" 2>"$tmp/err"
+if [ $? -eq 0 ]; then ok "the first point refused: the second kept"; else not_ok "the first point refused: the second kept" "$(cat "$tmp/err")"; fi
+printf '@grid(cdiv(N, 64))\nkernel lone(A: tensor<f32>[N]) {\n  A[ctx.block.x * 64 :+ 64] = A[ctx.block.x * 64 :+ 64] * 2.0\n}\n' > "$tmp/lone.ph"
+REFUSE=lone__v0 PHOBOS_PTXAS="$tmp/ptxas_refuse_v1" "$PHOBOSC" --no-occupancy-copies --no-general-strides -o "$tmp/lone.cubin" "$tmp/lone.ph" >"$tmp/out" 2>"$tmp/err"
+if [ $? -eq 1 ]; then ok "the only point refused: an error"; else not_ok "the only point refused: an error" "exit $?"; fi
+has "the only point refused: ptxas's message" err "phobosc: error: ptxas failed (exit 1):"
 # a failing ptxas's messages come without the -v report's info lines
 printf '#!/bin/sh\necho "ptxas info    : Function properties for spiller__v0"\necho "    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads"\necho "ptxas /x.ptx, line 7; error   : something is wrong"\nexit 1\n' > "$tmp/ptxas_fail_v"
 chmod +x "$tmp/ptxas_fail_v"

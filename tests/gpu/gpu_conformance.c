@@ -130,7 +130,7 @@ static bool gpu_begin(void *self, Case *c, Plan **plans, int nplans, const Sourc
   char *pbuf = NULL;
   size_t plen = 0;
   FILE *pe = open_memstream(&pbuf, &plen);
-  bool ok = cached_cubin(ptx_path, cubin_path) || cubin_assemble(ptx_path, cubin_path, "sm_90a", false, pe, NULL);
+  bool ok = cached_cubin(ptx_path, cubin_path) || cubin_assemble(ptx_path, cubin_path, "sm_90a", false, pe, NULL, NULL);
   fclose(pe);
   if (ok) cache_cubin(ptx_path, cubin_path);
   if (!ok) {
