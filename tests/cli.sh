@@ -787,6 +787,13 @@ printf '@grid(cdiv(N, 64))\nkernel lone(A: tensor<f32>[N]) {\n  A[ctx.block.x * 
 REFUSE=lone__v0 PHOBOS_PTXAS="$tmp/ptxas_refuse_v1" "$PHOBOSC" --no-occupancy-copies --no-general-strides -o "$tmp/lone.cubin" "$tmp/lone.ph" >"$tmp/out" 2>"$tmp/err"
 if [ $? -eq 1 ]; then ok "the only point refused: an error"; else not_ok "the only point refused: an error" "exit $?"; fi
 has "the only point refused: ptxas's message" err "phobosc: error: ptxas failed (exit 1):"
+# @pipeline degrades: rings that do not fit take fewer stages, then none (spec 11)
+printf '@autotune(BM in [64], BN in [64], BK in [64])\n@launch(128)\n@pipeline(4)\n@grid(cdiv(N, BN), cdiv(M, BM))\nkernel g(A: tensor<bf16>[M, K], B: tensor<bf16>[K, N], C: tensor<f32>[M, N]) {\n  var acc: tile<f32>[BM, BN] = 0.0\n  for k0 in range(0, K, BK) {\n    acc += dot(A[ctx.block.y * BM :+ BM, k0 :+ BK], B[k0 :+ BK, ctx.block.x * BN :+ BN])\n  }\n  C[ctx.block.y * BM :+ BM, ctx.block.x * BN :+ BN] = acc\n}\n' > "$tmp/pipe4.ph"
+run "@pipeline(4) over 48 KB: planned with fewer stages" 0 --emit=plan "$tmp/pipe4.ph"
+has "@pipeline(4): 3 stages, said" out "pipeline: 3 stages of @pipeline(4): more do not fit shared memory"
+sed 's/BK in \[64\]/BK in [128]/' "$tmp/pipe4.ph" > "$tmp/pipe4b.ph"
+run "@pipeline(4) whose 2 stages do not fit: no rings" 0 --emit=plan "$tmp/pipe4b.ph"
+has "no rings, said" out "pipeline: no rings: @pipeline(4)'s do not fit shared memory even at 2 stages"
 # a failing ptxas's messages come without the -v report's info lines
 printf '#!/bin/sh\necho "ptxas info    : Function properties for spiller__v0"\necho "    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads"\necho "ptxas /x.ptx, line 7; error   : something is wrong"\nexit 1\n' > "$tmp/ptxas_fail_v"
 chmod +x "$tmp/ptxas_fail_v"

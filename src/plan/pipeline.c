@@ -202,7 +202,16 @@ void pl_choose_pipeline(Planner *P, bool sm90, unsigned flags) {
     return;
   }
   const char *why = NULL;
-  P->p->stages = info->pipeline_stages;
+  /* plan_kernel degrades a @pipeline whose rings do not fit: fewer stages,
+   * then none (Phobos's @pipeline is a double buffer, never an error) */
+  int cap = (int)((flags & PLAN_STAGE_MASK) >> PLAN_STAGE_SHIFT);
+  if (cap) P->p->stages_wanted = info->pipeline_stages;
+  if (cap == 1) {
+    mark_no_async(&P->f->body, arena_printf(P->a, "plain loads: @pipeline(%d)'s rings do not fit shared memory even at 2 "
+                                                  "stages", info->pipeline_stages));
+    return;
+  }
+  P->p->stages = cap && cap < info->pipeline_stages ? cap : info->pipeline_stages;
   if (!pipe_loops(P, &P->f->body, P->p->stages, &why, NULL, !(flags & PLAN_PRODUCER_WARP))) P->p->stages = 0;
   else if (flags & PLAN_PRODUCER_WARP) choose_producer(P);
 }

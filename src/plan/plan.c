@@ -81,7 +81,15 @@ Plan *plan_kernel_rows(Arena *a, Diags *d, TirFunc *f, const char *arch, unsigne
   int64_t need = plan_launch_shared(p);
   f->shared_need = need; /* the driver weighs points that do not fit by it */
   if (p->ntmaps && !(flags & PLAN_NO_TENSOR_COPIES) && need > p->shared_limit)
-    return plan_kernel(a, d, f, arch, flags | PLAN_NO_TENSOR_COPIES);
+    return plan_kernel(a, d, f, arch, flags | PLAN_NO_TENSOR_COPIES | PLAN_AUTO_NO_TC);
+  /* @pipeline's rings that do not fit take a stage fewer (the tensor
+   * copies tried again), down to 2, then none: a kernel is never refused
+   * for its @pipeline alone */
+  if (need > p->shared_limit && p->stages >= 2) {
+    unsigned fl = flags & ~PLAN_STAGE_MASK;
+    if (flags & PLAN_AUTO_NO_TC) fl &= ~(unsigned)(PLAN_NO_TENSOR_COPIES | PLAN_AUTO_NO_TC);
+    return plan_kernel(a, d, f, arch, fl | PLAN_STAGE_CAP(p->stages - 1));
+  }
   if (need > p->shared_limit) {
     diag_error(d, f->info->kernel->span,
                "kernel '%s' needs %lld bytes of shared memory; the limit is %lld%s", f->name,

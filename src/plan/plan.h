@@ -176,6 +176,7 @@ typedef struct Plan {
   PlanBarrier *barriers;
   bool padstage;
   int stages;      /* @pipeline on sm_90a: the ring depth; 0 otherwise */
+  int stages_wanted; /* @pipeline's count, where shared memory made stages fewer (0: it was not cut) */
   bool producer;   /* the rings are filled by a warp of their own, after the T threads */
   /* PLAN_SPECIALIZE took: the producer fills a loop's staged tensor-copy
    * rings (plan/specialize.c); entry KERNEL__vN..._ws, maps_required */
@@ -242,7 +243,12 @@ typedef struct Plan {
  * staged tensor-copy rings filled by a producer warp where the plan allows
  * (Plan.specialized, plan/specialize.c: the driver's warp-specialized copy). */
 enum { PLAN_NO_ASYNC = 1, PLAN_PRODUCER_WARP = 2, PLAN_PREFETCH = 4, PLAN_NO_TENSOR_COPIES = 8, PLAN_NO_WGMMA = 16, PLAN_NO_DEFER = 32,
-       PLAN_NO_L2PF = 64, PLAN_NO_SKIP = 128, PLAN_GENERAL_STRIDES = 256, PLAN_SPECIALIZE = 512 };
+       PLAN_NO_L2PF = 64, PLAN_NO_SKIP = 128, PLAN_GENERAL_STRIDES = 256, PLAN_SPECIALIZE = 512,
+       /* plan_kernel's own, as it degrades @pipeline: PLAN_AUTO_NO_TC, the
+        * tensor copies were left out for shared memory (not asked for);
+        * PLAN_STAGE_CAP(n) in bits 16-19, at most n stages (1: no rings) */
+       PLAN_AUTO_NO_TC = 1024, PLAN_STAGE_SHIFT = 16, PLAN_STAGE_MASK = 15 << 16 };
+#define PLAN_STAGE_CAP(n) ((unsigned)(n) << PLAN_STAGE_SHIFT)
 Plan *plan_kernel(Arena *a, Diags *d, TirFunc *f, const char *arch, unsigned flags);
 /* plan_kernel with Plan.scalar_params set (0: plan_kernel itself) */
 Plan *plan_kernel_rows(Arena *a, Diags *d, TirFunc *f, const char *arch, unsigned flags, uint64_t scalar_params);

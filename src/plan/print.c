@@ -68,6 +68,10 @@ void plan_print(FILE *out, const Plan *p) {
   Arena *a = arena_new();
   fprintf(out, "plan %s [%s] threads %d%s\n", f->name, plan_func_str(a, p), p->threads,
           p->specialized ? " + a producer warpgroup" : p->producer ? " + a producer warp" : "");
+  if (p->stages_wanted) {
+    if (p->stages) fprintf(out, "pipeline: %d stages of @pipeline(%d): more do not fit shared memory\n", p->stages, p->stages_wanted);
+    else fprintf(out, "pipeline: no rings: @pipeline(%d)'s do not fit shared memory even at 2 stages\n", p->stages_wanted);
+  }
   if (p->raster_group)
     fprintf(out, "blocks: grouped %d rows of block.y at a time, block.y fastest (operand tiles shared through the L2)\n",
             p->raster_group);
