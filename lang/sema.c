@@ -1023,6 +1023,30 @@ static Type *b_cumsum(Sema *s, Node *call, Type **args) {
   return args[0];
 }
 
+/* colsum / colmax / colmin(t): a rank-2 tile reduced over its rows,
+ * [R, C] -> [1, C] (types as rowsum's, rowmax's, rowmin's); sum(t): a
+ * rank-1 or rank-2 tile reduced whole, to [1] or [1, 1] */
+static Type *b_colreduce(Sema *s, Node *call, Type **args) {
+  bool whole = !strcmp(call->a->name, "sum");
+  if (!need_tile(s, call, 0, args[0], whole ? 1 : 2, 2)) return ty_error;
+  if (!is_numeric(args[0]->elem)) {
+    diag_error(s->d, call->span, "%s needs a numeric tile, got %s", call->a->name, sema_ty_str(s, args[0]));
+    return ty_error;
+  }
+  if (!strcmp(call->a->name, "colmin") && (args[0]->elem == S_U8 || args[0]->elem == S_BOOL)) {
+    diag_error(s->d, call->span, "colmin needs a float or signed integer tile, got %s", sema_scalar_name(args[0]->elem));
+    return ty_error;
+  }
+  Type *t = as_value(s, args[0]);
+  t->dims[0] = 1;
+  if (whole) t->dims[t->rank - 1] = 1;
+  if (strcmp(call->a->name, "colmax") && strcmp(call->a->name, "colmin") && int_rank(t->elem) == 1) t->elem = S_I32;
+  return t;
+}
+
+/* round(t): to the nearest integer, ties to even, in t's float type */
+static Type *b_round(Sema *s, Node *call, Type **args) { return b_unary_float(s, call, args); }
+
 /* tril(t): t where its column is at most its row, zero above (a causal
  * mask of a rank-2 tile), in the tile's type. */
 static Type *b_tril(Sema *s, Node *call, Type **args) {
@@ -1052,6 +1076,11 @@ static const Builtin builtins[] = {
     {"cdiv", 2, 2, b_cdiv},
     {"transpose", 1, 1, b_transpose},
     {"cumsum", 1, 1, b_cumsum},
+    {"colsum", 1, 1, b_colreduce},
+    {"colmax", 1, 1, b_colreduce},
+    {"colmin", 1, 1, b_colreduce},
+    {"sum", 1, 1, b_colreduce},
+    {"round", 1, 1, b_round},
     {"tril", 1, 1, b_tril},
     {"where", 3, 3, b_where},
     {"program_id", 1, 1, b_program_id},

@@ -349,6 +349,7 @@ static double mathop(int m, double v) {
   case TMATH_SQRT: return sqrt(v);
   case TMATH_TANH: return tanh(v);
   case TMATH_EXP2: return exp2(v);
+  case TMATH_ROUND: return nearbyint(v); /* to nearest, ties to even: cvt.rni */
   }
   return v;
 }

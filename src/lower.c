@@ -330,6 +330,51 @@ static TirInst *lower_call(Lower *l, Node *n) {
   }
   if (!strcmp(f, "transpose")) return emit1(l, TIR_TRANSPOSE, rt, n->span, args[0]);
   if (!strcmp(f, "cumsum")) return emit1(l, TIR_SCAN, rt, n->span, args[0]);
+  if (!strcmp(f, "round")) {
+    TirInst *v = emit1(l, TIR_MATH, rt, n->span, coerce(l, args[0], rt, n->span));
+    v->aux = TMATH_ROUND;
+    return v;
+  }
+  if (!strcmp(f, "colsum") || !strcmp(f, "colmax") || !strcmp(f, "colmin") || !strcmp(f, "sum")) {
+    /* a row reduction of the transpose, transposed back: colsum(t) =
+     * transpose(rowsum(transpose(t))); sum(t) = rowsum(transpose(rowsum(t)))
+     * for rank 2, rowsum(t) for rank 1 (the exchanges of §15.3) */
+    TirInst *x = args[0];
+    bool whole = f[0] == 's', mn = !strcmp(f, "colmin"), sum = whole || !strcmp(f, "colsum");
+    Scalar e = rt.elem;
+    if (x->ty.elem != e) { /* a sum of bytes: in i32 */
+      TirType xt = x->ty;
+      xt.elem = e;
+      x = coerce(l, x, xt, n->span);
+    }
+    if (!whole || x->ty.rank == 2) {
+      TirType tt = x->ty;
+      if (whole) { /* the rows' sums first: [R, 1] */
+        tt.dims[1] = 1;
+        x = emit1(l, TIR_REDUCE, tt, n->span, x);
+        x->aux = TRED_SUM;
+      }
+      int64_t t0 = tt.dims[0];
+      tt.dims[0] = tt.dims[1], tt.dims[1] = t0;
+      x = emit1(l, TIR_TRANSPOSE, tt, n->span, x); /* [C, R] */
+    }
+    if (mn) {
+      TirInst *nx = emit1(l, TIR_UNARY, x->ty, n->span, x);
+      nx->aux = '-';
+      x = nx;
+    }
+    TirType rr = x->ty;
+    rr.dims[rr.rank - 1] = 1;
+    TirInst *r = emit1(l, TIR_REDUCE, rr, n->span, x);
+    r->aux = sum ? TRED_SUM : TRED_MAX;
+    if (mn) {
+      TirInst *nr = emit1(l, TIR_UNARY, rr, n->span, r);
+      nr->aux = '-';
+      r = nr;
+    }
+    if (whole) return r; /* [1] or [1, 1] */
+    return emit1(l, TIR_TRANSPOSE, rt, n->span, r); /* [C, 1] -> [1, C] */
+  }
   if (!strcmp(f, "tril")) { /* where(column > row, 0, t) */
     TirType it = rt, bt = rt;
     it.elem = S_I32, bt.elem = S_BOOL;

@@ -48,7 +48,7 @@ typedef enum TirOp {
 } TirOp;
 
 enum { TOP_MAX = 256, TOP_MIN, TOP_CDIV };
-enum { TMATH_EXP, TMATH_LOG, TMATH_SQRT, TMATH_TANH, TMATH_EXP2 };
+enum { TMATH_EXP, TMATH_LOG, TMATH_SQRT, TMATH_TANH, TMATH_EXP2, TMATH_ROUND };
 enum { TRED_MAX, TRED_SUM };
 
 /* One subscript of a load, store, extract or partial write. */

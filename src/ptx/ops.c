@@ -295,6 +295,9 @@ void px_emit_math(Emitter *e, const TirInst *in) {
       px_out(e, "mul.f32 %s, %s, 0f3F317218;", d, d); /* ln(2) */
       break;
     case TMATH_SQRT: px_out(e, "sqrt.rn.f32 %s, %s;", d, a); break;
+    case TMATH_ROUND: /* to nearest, ties to even */
+      px_out(e, "cvt.rni.%s %s, %s;", px_rc_of(in->ty.elem) == RC_F64 ? "f64.f64" : "f32.f32", d, a);
+      break;
     case TMATH_TANH: {
       /* 1 - 2 / (exp(2x) + 1), saturating for large |x|: exp(2x) + 1 is
        * at least 1 (or +inf), where rcp.approx is within an ulp and needs

@@ -549,6 +549,28 @@ static bool ref_everyday_math(RefCtx *r) {
   return true;
 }
 
+/* colsum, colmax, colmin, sum, round(4x) and colsum(i8(round(4x))) of X
+ * (col_reductions.ph) */
+static bool ref_col_reductions(RefCtx *r) {
+  CaseParam *X = ref_param(r, "X"), *S = ref_param(r, "S"), *MX = ref_param(r, "MX"), *MN = ref_param(r, "MN"),
+            *T = ref_param(r, "T"), *RD = ref_param(r, "RD"), *IS = ref_param(r, "IS");
+  int64_t R = X->dims[0], C = X->dims[1];
+  double total = 0;
+  for (int64_t j = 0; j < C; j++) {
+    double s = 0, mx = -INFINITY, mn = INFINITY, is = 0;
+    for (int64_t i = 0; i < R; i++) {
+      double x = X->data[i * C + j], q = nearbyint((double)(float)(x * 4.0));
+      s += x, mx = fmax(mx, x), mn = fmin(mn, x);
+      RD->data[i * C + j] = q;
+      is += q < -128 ? -128 : q > 127 ? 127 : q;
+    }
+    S->data[j] = s, MX->data[j] = mx, MN->data[j] = mn, IS->data[j] = is;
+    total += s;
+  }
+  T->data[0] = total;
+  return true;
+}
+
 /* C[0, j] = the sum of A's column j (scratch.ph, split_colsum) */
 static bool ref_colsum(RefCtx *r) {
   CaseParam *A = ref_param(r, "A"), *C = ref_param(r, "C");
@@ -1204,6 +1226,7 @@ const RefEntry harness_refs_more[] = {
     {"everyday_math", ref_everyday_math},
     {"cumsum_rows", ref_cumsum_rows},
     {"colsum", ref_colsum},
+    {"col_reductions", ref_col_reductions},
     {"tril_block", ref_tril_block},
     {"gla_recurrence", ref_gla_recurrence},
     {"scale_twice", ref_scale_twice},
