@@ -670,6 +670,7 @@ int64_t rt_row_pitches(const phobos_tensor *t) {
 int rt_rows_misfit(const MfKernel *k, const MfVariant *v, const phobos_arg *args) {
   for (int i = 0; i < k->nparams && i < 64; i++) {
     if (!(v->aligned_rows >> i & 1) || !k->params[i].tensor) continue;
+    if (k->params[i].scratch) continue; /* aligned rows by the runtime's layout (workspace.c) */
     const phobos_tensor *t = &args[i].tensor;
     if (t->data % 16 || rt_row_pitches(t) % 16) return i;
   }
@@ -869,10 +870,10 @@ static bool tmap_shape(const MfTmap *m, const phobos_tensor *ts, CUdeviceptr bas
 }
 
 int rt_maps_misfit(const MfKernel *k, const MfVariant *v, const phobos_arg *args) {
-  (void)k;
   TmapShape sh;
   for (int t = 0; v->maps_required && t < v->ntmaps; t++)
-    if (!tmap_shape(&v->tmaps[t], &args[v->tmaps[t].param].tensor, args[v->tmaps[t].param].tensor.data, &sh))
+    if (!k->params[v->tmaps[t].param].scratch && /* (the runtime lays those out for maps: workspace.c) */
+        !tmap_shape(&v->tmaps[t], &args[v->tmaps[t].param].tensor, args[v->tmaps[t].param].tensor.data, &sh))
       return v->tmaps[t].param;
   return -1;
 }
