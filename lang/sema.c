@@ -1044,6 +1044,20 @@ static Type *b_colreduce(Sema *s, Node *call, Type **args) {
   return t;
 }
 
+/* rowargmax(t): the index (i32) of each row's largest element, the first
+ * where several tie; the last dim becomes 1 */
+static Type *b_rowargmax(Sema *s, Node *call, Type **args) {
+  if (!need_tile(s, call, 0, args[0], 1, 3)) return ty_error;
+  if (!is_numeric(args[0]->elem)) {
+    diag_error(s->d, call->span, "rowargmax needs a numeric tile, got %s", sema_ty_str(s, args[0]));
+    return ty_error;
+  }
+  Type *t = as_value(s, args[0]);
+  t->dims[t->rank - 1] = 1;
+  t->elem = S_I32;
+  return t;
+}
+
 /* round(t): to the nearest integer, ties to even, in t's float type */
 static Type *b_round(Sema *s, Node *call, Type **args) { return b_unary_float(s, call, args); }
 
@@ -1081,6 +1095,7 @@ static const Builtin builtins[] = {
     {"colmin", 1, 1, b_colreduce},
     {"sum", 1, 1, b_colreduce},
     {"round", 1, 1, b_round},
+    {"rowargmax", 1, 1, b_rowargmax},
     {"tril", 1, 1, b_tril},
     {"where", 3, 3, b_where},
     {"program_id", 1, 1, b_program_id},

@@ -330,6 +330,30 @@ static TirInst *lower_call(Lower *l, Node *n) {
   }
   if (!strcmp(f, "transpose")) return emit1(l, TIR_TRANSPOSE, rt, n->span, args[0]);
   if (!strcmp(f, "cumsum")) return emit1(l, TIR_SCAN, rt, n->span, args[0]);
+  if (!strcmp(f, "rowargmax")) {
+    /* the least column whose element is not below the row's max:
+     * -rowmax(-where(x < rowmax(x), INT32_MAX, column)) */
+    TirInst *x = args[0];
+    TirType mt = x->ty, it = x->ty, bt = x->ty;
+    mt.dims[mt.rank - 1] = 1;
+    it.elem = S_I32, bt.elem = S_BOOL;
+    TirInst *m = emit1(l, TIR_REDUCE, mt, n->span, x);
+    m->aux = TRED_MAX;
+    TirInst *mb = coerce(l, m, x->ty, n->span);
+    TirInst *below = emit2(l, TIR_BINARY, '<', bt, n->span, x, mb);
+    TirInst *col = emit(l, TIR_IOTA, it, n->span);
+    col->aux = it.rank - 1;
+    TirInst *big = coerce(l, const_int(l, S_I32, INT32_MAX, n->span), it, n->span);
+    TirInst *idx = emit(l, TIR_SELECT, it, n->span);
+    idx->args[0] = below, idx->args[1] = big, idx->args[2] = col, idx->nargs = 3;
+    TirInst *neg = emit1(l, TIR_UNARY, it, n->span, idx);
+    neg->aux = '-';
+    TirInst *r = emit1(l, TIR_REDUCE, rt, n->span, neg);
+    r->aux = TRED_MAX;
+    TirInst *v = emit1(l, TIR_UNARY, rt, n->span, r);
+    v->aux = '-';
+    return v;
+  }
   if (!strcmp(f, "round")) {
     TirInst *v = emit1(l, TIR_MATH, rt, n->span, coerce(l, args[0], rt, n->span));
     v->aux = TMATH_ROUND;

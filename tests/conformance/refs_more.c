@@ -571,6 +571,19 @@ static bool ref_col_reductions(RefCtx *r) {
   return true;
 }
 
+/* I[r] = the first index of row r's largest element (argmax.ph) */
+static bool ref_argmax_rows(RefCtx *r) {
+  CaseParam *X = ref_param(r, "X"), *I = ref_param(r, "I");
+  int64_t R = X->dims[0], N = X->dims[1];
+  for (int64_t i = 0; i < R; i++) {
+    int64_t best = 0;
+    for (int64_t j = 1; j < N; j++)
+      if ((float)X->data[i * N + j] > (float)X->data[i * N + best]) best = j;
+    I->data[i] = (double)best;
+  }
+  return true;
+}
+
 /* C[0, j] = the sum of A's column j (scratch.ph, split_colsum) */
 static bool ref_colsum(RefCtx *r) {
   CaseParam *A = ref_param(r, "A"), *C = ref_param(r, "C");
@@ -1226,6 +1239,7 @@ const RefEntry harness_refs_more[] = {
     {"everyday_math", ref_everyday_math},
     {"cumsum_rows", ref_cumsum_rows},
     {"colsum", ref_colsum},
+    {"argmax_rows", ref_argmax_rows},
     {"col_reductions", ref_col_reductions},
     {"tril_block", ref_tril_block},
     {"gla_recurrence", ref_gla_recurrence},
