@@ -571,6 +571,14 @@ static bool ref_col_reductions(RefCtx *r) {
   return true;
 }
 
+/* Y[i] = X[i - 2] + X[i - 1] + X[i], zeros before the start (negative_starts.ph) */
+static bool ref_causal_sum3(RefCtx *r) {
+  CaseParam *X = ref_param(r, "X"), *Y = ref_param(r, "Y");
+  for (int64_t i = 0; i < X->dims[0]; i++)
+    Y->data[i] = (i >= 2 ? X->data[i - 2] : 0) + (i >= 1 ? X->data[i - 1] : 0) + X->data[i];
+  return true;
+}
+
 /* I[r] = the first index of row r's largest element (argmax.ph) */
 static bool ref_argmax_rows(RefCtx *r) {
   CaseParam *X = ref_param(r, "X"), *I = ref_param(r, "I");
@@ -1240,6 +1248,7 @@ const RefEntry harness_refs_more[] = {
     {"cumsum_rows", ref_cumsum_rows},
     {"colsum", ref_colsum},
     {"argmax_rows", ref_argmax_rows},
+    {"causal_sum3", ref_causal_sum3},
     {"col_reductions", ref_col_reductions},
     {"tril_block", ref_tril_block},
     {"gla_recurrence", ref_gla_recurrence},
