@@ -626,7 +626,8 @@ int64_t rt_dynamic_shared(const MfKernel *k, const MfVariant *v, const RtBinding
 static bool written_overlaps(const MfKernel *k, const phobos_arg *args, const phobos_tensor *x, int64_t xb, int skip) {
   int64_t tb;
   for (int i = 0; i < k->nparams; i++) {
-    if (i == skip || !k->params[i].tensor || !k->params[i].written) continue;
+    /* (a @scratch tensor is the runtime's own buffer: it overlaps no argument) */
+    if (i == skip || !k->params[i].tensor || !k->params[i].written || k->params[i].scratch) continue;
     const phobos_tensor *t = &args[i].tensor;
     if (!rt_tensor_bytes(t, &tb)) return true;
     if (tb > 0 && xb > 0 && t->data < x->data + (uint64_t)xb && x->data < t->data + (uint64_t)tb) return true;
@@ -636,7 +637,7 @@ static bool written_overlaps(const MfKernel *k, const phobos_arg *args, const ph
 
 int rt_apart_misfit(const MfKernel *k, const MfVariant *v, const phobos_arg *args) {
   for (int q = 0; v->apart && q < k->nparams && q < 64; q++) {
-    if (!(v->apart >> q & 1)) continue;
+    if (!(v->apart >> q & 1) || k->params[q].scratch) continue;
     int64_t xb;
     if (!rt_tensor_bytes(&args[q].tensor, &xb) || written_overlaps(k, args, &args[q].tensor, xb, q)) return q;
   }
@@ -645,6 +646,7 @@ int rt_apart_misfit(const MfKernel *k, const MfVariant *v, const phobos_arg *arg
 
 bool rt_stage_fits(const MfKernel *k, const MfVariant *v, const phobos_arg *args, const RtBinding *b, int max_optin) {
   if (!v->staged) return true;
+  if (k->params[v->stage_param].scratch) return false; /* (its pointer is known only at the launch) */
   int64_t stat = v->dynamic_shared ? 0 : v->shared_bytes;
   if (stat + rt_dynamic_shared(k, v, b) > max_optin) return false;
   const phobos_tensor *x = &args[v->stage_param].tensor;
@@ -951,8 +953,8 @@ phobos_status rt_launch_variant(phobos_kernel *k, MfVariant *v, const phobos_arg
   pack(k->mf, v, args, override, &p);
   p.nbuilt = 0;
   pack_tmaps(ctx->cu, v, args, override, &p);
-  if (v->maps_required && p.nbuilt < v->ntmaps) /* its producer would trap (spec 15.20) */
-    return rt_set_err(ctx, PHOBOS_NO_VARIANT, "variant '%s' needs every tensor map built, and the driver built %d "
+  if (v->maps_required && p.nbuilt < v->ntmaps) /* its producer would trap (spec 15.20); the autotuner tries others */
+    return rt_set_err(ctx, PHOBOS_LAUNCH_LIMIT, "variant '%s' needs every tensor map built, and the driver built %d "
                       "of %d (cuTensorMapEncodeTiled %s)", v->entry, p.nbuilt, v->ntmaps,
                       ctx->cu->TensorMapEncodeTiled ? "refused one" : "is missing");
   if (v->l2pf_param) { /* last: the prefetch distance in blocks (0: none) */

@@ -33,11 +33,15 @@ static struct RtWs *ws_of(phobos_kernel *k, CUstream stream) {
   if (!ws) {
     ws = lru;
     if (ws->used) {
+      /* its stream's work first; a stream destroyed since cannot be waited
+       * for, so the whole context is (else this slot would fail every
+       * launch from a new stream from then on) */
       char buf[200];
       CUresult r = ctx->cu->StreamSynchronize(ws->stream);
+      if (r != CU_SUCCESS) r = ctx->cu->CtxSynchronize();
       if (r != CU_SUCCESS) {
-        rt_set_err(ctx, PHOBOS_CUDA_ERROR, "kernel '%s': waiting for stream %p before its scratch buffers go to "
-                   "another stream: %s", k->mf->name, (void *)ws->stream, cu_error(ctx->cu, r, buf, sizeof buf));
+        rt_set_err(ctx, PHOBOS_CUDA_ERROR, "kernel '%s': waiting for the work on stream %p before its scratch buffers "
+                   "go to another stream: %s", k->mf->name, (void *)ws->stream, cu_error(ctx->cu, r, buf, sizeof buf));
         return NULL;
       }
       for (int c = 0; c < MF_MAX_SCRATCH; c++)
@@ -93,21 +97,30 @@ phobos_status rt_scratch_fill(phobos_kernel *k, const MfVariant *v, const RtBind
       return rt_set_err(ctx, PHOBOS_BAD_SHAPE, "kernel '%s': scratch tensor '%s' is too large", mk->name, mp->name);
     if (ws->bytes[c] < size) {
       CUresult r = CU_SUCCESS;
-      if (ws->ptr[c]) { /* the stream's earlier launches may still use it */
+      if (ws->ptr[c]) { /* the stream's earlier launches may still use it: kept (and kept counted) until they are done */
         r = cu->StreamSynchronize(stream);
-        if (r == CU_SUCCESS) r = cu->MemFree(ws->ptr[c]);
-        ws->ptr[c] = 0, ws->bytes[c] = 0;
+        if (r == CU_SUCCESS) {
+          cu->MemFree(ws->ptr[c]);
+          ws->ptr[c] = 0, ws->bytes[c] = 0;
+        }
       }
-      if (r == CU_SUCCESS) r = cu->MemAlloc(&ws->ptr[c], size);
-      if (r == CU_SUCCESS && mp->scratch == MF_SCRATCH_ZERO)
-        r = cu->MemsetD8Async ? cu->MemsetD8Async(ws->ptr[c], 0, size, stream) : cu->MemsetD8(ws->ptr[c], 0, size);
+      CUdeviceptr fresh = 0;
+      if (r == CU_SUCCESS) r = cu->MemAlloc(&fresh, size);
+      if (r == CU_SUCCESS && mp->scratch == MF_SCRATCH_ZERO) {
+        if (cu->MemsetD8Async) {
+          r = cu->MemsetD8Async(fresh, 0, size, stream);
+        } else { /* on the legacy stream: done before a non-blocking stream's launch only after a wait */
+          r = cu->MemsetD8(fresh, 0, size);
+          if (r == CU_SUCCESS) r = cu->CtxSynchronize();
+        }
+      }
       if (r != CU_SUCCESS) {
-        ws->ptr[c] = 0;
+        if (fresh) cu->MemFree(fresh);
         return rt_set_err(ctx, r == CU_ERROR_OUT_OF_MEMORY ? PHOBOS_OUT_OF_MEMORY : PHOBOS_CUDA_ERROR,
                           "kernel '%s': scratch tensor '%s' (%lld bytes): %s", mk->name, mp->name, (long long)bytes,
                           cu_error(cu, r, buf, sizeof buf));
       }
-      ws->bytes[c] = size;
+      ws->ptr[c] = fresh, ws->bytes[c] = size;
     }
     t->data = ws->ptr[c];
   }

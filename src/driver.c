@@ -414,7 +414,7 @@ Plan *driver_occupancy_copy(Arena *a, Diags *d, const Plan *p, const char *arch,
   const KernelInfo *info = p->f->info;
   int k = p->launch_threads > 0 ? OCC_SM_THREADS / p->launch_threads : 0;
   int64_t most = plan_most_blocked_regs(p);
-  if (p->occ_blocks || k < 2 || info->min_blocks || info->max_regs || p->f->staged || p->odd_rows ||
+  if (p->occ_blocks || p->specialized || k < 2 || info->min_blocks || info->max_regs || p->f->staged || p->odd_rows ||
       !early_loads_wanted(p->f) || most == 0 || most > OCC_TILE_MAX || plan_launch_shared(p) * k > OCC_SM_SHARED)
     return NULL;
   KernelInfo *bounded = arena_alloc(a, sizeof *bounded);

@@ -58,6 +58,9 @@ void pl_choose_specialize(Planner *P) {
     const TirInst *ld = loop->body.insts[k];
     if (!plan_is_ring_stage(ld)) continue;
     if (!ld->plan->tma) return; /* cp.async groups are the issuing threads' own */
+    /* a @scratch tensor's map the runtime does not test (rt_maps_misfit):
+     * its layout takes any map but a split one, whose dim may not divide */
+    if (P->f->params[ld->aux].scratch && P->p->tmaps[ld->plan->tma - 1].split_dim >= 0) return;
     for (int j = 0; j < ld->nsubs; j++)
       if (!pl_pure_chain(ld->subs[j].start, loop, true, 0)) return;
     nring++;

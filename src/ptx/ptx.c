@@ -447,11 +447,16 @@ static void raster_prologue(FILE *out, int G) {
  * registers gains the consumers nothing. */
 enum { WS_PRODUCER_REGS = 40 };
 static bool ws_regs(const Plan *p, int *R, int *X, int *Y) {
-  int blocks = p->f->info->min_blocks > 0 ? p->f->info->min_blocks : 1, groups = p->threads / 128;
+  int blocks = p->occ_blocks ? p->occ_blocks : p->f->info->min_blocks > 0 ? p->f->info->min_blocks : 1;
+  int groups = p->threads / 128;
   int lane = 512 / blocks;
   *R = lane / (groups + 1) / 8 * 8;
   *Y = WS_PRODUCER_REGS;
-  *X = (lane - *Y) / groups / 8 * 8;
+  /* setmaxnreg.inc takes only what this CTA's producer gave back: the
+   * consumers share (groups + 1) R a lane less the producer's Y (sized
+   * from the sub-partition's 512 instead, @launch(512) or two CTAs an SM
+   * would wait for registers no one frees) */
+  *X = ((groups + 1) * *R - *Y) / groups / 8 * 8;
   if (*X > 256) *X = 256;
   /* (one consumer warpgroup already has 255, .maxnreg's most) */
   return *R < 248 && *R >= *Y && *X > *R;

@@ -481,18 +481,20 @@ bool harness_scratch_dims(Case *c, const TirFunc *f, int param, int64_t *dims) {
   for (int d = 0; d < f->params[param].rank; d++) {
     /* the manifest's postfix program (sema: dims, integers, + - * / %, neg, cdiv, min, max) */
     char prog[512];
-    snprintf(prog, sizeof prog, "%s", f->info->scratch_prog[sc][d]);
+    if (snprintf(prog, sizeof prog, "%s", f->info->scratch_prog[sc][d]) >= (int)sizeof prog) return false;
     int64_t st[64];
     int sp = 0;
     char *save = NULL;
     for (char *t = strtok_r(prog, " ", &save); t; t = strtok_r(NULL, " ", &save)) {
       char *end;
       long long iv = strtoll(t, &end, 10);
+      bool binary = (strchr("+-*/%", *t) && !t[1]) || !strcmp(t, "cdiv") || !strcmp(t, "min") || !strcmp(t, "max");
+      if ((binary && sp < 2) || (!strcmp(t, "neg") && sp < 1) || sp == 64) return false; /* (sema wrote it: never) */
       if (*t && !*end) {
         st[sp++] = iv;
       } else if (!strcmp(t, "neg")) {
         st[sp - 1] = -st[sp - 1];
-      } else if ((strchr("+-*/%", *t) && !t[1]) || !strcmp(t, "cdiv") || !strcmp(t, "min") || !strcmp(t, "max")) {
+      } else if (binary) {
         int64_t y = st[--sp], x = st[sp - 1], r;
         if ((*t == '/' || *t == '%' || *t == 'c') && y == 0) return false;
         r = *t == '+' ? x + y : *t == '-' && !t[1] ? x - y : *t == '*' ? x * y : *t == '/' ? x / y : *t == '%' ? x % y
@@ -526,7 +528,11 @@ static bool interp_plan(void *self, Case *c, const Plan *p, int index, double **
         return fail(err, errlen, "scratch tensor '%s': its dims cannot be computed", f->params[i].name);
       }
       for (int d = 0; d < a->t.rank; d++) n *= a->t.dims[d];
-      a->t.data = malloc(sizeof(double) * (size_t)n);
+      a->t.data = n > 0 && n < ((int64_t)1 << 31) ? malloc(sizeof(double) * (size_t)n) : NULL;
+      if (!a->t.data) {
+        for (int k = 0; k < i; k++) free(args[k].t.data);
+        return fail(err, errlen, "scratch tensor '%s': %lld elements cannot be allocated", f->params[i].name, (long long)n);
+      }
       for (int64_t k = 0; k < n; k++) a->t.data[k] = f->params[i].zero ? 0 : is_float_elem(f->params[i].elem) ? NAN : -77;
       continue;
     }
