@@ -76,6 +76,8 @@ static void print(FILE *out, const Node *n, int depth, const char *role) {
   case N_WHILE: fputs("while", out); break;
   case N_IF: fputs("if", out); break;
   case N_EXPR: fputs("expr-stmt", out); break;
+  case N_BREAK: fputs("break", out); break;
+  case N_CONTINUE: fputs("continue", out); break;
   case N_BLOCK: fputs("block", out); break;
   case N_PARAM: fprintf(out, "param %s", n->name); break;
   case N_ATTR: fprintf(out, "attribute @%s", n->name); break;

@@ -153,6 +153,8 @@ typedef enum NodeKind {
   N_WHILE,    /* a: cond, body */
   N_IF,       /* a: cond, body: then block, c: else (N_BLOCK or N_IF, may be NULL) */
   N_EXPR,     /* a */
+  N_BREAK,    /* break: leaves the innermost loop */
+  N_CONTINUE, /* continue: the innermost loop's next iteration */
   N_BLOCK,    /* list: statements */
   /* declarations */
   N_PARAM,    /* name, type; op PARAM_SCRATCH for @scratch's (a: its fill, = 0) */

@@ -136,6 +136,7 @@ static PtrVec one(ParseCtx *ctx, void *item) {
 %token <node> FLOAT "floating-point literal"
 %token KERNEL "'kernel'" LET "'let'" VAR "'var'" IF "'if'" ELSE "'else'"
 %token FOR "'for'" IN "'in'" WHILE "'while'" TRUE "'true'" FALSE "'false'"
+%token BREAK "'break'" CONTINUE "'continue'"
 %token COLONPLUS "':+'" EQ "'=='" NE "'!='" LE "'<='" GE "'>='"
 %token ANDAND "'&&'" OROR "'||'" SHL "'<<'" SHR "'>>'"
 %token PLUSEQ "'+='" MINUSEQ "'-='" STAREQ "'*='" SLASHEQ "'/='"
@@ -316,6 +317,8 @@ simple_stmt
       $$->b = $3;
     }
   | expr { $$ = NEW(N_EXPR, @$); $$->a = $1; }
+  | BREAK { $$ = NEW(N_BREAK, @$); }
+  | CONTINUE { $$ = NEW(N_CONTINUE, @$); }
   ;
 
 opt_type

@@ -1520,7 +1520,9 @@ static void check_for(Sema *s, Node *n) {
   sema_push_scope(s);
   n->sym = sema_declare(s, SYM_LOOP, n->name, sema_scalar_ty(s, S_I32), n->span);
   if (n->sym) n->sym->init = n; /* the derived grid bounds a loop variable by its range's start (sema_grid.c); NULL: a name already taken, reported */
+  s->loops++;
   sema_check_block(s, n->body);
+  s->loops--;
   sema_pop_scope(s);
 }
 
@@ -1532,7 +1534,17 @@ static void check_stmt(Sema *s, Node *n) {
   case N_FOR: check_for(s, n); break;
   case N_WHILE:
     check_cond(s, n->a, "while");
+    s->loops++;
     sema_check_block(s, n->body);
+    s->loops--;
+    break;
+  case N_BREAK:
+  case N_CONTINUE:
+    /* every statement runs for the whole CTA and conditions are scalars,
+     * so the whole CTA leaves the loop (or its iteration) together */
+    if (!s->loops)
+      diag_error(s->d, n->span, "'%s' outside a loop: it leaves the innermost for or while loop",
+                 n->kind == N_BREAK ? "break" : "continue");
     break;
   case N_IF:
     check_cond(s, n->a, "if");

@@ -26,6 +26,7 @@ typedef struct Sema {
   int64_t work;    /* the kernels' syntax nodes times their variants, so far (check_kernel) */
   bool later_point; /* a point past the first, or one checked again: its warnings were said once */
   const char *scratch_param; /* the @scratch tensor whose type is being resolved: its dims may be expressions */
+  int loops; /* for and while loops around the statement being checked (break, continue) */
 } Sema;
 
 

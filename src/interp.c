@@ -86,6 +86,7 @@ typedef struct Val {
 } Val;
 
 typedef struct Interp {
+  int jump;         /* a break (1) or continue (2) leaving blocks up to its loop */
   const Plan *p;
   const TirFunc *f;
   InterpArg *args;
@@ -535,6 +536,8 @@ static bool exec_inst(Interp *I, const TirInst *in) {
   Val *v = NULL;
   int64_t c[MAX_TILE_RANK] = {0};
   switch (in->op) {
+  case TIR_BREAK: I->jump = 1; break;
+  case TIR_CONTINUE: I->jump = 2; break;
   case TIR_CONST:
     v = new_val(in);
     v->d[0] = is_float_elem(e) ? interp_round(e, in->fval) : (double)in->ival;
@@ -693,6 +696,9 @@ static bool exec_inst(Interp *I, const TirInst *in) {
     for (int64_t k = lo; k < hi && !I->failed; k += step) {
       iv->d[0] = (double)k;
       if (!exec_block(I, &in->body)) return false;
+      int j = I->jump;
+      I->jump = 0;
+      if (j == 1) break;
     }
     break;
   }
@@ -702,6 +708,9 @@ static bool exec_inst(Interp *I, const TirInst *in) {
       if (!exec_block(I, &in->cond)) return false;
       if (I->vals[in->cond_value->id]->d[0] == 0) break;
       if (!exec_block(I, &in->body)) return false;
+      int j = I->jump;
+      I->jump = 0;
+      if (j == 1) break;
     }
     break;
   }
@@ -717,7 +726,7 @@ static bool exec_inst(Interp *I, const TirInst *in) {
 }
 
 static bool exec_block(Interp *I, const TirBlock *b) {
-  for (int i = 0; i < b->len; i++)
+  for (int i = 0; i < b->len && !I->jump; i++) /* a break or continue skips the rest */
     if (!exec_inst(I, b->insts[i])) return false;
   return true;
 }

@@ -105,6 +105,19 @@ static TirInst *coerce(Lower *l, TirInst *v, TirType to, Span at) {
 static TirInst *lower_expr(Lower *l, Node *n);
 static void lower_block(Lower *l, Node *block, TirBlock *into);
 
+/* Whether a loop's body breaks out of it or continues it (not counting
+ * loops inside it, whose jumps are their own). */
+static bool ast_jumps(const Node *n) {
+  if (!n) return false;
+  if (n->kind == N_BREAK || n->kind == N_CONTINUE) return true;
+  if (n->kind == N_FOR || n->kind == N_WHILE) return false;
+  if (n->kind == N_IF) return ast_jumps(n->body) || ast_jumps(n->c);
+  if (n->kind == N_BLOCK)
+    for (int i = 0; i < n->list.len; i++)
+      if (ast_jumps(n->list.items[i])) return true;
+  return false;
+}
+
 /* A tensor dim known at launch: the first tensor parameter that names it. */
 static TirInst *dim_value(Lower *l, const char *name, Span at) {
   for (int i = 0; i < l->f->nparams; i++) {
@@ -554,7 +567,9 @@ static void lower_stmt(Lower *l, Node *n) {
     TirInst *lo = coerce(l, lower_expr(l, n->a), tir_scalar(S_I32), n->a->span);
     TirInst *hi = coerce(l, lower_expr(l, n->b), tir_scalar(S_I32), n->b->span);
     TirInst *step = n->c ? coerce(l, lower_expr(l, n->c), tir_scalar(S_I32), n->c->span) : const_int(l, S_I32, 1, n->span);
-    if (l->unroll_dim && lo->op == TIR_CONST && lo->ival == 0 && step->op == TIR_CONST && step->ival > 0 &&
+    /* (a loop with a break or continue of its own keeps its loop: copies
+     * of its body have nowhere to jump to) */
+    if (l->unroll_dim && !ast_jumps(n->body) && lo->op == TIR_CONST && lo->ival == 0 && step->op == TIR_CONST && step->ival > 0 &&
         hi->op == TIR_DIM && hi->aux >= 0 && hi->aux < l->f->nparams && hi->aux2 >= 0 &&
         hi->aux2 < l->f->params[hi->aux].rank && l->f->params[hi->aux].dimname[hi->aux2] &&
         !strcmp(l->f->params[hi->aux].dimname[hi->aux2], l->unroll_dim)) {
@@ -608,6 +623,8 @@ static void lower_stmt(Lower *l, Node *n) {
     }
     break;
   }
+  case N_BREAK: emit(l, TIR_BREAK, tir_scalar(S_BOOL), n->span); break;
+  case N_CONTINUE: emit(l, TIR_CONTINUE, tir_scalar(S_BOOL), n->span); break;
   default: diag_ice("lower: unexpected statement kind %d", n->kind);
   }
 }

@@ -45,6 +45,8 @@ typedef enum TirOp {
   TIR_ARRIVE,    /* aux: i32 tensor param; subs: points (the counter); args[0]: n (i32); result: bool,
                     true in the CTA whose arrival is the n-th (the counter wraps to 0 there) */
   TIR_SCAN,      /* cumsum: args[0] of the result's type; the inclusive prefix sum down dim 0 */
+  TIR_BREAK,     /* leaves the innermost for or while loop (uniform: the whole CTA) */
+  TIR_CONTINUE,  /* the innermost loop's next iteration */
 } TirOp;
 
 enum { TOP_MAX = 256, TOP_MIN, TOP_CDIV };

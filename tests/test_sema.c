@@ -277,3 +277,12 @@ Test(sema, scratch_tensors) {
                   "a scratch tensor starts undefined, or at zero ('= 0')");
   expect_diag_has("@scratch(P: i32)\nkernel k(A: tensor<f32>[N]) {\n}\n", "@scratch declares tensors: 'P' is a i32");
 }
+
+/* break and continue (spec 10.4): inside a for or while loop only */
+Test(sema, break_and_continue) {
+  expect_clean("kernel k(A: tensor<f32>[N]) {\n  for i in range(0, 8) {\n    if i > 4 {\n      break\n    }\n"
+               "    continue\n  }\n  var j = 0\n  while j < 3 {\n    j += 1\n    continue\n  }\n}\n");
+  expect_diag_has("kernel k(A: tensor<f32>[N]) {\n  break\n}\n",
+                  "'break' outside a loop: it leaves the innermost for or while loop");
+  expect_diag_has("kernel k(A: tensor<f32>[N]) {\n  if true {\n    continue\n  }\n}\n", "'continue' outside a loop");
+}

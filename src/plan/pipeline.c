@@ -67,6 +67,17 @@ static const char *pipe_reject(Planner *P, const TirInst *loop, const TirInst *l
   return NULL;
 }
 
+/* Whether a loop's body breaks out of it (not counting inner loops'):
+ * copies issued ahead would land after the loop let go of the ring. */
+static bool breaks(const TirBlock *b) {
+  for (int i = 0; i < b->len; i++) {
+    const TirInst *x = b->insts[i];
+    if (x->op == TIR_BREAK) return true;
+    if (x->op == TIR_IF && (breaks(&x->body) || breaks(&x->body2))) return true;
+  }
+  return false;
+}
+
 /* inside: the enclosing loop with rings, if any; the backend streams one
  * loop at a time, so a loop inside it keeps plain loads. */
 static int pipe_loops(Planner *P, TirBlock *blk, int stages, const char **why, const TirInst *inside, bool staged) {
@@ -81,6 +92,7 @@ static int pipe_loops(Planner *P, TirBlock *blk, int stages, const char **why, c
       bool sh = ld->plan->res == RES_SHARED;
       const char *r = inside ? arena_printf(P->a, "the enclosing loop at %d:%d has the rings", inside->span.first_line,
                                             inside->span.first_column)
+                      : breaks(&loop->body) ? "the loop has a break (copies issued ahead would outlive the ring)"
                       : !staged && sh ? "a producer warp (--producer-warp) fills bulk rings only"
                       : (sh ? nstaged : nbulk) == 8 ? "the loop has 8 rings of this kind already"
                                                     : pipe_reject(P, loop, ld);

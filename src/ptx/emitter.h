@@ -48,6 +48,10 @@ typedef struct Emitter {
   const struct TirBlock *cur_block;
   int cur_index;
   int loops; /* the loops around the instruction being emitted */
+  /* the innermost loops' labels for break (their exit) and continue (the
+   * end of their iteration), innermost last */
+  const char *jump_break[256], *jump_cont[256]; /* (the parser nests blocks 256 deep at most) */
+  int njump;
   struct Pending {
     const struct TirInst *in;
     const char **w;
@@ -197,6 +201,7 @@ void px_exchange(Emitter *e, const TirInst *owner, const TirInst *const *src, in
 void px_emit_broadcast(Emitter *e, const TirInst *in);
 void px_emit_transpose(Emitter *e, const TirInst *in);
 void px_emit_scan(Emitter *e, const TirInst *in);
+void px_jump_push(Emitter *e, const char *brk, const char *cont);
 void px_emit_reduce(Emitter *e, const TirInst *in);
 const char ***px_defer_enter(Emitter *e, const TirInst *loop);
 void px_defer_exit(Emitter *e, const TirInst *loop, const char ***saved);

@@ -365,6 +365,16 @@ static void specialize_release(Emitter *e, const PlanBuf *mbar, const char *stag
   px_out(e, "@%s mbarrier.arrive.release.cta.shared::cta.b64 %s, [%s];", l0, st, bar);
 }
 
+/* Whether a loop's body continues it (not counting inner loops'). */
+static bool continues(const TirBlock *b) {
+  for (int i = 0; i < b->len; i++) {
+    const TirInst *x = b->insts[i];
+    if (x->op == TIR_CONTINUE) return true;
+    if (x->op == TIR_IF && (continues(&x->body) || continues(&x->body2))) return true;
+  }
+  return false;
+}
+
 void px_emit_for(Emitter *e, const TirInst *in) {
   int L = px_new_label(e);
   const char *i = px_reg(e, in, 0), *p = px_tmp(e, RC_PRED);
@@ -529,7 +539,10 @@ void px_emit_for(Emitter *e, const TirInst *in) {
       px_mbar_flip(e, sph, acst);
     }
   }
+  px_jump_push(e, arena_printf(e->a, "$Lend%d", L), arena_printf(e->a, "$Lcont%d", L));
   px_emit_block(e, &in->body);
+  e->njump--;
+  if (continues(&in->body)) px_label(e, "cont", L); /* continue: the iteration's end, its waits and stage moves included */
   e->npf = onpf;
   if (ws) {
     /* each consumer warp tells the producer it is done with a stage: with

@@ -145,6 +145,20 @@ static void emit_op(Emitter *e, const TirInst *in) {
     px_defer_exit(e, in, saved);
     break;
   }
+  case TIR_BREAK:
+  case TIR_CONTINUE: /* the whole CTA jumps: uniform */
+    if (!e->njump) {
+      px_unsupported(e, in, "a break or continue outside a loop");
+      break;
+    }
+    px_async_wait(e);
+    px_flush_unpack(e, NULL);
+    /* the barriers the plan placed later in the body are skipped: one here
+     * orders this iteration's shared reads before whatever writes come
+     * after the jump (every thread takes it: the condition is uniform) */
+    if (e->p->nbufs) px_cta_sync_why(e, in->op == TIR_BREAK ? " // break" : " // continue");
+    px_out(e, "bra.uni %s;", in->op == TIR_BREAK ? e->jump_break[e->njump - 1] : e->jump_cont[e->njump - 1]);
+    break;
   case TIR_WHILE: {
     int L = px_new_label(e);
     const char *p = px_tmp(e, RC_PRED);
@@ -154,7 +168,9 @@ static void emit_op(Emitter *e, const TirInst *in) {
     px_out(e, "setp.eq.u32 %s, %s, 0;", p, px_reg(e, in->cond_value, 0));
     px_out(e, "@%s bra $Lwend%d;", p, L);
     e->loops++;
+    px_jump_push(e, arena_printf(e->a, "$Lwend%d", L), arena_printf(e->a, "$Lwhile%d", L));
     px_emit_block(e, &in->body);
+    e->njump--;
     e->loops--;
     px_async_wait(e);
     px_out(e, "bra.uni $Lwhile%d;", L);
@@ -176,6 +192,12 @@ static void emit_op(Emitter *e, const TirInst *in) {
     break;
   }
   }
+}
+
+void px_jump_push(Emitter *e, const char *brk, const char *cont) {
+  if (e->njump == 256) diag_ice("loops nested more than 256 deep"); /* the parser bounds nesting at 256 blocks */
+  e->jump_break[e->njump] = brk, e->jump_cont[e->njump] = cont;
+  e->njump++;
 }
 
 void px_emit_inst(Emitter *e, const TirInst *in) {

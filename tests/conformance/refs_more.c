@@ -571,6 +571,26 @@ static bool ref_col_reductions(RefCtx *r) {
   return true;
 }
 
+/* the blocks of 32 columns before `stop` whose first element in row 0 is
+ * not negative: each row's sum over them, and their count (break_continue.ph) */
+static bool ref_break_continue(RefCtx *r) {
+  CaseParam *X = ref_param(r, "X"), *Y = ref_param(r, "Y"), *C = ref_param(r, "C"), *S = ref_param(r, "stop");
+  int64_t R = X->dims[0], N = X->dims[1], stop = (int64_t)S->scalar;
+  int n = 0;
+  for (int64_t c0 = 0; c0 < N && c0 < stop; c0 += 32)
+    if (!(X->data[c0] < 0)) n++;
+  for (int64_t i = 0; i < R; i++) {
+    double s = 0;
+    for (int64_t c0 = 0; c0 < N && c0 < stop; c0 += 32) {
+      if (X->data[c0] < 0) continue;
+      for (int64_t j = c0; j < c0 + 32 && j < N; j++) s += X->data[i * N + j];
+    }
+    Y->data[i] = s;
+    C->data[i] = n;
+  }
+  return true;
+}
+
 /* Y[i] = X[i - 2] + X[i - 1] + X[i], zeros before the start (negative_starts.ph) */
 static bool ref_causal_sum3(RefCtx *r) {
   CaseParam *X = ref_param(r, "X"), *Y = ref_param(r, "Y");
@@ -1249,6 +1269,7 @@ const RefEntry harness_refs_more[] = {
     {"colsum", ref_colsum},
     {"argmax_rows", ref_argmax_rows},
     {"causal_sum3", ref_causal_sum3},
+    {"break_continue", ref_break_continue},
     {"col_reductions", ref_col_reductions},
     {"tril_block", ref_tril_block},
     {"gla_recurrence", ref_gla_recurrence},
