@@ -78,6 +78,7 @@ static void print(FILE *out, const Node *n, int depth, const char *role) {
   case N_EXPR: fputs("expr-stmt", out); break;
   case N_BREAK: fputs("break", out); break;
   case N_CONTINUE: fputs("continue", out); break;
+  case N_RETURN: fputs("return", out); break;
   case N_BLOCK: fputs("block", out); break;
   case N_PARAM: fprintf(out, "param %s", n->name); break;
   case N_ATTR: fprintf(out, "attribute @%s", n->name); break;

@@ -155,6 +155,7 @@ typedef enum NodeKind {
   N_EXPR,     /* a */
   N_BREAK,    /* break: leaves the innermost loop */
   N_CONTINUE, /* continue: the innermost loop's next iteration */
+  N_RETURN,   /* return: the CTA's end */
   N_BLOCK,    /* list: statements */
   /* declarations */
   N_PARAM,    /* name, type; op PARAM_SCRATCH for @scratch's (a: its fill, = 0) */

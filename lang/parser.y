@@ -136,7 +136,7 @@ static PtrVec one(ParseCtx *ctx, void *item) {
 %token <node> FLOAT "floating-point literal"
 %token KERNEL "'kernel'" LET "'let'" VAR "'var'" IF "'if'" ELSE "'else'"
 %token FOR "'for'" IN "'in'" WHILE "'while'" TRUE "'true'" FALSE "'false'"
-%token BREAK "'break'" CONTINUE "'continue'"
+%token BREAK "'break'" CONTINUE "'continue'" RETURN "'return'"
 %token COLONPLUS "':+'" EQ "'=='" NE "'!='" LE "'<='" GE "'>='"
 %token ANDAND "'&&'" OROR "'||'" SHL "'<<'" SHR "'>>'"
 %token PLUSEQ "'+='" MINUSEQ "'-='" STAREQ "'*='" SLASHEQ "'/='"
@@ -319,6 +319,7 @@ simple_stmt
   | expr { $$ = NEW(N_EXPR, @$); $$->a = $1; }
   | BREAK { $$ = NEW(N_BREAK, @$); }
   | CONTINUE { $$ = NEW(N_CONTINUE, @$); }
+  | RETURN { $$ = NEW(N_RETURN, @$); }
   ;
 
 opt_type

@@ -1538,6 +1538,7 @@ static void check_stmt(Sema *s, Node *n) {
     sema_check_block(s, n->body);
     s->loops--;
     break;
+  case N_RETURN: break; /* the whole CTA ends (a kernel returns nothing) */
   case N_BREAK:
   case N_CONTINUE:
     /* every statement runs for the whole CTA and conditions are scalars,

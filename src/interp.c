@@ -538,6 +538,7 @@ static bool exec_inst(Interp *I, const TirInst *in) {
   switch (in->op) {
   case TIR_BREAK: I->jump = 1; break;
   case TIR_CONTINUE: I->jump = 2; break;
+  case TIR_RETURN: I->jump = 3; break;
   case TIR_CONST:
     v = new_val(in);
     v->d[0] = is_float_elem(e) ? interp_round(e, in->fval) : (double)in->ival;
@@ -697,6 +698,7 @@ static bool exec_inst(Interp *I, const TirInst *in) {
       iv->d[0] = (double)k;
       if (!exec_block(I, &in->body)) return false;
       int j = I->jump;
+      if (j == 3) break; /* return: on out of every loop */
       I->jump = 0;
       if (j == 1) break;
     }
@@ -709,6 +711,7 @@ static bool exec_inst(Interp *I, const TirInst *in) {
       if (I->vals[in->cond_value->id]->d[0] == 0) break;
       if (!exec_block(I, &in->body)) return false;
       int j = I->jump;
+      if (j == 3) break; /* return: on out of every loop */
       I->jump = 0;
       if (j == 1) break;
     }
@@ -801,6 +804,7 @@ bool interp_run(const Plan *p, InterpArg *args, int nargs, const int64_t *grid, 
         I.block[0] = x, I.block[1] = y, I.block[2] = z;
         I.cta = (z * I.grid[1] + y) * I.grid[0] + x;
         memset(I.smem, 0xcd, (size_t)p->shared_bytes); /* shared memory starts as garbage */
+        I.jump = 0; /* (a return ended the CTA before) */
         ok = exec_block(&I, &f->body);
       }
   for (int i = 0; i < f->ninsts; i++) free_val(I.vals[i]);

@@ -625,6 +625,7 @@ static void lower_stmt(Lower *l, Node *n) {
   }
   case N_BREAK: emit(l, TIR_BREAK, tir_scalar(S_BOOL), n->span); break;
   case N_CONTINUE: emit(l, TIR_CONTINUE, tir_scalar(S_BOOL), n->span); break;
+  case N_RETURN: emit(l, TIR_RETURN, tir_scalar(S_BOOL), n->span); break;
   default: diag_ice("lower: unexpected statement kind %d", n->kind);
   }
 }

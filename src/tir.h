@@ -47,6 +47,7 @@ typedef enum TirOp {
   TIR_SCAN,      /* cumsum: args[0] of the result's type; the inclusive prefix sum down dim 0 */
   TIR_BREAK,     /* leaves the innermost for or while loop (uniform: the whole CTA) */
   TIR_CONTINUE,  /* the innermost loop's next iteration */
+  TIR_RETURN,    /* the CTA's end (uniform) */
 } TirOp;
 
 enum { TOP_MAX = 256, TOP_MIN, TOP_CDIV };

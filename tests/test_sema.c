@@ -285,4 +285,5 @@ Test(sema, break_and_continue) {
   expect_diag_has("kernel k(A: tensor<f32>[N]) {\n  break\n}\n",
                   "'break' outside a loop: it leaves the innermost for or while loop");
   expect_diag_has("kernel k(A: tensor<f32>[N]) {\n  if true {\n    continue\n  }\n}\n", "'continue' outside a loop");
+  expect_clean("kernel k(A: tensor<f32>[N]) {\n  if N > 4 {\n    return\n  }\n  for i in range(0, 8) {\n    return\n  }\n}\n");
 }

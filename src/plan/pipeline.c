@@ -67,13 +67,23 @@ static const char *pipe_reject(Planner *P, const TirInst *loop, const TirInst *l
   return NULL;
 }
 
-/* Whether a loop's body breaks out of it (not counting inner loops'):
- * copies issued ahead would land after the loop let go of the ring. */
+/* Whether a loop's body breaks out of it (not counting inner loops'
+ * breaks) or returns (anywhere inside): copies issued ahead would land
+ * after the loop, or the CTA, let go of the ring. */
+static bool returns(const TirBlock *b) {
+  for (int i = 0; i < b->len; i++) {
+    const TirInst *x = b->insts[i];
+    if (x->op == TIR_RETURN || returns(&x->body) || returns(&x->body2)) return true;
+  }
+  return false;
+}
+
 static bool breaks(const TirBlock *b) {
   for (int i = 0; i < b->len; i++) {
     const TirInst *x = b->insts[i];
-    if (x->op == TIR_BREAK) return true;
+    if (x->op == TIR_BREAK || x->op == TIR_RETURN) return true;
     if (x->op == TIR_IF && (breaks(&x->body) || breaks(&x->body2))) return true;
+    if ((x->op == TIR_FOR || x->op == TIR_WHILE) && returns(&x->body)) return true;
   }
   return false;
 }
@@ -92,7 +102,7 @@ static int pipe_loops(Planner *P, TirBlock *blk, int stages, const char **why, c
       bool sh = ld->plan->res == RES_SHARED;
       const char *r = inside ? arena_printf(P->a, "the enclosing loop at %d:%d has the rings", inside->span.first_line,
                                             inside->span.first_column)
-                      : breaks(&loop->body) ? "the loop has a break (copies issued ahead would outlive the ring)"
+                      : breaks(&loop->body) ? "the loop has a break or a return (copies issued ahead would outlive the ring)"
                       : !staged && sh ? "a producer warp (--producer-warp) fills bulk rings only"
                       : (sh ? nstaged : nbulk) == 8 ? "the loop has 8 rings of this kind already"
                                                     : pipe_reject(P, loop, ld);
@@ -150,6 +160,8 @@ static void mark_no_async(TirBlock *blk, const char *why) {
  * the whole kernel (the producer starts at once). */
 static void choose_producer(Planner *P) {
   Plan *p = P->p;
+  for (int i = 0; i < P->f->ninsts; i++) /* (the consumers that return would leave it waiting) */
+    if (P->f->insts[i]->op == TIR_RETURN) return;
   const TirInst *loop = NULL;
   int nloops = 0;
   PlanBuf *mbar = NULL;

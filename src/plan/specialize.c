@@ -46,6 +46,10 @@ static TirInst *ring_loop(Planner *P) {
 
 void pl_choose_specialize(Planner *P) {
   Plan *p = P->p;
+  /* consumers that return early would leave the producer waiting for
+   * stages no one frees */
+  for (int i = 0; i < P->f->ninsts; i++)
+    if (P->f->insts[i]->op == TIR_RETURN) return;
   TirInst *loop = ring_loop(P);
   /* the producer is a warpgroup of its own (setmaxnreg works on whole
    * warpgroups); a register bound of the kernel's own leaves no room to

@@ -50,6 +50,7 @@ typedef struct Emitter {
   int loops; /* the loops around the instruction being emitted */
   /* the innermost loops' labels for break (their exit) and continue (the
    * end of their iteration), innermost last */
+  bool returns; /* a return branched to the kernel's end, $Lreturn */
   const char *jump_break[256], *jump_cont[256]; /* (the parser nests blocks 256 deep at most) */
   int njump;
   struct Pending {

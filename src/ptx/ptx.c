@@ -145,6 +145,11 @@ static void emit_op(Emitter *e, const TirInst *in) {
     px_defer_exit(e, in, saved);
     break;
   }
+  case TIR_RETURN: /* the whole CTA ends: uniform; no copy left in flight */
+    px_async_wait(e);
+    px_out(e, "bra.uni $Lreturn;");
+    e->returns = true;
+    break;
   case TIR_BREAK:
   case TIR_CONTINUE: /* the whole CTA jumps: uniform */
     if (!e->njump) {
@@ -546,6 +551,7 @@ static void emit_kernel(Arena *a, Diags *d, const Plan *p, const char *arch, con
   }
   /* the grid block computes nothing the kernel needs */
   px_emit_block(&e, &f->body);
+  if (e.returns) fputs("$Lreturn:\n", e.body); /* (every return waited for its copies) */
   px_async_wait(&e); /* no copy outstanding at the exit */
   if (p->producer && mbar && !e.failed) {
     px_out(&e, "ret;");

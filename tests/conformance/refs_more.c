@@ -571,6 +571,14 @@ static bool ref_col_reductions(RefCtx *r) {
   return true;
 }
 
+/* Y[i] += 2 in the blocks of 64 starting before lim (early_return.ph) */
+static bool ref_early_return(RefCtx *r) {
+  CaseParam *Y = ref_param(r, "Y"), *L = ref_param(r, "lim");
+  for (int64_t i = 0; i < Y->dims[0]; i++)
+    if (i / 64 * 64 < (int64_t)L->scalar) Y->data[i] += 2;
+  return true;
+}
+
 /* the blocks of 32 columns before `stop` whose first element in row 0 is
  * not negative: each row's sum over them, and their count (break_continue.ph) */
 static bool ref_break_continue(RefCtx *r) {
@@ -1270,6 +1278,7 @@ const RefEntry harness_refs_more[] = {
     {"argmax_rows", ref_argmax_rows},
     {"causal_sum3", ref_causal_sum3},
     {"break_continue", ref_break_continue},
+    {"early_return", ref_early_return},
     {"col_reductions", ref_col_reductions},
     {"tril_block", ref_tril_block},
     {"gla_recurrence", ref_gla_recurrence},
