@@ -73,6 +73,29 @@ static Node *expr_node(ParseCtx *ctx, NodeKind kind, Span loc, int depth, Node *
   return n;
 }
 
+/* A for loop over range(args): the parts checked here, once for both of
+ * its spellings (plain and for<unroll n>). */
+static Node *for_node(ParseCtx *ctx, YYLTYPE at, const char *name, const char *range, YYLTYPE range_at, PtrVec args,
+                      YYLTYPE args_at, Node *body) {
+  Node *n = ast_new(ctx->arena, N_FOR, at);
+  n->name = name;
+  n->body = body;
+  n->depth = 1 + body->depth;
+  if (strcmp(range, "range") != 0) {
+    diag_error(ctx->diags, range_at, "expected 'range' after 'in', found '%s'", range);
+  } else if (args.len < 2 || args.len > 3) {
+    diag_error(ctx->diags, args_at, "range takes 2 or 3 arguments (start, end[, step]), found %d", args.len);
+  } else {
+    n->a = args.items[0];
+    n->b = args.items[1];
+    n->c = args.len == 3 ? args.items[2] : NULL;
+    for (int i = 0; i < args.len; i++)
+      if (((Node *)args.items[i])->kind == N_NAMEDARG)
+        diag_error(ctx->diags, ((Node *)args.items[i])->span, "range takes no named arguments");
+  }
+  return n;
+}
+
 static Node *binary(ParseCtx *ctx, Span loc, int op, Node *a, Node *b) {
   Node *deepest = a->depth >= b->depth ? a : b;
   Node *n = expr_node(ctx, N_BINARY, loc, 1 + deepest->depth, deepest);
@@ -336,23 +359,13 @@ assign_op
   ;
 
 compound_stmt
-  : FOR IDENT IN IDENT '(' args_opt ')' opt_nls block {
-      $$ = NEW(N_FOR, @2);
-      $$->name = $2;
-      $$->body = $9;
-      $$->depth = 1 + $9->depth;
-      if (strcmp($4, "range") != 0) {
-        diag_error(ctx->diags, @4, "expected 'range' after 'in', found '%s'", $4);
-      } else if ($6.len < 2 || $6.len > 3) {
-        diag_error(ctx->diags, @6, "range takes 2 or 3 arguments (start, end[, step]), found %d", $6.len);
-      } else {
-        $$->a = $6.items[0];
-        $$->b = $6.items[1];
-        $$->c = $6.len == 3 ? $6.items[2] : NULL;
-        for (int i = 0; i < $6.len; i++)
-          if (((Node *)$6.items[i])->kind == N_NAMEDARG)
-            diag_error(ctx->diags, ((Node *)$6.items[i])->span, "range takes no named arguments");
-      }
+  : FOR IDENT IN IDENT '(' args_opt ')' opt_nls block { $$ = for_node(ctx, @2, $2, $4, @4, $6, @6, $9); }
+  | FOR '<' IDENT INT '>' IDENT IN IDENT '(' args_opt ')' opt_nls block {
+      /* Phobos's for<unroll n>: the body n times an iteration (lower.c) */
+      $$ = for_node(ctx, @6, $6, $8, @8, $10, @10, $13);
+      if (strcmp($3, "unroll") != 0) diag_error(ctx->diags, @3, "expected 'unroll' in 'for<unroll n>', found '%s'", $3);
+      else if ($4->ival < 1 || $4->ival > 64) diag_error(ctx->diags, @4, "for<unroll %lld>: the count must be from 1 to 64", (long long)$4->ival);
+      else $$->ival = $4->ival;
     }
   | WHILE expr opt_nls block { $$ = NEW(N_WHILE, @1); $$->a = $2; $$->body = $4; $$->depth = 1 + $4->depth; }
   | if_stmt

@@ -588,14 +588,39 @@ static void lower_stmt(Lower *l, Node *n) {
       l->unroll_ids[2 * j + 1] = l->f->ninsts;
       break;
     }
+    /* for<unroll u>: the body u times an iteration, the later copies each
+     * under its own bound test (i + k step < end), the loop stepping u
+     * steps. A body that breaks or continues keeps one copy: a jump from
+     * a copy would skip the copies after it. */
+    int u = n->ival > 1 && !ast_jumps(n->body) ? (int)n->ival : 1;
+    TirInst *ustep = step;
+    if (u > 1) {
+      TirInst *k = const_int(l, S_I32, u, n->span);
+      ustep = step->op == TIR_CONST ? const_int(l, S_I32, step->ival * u, n->span)
+                                    : emit2(l, TIR_BINARY, '*', tir_scalar(S_I32), n->span, step, k);
+    }
     TirInst *loop = emit(l, TIR_FOR, tir_scalar(S_I32), n->span);
     loop->args[0] = lo;
     loop->args[1] = hi;
-    loop->args[2] = step;
+    loop->args[2] = ustep;
     loop->nargs = 3;
     loop->name = n->name;
     n->sym->lowered = loop;
     lower_block(l, n->body, &loop->body);
+    for (int c = 1; c < u; c++) {
+      TirBlock *saved = l->cur;
+      l->cur = &loop->body;
+      TirInst *off = step->op == TIR_CONST ? const_int(l, S_I32, step->ival * c, n->span)
+                                           : emit2(l, TIR_BINARY, '*', tir_scalar(S_I32), n->span, step,
+                                                   const_int(l, S_I32, c, n->span));
+      TirInst *iv = emit2(l, TIR_BINARY, '+', tir_scalar(S_I32), n->span, loop, off);
+      TirInst *in = emit2(l, TIR_BINARY, '<', tir_scalar(S_BOOL), n->span, iv, hi);
+      TirInst *br = emit1(l, TIR_IF, tir_scalar(S_BOOL), n->span, in);
+      l->cur = saved;
+      n->sym->lowered = iv;
+      lower_block(l, n->body, &br->body);
+    }
+    n->sym->lowered = loop;
     break;
   }
   case N_WHILE: {

@@ -286,4 +286,9 @@ Test(sema, break_and_continue) {
                   "'break' outside a loop: it leaves the innermost for or while loop");
   expect_diag_has("kernel k(A: tensor<f32>[N]) {\n  if true {\n    continue\n  }\n}\n", "'continue' outside a loop");
   expect_clean("kernel k(A: tensor<f32>[N]) {\n  if N > 4 {\n    return\n  }\n  for i in range(0, 8) {\n    return\n  }\n}\n");
+  expect_clean("kernel k(A: tensor<f32>[N]) {\n  for<unroll 4> i in range(0, N, 8) {\n    A[i :+ 8] = A[i :+ 8] * 2.0\n  }\n}\n");
+  expect_diag_has("kernel k(A: tensor<f32>[N]) {\n  for<unrol 4> i in range(0, N) {\n  }\n}\n",
+                  "expected 'unroll' in 'for<unroll n>', found 'unrol'");
+  expect_diag_has("kernel k(A: tensor<f32>[N]) {\n  for<unroll 0> i in range(0, N) {\n  }\n}\n",
+                  "for<unroll 0>: the count must be from 1 to 64");
 }

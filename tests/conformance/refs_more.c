@@ -571,6 +571,18 @@ static bool ref_col_reductions(RefCtx *r) {
   return true;
 }
 
+/* Y[r] = the sum of row r of X (unroll.ph) */
+static bool ref_row_sums(RefCtx *r) {
+  CaseParam *X = ref_param(r, "X"), *Y = ref_param(r, "Y");
+  int64_t R = X->dims[0], N = X->dims[1];
+  for (int64_t i = 0; i < R; i++) {
+    double s = 0;
+    for (int64_t j = 0; j < N; j++) s += X->data[i * N + j];
+    Y->data[i] = s;
+  }
+  return true;
+}
+
 /* Y[i] += 2 in the blocks of 64 starting before lim (early_return.ph) */
 static bool ref_early_return(RefCtx *r) {
   CaseParam *Y = ref_param(r, "Y"), *L = ref_param(r, "lim");
@@ -1279,6 +1291,7 @@ const RefEntry harness_refs_more[] = {
     {"causal_sum3", ref_causal_sum3},
     {"break_continue", ref_break_continue},
     {"early_return", ref_early_return},
+    {"row_sums", ref_row_sums},
     {"col_reductions", ref_col_reductions},
     {"tril_block", ref_tril_block},
     {"gla_recurrence", ref_gla_recurrence},
