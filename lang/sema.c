@@ -1058,8 +1058,6 @@ static Type *b_rowargmax(Sema *s, Node *call, Type **args) {
   return t;
 }
 
-/* round(t): to the nearest integer, ties to even, in t's float type */
-static Type *b_round(Sema *s, Node *call, Type **args) { return b_unary_float(s, call, args); }
 
 /* tril(t): t where its column is at most its row, zero above (a causal
  * mask of a rank-2 tile), in the tile's type. */
@@ -1094,7 +1092,7 @@ static const Builtin builtins[] = {
     {"colmax", 1, 1, b_colreduce},
     {"colmin", 1, 1, b_colreduce},
     {"sum", 1, 1, b_colreduce},
-    {"round", 1, 1, b_round},
+    {"round", 1, 1, b_unary_float}, /* to the nearest integer, ties to even */
     {"rowargmax", 1, 1, b_rowargmax},
     {"tril", 1, 1, b_tril},
     {"where", 3, 3, b_where},

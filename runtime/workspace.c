@@ -22,13 +22,11 @@
  * buffers go. NULL with an error set. */
 static struct RtWs *ws_of(phobos_kernel *k, CUstream stream) {
   phobos_context *ctx = k->mod->ctx;
-  struct RtWs *ws = NULL, *lru = NULL;
+  struct RtWs *ws = NULL, *lru = NULL; /* lru: a free set first, else the least recently used */
   for (int i = 0; i < RT_WS_STREAMS && !ws; i++) {
     struct RtWs *w = &k->ws[i];
     if (w->used && w->stream == stream) ws = w;
-    else if (!w->used && (!lru || lru->used)) lru = w;
-    else if (w->used && lru && lru->used && w->tick < lru->tick) lru = w;
-    else if (!lru) lru = w;
+    else if (!lru || (lru->used && (!w->used || w->tick < lru->tick))) lru = w;
   }
   if (!ws) {
     ws = lru;

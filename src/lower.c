@@ -105,6 +105,20 @@ static TirInst *coerce(Lower *l, TirInst *v, TirType to, Span at) {
 static TirInst *lower_expr(Lower *l, Node *n);
 static void lower_block(Lower *l, Node *block, TirBlock *into);
 
+/* rowmin(x) = -rowmax(-x): the backend's one max reduction (rowmin,
+ * colmin, rowargmax) */
+static TirInst *row_min(Lower *l, TirInst *x, Span at) {
+  TirType rt = x->ty;
+  rt.dims[rt.rank - 1] = 1;
+  TirInst *nx = emit1(l, TIR_UNARY, x->ty, at, x);
+  nx->aux = '-';
+  TirInst *m = emit1(l, TIR_REDUCE, rt, at, nx);
+  m->aux = TRED_MAX;
+  TirInst *v = emit1(l, TIR_UNARY, rt, at, m);
+  v->aux = '-';
+  return v;
+}
+
 /* Whether a loop's body breaks out of it or continues it (not counting
  * loops inside it, whose jumps are their own). */
 static bool ast_jumps(const Node *n) {
@@ -322,16 +336,7 @@ static TirInst *lower_call(Lower *l, Node *n) {
     return v;
 #undef K
   }
-  if (!strcmp(f, "rowmin")) {
-    TirType xt = args[0]->ty;
-    TirInst *nx = emit1(l, TIR_UNARY, xt, n->span, args[0]);
-    nx->aux = '-';
-    TirInst *m = emit1(l, TIR_REDUCE, rt, n->span, nx);
-    m->aux = TRED_MAX;
-    TirInst *v = emit1(l, TIR_UNARY, rt, n->span, m);
-    v->aux = '-';
-    return v;
-  }
+  if (!strcmp(f, "rowmin")) return row_min(l, args[0], n->span);
   if (!strcmp(f, "rowmax") || !strcmp(f, "rowsum")) {
     TirInst *v = emit1(l, TIR_REDUCE, rt, n->span, args[0]);
     v->aux = f[3] == 'm' ? TRED_MAX : TRED_SUM;
@@ -359,13 +364,7 @@ static TirInst *lower_call(Lower *l, Node *n) {
     TirInst *big = coerce(l, const_int(l, S_I32, INT32_MAX, n->span), it, n->span);
     TirInst *idx = emit(l, TIR_SELECT, it, n->span);
     idx->args[0] = below, idx->args[1] = big, idx->args[2] = col, idx->nargs = 3;
-    TirInst *neg = emit1(l, TIR_UNARY, it, n->span, idx);
-    neg->aux = '-';
-    TirInst *r = emit1(l, TIR_REDUCE, rt, n->span, neg);
-    r->aux = TRED_MAX;
-    TirInst *v = emit1(l, TIR_UNARY, rt, n->span, r);
-    v->aux = '-';
-    return v;
+    return row_min(l, idx, n->span);
   }
   if (!strcmp(f, "round")) {
     TirInst *v = emit1(l, TIR_MATH, rt, n->span, coerce(l, args[0], rt, n->span));
@@ -395,19 +394,14 @@ static TirInst *lower_call(Lower *l, Node *n) {
       tt.dims[0] = tt.dims[1], tt.dims[1] = t0;
       x = emit1(l, TIR_TRANSPOSE, tt, n->span, x); /* [C, R] */
     }
+    TirInst *r;
     if (mn) {
-      TirInst *nx = emit1(l, TIR_UNARY, x->ty, n->span, x);
-      nx->aux = '-';
-      x = nx;
-    }
-    TirType rr = x->ty;
-    rr.dims[rr.rank - 1] = 1;
-    TirInst *r = emit1(l, TIR_REDUCE, rr, n->span, x);
-    r->aux = sum ? TRED_SUM : TRED_MAX;
-    if (mn) {
-      TirInst *nr = emit1(l, TIR_UNARY, rr, n->span, r);
-      nr->aux = '-';
-      r = nr;
+      r = row_min(l, x, n->span);
+    } else {
+      TirType rr = x->ty;
+      rr.dims[rr.rank - 1] = 1;
+      r = emit1(l, TIR_REDUCE, rr, n->span, x);
+      r->aux = sum ? TRED_SUM : TRED_MAX;
     }
     if (whole) return r; /* [1] or [1, 1] */
     return emit1(l, TIR_TRANSPOSE, rt, n->span, r); /* [C, 1] -> [1, C] */

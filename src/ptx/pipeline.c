@@ -547,19 +547,18 @@ void px_emit_for(Emitter *e, const TirInst *in) {
   if (ws) {
     /* each consumer warp tells the producer it is done with a stage: with
      * groups left running, the previous iteration's, once they are done */
-    const PlanBuf *mb = smbar;
     if (defer) {
       px_out(e, "wgmma.wait_group.sync.aligned %d;", e->wg_deferred);
       const char *q = px_tmp(e, RC_PRED);
       px_out(e, "setp.ne.u32 %s, %s, -1;", q, rel);
       int R = px_new_label(e);
       px_out(e, "@!%s bra $Lwsr%d;", q, R);
-      specialize_release(e, mb, rel);
+      specialize_release(e, smbar, rel);
       px_label(e, "wsr", R);
       px_out(e, "mov.u32 %s, %s;", rel, acst);
     } else {
       if (e->wg_deferred) px_out(e, "wgmma.wait_group.sync.aligned 0;");
-      specialize_release(e, mb, acst);
+      specialize_release(e, smbar, acst);
     }
   } else if (defer) { /* the previous iteration's groups are done (this one's run on): its stage is free */
     px_out(e, "wgmma.wait_group.sync.aligned %d;", e->wg_deferred);
@@ -609,61 +608,20 @@ void px_emit_for(Emitter *e, const TirInst *in) {
  * then issues every iteration's tiles into the ring, waiting on a stage's
  * "empty" mbarrier (all T threads arrive at it when they are done with
  * the stage) before it fills the stage a second time. */
-/* The producer of a warp-specialized ring (plan/specialize.c): lane 0 of
- * the warp computes the loop's bounds and the scalars from before the
- * loop that the ringed subscripts need, then issues every iteration's
- * tensor copies into stage after stage, arming the stage's "full"
- * mbarrier with their bytes; from the second round on it first waits on
- * the stage's "empty" mbarrier, which the consumer warps arrive at when
- * they are done with it. Every map was built (the runtime launches the
- * copy only then, maps_required): a launch without one traps rather than
- * leave the consumers waiting or reading stale stages. */
-static void specialize_producer(Emitter *e) {
-  const TirFunc *f = e->f;
-  const TirInst *loop = NULL, *loads[8];
-  for (int i = 0; i < f->body.len && !loop; i++)
-    if (f->body.insts[i]->op == TIR_FOR && sring_loads(f->body.insts[i], loads)) loop = f->body.insts[i];
-  if (!loop) return;
-  int n = sring_loads(loop, loads), S = e->p->stages;
-  const char *p = px_tmp(e, RC_PRED);
-  px_out(e, "setp.ne.u32 %s, %%plane_, 0;", p);
-  px_out(e, "@%s ret;", p); /* lanes 1 .. 31: nothing to do */
-  for (int q = 0; q < n; q++) {
-    px_out(e, "setp.eq.u32 %s, %%tmok%d, 0;", p, loads[q]->plan->tma - 1);
-    px_out(e, "@%s trap;", p);
-  }
-  bool *mark = subscript_chains(e, loop, loads, n, true);
-  e->replay = true;
-  for (int i = 0; i < f->body.len && f->body.insts[i] != loop; i++)
-    if (mark[f->body.insts[i]->id]) px_emit_inst(e, f->body.insts[i]);
-  e->replay = false;
-  const PlanBuf *mbar = loads[0]->plan->mbar;
-  const char *j = px_tmp(e, RC_B32), *cnt = px_tmp(e, RC_B32), *pe = px_tmp(e, RC_B32), *pst = px_tmp(e, RC_B32);
-  const char *end = px_reg(e, loop->args[1], 0), *step = px_reg(e, loop->args[2], 0);
+/* The staged rings' tensor copies of the iteration whose loop value is in
+ * j into stage e->pst, which then steps (the warp-specialized producer's
+ * issue, as ring_issue is the bulk rings'): every map was built. */
+static void tma_stage_issue(Emitter *e, const TirInst *loop, const TirInst **loads, int n, const char *j) {
   int64_t tx = 0;
   for (int q = 0; q < n; q++) tx += px_tma_bytes(loads[q]);
-  px_out(e, "mov.b32 %s, %s;", j, px_reg(e, loop->args[0], 0));
-  px_out(e, "mov.u32 %s, 0;", cnt);
-  px_out(e, "mov.u32 %s, 0;", pe);
-  px_out(e, "mov.u32 %s, 0;", pst);
-  int L = px_new_label(e);
-  px_label(e, "wsp", L);
-  px_out(e, "setp.ge.s32 %s, %s, %s;", p, j, end);
-  px_out(e, "@%s bra $Lwspend%d;", p, L);
-  px_out(e, "setp.lt.u32 %s, %s, %d;", p, cnt, S);
-  px_out(e, "@%s bra $Lwspgo%d;", p, L);
-  px_mbar_wait(e, px_mbar_addr(e, mbar, pst, S), pe, pst); /* the stage's previous tiles are consumed */
-  px_mbar_flip(e, pe, pst);
-  px_label(e, "wspgo", L);
-  const char *saved = replay_subscripts(e, loop, loads, n, j);
-  (void)saved; /* the producer has no other use for the loop variable */
+  replay_subscripts(e, loop, loads, n, j); /* (the producer has no other use for the loop variable) */
   for (int q = 0; q < n; q++) {
     const PlanBuf *b = loads[q]->plan->buf;
     const char *base = px_tmp(e, RC_B32);
-    px_out(e, "mad.lo.u32 %s, %s, %lld, %%smem_;", base, pst, (long long)b->stage_bytes);
+    px_out(e, "mad.lo.u32 %s, %s, %lld, %%smem_;", base, e->pst, (long long)b->stage_bytes);
     e->sbase[b->id] = base;
   }
-  const char *bar = px_mbar_addr(e, mbar, pst, 0);
+  const char *bar = px_mbar_addr(e, loads[0]->plan->mbar, e->pst, 0);
   /* the stage's bytes were last read by the consumers (generic proxy, or
    * wgmma's async one) */
   px_out(e, "fence.proxy.async.shared::cta;");
@@ -676,24 +634,18 @@ static void specialize_producer(Emitter *e) {
     px_tma_copies(e, ld, dst, bar, go);
   }
   for (int q = 0; q < n; q++) e->sbase[loads[q]->plan->buf->id] = NULL;
-  stage_next(e, pst, S);
-  px_out(e, "add.u32 %s, %s, 1;", cnt, cnt);
-  px_out(e, "add.s32 %s, %s, %s;", j, j, step);
-  px_out(e, "bra.uni $Lwsp%d;", L);
-  px_label(e, "wspend", L);
+  stage_next(e, e->pst, e->p->stages);
 }
 
-void px_emit_producer(Emitter *e) {
-  if (e->p->specialized) {
-    specialize_producer(e);
-    return;
-  }
+/* A producer (plan.c, choose_producer, and plan/specialize.c): it
+ * computes the loop's bounds and the scalars from before the loop that
+ * the ringed subscripts need, then issues every iteration's tiles into
+ * the ring (ring_issue's bulk copies, or tma_stage_issue's tensor copies),
+ * waiting before it fills a stage a second time on that stage's "empty"
+ * mbarrier, which the consumers arrive at when they are done with it. */
+static void producer_loop(Emitter *e, const TirInst *loop, const TirInst **loads, int n, bool tma) {
   const TirFunc *f = e->f;
-  const TirInst *loop = NULL, *loads[8];
-  for (int i = 0; i < f->body.len && !loop; i++)
-    if (f->body.insts[i]->op == TIR_FOR && ring_loads(f->body.insts[i], loads)) loop = f->body.insts[i];
-  if (!loop) return;
-  int n = ring_loads(loop, loads), S = e->p->stages;
+  int S = e->p->stages;
   bool *mark = subscript_chains(e, loop, loads, n, true);
   e->replay = true;
   for (int i = 0; i < f->body.len && f->body.insts[i] != loop; i++)
@@ -716,9 +668,37 @@ void px_emit_producer(Emitter *e) {
   px_mbar_wait(e, px_mbar_addr(e, loads[0]->plan->mbar, e->pst, S), pe, e->pst);
   px_mbar_flip(e, pe, e->pst);
   px_label(e, "prodgo", L);
-  ring_issue(e, loop, loads, n, j);
+  if (tma) tma_stage_issue(e, loop, loads, n, j);
+  else ring_issue(e, loop, loads, n, j);
   px_out(e, "add.u32 %s, %s, 1;", cnt, cnt);
   px_out(e, "add.s32 %s, %s, %s;", j, j, step);
   px_out(e, "bra.uni $Lprod%d;", L);
   px_label(e, "prodend", L);
+}
+
+/* The producer warp (plan.c, choose_producer) fills a loop's bulk rings;
+ * a warp-specialized plan's producer (plan/specialize.c) its staged
+ * tensor-copy rings, from lane 0 of its first warp alone. Every map of
+ * the latter was built (the runtime launches it only then,
+ * maps_required): a launch without one traps rather than leave the
+ * consumers waiting or reading stale stages. */
+void px_emit_producer(Emitter *e) {
+  const TirFunc *f = e->f;
+  bool tma = e->p->specialized;
+  const TirInst *loop = NULL, *loads[8];
+  for (int i = 0; i < f->body.len && !loop; i++)
+    if (f->body.insts[i]->op == TIR_FOR && (tma ? sring_loads : ring_loads)(f->body.insts[i], loads))
+      loop = f->body.insts[i];
+  if (!loop) return;
+  int n = (tma ? sring_loads : ring_loads)(loop, loads);
+  if (tma) {
+    const char *p = px_tmp(e, RC_PRED);
+    px_out(e, "setp.ne.u32 %s, %%plane_, 0;", p);
+    px_out(e, "@%s ret;", p); /* lanes 1 .. 127: nothing to do */
+    for (int q = 0; q < n; q++) {
+      px_out(e, "setp.eq.u32 %s, %%tmok%d, 0;", p, loads[q]->plan->tma - 1);
+      px_out(e, "@%s trap;", p);
+    }
+  }
+  producer_loop(e, loop, loads, n, tma);
 }

@@ -571,18 +571,6 @@ static bool ref_col_reductions(RefCtx *r) {
   return true;
 }
 
-/* Y[r] = the sum of row r of X (unroll.ph) */
-static bool ref_row_sums(RefCtx *r) {
-  CaseParam *X = ref_param(r, "X"), *Y = ref_param(r, "Y");
-  int64_t R = X->dims[0], N = X->dims[1];
-  for (int64_t i = 0; i < R; i++) {
-    double s = 0;
-    for (int64_t j = 0; j < N; j++) s += X->data[i * N + j];
-    Y->data[i] = s;
-  }
-  return true;
-}
-
 /* Y[i] += 2 in the blocks of 64 starting before lim (early_return.ph) */
 static bool ref_early_return(RefCtx *r) {
   CaseParam *Y = ref_param(r, "Y"), *L = ref_param(r, "lim");
@@ -628,18 +616,6 @@ static bool ref_argmax_rows(RefCtx *r) {
     for (int64_t j = 1; j < N; j++)
       if ((float)X->data[i * N + j] > (float)X->data[i * N + best]) best = j;
     I->data[i] = (double)best;
-  }
-  return true;
-}
-
-/* C[0, j] = the sum of A's column j (scratch.ph, split_colsum) */
-static bool ref_colsum(RefCtx *r) {
-  CaseParam *A = ref_param(r, "A"), *C = ref_param(r, "C");
-  int64_t K = A->dims[0], N = A->dims[1];
-  for (int64_t j = 0; j < N; j++) {
-    double s = 0;
-    for (int64_t k = 0; k < K; k++) s += A->data[k * N + j];
-    C->data[j] = s;
   }
   return true;
 }
@@ -1286,12 +1262,10 @@ const RefEntry harness_refs_more[] = {
     {"rms_residual", ref_rms_residual},
     {"everyday_math", ref_everyday_math},
     {"cumsum_rows", ref_cumsum_rows},
-    {"colsum", ref_colsum},
     {"argmax_rows", ref_argmax_rows},
     {"causal_sum3", ref_causal_sum3},
     {"break_continue", ref_break_continue},
     {"early_return", ref_early_return},
-    {"row_sums", ref_row_sums},
     {"col_reductions", ref_col_reductions},
     {"tril_block", ref_tril_block},
     {"gla_recurrence", ref_gla_recurrence},

@@ -272,9 +272,11 @@ static bool gpu_run(void *self, Case *c, const Plan *p, int index, double **outs
     for (int t = 0; t < v->ntmaps; t++) {
       int q = v->tmaps[t].param;
       if (f->params[q].scratch) { /* the runtime's: 256-byte bases, rows at 16-byte pitches (workspace.c) */
-        int64_t sd[MAX_TENSOR_RANK];
         const MfTmap *tm = &v->tmaps[t];
-        want += harness_scratch_dims(c, f, q, sd) && (tm->split_dim < 0 || sd[tm->split_dim] % tm->split_inner == 0);
+        const MfProgram *pg = tm->split_dim < 0 ? NULL : &v->scratch[q - (k->mf->nparams - k->mf->nscratch)][tm->split_dim];
+        int64_t ext = 0;
+        RtEvalFail why;
+        want += !pg || (rt_eval_program(pg->ops, pg->nops, &b, NULL, &ext, &why) && ext % tm->split_inner == 0);
         continue;
       }
       CaseParam *cp = harness_param(c, f->params[q].name);
