@@ -126,3 +126,118 @@ kernel gqa_decode_merge(OP: tensor<f32>[B, S, HQ, NS, D],
   let w = exp(lse - where(mx == -inf, 0.0, mx))
   O[b, s, hq :+ 1, :] = bf16(dot(w, o) / rowsum(w))
 }
+
+// gqa_decode: the whole decode in one call. The caller passes Q, K, V, O,
+// scale and causal; the partials (OP, LSE) and the counters are the
+// library's (@scratch, spec 11.3), and the number of key splits NS is an
+// @autotune list, so libphobos picks it per shape and device (a B 1 long
+// context wants many splits, B 64 few) where the host used to compute it.
+// Each CTA runs gqa_decode_split's online softmax over its chunk of the
+// keys and stores its partial; then it arrives at its (position block, KV
+// head) counter, and the NS-th CTA to arrive merges the NS partials of its
+// BQ x NQ rows into O, in the same launch (spec 9.5). The merge walks the
+// splits one at a time with a running max, so NS has no ceiling (the
+// two-kernel merge's tile is 32 splits wide).
+//
+// What it costs, unmeasured yet: that merge is one warp's, a load of the
+// group's [BQ, NQ, D] partial a split, in sequence, so its time grows with
+// NS (about an L2 round trip a split); gqa_decode_merge spreads the same
+// work over a CTA a row, behind a second launch. The list stops at 32
+// splits for that reason; B 1 long contexts, which want hundreds of
+// splits, take the pair until a merge that runs in parallel (a dependent
+// launch) lands. Unrolling the merge loop (for<unroll 4>) keeps four
+// partials in registers at once and spills (255 registers): left out.
+@autotune(NQ in [7], D in [128], BQ in [2], BK in [32, 64], PIPE in [4, 2], NS in [4, 8, 16, 32])
+@launch(32)
+@pipeline(PIPE)
+@padstage
+@dynshared
+@grid(NS, HKV, B * cdiv(S, BQ))
+@scratch(OP: tensor<f32>[B, S, HQ, NS, D], LSE: tensor<f32>[B, S, HQ, NS],
+         Cnt: tensor<i32>[B * cdiv(S, BQ), HKV] = 0)
+kernel gqa_decode(Q: tensor<bf16>[B, S, HQ, D],
+                  K: tensor<bf16>[B, T, HKV, D],
+                  V: tensor<bf16>[B, T, HKV, D],
+                  O: tensor<bf16>[B, S, HQ, D],
+                  scale: f32,
+                  causal: bool) {
+  let nsb = cdiv(S, BQ)
+  let b = ctx.block.z / nsb
+  let s0 = (ctx.block.z % nsb) * BQ
+  let h = ctx.block.y
+  let x = ctx.block.x
+
+  let q = Q[b, s0 :+ BQ, h * NQ :+ NQ, :]          // [BQ, NQ, D]
+  var acc: tile<f32>[BQ, NQ, D] = 0.0
+  var m: tile<f32>[BQ, NQ, 1] = -inf
+  var l: tile<f32>[BQ, NQ, 1] = 0.0
+  let sl2 = scale * 1.4426950408889634
+
+  var t_end = T
+  if causal {
+    t_end = min(T, s0 + BQ + T - S)
+  }
+  let chunk = cdiv(cdiv(T, NS), BK) * BK
+  let k0 = x * chunk
+  let k1 = min(t_end, k0 + chunk)
+  var t_full = max(k0, k0 + (k1 - k0) / BK * BK)
+  if causal {
+    t_full = min(t_full, max(k0, max(0, s0 + T - S + 1) / BK * BK))
+  }
+  for t0 in range(k0, t_full, BK) {
+    let k = K[b, t0 :+ BK, h, :]                   // [BK, D]
+    let v = V[b, t0 :+ BK, h, :]
+    var sc: tile<f32>[BQ, NQ, BK] = dot_t(q, k) * sl2
+
+    let mrow = tmax(m, rowmax(sc))
+    var mnew: tile<f32>[BQ, NQ, 1] = where(mrow > m + 8.0, mrow, m)
+    var p: tile<f32>[BQ, NQ, BK] = exp2(sc - mnew)
+    var corr: tile<f32>[BQ, NQ, 1] = exp2(m - mnew)
+    l = l * corr + rowsum(p)
+    acc = acc * corr + dot(bf16(p), v)
+    m = mnew
+  }
+  for t0 in range(t_full, k1, BK) {
+    let qpos = s0 + (T - S) + iota(BQ, NQ, BK, axis = 0)
+    let k = K[b, t0 :+ BK, h, :]
+    let v = V[b, t0 :+ BK, h, :]
+    var sc: tile<f32>[BQ, NQ, BK] = dot_t(q, k) * sl2
+    let kpos = t0 + iota(BQ, NQ, BK, axis = 2)
+    sc = where(kpos < k1 && (!causal || kpos <= qpos), sc, -inf)
+
+    let mrow = tmax(m, rowmax(sc))
+    var mnew: tile<f32>[BQ, NQ, 1] = where(mrow > m + 8.0, mrow, m)
+    let msafe = where(mnew == -inf, 0.0, mnew)
+    var p: tile<f32>[BQ, NQ, BK] = exp2(sc - msafe)
+    var corr: tile<f32>[BQ, NQ, 1] = exp2(m - msafe)
+    l = l * corr + rowsum(p)
+    acc = acc * corr + dot(bf16(p), v)
+    m = mnew
+  }
+
+  let lsafe = where(l == 0.0, 1.0, l)
+  OP[b, s0 :+ BQ, h * NQ :+ NQ, x, :] = acc * (1.0 / lsafe)
+  LSE[b, s0 :+ BQ, h * NQ :+ NQ, x :+ 1] = m * 0.6931471805599453 + log(lsafe)
+
+  // the last of the NS CTAs of this (position block, KV head) merges: O is
+  // sum_x w_x OP_x / sum_x w_x with w_x = exp(LSE_x - the running max)
+  let last = arrive(Cnt[ctx.block.z, h], NS)
+  if last {
+    var mx: tile<f32>[BQ, NQ, 1] = -inf
+    var num: tile<f32>[BQ, NQ, D] = 0.0
+    var den: tile<f32>[BQ, NQ, 1] = 0.0
+    for j in range(0, NS) {
+      let o = OP[b, s0 :+ BQ, h * NQ :+ NQ, j, :]                      // [BQ, NQ, D]
+      let lj = LSE[b, s0 :+ BQ, h * NQ :+ NQ, j :+ 1]                  // [BQ, NQ, 1]
+      let mn = tmax(mx, lj)
+      // a split without keys (LSE -inf) weighs 0; rows with none yet keep 0
+      let ms = where(mn == -inf, 0.0, mn)
+      let c = exp(mx - ms)
+      let w = exp(lj - ms)
+      num = num * c + o * w
+      den = den * c + w
+      mx = mn
+    }
+    O[b, s0 :+ BQ, h * NQ :+ NQ, :] = bf16(num / den)
+  }
+}

@@ -26,15 +26,22 @@
  * with NaN before each launch; any NaN fails.
  *
  * Decode (gqa_decode.ph) splits the keys across CTAs and merges the
- * partial softmaxes; the check runs it too (S 1 and 3, T 300, 5 splits).
+ * partial softmaxes. gqa_decode does it in one call on Q, K, V and O: the
+ * library owns the partials and counters (@scratch) and its autotuner picks
+ * the split count; gqa_decode_split + gqa_decode_merge is the same in two
+ * launches on partials the caller allocates, at the caller's split count.
+ * The check runs both (S 1 and 3, T 300; 5 splits for the pair).
  *
  * --bench times, as triton.testing.do_bench does (a 256 MiB memset before
  * each of 21 reps, the median), prefill B 1, HQ 28 / HKV 4, S = T = 4096,
  * D 128, causal and full (TFLOP/s: 4 S T D HQ, halved for causal) and
  * decode B 16, HQ 28 / HKV 4, S 1, T 8192 (TB/s: the K and V bytes) with
  * the prefill kernel and with the split decode at 4 to 32 key splits;
- * each is checked on sampled query positions first. Each prefill line names
- * the variant the autotuner chose. */
+ * then gqa_decode, the library's own choices, at the shapes of issue 21:
+ * B 16 T 8192, B 1 T 32768, B 64 T 4096 and B 1 T 131072 (peer_decode.py
+ * times cuDNN at the same shapes). Each is checked on sampled query
+ * positions first. Each prefill and one-call decode line names the variant
+ * the autotuner chose. */
 #include <cuda.h>
 #include <math.h>
 #include <stdbool.h>
@@ -80,13 +87,17 @@ typedef struct Problem {
   CUdeviceptr dq, dk, dv, d_o;
   CUdeviceptr dqkv, dcache;                    /* LAYOUT_PACKED: the buffers the views are of */
   int64_t qst[4], kst[4], vst[4];              /* the views' strides (elements); zeros: contiguous */
-  int64_t ns;             /* decode: key splits (0: the prefill kernel) */
+  int64_t ns;             /* decode: key splits (0: the prefill kernel; NS_LIBRARY: gqa_decode) */
   CUdeviceptr dop, dlse;  /* decode: partial outputs and log-sum-exps */
 } Problem;
 
-/* the kernels: prefill (gqa_attention.ph) or decode (gqa_decode.ph: split, merge) */
+/* Problem.ns for the one-call decode: its split count is the autotuner's */
+enum { NS_LIBRARY = -1 };
+
+/* the kernels: prefill (gqa_attention.ph) or decode (gqa_decode.ph: one
+ * call, or split and merge) */
 typedef struct Kernels {
-  phobos_kernel *attn, *split, *merge;
+  phobos_kernel *attn, *decode, *split, *merge;
 } Kernels;
 
 static size_t nq_elems(const Shape *s) { return (size_t)(s->B * s->S * s->HQ * s->D); }
@@ -191,9 +202,9 @@ static void launch(const Kernels *k, Problem *p) {
   memcpy(q.tensor.strides, p->qst, sizeof p->qst);
   memcpy(kk.tensor.strides, p->kst, sizeof p->kst);
   memcpy(v.tensor.strides, p->vst, sizeof p->vst);
-  if (!p->ns) {
+  if (p->ns <= 0) {
     phobos_arg a[6] = {q, kk, v, o, scale, causal};
-    PK(phobos_launch(k->attn, a, 6, NULL));
+    PK(phobos_launch(p->ns ? k->decode : k->attn, a, 6, NULL));
     return;
   }
   phobos_arg op = phobos_tensor_arg(p->dop, PHOBOS_F32, 5, (int64_t[]){s->B, s->S, s->HQ, p->ns, s->D}),
@@ -243,9 +254,11 @@ static double check(const Kernels *k, Problem *p, int rows) {
   double *ref = malloc(sizeof(double) * (size_t)s->D), *w = malloc(sizeof(double) * (size_t)s->T);
   double maxerr = 0, maxref = 0;
   bool nan = false;
-  int64_t n = rows ? rows : s->B * s->S;
+  /* sampled rows where there are more than asked for, else all of them */
+  bool sample = rows && rows < s->B * s->S;
+  int64_t n = sample ? rows : s->B * s->S;
   for (int64_t r = 0; r < n; r++) {
-    int64_t bi = rows ? (int64_t)(uniform() * (double)(s->B * s->S)) : r;
+    int64_t bi = sample ? (int64_t)(uniform() * (double)(s->B * s->S)) : r;
     int64_t b = bi / s->S, i = bi % s->S;
     for (int64_t h = 0; h < s->HQ; h++) {
       ref_row(p, b, i, h, ref, w);
@@ -284,6 +297,7 @@ static Kernels kernels_for(const char *dir, int64_t nq, int64_t d) {
   PK(phobos_kernel_get(m, "gqa_attention", &k.attn));
   snprintf(path, sizeof path, "%s/gqa_decode_nq%lld_d%lld.cubin", dir, (long long)nq, (long long)d);
   PK(phobos_module_load(ctx, path, &m));
+  PK(phobos_kernel_get(m, "gqa_decode", &k.decode));
   PK(phobos_kernel_get(m, "gqa_decode_split", &k.split));
   PK(phobos_kernel_get(m, "gqa_decode_merge", &k.merge));
   return k;
@@ -343,6 +357,14 @@ static int bench_decode(const Kernels *k, const char *tag) {
   make(&p, s);
   double bytes = 2.0 * 2 * (double)nkv_elems(&s), best = 1e30;
   int64_t bns = 1;
+  if (k->decode) { /* the one call, at the autotuner's split count */
+    p.ns = NS_LIBRARY;
+    double err = check(k, &p, 16), us = median_us(k, &p);
+    fail += !(err < 2e-2);
+    printf("decode  B %lld HQ %lld / HKV %lld S 1 T 8192 one call  %8.1f us %7.2f TB/s  (16 rows checked: rel err %.2e %s; %s of %s)\n",
+           (long long)s.B, (long long)s.HQ, (long long)s.HKV, us, bytes / (us * 1e-6) / 1e12, err, err < 2e-2 ? "ok" : "FAIL",
+           phobos_kernel_last_variant(k->decode), tag);
+  }
   for (size_t si = 0; si < sizeof sweep / sizeof sweep[0]; si++) {
     use_splits(&p, sweep[si]);
     double err = check(k, &p, 16);
@@ -385,6 +407,8 @@ int main(int argc, char **argv) {
       Kernels k = {0};
       PK(phobos_module_load(ctx, argv[i], &m));
       if (bdec) {
+        /* a cubin from before the one-call kernel has none: its pair alone */
+        if (phobos_kernel_get(m, "gqa_decode", &k.decode) != PHOBOS_OK) k.decode = NULL;
         PK(phobos_kernel_get(m, "gqa_decode_split", &k.split));
         PK(phobos_kernel_get(m, "gqa_decode_merge", &k.merge));
       } else {
@@ -393,7 +417,7 @@ int main(int argc, char **argv) {
       fail += bdec ? bench_decode(&k, argv[i]) : bench_prefill(&k, argv[i]);
       const char *only = getenv("GQA_CONTIGUOUS_ONLY");
       bool one = only && !strcmp(only, "1");
-      n += bdec ? 8 + !one : 2 * (2 - one); /* the decode sweep's split counts and a packed run, or causal and full in each layout */
+      n += bdec ? 8 + !one + !!k.decode : 2 * (2 - one); /* the decode sweep's split counts and a packed run, or causal and full in each layout */
     }
     phobos_context_destroy(ctx);
     printf("%d passed, %d failed\n", n - fail, fail);
@@ -408,7 +432,7 @@ int main(int argc, char **argv) {
     for (size_t c = 0; c < 2; c++) {
       Kernels k = kernels_for(dir, nqs[a], ds[c]);
       for (int causal = 0; causal < 2; causal++)
-        for (int dec = 0; dec < 2; dec++) { /* prefill S 45; decode S 1 and 3 with the keys split */
+        for (int dec = 0; dec < 3; dec++) { /* prefill S 45; decode S 1 and 3: one call, and split + merge */
           Shape s = dec ? (Shape){2, 1 + 2 * causal, 300, 2 * nqs[a], 2, ds[c], causal}
                         : (Shape){2, 45, 77, 2 * nqs[a], 2, ds[c], causal};
           for (int layout = 0; layout < 2; layout++) {
@@ -416,13 +440,14 @@ int main(int argc, char **argv) {
             Shape sl = s;
             if (layout && !dec) sl.T = sl.S; /* packed: the keys are the same tokens' */
             make_layout(&p, sl, layout);
-            if (dec) use_splits(&p, 5);
+            if (dec == 1) p.ns = NS_LIBRARY;
+            if (dec == 2) use_splits(&p, 5);
             double err = check(&k, &p, 0);
             bool ok = err < 2e-2;
             pass += ok, fail += !ok;
             printf("check gqa %s NQ %lld D %-3lld %-6s B 2 S %-2lld T %-3lld HKV 2%s%s: rel err %.2e  %s\n",
                    dec ? "decode " : "prefill", (long long)nqs[a], (long long)ds[c], causal ? "causal" : "full",
-                   (long long)sl.S, (long long)sl.T, dec ? ", 5 key splits" : "",
+                   (long long)sl.S, (long long)sl.T, dec == 1 ? ", one call" : dec ? ", 5 key splits" : "",
                    layout ? (dec ? ", Q packed, K/V of a cache" : ", Q/K/V packed") : "", err, ok ? "ok" : "FAIL");
             destroy(&p);
           }
@@ -461,6 +486,20 @@ int main(int argc, char **argv) {
     printf("decode  B 16 S 1 T 8192 Q packed, K/V of a cache %8.1f us %7.2f TB/s  (%lld key splits; 16 rows checked: "
            "rel err %.2e %s)\n", us, bytes / (us * 1e-6) / 1e12, (long long)splits_for(&s), err, ok ? "ok" : "FAIL");
     destroy(&p);
+    /* the one call at issue 21's shapes: Q, K, V and O only, the split
+     * count and the partials the library's (peer_decode.py: cuDNN) */
+    static const int64_t shapes[][2] = {{16, 8192}, {1, 32768}, {64, 4096}, {1, 131072}};
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+      Shape d = {shapes[i][0], 1, shapes[i][1], 28, 4, 128, false};
+      make(&p, d);
+      p.ns = NS_LIBRARY;
+      double derr = check(&k, &p, 16), dus = median_us(&k, &p), dbytes = 2.0 * 2 * (double)nkv_elems(&d);
+      bool dok = derr < 2e-2;
+      pass += dok, fail += !dok;
+      printf("decode  B %-2lld S 1 T %-6lld one call %8.1f us %7.2f TB/s  (rel err %.2e %s; %s)\n", (long long)d.B,
+             (long long)d.T, dus, dbytes / (dus * 1e-6) / 1e12, derr, dok ? "ok" : "FAIL", phobos_kernel_last_variant(k.decode));
+      destroy(&p);
+    }
   }
   phobos_context_destroy(ctx);
   printf("%d passed, %d failed\n", pass, fail);

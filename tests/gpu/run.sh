@@ -54,7 +54,7 @@ if command -v compute-sanitizer >/dev/null; then
     --error-exitcode 1 "$build/tests/gpu/gpu_conformance" spec/conformance/*.yaml
   [ -x "$build/examples/q8_matvec_host" ] && run q8_matvec_check.memcheck compute-sanitizer --tool memcheck \
     --error-exitcode 1 "$build/examples/q8_matvec_host" "$build/examples"
-  sample=(spec/conformance/{arrive_colsum,gqa_decode_split_nq7_causal,gqa_decode_split_nq7_misaligned,gqa_nq7_kv_misaligned,gqa_decode_merge,q8_matvec_seed,q8_matvec_split_ring,q8_matvec_split_ring_misaligned,pipeline_copy,pipeline_unaligned,pipeline_misaligned,pipeline_nested,pipeline_copy_in_if,qload_nq7,qload_nq3,qload_edges_nq7_misaligned,gqa_nq7_causal,gqa_nq8_d64,sgemm_ragged,flash_attention,reduce_ragged,dot_rank3,dot_bf16_panels,dot_f16_panels_flat,stmt_var_cols,builtin_transpose,wgmma_dot,wgmma_dot_t,wgmma_padstage_var,rows_store_bf16_4099,dot_epilogue_bf16_wg,dot_epilogue_f32_mma,bound_select_mm,bound_select_cols,staged_rows_softmax,staged_rows_short}.yaml)
+  sample=(spec/conformance/{arrive_colsum,gqa_decode_nq7_causal,gqa_decode_nq4_s3,gqa_decode_split_nq7_causal,gqa_decode_split_nq7_misaligned,gqa_nq7_kv_misaligned,gqa_decode_merge,q8_matvec_seed,q8_matvec_split_ring,q8_matvec_split_ring_misaligned,pipeline_copy,pipeline_unaligned,pipeline_misaligned,pipeline_nested,pipeline_copy_in_if,qload_nq7,qload_nq3,qload_edges_nq7_misaligned,gqa_nq7_causal,gqa_nq8_d64,sgemm_ragged,flash_attention,reduce_ragged,dot_rank3,dot_bf16_panels,dot_f16_panels_flat,stmt_var_cols,builtin_transpose,wgmma_dot,wgmma_dot_t,wgmma_padstage_var,rows_store_bf16_4099,dot_epilogue_bf16_wg,dot_epilogue_f32_mma,bound_select_mm,bound_select_cols,staged_rows_softmax,staged_rows_short}.yaml)
   run gpu_conformance.racecheck compute-sanitizer --tool racecheck --error-exitcode 1 "$build/tests/gpu/gpu_conformance" "${sample[@]}"
   # the suite provokes driver errors on purpose (a manifest naming a missing entry): only memory errors count
   run gpu_runtime.memcheck compute-sanitizer --tool memcheck --leak-check full --report-api-errors no --error-exitcode 1 \
@@ -104,7 +104,7 @@ fi
 # operands and staged rings, each run on the pointer path and then with TMA
 # copies; every output byte must agree
 PHOBOS_COMPARE_PATHS=1 run gpu_conformance.tma_vs_pointer "$build/tests/gpu/gpu_conformance" \
-  spec/conformance/{gqa_nq1_d32,gqa_nq2_d64_causal,gqa_nq4_causal,gqa_nq8_d64,gqa_nq8_d32_causal,gqa_nq7_causal,gqa_nq3_d64,gqa_decode_split_nq7_causal,qload_nq8,qload_nq7,sgemm_ragged,dot_bf16_panels,dot_t_bf16_panels,dot_f16_panels_flat,pipeline_copy}.yaml
+  spec/conformance/{gqa_nq1_d32,gqa_nq2_d64_causal,gqa_nq4_causal,gqa_nq8_d64,gqa_nq8_d32_causal,gqa_nq7_causal,gqa_nq3_d64,gqa_decode_split_nq7_causal,gqa_decode_nq7_causal,qload_nq8,qload_nq7,sgemm_ragged,dot_bf16_panels,dot_t_bf16_panels,dot_f16_panels_flat,pipeline_copy}.yaml
 if [ "${2:-}" = --bench ]; then
   # the Q-load tile with and without TMA copies (compiles on this machine: ptxas is here)
   [ -x "$build/tests/gpu/qload_bench" ] && bash tests/gpu/qload_ab.sh "$build" | tee "$out/qload_ab.log" | grep '^Q load'
@@ -119,6 +119,8 @@ if [ "${2:-}" = --bench ]; then
     "$out/read_ceiling" | tee "$out/read_ceiling.log" && rm -f "$out/read_ceiling"
   [ -x "$build/examples/gqa_host" ] && run gqa_check_bench "$build/examples/gqa_host" --bench "$build/examples" &&
     sed -n '/==== gqa/,$p' "$out/gqa_check_bench.log"
+  # cuDNN at the one-call decode's shapes, in the same call
+  PYTHONUNBUFFERED=1 python3 examples/gqa_attention/peer_decode.py 2>&1 | tee "$out/gqa_decode_peer.log"
   # the prefill with its dots on wgmma (the default) and on mma.sync (--no-wgmma), compiled here
   if [ -x "$build/examples/gqa_host" ]; then
     ab=$(mktemp -d)
