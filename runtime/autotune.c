@@ -433,8 +433,20 @@ phobos_status at_choose(phobos_kernel *k, const phobos_arg *args, const RtBindin
       free(key);
       return PHOBOS_OK;
     }
-  /* scratch copies of what the kernel writes, starting from its contents */
+  /* Timing waits on events and allocates: never inside a graph capture,
+   * which it would invalidate. The caller warms up first (spec 17.3). */
   const CuApi *cu = ctx->cu;
+  if (cu_capturing(cu, stream)) {
+    char dims[400] = "";
+    size_t n = 0;
+    for (int i = 0; i < b->ndims && n < sizeof dims - 40; i++)
+      n += (size_t)snprintf(dims + n, sizeof dims - n, "%s%s = %lld", i ? ", " : "", b->name[i], (long long)b->value[i]);
+    free(key);
+    return rt_set_err(ctx, PHOBOS_NOT_WARMED_UP, "kernel '%s': no variant is chosen yet for %s, and the stream is being "
+                      "captured into a graph, which cannot hold the autotuner's timed launches: launch it once with "
+                      "these dims before the capture", k->mf->name, n ? dims : "these shapes");
+  }
+  /* scratch copies of what the kernel writes, starting from its contents */
   CUdeviceptr scratch[MF_MAX_PARAMS] = {0}; /* by parameter index: manifest.c bounds nparams */
   phobos_status s = PHOBOS_OK;
   for (int i = 0; i < k->mf->nparams && s == PHOBOS_OK; i++) {

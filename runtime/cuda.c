@@ -72,6 +72,7 @@ static void open_driver(void) {
   LOAD(EventSynchronize, "cuEventSynchronize", NULL);
   LOAD(EventElapsedTime, "cuEventElapsedTime", "cuEventElapsedTime_v2");
   LOAD(StreamSynchronize, "cuStreamSynchronize", NULL);
+  *(void **)&api.StreamIsCapturing = sym(lib, "cuStreamIsCapturing", NULL); /* optional */
   LOAD(GetErrorName, "cuGetErrorName", NULL);
   LOAD(GetErrorString, "cuGetErrorString", NULL);
   CUresult r = api.Init(0);
@@ -98,4 +99,9 @@ const char *cu_error(const CuApi *cu, CUresult r, char *buf, size_t len) {
   snprintf(buf, len, "%s (%s)", name ? name : "CUDA error", text ? text : "no description");
   if (!name) snprintf(buf, len, "CUDA error %d", r);
   return buf;
+}
+
+bool cu_capturing(const CuApi *cu, CUstream stream) {
+  int status = 0; /* CU_STREAM_CAPTURE_STATUS_NONE */
+  return cu->StreamIsCapturing && cu->StreamIsCapturing(stream, &status) == CU_SUCCESS && status != 0;
 }

@@ -125,6 +125,9 @@ typedef struct CuApi {
   CUresult (*EventSynchronize)(CUevent);
   CUresult (*EventElapsedTime)(float *, CUevent, CUevent);
   CUresult (*StreamSynchronize)(CUstream);
+  /* optional (CUDA 10): NULL on an older driver, where no stream is taken
+   * as capturing; the status is an int, CU_STREAM_CAPTURE_STATUS_ACTIVE 1 */
+  CUresult (*StreamIsCapturing)(CUstream, int *);
   CUresult (*GetErrorName)(CUresult, const char **);
   CUresult (*GetErrorString)(CUresult, const char **);
 } CuApi;
@@ -132,6 +135,11 @@ typedef struct CuApi {
 /* Opens libcuda once per process (PHOBOS_LIBCUDA overrides its path) and
  * initializes the driver; NULL with *why set when it cannot. */
 const CuApi *cu_api(const char **why);
+/* Whether `stream` is being captured into a CUDA graph (a capture that an
+ * error invalidated counts): work a capture cannot hold (host waits,
+ * timing, allocation and zeroing) must not start then. False where the
+ * driver cannot say. */
+bool cu_capturing(const CuApi *cu, CUstream stream);
 /* "CUDA_ERROR_X (text)" for a result. */
 const char *cu_error(const CuApi *cu, CUresult r, char *buf, size_t len);
 

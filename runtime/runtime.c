@@ -20,7 +20,7 @@ static const char *status_names[] = {"PHOBOS_OK",           "PHOBOS_NO_DRIVER", 
                                      "PHOBOS_BAD_CUBIN",    "PHOBOS_NOT_FOUND",    "PHOBOS_BAD_ARGUMENT",
                                      "PHOBOS_BAD_SHAPE",    "PHOBOS_BAD_POINTER",  "PHOBOS_NO_VARIANT",
                                      "PHOBOS_LAUNCH_LIMIT", "PHOBOS_CACHE_IGNORED", "PHOBOS_OUT_OF_MEMORY",
-                                     "PHOBOS_INVALID"};
+                                     "PHOBOS_INVALID",      "PHOBOS_NOT_WARMED_UP"};
 
 const char *phobos_status_name(phobos_status s) {
   return (unsigned)s < sizeof status_names / sizeof status_names[0] ? status_names[s] : "PHOBOS_UNKNOWN_STATUS";

@@ -17,10 +17,10 @@
 
 #include <string.h>
 
-/* The buffer set of `stream`: its own, or a free one, or (all taken) the
- * least recently used, whose stream's work is waited for before its
- * buffers go. NULL with an error set. */
-static struct RtWs *ws_of(phobos_kernel *k, CUstream stream) {
+/* The buffer set of `stream` into *out: its own, or a free one, or (all
+ * taken) the least recently used, whose stream's work is waited for before
+ * its buffers go. A status with the error set where it cannot. */
+static phobos_status ws_of(phobos_kernel *k, CUstream stream, struct RtWs **out) {
   phobos_context *ctx = k->mod->ctx;
   struct RtWs *ws = NULL, *lru = NULL; /* lru: a free set first, else the least recently used */
   for (int i = 0; i < RT_WS_STREAMS && !ws; i++) {
@@ -30,6 +30,10 @@ static struct RtWs *ws_of(phobos_kernel *k, CUstream stream) {
   }
   if (!ws) {
     ws = lru;
+    if (ws->used && cu_capturing(ctx->cu, stream))
+      return rt_set_err(ctx, PHOBOS_NOT_WARMED_UP, "kernel '%s': its %d scratch buffer sets are all held by other "
+                        "streams, and taking one waits for its stream, which a graph capture cannot hold: launch it "
+                        "on this stream once before the capture", k->mf->name, RT_WS_STREAMS);
     if (ws->used) {
       /* its stream's work first; a stream destroyed since cannot be waited
        * for, so the whole context is (else this slot would fail every
@@ -38,9 +42,9 @@ static struct RtWs *ws_of(phobos_kernel *k, CUstream stream) {
       CUresult r = ctx->cu->StreamSynchronize(ws->stream);
       if (r != CU_SUCCESS) r = ctx->cu->CtxSynchronize();
       if (r != CU_SUCCESS) {
-        rt_set_err(ctx, PHOBOS_CUDA_ERROR, "kernel '%s': waiting for the work on stream %p before its scratch buffers "
-                   "go to another stream: %s", k->mf->name, (void *)ws->stream, cu_error(ctx->cu, r, buf, sizeof buf));
-        return NULL;
+        return rt_set_err(ctx, PHOBOS_CUDA_ERROR, "kernel '%s': waiting for the work on stream %p before its scratch "
+                          "buffers go to another stream: %s", k->mf->name, (void *)ws->stream,
+                          cu_error(ctx->cu, r, buf, sizeof buf));
       }
       for (int c = 0; c < MF_MAX_SCRATCH; c++)
         if (ws->ptr[c]) ctx->cu->MemFree(ws->ptr[c]);
@@ -49,7 +53,8 @@ static struct RtWs *ws_of(phobos_kernel *k, CUstream stream) {
     ws->used = true, ws->stream = stream;
   }
   ws->tick = ++k->ws_tick;
-  return ws;
+  *out = ws;
+  return PHOBOS_OK;
 }
 
 phobos_status rt_scratch_fill(phobos_kernel *k, const MfVariant *v, const RtBinding *b, phobos_arg *args,
@@ -58,8 +63,9 @@ phobos_status rt_scratch_fill(phobos_kernel *k, const MfVariant *v, const RtBind
   if (!mk->nscratch) return PHOBOS_OK;
   phobos_context *ctx = k->mod->ctx;
   const CuApi *cu = ctx->cu;
-  struct RtWs *ws = ws_of(k, stream);
-  if (!ws) return PHOBOS_CUDA_ERROR;
+  struct RtWs *ws = NULL;
+  phobos_status ws_status = ws_of(k, stream, &ws);
+  if (ws_status != PHOBOS_OK) return ws_status;
   char buf[200];
   for (int c = 0; c < mk->nscratch; c++) {
     int q = mk->nparams - mk->nscratch + c;
@@ -93,6 +99,10 @@ phobos_status rt_scratch_fill(phobos_kernel *k, const MfVariant *v, const RtBind
     size_t size;
     if (!rt_mul_ok(stride, eb, &bytes) || !rt_size_ok(bytes, &size))
       return rt_set_err(ctx, PHOBOS_BAD_SHAPE, "kernel '%s': scratch tensor '%s' is too large", mk->name, mp->name);
+    if (ws->bytes[c] < size && cu_capturing(cu, stream))
+      return rt_set_err(ctx, PHOBOS_NOT_WARMED_UP, "kernel '%s': scratch tensor '%s' needs %zu bytes on this stream and "
+                        "has %zu; a graph capture cannot hold the allocation (and the wait for the old buffer): launch "
+                        "the kernel once at its largest dims before the capture", mk->name, mp->name, size, ws->bytes[c]);
     if (ws->bytes[c] < size) {
       CUresult r = CU_SUCCESS;
       if (ws->ptr[c]) { /* the stream's earlier launches may still use it: kept (and kept counted) until they are done */

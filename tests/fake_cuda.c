@@ -83,7 +83,14 @@ int cuDeviceGetName(char *name, int len, int dev) {
 int cuDevicePrimaryCtxRetain(void **ctx, int dev) { return *ctx = (void *)(uintptr_t)(dev + 1), 0; }
 int cuDevicePrimaryCtxRelease_v2(int dev) { return (void)dev, 0; }
 int cuCtxSetCurrent(void *ctx) { return (void)ctx, 0; }
-int cuCtxSynchronize(void) { return 0; }
+/* what a capture cannot hold fails as the driver's
+ * CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED does, and is counted */
+static int refused_in_capture(void) {
+  if (!st.capturing) return 0;
+  LOCKED(st.capture_violations++);
+  return 900;
+}
+int cuCtxSynchronize(void) { return refused_in_capture(); }
 int cuModuleLoadData(void **mod, const void *image) {
   if (fails("cuModuleLoadData")) return 999;
   return (void)image, *mod = &st, 0;
@@ -153,6 +160,7 @@ int cuTensorMapEncodeTiled(void *map, int dtype, unsigned rank, void *addr, cons
 /* device memory is host memory, 256-byte aligned like the driver's */
 int cuMemAlloc_v2(uint64_t *p, size_t n) {
   if (fails("cuMemAlloc_v2")) return 999;
+  if (refused_in_capture()) return 900;
   void *m = NULL;
   if (posix_memalign(&m, 256, n ? n : 1)) return 2; /* CUDA_ERROR_OUT_OF_MEMORY */
   *p = (uint64_t)(uintptr_t)m;
@@ -171,6 +179,7 @@ int cuMemsetD8_v2(uint64_t d, unsigned char v, size_t n) { return memset((void *
 int cuMemsetD8Async(uint64_t d, unsigned char v, size_t n, void *stream) {
   (void)stream;
   if (fails("cuMemsetD8Async")) return 999;
+  if (refused_in_capture()) return 900;
   memset((void *)(uintptr_t)d, v, n);
   LOCKED(st.memsets++; st.memset_bytes = n);
   return 0;
@@ -181,13 +190,14 @@ int cuEventRecord(void *e, void *s) {
   if (fails("cuEventRecord")) return 999;
   return (void)e, (void)s, 0;
 }
-int cuEventSynchronize(void *e) { return (void)e, 0; }
+int cuEventSynchronize(void *e) { return (void)e, refused_in_capture(); }
 int cuEventElapsedTime(float *ms, void *a, void *b) {
   (void)a, (void)b;
   const char *fast = getenv("FAKE_FAST_ENTRY");
   *ms = fast && thread_launched && !strcmp(fast, thread_launched) ? 0.005f : 0.01f;
   return 0;
 }
-int cuStreamSynchronize(void *s) { return (void)s, 0; }
+int cuStreamSynchronize(void *s) { return (void)s, refused_in_capture(); }
+int cuStreamIsCapturing(void *s, int *status) { return (void)s, *status = st.capturing ? 1 : 0, 0; }
 int cuGetErrorName(int r, const char **s) { return *s = r ? "CUDA_ERROR_FAKE" : "CUDA_SUCCESS", 0; }
 int cuGetErrorString(int r, const char **s) { return *s = r ? "refused by the fake driver" : "no error", 0; }

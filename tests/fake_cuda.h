@@ -30,6 +30,8 @@ typedef struct FakeCuda {
   unsigned long long enc_dims[6], enc_strides[5];
   unsigned enc_box[6];
   int enc_swizzle;                       /* the driver's code: 0 none, 1 32B, 2 64B, 3 128B */
+  int capturing;                         /* cuStreamIsCapturing says every stream is (set by the test) */
+  int capture_violations;                /* host waits, allocations, memsets and timing while capturing: refused */
   int nallocs;                           /* cuMemAlloc: how many, and the first 64 pointers and sizes */
   uint64_t allocs[64];
   size_t alloc_bytes[64];

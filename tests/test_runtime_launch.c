@@ -1277,3 +1277,58 @@ Test(launch, arrive_counters_the_grid_overruns_are_an_error) {
                                             "ctx.grid.x - 1 = 4"),
             "%s", phobos_last_error(ctx));
 }
+
+/* A CUDA graph captures a warmed-up launch (spec 11.3): on a capturing
+ * stream a launch whose choice is made and whose scratch is big enough
+ * only launches; one that would have to time variants or allocate is
+ * PHOBOS_NOT_WARMED_UP, before any call a capture cannot hold (the fake
+ * refuses and counts those, as the driver would invalidate the capture) */
+Test(launch, a_capture_before_warm_up_is_a_status_and_after_it_only_launches) {
+  setenv("FAKE_FAST_ENTRY", "scale__v1", 1);
+  load_tuned();
+  uint64_t x = alloc(4000), y = alloc(4000);
+  fake->capturing = 1;
+  cr_assert_eq(launch_tuned(x, y), PHOBOS_NOT_WARMED_UP);
+  cr_assert_str_eq(phobos_last_error(ctx), "kernel 'scale': no variant is chosen yet for N = 1000, and the stream is "
+                                           "being captured into a graph, which cannot hold the autotuner's timed "
+                                           "launches: launch it once with these dims before the capture");
+  cr_assert_eq(fake->nlaunches, 0);
+  cr_assert_eq(fake->capture_violations, 0);
+  fake->capturing = 0;
+  cr_assert_eq(launch_tuned(x, y), PHOBOS_OK, "%s", phobos_last_error(ctx));
+  int n = fake->nlaunches, allocs = fake->nallocs;
+  fake->capturing = 1;
+  cr_assert_eq(launch_tuned(x, y), PHOBOS_OK, "%s", phobos_last_error(ctx));
+  cr_assert_eq(fake->nlaunches, n + 1, "the chosen variant, once");
+  cr_assert_str_eq(fake->launched, "scale__v1");
+  cr_assert_eq(fake->nallocs, allocs);
+  cr_assert_eq(fake->capture_violations, 0);
+}
+
+Test(launch, a_capture_that_would_grow_scratch_is_a_status) {
+  int sz[] = {8, 4, 4, 4, 8, 4, 4, 4, 8, 4, 4, 4, 8, 4};
+  load_text(scratch_manifest, "split_colsum", 14, sz);
+  int64_t K = 50, N = 300, N2 = 1001;
+  phobos_arg a[2] = {phobos_tensor_arg(alloc(sizeof(float) * (size_t)(K * N)), PHOBOS_F32, 2, (int64_t[]){K, N}),
+                     phobos_tensor_arg(alloc(sizeof(float) * (size_t)N), PHOBOS_F32, 2, (int64_t[]){1, N})},
+             b2[2] = {phobos_tensor_arg(alloc(sizeof(float) * (size_t)(K * N2)), PHOBOS_F32, 2, (int64_t[]){K, N2}),
+                      phobos_tensor_arg(alloc(sizeof(float) * (size_t)N2), PHOBOS_F32, 2, (int64_t[]){1, N2})};
+  fake->capturing = 1;
+  cr_assert_eq(phobos_launch(k, a, 2, NULL), PHOBOS_NOT_WARMED_UP);
+  cr_assert_str_eq(phobos_last_error(ctx), "kernel 'split_colsum': scratch tensor 'P' needs 9600 bytes on this stream "
+                                           "and has 0; a graph capture cannot hold the allocation (and the wait for the "
+                                           "old buffer): launch the kernel once at its largest dims before the capture");
+  fake->capturing = 0;
+  cr_assert_eq(phobos_launch(k, b2, 2, NULL), PHOBOS_OK, "%s", phobos_last_error(ctx));
+  int allocs = fake->nallocs, launches = fake->nlaunches, memsets = fake->memsets;
+  fake->capturing = 1;
+  /* the largest dims warmed up: these and smaller ones launch */
+  cr_assert_eq(phobos_launch(k, b2, 2, NULL), PHOBOS_OK, "%s", phobos_last_error(ctx));
+  cr_assert_eq(phobos_launch(k, a, 2, NULL), PHOBOS_OK, "%s", phobos_last_error(ctx));
+  cr_assert_eq(fake->nlaunches, launches + 2);
+  cr_assert_eq(fake->nallocs, allocs);
+  cr_assert_eq(fake->memsets, memsets);
+  /* another stream has no buffers yet */
+  cr_assert_eq(phobos_launch(k, a, 2, (void *)0x1234), PHOBOS_NOT_WARMED_UP);
+  cr_assert_eq(fake->capture_violations, 0);
+}

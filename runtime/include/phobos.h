@@ -46,6 +46,7 @@ typedef enum phobos_status {
   PHOBOS_CACHE_IGNORED,  /* the autotune cache file was unreadable; it was ignored (not fatal) */
   PHOBOS_OUT_OF_MEMORY,
   PHOBOS_INVALID,        /* a NULL handle or another misuse of the API */
+  PHOBOS_NOT_WARMED_UP,  /* a launch on a capturing stream would have to autotune or allocate: launch it once before */
 } phobos_status;
 
 typedef enum phobos_dtype {
