@@ -318,8 +318,11 @@ static bool spread_needed(Case *c) {
 /* Whether the runtime would launch f for the case's shapes: a one-pass copy
  * only where its dim is at most its bound, and above its lower bound for a
  * copy over several blocks (runtime.c's rt_variant_fits). */
+static bool case_requires_hold(Case *c, const TirFunc *f);
+
 static bool case_fits(Case *c, const TirFunc *f, const Plan *p) {
   if (p->general_strides != spread_needed(c)) return false;
+  if (!case_requires_hold(c, f)) return false;
   /* rt_rows_misfit: an aligned-rows copy's tensors 16-byte aligned, their
    * rows too (harness_pad elements past each row's end) */
   for (int i = 0; p->aligned_copy && i < f->nparams && i < 64; i++) {
@@ -406,12 +409,20 @@ static bool compile_case(Case *c, Define *consts, int nconsts, Compiled *out, ch
       free(dbuf);
       return fail(err, errlen, "%s: %d variants; pin more constants (at most %d run)", c->name, n, HARNESS_MAX_VARIANTS);
     }
+    int left_out = 0;
     for (int v = 0; v < n && !d.errors; v++) {
       KernelInfo *info = arena_alloc(out->arena, sizeof *info);
       if (!sema_check_variant(out->arena, &d, kernel, &so, v, info)) break;
       TirFunc *f = lower_kernel(out->arena, &d, info);
-      Plan *p = f ? plan_kernel(out->arena, &d, f, "sm_90a", harness_plan_flags()) : NULL;
-      if (!p) continue;
+      /* a point whose plan does not fit is left out, as phobosc leaves it
+       * out (spec 12): it has no entry to run; none fitting is an error */
+      Diags quiet = d;
+      quiet.errors = quiet.warnings = 0, quiet.silent = true, quiet.max_errors = 0, quiet.stopped = false;
+      Plan *p = f ? plan_kernel(out->arena, &quiet, f, "sm_90a", harness_plan_flags()) : NULL;
+      if (!p || quiet.errors) {
+        left_out++;
+        continue;
+      }
       int first = out->nplans;
       out->plans[out->nplans++] = p;
       /* the copies phobosc compiles beside it, the staged-rows one (phobosc
@@ -438,6 +449,8 @@ static bool compile_case(Case *c, Define *consts, int nconsts, Compiled *out, ch
                                                               harness_plan_flags())
                                         : NULL;
     if (gs) out->plans[out->nplans++] = gs;
+    if (!d.errors && !out->nplans && left_out)
+      d.errors++, fprintf(dout, "no point of '%s' plans (%d left out)\n", kernel->name, left_out);
   }
   fclose(dout);
   bool ok = !d.errors && out->nplans > 0;
@@ -475,37 +488,60 @@ static bool case_dim(Case *c, const TirFunc *f, const char *name, int64_t *v) {
   return false;
 }
 
+/* The value of a postfix program of the manifest's (sema: dims,
+ * integers, + - * / %, neg, cdiv, min, max) over the case's dims; false
+ * where it cannot be computed (a name no tensor gives, a division by 0) */
+static bool eval_prog(Case *c, const TirFunc *f, const char *text, int64_t *out) {
+  char prog[512];
+  if (snprintf(prog, sizeof prog, "%s", text) >= (int)sizeof prog) return false;
+  int64_t st[64];
+  int sp = 0;
+  char *save = NULL;
+  for (char *t = strtok_r(prog, " ", &save); t; t = strtok_r(NULL, " ", &save)) {
+    char *end;
+    long long iv = strtoll(t, &end, 10);
+    bool binary = (strchr("+-*/%", *t) && !t[1]) || !strcmp(t, "cdiv") || !strcmp(t, "min") || !strcmp(t, "max");
+    if ((binary && sp < 2) || (!strcmp(t, "neg") && sp < 1) || sp == 64) return false; /* (sema wrote it: never) */
+    if (*t && !*end) {
+      st[sp++] = iv;
+    } else if (!strcmp(t, "neg")) {
+      st[sp - 1] = -st[sp - 1];
+    } else if (binary) {
+      int64_t y = st[--sp], x = st[sp - 1], r;
+      if ((*t == '/' || *t == '%' || *t == 'c') && y == 0) return false;
+      r = *t == '+' ? x + y : *t == '-' && !t[1] ? x - y : *t == '*' ? x * y : *t == '/' ? x / y : *t == '%' ? x % y
+        : *t == 'c' ? (x + y - 1) / y : !strcmp(t, "min") ? (x < y ? x : y) : (x > y ? x : y);
+      st[sp - 1] = r;
+    } else if (!case_dim(c, f, t, &st[sp++])) {
+      return false;
+    }
+  }
+  if (sp != 1) return false;
+  *out = st[0];
+  return true;
+}
+
 bool harness_scratch_dims(Case *c, const TirFunc *f, int param, int64_t *dims) {
   int sc = 0;
   for (int i = 0; i < param; i++) sc += f->params[i].scratch;
-  for (int d = 0; d < f->params[param].rank; d++) {
-    /* the manifest's postfix program (sema: dims, integers, + - * / %, neg, cdiv, min, max) */
-    char prog[512];
-    if (snprintf(prog, sizeof prog, "%s", f->info->scratch_prog[sc][d]) >= (int)sizeof prog) return false;
-    int64_t st[64];
-    int sp = 0;
-    char *save = NULL;
-    for (char *t = strtok_r(prog, " ", &save); t; t = strtok_r(NULL, " ", &save)) {
-      char *end;
-      long long iv = strtoll(t, &end, 10);
-      bool binary = (strchr("+-*/%", *t) && !t[1]) || !strcmp(t, "cdiv") || !strcmp(t, "min") || !strcmp(t, "max");
-      if ((binary && sp < 2) || (!strcmp(t, "neg") && sp < 1) || sp == 64) return false; /* (sema wrote it: never) */
-      if (*t && !*end) {
-        st[sp++] = iv;
-      } else if (!strcmp(t, "neg")) {
-        st[sp - 1] = -st[sp - 1];
-      } else if (binary) {
-        int64_t y = st[--sp], x = st[sp - 1], r;
-        if ((*t == '/' || *t == '%' || *t == 'c') && y == 0) return false;
-        r = *t == '+' ? x + y : *t == '-' && !t[1] ? x - y : *t == '*' ? x * y : *t == '/' ? x / y : *t == '%' ? x % y
-          : *t == 'c' ? (x + y - 1) / y : !strcmp(t, "min") ? (x < y ? x : y) : (x > y ? x : y);
-        st[sp - 1] = r;
-      } else if (!case_dim(c, f, t, &st[sp++])) {
-        return false;
-      }
-    }
-    if (sp != 1 || st[0] < 1) return false;
-    dims[d] = st[0];
+  for (int d = 0; d < f->params[param].rank; d++)
+    if (!eval_prog(c, f, f->info->scratch_prog[sc][d], &dims[d]) || dims[d] < 1) return false;
+  return true;
+}
+
+/* Whether the variant's @requires contracts hold for the case's dims, as
+ * libphobos checks them before a launch (spec 11.2): a variant whose
+ * contract fails is not launched there, so it is not run here. A side
+ * that cannot be computed here (a grid term) counts as holding. */
+static bool case_requires_hold(Case *c, const TirFunc *f) {
+  const KernelInfo *info = f->info;
+  for (int i = 0; info && i < info->nrequires; i++) {
+    int64_t l, r;
+    if (!eval_prog(c, f, info->requires_prog[i][0], &l) || !eval_prog(c, f, info->requires_prog[i][1], &r)) continue;
+    const char *op = info->requires_op[i];
+    bool holds = !strcmp(op, "==") ? l == r : !strcmp(op, "!=") ? l != r : !strcmp(op, "<") ? l < r
+               : !strcmp(op, "<=") ? l <= r : !strcmp(op, ">") ? l > r : l >= r;
+    if (!holds) return false;
   }
   return true;
 }
@@ -598,6 +634,8 @@ static RefFn find_ref(const char *name) {
     if (!strcmp(e->name, name)) return e->fn;
   for (const RefEntry *e = harness_refs_more; e->name; e++)
     if (!strcmp(e->name, name)) return e->fn;
+  for (const RefEntry *e = harness_refs_llm; e->name; e++)
+    if (!strcmp(e->name, name)) return e->fn;
   return NULL;
 }
 
@@ -673,11 +711,12 @@ bool harness_run(Case *c, const Runner *runner, char *err, size_t errlen) {
   }
   double *first_outs[CASE_MAX_PARAMS] = {0};
   if (ok && runner->begin) ok = runner->begin(runner->self, c, comp.plans, comp.nplans, &comp.src, err, errlen);
+  int ran = 0;
   for (int v = 0; v < comp.nplans && ok; v++) {
     double *outs[CASE_MAX_PARAMS] = {0};
     const Plan *p = comp.plans[v];
     if (!case_fits(c, p->f, p)) continue;
-    harness_runs++;
+    harness_runs++, ran++;
     ok = runner->run(runner->self, c, p, v, outs, err, errlen);
     char what[256];
     snprintf(what, sizeof what, "variant [%s]", plan_func_str(comp.arena, p));
@@ -688,10 +727,12 @@ bool harness_run(Case *c, const Runner *runner, char *err, size_t errlen) {
       ok = compare(c, cp, outs[i], want[ci], what, err, errlen);
     }
     for (int i = 0; i < CASE_MAX_PARAMS; i++) {
-      if (v == 0) first_outs[i] = outs[i];
+      if (ran == 1) first_outs[i] = outs[i];
       else free(outs[i]);
     }
   }
+  /* (under PHOBOS_GPU_SPREAD only general-strides copies run: a case may have none) */
+  if (ok && !ran && !spread_needed(c)) ok = fail(err, errlen, "%s: no variant fits the case's shapes and contracts", c->name);
   if (ok && c->has_same_as) {
     /* the same inputs, transformed, through another configuration */
     Define merged[2 * CASE_MAX_CONSTS];

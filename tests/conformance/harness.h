@@ -78,6 +78,7 @@ typedef struct RefEntry {
 
 extern const RefEntry harness_refs[];      /* refs.c, ends with {NULL, NULL} */
 extern const RefEntry harness_refs_more[]; /* refs_more.c, likewise */
+extern const RefEntry harness_refs_llm[];  /* refs_llm.c, likewise */
 
 /* Accessors for references. */
 CaseParam *ref_param(RefCtx *r, const char *name);          /* fails the case when missing */

@@ -1,0 +1,347 @@
+// The kernels of one decode step of a Qwen2-shaped transformer with Q8_0
+// weights (examples/llm_decode/README.md, issue 24): B sequences, one new
+// token each, a residual stream X [B, H] in f32.
+//
+//   X = embed(TOK)                                  embed_q8
+//   for each layer:
+//     Y = rmsnorm(X) * g1                           rmsnorm
+//     QKV = Y @ Wqkv                                q8_gemv
+//     q, k = rope(QKV + bias, POS); cache[POS] = k, v   rope_append
+//     O = attention(q, cache[0 .. POS])             gqa_decode_len
+//     X += O @ Wo                                   q8_gemv_add
+//     Y = rmsnorm(X) * g2                           rmsnorm
+//     GU = Y @ Wgate_up                             q8_gemv
+//     X += (silu(G) * U) @ Wdown                    silu_mul, q8_gemv_add
+//   logits = rmsnorm(X) * gf @ Wlm                  rmsnorm, q8_gemv
+//   TOK = argmax(logits); POS += 1                  argmax_step
+//
+// Everything that changes from one token to the next lives in device
+// memory: the tokens (TOK), the positions (POS, where this step's key and
+// value go; the keys 0 .. POS[b] are attended), the caches. The dims are
+// the model's and the caches' capacity, so one captured CUDA graph of the
+// step replays token after token with nothing from the host: argmax_step
+// writes the next tokens and moves the positions on.
+//
+// Q8_0 here is the q8_matvec example's layout: a weight W [K, N] of int8
+// (K the input dim, N the output), and a scale a block of 32 rows of a
+// column, S [K / 32, N]. Activations stay f32. The embedding table, read a
+// row at a time, is held the other way, E [V, H / 32, 32] and ES [V, H /
+// 32, 1] (GGUF's block_q8_0 order: a block's 32 bytes, then the next's).
+
+// X[b, :] = the dequantized row TOK[b] of E: one CTA a block of RB rows of
+// 32 of the hidden dim of one sequence. The host passes X as [B, H / 32, 32].
+@autotune(RB in [32])
+@launch(256)
+@grid(cdiv(HB, RB), B)
+kernel embed_q8(TOK: tensor<i32>[B],
+                E: tensor<i8>[V, HB, 32],
+                ES: tensor<f32>[V, HB, 1],
+                X: tensor<f32>[B, HB, 32]) {
+  let b = ctx.block.y
+  let r0 = ctx.block.x * RB
+  let t = TOK[b]
+  let e = E[t, r0 :+ RB, :]                       // [RB, 32]
+  let s = ES[t, r0 :+ RB, :]                      // [RB, 1]
+  X[b, r0 :+ RB, :] = f32(e) * s
+}
+
+// Y[b, :] = X[b, :] * rsqrt(mean(X[b, :]^2) + eps) * G: one CTA a sequence,
+// the row walked twice in chunks of TH (the second pass from L2).
+@autotune(TH in [1024])
+@launch(256)
+@grid(B)
+kernel rmsnorm(X: tensor<f32>[B, H],
+               G: tensor<f32>[1, H],
+               Y: tensor<f32>[B, H],
+               eps: f32) {
+  let b = ctx.block.x
+  var ss: tile<f32>[1, 1] = 0.0
+  for c in range(0, H, TH) {
+    let x = X[b :+ 1, c :+ TH]
+    ss += rowsum(x * x)
+  }
+  let r = rsqrt(ss / H + eps)
+  for c in range(0, H, TH) {
+    let x = X[b :+ 1, c :+ TH]
+    let g = G[0 :+ 1, c :+ TH]
+    Y[b :+ 1, c :+ TH] = x * r * g
+  }
+}
+
+// C[M, N] = A[M, K] @ dequant(W, S), M the batch (1 to a few): the
+// q8_matvec_split example's kernel with M rows of activations. CTA (x, y)
+// takes TN columns and the y-th of KSPLIT chunks of K, so that even N 3584
+// gives the GPU enough CTAs; the last CTA of each column block to arrive
+// sums the KSPLIT partials into C. P and Cnt are the library's (@scratch);
+// KSPLIT, TN and OCC are tuned per shape. MR is the rows a variant holds,
+// 1, 2 or 4 (a two-value list doubles from the first to the second, as
+// Phobos reads it): the variants with MR >= M fit, so one sequence takes
+// the example's own one-row kernel and four read the weights once for all.
+@autotune(MR in [1, 4], KSPLIT in [8, 16, 32], TN in [256, 512], OCC in [2048, 4096])
+@launch(TN / 4, OCC / TN)
+@grid(cdiv(N, TN), KSPLIT)
+@requires(KB >= cdiv(K, 32), M <= MR)
+@scratch(P: tensor<f32>[KSPLIT, M, N], Cnt: tensor<i32>[cdiv(N, TN)] = 0)
+kernel q8_gemv(A: tensor<f32>[M, K],
+               W: tensor<i8>[K, N],
+               S: tensor<f32>[KB, N],
+               C: tensor<f32>[M, N]) {
+  let pn = ctx.block.x
+  let chunk = cdiv(K, KSPLIT * 32) * 32
+  let k0 = ctx.block.y * chunk
+  let k1 = min(K, k0 + chunk)
+  var acc: tile<f32>[MR, TN] = 0.0
+  for k in range(k0, k1, 32) {
+    let w = W[k :+ 32, pn * TN :+ TN]
+    let s = S[k / 32 :+ 1, pn * TN :+ TN]
+    let a = A[0 :+ MR, k :+ 32]                    // rows past M read zero
+    var wf: tile<f32>[32, TN] = f32(w)
+    var part: tile<f32>[MR, TN] = dot(a, wf)
+    acc += part * s
+  }
+  P[ctx.block.y, 0 :+ MR, pn * TN :+ TN] = acc     // rows past M are not stored
+  let last = arrive(Cnt[pn], KSPLIT)
+  if last {
+    var c: tile<f32>[MR, TN] = 0.0
+    for r in range(0, KSPLIT, 4) {
+      let p0 = P[r, 0 :+ MR, pn * TN :+ TN]
+      let p1 = P[r + 1, 0 :+ MR, pn * TN :+ TN]
+      let p2 = P[r + 2, 0 :+ MR, pn * TN :+ TN]
+      let p3 = P[r + 3, 0 :+ MR, pn * TN :+ TN]
+      c += (p0 + p1) + (p2 + p3)
+    }
+    C[0 :+ MR, pn * TN :+ TN] = c
+  }
+}
+
+// C[M, N] += A[M, K] @ dequant(W, S): q8_gemv adding into C, for the
+// projections that end in the residual stream (attention's output and the
+// MLP's down projection): the last CTA of a column block reads C's columns
+// and writes them back with the sum added, so the residual add costs no
+// launch and no pass of its own.
+@autotune(MR in [1, 4], KSPLIT in [8, 16, 32], TN in [256, 512], OCC in [2048, 4096])
+@launch(TN / 4, OCC / TN)
+@grid(cdiv(N, TN), KSPLIT)
+@requires(KB >= cdiv(K, 32), M <= MR)
+@scratch(P: tensor<f32>[KSPLIT, M, N], Cnt: tensor<i32>[cdiv(N, TN)] = 0)
+kernel q8_gemv_add(A: tensor<f32>[M, K],
+                   W: tensor<i8>[K, N],
+                   S: tensor<f32>[KB, N],
+                   C: tensor<f32>[M, N]) {
+  let pn = ctx.block.x
+  let chunk = cdiv(K, KSPLIT * 32) * 32
+  let k0 = ctx.block.y * chunk
+  let k1 = min(K, k0 + chunk)
+  var acc: tile<f32>[MR, TN] = 0.0
+  for k in range(k0, k1, 32) {
+    let w = W[k :+ 32, pn * TN :+ TN]
+    let s = S[k / 32 :+ 1, pn * TN :+ TN]
+    let a = A[0 :+ MR, k :+ 32]
+    var wf: tile<f32>[32, TN] = f32(w)
+    var part: tile<f32>[MR, TN] = dot(a, wf)
+    acc += part * s
+  }
+  P[ctx.block.y, 0 :+ MR, pn * TN :+ TN] = acc
+  let last = arrive(Cnt[pn], KSPLIT)
+  if last {
+    var c: tile<f32>[MR, TN] = C[0 :+ MR, pn * TN :+ TN]
+    for r in range(0, KSPLIT, 4) {
+      let p0 = P[r, 0 :+ MR, pn * TN :+ TN]
+      let p1 = P[r + 1, 0 :+ MR, pn * TN :+ TN]
+      let p2 = P[r + 2, 0 :+ MR, pn * TN :+ TN]
+      let p3 = P[r + 3, 0 :+ MR, pn * TN :+ TN]
+      c += (p0 + p1) + (p2 + p3)
+    }
+    C[0 :+ MR, pn * TN :+ TN] = c
+  }
+}
+
+// The attention inputs of this step, from the QKV projection QKV [B, HQ +
+// 2 HKV, D] (the host's view of [B, (HQ + 2 HKV) D]) and its bias BIAS [1,
+// HQ + 2 HKV, D]: the query heads rotated (RoPE, the halves of a head
+// paired, as Qwen2 and Llama rotate) into Qr [B, HQ, D], the key heads
+// rotated and the value heads as they are into the caches at position
+// POS[b], in bf16. ROT [TC, 2, D / 2] holds cos then sin of each
+// position's angles (the host's table: pos / theta^(2 i / D)). One CTA a
+// sequence. The head counts and dims are pinned (Qwen2-7B's; -D others).
+@autotune(HQ in [28], HKV in [4], D in [128], D2 in [64])
+@launch(128)
+@grid(B)
+@requires(D == 2 * D2, NH == HQ + 2 * HKV)
+kernel rope_append(QKV: tensor<f32>[B, NH, D],
+                   BIAS: tensor<f32>[1, NH, D],
+                   POS: tensor<i32>[B],
+                   ROT: tensor<f32>[TC, 2, D2],
+                   Qr: tensor<f32>[B, HQ, D],
+                   Kc: tensor<bf16>[B, TC, HKV, D],
+                   Vc: tensor<bf16>[B, TC, HKV, D]) {
+  let b = ctx.block.x
+  let p = POS[b]
+  let c = ROT[p, 0 :+ 1, :]                       // [1, D2]
+  let s = ROT[p, 1 :+ 1, :]
+  let q1 = QKV[b, 0 :+ HQ, 0 :+ D2] + BIAS[0, 0 :+ HQ, 0 :+ D2]          // [HQ, D2]
+  let q2 = QKV[b, 0 :+ HQ, D2 :+ D2] + BIAS[0, 0 :+ HQ, D2 :+ D2]
+  Qr[b, :, 0 :+ D2] = q1 * c - q2 * s
+  Qr[b, :, D2 :+ D2] = q2 * c + q1 * s
+  let k1 = QKV[b, HQ :+ HKV, 0 :+ D2] + BIAS[0, HQ :+ HKV, 0 :+ D2]      // [HKV, D2]
+  let k2 = QKV[b, HQ :+ HKV, D2 :+ D2] + BIAS[0, HQ :+ HKV, D2 :+ D2]
+  Kc[b, p, :, 0 :+ D2] = bf16(k1 * c - k2 * s)
+  Kc[b, p, :, D2 :+ D2] = bf16(k2 * c + k1 * s)
+  let v = QKV[b, HQ + HKV :+ HKV, :] + BIAS[0, HQ + HKV :+ HKV, :]       // [HKV, D]
+  Vc[b, p, :, :] = bf16(v)
+}
+
+// O[b, hq, :] = softmax(Qr[b, hq] . Kc[b, 0 .. POS[b]] * scale) Vc[b, 0 ..
+// POS[b]]: gqa_decode.ph's one-call decode over a cache whose length is in
+// device memory (POS[b] + 1 keys, the one rope_append just wrote the
+// last), so the shapes, and a captured graph, stay the same token after
+// token. CTA (x, h, b) takes the x-th of NS chunks of the sequence's keys
+// for KV head h; the last of the NS to arrive merges. O is f32, the next
+// projection's input.
+@autotune(NQ in [7], D in [128], BK in [32, 64], PIPE in [4, 2], NS in [8, 16, 32])
+@launch(32)
+@pipeline(PIPE)
+@padstage
+@dynshared
+@grid(NS, HKV, B)
+@scratch(OP: tensor<f32>[B, HQ, NS, D], LSE: tensor<f32>[B, HQ, NS], Cnt: tensor<i32>[B, HKV] = 0)
+kernel gqa_decode_len(Qr: tensor<f32>[B, HQ, D],
+                      Kc: tensor<bf16>[B, TC, HKV, D],
+                      Vc: tensor<bf16>[B, TC, HKV, D],
+                      POS: tensor<i32>[B],
+                      O: tensor<f32>[B, HQ, D],
+                      scale: f32) {
+  let b = ctx.block.z
+  let h = ctx.block.y
+  let x = ctx.block.x
+  let t_end = POS[b] + 1
+
+  let q = bf16(Qr[b, h * NQ :+ NQ, :])            // [NQ, D]
+  var acc: tile<f32>[NQ, D] = 0.0
+  var m: tile<f32>[NQ, 1] = -inf
+  var l: tile<f32>[NQ, 1] = 0.0
+  let sl2 = scale * 1.4426950408889634
+
+  let chunk = cdiv(cdiv(t_end, NS), BK) * BK
+  let k0 = x * chunk
+  let k1 = min(t_end, k0 + chunk)
+  let t_full = max(k0, k0 + (k1 - k0) / BK * BK)
+  for t0 in range(k0, t_full, BK) {
+    let k = Kc[b, t0 :+ BK, h, :]                 // [BK, D]
+    let v = Vc[b, t0 :+ BK, h, :]
+    var sc: tile<f32>[NQ, BK] = dot_t(q, k) * sl2
+    let mrow = tmax(m, rowmax(sc))
+    var mnew: tile<f32>[NQ, 1] = where(mrow > m + 8.0, mrow, m)
+    var p: tile<f32>[NQ, BK] = exp2(sc - mnew)
+    var corr: tile<f32>[NQ, 1] = exp2(m - mnew)
+    l = l * corr + rowsum(p)
+    acc = acc * corr + dot(bf16(p), v)
+    m = mnew
+  }
+  for t0 in range(t_full, k1, BK) {
+    let k = Kc[b, t0 :+ BK, h, :]
+    let v = Vc[b, t0 :+ BK, h, :]
+    var sc: tile<f32>[NQ, BK] = dot_t(q, k) * sl2
+    let kpos = t0 + iota(NQ, BK, axis = 1)
+    sc = where(kpos < k1, sc, -inf)
+    let mrow = tmax(m, rowmax(sc))
+    var mnew: tile<f32>[NQ, 1] = where(mrow > m + 8.0, mrow, m)
+    let msafe = where(mnew == -inf, 0.0, mnew)
+    var p: tile<f32>[NQ, BK] = exp2(sc - msafe)
+    var corr: tile<f32>[NQ, 1] = exp2(m - msafe)
+    l = l * corr + rowsum(p)
+    acc = acc * corr + dot(bf16(p), v)
+    m = mnew
+  }
+  let lsafe = where(l == 0.0, 1.0, l)
+  OP[b, h * NQ :+ NQ, x, :] = acc * (1.0 / lsafe)
+  LSE[b, h * NQ :+ NQ, x :+ 1] = m * 0.6931471805599453 + log(lsafe)
+
+  let last = arrive(Cnt[b, h], NS)
+  if last {
+    var mx: tile<f32>[NQ, 1] = -inf
+    var num: tile<f32>[NQ, D] = 0.0
+    var den: tile<f32>[NQ, 1] = 0.0
+    for j in range(0, NS) {
+      let o = OP[b, h * NQ :+ NQ, j, :]           // [NQ, D]
+      let lj = LSE[b, h * NQ :+ NQ, j :+ 1]       // [NQ, 1]
+      let mn = tmax(mx, lj)
+      let ms = where(mn == -inf, 0.0, mn)
+      let c = exp(mx - ms)
+      let w = exp(lj - ms)
+      num = num * c + o * w
+      den = den * c + w
+      mx = mn
+    }
+    O[b, h * NQ :+ NQ, :] = num / den
+  }
+}
+
+// Hh[b, :] = silu(GU[b, 0 .. F]) * GU[b, F .. 2F]: the gate and up
+// projections come out of one q8_gemv, side by side.
+@autotune(TF in [1024])
+@launch(256)
+@grid(cdiv(F, TF), B)
+kernel silu_mul(GU: tensor<f32>[B, F2],
+                Hh: tensor<f32>[B, F]) {
+  let b = ctx.block.y
+  let c = ctx.block.x * TF
+  let g = GU[b :+ 1, c :+ TF]
+  let u = GU[b :+ 1, F + c :+ TF]
+  Hh[b :+ 1, c :+ TF] = g * sigmoid(g) * u
+}
+
+// TOK[b] = argmax(L[b, :]) (the least index among ties), then POS[b] += 1:
+// greedy sampling, and the step's end. CTA (x, b) takes TV logits and
+// stores its maximum and where it is; the last of the row's CTAs to
+// arrive picks among them.
+@autotune(TV in [2048], NCM in [128])
+@launch(256)
+@grid(cdiv(V, TV), B)
+@scratch(PV: tensor<f32>[B, cdiv(V, TV)], PI: tensor<i32>[B, cdiv(V, TV)], Cnt: tensor<i32>[B] = 0)
+kernel argmax_step(L: tensor<f32>[B, V],
+                   TOK: tensor<i32>[B],
+                   POS: tensor<i32>[B]) {
+  let b = ctx.block.y
+  let c0 = ctx.block.x * TV
+  let col = c0 + iota(1, TV, axis = 1)
+  let l = where(col < V, L[b :+ 1, c0 :+ TV], -inf)
+  PV[b :+ 1, ctx.block.x :+ 1] = rowmax(l)
+  PI[b :+ 1, ctx.block.x :+ 1] = c0 + rowargmax(l)
+  let nc = cdiv(V, TV)
+  let last = arrive(Cnt[b], nc)
+  if last {
+    var best: tile<f32>[1, 1] = -inf
+    var at: tile<i32>[1, 1] = 0
+    for j0 in range(0, nc, NCM) {
+      let j = j0 + iota(1, NCM, axis = 1)
+      let v = where(j < nc, PV[b :+ 1, j0 :+ NCM], -inf)
+      let i = PI[b :+ 1, j0 :+ NCM]
+      let vm = rowmax(v)
+      // the least index of the chunk's maximum; an earlier chunk's keeps ties
+      let im = -rowmax(-where(v == vm, i, 2147483647))
+      at = where(vm > best, im, at)
+      best = tmax(best, vm)
+    }
+    TOK[b] = at[0, 0]
+    POS[b] = POS[b] + 1
+  }
+}
+
+// The read-only roof of the step's bytes: the sum of a buffer of R rows of
+// C 32-bit words (the host's one allocation of all the weights, viewed so),
+// a CTA a block of TR rows, four rows a step with each thread's words in
+// flight together; it writes one word a CTA. What it reaches is the
+// bandwidth those bytes can be read at, the denominator of the example's
+// roof (llm_decode_host --bench).
+@autotune(C in [1024], TR in [256])
+@launch(256)
+@grid(cdiv(R, TR))
+kernel read_roof(Wd: tensor<i32>[R, C], Out: tensor<i32>[NB, 1]) {
+  let r0 = ctx.block.x * TR
+  var acc: tile<i32>[4, C] = 0
+  for r in range(r0, min(R, r0 + TR), 4) {
+    acc += Wd[r :+ 4, :]
+  }
+  Out[ctx.block.x :+ 1, 0 :+ 1] = rowsum(transpose(rowsum(acc)))
+}
