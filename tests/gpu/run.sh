@@ -47,6 +47,10 @@ run gpu_conformance bash tests/gpu/pconf.sh "$build/tests/gpu/gpu_conformance" s
 # the GQA example, prefill and split decode, across its validation matrix
 # (with --bench the same checks run again below, with the benchmarks)
 [ -x "$build/examples/gqa_host" ] && [ "${2:-}" != --bench ] && run gqa_check "$build/examples/gqa_host" "$build/examples"
+# the LLM decode example, two layers at a short context: every kernel of the
+# step, the graph capture and the double reference (tests/gpu/llm.sh runs
+# the full model's four shapes)
+[ -x "$build/examples/llm_decode_host" ] && run llm_decode_check bash tests/gpu/llm.sh "$build" quick
 if command -v compute-sanitizer >/dev/null; then
   # memcheck over the whole suite and the q8 example; racecheck over a
   # sample: the shipped examples and a few of each kind
@@ -54,7 +58,7 @@ if command -v compute-sanitizer >/dev/null; then
     --error-exitcode 1 "$build/tests/gpu/gpu_conformance" spec/conformance/*.yaml
   [ -x "$build/examples/q8_matvec_host" ] && run q8_matvec_check.memcheck compute-sanitizer --tool memcheck \
     --error-exitcode 1 "$build/examples/q8_matvec_host" "$build/examples"
-  sample=(spec/conformance/{arrive_colsum,gqa_decode_nq7_causal,gqa_decode_nq4_s3,gqa_decode_split_nq7_causal,gqa_decode_split_nq7_misaligned,gqa_nq7_kv_misaligned,gqa_decode_merge,q8_matvec_seed,q8_matvec_split_ring,q8_matvec_split_ring_misaligned,pipeline_copy,pipeline_unaligned,pipeline_misaligned,pipeline_nested,pipeline_copy_in_if,qload_nq7,qload_nq3,qload_edges_nq7_misaligned,gqa_nq7_causal,gqa_nq8_d64,sgemm_ragged,flash_attention,reduce_ragged,dot_rank3,dot_bf16_panels,dot_f16_panels_flat,stmt_var_cols,builtin_transpose,wgmma_dot,wgmma_dot_t,wgmma_padstage_var,rows_store_bf16_4099,dot_epilogue_bf16_wg,dot_epilogue_f32_mma,bound_select_mm,bound_select_cols,staged_rows_softmax,staged_rows_short}.yaml)
+  sample=(spec/conformance/{arrive_colsum,llm_q8_gemv,llm_q8_gemv_add,llm_gqa_decode_len,llm_argmax_step,llm_rope_append,gqa_decode_nq7_causal,gqa_decode_nq4_s3,gqa_decode_split_nq7_causal,gqa_decode_split_nq7_misaligned,gqa_nq7_kv_misaligned,gqa_decode_merge,q8_matvec_seed,q8_matvec_split_ring,q8_matvec_split_ring_misaligned,pipeline_copy,pipeline_unaligned,pipeline_misaligned,pipeline_nested,pipeline_copy_in_if,qload_nq7,qload_nq3,qload_edges_nq7_misaligned,gqa_nq7_causal,gqa_nq8_d64,sgemm_ragged,flash_attention,reduce_ragged,dot_rank3,dot_bf16_panels,dot_f16_panels_flat,stmt_var_cols,builtin_transpose,wgmma_dot,wgmma_dot_t,wgmma_padstage_var,rows_store_bf16_4099,dot_epilogue_bf16_wg,dot_epilogue_f32_mma,bound_select_mm,bound_select_cols,staged_rows_softmax,staged_rows_short}.yaml)
   run gpu_conformance.racecheck compute-sanitizer --tool racecheck --error-exitcode 1 "$build/tests/gpu/gpu_conformance" "${sample[@]}"
   # the suite provokes driver errors on purpose (a manifest naming a missing entry): only memory errors count
   run gpu_runtime.memcheck compute-sanitizer --tool memcheck --leak-check full --report-api-errors no --error-exitcode 1 \
