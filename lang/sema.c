@@ -954,6 +954,39 @@ static Type *b_program_id(Sema *s, Node *call, Type **args) {
   return r == 1 && v >= 0 && v <= 2 ? sema_scalar_ty(s, S_I32) : ty_error;
 }
 
+/* atomic_add(C[slice], v): adds v into the slice of a tensor parameter,
+ * each element atomically, so that CTAs adding into the same elements all
+ * count (§9.6). The slice is a place, as a store's target is; v is a value
+ * of its shape (or one that broadcasts to it) that converts to the
+ * tensor's element type as a store's does. It has an effect and no value,
+ * so it is a statement of its own (check_stmt marks that call). */
+static Type *b_atomic_add(Sema *s, Node *call, Type **args) {
+  Node *tn = call->list.items[0], *vn = call->list.items[1];
+  Node *base = tn->kind == N_INDEX && tn->a->kind == N_NAME ? tn->a : NULL;
+  Symbol *y = base ? sema_lookup(s, base->name) : NULL;
+  Type *tt = args[0], *vt = args[1];
+  if (!y || y->kind != SYM_TENSOR) {
+    diag_error(s->d, tn->span, "atomic_add adds into a slice of a tensor parameter, e.g. atomic_add(C[i :+ M, :], v)");
+    return ty_error;
+  }
+  if (tt->kind == TY_ERROR || vt->kind == TY_ERROR) return ty_error;
+  Scalar e = tt->elem;
+  if (e != S_F32 && e != S_F64 && e != S_I32 && e != S_I64 && e != S_F16) {
+    diag_error(s->d, tn->span, "atomic_add adds into f32, f64, f16, i32 or i64 elements; '%s' holds %s", base->name,
+               sema_scalar_name(e));
+    return ty_error;
+  }
+  if (!need_value(s, vn, vt, "atomic_add")) return ty_error;
+  if (!check_assignable(s, vn->span, tt, vt, "atomic_add", true)) return ty_error;
+  check_fits(s, vn, e);
+  if (s->atomic_ok != call) {
+    diag_error(s->d, call->span, "atomic_add adds into a tensor and gives nothing back, so it is a statement of its "
+                                 "own: atomic_add(C[...], v)");
+    return ty_error;
+  }
+  return tt;
+}
+
 /* arrive(C[i, ...], n): counts this CTA's arrival in one element of an
  * i32 tensor parameter and is true in the CTA whose arrival is the n-th
  * (§9.5). Its counter is a place, not a value: the call's first argument
@@ -1099,6 +1132,7 @@ static const Builtin builtins[] = {
     {"program_id", 1, 1, b_program_id},
     {"iota", 1, MAX_TILE_RANK, NULL}, /* checked by check_iota: its extents are constants */
     {"arrive", 2, 2, b_arrive},
+    {"atomic_add", 2, 2, b_atomic_add},
 };
 
 /* Names the checker knows without a declaration. */
@@ -1554,8 +1588,11 @@ static void check_stmt(Sema *s, Node *n) {
     }
     break;
   case N_EXPR: {
+    bool atomic = n->a->kind == N_CALL && n->a->a->kind == N_NAME && !strcmp(n->a->a->name, "atomic_add");
+    if (atomic) s->atomic_ok = n->a;
     Type *t = sema_check_expr(s, n->a);
-    if (t->kind != TY_ERROR)
+    s->atomic_ok = NULL;
+    if (t->kind != TY_ERROR && !atomic)
       diag_error(s->d, n->span, "this expression's value is unused; assign it or remove it");
     break;
   }

@@ -462,16 +462,31 @@ static bool exec_store(Interp *I, const TirInst *in) {
     coords(v, i, c);
     if (!global_coords(I, in, start, c, g)) continue;
     int64_t off = tensor_offset(I, in->aux, g);
-    /* two CTAs storing one element race on the GPU, whatever order runs here */
+    /* two CTAs storing one element race on the GPU, whatever order runs
+     * here; atomic adds (marked -1) do not race with each other, only with
+     * another CTA's store */
     int64_t *w = &I->writer[in->aux][off];
-    if (*w && *w != I->cta + 1) {
+    bool add = in->aux2 == TSTORE_ADD;
+    if (add ? *w > 0 && *w != I->cta + 1 : *w && *w != I->cta + 1) {
       char gs[MAX_TENSOR_RANK * 24]; /* ", " and 20 digits and a sign a dim */
       int k = 0;
       for (int d = 0; d < in->nsubs && k < (int)sizeof gs; d++)
         k += snprintf(gs + k, sizeof gs - (size_t)k, "%s%lld", d ? ", " : "", (long long)g[d]);
-      fail(I, "CTAs %lld and %lld both store %s[%s]: a race on the GPU (store at line %d)", (long long)*w - 1,
-           (long long)I->cta, I->f->params[in->aux].name, gs, in->span.first_line);
+      if (*w < 0)
+        fail(I, "CTA %lld stores %s[%s], which CTAs add into with atomic_add: a race on the GPU (store at line %d)",
+             (long long)I->cta, I->f->params[in->aux].name, gs, in->span.first_line);
+      else if (add)
+        fail(I, "CTA %lld adds into %s[%s], which CTA %lld stores: a race on the GPU (atomic_add at line %d)",
+             (long long)I->cta, I->f->params[in->aux].name, gs, (long long)*w - 1, in->span.first_line);
+      else
+        fail(I, "CTAs %lld and %lld both store %s[%s]: a race on the GPU (store at line %d)", (long long)*w - 1,
+             (long long)I->cta, I->f->params[in->aux].name, gs, in->span.first_line);
       break;
+    }
+    if (add) {
+      if (!*w) *w = -1;
+      t->data[off] = interp_round(e, t->data[off] + interp_round(e, v->d[i]));
+      continue;
     }
     *w = I->cta + 1;
     t->data[off] = interp_round(e, v->d[i]);

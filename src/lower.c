@@ -645,6 +645,19 @@ static void lower_stmt(Lower *l, Node *n) {
   case N_BREAK: emit(l, TIR_BREAK, tir_scalar(S_BOOL), n->span); break;
   case N_CONTINUE: emit(l, TIR_CONTINUE, tir_scalar(S_BOOL), n->span); break;
   case N_RETURN: emit(l, TIR_RETURN, tir_scalar(S_BOOL), n->span); break;
+  case N_EXPR: { /* sema: only atomic_add(T[slice], v) stands as a statement */
+    Node *target = n->a->list.items[0];
+    TirType st = type_of(target->ty);
+    TirInst *val = lower_expr(l, n->a->list.items[1]);
+    TirInst *add = tir_new(l->a, l->f, TIR_STORE, st);
+    add->aux = target->a->sym->index;
+    add->aux2 = TSTORE_ADD;
+    add->span = n->span;
+    lower_subs(l, target, add);
+    add->args[add->nargs++] = coerce(l, val, st, n->span);
+    tir_append(l->a, l->cur, add);
+    break;
+  }
   default: diag_ice("lower: unexpected statement kind %d", n->kind);
   }
 }

@@ -305,7 +305,7 @@ static void print_inst(FILE *out, const TirFunc *f, const TirInst *in, int depth
   case TIR_LOAD:
   case TIR_STORE:
   case TIR_ARRIVE:
-    fprintf(out, " %s", f->params[in->aux].name);
+    fprintf(out, "%s %s", in->op == TIR_STORE && in->aux2 == TSTORE_ADD ? " add" : "", f->params[in->aux].name);
     print_subs(out, in);
     break;
   case TIR_VAR: fprintf(out, " %s", in->name); break;

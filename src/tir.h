@@ -34,7 +34,7 @@ typedef enum TirOp {
   TIR_DOT,       /* aux: 1 for dot_t (b is [N, K]); a may be rank 3 */
   TIR_TRANSPOSE,
   TIR_LOAD,      /* aux: tensor param; subs; result: tile of the span lengths, or scalar */
-  TIR_STORE,     /* aux: tensor param; subs; args[0]: value of the slice's shape */
+  TIR_STORE,     /* aux: tensor param; subs; args[0]: value of the slice's shape; aux2: TSTORE_* */
   TIR_EXTRACT,   /* args[0]: tile; subs: a sub-tile or an element */
   TIR_VAR,       /* a mutable slot of type ty; name */
   TIR_READ,      /* args[0]: the TIR_VAR */
@@ -53,6 +53,9 @@ typedef enum TirOp {
 enum { TOP_MAX = 256, TOP_MIN, TOP_CDIV };
 enum { TMATH_EXP, TMATH_LOG, TMATH_SQRT, TMATH_TANH, TMATH_EXP2, TMATH_ROUND };
 enum { TRED_MAX, TRED_SUM };
+/* a store writes its value, or (atomic_add, spec 9.6) adds it into each
+ * element atomically: never staged or copied, element by element */
+enum { TSTORE_WRITE, TSTORE_ADD };
 
 /* One subscript of a load, store, extract or partial write. */
 typedef struct TirSub {

@@ -292,3 +292,21 @@ Test(sema, break_and_continue) {
   expect_diag_has("kernel k(A: tensor<f32>[N]) {\n  for<unroll 0> i in range(0, N) {\n  }\n}\n",
                   "for<unroll 0>: the count must be from 1 to 64");
 }
+
+/* atomic_add (spec 9.6): a statement into a tensor slice of an element
+ * type the hardware adds */
+Test(sema, atomic_add) {
+  expect_clean("kernel k(X: tensor<f32>[M, N], C: tensor<f32>[1, N], I: tensor<i32>[4]) {\n"
+               "  atomic_add(C[0 :+ 1, 0 :+ 64], colsum(X[0 :+ 16, 0 :+ 64]))\n"
+               "  atomic_add(C[0, 3], 1.5)\n"
+               "  atomic_add(I[ctx.block.x], 1)\n"
+               "}\n");
+  expect_diag_has("kernel k(C: tensor<f32>[N]) {\n  let t = atomic_add(C[0 :+ 8], 1.0)\n}\n",
+                  "atomic_add adds into a tensor and gives nothing back, so it is a statement of its own");
+  expect_diag_has("kernel k(C: tensor<bf16>[N]) {\n  atomic_add(C[0 :+ 8], 1.0)\n}\n",
+                  "atomic_add adds into f32, f64, f16, i32 or i64 elements; 'C' holds bf16");
+  expect_diag_has("kernel k(C: tensor<f32>[N]) {\n  var t: tile<f32>[8] = 0.0\n  atomic_add(t[0 :+ 8], 1.0)\n}\n",
+                  "atomic_add adds into a slice of a tensor parameter");
+  expect_diag_has("kernel k(C: tensor<f32>[N]) {\n  atomic_add(C[0 :+ 8], C[0 :+ 16])\n}\n", "atomic_add");
+  expect_diag_has("kernel k(C: tensor<i32>[N]) {\n  atomic_add(C[0 :+ 8])\n}\n", "atomic_add");
+}

@@ -159,7 +159,8 @@ kernel q8_gemv_add(A: tensor<f32>[M, K],
 // The attention inputs of this step, from the QKV projection QKV [B, HQ +
 // 2 HKV, D] (the host's view of [B, (HQ + 2 HKV) D]) and its bias BIAS [1,
 // HQ + 2 HKV, D]: the query heads rotated (RoPE, the halves of a head
-// paired, as Qwen2 and Llama rotate) into Qr [B, HQ, D], the key heads
+// paired, as Qwen2 and Llama rotate) into Qr [B, 1, HQ, D] (bf16, the
+// attention's operand), the key heads
 // rotated and the value heads as they are into the caches at position
 // POS[b], in bf16. ROT [TC, 2, D / 2] holds cos then sin of each
 // position's angles (the host's table: pos / theta^(2 i / D)). One CTA a
@@ -172,7 +173,7 @@ kernel rope_append(QKV: tensor<f32>[B, NH, D],
                    BIAS: tensor<f32>[1, NH, D],
                    POS: tensor<i32>[B],
                    ROT: tensor<f32>[TC, 2, D2],
-                   Qr: tensor<f32>[B, HQ, D],
+                   Qr: tensor<bf16>[B, 1, HQ, D],
                    Kc: tensor<bf16>[B, TC, HKV, D],
                    Vc: tensor<bf16>[B, TC, HKV, D]) {
   let b = ctx.block.x
@@ -181,8 +182,8 @@ kernel rope_append(QKV: tensor<f32>[B, NH, D],
   let s = ROT[p, 1 :+ 1, :]
   let q1 = QKV[b, 0 :+ HQ, 0 :+ D2] + BIAS[0, 0 :+ HQ, 0 :+ D2]          // [HQ, D2]
   let q2 = QKV[b, 0 :+ HQ, D2 :+ D2] + BIAS[0, 0 :+ HQ, D2 :+ D2]
-  Qr[b, :, 0 :+ D2] = q1 * c - q2 * s
-  Qr[b, :, D2 :+ D2] = q2 * c + q1 * s
+  Qr[b, 0, :, 0 :+ D2] = bf16(q1 * c - q2 * s)
+  Qr[b, 0, :, D2 :+ D2] = bf16(q2 * c + q1 * s)
   let k1 = QKV[b, HQ :+ HKV, 0 :+ D2] + BIAS[0, HQ :+ HKV, 0 :+ D2]      // [HKV, D2]
   let k2 = QKV[b, HQ :+ HKV, D2 :+ D2] + BIAS[0, HQ :+ HKV, D2 :+ D2]
   Kc[b, p, :, 0 :+ D2] = bf16(k1 * c - k2 * s)
@@ -196,30 +197,34 @@ kernel rope_append(QKV: tensor<f32>[B, NH, D],
 // device memory (POS[b] + 1 keys, the one rope_append just wrote the
 // last), so the shapes, and a captured graph, stay the same token after
 // token. CTA (x, h, b) takes the x-th of NS chunks of the sequence's keys
-// for KV head h; the last of the NS to arrive merges. O is f32, the next
-// projection's input.
-@autotune(NQ in [7], D in [128], BK in [32, 64], PIPE in [4, 2], NS in [8, 16, 32])
+// for KV head h; the last of the NS to arrive merges. The tiles are
+// gqa_decode's, [BQ 2, NQ, .]: Qr's position dim has extent 1, so the
+// second row block reads zeros and stores nothing, and the NQ 7 heads
+// padded to 8 fill a 16-row tensor-core tile whose softmax stays in the
+// fragment layout (a [NQ, D] tile of 8 rows would go through shared memory
+// at every row reduction). O is f32, the next projection's input.
+@autotune(NQ in [7], D in [128], BQ in [2], BK in [32, 64], PIPE in [4, 2], NS in [8, 16, 32])
 @launch(32)
 @pipeline(PIPE)
 @padstage
 @dynshared
 @grid(NS, HKV, B)
-@scratch(OP: tensor<f32>[B, HQ, NS, D], LSE: tensor<f32>[B, HQ, NS], Cnt: tensor<i32>[B, HKV] = 0)
-kernel gqa_decode_len(Qr: tensor<f32>[B, HQ, D],
+@scratch(OP: tensor<f32>[B, 1, HQ, NS, D], LSE: tensor<f32>[B, 1, HQ, NS], Cnt: tensor<i32>[B, HKV] = 0)
+kernel gqa_decode_len(Qr: tensor<bf16>[B, 1, HQ, D],
                       Kc: tensor<bf16>[B, TC, HKV, D],
                       Vc: tensor<bf16>[B, TC, HKV, D],
                       POS: tensor<i32>[B],
-                      O: tensor<f32>[B, HQ, D],
+                      O: tensor<f32>[B, 1, HQ, D],
                       scale: f32) {
   let b = ctx.block.z
   let h = ctx.block.y
   let x = ctx.block.x
   let t_end = POS[b] + 1
 
-  let q = bf16(Qr[b, h * NQ :+ NQ, :])            // [NQ, D]
-  var acc: tile<f32>[NQ, D] = 0.0
-  var m: tile<f32>[NQ, 1] = -inf
-  var l: tile<f32>[NQ, 1] = 0.0
+  let q = Qr[b, 0 :+ BQ, h * NQ :+ NQ, :]         // [BQ, NQ, D], rows past the first zero
+  var acc: tile<f32>[BQ, NQ, D] = 0.0
+  var m: tile<f32>[BQ, NQ, 1] = -inf
+  var l: tile<f32>[BQ, NQ, 1] = 0.0
   let sl2 = scale * 1.4426950408889634
 
   let chunk = cdiv(cdiv(t_end, NS), BK) * BK
@@ -229,11 +234,11 @@ kernel gqa_decode_len(Qr: tensor<f32>[B, HQ, D],
   for t0 in range(k0, t_full, BK) {
     let k = Kc[b, t0 :+ BK, h, :]                 // [BK, D]
     let v = Vc[b, t0 :+ BK, h, :]
-    var sc: tile<f32>[NQ, BK] = dot_t(q, k) * sl2
+    var sc: tile<f32>[BQ, NQ, BK] = dot_t(q, k) * sl2
     let mrow = tmax(m, rowmax(sc))
-    var mnew: tile<f32>[NQ, 1] = where(mrow > m + 8.0, mrow, m)
-    var p: tile<f32>[NQ, BK] = exp2(sc - mnew)
-    var corr: tile<f32>[NQ, 1] = exp2(m - mnew)
+    var mnew: tile<f32>[BQ, NQ, 1] = where(mrow > m + 8.0, mrow, m)
+    var p: tile<f32>[BQ, NQ, BK] = exp2(sc - mnew)
+    var corr: tile<f32>[BQ, NQ, 1] = exp2(m - mnew)
     l = l * corr + rowsum(p)
     acc = acc * corr + dot(bf16(p), v)
     m = mnew
@@ -241,30 +246,30 @@ kernel gqa_decode_len(Qr: tensor<f32>[B, HQ, D],
   for t0 in range(t_full, k1, BK) {
     let k = Kc[b, t0 :+ BK, h, :]
     let v = Vc[b, t0 :+ BK, h, :]
-    var sc: tile<f32>[NQ, BK] = dot_t(q, k) * sl2
-    let kpos = t0 + iota(NQ, BK, axis = 1)
+    var sc: tile<f32>[BQ, NQ, BK] = dot_t(q, k) * sl2
+    let kpos = t0 + iota(BQ, NQ, BK, axis = 2)
     sc = where(kpos < k1, sc, -inf)
     let mrow = tmax(m, rowmax(sc))
-    var mnew: tile<f32>[NQ, 1] = where(mrow > m + 8.0, mrow, m)
+    var mnew: tile<f32>[BQ, NQ, 1] = where(mrow > m + 8.0, mrow, m)
     let msafe = where(mnew == -inf, 0.0, mnew)
-    var p: tile<f32>[NQ, BK] = exp2(sc - msafe)
-    var corr: tile<f32>[NQ, 1] = exp2(m - msafe)
+    var p: tile<f32>[BQ, NQ, BK] = exp2(sc - msafe)
+    var corr: tile<f32>[BQ, NQ, 1] = exp2(m - msafe)
     l = l * corr + rowsum(p)
     acc = acc * corr + dot(bf16(p), v)
     m = mnew
   }
   let lsafe = where(l == 0.0, 1.0, l)
-  OP[b, h * NQ :+ NQ, x, :] = acc * (1.0 / lsafe)
-  LSE[b, h * NQ :+ NQ, x :+ 1] = m * 0.6931471805599453 + log(lsafe)
+  OP[b, 0 :+ BQ, h * NQ :+ NQ, x, :] = acc * (1.0 / lsafe)
+  LSE[b, 0 :+ BQ, h * NQ :+ NQ, x :+ 1] = m * 0.6931471805599453 + log(lsafe)
 
   let last = arrive(Cnt[b, h], NS)
   if last {
-    var mx: tile<f32>[NQ, 1] = -inf
-    var num: tile<f32>[NQ, D] = 0.0
-    var den: tile<f32>[NQ, 1] = 0.0
+    var mx: tile<f32>[BQ, NQ, 1] = -inf
+    var num: tile<f32>[BQ, NQ, D] = 0.0
+    var den: tile<f32>[BQ, NQ, 1] = 0.0
     for j in range(0, NS) {
-      let o = OP[b, h * NQ :+ NQ, j, :]           // [NQ, D]
-      let lj = LSE[b, h * NQ :+ NQ, j :+ 1]       // [NQ, 1]
+      let o = OP[b, 0 :+ BQ, h * NQ :+ NQ, j, :]  // [BQ, NQ, D]
+      let lj = LSE[b, 0 :+ BQ, h * NQ :+ NQ, j :+ 1]
       let mn = tmax(mx, lj)
       let ms = where(mn == -inf, 0.0, mn)
       let c = exp(mx - ms)
@@ -273,7 +278,7 @@ kernel gqa_decode_len(Qr: tensor<f32>[B, HQ, D],
       den = den * c + w
       mx = mn
     }
-    O[b, h * NQ :+ NQ, :] = num / den
+    O[b, 0 :+ BQ, h * NQ :+ NQ, :] = num / den
   }
 }
 

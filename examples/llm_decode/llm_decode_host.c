@@ -275,12 +275,12 @@ static void step(Model *m) {
     gemv(m, &y->qkv, m->y, m->qkv, false, "q8_gemv qkv");
     phobos_arg r[7] = {T(m->qkv, PHOBOS_F32, 3, (int64_t[]){B, NH, HD}), T(y->bias, PHOBOS_F32, 3, (int64_t[]){1, NH, HD}),
                        T(m->pos, PHOBOS_I32, 1, (int64_t[]){B}), T(m->rot, PHOBOS_F32, 3, (int64_t[]){TC, 2, HD / 2}),
-                       T(m->qr, PHOBOS_F32, 3, (int64_t[]){B, HQ, HD}), T(y->kc, PHOBOS_BF16, 4, (int64_t[]){B, TC, HKV, HD}),
+                       T(m->qr, PHOBOS_BF16, 4, (int64_t[]){B, 1, HQ, HD}), T(y->kc, PHOBOS_BF16, 4, (int64_t[]){B, TC, HKV, HD}),
                        T(y->vc, PHOBOS_BF16, 4, (int64_t[]){B, TC, HKV, HD})};
     launch(m, m->rope, "rope_append", r, 7);
-    phobos_arg at[6] = {T(m->qr, PHOBOS_F32, 3, (int64_t[]){B, HQ, HD}), T(y->kc, PHOBOS_BF16, 4, (int64_t[]){B, TC, HKV, HD}),
+    phobos_arg at[6] = {T(m->qr, PHOBOS_BF16, 4, (int64_t[]){B, 1, HQ, HD}), T(y->kc, PHOBOS_BF16, 4, (int64_t[]){B, TC, HKV, HD}),
                         T(y->vc, PHOBOS_BF16, 4, (int64_t[]){B, TC, HKV, HD}), T(m->pos, PHOBOS_I32, 1, (int64_t[]){B}),
-                        T(m->o, PHOBOS_F32, 3, (int64_t[]){B, HQ, HD}), phobos_float_arg(1.0 / sqrt((double)HD))};
+                        T(m->o, PHOBOS_F32, 4, (int64_t[]){B, 1, HQ, HD}), phobos_float_arg(1.0 / sqrt((double)HD))};
     launch(m, m->attn, "gqa_decode_len", at, 6);
     gemv(m, &y->o, m->o, m->x, true, "q8_gemv_add o");
     norm(m, y->g2);
@@ -382,11 +382,12 @@ static void reference(Model *m, double *logits) {
         }
       for (int hq = 0; hq < HQ; hq++) {
         int kv = hq / (HQ / HKV);
-        double mx = -INFINITY, sum = 0;
+        double mx = -INFINITY, sum = 0, q[HD];
+        for (int i = 0; i < HD; i++) q[i] = from_bf16(to_bf16((float)h[hq * HD + i])); /* bf16, as rope_append stores it */
         for (int64_t j = 0; j <= pos[b]; j++) {
           double d = 0;
           const uint16_t *k = kc + (((size_t)b * (size_t)TC + (size_t)j) * HKV + (size_t)kv) * HD;
-          for (int i = 0; i < HD; i++) d += h[hq * HD + i] * from_bf16(k[i]);
+          for (int i = 0; i < HD; i++) d += q[i] * from_bf16(k[i]);
           w[j] = d / sqrt((double)HD);
           mx = fmax(mx, w[j]);
         }

@@ -116,7 +116,7 @@ static int tma_map_index(Plan *p, const PlanTmap *m) {
  * threads' stores are as good). */
 static void choose_tma_store(Planner *P, TirInst *in, bool looped) {
   Plan *p = P->p;
-  const TirInst *val = in->op == TIR_STORE ? in->args[0] : NULL;
+  const TirInst *val = in->op == TIR_STORE && in->aux2 == TSTORE_WRITE ? in->args[0] : NULL; /* (an add: atomics, spec 9.6) */
   if (!val || !val->ty.rank || !val->plan->slack || val->ty.elem == S_BOOL || p->ntmaps == MAX_TMAPS) return;
   /* the copy's global writes land after the kernel's later instructions
    * (its wait is for the reads of the staging only): the tensor's one

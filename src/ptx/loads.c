@@ -624,7 +624,7 @@ void px_find_store_packed(Emitter *e) {
   if (e->p->general_strides) return; /* element by element: each store takes its conversion's own registers */
   for (int i = 0; i < f->ninsts; i++) {
     const TirInst *st = f->insts[i];
-    if (st->op != TIR_STORE) continue;
+    if (st->op != TIR_STORE || st->aux2 != TSTORE_WRITE) continue;
     const TirInst *cv = st->args[0];
     if (cv->op != TIR_CONVERT || (cv->ty.elem != S_BF16 && cv->ty.elem != S_F16) || cv->args[0]->ty.elem != S_F32 ||
         e->use_count[cv->id] != 1 || f->params[st->aux].elem != cv->ty.elem || st->plan->tma ||
@@ -1529,10 +1529,45 @@ static int emit_frag_rows_store(Emitter *e, const TirInst *in, const TirInst *va
   return L;
 }
 
+/* atomic_add (spec 9.6): each element this thread owns added into its
+ * tensor element with one red.global.add, under the store's masks, so the
+ * adds of every CTA count; never vectorized (a red of a vector needs
+ * sm_90 and 16-byte alignment) and never staged. A scalar is added by one
+ * thread. */
+static void emit_atomic_add(Emitter *e, const TirInst *in) {
+  const TirInst *v = in->args[0];
+  int rank = v->ty.rank;
+  Scalar te = e->f->params[in->aux].elem;
+  for (int k = 0; k < px_nregs(e, v); k++) {
+    const char *g[MAX_TENSOR_RANK];
+    const char *ok = access_lane(e, in, rank ? v : NULL, rank ? v->plan->phys : NULL, rank, k, g);
+    if (!rank) {
+      const char *p = px_tmp(e, RC_PRED);
+      px_out(e, "setp.eq.and.u32 %s, %%tid_, 0, %s;", p, ok);
+      ok = p;
+    }
+    const char *r = px_operand(e, v, k), *ad = px_tensor_addr(e, in->aux, g);
+    switch (te) {
+    case S_F32: px_out(e, "@%s red.global.add.f32 [%s], %s;", ok, ad, r); break;
+    case S_F64: px_out(e, "@%s red.global.add.f64 [%s], %s;", ok, ad, r); break;
+    case S_I32: px_out(e, "@%s red.global.add.s32 [%s], %s;", ok, ad, r); break;
+    case S_I64: px_out(e, "@%s red.global.add.u64 [%s], %s;", ok, ad, r); break;
+    case S_F16:
+      px_out(e, "{ .reg .b16 %%ha; cvt.rn.f16.f32 %%ha, %s; @%s red.global.add.noftz.f16 [%s], %%ha; }", r, ok, ad);
+      break;
+    default: diag_ice("atomic_add into %s elements (sema allows f32, f64, f16, i32, i64)", sema_scalar_name(te));
+    }
+  }
+}
+
 static void emit_pointer_store(Emitter *e, const TirInst *in) {
   const TirInst *v = in->args[0];
   int rank = v->ty.rank;
   bool general = e->p->general_strides; /* element by element: no path assumes a contiguous dim */
+  if (in->aux2 == TSTORE_ADD) {
+    emit_atomic_add(e, in);
+    return;
+  }
   if (!general && (emit_blocked_rows(e, in, v) || emit_blocked_rows3(e, in, v) || emit_columns(e, in, v))) return;
   if (!general && emit_long_rows(e, in, v)) return;
   int F = rank && !general ? emit_frag_rows_store(e, in, v) : -1;

@@ -60,11 +60,11 @@ static void rotate(const double *x, const CaseParam *ROT, int64_t p, int64_t D, 
   }
 }
 
-/* Qr = rope(q + bias); Kc[b, POS[b]] = rope(k + bias); Vc[b, POS[b]] = v + bias */
+/* Qr[b, 0] = rope(q + bias); Kc[b, POS[b]] = rope(k + bias); Vc[b, POS[b]] = v + bias */
 static bool ref_rope_append(RefCtx *r) {
   CaseParam *QKV = ref_param(r, "QKV"), *BIAS = ref_param(r, "BIAS"), *POS = ref_param(r, "POS"),
             *ROT = ref_param(r, "ROT"), *Qr = ref_param(r, "Qr"), *Kc = ref_param(r, "Kc"), *Vc = ref_param(r, "Vc");
-  int64_t B = QKV->dims[0], NH = QKV->dims[1], D = QKV->dims[2], HQ = Qr->dims[1], TC = Kc->dims[1], HKV = Kc->dims[2];
+  int64_t B = QKV->dims[0], NH = QKV->dims[1], D = QKV->dims[2], HQ = Qr->dims[2], TC = Kc->dims[1], HKV = Kc->dims[2];
   double *x = malloc(sizeof(double) * (size_t)D * 2), *y = x + D;
   for (int64_t b = 0; b < B; b++) {
     int64_t p = (int64_t)POS->data[b];
@@ -88,7 +88,7 @@ static bool ref_gqa_decode_len(RefCtx *r) {
   CaseParam *Qr = ref_param(r, "Qr"), *Kc = ref_param(r, "Kc"), *Vc = ref_param(r, "Vc"), *POS = ref_param(r, "POS"),
             *O = ref_param(r, "O");
   double scale = ref_scalar(r, "scale");
-  int64_t B = Qr->dims[0], HQ = Qr->dims[1], D = Qr->dims[2], TC = Kc->dims[1], HKV = Kc->dims[2], nq = HQ / HKV;
+  int64_t B = Qr->dims[0], HQ = Qr->dims[2], D = Qr->dims[3], TC = Kc->dims[1], HKV = Kc->dims[2], nq = HQ / HKV;
   double *w = malloc(sizeof(double) * (size_t)TC);
   for (int64_t b = 0; b < B; b++) {
     int64_t len = (int64_t)POS->data[b] + 1;

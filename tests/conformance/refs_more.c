@@ -1207,7 +1207,42 @@ static bool ref_gather(RefCtx *r) {
   return true;
 }
 
+/* C += colsum(X) (atomics.ph) */
+static bool ref_atomic_colsum(RefCtx *r) {
+  CaseParam *X = ref_param(r, "X"), *C = ref_param(r, "C");
+  for (int64_t j = 0; j < X->dims[1]; j++)
+    for (int64_t i = 0; i < X->dims[0]; i++) C->data[j] += E2(X, i, j);
+  return true;
+}
+
+/* C += A B (atomics.ph) */
+static bool ref_atomic_splitk(RefCtx *r) {
+  CaseParam *A = ref_param(r, "A"), *B = ref_param(r, "B"), *C = ref_param(r, "C");
+  int64_t M = A->dims[0], K = A->dims[1], N = B->dims[1];
+  for (int64_t i = 0; i < M; i++)
+    for (int64_t j = 0; j < N; j++) {
+      double acc = 0;
+      for (int64_t k = 0; k < K; k++) acc += E2(A, i, k) * E2(B, k, j);
+      E2(C, i, j) += acc;
+    }
+  return true;
+}
+
+/* each of G CTAs adds i + 1 (halved in H and D) and stores S[i] = i */
+static bool ref_atomic_scalars(RefCtx *r) {
+  CaseParam *S = ref_param(r, "S"), *I = ref_param(r, "I"), *L = ref_param(r, "L"), *H = ref_param(r, "H"),
+            *D = ref_param(r, "D");
+  int64_t G = S->dims[0];
+  for (int64_t i = 0; i < G; i++) S->data[i] = (double)i;
+  I->data[0] += (double)(G * (G + 1) / 2), L->data[0] += (double)(G * (G + 1) / 2);
+  H->data[0] += (double)(G * (G + 1)) / 4, D->data[0] += (double)(G * (G + 1)) / 4;
+  return true;
+}
+
 const RefEntry harness_refs_more[] = {
+    {"atomic_colsum", ref_atomic_colsum},
+    {"atomic_splitk", ref_atomic_splitk},
+    {"atomic_scalars", ref_atomic_scalars},
     {"long_rows", ref_long_rows},
     {"long_rows_80", ref_long_rows_80},
     {"long_rows_strided", ref_long_rows_strided},
