@@ -987,6 +987,18 @@ static Type *b_atomic_add(Sema *s, Node *call, Type **args) {
   return tt;
 }
 
+/* barrier(): every thread of the CTA waits for the others (§10.6). The
+ * compiler places the barriers its own shared memory needs; this one is
+ * the user's (Phobos's statement). A statement of its own. */
+static Type *b_barrier(Sema *s, Node *call, Type **args) {
+  (void)args;
+  if (s->atomic_ok != call) {
+    diag_error(s->d, call->span, "barrier() waits and gives nothing back, so it is a statement of its own");
+    return ty_error;
+  }
+  return sema_scalar_ty(s, S_BOOL);
+}
+
 /* arrive(C[i, ...], n): counts this CTA's arrival in one element of an
  * i32 tensor parameter and is true in the CTA whose arrival is the n-th
  * (§9.5). Its counter is a place, not a value: the call's first argument
@@ -1133,6 +1145,7 @@ static const Builtin builtins[] = {
     {"iota", 1, MAX_TILE_RANK, NULL}, /* checked by check_iota: its extents are constants */
     {"arrive", 2, 2, b_arrive},
     {"atomic_add", 2, 2, b_atomic_add},
+    {"barrier", 0, 0, b_barrier},
 };
 
 /* Names the checker knows without a declaration. */
@@ -1588,7 +1601,9 @@ static void check_stmt(Sema *s, Node *n) {
     }
     break;
   case N_EXPR: {
-    bool atomic = n->a->kind == N_CALL && n->a->a->kind == N_NAME && !strcmp(n->a->a->name, "atomic_add");
+    /* the builtins that are statements: they act and give nothing back */
+    bool atomic = n->a->kind == N_CALL && n->a->a->kind == N_NAME &&
+                  (!strcmp(n->a->a->name, "atomic_add") || !strcmp(n->a->a->name, "barrier"));
     if (atomic) s->atomic_ok = n->a;
     Type *t = sema_check_expr(s, n->a);
     s->atomic_ok = NULL;

@@ -675,7 +675,7 @@ static int compile_source(const DriverOptions *o, const Source *src_in, FILE *ou
   } else {
     Node *program = parse_program(arena, &diags, &src);
     if (program) {
-      SemaOptions so = {.defines = o->defines, .ndefines = o->ndefines, .max_variants = 4096,
+      SemaOptions so = {.defines = o->defines, .ndefines = o->ndefines, .max_variants = o->max_variants ? o->max_variants : 4096,
                         .warn_narrowing = o->warn_narrowing};
       if (sema_check(arena, &diags, program, &so)) {
         if (o->emit == EMIT_AST) ast_print(mem, program);

@@ -39,6 +39,7 @@ typedef struct DriverOptions {
   bool no_general_strides; /* --no-general-strides: no general-strides copy (driver_general_copy) */
   bool warn_narrowing;   /* -Wnarrowing: warn at each implicit narrowing (SemaOptions) */
   bool specialize;       /* --warp-specialize (experimental): warp-specialized copies (driver_specialized_copy) */
+  int max_variants;      /* the largest @autotune space compiled (0: 4096); the fuzzer's is small */
 } DriverOptions;
 
 struct Plan;

@@ -554,6 +554,7 @@ static bool exec_inst(Interp *I, const TirInst *in) {
   case TIR_BREAK: I->jump = 1; break;
   case TIR_CONTINUE: I->jump = 2; break;
   case TIR_RETURN: I->jump = 3; break;
+  case TIR_BARRIER: break; /* the CTA's threads are one here: nothing to wait for */
   case TIR_CONST:
     v = new_val(in);
     v->d[0] = is_float_elem(e) ? interp_round(e, in->fval) : (double)in->ival;

@@ -645,7 +645,11 @@ static void lower_stmt(Lower *l, Node *n) {
   case N_BREAK: emit(l, TIR_BREAK, tir_scalar(S_BOOL), n->span); break;
   case N_CONTINUE: emit(l, TIR_CONTINUE, tir_scalar(S_BOOL), n->span); break;
   case N_RETURN: emit(l, TIR_RETURN, tir_scalar(S_BOOL), n->span); break;
-  case N_EXPR: { /* sema: only atomic_add(T[slice], v) stands as a statement */
+  case N_EXPR: { /* sema: only atomic_add(T[slice], v) and barrier() stand as statements */
+    if (!strcmp(n->a->a->name, "barrier")) {
+      emit(l, TIR_BARRIER, tir_scalar(S_BOOL), n->span);
+      break;
+    }
     Node *target = n->a->list.items[0];
     TirType st = type_of(target->ty);
     TirInst *val = lower_expr(l, n->a->list.items[1]);

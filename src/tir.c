@@ -242,9 +242,10 @@ void tir_number(Arena *a, TirFunc *f) {
 static const char *op_names[] = {"const", "param", "dim",     "ctx",    "unary",  "binary", "math",
                                  "convert", "select", "splat", "broadcast", "iota", "reduce", "dot",
                                  "transpose", "load", "store", "extract", "var", "read", "write",
-                                 "for", "while", "if", "arrive", "scan", "break", "continue", "return"};
+                                 "for", "while", "if", "arrive", "scan", "break", "continue", "return",
+                                 "barrier"};
 
-const char *tir_op_name(int op) { return op >= 0 && op <= TIR_RETURN ? op_names[op] : "?"; }
+const char *tir_op_name(int op) { return op >= 0 && op <= TIR_BARRIER ? op_names[op] : "?"; }
 
 static const char *type_str(char *buf, size_t n, const TirType *t) {
   if (t->rank == 0) {

@@ -48,6 +48,7 @@ typedef enum TirOp {
   TIR_BREAK,     /* leaves the innermost for or while loop (uniform: the whole CTA) */
   TIR_CONTINUE,  /* the innermost loop's next iteration */
   TIR_RETURN,    /* the CTA's end (uniform) */
+  TIR_BARRIER,   /* barrier(): the CTA's threads wait for each other (spec 10.6) */
 } TirOp;
 
 enum { TOP_MAX = 256, TOP_MIN, TOP_CDIV };

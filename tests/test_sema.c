@@ -310,3 +310,11 @@ Test(sema, atomic_add) {
   expect_diag_has("kernel k(C: tensor<f32>[N]) {\n  atomic_add(C[0 :+ 8], C[0 :+ 16])\n}\n", "atomic_add");
   expect_diag_has("kernel k(C: tensor<i32>[N]) {\n  atomic_add(C[0 :+ 8])\n}\n", "atomic_add");
 }
+
+/* barrier() (spec 10.6): a statement, no arguments */
+Test(sema, barrier) {
+  expect_clean("kernel k(C: tensor<f32>[N]) {\n  C[0 :+ 8] = C[0 :+ 8] * 2.0\n  barrier()\n}\n");
+  expect_diag_has("kernel k(C: tensor<f32>[N]) {\n  let b = barrier()\n}\n",
+                  "barrier() waits and gives nothing back, so it is a statement of its own");
+  expect_diag_has("kernel k(C: tensor<f32>[N]) {\n  barrier(1)\n}\n", "barrier takes 0 arguments, got 1");
+}

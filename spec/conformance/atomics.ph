@@ -31,3 +31,14 @@ kernel atomic_scalars(S: tensor<i32>[G], I: tensor<i32>[1], L: tensor<i64>[1], H
   atomic_add(D[0], f64(i + 1) * 0.5)
   S[i] = i
 }
+
+// barrier() (spec 10.6): each CTA stores its rows doubled, waits at the
+// user's barrier, and reads them back shifted by one row within the block
+// (a row another thread may have stored), then adds them into C.
+@grid(cdiv(R, 8))
+kernel barrier_rows(X: tensor<f32>[R, 32], Y: tensor<f32>[R, 32], C: tensor<f32>[1, 32]) {
+  let r0 = ctx.block.x * 8
+  Y[r0 :+ 8, :] = X[r0 :+ 8, :] * 2.0
+  barrier()
+  atomic_add(C[0 :+ 1, :], colsum(Y[r0 :+ 8, :]))
+}

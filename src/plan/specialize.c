@@ -48,8 +48,8 @@ void pl_choose_specialize(Planner *P) {
   Plan *p = P->p;
   /* consumers that return early would leave the producer waiting for
    * stages no one frees */
-  for (int i = 0; i < P->f->ninsts; i++)
-    if (P->f->insts[i]->op == TIR_RETURN) return;
+  for (int i = 0; i < P->f->ninsts; i++) /* (and a barrier() the producer would never reach) */
+    if (P->f->insts[i]->op == TIR_RETURN || P->f->insts[i]->op == TIR_BARRIER) return;
   TirInst *loop = ring_loop(P);
   /* the producer is a warpgroup of its own (setmaxnreg works on whole
    * warpgroups); a register bound of the kernel's own leaves no room to

@@ -145,6 +145,10 @@ static void emit_op(Emitter *e, const TirInst *in) {
     px_defer_exit(e, in, saved);
     break;
   }
+  case TIR_BARRIER: /* the user's: the T threads that run the kernel's code (control flow is uniform) */
+    px_flush_unpack(e, NULL);
+    px_cta_sync_why(e, " // barrier()");
+    break;
   case TIR_RETURN: /* the whole CTA ends: uniform; no copy left in flight */
     px_async_wait(e);
     px_out(e, "bra.uni $Lreturn;");

@@ -1239,7 +1239,16 @@ static bool ref_atomic_scalars(RefCtx *r) {
   return true;
 }
 
+/* Y = 2 X; C += colsum(Y) (atomics.ph, barrier_rows) */
+static bool ref_barrier_rows(RefCtx *r) {
+  CaseParam *X = ref_param(r, "X"), *Y = ref_param(r, "Y"), *C = ref_param(r, "C");
+  for (int64_t i = 0; i < X->dims[0]; i++)
+    for (int64_t j = 0; j < X->dims[1]; j++) E2(Y, i, j) = 2 * E2(X, i, j), C->data[j] += E2(Y, i, j);
+  return true;
+}
+
 const RefEntry harness_refs_more[] = {
+    {"barrier_rows", ref_barrier_rows},
     {"atomic_colsum", ref_atomic_colsum},
     {"atomic_splitk", ref_atomic_splitk},
     {"atomic_scalars", ref_atomic_scalars},
