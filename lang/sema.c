@@ -1106,6 +1106,54 @@ static Type *b_rowargmax(Sema *s, Node *call, Type **args) {
 
 /* tril(t): t where its column is at most its row, zero above (a causal
  * mask of a rank-2 tile), in the tile's type. */
+/* qdot_t(a, a_scales, w, w_scales) and qmma_t (§9.7): the Q8_0
+ * contraction of two int8 tiles with their block scales folded in,
+ * [M, K] x [N, K] -> [M, N] f32, K a whole number of 32-element blocks;
+ * qdot_t's w_scales is [N, K / 32], qmma_t's [K / 32, N] with M and N
+ * multiples of 8 (Phobos's forms). */
+static Type *b_qdot(Sema *s, Node *call, Type **args) {
+  const char *fn = call->a->name;
+  bool mma = fn[1] == 'm';
+  for (int i = 0; i < 4; i++)
+    if (!need_tile(s, call, i, args[i], 2, 2)) return ty_error;
+  Type *a = args[0], *as = args[1], *w = args[2], *ws = args[3];
+  if ((a->elem != S_I8) || (w->elem != S_I8)) {
+    diag_error(s->d, call->span, "%s contracts two i8 tiles, got %s and %s", fn, sema_scalar_name(a->elem),
+               sema_scalar_name(w->elem));
+    return ty_error;
+  }
+  if (!is_float(as->elem) || !is_float(ws->elem)) {
+    diag_error(s->d, call->span, "%s's scales are floats, got %s and %s", fn, sema_scalar_name(as->elem),
+               sema_scalar_name(ws->elem));
+    return ty_error;
+  }
+  int64_t M = a->dims[0], K = a->dims[1], N = w->dims[0];
+  if (w->dims[1] != K) {
+    diag_error(s->d, call->span, "%s: a is %s and w is %s; both are [rows, K] with one K", fn, shape_str(s, a),
+               shape_str(s, w));
+    return ty_error;
+  }
+  if (K % 32 || K / 32 > 64) {
+    diag_error(s->d, call->span, "%s: K is %lld; it must be a whole number of Q8_0 blocks of 32, at most 64 of them",
+               fn, (long long)K);
+    return ty_error;
+  }
+  int64_t want_as[2] = {M, K / 32}, want_ws[2] = {mma ? K / 32 : N, mma ? N : K / 32};
+  if (as->dims[0] != want_as[0] || as->dims[1] != want_as[1] || ws->dims[0] != want_ws[0] || ws->dims[1] != want_ws[1]) {
+    diag_error(s->d, call->span, "%s: the scales must be [%lld, %lld] and [%lld, %lld] for a %s and a w %s, got %s and %s",
+               fn, (long long)want_as[0], (long long)want_as[1], (long long)want_ws[0], (long long)want_ws[1],
+               shape_str(s, a), shape_str(s, w), shape_str(s, as), shape_str(s, ws));
+    return ty_error;
+  }
+  if (mma && (M % 8 || N % 8)) {
+    diag_error(s->d, call->span, "qmma_t: M and N must be multiples of 8, got %lld and %lld (qdot_t takes any)",
+               (long long)M, (long long)N);
+    return ty_error;
+  }
+  int64_t dims[2] = {M, N};
+  return tile_ty(s, S_F32, 2, dims);
+}
+
 static Type *b_tril(Sema *s, Node *call, Type **args) {
   if (!need_tile(s, call, 0, args[0], 2, 2)) return ty_error;
   return args[0];
@@ -1114,6 +1162,8 @@ static Type *b_tril(Sema *s, Node *call, Type **args) {
 static const Builtin builtins[] = {
     {"dot", 2, 2, b_dot},
     {"dot_t", 2, 2, b_dot},
+    {"qdot_t", 4, 4, b_qdot},
+    {"qmma_t", 4, 4, b_qdot},
     {"exp", 1, 1, b_unary_float},
     {"exp2", 1, 1, b_unary_float},
     {"log", 1, 1, b_unary_float},

@@ -105,6 +105,20 @@ static TirInst *coerce(Lower *l, TirInst *v, TirType to, Span at) {
 static TirInst *lower_expr(Lower *l, Node *n);
 static void lower_block(Lower *l, Node *block, TirBlock *into);
 
+/* The [r0 :+ nr, c0 :+ nc] sub-tile of a rank-2 tile value */
+static TirInst *extract2(Lower *l, TirInst *t, int64_t r0, int64_t nr, int64_t c0, int64_t nc, Span at) {
+  TirType ty = t->ty;
+  ty.dims[0] = nr, ty.dims[1] = nc;
+  TirInst *x = tir_new(l->a, l->f, TIR_EXTRACT, ty);
+  x->span = at;
+  x->args[x->nargs++] = t;
+  x->subs[0] = (TirSub){.start = const_int(l, S_I32, r0, at), .len = nr};
+  x->subs[1] = (TirSub){.start = const_int(l, S_I32, c0, at), .len = nc};
+  x->nsubs = 2;
+  tir_append(l->a, l->cur, x);
+  return x;
+}
+
 /* rowmin(x) = -rowmax(-x): the backend's one max reduction (rowmin,
  * colmin, rowargmax) */
 static TirInst *row_min(Lower *l, TirInst *x, Span at) {
@@ -405,6 +419,35 @@ static TirInst *lower_call(Lower *l, Node *n) {
     }
     if (whole) return r; /* [1] or [1, 1] */
     return emit1(l, TIR_TRANSPOSE, rt, n->span, r); /* [C, 1] -> [1, C] */
+  }
+  if (!strcmp(f, "qdot_t") || !strcmp(f, "qmma_t")) { /* sema: i8 [M, K], [N, K]; f32 scales; K = 32 KB */
+    bool mma = f[1] == 'm';
+    TirInst *a = args[0], *w = args[2];
+    int64_t M = a->ty.dims[0], N = w->ty.dims[0], KB = a->ty.dims[1] / 32;
+    TirType ast = args[1]->ty, wst = args[3]->ty;
+    ast.elem = wst.elem = S_F32;
+    TirInst *as = coerce(l, args[1], ast, n->span), *ws = coerce(l, args[3], wst, n->span), *acc = NULL;
+    /* the sum over the K / 32 blocks of each block's integer product times
+     * its two scales (the scale of a's row, of w's row or column) */
+    for (int64_t b = 0; b < KB; b++) {
+      TirInst *ab = extract2(l, a, 0, M, 32 * b, 32, n->span), *wb = extract2(l, w, 0, N, 32 * b, 32, n->span);
+      TirType it = rt;
+      it.elem = S_I32;
+      TirInst *d = coerce(l, emit2(l, TIR_DOT, 1, it, n->span, ab, wb), rt, n->span);
+      TirInst *sa = coerce(l, extract2(l, as, 0, M, b, 1, n->span), rt, n->span), *sw;
+      if (mma) {
+        sw = extract2(l, ws, b, 1, 0, N, n->span);
+      } else {
+        TirInst *col = extract2(l, ws, 0, N, b, 1, n->span);
+        TirType rowt = col->ty;
+        rowt.dims[0] = 1, rowt.dims[1] = N;
+        sw = emit1(l, TIR_TRANSPOSE, rowt, n->span, col);
+      }
+      TirInst *term = emit2(l, TIR_BINARY, '*', rt, n->span, emit2(l, TIR_BINARY, '*', rt, n->span, d, sa),
+                            coerce(l, sw, rt, n->span));
+      acc = acc ? emit2(l, TIR_BINARY, '+', rt, n->span, acc, term) : term;
+    }
+    return acc;
   }
   if (!strcmp(f, "tril")) { /* where(column > row, 0, t) */
     TirType it = rt, bt = rt;

@@ -318,3 +318,25 @@ Test(sema, barrier) {
                   "barrier() waits and gives nothing back, so it is a statement of its own");
   expect_diag_has("kernel k(C: tensor<f32>[N]) {\n  barrier(1)\n}\n", "barrier takes 0 arguments, got 1");
 }
+
+/* qdot_t and qmma_t (spec 9.7): operand types and shapes */
+Test(sema, qdot_and_qmma) {
+  expect_clean("kernel k(A: tensor<i8>[M, K], S: tensor<f32>[M, KB], W: tensor<i8>[N, K], T: tensor<f32>[KB, N],\n"
+               "         C: tensor<f32>[M, N]) {\n"
+               "  C[0 :+ 16, 0 :+ 8] = qdot_t(A[0 :+ 16, 0 :+ 64], S[0 :+ 16, 0 :+ 2], W[0 :+ 8, 0 :+ 64],\n"
+               "                             T[0 :+ 8, 0 :+ 2]) + qmma_t(A[0 :+ 16, 0 :+ 64], S[0 :+ 16, 0 :+ 2],\n"
+               "                             W[0 :+ 8, 0 :+ 64], T[0 :+ 2, 0 :+ 8])\n"
+               "}\n");
+  expect_diag_has("kernel k(A: tensor<f32>[M, K], S: tensor<f32>[M, KB]) {\n"
+                  "  let c = qdot_t(A[0 :+ 16, 0 :+ 64], S[0 :+ 16, 0 :+ 2], A[0 :+ 8, 0 :+ 64], S[0 :+ 8, 0 :+ 2])\n}\n",
+                  "qdot_t contracts two i8 tiles, got f32 and f32");
+  expect_diag_has("kernel k(A: tensor<i8>[M, K], S: tensor<f32>[M, KB]) {\n"
+                  "  let c = qdot_t(A[0 :+ 16, 0 :+ 48], S[0 :+ 16, 0 :+ 2], A[0 :+ 8, 0 :+ 48], S[0 :+ 8, 0 :+ 2])\n}\n",
+                  "qdot_t: K is 48; it must be a whole number of Q8_0 blocks of 32");
+  expect_diag_has("kernel k(A: tensor<i8>[M, K], S: tensor<f32>[M, KB]) {\n"
+                  "  let c = qdot_t(A[0 :+ 16, 0 :+ 64], S[0 :+ 16, 0 :+ 3], A[0 :+ 8, 0 :+ 64], S[0 :+ 8, 0 :+ 2])\n}\n",
+                  "qdot_t: the scales must be [16, 2] and [8, 2]");
+  expect_diag_has("kernel k(A: tensor<i8>[M, K], S: tensor<f32>[M, KB]) {\n"
+                  "  let c = qmma_t(A[0 :+ 12, 0 :+ 64], S[0 :+ 12, 0 :+ 2], A[0 :+ 8, 0 :+ 64], S[0 :+ 2, 0 :+ 8])\n}\n",
+                  "qmma_t: M and N must be multiples of 8, got 12 and 8");
+}

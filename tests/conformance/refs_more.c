@@ -1247,7 +1247,30 @@ static bool ref_barrier_rows(RefCtx *r) {
   return true;
 }
 
+/* C[i, j] = sum_b (sum_{k in block b} A[i, k] W[j, k]) AS[i, b] WS (qdot.ph):
+ * WS[j, b] (qdot_t) or WS[b, j] (qmma_t) */
+static bool q8_blocks(RefCtx *r, bool mma) {
+  CaseParam *A = ref_param(r, "A"), *AS = ref_param(r, "AS"), *W = ref_param(r, "W"), *WS = ref_param(r, "WS"),
+            *C = ref_param(r, "C");
+  int64_t M = A->dims[0], K = A->dims[1], N = W->dims[0];
+  for (int64_t i = 0; i < M; i++)
+    for (int64_t j = 0; j < N; j++) {
+      double acc = 0;
+      for (int64_t b = 0; b * 32 < K; b++) {
+        double blk = 0;
+        for (int64_t k = 32 * b; k < K && k < 32 * b + 32; k++) blk += E2(A, i, k) * E2(W, j, k);
+        acc += blk * E2(AS, i, b) * (mma ? E2(WS, b, j) : E2(WS, j, b));
+      }
+      E2(C, i, j) = acc;
+    }
+  return true;
+}
+static bool ref_qdot_blocks(RefCtx *r) { return q8_blocks(r, false); }
+static bool ref_qmma_blocks(RefCtx *r) { return q8_blocks(r, true); }
+
 const RefEntry harness_refs_more[] = {
+    {"qdot_blocks", ref_qdot_blocks},
+    {"qmma_blocks", ref_qmma_blocks},
     {"barrier_rows", ref_barrier_rows},
     {"atomic_colsum", ref_atomic_colsum},
     {"atomic_splitk", ref_atomic_splitk},
