@@ -209,6 +209,7 @@ kernel rope_append(QKV: tensor<f32>[B, NH, D],
 @padstage
 @dynshared
 @grid(NS, HKV, B)
+@requires(HQ == NQ * HKV)
 @scratch(OP: tensor<f32>[B, 1, HQ, NS, D], LSE: tensor<f32>[B, 1, HQ, NS], Cnt: tensor<i32>[B, HKV] = 0)
 kernel gqa_decode_len(Qr: tensor<bf16>[B, 1, HQ, D],
                       Kc: tensor<bf16>[B, TC, HKV, D],
