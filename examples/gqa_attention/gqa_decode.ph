@@ -9,8 +9,9 @@
 // the z-th block of BQ positions, runs the same online softmax over its
 // chunk, and writes its normalized partial output to OP and its log-sum-exp
 // to LSE. gqa_decode_merge then weighs the NS partials of each row by
-// exp(LSE - max LSE). The host picks NS (OP's and LSE's split dim) from the
-// shape, as q8_matvec's host picks KSPLIT.
+// exp(LSE - max LSE). The caller picks NS (OP's and LSE's split dim) and
+// holds the partials; gqa_decode, below, is the one call whose split count
+// and partials are the library's.
 //
 // One warp a CTA: the [BQ, NQ, D] tile is BQ * 8 = 16 rows for BQ 2 (NQ 7
 // is padded to 8 and masked), one row tile of the tensor-core layout, and
@@ -105,8 +106,11 @@ kernel gqa_decode_split(Q: tensor<bf16>[B, S, HQ, D],
 
 // O[b, s, hq, :] = sum over the NS splits of w * OP[b, s, hq, split, :] /
 // sum w, w = exp(LSE - max LSE): one CTA a row, one thread a column. The
-// tiles are NSM splits wide (NS <= NSM, the host's bound); splits past NS
-// weigh nothing.
+// splits go NSM at a time with a running maximum (each chunk's weights
+// taken against it, the sums so far rescaled when it grows), so NS has no
+// ceiling: a B 1 long context may split its keys hundreds of ways. Splits
+// past NS weigh nothing. Each chunk's LSE and OP loads are issued together
+// (one memory latency a chunk; one chunk for NS <= 32).
 @autotune(D in [128], NSM in [32])
 @launch(D)
 @grid(HQ, S, B)
@@ -116,15 +120,23 @@ kernel gqa_decode_merge(OP: tensor<f32>[B, S, HQ, NS, D],
   let hq = ctx.block.x
   let s = ctx.block.y
   let b = ctx.block.z
-  // LSE's loads are issued first and used after o's copy is waited for,
-  // so the two reads overlap (one memory latency instead of two)
-  let lraw = LSE[b, s, hq :+ 1, 0 :+ NSM]                            // [1, NSM]
-  let o = OP[b, s, hq, 0 :+ NSM, :]                                  // [NSM, D]
-  let split = iota(1, NSM, axis = 1)
-  let lse = where(split < NS, lraw, -inf)
-  let mx = rowmax(lse)
-  let w = exp(lse - where(mx == -inf, 0.0, mx))
-  O[b, s, hq :+ 1, :] = bf16(dot(w, o) / rowsum(w))
+  var m: tile<f32>[1, 1] = -inf
+  var num: tile<f32>[1, D] = 0.0
+  var den: tile<f32>[1, 1] = 0.0
+  for j0 in range(0, NS, NSM) {
+    let lraw = LSE[b, s, hq :+ 1, j0 :+ NSM]                         // [1, NSM]
+    let o = OP[b, s, hq, j0 :+ NSM, :]                               // [NSM, D]
+    let split = j0 + iota(1, NSM, axis = 1)
+    let lse = where(split < NS, lraw, -inf)
+    let mn = tmax(m, rowmax(lse))
+    let ms = where(mn == -inf, 0.0, mn)
+    let c = exp(m - ms)
+    let w = exp(lse - ms)
+    num = num * c + dot(w, o)
+    den = den * c + rowsum(w)
+    m = mn
+  }
+  O[b, s, hq :+ 1, :] = bf16(num / den)
 }
 
 // gqa_decode: the whole decode in one call. The caller passes Q, K, V, O,

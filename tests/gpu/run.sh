@@ -108,7 +108,7 @@ fi
 # operands and staged rings, each run on the pointer path and then with TMA
 # copies; every output byte must agree
 PHOBOS_COMPARE_PATHS=1 run gpu_conformance.tma_vs_pointer "$build/tests/gpu/gpu_conformance" \
-  spec/conformance/{gqa_nq1_d32,gqa_nq2_d64_causal,gqa_nq4_causal,gqa_nq8_d64,gqa_nq8_d32_causal,gqa_nq7_causal,gqa_nq3_d64,gqa_decode_split_nq7_causal,gqa_decode_nq7_causal,qload_nq8,qload_nq7,sgemm_ragged,dot_bf16_panels,dot_t_bf16_panels,dot_f16_panels_flat,pipeline_copy}.yaml
+  spec/conformance/{gqa_decode_merge_wide,gqa_nq1_d32,gqa_nq2_d64_causal,gqa_nq4_causal,gqa_nq8_d64,gqa_nq8_d32_causal,gqa_nq7_causal,gqa_nq3_d64,gqa_decode_split_nq7_causal,gqa_decode_nq7_causal,qload_nq8,qload_nq7,sgemm_ragged,dot_bf16_panels,dot_t_bf16_panels,dot_f16_panels_flat,pipeline_copy}.yaml
 if [ "${2:-}" = --bench ]; then
   # the Q-load tile with and without TMA copies (compiles on this machine: ptxas is here)
   [ -x "$build/tests/gpu/qload_bench" ] && bash tests/gpu/qload_ab.sh "$build" | tee "$out/qload_ab.log" | grep '^Q load'
