@@ -363,5 +363,10 @@ int sema_variant_count(Arena *a, Diags *d, Node *kernel, SemaOptions *opts);
 /* Checks variant `index` of a kernel, annotating its AST (Node.ty, Node.sym)
  * and filling *info. Returns false on errors. */
 bool sema_check_variant(Arena *a, Diags *d, Node *kernel, SemaOptions *opts, int index, KernelInfo *info);
+/* Whether variant `index` can ever launch: false where one of its
+ * @requires contracts is over constants alone and false at that point.
+ * Such a point is left out, as one whose plan does not fit (spec 11.2,
+ * 12); the kernel is an error only when no point is left. */
+bool sema_point_feasible(Arena *a, Diags *d, Node *kernel, SemaOptions *opts, int index);
 
 #endif

@@ -21,6 +21,7 @@ typedef struct Sema {
   bool quiet; /* sema_eval_const reports nothing: the caller only asks */
   Node *arrive_ok; /* the arrive call that is a let's whole initializer, being checked */
   Node *atomic_ok; /* the atomic_add or barrier call that is a whole statement, being checked */
+  bool requires_false; /* check_requires found a contract over constants false at this point */
   Symbol **table;  /* the visible names, hashed (lookup) */
   int tcap, tcount;
   uint64_t epoch;  /* of the visible names (sema_new_epoch) */

@@ -462,9 +462,11 @@ static void check_requires(Sema *s, Attrs *at) {
         }
       }
       /* a contract over constants alone is decided here, once per variant */
-      if (ok && known == 2 && !compare(op, v[0], v[1]))
+      if (ok && known == 2 && !compare(op, v[0], v[1])) {
+        s->requires_false = true;
         diag_error(s->d, arg->span, "@requires: %s does not hold in this variant (%lld %s %lld)",
                    span_text(s, arg->span), (long long)v[0], op, (long long)v[1]);
+      }
     }
   }
 }
@@ -759,6 +761,21 @@ static int64_t count_nodes(Sema *s, Node *k) {
   return n;
 }
 
+/* Whether a @requires contract over constants is false at this point:
+ * the point checked quietly, its diagnostics dropped */
+static bool point_infeasible(Sema *s, Node *k, Attrs *at, const int *choice) {
+  Diags *saved = s->d, quiet = *s->d;
+  quiet.silent = true, quiet.max_errors = 0, quiet.errors = 0, quiet.warnings = 0, quiet.stopped = false;
+  s->d = &quiet;
+  s->requires_false = false;
+  bool later = s->later_point;
+  s->later_point = true;
+  check_variant(s, k, at, choice, NULL);
+  s->later_point = later;
+  s->d = saved;
+  return s->requires_false;
+}
+
 static void check_kernel(Sema *s, Node *k) {
   s->kernel = k;
   Attrs at;
@@ -784,9 +801,16 @@ static void check_kernel(Sema *s, Node *k) {
   }
   s->work = work;
   int choice[MAX_TUNE];
+  int64_t left = 0;
+  for (int64_t v = 0; v < total; v++) { /* the points a @requires over constants rules out */
+    point_choice(s, &at, v, choice);
+    left += !(total > 1 && point_infeasible(s, k, &at, choice));
+  }
   for (int64_t v = 0; v < total && !s->d->stopped; v++) {
     int e0 = s->d->errors;
     point_choice(s, &at, v, choice);
+    /* left out (sema_point_feasible); with none left, the first point's errors */
+    if (left && total > 1 && point_infeasible(s, k, &at, choice)) continue;
     s->later_point = v > 0;
     check_variant(s, k, &at, choice, NULL);
     s->later_point = false;
@@ -794,6 +818,9 @@ static void check_kernel(Sema *s, Node *k) {
       if (total > 1)
         diag_note(s->d, k->span, "in kernel '%s' with @autotune point %s (%lld of %lld)", k->name,
                   point_str(s, &at, choice), (long long)v + 1, (long long)total);
+      if (total > 1 && !left)
+        diag_note(s->d, k->span, "no point of the %lld satisfies the @requires contracts over constants (a point "
+                  "that fails one is left out)", (long long)total);
       return;
     }
   }
@@ -824,6 +851,23 @@ int sema_variant_count(Arena *a, Diags *d, Node *kernel, SemaOptions *opts) {
   collect_attrs(&s, kernel, &at);
   int64_t total = space_size(&s, &at);
   return total < 0 || quiet.errors ? 0 : (int)total;
+}
+
+bool sema_point_feasible(Arena *a, Diags *d, Node *kernel, SemaOptions *opts, int index) {
+  Sema s;
+  Scope top;
+  init_sema(&s, a, d, opts, &top);
+  Attrs at;
+  Diags quiet = *d;
+  quiet.silent = true, quiet.max_errors = 0, quiet.errors = 0;
+  s.d = &quiet;
+  collect_attrs(&s, kernel, &at);
+  int64_t total = space_size(&s, &at);
+  if (quiet.errors || index < 0 || index >= total || total < 2) return true;
+  int choice[MAX_TUNE];
+  point_choice(&s, &at, index, choice);
+  s.kernel = kernel;
+  return !point_infeasible(&s, kernel, &at, choice);
 }
 
 bool sema_check_variant(Arena *a, Diags *d, Node *kernel, SemaOptions *opts, int index, KernelInfo *info) {

@@ -486,6 +486,14 @@ static void compile_variants(Arena *arena, Diags *d, const Source *src, Node *pr
     int64_t least_need = -1;
     for (int v = 0; v < n && !d->errors; v++) {
       KernelInfo *info = arena_alloc(arena, sizeof *info);
+      /* a point a @requires over constants rules out is left out (spec 11.2) */
+      if (!sema_point_feasible(arena, d, kernel, so, v)) {
+        start[v] = plans.len, planned = v + 1, most[v] = -1;
+        if (o->verbose || o->emit == EMIT_PLAN)
+          fprintf(o->emit == EMIT_PLAN ? out : d->out, "phobosc: %s: @autotune point %d of %d left out: a @requires "
+                  "contract over its constants is false there\n", kernel->name, v + 1, n);
+        continue;
+      }
       if (!sema_check_variant(arena, d, kernel, so, v, info)) break;
       TirFunc *f = lower_kernel(arena, d, info);
       if (!f || !tir_verify(d, f, "lowering")) break;

@@ -112,6 +112,12 @@ if [ "$(grep -c 'left out' "$tmp/err")" -eq 3 ] && [ "$(grep -c 'entry:' "$tmp/f
   ok "BK 128, 256, 512 left out; the manifest has BK 64 alone"; else not_ok "BK 128, 256, 512 left out; the manifest has BK 64 alone" "$(cat "$tmp/err")"; fi
 run "points that do not fit: quiet without -v" 0 --emit=manifest -o "$tmp/fit.yaml" "$tmp/fit.ph"
 empty "no note without -v" err
+# a point a @requires over constants rules out is left out too (spec 11.2)
+printf '@autotune(B in [64, 128, 512])\n@requires(B <= 256)\n@grid(1)\nkernel k(X: tensor<f32>[N]) {\n  X[0 :+ B] = X[0 :+ B] * 2.0\n}\n' > "$tmp/req.ph"
+run "a point whose @requires is false: left out" 0 -v --emit=manifest -o "$tmp/req.yaml" "$tmp/req.ph"
+has "the point named" err "phobosc: k: @autotune point 3 of 3 left out: a @requires contract over its constants is false there"
+if grep -q 'B: 64' "$tmp/req.yaml" && grep -q 'B: 128' "$tmp/req.yaml" && ! grep -q 'B: 512' "$tmp/req.yaml"; then
+  ok "B 64 and 128 kept, 512 left out"; else not_ok "B 64 and 128 kept, 512 left out" "$(cat "$tmp/req.yaml")"; fi
 sed 's/BK in \[64, 512\]/BK in [1024, 2048]/' "$tmp/fit.ph" > "$tmp/nofit.ph"
 run "no point fits: an error" 1 --emit=manifest -o "$tmp/nofit.yaml" "$tmp/nofit.ph"
 has "no point fits: the least one's plan shown" err "error: kernel 'stage' needs 524288 bytes of shared memory; the limit is 49152"

@@ -412,6 +412,10 @@ static bool compile_case(Case *c, Define *consts, int nconsts, Compiled *out, ch
     int left_out = 0;
     for (int v = 0; v < n && !d.errors; v++) {
       KernelInfo *info = arena_alloc(out->arena, sizeof *info);
+      if (!sema_point_feasible(out->arena, &d, kernel, &so, v)) { /* left out, as phobosc leaves it out */
+        left_out++;
+        continue;
+      }
       if (!sema_check_variant(out->arena, &d, kernel, &so, v, info)) break;
       TirFunc *f = lower_kernel(out->arena, &d, info);
       /* a point whose plan does not fit is left out, as phobosc leaves it
