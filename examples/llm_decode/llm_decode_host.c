@@ -346,12 +346,19 @@ static void ref_norm(const double *x, double *y, int64_t B) { /* the g's are 1 *
 }
 
 /* The step in double from the device's state before it: the logits
- * [B, VOCAB] into `logits`. */
-static void reference(Model *m, double *logits) {
+ * [B, VOCAB] into `logits`. False, with a line said, where that state is
+ * out of range (a token or a position the step before wrote wrong). */
+static bool reference(Model *m, double *logits) {
   int64_t B = m->B, TC = m->TC;
   int32_t tok[4], pos[4];
   CK(cuMemcpyDtoH(tok, m->tok, sizeof(int32_t) * (size_t)B));
   CK(cuMemcpyDtoH(pos, m->pos, sizeof(int32_t) * (size_t)B));
+  for (int64_t b = 0; b < B; b++)
+    if (tok[b] < 0 || tok[b] >= VOCAB || pos[b] < 0 || pos[b] >= TC) {
+      printf("check: sequence %lld has token %d and position %d on the device, out of range (vocabulary %d, "
+             "cache %lld): the step before wrote them wrong\n", (long long)b, tok[b], pos[b], VOCAB, (long long)TC);
+      return false;
+    }
   int8_t *wbuf = malloc((size_t)VOCAB * HID);
   double *x = calloc((size_t)B * HID, sizeof(double)), *y = calloc((size_t)B * HID, sizeof(double));
   double *qkv = malloc(sizeof(double) * (size_t)B * NQKV), *o = malloc(sizeof(double) * (size_t)B * HQ * HD);
@@ -419,6 +426,7 @@ static void reference(Model *m, double *logits) {
   ref_norm(x, y, B);
   ref_matvec(&m->lm, y, B, logits, wbuf);
   free(wbuf), free(x), free(y), free(qkv), free(o), free(gu), free(hh), free(t), free(w), free(bias), free(kc), free(vc);
+  return true;
 }
 
 /* ---------------------------------------------------------------- main */
@@ -489,8 +497,12 @@ int main(int argc, char **argv) {
   int pass = 0, fail = 0;
   double *ref = malloc(sizeof(double) * (size_t)B * VOCAB);
   float *got = malloc(sizeof(float) * (size_t)B * VOCAB);
+  setvbuf(stdout, NULL, _IOLBF, 0); /* each line out as it is made, a crash or not */
   for (int s = 0; s < check; s++) {
-    reference(&m, ref);
+    if (!reference(&m, ref)) {
+      fail++;
+      break;
+    }
     CK(cuGraphLaunch(exec, m.stream));
     CK(cuStreamSynchronize(m.stream));
     CK(cuMemcpyDtoH(got, m.logits, sizeof(float) * (size_t)B * VOCAB));
