@@ -13,7 +13,9 @@
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "phobos.h"
 
@@ -58,6 +60,22 @@ static inline double uniform(void) {
 static inline double normal(void) {
   double u = uniform() + 1e-300, v = uniform();
   return sqrt(-2 * log(u)) * cos(2 * M_PI * v);
+}
+
+/* bf16 by round to nearest even, and back (the host programs' inputs and
+ * references) */
+static inline uint16_t to_bf16(float f) {
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  u += 0x7fff + ((u >> 16) & 1);
+  return (uint16_t)(u >> 16);
+}
+
+static inline double from_bf16(uint16_t h) {
+  uint32_t u = (uint32_t)h << 16;
+  float f;
+  memcpy(&f, &u, 4);
+  return f;
 }
 
 /* qsort comparison of floats (event times) */

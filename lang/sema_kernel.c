@@ -801,16 +801,19 @@ static void check_kernel(Sema *s, Node *k) {
   }
   s->work = work;
   int choice[MAX_TUNE];
+  /* the points a @requires over constants rules out, each checked once */
+  bool *out = arena_alloc(s->arena, sizeof *out * (size_t)total);
   int64_t left = 0;
-  for (int64_t v = 0; v < total; v++) { /* the points a @requires over constants rules out */
+  for (int64_t v = 0; v < total; v++) {
     point_choice(s, &at, v, choice);
-    left += !(total > 1 && point_infeasible(s, k, &at, choice));
+    out[v] = total > 1 && point_infeasible(s, k, &at, choice);
+    left += !out[v];
   }
   for (int64_t v = 0; v < total && !s->d->stopped; v++) {
     int e0 = s->d->errors;
-    point_choice(s, &at, v, choice);
     /* left out (sema_point_feasible); with none left, the first point's errors */
-    if (left && total > 1 && point_infeasible(s, k, &at, choice)) continue;
+    if (left && out[v]) continue;
+    point_choice(s, &at, v, choice);
     s->later_point = v > 0;
     check_variant(s, k, &at, choice, NULL);
     s->later_point = false;

@@ -19,18 +19,8 @@
 
 #include "../host_common.h"
 
-/* bf16: the top half of an f32, rounded to nearest even */
-static uint16_t to_bf16(float f) {
-  uint32_t u;
-  memcpy(&u, &f, 4);
-  return (uint16_t)((u + 0x7fff + ((u >> 16) & 1)) >> 16);
-}
-static float from_bf16(uint16_t h) {
-  uint32_t u = (uint32_t)h << 16;
-  float f;
-  memcpy(&f, &u, 4);
-  return f;
-}
+/* host_common.h's bf16 pair, as a float for the decoders' common type */
+static float from_bf16f(uint16_t h) { return (float)from_bf16(h); }
 /* IEEE half, round to nearest even (the inputs here are normal numbers of
  * modest size: no overflow; subnormals flush) */
 static uint16_t to_f16(float f) {
@@ -94,7 +84,7 @@ static bool run_case(const Kern *kn, int64_t M, int64_t N, int64_t K, bool full,
     exit(2);
   }
   uint16_t (*to)(float) = kn->f16 ? to_f16 : to_bf16;
-  float (*from)(uint16_t) = kn->f16 ? from_f16 : from_bf16;
+  float (*from)(uint16_t) = kn->f16 ? from_f16 : from_bf16f;
   /* A ~ N(0, 1), B ~ N(0, 1/K): C ~ N(0, 1) whatever K */
   double sb = 1 / sqrt((double)K);
   for (size_t i = 0; i < na; i++) a[i] = to((float)normal()), af[i] = from(a[i]);

@@ -52,21 +52,6 @@
 
 #include "../host_common.h"
 
-/* bf16 by round to nearest even, and back */
-static uint16_t to_bf16(float f) {
-  uint32_t u;
-  memcpy(&u, &f, 4);
-  u += 0x7fff + ((u >> 16) & 1);
-  return (uint16_t)(u >> 16);
-}
-
-static double from_bf16(uint16_t h) {
-  uint32_t u = (uint32_t)h << 16;
-  float f;
-  memcpy(&f, &u, 4);
-  return f;
-}
-
 typedef struct Shape {
   int64_t B, S, T, HQ, HKV, D;
   bool causal;

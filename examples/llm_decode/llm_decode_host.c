@@ -92,20 +92,6 @@ static void gen_i8(int8_t *out, size_t n, uint64_t seed) {
   }
 }
 
-static uint16_t to_bf16(float f) {
-  uint32_t u;
-  memcpy(&u, &f, 4);
-  u += 0x7fff + ((u >> 16) & 1);
-  return (uint16_t)(u >> 16);
-}
-
-static double from_bf16(uint16_t h) {
-  uint32_t u = (uint32_t)h << 16;
-  float f;
-  memcpy(&f, &u, 4);
-  return f;
-}
-
 /* ------------------------------------------------------------- set-up */
 
 static size_t arena_take(Model *m, size_t bytes) { /* 256-byte aligned offsets */
