@@ -614,13 +614,15 @@ static bool exec_inst(Interp *I, const TirInst *in) {
     int64_t len = in->args[0]->ty.dims[r - 1]; /* logical: slack gives the identity */
     for (int64_t i = 0; i < v->n; i++) {
       coords(v, i, c);
-      double acc = in->aux == TRED_MAX ? -INFINITY : 0;
+      double acc = in->aux == TRED_MAX ? -INFINITY : in->aux == TRED_MIN ? INFINITY : 0;
       bool outside = false; /* a row the input's physical shape does not have: slack */
       for (int d = 0; d < r - 1; d++) outside |= c[d] >= a->phys[d];
       for (int64_t k = 0; k < len && k < a->phys[r - 1] && !outside; k++) {
         c[r - 1] = k;
         double x = a->d[flat(a, c)];
-        acc = in->aux == TRED_MAX ? (x > acc || isnan(x) ? x : acc) : acc + x;
+        acc = in->aux == TRED_MAX   ? (x > acc || isnan(x) ? x : acc)
+              : in->aux == TRED_MIN ? (x < acc || isnan(x) ? x : acc)
+                                    : acc + x;
       }
       v->d[i] = interp_round(e, acc);
     }

@@ -119,18 +119,16 @@ static TirInst *extract2(Lower *l, TirInst *t, int64_t r0, int64_t nr, int64_t c
   return x;
 }
 
-/* rowmin(x) = -rowmax(-x): the backend's one max reduction (rowmin,
- * colmin, rowargmax) */
+/* rowmin(x) (rowmin, colmin, rowargmax): a min reduction of its own, not
+ * -rowmax(-x). Over integers the negations wrap at the most negative value,
+ * and ptxas folds -max(INT_MIN, -a) into min(-INT_MIN, a) = INT_MIN: an
+ * integer rowmin came back -2^31 on the H200 (rowargmax, 12-05). */
 static TirInst *row_min(Lower *l, TirInst *x, Span at) {
   TirType rt = x->ty;
   rt.dims[rt.rank - 1] = 1;
-  TirInst *nx = emit1(l, TIR_UNARY, x->ty, at, x);
-  nx->aux = '-';
-  TirInst *m = emit1(l, TIR_REDUCE, rt, at, nx);
-  m->aux = TRED_MAX;
-  TirInst *v = emit1(l, TIR_UNARY, rt, at, m);
-  v->aux = '-';
-  return v;
+  TirInst *m = emit1(l, TIR_REDUCE, rt, at, x);
+  m->aux = TRED_MIN;
+  return m;
 }
 
 /* Whether a loop's body breaks out of it or continues it (not counting

@@ -127,7 +127,7 @@ static void cut_chain(Strip *s, TirBlock *b, const int *root, int r, int last, i
         s->acc[red->id] = v;
       } else {
         TirInst *c = scalar(s, &rest[j], TIR_BINARY, v->ty);
-        c->aux = red->aux == TRED_MAX ? TOP_MAX : '+';
+        c->aux = red->aux == TRED_MAX ? TOP_MAX : red->aux == TRED_MIN ? TOP_MIN : '+';
         c->args[0] = s->acc[red->id], c->args[1] = v, c->nargs = 2;
         s->acc[red->id] = c;
       }

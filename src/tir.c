@@ -301,7 +301,7 @@ static void print_inst(FILE *out, const TirFunc *f, const TirInst *in, int depth
   case TIR_BINARY: fprintf(out, " %s", binop_name(in->aux)); break;
   case TIR_MATH: fprintf(out, " %s", math_names[in->aux]); break;
   case TIR_IOTA: fprintf(out, " axis %d", in->aux); break;
-  case TIR_REDUCE: fprintf(out, " %s", in->aux == TRED_MAX ? "max" : "sum"); break;
+  case TIR_REDUCE: fprintf(out, " %s", in->aux == TRED_MAX ? "max" : in->aux == TRED_MIN ? "min" : "sum"); break;
   case TIR_DOT: fprintf(out, "%s", in->aux ? " trans_b" : ""); break;
   case TIR_LOAD:
   case TIR_STORE:

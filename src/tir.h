@@ -53,7 +53,7 @@ typedef enum TirOp {
 
 enum { TOP_MAX = 256, TOP_MIN, TOP_CDIV };
 enum { TMATH_EXP, TMATH_LOG, TMATH_SQRT, TMATH_TANH, TMATH_EXP2, TMATH_ROUND };
-enum { TRED_MAX, TRED_SUM };
+enum { TRED_MAX, TRED_SUM, TRED_MIN };
 /* a store writes its value, or (atomic_add, spec 9.6) adds it into each
  * element atomically: never staged or copied, element by element */
 enum { TSTORE_WRITE, TSTORE_ADD };

@@ -325,7 +325,7 @@ kernel argmax_step(L: tensor<f32>[B, V],
       let i = PI[b :+ 1, j0 :+ NCM]
       let vm = rowmax(v)
       // the least index of the chunk's maximum; an earlier chunk's keeps ties
-      let im = -rowmax(-where(v == vm, i, 2147483647))
+      let im = rowmin(where(v == vm, i, 2147483647))
       at = where(vm > best, im, at)
       best = tmax(best, vm)
     }

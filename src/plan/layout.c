@@ -434,7 +434,7 @@ static bool member_allows(Planner *P, const TirInst *x, const TirInst *first, Pa
   switch (x->op) {
   case TIR_DOT: return pass == PASS_FRAG && mma_fits(P, x);
   case TIR_REDUCE:
-    if (!rows || plan_folded_rows(x->args[0]) != plan_folded_rows(x) || (x->aux != TRED_MAX && x->aux != TRED_SUM))
+    if (!rows || plan_folded_rows(x->args[0]) != plan_folded_rows(x) || (x->aux != TRED_MAX && x->aux != TRED_MIN && x->aux != TRED_SUM))
       return false;
     if (!blk) return pl_is_frag(x->args[0]) && x->ty.elem == S_F32 && x->args[0]->ty.elem == S_F32;
     { /* of a blocked value whose rows lie as the class's parent's */

@@ -17,6 +17,22 @@ static const char *max_identity(Scalar s) {
   return rc == RC_B64 ? "0x8000000000000000" : "0x80000000";
 }
 
+/* rowmin's identity: +inf, the largest integer, all ones for an unsigned
+ * type (a u8 or bool widened to 32 bits never reaches it) */
+static const char *min_identity(Scalar s) {
+  RegClass rc = px_rc_of(s);
+  if (rc == RC_F32) return "0f7F800000";
+  if (rc == RC_F64) return "0d7FF0000000000000";
+  if (px_arith_type(s)[0] == 'u') return rc == RC_B64 ? "0xFFFFFFFFFFFFFFFF" : "0xFFFFFFFF";
+  return rc == RC_B64 ? "0x7FFFFFFFFFFFFFFF" : "0x7FFFFFFF";
+}
+
+/* a TIR_REDUCE's identity and its PTX operation's name (max, min, add) */
+static const char *red_identity(int aux, Scalar s) {
+  return aux == TRED_MAX ? max_identity(s) : aux == TRED_MIN ? min_identity(s) : px_zero(px_rc_of(s));
+}
+static const char *red_op(int aux) { return aux == TRED_MAX ? "max" : aux == TRED_MIN ? "min" : "add"; }
+
 /* register bytes in the exchange area */
 static int exch_bytes(Scalar s) { return px_rc_of(s) == RC_F64 || px_rc_of(s) == RC_B64 ? 8 : 4; }
 
@@ -275,8 +291,7 @@ void px_emit_reduce(Emitter *e, const TirInst *in) {
     const char *c[MAX_TILE_RANK];
     for (int d = 0; d < r; d++) c[d] = px_coord(e, fl, in->plan->phys, r, d);
     const char *d = px_reg(e, in, k);
-    if (in->aux == TRED_MAX) px_out(e, "mov.%s %s, %s;", px_mov_type(rc), d, max_identity(in->ty.elem));
-    else px_out(e, "mov.%s %s, %s;", px_mov_type(rc), d, px_zero(rc));
+    px_out(e, "mov.%s %s, %s;", px_mov_type(rc), d, red_identity(in->aux, in->ty.elem));
     /* over the logical extent only: slack gives the identity */
     const char *j = px_tmp(e, RC_B32);
     int L = px_new_label(e);
@@ -296,8 +311,7 @@ void px_emit_reduce(Emitter *e, const TirInst *in) {
       px_out(e, "cvt.%s.%s %s, %s;", rc == RC_B64 ? "s64" : "s32", px_arith_type(x->ty.elem), cv, v);
       v = cv;
     }
-    if (in->aux == TRED_MAX) px_out(e, "max.%s %s, %s, %s;", t, d, d, v);
-    else px_out(e, "add.%s %s, %s, %s;", t, d, d, v);
+    px_out(e, "%s.%s %s, %s, %s;", red_op(in->aux), t, d, d, v);
     px_out(e, "add.u32 %s, %s, 1;", j, j);
     const char *p = px_tmp(e, RC_PRED);
     px_out(e, "setp.lt.u32 %s, %s, %lld;", p, j, (long long)len);
@@ -314,8 +328,8 @@ static void emit_reduce_frag(Emitter *e, const TirInst *in) {
   const TirInst *x = in->args[0];
   FragGeom g = px_frag_geom(e, x);
   int64_t len = x->ty.dims[x->ty.rank - 1];
-  bool mx = in->aux == TRED_MAX;
-  const char *op = mx ? "max.f32" : "add.rn.f32", *id = mx ? "0fFF800000" : "0f00000000";
+  const char *op = in->aux == TRED_SUM ? "add.rn.f32" : in->aux == TRED_MAX ? "max.f32" : "min.f32";
+  const char *id = red_identity(in->aux, S_F32);
   for (int mi = 0; mi < g.tpm; mi++)
     for (int h = 0; h < 2; h++) {
       const char *d = px_reg(e, in, mi * 2 + h);
@@ -524,14 +538,19 @@ static void emit_reduce_blocked(Emitter *e, const TirInst *in) {
   int64_t len = x->ty.dims[x->ty.rank - 1];
   RegClass rc = px_rc_of(in->ty.elem), xc = px_rc_of(x->ty.elem);
   const char *t = px_arith_type(in->ty.elem);
-  bool mx = in->aux == TRED_MAX, partial = in->plan->partial;
-  const char *op = arena_printf(e->a, "%s.%s", mx ? "max" : "add", t);
-  const char *id = mx ? max_identity(in->ty.elem) : px_zero(rc);
+  bool partial = in->plan->partial;
+  const char *op = arena_printf(e->a, "%s.%s", red_op(in->aux), t);
+  const char *id = red_identity(in->aux, in->ty.elem);
   const char *cb = px_blk_col_base(e, &g);
   int per = g.V * (int)g.reps_c;
   for (int rr = 0; rr < (int)g.reps_r; rr++) {
     const char *d = px_reg(e, in, rr);
-    px_out(e, "mov.%s %s, %s;", px_mov_type(rc), d, id);
+    /* the fold starts from the thread's first column when no thread's is
+     * slack, not from the identity: one operation fewer, and no constant
+     * for ptxas to fold a user's -rowmax(-x) over integers with (it
+     * rewrites -max(INT_MIN, -a) as min(-INT_MIN, a), which wraps) */
+    bool first_real = px_blk_col_off(&g, 0) + (int64_t)(g.tc * g.wc - 1) * g.V < len;
+    if (!first_real) px_out(e, "mov.%s %s, %s;", px_mov_type(rc), d, id);
     for (int j = 0; j < per; j++) {
       const char *v = px_reg(e, x, rr * per + j);
       if (xc != rc) {
@@ -547,7 +566,8 @@ static void emit_reduce_blocked(Emitter *e, const TirInst *in) {
         px_out(e, "selp.%s %s, %s, %s, %s;", px_mov_type(rc), sv, v, id, p);
         v = sv;
       }
-      px_out(e, "%s %s, %s, %s;", op, d, d, v);
+      if (j == 0 && first_real) px_out(e, "mov.%s %s, %s;", px_mov_type(rc), d, v);
+      else px_out(e, "%s %s, %s, %s;", op, d, d, v);
     }
     for (int m = 1; !partial && m < g.tc; m *= 2) shfl_fold(e, rc, op, d, m);
   }
