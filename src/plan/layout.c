@@ -645,8 +645,12 @@ bool plan_a_from_regs(const TirInst *dot) {
  * are wgmma's canonical layouts: K-major for dot_t's [N, K], MN-major for
  * dot's [K, N]), a is in registers or a swizzled buffer, and N is a
  * multiple of 8 up to 256; mma.sync for the other tensor-core shapes; a
- * [1, K] row times columns the threads own (a flat b whose columns are
- * whole rounds of chunks); FMA otherwise. */
+ * [M, K] of a few rows (M <= PLAN_DOT_COLUMNS_ROWS) times columns the threads
+ * own (a flat b whose columns are whole rounds of chunks, and a flat
+ * result: thread t then holds the same columns of every row of both); FMA
+ * otherwise. */
+static bool flat_reg(const TirInst *x) { return reg_layout(x, 2, LAYOUT_FLAT, LAYOUT_NONE); }
+
 void pl_choose_dot_paths(Planner *P) {
   const Plan *p = P->p;
   int64_t TV = (int64_t)p->threads * p->chunk;
@@ -663,8 +667,9 @@ void pl_choose_dot_paths(Planner *P) {
                 p->threads % 128 == 0 && sb && (areg || sa) && N % 8 == 0 && N <= 256;
       v->dot = pl_is_frag(in) && wg ? DOT_WGMMA : DOT_MMA;
       v->wgmma_n = v->dot == DOT_WGMMA ? (int)N : 0;
-    } else if (!in->aux && a->ty.rank == 2 && a->plan->phys[0] == 1 && b->plan->res == RES_REG && !pl_is_frag(b) &&
-               b->plan->phys[1] % TV == 0 && v->phys[1] == b->plan->phys[1] &&
+    } else if (!in->aux && a->ty.rank == 2 && a->plan->phys[0] <= PLAN_DOT_COLUMNS_ROWS && v->phys[0] == a->plan->phys[0] &&
+               b->plan->res == RES_REG && !pl_is_frag(b) && b->plan->phys[1] % TV == 0 &&
+               v->phys[1] == b->plan->phys[1] && flat_reg(in) && flat_reg(b) &&
                (a->op == TIR_SPLAT || (a->plan->res == RES_SHARED && !plan_swizzle(a->plan->buf)))) {
       v->dot = DOT_COLUMNS;
     } else {

@@ -294,6 +294,9 @@ const char *plan_dot_fallback(Arena *a, const Plan *p, const TirInst *dot);
 /* x in a blocked layout, in a row layout sliced from one, or in the
  * columns layout of a row vector broadcast down one */
 bool plan_is_blocked(const TirInst *x);
+/* the most rows of A a DOT_COLUMNS product takes (a decode batch's: each
+ * costs a register a column the thread owns) */
+enum { PLAN_DOT_COLUMNS_ROWS = 8 };
 bool plan_is_blocked_rows(const TirInst *x);
 bool plan_is_columns(const TirInst *x);
 /* x a row vector ([N] or [1, N]) broadcast over a fragment value, in the

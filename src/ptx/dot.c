@@ -3,54 +3,63 @@
  * tensor-core paths need to know of their operands, and the FMA paths. */
 #include "emitter.h"
 
-/* Element (0, k) of a one-row A that every thread can read by itself: from
+/* The byte offset of element (i, k) of A's shared buffer. */
+static int64_t row_elem_off(const TirInst *a, int64_t i, int64_t k) {
+  const PlanBuf *b = a->plan->buf;
+  return b->offset + (i * b->pitch + k) * sema_scalar_bytes(b->elem);
+}
+
+/* Element (i, k) of a few-row A that every thread can read by itself: from
  * its shared buffer, or the scalar it was splat from. */
-static const char *row_elem(Emitter *e, const TirInst *a, int64_t k) {
+static const char *row_elem(Emitter *e, const TirInst *a, int64_t i, int64_t k) {
   if (a->op == TIR_SPLAT) return px_reg(e, a->args[0], 0);
-  /* row 0 of the buffer: its address plus k elements, as an immediate */
+  /* the buffer's address plus the element's offset, as an immediate */
   const PlanBuf *b = a->plan->buf;
   const char *r = px_tmp(e, px_rc_of(a->ty.elem));
-  const char *ad =
-      arena_printf(e->a, "%s+%lld", px_smem_of(e, b), (long long)(b->offset + k * sema_scalar_bytes(b->elem)));
+  const char *ad = arena_printf(e->a, "%s+%lld", px_smem_of(e, b), (long long)row_elem_off(a, i, k));
   px_ld(e, "shared", a->ty.elem, r, ad, NULL);
   return r;
 }
 
-/* DOT_COLUMNS: a row times a matrix whose columns the threads already
- * own: [1, K] x [K, N] with B in registers and N a multiple of the thread
- * count (the flat distribution then gives thread t the columns t, t + T,
- * ... with every k of them). Each thread contracts its own columns: no
- * exchange, no barrier. A comes from shared memory (a staged view, read by
- * all lanes at once) or is a splat scalar. */
+/* DOT_COLUMNS: a few rows times a matrix whose columns the threads
+ * already own: [M, K] x [K, N] with B in registers and N a multiple of the
+ * thread count (the flat distribution then gives thread t the columns t,
+ * t + T, ... with every k of them, and the same columns of each of the M
+ * result rows: register i per + j of the result is row i's j-th). Each
+ * thread contracts its own columns: no exchange, no barrier; each B
+ * register is read once for all M rows (a decode batch reads the weights
+ * once). A comes from shared memory (a staged view, read by all lanes at
+ * once) or is a splat scalar. */
 static void emit_dot_columns(Emitter *e, const TirInst *in) {
   const TirInst *a = in->args[0], *b = in->args[1];
   int per = (int)(b->plan->phys[1] / e->T); /* columns per thread */
-  int64_t K = a->ty.dims[1];
+  int64_t K = a->ty.dims[1], M = in->plan->phys[0];
   RegClass rc = px_rc_of(in->ty.elem);
   const char *t = px_arith_type(in->ty.elem);
-  for (int j = 0; j < per; j++) px_out(e, "mov.%s %s, %s;", px_mov_type(rc), px_reg(e, in, j), px_zero(rc));
+  for (int j = 0; j < per * M; j++) px_out(e, "mov.%s %s, %s;", px_mov_type(rc), px_reg(e, in, j), px_zero(rc));
   /* an f32 row in shared memory is read four elements at a time where aligned */
   bool v4 = a->op != TIR_SPLAT && a->ty.elem == S_F32;
-  const char *quad[4] = {0};
+  const char *quad[PLAN_DOT_COLUMNS_ROWS][4] = {{0}};
   for (int64_t k = 0; k < K; k++) {
-    const char *av;
-    int64_t off = v4 ? a->plan->buf->offset + k * 4 : 0;
-    if (v4 && k % 4 == 0 && k + 4 <= K && off % 16 == 0) {
-      for (int q = 0; q < 4; q++) quad[q] = px_tmp(e, RC_F32);
-      px_out(e, "ld.shared.v4.f32 {%s, %s, %s, %s}, [%s+%lld];", quad[0], quad[1], quad[2], quad[3],
-             px_smem_of(e, a->plan->buf), (long long)off);
-    } else if (k % 4 == 0) {
-      quad[0] = NULL;
-    }
-    av = quad[0] ? quad[k % 4] : row_elem(e, a, k);
-    for (int j = 0; j < per; j++) {
-      const char *bv = px_reg(e, b, (int)(k * per + j));
-      if (rc == RC_F32 || rc == RC_F64)
-        px_out(e, "fma.rn.%s %s, %s, %s, %s;", t, px_reg(e, in, j), av, bv, px_reg(e, in, j));
-      else px_out(e, "mad.lo.s32 %s, %s, %s, %s;", px_reg(e, in, j), av, bv, px_reg(e, in, j));
+    for (int64_t i = 0; i < M; i++) {
+      const char *av;
+      int64_t off = v4 ? row_elem_off(a, i, k) : 0;
+      if (v4 && k % 4 == 0 && k + 4 <= K && off % 16 == 0) {
+        for (int q = 0; q < 4; q++) quad[i][q] = px_tmp(e, RC_F32);
+        px_out(e, "ld.shared.v4.f32 {%s, %s, %s, %s}, [%s+%lld];", quad[i][0], quad[i][1], quad[i][2], quad[i][3],
+               px_smem_of(e, a->plan->buf), (long long)off);
+      } else if (k % 4 == 0) {
+        quad[i][0] = NULL;
+      }
+      av = quad[i][0] ? quad[i][k % 4] : row_elem(e, a, i, k);
+      for (int j = 0; j < per; j++) {
+        const char *bv = px_reg(e, b, (int)(k * per + j)), *d = px_reg(e, in, (int)(i * per + j));
+        if (rc == RC_F32 || rc == RC_F64) px_out(e, "fma.rn.%s %s, %s, %s, %s;", t, d, av, bv, d);
+        else px_out(e, "mad.lo.s32 %s, %s, %s, %s;", d, av, bv, d);
+      }
     }
   }
-  for (int j = 0; j < per; j++) px_round_reg(e, in->ty.elem, px_reg(e, in, j));
+  for (int j = 0; j < per * M; j++) px_round_reg(e, in->ty.elem, px_reg(e, in, j));
 }
 
 /* x + dot(a, b) with the dot's only use that sum, x a fragment value of
