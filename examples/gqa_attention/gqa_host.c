@@ -485,6 +485,19 @@ int main(int argc, char **argv) {
       pass += dok, fail += !dok;
       printf("decode  B %-2lld S 1 T %-6lld one call %8.1f us %7.2f TB/s  (rel err %.2e %s; %s)\n", (long long)d.B,
              (long long)d.T, dus, dbytes / (dus * 1e-6) / 1e12, derr, dok ? "ok" : "FAIL", phobos_kernel_last_variant(k.decode));
+      /* each of the one call's variants pinned in turn: what the autotuner
+       * chose among (its split counts against the pair's below) */
+      for (int v = 0; v < 64; v++) {
+        char entry[64];
+        snprintf(entry, sizeof entry, "gqa_decode__v%d", v);
+        if (phobos_kernel_pin_variant(k.decode, entry) != PHOBOS_OK) break;
+        double verr = check(&k, &p, 16), vus = median_us(&k, &p);
+        bool vok = verr < 2e-2;
+        pass += vok, fail += !vok;
+        printf("decode  B %-2lld S 1 T %-6lld one call pinned %-16s %8.1f us %7.2f TB/s  (rel err %.2e %s)\n",
+               (long long)d.B, (long long)d.T, entry, vus, dbytes / (vus * 1e-6) / 1e12, verr, vok ? "ok" : "FAIL");
+      }
+      phobos_kernel_pin_variant(k.decode, NULL);
       /* the pair at the host's split count, and for B 1 at more splits
        * than the one call's 32 (the merge has no ceiling now) */
       static const int64_t more[] = {0, 64, 128, 256};
