@@ -647,8 +647,10 @@ bool plan_a_from_regs(const TirInst *dot) {
  * multiple of 8 up to 256; mma.sync for the other tensor-core shapes; a
  * [M, K] of a few rows (M <= PLAN_DOT_COLUMNS_ROWS) times columns the threads
  * own (a flat b whose columns are whole rounds of chunks, and a flat
- * result: thread t then holds the same columns of every row of both); FMA
- * otherwise. */
+ * result: thread t then holds the same columns of every row of both; a
+ * staged in shared memory, a splat, or an f32 register tile computed in
+ * the kernel, which goes through a small exchange: a normalized or gated
+ * activation); FMA otherwise. */
 static bool flat_reg(const TirInst *x) { return reg_layout(x, 2, LAYOUT_FLAT, LAYOUT_NONE); }
 
 void pl_choose_dot_paths(Planner *P) {
@@ -670,7 +672,8 @@ void pl_choose_dot_paths(Planner *P) {
     } else if (!in->aux && a->ty.rank == 2 && a->plan->phys[0] <= PLAN_DOT_COLUMNS_ROWS && v->phys[0] == a->plan->phys[0] &&
                b->plan->res == RES_REG && !pl_is_frag(b) && b->plan->phys[1] % TV == 0 &&
                v->phys[1] == b->plan->phys[1] && flat_reg(in) && flat_reg(b) &&
-               (a->op == TIR_SPLAT || (a->plan->res == RES_SHARED && !plan_swizzle(a->plan->buf)))) {
+               (a->op == TIR_SPLAT || (a->plan->res == RES_SHARED && !plan_swizzle(a->plan->buf)) ||
+                (a->plan->res == RES_REG && a->ty.elem == S_F32 && !pl_is_frag(a)))) {
       v->dot = DOT_COLUMNS;
     } else {
       v->dot = DOT_FMA;

@@ -221,6 +221,8 @@ static int64_t exchange_bytes(const TirInst *in) {
         if (in->args[k]->plan->res != RES_SHARED) n += value_exchange_bytes(in->args[k]);
       return n;
     }
+    case DOT_COLUMNS: /* an A computed in registers, for every thread to read */
+      return plan_dot_columns_exchanges(in) ? value_exchange_bytes(in->args[0]) : 0;
     default: return 0;
     }
   default: return 0;

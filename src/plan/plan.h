@@ -297,6 +297,12 @@ bool plan_is_blocked(const TirInst *x);
 /* the most rows of A a DOT_COLUMNS product takes (a decode batch's: each
  * costs a register a column the thread owns) */
 enum { PLAN_DOT_COLUMNS_ROWS = 8 };
+/* a DOT_COLUMNS dot whose A is a register tile (not a splat): it goes
+ * through the dot's exchange area (ptx/dot.c) */
+static inline bool plan_dot_columns_exchanges(const TirInst *dot) {
+  const TirInst *a = dot->args[0];
+  return a->op != TIR_SPLAT && a->plan->res == RES_REG;
+}
 bool plan_is_blocked_rows(const TirInst *x);
 bool plan_is_columns(const TirInst *x);
 /* x a row vector ([N] or [1, N]) broadcast over a fragment value, in the

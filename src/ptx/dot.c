@@ -29,29 +29,42 @@ static const char *row_elem(Emitter *e, const TirInst *a, int64_t i, int64_t k) 
  * thread contracts its own columns: no exchange, no barrier; each B
  * register is read once for all M rows (a decode batch reads the weights
  * once). A comes from shared memory (a staged view, read by all lanes at
- * once) or is a splat scalar. */
+ * once), is a splat scalar, or is an f32 register tile the kernel computed
+ * (a normalized activation), stored to the dot's exchange area first, in
+ * flat physical order (plan/memory.c: one barrier, a few hundred bytes). */
 static void emit_dot_columns(Emitter *e, const TirInst *in) {
   const TirInst *a = in->args[0], *b = in->args[1];
   int per = (int)(b->plan->phys[1] / e->T); /* columns per thread */
   int64_t K = a->ty.dims[1], M = in->plan->phys[0];
   RegClass rc = px_rc_of(in->ty.elem);
   const char *t = px_arith_type(in->ty.elem);
+  bool exch = plan_dot_columns_exchanges(in);
+  int64_t at = 0;
+  if (exch) px_exchange(e, in, &a, 1, &at);
   for (int j = 0; j < per * M; j++) px_out(e, "mov.%s %s, %s;", px_mov_type(rc), px_reg(e, in, j), px_zero(rc));
   /* an f32 row in shared memory is read four elements at a time where aligned */
   bool v4 = a->op != TIR_SPLAT && a->ty.elem == S_F32;
+  const char *base = exch ? "%smem_" : a->op != TIR_SPLAT ? px_smem_of(e, a->plan->buf) : NULL;
   const char *quad[PLAN_DOT_COLUMNS_ROWS][4] = {{0}};
   for (int64_t k = 0; k < K; k++) {
     for (int64_t i = 0; i < M; i++) {
       const char *av;
-      int64_t off = v4 ? row_elem_off(a, i, k) : 0;
+      int64_t off = exch ? at + (i * a->plan->phys[1] + k) * 4 : v4 ? row_elem_off(a, i, k) : 0;
       if (v4 && k % 4 == 0 && k + 4 <= K && off % 16 == 0) {
         for (int q = 0; q < 4; q++) quad[i][q] = px_tmp(e, RC_F32);
         px_out(e, "ld.shared.v4.f32 {%s, %s, %s, %s}, [%s+%lld];", quad[i][0], quad[i][1], quad[i][2], quad[i][3],
-               px_smem_of(e, a->plan->buf), (long long)off);
+               base, (long long)off);
       } else if (k % 4 == 0) {
         quad[i][0] = NULL;
       }
-      av = quad[i][0] ? quad[i][k % 4] : row_elem(e, a, i, k);
+      if (quad[i][0]) {
+        av = quad[i][k % 4];
+      } else if (exch) {
+        av = px_tmp(e, RC_F32);
+        px_out(e, "ld.shared.f32 %s, [%s+%lld];", av, base, (long long)off);
+      } else {
+        av = row_elem(e, a, i, k);
+      }
       for (int j = 0; j < per; j++) {
         const char *bv = px_reg(e, b, (int)(k * per + j)), *d = px_reg(e, in, (int)(i * per + j));
         if (rc == RC_F32 || rc == RC_F64) px_out(e, "fma.rn.%s %s, %s, %s, %s;", t, d, av, bv, d);

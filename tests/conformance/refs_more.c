@@ -1265,10 +1265,24 @@ static bool q8_blocks(RefCtx *r, bool mma) {
     }
   return true;
 }
+/* C = (A G) @ W: a few rows scaled by a weight row times int8 columns
+ * (dot_columns.ph: the product's A computed in registers) */
+static bool ref_rows_gated_columns(RefCtx *r) {
+  CaseParam *A = ref_param(r, "A"), *G = ref_param(r, "G"), *W = ref_param(r, "W"), *C = ref_param(r, "C");
+  int64_t M = A->dims[0], K = A->dims[1], N = W->dims[1];
+  for (int64_t i = 0; i < M; i++)
+    for (int64_t j = 0; j < N; j++) {
+      double acc = 0;
+      for (int64_t k = 0; k < K; k++) acc += E2(A, i, k) * G->data[k] * E2(W, k, j);
+      E2(C, i, j) = acc;
+    }
+  return true;
+}
 static bool ref_qdot_blocks(RefCtx *r) { return q8_blocks(r, false); }
 static bool ref_qmma_blocks(RefCtx *r) { return q8_blocks(r, true); }
 
 const RefEntry harness_refs_more[] = {
+    {"rows_gated_columns", ref_rows_gated_columns},
     {"qdot_blocks", ref_qdot_blocks},
     {"qmma_blocks", ref_qmma_blocks},
     {"barrier_rows", ref_barrier_rows},
