@@ -151,14 +151,16 @@ kernel gqa_decode_merge(OP: tensor<f32>[B, S, HQ, NS, D],
 // splits one at a time with a running max, so NS has no ceiling (the
 // two-kernel merge's tile is 32 splits wide).
 //
-// What it costs, unmeasured yet: that merge is one warp's, a load of the
-// group's [BQ, NQ, D] partial a split, in sequence, so its time grows with
-// NS (about an L2 round trip a split); gqa_decode_merge spreads the same
-// work over a CTA a row, behind a second launch. The list stops at 32
+// What it costs: that merge is one warp's. Until 12-05 it loaded the
+// group's [BQ, NQ, D] partial a split, in sequence, so its time grew with
+// NS (an L2 round trip a split; B 16, T 8192 measured 113.9 us in one call
+// against 83.0 for the pair, device call 2 of 12-05b); it now takes two
+// splits a step (below). gqa_decode_merge spreads the same work over a CTA
+// a row, behind a second launch. The list stops at 32
 // splits for that reason; B 1 long contexts, which want hundreds of
 // splits, take the pair until a merge that runs in parallel (a dependent
-// launch) lands. Unrolling the merge loop (for<unroll 4>) keeps four
-// partials in registers at once and spills (255 registers): left out. BK is
+// launch) lands. Unrolling the old merge loop (for<unroll 4>) kept four
+// [BQ, NQ, D] partials in registers at once and spilled (255 registers). BK is
 // the split kernel's measured best, 32: a 64-key tile at 4 stages is 128 KB
 // of ring, one of these one-warp CTAs an SM.
 @autotune(NQ in [7], D in [128], BQ in [2], BK in [32], PIPE in [4, 2], NS in [4, 8, 16, 32])
@@ -235,23 +237,33 @@ kernel gqa_decode(Q: tensor<bf16>[B, S, HQ, D],
 
   // the last of the NS CTAs of this (position block, KV head) merges: O is
   // sum_x w_x OP_x / sum_x w_x with w_x = exp(LSE_x - the running max)
+  // a position at a time ([NQ, D] tiles: for a decode step's one position
+  // the block's second row is slack and costs nothing), two splits a step
+  // with all four loads issued before any is used: one L2 round trip for
+  // two splits, where one a split made this one-warp merge grow with NS
+  // (NS is even). Four a step spilled 264 bytes a thread, two none.
   let last = arrive(Cnt[ctx.block.z, h], NS)
   if last {
-    var mx: tile<f32>[BQ, NQ, 1] = -inf
-    var num: tile<f32>[BQ, NQ, D] = 0.0
-    var den: tile<f32>[BQ, NQ, 1] = 0.0
-    for j in range(0, NS) {
-      let o = OP[b, s0 :+ BQ, h * NQ :+ NQ, j, :]                      // [BQ, NQ, D]
-      let lj = LSE[b, s0 :+ BQ, h * NQ :+ NQ, j :+ 1]                  // [BQ, NQ, 1]
-      let mn = tmax(mx, lj)
-      // a split without keys (LSE -inf) weighs 0; rows with none yet keep 0
-      let ms = where(mn == -inf, 0.0, mn)
-      let c = exp(mx - ms)
-      let w = exp(lj - ms)
-      num = num * c + o * w
-      den = den * c + w
-      mx = mn
+    for s in range(s0, min(S, s0 + BQ)) {
+      var mx: tile<f32>[NQ, 1] = -inf
+      var num: tile<f32>[NQ, D] = 0.0
+      var den: tile<f32>[NQ, 1] = 0.0
+      for j in range(0, NS, 2) {
+        let o0 = OP[b, s, h * NQ :+ NQ, j, :]                          // [NQ, D]
+        let o1 = OP[b, s, h * NQ :+ NQ, j + 1, :]
+        let l0 = LSE[b, s, h * NQ :+ NQ, j :+ 1]                       // [NQ, 1]
+        let l1 = LSE[b, s, h * NQ :+ NQ, j + 1 :+ 1]
+        let mn = tmax(mx, tmax(l0, l1))
+        // a split without keys (LSE -inf) weighs 0; rows with none yet keep 0
+        let ms = where(mn == -inf, 0.0, mn)
+        let c = exp(mx - ms)
+        let w0 = exp(l0 - ms)
+        let w1 = exp(l1 - ms)
+        num = num * c + (o0 * w0 + o1 * w1)
+        den = den * c + (w0 + w1)
+        mx = mn
+      }
+      O[b, s, h * NQ :+ NQ, :] = bf16(num / den)
     }
-    O[b, s0 :+ BQ, h * NQ :+ NQ, :] = bf16(num / den)
   }
 }

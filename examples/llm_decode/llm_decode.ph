@@ -265,34 +265,28 @@ kernel gqa_decode_len(Qr: tensor<bf16>[B, 1, HQ, D],
 
   // The last of the NS CTAs merges the group's NS partials of the one
   // query position (Qr's extent 1: the block's second row is slack, so the
-  // merge takes [NQ, D] tiles, not [BQ, NQ, D]), four splits a step with
-  // all eight loads issued before any is used: one L2 round trip for four
+  // merge takes [NQ, D] tiles, not [BQ, NQ, D]), two splits a step with
+  // all four loads issued before any is used: one L2 round trip for two
   // splits, where one a split made this one-warp merge most of the kernel's
   // time at short contexts (device call 1 of 12-05c: 66 us a launch at
-  // context 300). NS is a multiple of 4.
+  // context 300). NS is even; four a step spilled 268 bytes a thread.
   let last = arrive(Cnt[b, h], NS)
   if last {
     var mx: tile<f32>[NQ, 1] = -inf
     var num: tile<f32>[NQ, D] = 0.0
     var den: tile<f32>[NQ, 1] = 0.0
-    for j in range(0, NS, 4) {
+    for j in range(0, NS, 2) {
       let o0 = OP[b, 0, h * NQ :+ NQ, j, :]        // [NQ, D]
       let o1 = OP[b, 0, h * NQ :+ NQ, j + 1, :]
-      let o2 = OP[b, 0, h * NQ :+ NQ, j + 2, :]
-      let o3 = OP[b, 0, h * NQ :+ NQ, j + 3, :]
       let l0 = LSE[b, 0, h * NQ :+ NQ, j :+ 1]     // [NQ, 1]
       let l1 = LSE[b, 0, h * NQ :+ NQ, j + 1 :+ 1]
-      let l2 = LSE[b, 0, h * NQ :+ NQ, j + 2 :+ 1]
-      let l3 = LSE[b, 0, h * NQ :+ NQ, j + 3 :+ 1]
-      let mn = tmax(mx, tmax(tmax(l0, l1), tmax(l2, l3)))
+      let mn = tmax(mx, tmax(l0, l1))
       let ms = where(mn == -inf, 0.0, mn)
       let c = exp(mx - ms)
       let w0 = exp(l0 - ms)
       let w1 = exp(l1 - ms)
-      let w2 = exp(l2 - ms)
-      let w3 = exp(l3 - ms)
-      num = num * c + ((o0 * w0 + o1 * w1) + (o2 * w2 + o3 * w3))
-      den = den * c + ((w0 + w1) + (w2 + w3))
+      num = num * c + (o0 * w0 + o1 * w1)
+      den = den * c + (w0 + w1)
       mx = mn
     }
     O[b, 0, h * NQ :+ NQ, :] = num / den
