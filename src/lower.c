@@ -120,9 +120,10 @@ static TirInst *extract2(Lower *l, TirInst *t, int64_t r0, int64_t nr, int64_t c
 }
 
 /* rowmin(x) (rowmin, colmin, rowargmax): a min reduction of its own, not
- * -rowmax(-x). Over integers the negations wrap at the most negative value,
- * and ptxas folds -max(INT_MIN, -a) into min(-INT_MIN, a) = INT_MIN: an
- * integer rowmin came back -2^31 on the H200 (rowargmax, 12-05). */
+ * -rowmax(-x). Over integers the negations wrap at the most negative value
+ * (max's identity), and an integer rowmin lowered that way came back -2^31
+ * on the H200 (rowargmax, 12-05); a max over negated integers is still
+ * wrong there (spec/conformance/argmax_by_hand.yaml, an open defect). */
 static TirInst *row_min(Lower *l, TirInst *x, Span at) {
   TirType rt = x->ty;
   rt.dims[rt.rank - 1] = 1;

@@ -546,9 +546,7 @@ static void emit_reduce_blocked(Emitter *e, const TirInst *in) {
   for (int rr = 0; rr < (int)g.reps_r; rr++) {
     const char *d = px_reg(e, in, rr);
     /* the fold starts from the thread's first column when no thread's is
-     * slack, not from the identity: one operation fewer, and no constant
-     * for ptxas to fold a user's -rowmax(-x) over integers with (it
-     * rewrites -max(INT_MIN, -a) as min(-INT_MIN, a), which wraps) */
+     * slack, not from the identity: one operation fewer */
     bool first_real = px_blk_col_off(&g, 0) + (int64_t)(g.tc * g.wc - 1) * g.V < len;
     if (!first_real) px_out(e, "mov.%s %s, %s;", px_mov_type(rc), d, id);
     for (int j = 0; j < per; j++) {
