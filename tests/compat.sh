@@ -33,10 +33,10 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 acc=0 rej=0
 while IFS= read -r f; do
-  if [ -n "$out_dir" ]; then
-    stem=$(basename "$f" .ph)
-    out=$("$phobosc" --diagnostics=plain -o "$out_dir/$stem.cubin" "$f" 2>&1); rc=$?
-  elif [ $cubin = 1 ]; then out=$("$phobosc" --diagnostics=plain -o "$tmp/k.cubin" "$f" 2>&1); rc=$?
+  if [ $cubin = 1 ]; then
+    cubin_path=$tmp/k.cubin
+    [ -z "$out_dir" ] || cubin_path=$out_dir/$(basename "$f" .ph).cubin
+    out=$("$phobosc" --diagnostics=plain -o "$cubin_path" "$f" 2>&1); rc=$?
   else out=$("$phobosc" --diagnostics=plain "$f" 2>&1); rc=$?; fi
   if [ $rc = 0 ]; then
     acc=$((acc + 1)); printf 'accepted  %s\n' "$f"

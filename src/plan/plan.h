@@ -51,7 +51,7 @@ typedef struct BlockGeom {
 /* How a dot is computed (plan.c, choose_dot_paths). */
 typedef enum DotPath {
   DOT_FMA,     /* each thread its output elements over the exchange area or staged operands */
-  DOT_COLUMNS, /* a [1, K] row times columns the threads own in registers: no exchange */
+  DOT_COLUMNS, /* up to 8 rows times columns the threads own in registers: no exchange of B */
   DOT_MMA,     /* mma.sync m16n8k16 (m16n8k32 for 8-bit dot_t) through ldmatrix */
   DOT_WGMMA,   /* wgmma.mma_async m64nNk16 (sm_90a), N in PlanVal.wgmma_n */
 } DotPath;
@@ -291,9 +291,6 @@ bool plan_odd_rows_narrow(const Plan *p, uint64_t params);
 int64_t plan_launch_shared(const Plan *p);
 /* why a dot planned with tensor-core shapes runs on FMA, or NULL */
 const char *plan_dot_fallback(Arena *a, const Plan *p, const TirInst *dot);
-/* x in a blocked layout, in a row layout sliced from one, or in the
- * columns layout of a row vector broadcast down one */
-bool plan_is_blocked(const TirInst *x);
 /* the most rows of A a DOT_COLUMNS product takes (a decode batch's: each
  * costs a register a column the thread owns) */
 enum { PLAN_DOT_COLUMNS_ROWS = 8 };
@@ -303,6 +300,9 @@ static inline bool plan_dot_columns_exchanges(const TirInst *dot) {
   const TirInst *a = dot->args[0];
   return a->op != TIR_SPLAT && a->plan->res == RES_REG;
 }
+/* x in a blocked layout, in a row layout sliced from one, or in the
+ * columns layout of a row vector broadcast down one */
+bool plan_is_blocked(const TirInst *x);
 bool plan_is_blocked_rows(const TirInst *x);
 bool plan_is_columns(const TirInst *x);
 /* x a row vector ([N] or [1, N]) broadcast over a fragment value, in the

@@ -3,22 +3,13 @@
  * tensor-core paths need to know of their operands, and the FMA paths. */
 #include "emitter.h"
 
-/* The byte offset of element (i, k) of A's shared buffer. */
-static int64_t row_elem_off(const TirInst *a, int64_t i, int64_t k) {
+/* The shared byte offset of element (i, k) of a few-row A that every
+ * thread reads by itself: in its staged buffer (its pitch), or in the
+ * dot's exchange area at `at` (flat physical order, a word an element). */
+static int64_t a_elem_off(const TirInst *a, bool exch, int64_t at, int64_t i, int64_t k) {
+  if (exch) return at + (i * a->plan->phys[1] + k) * 4;
   const PlanBuf *b = a->plan->buf;
   return b->offset + (i * b->pitch + k) * sema_scalar_bytes(b->elem);
-}
-
-/* Element (i, k) of a few-row A that every thread can read by itself: from
- * its shared buffer, or the scalar it was splat from. */
-static const char *row_elem(Emitter *e, const TirInst *a, int64_t i, int64_t k) {
-  if (a->op == TIR_SPLAT) return px_reg(e, a->args[0], 0);
-  /* the buffer's address plus the element's offset, as an immediate */
-  const PlanBuf *b = a->plan->buf;
-  const char *r = px_tmp(e, px_rc_of(a->ty.elem));
-  const char *ad = arena_printf(e->a, "%s+%lld", px_smem_of(e, b), (long long)row_elem_off(a, i, k));
-  px_ld(e, "shared", a->ty.elem, r, ad, NULL);
-  return r;
 }
 
 /* DOT_COLUMNS: a few rows times a matrix whose columns the threads
@@ -43,13 +34,13 @@ static void emit_dot_columns(Emitter *e, const TirInst *in) {
   if (exch) px_exchange(e, in, &a, 1, &at);
   for (int j = 0; j < per * M; j++) px_out(e, "mov.%s %s, %s;", px_mov_type(rc), px_reg(e, in, j), px_zero(rc));
   /* an f32 row in shared memory is read four elements at a time where aligned */
-  bool v4 = a->op != TIR_SPLAT && a->ty.elem == S_F32;
-  const char *base = exch ? "%smem_" : a->op != TIR_SPLAT ? px_smem_of(e, a->plan->buf) : NULL;
+  bool splat = a->op == TIR_SPLAT, v4 = !splat && a->ty.elem == S_F32;
+  const char *base = exch ? "%smem_" : splat ? NULL : px_smem_of(e, a->plan->buf);
   const char *quad[PLAN_DOT_COLUMNS_ROWS][4] = {{0}};
   for (int64_t k = 0; k < K; k++) {
     for (int64_t i = 0; i < M; i++) {
       const char *av;
-      int64_t off = exch ? at + (i * a->plan->phys[1] + k) * 4 : v4 ? row_elem_off(a, i, k) : 0;
+      int64_t off = splat ? 0 : a_elem_off(a, exch, at, i, k);
       if (v4 && k % 4 == 0 && k + 4 <= K && off % 16 == 0) {
         for (int q = 0; q < 4; q++) quad[i][q] = px_tmp(e, RC_F32);
         px_out(e, "ld.shared.v4.f32 {%s, %s, %s, %s}, [%s+%lld];", quad[i][0], quad[i][1], quad[i][2], quad[i][3],
@@ -59,11 +50,11 @@ static void emit_dot_columns(Emitter *e, const TirInst *in) {
       }
       if (quad[i][0]) {
         av = quad[i][k % 4];
-      } else if (exch) {
-        av = px_tmp(e, RC_F32);
-        px_out(e, "ld.shared.f32 %s, [%s+%lld];", av, base, (long long)off);
-      } else {
-        av = row_elem(e, a, i, k);
+      } else if (splat) {
+        av = px_reg(e, a->args[0], 0);
+      } else { /* the address as an immediate off the base */
+        av = px_tmp(e, px_rc_of(a->ty.elem));
+        px_ld(e, "shared", a->ty.elem, av, arena_printf(e->a, "%s+%lld", base, (long long)off), NULL);
       }
       for (int j = 0; j < per; j++) {
         const char *bv = px_reg(e, b, (int)(k * per + j)), *d = px_reg(e, in, (int)(i * per + j));

@@ -328,7 +328,7 @@ static void emit_reduce_frag(Emitter *e, const TirInst *in) {
   const TirInst *x = in->args[0];
   FragGeom g = px_frag_geom(e, x);
   int64_t len = x->ty.dims[x->ty.rank - 1];
-  const char *op = in->aux == TRED_SUM ? "add.rn.f32" : in->aux == TRED_MAX ? "max.f32" : "min.f32";
+  const char *op = in->aux == TRED_SUM ? "add.rn.f32" : arena_printf(e->a, "%s.f32", red_op(in->aux));
   const char *id = red_identity(in->aux, S_F32);
   for (int mi = 0; mi < g.tpm; mi++)
     for (int h = 0; h < 2; h++) {
@@ -543,11 +543,11 @@ static void emit_reduce_blocked(Emitter *e, const TirInst *in) {
   const char *id = red_identity(in->aux, in->ty.elem);
   const char *cb = px_blk_col_base(e, &g);
   int per = g.V * (int)g.reps_c;
+  /* the fold starts from the thread's first column when no thread's is
+   * slack, not from the identity: one operation fewer */
+  bool first_real = px_blk_col_off(&g, 0) + (int64_t)(g.tc * g.wc - 1) * g.V < len;
   for (int rr = 0; rr < (int)g.reps_r; rr++) {
     const char *d = px_reg(e, in, rr);
-    /* the fold starts from the thread's first column when no thread's is
-     * slack, not from the identity: one operation fewer */
-    bool first_real = px_blk_col_off(&g, 0) + (int64_t)(g.tc * g.wc - 1) * g.V < len;
     if (!first_real) px_out(e, "mov.%s %s, %s;", px_mov_type(rc), d, id);
     for (int j = 0; j < per; j++) {
       const char *v = px_reg(e, x, rr * per + j);
