@@ -340,6 +340,9 @@ typedef struct KernelInfo {
   int pipeline_stages;    /* 0: no @pipeline */
   bool padstage, dynshared;
   bool no_tma;            /* @no_tma: no asynchronous copies in this kernel (phobosc --no-tma for it alone) */
+  /* @persistent (spec 9.8): the runtime sizes grid axis x to the CTAs the
+   * device holds at once; grid_barrier: the grid must be resident at once */
+  bool persistent, grid_barrier;
   int ngrid;
   Node *grid[3];          /* @grid expressions, or the derived grid's (grid_derived), annotated */
   bool grid_derived;      /* no @grid: the grid was derived from the slices (sema_grid.c, spec 11.1) */

@@ -954,6 +954,13 @@ static Type *b_program_id(Sema *s, Node *call, Type **args) {
   return r == 1 && v >= 0 && v <= 2 ? sema_scalar_ty(s, S_I32) : ty_error;
 }
 
+/* The element types whose old value an atomic gives back: atom.add takes
+ * .s32, .u64, .f32 and .f64, atom.cas .b32 and .b64 (spec 9.6). */
+static bool atomic_value_elem(const char *what, Scalar e) {
+  if (!strcmp(what, "atomic_cas")) return e == S_I32 || e == S_I64;
+  return e == S_I32 || e == S_I64 || e == S_F32 || e == S_F64;
+}
+
 /* atomic_add(C[slice], v): adds v into the slice of a tensor parameter,
  * each element atomically, so that CTAs adding into the same elements all
  * count (§9.6). The slice is a place, as a store's target is; v is a value
@@ -979,12 +986,171 @@ static Type *b_atomic_add(Sema *s, Node *call, Type **args) {
   if (!need_value(s, vn, vt, "atomic_add")) return ty_error;
   if (!check_assignable(s, vn->span, tt, vt, "atomic_add", true)) return ty_error;
   check_fits(s, vn, e);
+  if (s->arrive_ok == call) { /* let old = atomic_add(C[i], v): one element's old value */
+    if (tt->kind != TY_SCALAR) {
+      diag_error(s->d, tn->span, "atomic_add gives back one element's old value: index every dim of '%s' with a "
+                                 "point, got %s", base->name, sema_ty_str(s, tt));
+      return ty_error;
+    }
+    if (vt->kind != TY_SCALAR) {
+      diag_error(s->d, vn->span, "atomic_add of one element adds a scalar, got %s", sema_ty_str(s, vt));
+      return ty_error;
+    }
+    if (!atomic_value_elem("atomic_add", e)) {
+      diag_error(s->d, tn->span, "atomic_add gives back the old value of i32, i64, f32 or f64 elements; '%s' holds %s",
+                 base->name, sema_scalar_name(e));
+      return ty_error;
+    }
+    return tt;
+  }
   if (s->atomic_ok != call) {
-    diag_error(s->d, call->span, "atomic_add adds into a tensor and gives nothing back, so it is a statement of its "
-                                 "own: atomic_add(C[...], v)");
+    diag_error(s->d, call->span, "atomic_add changes a tensor, so it is a statement of its own or the whole "
+                                 "initializer of a let: let old = atomic_add(C[i], v)");
     return ty_error;
   }
   return tt;
+}
+
+/* Where an atomic that gives a value back may stand: a statement of its
+ * own (the value dropped) or a let's whole initializer, so that it runs
+ * once, where it is written, for the whole CTA. */
+static bool atomic_placed(Sema *s, Node *call, const char *what) {
+  if (s->atomic_ok == call || s->arrive_ok == call) return true;
+  diag_error(s->d, call->span, "%s changes a tensor, so it is a statement of its own or the whole initializer of a let: "
+                               "let old = %s(...)", what, what);
+  return false;
+}
+
+/* The operands of an atomic after its element: atomic_add's v, atomic_cas's
+ * cmp and v, each a scalar that converts to the element's type. */
+static bool atomic_operands(Sema *s, Node *call, int first, Scalar e, const char *what) {
+  bool ok = true;
+  for (int i = first; i < call->list.len; i++) {
+    Node *vn = call->list.items[i];
+    Type *vt = sema_check_expr(s, vn);
+    if (vt->kind == TY_ERROR || !need_value(s, vn, vt, what)) {
+      ok = false;
+    } else if (vt->kind != TY_SCALAR || vt->elem == S_BOOL) {
+      diag_error(s->d, vn->span, "%s's operands are numeric scalars, got %s", what, sema_ty_str(s, vt));
+      ok = false;
+    } else if (!check_assignable(s, vn->span, sema_scalar_ty(s, e), vt, what, true) || !check_fits(s, vn, e)) {
+      ok = false;
+    }
+  }
+  return ok;
+}
+
+/* Phobos's spelling of one element of a tensor parameter: atomic_add(t, i,
+ * v), atomic_cas(t, i, cmp, v) and grid_barrier(t) name the tensor itself,
+ * which is of rank 1 or an [N, 1] column (spec 9.6). Gives its symbol, or
+ * NULL after an error. */
+static Symbol *element_tensor(Sema *s, Node *call, const char *what, const char *form) {
+  Node *tn = call->list.items[0];
+  Symbol *y = tn->kind == N_NAME ? sema_lookup(s, tn->name) : NULL;
+  if (!y || y->kind != SYM_TENSOR) {
+    if (tn->kind != N_NAME) sema_check_expr(s, tn);
+    diag_error(s->d, tn->span, "the first argument of %s names a tensor parameter: %s", what, form);
+    return NULL;
+  }
+  Type *t = y->ty;
+  tn->sym = y, tn->ty = t;
+  if (!(t->rank == 1 || (t->rank == 2 && t->dims[1] == 1))) {
+    diag_error(s->d, tn->span, "%s names a tensor of rank 1 or an [N, 1] column; '%s' is %s", what, y->name,
+               sema_ty_str(s, t));
+    if (strcmp(what, "grid_barrier")) diag_note(s->d, tn->span, "index it instead: %s(%s[...], ...)", what, y->name);
+    return NULL;
+  }
+  return y;
+}
+
+/* atomic_add(t, i, v) and atomic_cas(t, i, cmp, v): Phobos's form of one
+ * element, t[i] (t[i, 0] of a column); the same operation as on t[i]. */
+static Type *check_atomic_index_form(Sema *s, Node *call, const char *what) {
+  const char *form = strcmp(what, "atomic_cas") ? "atomic_add(Cnt, i, v)" : "atomic_cas(Lock, i, cmp, v)";
+  Symbol *y = element_tensor(s, call, what, form);
+  bool ok = y != NULL;
+  Node *in = call->list.items[1];
+  Type *it = sema_check_expr(s, in);
+  if (it->kind == TY_ERROR) ok = false;
+  else if (it->kind != TY_SCALAR || !sema_is_int(it->elem)) {
+    diag_error(s->d, in->span, "the index of %s must be an integer scalar, got %s", what, sema_ty_str(s, it));
+    ok = false;
+  }
+  if (!ok) {
+    for (int i = 2; i < call->list.len; i++) sema_check_expr(s, call->list.items[i]);
+    return ty_error;
+  }
+  Scalar e = y->ty->elem;
+  if (!atomic_value_elem(what, e)) {
+    diag_error(s->d, ((Node *)call->list.items[0])->span, "%s works on %s elements; '%s' holds %s", what,
+               strcmp(what, "atomic_cas") ? "i32, i64, f32 or f64" : "i32 or i64", y->name, sema_scalar_name(e));
+    return ty_error;
+  }
+  if (!atomic_operands(s, call, 2, e, what) || !atomic_placed(s, call, what)) return ty_error;
+  return sema_scalar_ty(s, e);
+}
+
+/* atomic_cas(C[i, ...], cmp, v): where the element holds cmp, v replaces
+ * it; either way the old value comes back (spec 9.6). */
+static Type *b_atomic_cas(Sema *s, Node *call, Type **args) {
+  Node *tn = call->list.items[0];
+  Node *base = tn->kind == N_INDEX && tn->a->kind == N_NAME ? tn->a : NULL;
+  Symbol *y = base ? sema_lookup(s, base->name) : NULL;
+  if (!y || y->kind != SYM_TENSOR) {
+    diag_error(s->d, tn->span, "atomic_cas swaps one element of a tensor parameter, e.g. atomic_cas(Lock[0], 0, 1)");
+    return ty_error;
+  }
+  if (args[0]->kind != TY_SCALAR) {
+    diag_error(s->d, tn->span, "atomic_cas works on one element: index every dim of '%s' with a point, got %s",
+               base->name, sema_ty_str(s, args[0]));
+    return ty_error;
+  }
+  Scalar e = args[0]->elem;
+  if (!atomic_value_elem("atomic_cas", e)) {
+    diag_error(s->d, tn->span, "atomic_cas works on i32 or i64 elements; '%s' holds %s", base->name,
+               sema_scalar_name(e));
+    return ty_error;
+  }
+  for (int i = 1; i < 3; i++) {
+    Node *vn = call->list.items[i];
+    if (args[i]->kind != TY_SCALAR || args[i]->elem == S_BOOL) {
+      diag_error(s->d, vn->span, "atomic_cas's operands are numeric scalars, got %s", sema_ty_str(s, args[i]));
+      return ty_error;
+    }
+    if (!check_assignable(s, vn->span, args[0], args[i], "atomic_cas", true) || !check_fits(s, vn, e))
+      return ty_error;
+  }
+  if (!atomic_placed(s, call, "atomic_cas")) return ty_error;
+  return sema_scalar_ty(s, e);
+}
+
+/* grid_barrier(bar): every CTA of the grid waits for every other (spec
+ * 9.8). bar is an i32 tensor parameter of at least two elements, rank 1 or
+ * an [N, 1] column: the arrival counter and the generation. A statement. */
+static Type *check_grid_barrier(Sema *s, Node *call) {
+  if (call->list.len != 1) {
+    for (int i = 0; i < call->list.len; i++) sema_check_expr(s, call->list.items[i]);
+    diag_error(s->d, call->span, "grid_barrier takes 1 argument, got %d", call->list.len);
+    return ty_error;
+  }
+  Symbol *y = element_tensor(s, call, "grid_barrier", "grid_barrier(Bar), Bar: tensor<i32>[2]");
+  if (!y) return ty_error;
+  Node *tn = call->list.items[0];
+  if (y->ty->elem != S_I32) {
+    diag_error(s->d, tn->span, "grid_barrier counts in an i32 tensor; '%s' holds %s", y->name,
+               sema_scalar_name(y->ty->elem));
+    return ty_error;
+  }
+  if (y->ty->dims[0] >= 0 && y->ty->dims[0] < 2) {
+    diag_error(s->d, tn->span, "grid_barrier needs two elements (the arrivals and the generation); '%s' has %lld",
+               y->name, (long long)y->ty->dims[0]);
+    return ty_error;
+  }
+  if (s->atomic_ok != call) {
+    diag_error(s->d, call->span, "grid_barrier waits and gives nothing back, so it is a statement of its own");
+    return ty_error;
+  }
+  return sema_scalar_ty(s, S_BOOL);
 }
 
 /* barrier(): every thread of the CTA waits for the others (§10.6). The
@@ -1066,6 +1232,16 @@ static Type *b_cumsum(Sema *s, Node *call, Type **args) {
     return ty_error;
   }
   return args[0];
+}
+
+/* flat(t): a tile's elements as one row, [1, R C] (Phobos's view of a
+ * declared tile; here any tile value of rank 1 to 3, row-major order) */
+static Type *b_flat(Sema *s, Node *call, Type **args) {
+  if (!need_tile(s, call, 0, args[0], 1, 3)) return ty_error;
+  int64_t n = 1;
+  for (int i = 0; i < args[0]->rank; i++) n *= args[0]->dims[i];
+  Type *t = tile_ty(s, args[0]->elem, 2, (int64_t[]){1, n});
+  return tile_fits(s, call->span, t) ? t : ty_error;
 }
 
 /* colsum / colmax / colmin(t): a rank-2 tile reduced over its rows,
@@ -1183,6 +1359,7 @@ static const Builtin builtins[] = {
     {"cdiv", 2, 2, b_cdiv},
     {"transpose", 1, 1, b_transpose},
     {"cumsum", 1, 1, b_cumsum},
+    {"flat", 1, 1, b_flat},
     {"colsum", 1, 1, b_colreduce},
     {"colmax", 1, 1, b_colreduce},
     {"colmin", 1, 1, b_colreduce},
@@ -1194,7 +1371,9 @@ static const Builtin builtins[] = {
     {"program_id", 1, 1, b_program_id},
     {"iota", 1, MAX_TILE_RANK, NULL}, /* checked by check_iota: its extents are constants */
     {"arrive", 2, 2, b_arrive},
-    {"atomic_add", 2, 2, b_atomic_add},
+    {"atomic_add", 2, 3, b_atomic_add},   /* 3: Phobos's atomic_add(t, i, v), check_atomic_index_form */
+    {"atomic_cas", 3, 4, b_atomic_cas},   /* 4: atomic_cas(t, i, cmp, v) */
+    {"grid_barrier", 1, 1, NULL},         /* check_grid_barrier: its argument names a tensor */
     {"barrier", 0, 0, b_barrier},
 };
 
@@ -1289,6 +1468,9 @@ static Type *check_call(Sema *s, Node *n) {
     return ty_error;
   }
   if (strcmp(name, "iota") == 0) return check_iota(s, n);
+  if (strcmp(name, "grid_barrier") == 0) return check_grid_barrier(s, n);
+  if ((!strcmp(name, "atomic_add") && n->list.len == 3) || (!strcmp(name, "atomic_cas") && n->list.len == 4))
+    return check_atomic_index_form(s, n, name);
   Scalar conv;
   const Builtin *b = NULL;
   for (size_t i = 0; i < sizeof builtins / sizeof builtins[0]; i++)
@@ -1512,7 +1694,9 @@ static void check_cond(Sema *s, Node *e, const char *what) {
 static void check_decl(Sema *s, Node *n) {
   bool is_let = n->kind == N_LET;
   Type *declared = n->type ? sema_resolve_type(s, n->type, false) : NULL;
-  if (is_let && n->a && n->a->kind == N_CALL && n->a->a->kind == N_NAME && !strcmp(n->a->a->name, "arrive"))
+  if (is_let && n->a && n->a->kind == N_CALL && n->a->a->kind == N_NAME &&
+      (!strcmp(n->a->a->name, "arrive") || !strcmp(n->a->a->name, "atomic_add") ||
+       !strcmp(n->a->a->name, "atomic_cas")))
     s->arrive_ok = n->a;
   Type *init = n->a ? sema_check_expr(s, n->a) : NULL;
   s->arrive_ok = NULL;
@@ -1653,7 +1837,8 @@ static void check_stmt(Sema *s, Node *n) {
   case N_EXPR: {
     /* the builtins that are statements: they act and give nothing back */
     bool atomic = n->a->kind == N_CALL && n->a->a->kind == N_NAME &&
-                  (!strcmp(n->a->a->name, "atomic_add") || !strcmp(n->a->a->name, "barrier"));
+                  (!strcmp(n->a->a->name, "atomic_add") || !strcmp(n->a->a->name, "atomic_cas") ||
+                   !strcmp(n->a->a->name, "barrier") || !strcmp(n->a->a->name, "grid_barrier"));
     if (atomic) s->atomic_ok = n->a;
     Type *t = sema_check_expr(s, n->a);
     s->atomic_ok = NULL;

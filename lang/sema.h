@@ -33,7 +33,7 @@ typedef struct Sema {
 
 
 typedef struct Attrs {
-  Node *launch, *autotune_first, *pipeline, *padstage, *aligned, *dynshared, *grid, *no_tma;
+  Node *launch, *autotune_first, *pipeline, *padstage, *aligned, *dynshared, *grid, *no_tma, *persistent;
   PtrVec requires; /* every @requires line: they add up */
   PtrVec scratch;  /* every @scratch line: they add up */
   TuneDim *tune;

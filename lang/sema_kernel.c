@@ -16,8 +16,8 @@ static void check_grid_names(Sema *s, Node *n, bool contract);
 static void check_requires(Sema *s, Attrs *at);
 static void fill_requires(Sema *s, Attrs *at, KernelInfo *info);
 
-static const char *known_attrs[] = {"launch",  "autotune",  "pipeline", "padstage", "aligned",
-                                    "dynshared", "grid",    "no_tma",   "requires", "scratch"};
+static const char *known_attrs[] = {"launch", "autotune", "pipeline", "padstage", "aligned",   "dynshared",
+                                    "grid",   "no_tma",   "requires", "scratch",  "persistent"};
 
 /* Evaluates an attribute argument that must be an integer constant. */
 static bool attr_int(Sema *s, Node *attr, Node *arg, const char *what, int64_t *out) {
@@ -134,6 +134,7 @@ static void collect_attrs(Sema *s, Node *k, Attrs *at) {
                   : strcmp(a->name, "aligned") == 0   ? &at->aligned
                   : strcmp(a->name, "dynshared") == 0 ? &at->dynshared
                   : strcmp(a->name, "no_tma") == 0    ? &at->no_tma
+                  : strcmp(a->name, "persistent") == 0 ? &at->persistent
                                                       : &at->grid;
     if (strcmp(a->name, "requires") == 0) {
       /* several @requires lines add up, as @autotune's do */
@@ -154,7 +155,8 @@ static void collect_attrs(Sema *s, Node *k, Attrs *at) {
       continue;
     }
     *slot = a;
-    if ((slot == &at->padstage || slot == &at->dynshared || slot == &at->no_tma) && a->has_args)
+    if ((slot == &at->padstage || slot == &at->dynshared || slot == &at->no_tma || slot == &at->persistent) &&
+        a->has_args)
       diag_error(s->d, a->span, "@%s takes no arguments", a->name);
   }
 }
@@ -618,6 +620,7 @@ static void fill_info(Sema *s, Attrs *at, KernelInfo *info) {
   info->padstage = at->padstage != NULL;
   info->dynshared = at->dynshared != NULL;
   info->no_tma = at->no_tma != NULL;
+  info->persistent = at->persistent != NULL;
   if (at->grid)
     for (int i = 0; i < at->grid->list.len && i < 3; i++) info->grid[info->ngrid++] = at->grid->list.items[i];
   fill_requires(s, at, info);

@@ -20,6 +20,8 @@
  *           apart: [X]                 optional: tensors no written tensor may overlap
  *           general_strides: true      optional: takes every dim's stride, the last included
  *           maps_required: true        optional: runs only where every tensor map is built
+ *           co_resident: true          optional: grid_barrier: a cooperative launch, the grid resident at once
+ *           persistent: true           optional: @persistent: grid axis x cut to the CTAs the device holds
  *           staged: {tensor: X, rows: 1, block: 4096}  optional: rows copied into shared memory
  *           aligned_rows: [X, Y]       optional: tensors whose rows must be 16-byte aligned
  *           grid: ["N 64 cdiv", "1"]   postfix over dims and integers; [] without @grid
@@ -447,10 +449,13 @@ static bool parse_variant(P *p, yaml_node_t *n, MfVariant *v) {
       !get_bool(p, n, "dependent_launch", false, &v->dependent_launch) ||
       !get_bool(p, n, "l2_prefetch", false, &v->l2pf_param) ||
       !get_bool(p, n, "general_strides", false, &v->general_strides) ||
-      !get_bool(p, n, "maps_required", false, &v->maps_required))
+      !get_bool(p, n, "maps_required", false, &v->maps_required) ||
+      !get_bool(p, n, "co_resident", false, &v->co_resident) ||
+      !get_bool(p, n, "persistent", false, &v->persistent))
     return false;
   v->name = v->entry;
   v->l2pf_dist = -1;
+  v->resident = -1;
   if (t % 32) return bad(p, get(p, n, "threads"), "variant '%s': threads %lld is not a multiple of 32", v->entry, (long long)t);
   v->threads = (int)t;
   v->shared_bytes = sb;

@@ -72,7 +72,7 @@ enum {
 /* cuLaunchKernelEx's configuration and one attribute (CUlaunchConfig,
  * CUlaunchAttribute: the layout cuda.h gives them, an id padded to 8 bytes
  * and a 64-byte value union). */
-enum { CU_LAUNCH_ATTR_PROGRAMMATIC_STREAM_SERIALIZATION = 6 };
+enum { CU_LAUNCH_ATTR_COOPERATIVE = 2, CU_LAUNCH_ATTR_PROGRAMMATIC_STREAM_SERIALIZATION = 6 };
 typedef struct CuLaunchAttr {
   int id;
   char pad[4];
@@ -245,6 +245,12 @@ typedef struct MfVariant {
    * map the runtime cannot build, so it is launched only where every map
    * can be (rt_maps_misfit) */
   bool maps_required;
+  /* grid_barrier (spec 9.8): every CTA resident at once, a cooperative
+   * launch whose grid the runtime checks against the device's hold;
+   * persistent: its derived grid's axis x cut to that hold (resident: the
+   * CTAs of the variant the device holds at once, -1 until found) */
+  bool co_resident, persistent;
+  int64_t resident;
   MfProgram (*requires)[2]; /* its kernel's nrequires contracts' sides, or NULL */
   MfProgram (*scratch)[PHOBOS_MAX_RANK]; /* each scratch tensor's extents (MfKernel.nscratch), or NULL */
   CUfunction fn;       /* set by phobos_module_load */

@@ -917,6 +917,40 @@ static int l2pf_distance(phobos_context *ctx, MfVariant *v, int dyn) {
   return v->l2pf_dist = per_sm * sms;
 }
 
+/* The CTAs of a variant the device holds at once (the occupancy query
+ * times the SMs), found once; 0 where the driver cannot say. */
+static int64_t resident_ctas(phobos_context *ctx, MfVariant *v, int dyn) {
+  if (v->resident >= 0) return v->resident;
+  int per_sm = 0, sms = 0;
+  if (!ctx->cu->OccupancyMaxActiveBlocksPerMultiprocessor ||
+      ctx->cu->OccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, v->fn, v->threads, (size_t)dyn) != CU_SUCCESS ||
+      ctx->cu->DeviceGetAttribute(&sms, CU_ATTR_SM_COUNT, ctx->dev) != CU_SUCCESS || per_sm < 0 || sms < 0)
+    per_sm = 0, sms = 0;
+  return v->resident = (int64_t)per_sm * sms;
+}
+
+/* grid_barrier's grid (spec 9.8): a @persistent variant's derived grid
+ * has its axis x cut to what the device holds at once; then every co-resident
+ * variant's grid must fit that hold, or the launch is an error, never a
+ * grid that waits for CTAs that cannot start. */
+static phobos_status fit_resident(phobos_kernel *k, MfVariant *v, int dyn, int64_t grid[3]) {
+  phobos_context *ctx = k->mod->ctx;
+  if (!v->co_resident && !v->persistent) return PHOBOS_OK;
+  int64_t hold = resident_ctas(ctx, v, dyn), rest = grid[1] * grid[2];
+  if (hold <= 0)
+    return rt_set_err(ctx, PHOBOS_LAUNCH_LIMIT, "kernel '%s' (variant '%s') %s, and the driver cannot say how many "
+                      "of its CTAs device %d holds at once (cuOccupancyMaxActiveBlocksPerMultiprocessor)",
+                      k->mf->name, v->entry, v->co_resident ? "waits at a grid barrier" : "is @persistent",
+                      ctx->ordinal);
+  if (v->persistent && !k->explicit_grid && grid[0] * rest > hold) grid[0] = hold / rest > 0 ? hold / rest : 1;
+  if (v->co_resident && grid[0] * rest > hold)
+    return rt_set_err(ctx, PHOBOS_LAUNCH_LIMIT, "kernel '%s' waits at a grid barrier, so its grid of %lld CTAs must "
+                      "be resident at once; device %d holds %lld of variant '%s'%s",
+                      k->mf->name, (long long)(grid[0] * rest), ctx->ordinal, (long long)hold, v->entry,
+                      v->persistent ? "" : " (@persistent sizes the grid to it)");
+  return PHOBOS_OK;
+}
+
 phobos_status rt_launch_variant(phobos_kernel *k, MfVariant *v, const phobos_arg *args, const RtBinding *b,
                                     const CUdeviceptr *override, CUstream stream) {
   phobos_context *ctx = k->mod->ctx;
@@ -949,6 +983,8 @@ phobos_status rt_launch_variant(phobos_kernel *k, MfVariant *v, const phobos_arg
     CU_CHECK(ctx, ctx->cu->FuncSetAttribute(v->fn, CU_FUNC_MAX_DYNAMIC_SHARED, dyn),
              "cuFuncSetAttribute(max dynamic shared memory)");
   }
+  phobos_status rs = fit_resident(k, v, dyn, grid);
+  if (rs != PHOBOS_OK) return rs;
   Params p;
   pack(k->mf, v, args, override, &p);
   p.nbuilt = 0;
@@ -964,6 +1000,18 @@ phobos_status rt_launch_variant(phobos_kernel *k, MfVariant *v, const phobos_arg
   }
   k->last_tmaps = v->ntmaps, k->last_tmaps_built = p.nbuilt;
   CU_CHECK(ctx, ctx->cu->CtxSetCurrent(ctx->cuctx), "cuCtxSetCurrent");
+  if (v->co_resident && ctx->cu->LaunchKernelEx) {
+    /* cooperative: the driver starts every CTA at once or refuses */
+    CuLaunchAttr attr = {.id = CU_LAUNCH_ATTR_COOPERATIVE, .value.allowed = 1};
+    CuLaunchConfig cfg = {.grid = {(unsigned)grid[0], (unsigned)grid[1], (unsigned)grid[2]},
+                          .block = {(unsigned)v->threads, 1, 1},
+                          .shared_bytes = (unsigned)dyn,
+                          .stream = stream,
+                          .attrs = &attr,
+                          .nattrs = 1};
+    CU_CHECK(ctx, ctx->cu->LaunchKernelEx(&cfg, v->fn, p.ptrs, NULL), "cuLaunchKernelEx (cooperative)");
+    return PHOBOS_OK;
+  }
   if (v->dependent_launch && ctx->dependent_launch && ctx->cu->LaunchKernelEx) {
     /* the entry waits for the previous kernel itself (griddepcontrol.wait),
      * so its launch may overlap that kernel's last wave */

@@ -15,6 +15,7 @@
 #include "interp.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,6 +101,8 @@ typedef struct Interp {
   char *err;
   size_t errlen;
   bool failed;
+  struct GridRun *grun;  /* a kernel with grid_barrier: its CTAs run in turns (run_grid) */
+  int64_t slot;          /* ... this CTA's turn */
 } Interp;
 
 static bool fail(Interp *I, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -417,6 +420,49 @@ static bool exec_load(Interp *I, const TirInst *in) {
   return true;
 }
 
+static bool grid_wait(Interp *I, const TirInst *in, int64_t *counter, int64_t *generation);
+
+/* The element of an atomic (TIR_ARRIVE), or NULL after reporting it
+ * outside its tensor. */
+static double *atomic_element(Interp *I, const TirInst *in, const char *what) {
+  int64_t start[MAX_TENSOR_RANK];
+  sub_starts(I, in, start);
+  for (int d = 0; d < in->nsubs; d++)
+    if (start[d] < 0 || start[d] >= tensor_dim(I, in->aux, d)) {
+      fail(I, "%s's element %s is outside the tensor: index %lld of dim %d (size %lld) (%s at line %d)", what,
+           I->f->params[in->aux].name, (long long)start[d], d, (long long)tensor_dim(I, in->aux, d), what,
+           in->span.first_line);
+      return NULL;
+    }
+  return &I->args[in->aux].t.data[tensor_offset(I, in->aux, start)];
+}
+
+/* atomic_add and atomic_cas of one element (spec 9.6): once a CTA, the old
+ * value back. Atomics do not race with each other, only with another CTA's
+ * store to the element, which exec_store reports (the writer mark -1). */
+static bool exec_atomic(Interp *I, const TirInst *in) {
+  Val *v = new_val(in);
+  set_val(I, in, v);
+  bool cas = in->aux2 == TARRIVE_CAS;
+  double *c = atomic_element(I, in, cas ? "atomic_cas" : "atomic_add");
+  if (!c) return false;
+  Scalar e = I->f->params[in->aux].elem;
+  int64_t off = c - I->args[in->aux].t.data;
+  if (I->writer[in->aux]) {
+    int64_t *w = &I->writer[in->aux][off];
+    if (*w > 0 && *w != I->cta + 1)
+      return fail(I, "CTA %lld changes %s[%lld] with %s, which CTA %lld stores: a race on the GPU (line %d)",
+                  (long long)I->cta, I->f->params[in->aux].name, (long long)off, cas ? "atomic_cas" : "atomic_add",
+                  (long long)*w - 1, in->span.first_line);
+    if (!*w) *w = -1;
+  }
+  double old = *c, a0 = scalar_of(I, in->args[0]);
+  v->d[0] = old;
+  if (!cas) *c = interp_round(e, old + interp_round(e, a0));
+  else if (old == a0) *c = interp_round(e, scalar_of(I, in->args[1]));
+  return true;
+}
+
 /* arrive(C[g], n): the GPU's atom.inc with bound n - 1 (the counter
  * counts arrivals modulo n) on the element, true for the arrival that
  * finds n - 1 there. CTAs run one after another here, so the n-th CTA to
@@ -643,6 +689,23 @@ static bool exec_inst(Interp *I, const TirInst *in) {
     }
     break;
   }
+  case TIR_RESHAPE: { /* logical element i of the result is the source's i, both row-major */
+    v = new_val(in);
+    int64_t sc[MAX_TILE_RANK];
+    for (int64_t i = 0; i < v->n; i++) {
+      coords(v, i, c);
+      bool inside = true;
+      int64_t li = 0;
+      for (int d = 0; d < v->rank; d++) {
+        inside &= c[d] < in->ty.dims[d];
+        li = li * in->ty.dims[d] + c[d];
+      }
+      if (!inside) continue; /* slack: 0 */
+      for (int d = a->rank - 1; d >= 0; d--) sc[d] = li % in->args[0]->ty.dims[d], li /= in->args[0]->ty.dims[d];
+      v->d[i] = a->d[flat(a, sc)];
+    }
+    break;
+  }
   case TIR_TRANSPOSE:
     v = new_val(in);
     for (int64_t i = 0; i < v->n; i++) {
@@ -653,7 +716,22 @@ static bool exec_inst(Interp *I, const TirInst *in) {
     break;
   case TIR_LOAD: exec_load(I, in); break;
   case TIR_STORE: exec_store(I, in); break;
-  case TIR_ARRIVE: exec_arrive(I, in); break;
+  case TIR_ARRIVE:
+    if (in->aux2 == TARRIVE_ADD || in->aux2 == TARRIVE_CAS) {
+      exec_atomic(I, in);
+    } else if (in->aux2 == TARRIVE_GRID) {
+      set_val(I, in, new_val(in));
+      double *gen = atomic_element(I, in, "grid_barrier");
+      if (gen) {
+        int64_t one[MAX_TENSOR_RANK] = {0};
+        double *cnt = &I->args[in->aux].t.data[tensor_offset(I, in->aux, one)];
+        int64_t c = i64(*cnt), g = i64(*gen);
+        if (grid_wait(I, in, &c, &g)) *cnt = (double)c, *gen = (double)(int32_t)g;
+      }
+    } else {
+      exec_arrive(I, in);
+    }
+    break;
   case TIR_EXTRACT: {
     v = new_val(in);
     int64_t start[MAX_TENSOR_RANK], wc[MAX_TILE_RANK];
@@ -788,6 +866,167 @@ static bool bind_dims(Interp *I) {
   return true;
 }
 
+/* ------------------------------------------------------ grid_barrier */
+
+/* A kernel with grid_barrier (spec 9.8) needs every CTA alive at once: one
+ * thread a CTA, of which exactly one runs at a time (the turn passes in
+ * the order the CTAs would run one after another), so the CTAs share the
+ * tensors and the race marks as they do when run in sequence. A CTA at the
+ * barrier passes the turn on; the last to arrive starts the next phase
+ * and a new round of turns. A CTA that ends while others wait, or waits
+ * after one ended, would hang the GPU: that is reported. */
+typedef struct GridRun {
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  int64_t n, turn, arrived, ended;
+  bool *done;
+  bool failed;
+  const TirInst *waiting_at; /* the barrier the arrived CTAs wait at */
+} GridRun;
+
+enum { INTERP_GRID_BARRIER_CTAS = 256, INTERP_CTA_STACK = 32 << 20 };
+
+/* the next CTA's turn after slot (one that has not ended) */
+static void pass_turn(GridRun *g, int64_t slot) {
+  for (int64_t k = 1; k <= g->n; k++)
+    if (!g->done[(slot + k) % g->n]) {
+      g->turn = (slot + k) % g->n;
+      break;
+    }
+  pthread_cond_broadcast(&g->cv);
+}
+
+/* After a phase, stores to one element by two CTAs are no race: the
+ * barrier orders them. */
+static void forget_writers(Interp *I) {
+  for (int p = 0; p < I->f->nparams; p++)
+    if (I->writer[p]) {
+      int64_t n = 1;
+      for (int d = 0; d < I->args[p].t.rank; d++) n *= I->args[p].t.dims[d];
+      memset(I->writer[p], 0, sizeof(int64_t) * (size_t)n);
+    }
+}
+
+/* The GPU's protocol on the two slots: the counter counts arrivals and the
+ * last one resets it and advances the generation. */
+static bool grid_wait(Interp *I, const TirInst *in, int64_t *counter, int64_t *generation) {
+  GridRun *g = I->grun;
+  if (!g) diag_ice("interp: grid_barrier outside a grid run");
+  pthread_mutex_lock(&g->mu);
+  bool ok = !g->failed;
+  if (ok && g->ended) {
+    ok = fail(I, "CTA %lld waits at the grid barrier at line %d after %lld CTA%s ended without it: the GPU would "
+                 "hang (every CTA must reach each grid_barrier)",
+              (long long)I->cta, in->span.first_line, (long long)g->ended, g->ended == 1 ? "" : "s");
+  } else if (ok && g->arrived && g->waiting_at != in) {
+    ok = fail(I, "CTA %lld waits at the grid barrier at line %d while others wait at line %d: every CTA must reach "
+                 "the same grid_barrier",
+              (long long)I->cta, in->span.first_line, g->waiting_at->span.first_line);
+  }
+  if (!ok) {
+    g->failed = I->failed = true;
+    pthread_cond_broadcast(&g->cv);
+    pthread_mutex_unlock(&g->mu);
+    return false;
+  }
+  g->waiting_at = in;
+  ++*counter;
+  if (++g->arrived == g->n) { /* the last: the next phase */
+    g->arrived = 0;
+    *counter = 0;
+    ++*generation;
+    forget_writers(I);
+  }
+  pass_turn(g, I->slot);
+  while (g->turn != I->slot && !g->failed) pthread_cond_wait(&g->cv, &g->mu);
+  ok = !g->failed;
+  if (!ok) I->failed = true;
+  pthread_mutex_unlock(&g->mu);
+  return ok;
+}
+
+static void *run_cta(void *arg) {
+  Interp *I = arg;
+  GridRun *g = I->grun;
+  pthread_mutex_lock(&g->mu);
+  while (g->turn != I->slot && !g->failed) pthread_cond_wait(&g->cv, &g->mu);
+  bool go = !g->failed;
+  pthread_mutex_unlock(&g->mu);
+  bool ok = go && exec_block(I, &I->f->body);
+  pthread_mutex_lock(&g->mu);
+  if (go && ok && g->arrived) {
+    ok = fail(I, "CTA %lld ended while %lld CTA%s wait at the grid barrier at line %d: the GPU would hang (every CTA "
+                 "must reach each grid_barrier)",
+              (long long)I->cta, (long long)g->arrived, g->arrived == 1 ? "" : "s", g->waiting_at->span.first_line);
+  }
+  if (!ok) g->failed = true;
+  g->done[I->slot] = true;
+  g->ended++;
+  pass_turn(g, I->slot);
+  pthread_mutex_unlock(&g->mu);
+  return NULL;
+}
+
+/* Every CTA on a thread of its own, in turns (GridRun). */
+static bool run_grid(Interp *I) {
+  const Plan *p = I->p;
+  int64_t n = I->grid[0] * I->grid[1] * I->grid[2];
+  if (n > INTERP_GRID_BARRIER_CTAS)
+    return fail(I, "the interpreter runs a kernel with grid_barrier on at most %d CTAs; this grid has %lld",
+                INTERP_GRID_BARRIER_CTAS, (long long)n);
+  GridRun g = {.n = n};
+  pthread_mutex_init(&g.mu, NULL);
+  pthread_cond_init(&g.cv, NULL);
+  g.done = calloc((size_t)n, sizeof(bool));
+  Interp *ctas = calloc((size_t)n, sizeof(Interp));
+  pthread_t *th = calloc((size_t)n, sizeof(pthread_t));
+  if (!g.done || !ctas || !th) diag_ice("interp: out of memory");
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, INTERP_CTA_STACK);
+  int64_t started = 0;
+  bool ok = true;
+  /* the order of the sequential run: last to first */
+  for (int64_t k = 0; k < n && ok; k++) {
+    int64_t id = n - 1 - k;
+    Interp *c = &ctas[k];
+    *c = *I;
+    c->grun = &g;
+    c->slot = k;
+    c->cta = id;
+    c->block[0] = id % I->grid[0], c->block[1] = id / I->grid[0] % I->grid[1], c->block[2] = id / (I->grid[0] * I->grid[1]);
+    c->vals = calloc((size_t)I->f->ninsts + 1, sizeof(Val *));
+    c->smem = malloc((size_t)p->shared_bytes + 16);
+    if (!c->vals || !c->smem) diag_ice("interp: out of memory");
+    memset(c->smem, 0xcd, (size_t)p->shared_bytes); /* shared memory starts as garbage */
+    if (pthread_create(&th[k], &attr, run_cta, c) != 0) {
+      ok = fail(I, "the interpreter could not start a thread for CTA %lld of a kernel with grid_barrier", (long long)id);
+      pthread_mutex_lock(&g.mu);
+      g.failed = true;
+      pthread_cond_broadcast(&g.cv);
+      pthread_mutex_unlock(&g.mu);
+      break;
+    }
+    started++;
+  }
+  for (int64_t k = 0; k < started; k++) pthread_join(th[k], NULL);
+  for (int64_t k = 0; k < n; k++) {
+    if (ctas[k].failed) I->failed = true;
+    if (ctas[k].vals)
+      for (int i = 0; i < I->f->ninsts; i++) free_val(ctas[k].vals[i]);
+    free(ctas[k].vals);
+    free(ctas[k].smem);
+  }
+  ok = ok && !g.failed;
+  pthread_attr_destroy(&attr);
+  pthread_mutex_destroy(&g.mu);
+  pthread_cond_destroy(&g.cv);
+  free(g.done);
+  free(ctas);
+  free(th);
+  return ok;
+}
+
 bool interp_run(const Plan *p, InterpArg *args, int nargs, const int64_t *grid, char *err, size_t errlen) {
   const TirFunc *f = p->f;
   Interp I = {.p = p, .f = f, .args = args, .nargs = nargs, .err = err, .errlen = errlen};
@@ -813,6 +1052,12 @@ bool interp_run(const Plan *p, InterpArg *args, int nargs, const int64_t *grid, 
       for (int d = 0; d < 3; d++) I.grid[d] = grid[d];
     if (ok && !f->ngrid && !grid) ok = fail(&I, "kernel '%s' has no @grid and no grid was given", f->name);
   }
+  if (ok && !grid && f->info->persistent && I.grid[0] > INTERP_RESIDENT_CTAS)
+    I.grid[0] = INTERP_RESIDENT_CTAS; /* the CTAs a device holds at once, as the runtime's cap (spec 9.8) */
+  if (ok && tir_has_grid_barrier(&f->body)) {
+    ok = run_grid(&I);
+    goto done;
+  }
   /* CTAs run last to first: a CTA that stores outside its own tile is then
    * not hidden by a later neighbour overwriting the same elements (and the
    * writer check above names the race either way) */
@@ -825,6 +1070,7 @@ bool interp_run(const Plan *p, InterpArg *args, int nargs, const int64_t *grid, 
         I.jump = 0; /* (a return ended the CTA before) */
         ok = exec_block(&I, &f->body);
       }
+done:
   for (int i = 0; i < f->ninsts; i++) free_val(I.vals[i]);
   for (int i = 0; i < f->nparams; i++) free(I.writer[i]);
   free(I.writer);

@@ -26,6 +26,11 @@ typedef struct InterpArg {
  * is not positive). */
 bool interp_run(const Plan *p, InterpArg *args, int nargs, const int64_t *grid, char *err, size_t errlen);
 
+/* The CTAs of a @persistent kernel's grid (axis x) the interpreter runs,
+ * as if the device held that many at once (spec 9.8): few, and odd, so
+ * that a kernel's loop over its work by ctx.grid.x strides is exercised. */
+enum { INTERP_RESIDENT_CTAS = 3 };
+
 /* Rounds a double to what an element of type e holds. */
 double interp_round(Scalar e, double v);
 /* An element's bytes in memory (little-endian; f16 and bf16 as their 16-bit

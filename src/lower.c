@@ -211,6 +211,40 @@ static void lower_subs(Lower *l, Node *index, TirInst *into) {
   }
 }
 
+/* The element of an atomic or of grid_barrier: t[i, ...] written as a
+ * point of every dim, or Phobos's form naming the tensor, t with index i
+ * (t[i, 0] of a column). */
+static int lower_element(Lower *l, Node *call, TirInst *into, TirInst *index) {
+  Node *tn = call->list.items[0];
+  if (tn->kind == N_INDEX) {
+    into->aux = tn->a->sym->index;
+    lower_subs(l, tn, into);
+    return 1;
+  }
+  into->aux = tn->sym->index;
+  into->subs[into->nsubs++] = (TirSub){.point = true, .start = index, .len = 1};
+  if (tn->ty->rank == 2) into->subs[into->nsubs++] = (TirSub){.point = true, .start = const_int(l, S_I32, 0, tn->span), .len = 1};
+  return 2;
+}
+
+/* atomic_add and atomic_cas of one element, its old value given back: a
+ * TIR_ARRIVE of kind ADD or CAS, whose operands convert to the element's
+ * type */
+static TirInst *lower_atomic(Lower *l, Node *n, int kind) {
+  Node *tn = n->list.items[0];
+  bool named = tn->kind == N_NAME;
+  TirInst *index = named ? lower_expr(l, n->list.items[1]) : NULL;
+  TirInst *v = tir_new(l->a, l->f, TIR_ARRIVE, tir_scalar(S_I32));
+  v->aux2 = kind;
+  v->span = n->span;
+  int first = lower_element(l, n, v, index);
+  TirType et = tir_scalar(l->f->params[v->aux].elem);
+  v->ty = et;
+  for (int i = first; i < n->list.len; i++) v->args[v->nargs++] = coerce(l, lower_expr(l, n->list.items[i]), et, n->span);
+  tir_append(l->a, l->cur, v);
+  return v;
+}
+
 static TirInst *lower_index(Lower *l, Node *n) {
   Node *base = n->a;
   TirInst *in;
@@ -281,6 +315,8 @@ static TirInst *lower_call(Lower *l, Node *n) {
     tir_append(l->a, l->cur, v);
     return v;
   }
+  if (!strcmp(f, "atomic_add") || !strcmp(f, "atomic_cas")) /* sema: their value forms, one element */
+    return lower_atomic(l, n, f[7] == 'c' ? TARRIVE_CAS : TARRIVE_ADD);
   for (int i = 0; i < n->list.len && i < 4; i++) args[i] = lower_expr(l, n->list.items[i]);
   if (strcmp(f, "dot") == 0 || strcmp(f, "dot_t") == 0) {
     TirInst *a = args[0], *b = args[1];
@@ -361,6 +397,7 @@ static TirInst *lower_call(Lower *l, Node *n) {
   }
   if (!strcmp(f, "transpose")) return emit1(l, TIR_TRANSPOSE, rt, n->span, args[0]);
   if (!strcmp(f, "cumsum")) return emit1(l, TIR_SCAN, rt, n->span, args[0]);
+  if (!strcmp(f, "flat")) return emit1(l, TIR_RESHAPE, rt, n->span, args[0]);
   if (!strcmp(f, "rowargmax")) {
     /* the least column whose element is not below the row's max:
      * -rowmax(-where(x < rowmax(x), INT32_MAX, column)) */
@@ -688,8 +725,32 @@ static void lower_stmt(Lower *l, Node *n) {
   case N_CONTINUE: emit(l, TIR_CONTINUE, tir_scalar(S_BOOL), n->span); break;
   case N_RETURN: emit(l, TIR_RETURN, tir_scalar(S_BOOL), n->span); break;
   case N_EXPR: { /* sema: only atomic_add(T[slice], v) and barrier() stand as statements */
-    if (!strcmp(n->a->a->name, "barrier")) {
+    const char *f = n->a->a->name;
+    if (!strcmp(f, "barrier")) {
       emit(l, TIR_BARRIER, tir_scalar(S_BOOL), n->span);
+      break;
+    }
+    if (!strcmp(f, "grid_barrier")) { /* the generation's element, 1; the counter's is 0 */
+      TirInst *g = tir_new(l->a, l->f, TIR_ARRIVE, tir_scalar(S_BOOL));
+      g->aux2 = TARRIVE_GRID;
+      g->span = n->span;
+      lower_element(l, n->a, g, const_int(l, S_I32, 1, n->span));
+      tir_append(l->a, l->cur, g);
+      break;
+    }
+    if (!strcmp(f, "atomic_cas")) {
+      lower_atomic(l, n->a, TARRIVE_CAS);
+      break;
+    }
+    if (n->a->list.len == 3) { /* atomic_add(t, i, v): an add into t[i], as atomic_add(t[i], v) */
+      TirInst *add = tir_new(l->a, l->f, TIR_STORE, tir_scalar(S_I32));
+      add->aux2 = TSTORE_ADD;
+      add->span = n->span;
+      lower_element(l, n->a, add, lower_expr(l, n->a->list.items[1]));
+      TirType et = tir_scalar(l->f->params[add->aux].elem);
+      add->ty = et;
+      add->args[add->nargs++] = coerce(l, lower_expr(l, n->a->list.items[2]), et, n->span);
+      tir_append(l->a, l->cur, add);
       break;
     }
     Node *target = n->a->list.items[0];

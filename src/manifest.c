@@ -163,7 +163,22 @@ static void find_arrives(Arena *ar, const TirFunc *f, const TirBlock *blk, Deriv
     for (int d = 0; d < in->nsubs && d < tp->rank && *n < MAX_DERIVED; d++) {
       int axis;
       int64_t a, b;
-      if (!affine_block(in->subs[d].start, &axis, &a, &b, 0) || axis < 0 || a <= 0) continue;
+      if (!affine_block(in->subs[d].start, &axis, &a, &b, 0)) continue;
+      const char *what = in->aux2 == TARRIVE_COUNT ? "arrive's counter"
+                         : in->aux2 == TARRIVE_ADD ? "atomic_add's element"
+                         : in->aux2 == TARRIVE_CAS ? "atomic_cas's element"
+                                                   : "grid_barrier's tensor";
+      if (axis < 0) { /* a constant element of a dim known at launch: E > b */
+        if (!tp->dimname[d] || b < 0 || tp->dims[d] >= 0) continue;
+        out[(*n)++] = (Derived){.text = arena_printf(ar, "%s > %lld (%s '%s', dim %d)", tp->dimname[d], (long long)b,
+                                                     what, tp->name, d),
+                                .lhs = tp->dimname[d],
+                                .rhs = arena_printf(ar, "%lld", (long long)b),
+                                .lprog = tp->dimname[d],
+                                .rprog = arena_printf(ar, "%lld", (long long)b)};
+        continue;
+      }
+      if (a <= 0) continue;
       const char *e = tp->dimname[d] ? tp->dimname[d] : arena_printf(ar, "%lld", (long long)tp->dims[d]);
       const char *g = arena_printf(ar, "ctx.grid.%c - 1", axes[axis]);
       const char *rhs = a == 1 && b == 0 ? g
@@ -171,7 +186,7 @@ static void find_arrives(Arena *ar, const TirFunc *f, const TirBlock *blk, Deriv
                         : b == 0        ? arena_printf(ar, "%lld * (%s)", (long long)a, g)
                                         : arena_printf(ar, "%lld * (%s) + %lld", (long long)a, g, (long long)b);
       out[*n] = (Derived){
-          .text = arena_printf(ar, "%s > %s (arrive's counter '%s', dim %d)", e, rhs, tp->name, d),
+          .text = arena_printf(ar, "%s > %s (%s '%s', dim %d)", e, rhs, what, tp->name, d),
           .lhs = e,
           .rhs = rhs,
           .lprog = e,
@@ -399,6 +414,11 @@ bool manifest_write(FILE *out, const Source *src, const char *arch, const char *
       /* a producer warp fills the rings by tensor copies alone (spec
        * 15.20): launched only where every map can be built */
       if (pl->specialized) kv(&m, "maps_required", "true");
+      /* grid_barrier (spec 9.8): every CTA of the grid resident at once, a
+       * cooperative launch; @persistent: grid axis x cut to what the device
+       * holds */
+      if (tir_has_grid_barrier(&vf->body)) kv(&m, "co_resident", "true");
+      if (info->persistent) kv(&m, "persistent", "true");
       /* tensor copies: the maps the entry takes after its parameters (each a
        * 128-byte map and a u32 saying whether the runtime built it) */
       if (pl->ntmaps) {

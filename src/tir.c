@@ -47,6 +47,16 @@ bool tir_inst_writes(const TirInst *in) {
          tir_writes(&in->body2);
 }
 
+bool tir_has_grid_barrier(const TirBlock *b) {
+  for (int i = 0; i < b->len; i++) {
+    const TirInst *in = b->insts[i];
+    if ((in->op == TIR_ARRIVE && in->aux2 == TARRIVE_GRID) || tir_has_grid_barrier(&in->body) ||
+        tir_has_grid_barrier(&in->body2) || tir_has_grid_barrier(&in->cond))
+      return true;
+  }
+  return false;
+}
+
 bool tir_writes(const TirBlock *b) {
   for (int i = 0; i < b->len; i++)
     if (tir_inst_writes(b->insts[i])) return true;
@@ -243,9 +253,9 @@ static const char *op_names[] = {"const", "param", "dim",     "ctx",    "unary",
                                  "convert", "select", "splat", "broadcast", "iota", "reduce", "dot",
                                  "transpose", "load", "store", "extract", "var", "read", "write",
                                  "for", "while", "if", "arrive", "scan", "break", "continue", "return",
-                                 "barrier"};
+                                 "barrier", "reshape"};
 
-const char *tir_op_name(int op) { return op >= 0 && op <= TIR_BARRIER ? op_names[op] : "?"; }
+const char *tir_op_name(int op) { return op >= 0 && op <= TIR_RESHAPE ? op_names[op] : "?"; }
 
 static const char *type_str(char *buf, size_t n, const TirType *t) {
   if (t->rank == 0) {
@@ -306,7 +316,14 @@ static void print_inst(FILE *out, const TirFunc *f, const TirInst *in, int depth
   case TIR_LOAD:
   case TIR_STORE:
   case TIR_ARRIVE:
-    fprintf(out, "%s %s", in->op == TIR_STORE && in->aux2 == TSTORE_ADD ? " add" : "", f->params[in->aux].name);
+    fprintf(out, "%s %s",
+            in->op == TIR_STORE && in->aux2 == TSTORE_ADD ? " add"
+            : in->op != TIR_ARRIVE                          ? ""
+            : in->aux2 == TARRIVE_ADD                       ? " add"
+            : in->aux2 == TARRIVE_CAS                       ? " cas"
+            : in->aux2 == TARRIVE_GRID                      ? " grid"
+                                                            : "",
+            f->params[in->aux].name);
     print_subs(out, in);
     break;
   case TIR_VAR: fprintf(out, " %s", in->name); break;
@@ -465,6 +482,14 @@ static void verify_inst(Verify *v, const TirInst *in) {
     if (in->nargs != 1 || !tir_same_type(&a->ty, &in->ty) || in->ty.rank < 1 || in->ty.rank > 2)
       return fail(v, in, "a scan's operand is not a rank-1 or rank-2 tile of its type");
     break;
+  case TIR_RESHAPE: {
+    int64_t na = 1, nr = 1;
+    for (int i = 0; in->nargs == 1 && i < a->ty.rank; i++) na *= a->ty.dims[i];
+    for (int i = 0; i < in->ty.rank; i++) nr *= in->ty.dims[i];
+    if (in->nargs != 1 || !a->ty.rank || !in->ty.rank || a->ty.elem != in->ty.elem || na != nr)
+      return fail(v, in, "a reshape's operand is not a tile of its elements");
+    break;
+  }
   case TIR_UNARY:
   case TIR_MATH:
   case TIR_CONVERT:
@@ -492,16 +517,23 @@ static void verify_inst(Verify *v, const TirInst *in) {
     if (in->op == TIR_STORE && (in->nargs != 1 || a->ty.elem != v->f->params[in->aux].elem))
       return fail(v, in, "stored value's type differs from the tensor's");
     break;
-  case TIR_ARRIVE:
-    if (in->aux < 0 || in->aux >= v->f->nparams || !v->f->params[in->aux].tensor ||
-        v->f->params[in->aux].elem != S_I32)
-      return fail(v, in, "arrive's counter is not an i32 tensor");
+  case TIR_ARRIVE: {
+    if (in->aux < 0 || in->aux >= v->f->nparams || !v->f->params[in->aux].tensor)
+      return fail(v, in, "arrive's element is not of a tensor");
+    Scalar te = v->f->params[in->aux].elem;
+    bool counts = in->aux2 == TARRIVE_COUNT || in->aux2 == TARRIVE_GRID;
+    if (counts && te != S_I32) return fail(v, in, "arrive's counter is not an i32 tensor");
     if (in->nsubs != v->f->params[in->aux].rank) return fail(v, in, "subscript count differs from the tensor rank");
     for (int i = 0; i < in->nsubs; i++)
       if (!in->subs[i].point) return fail(v, in, "arrive's counter is not one element");
-    if (in->nargs != 1 || a->ty.rank || a->ty.elem != S_I32 || in->ty.rank || in->ty.elem != S_BOOL)
-      return fail(v, in, "arrive takes an i32 count and gives a bool");
+    int nargs = in->aux2 == TARRIVE_COUNT || in->aux2 == TARRIVE_ADD ? 1 : in->aux2 == TARRIVE_CAS ? 2 : 0;
+    if (in->nargs != nargs || in->ty.rank) return fail(v, in, "arrive's operands are not of its kind");
+    for (int i = 0; i < in->nargs; i++)
+      if (in->args[i]->ty.rank || in->args[i]->ty.elem != (in->aux2 == TARRIVE_COUNT ? S_I32 : te))
+        return fail(v, in, "an atomic's operand differs from its element's type");
+    if (in->ty.elem != (counts ? S_BOOL : te)) return fail(v, in, "an atomic's value is not of its kind");
     break;
+  }
   case TIR_READ:
     if (in->nargs != 1 || a->op != TIR_VAR || !tir_same_type(&a->ty, &in->ty)) return fail(v, in, "read of a non-slot");
     break;

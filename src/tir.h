@@ -42,13 +42,16 @@ typedef enum TirOp {
   TIR_FOR,       /* the induction value; args: lo, hi, step; body */
   TIR_WHILE,     /* cond: region ending in the condition (cond_value); body */
   TIR_IF,        /* args[0]: cond; body (then), body2 (else, may be empty) */
-  TIR_ARRIVE,    /* aux: i32 tensor param; subs: points (the counter); args[0]: n (i32); result: bool,
-                    true in the CTA whose arrival is the n-th (the counter wraps to 0 there) */
+  TIR_ARRIVE,    /* one element's atomic, once a CTA (aux2: TARRIVE_*); aux: tensor param; subs: points.
+                    COUNT: args[0] n (i32); bool, true in the CTA whose arrival is the n-th (the
+                    counter wraps to 0 there). ADD: args[0] v; the old value. CAS: args cmp, v; the
+                    old value. GRID: grid_barrier; subs: the generation, the counter one before */
   TIR_SCAN,      /* cumsum: args[0] of the result's type; the inclusive prefix sum down dim 0 */
   TIR_BREAK,     /* leaves the innermost for or while loop (uniform: the whole CTA) */
   TIR_CONTINUE,  /* the innermost loop's next iteration */
   TIR_RETURN,    /* the CTA's end (uniform) */
   TIR_BARRIER,   /* barrier(): the CTA's threads wait for each other (spec 10.6) */
+  TIR_RESHAPE,   /* flat(t): args[0]'s elements in row-major order, in the result's shape */
 } TirOp;
 
 enum { TOP_MAX = 256, TOP_MIN, TOP_CDIV };
@@ -57,6 +60,10 @@ enum { TRED_MAX, TRED_SUM, TRED_MIN };
 /* a store writes its value, or (atomic_add, spec 9.6) adds it into each
  * element atomically: never staged or copied, element by element */
 enum { TSTORE_WRITE, TSTORE_ADD };
+/* TIR_ARRIVE's kinds: arrive (spec 9.5), the atomics that give the old
+ * value back (9.6) and grid_barrier (9.8). Each is an effect on one
+ * tensor element that orders the CTA's memory accesses around it. */
+enum { TARRIVE_COUNT, TARRIVE_ADD, TARRIVE_CAS, TARRIVE_GRID };
 
 /* One subscript of a load, store, extract or partial write. */
 typedef struct TirSub {
@@ -178,6 +185,9 @@ int tir_last_span(const TirInst *in);
 int tir_uf_find(int *parent, int x);
 /* whether a dot lies in b or the blocks inside it */
 bool tir_has_dot(const TirBlock *b);
+/* Whether a block holds a grid_barrier (TIR_ARRIVE of kind GRID), at any
+ * depth. */
+bool tir_has_grid_barrier(const TirBlock *b);
 /* Whether a block stores to a tensor or arrives, at any depth; whether an
  * instruction does (itself or a block inside it). */
 bool tir_writes(const TirBlock *b);

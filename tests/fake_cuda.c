@@ -127,6 +127,13 @@ int cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
   return 0;
 }
 
+int cuOccupancyMaxActiveBlocksPerMultiprocessor(int *n, void *fn, int threads, size_t dyn) {
+  (void)fn, (void)threads, (void)dyn;
+  int o;
+  LOCKED(o = st.occupancy);
+  return o > 0 ? (*n = o, 0) : 1; /* CUDA_ERROR_INVALID_VALUE where the test sets none */
+}
+
 int cuLaunchKernelEx(const CuLaunchConfig *c, void *fn, void **params, void **extra) {
   if (fails("cuLaunchKernelEx")) return 999;
   (void)extra;

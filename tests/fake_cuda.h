@@ -35,6 +35,7 @@ typedef struct FakeCuda {
   int nallocs;                           /* cuMemAlloc: how many, and the first 64 pointers and sizes */
   uint64_t allocs[64];
   size_t alloc_bytes[64];
+  int occupancy;                         /* cuOccupancyMaxActiveBlocksPerMultiprocessor's answer (0: it fails) */
 } FakeCuda;
 
 FakeCuda *fake_cuda_state(void);

@@ -1332,3 +1332,71 @@ Test(launch, a_capture_that_would_grow_scratch_is_a_status) {
   cr_assert_eq(phobos_launch(k, a, 2, (void *)0x1234), PHOBOS_NOT_WARMED_UP);
   cr_assert_eq(fake->capture_violations, 0);
 }
+
+/* grid_barrier (spec 9.8): a co-resident variant is launched cooperatively,
+ * a @persistent one's derived grid cut to the CTAs the device holds (the
+ * fake's 132 SMs times its occupancy answer), and a grid that cannot be
+ * resident is an error, never a launch that would hang. */
+static const char *rounds_manifest =
+    "phobos_manifest: 1\n"
+    "compiler: phobosc 0.1.0\n"
+    "source: grid_sync.ph\n"
+    "source_hash: 0123456789abcdef\n"
+    "arch: sm_90a\n"
+    "cubin: k.cubin\n"
+    "kernels:\n"
+    "- name: grid_rounds\n"
+    "  params:\n"
+    "  - {name: A, kind: tensor, dtype: f32, dims: [R, 64], written: true}\n"
+    "  - {name: Bar, kind: tensor, dtype: i32, dims: [2], written: true}\n"
+    "  variants:\n"
+    "  - entry: grid_rounds__v0\n"
+    "    constants: {}\n"
+    "    pinned: {}\n"
+    "    grid: [\"R\", \"1\", \"1\"]\n"
+    "    threads: 128\n"
+    "    shared_bytes: 0\n"
+    "    dynamic_shared: false\n"
+    "    dependent_launch: true\n"
+    "    co_resident: true\n"
+    "    persistent: PERSISTENT\n";
+
+static phobos_status launch_rounds(const char *persistent, int occupancy, int64_t R) {
+  char text[4096];
+  with(rounds_manifest, "PERSISTENT", persistent, text, sizeof text);
+  load_text(text, "grid_rounds", 0, NULL);
+  fake->occupancy = occupancy;
+  phobos_arg a[2] = {phobos_tensor_arg(alloc(sizeof(float) * (size_t)(R * 64)), PHOBOS_F32, 2, (int64_t[]){R, 64}),
+                     phobos_tensor_arg(alloc(64), PHOBOS_I32, 1, (int64_t[]){2})};
+  return phobos_launch(k, a, 2, NULL);
+}
+
+Test(launch, a_persistent_grid_is_cut_to_what_the_device_holds_and_launched_cooperatively) {
+  cr_assert_eq(launch_rounds("true", 2, 1000), PHOBOS_OK, "%s", phobos_last_error(ctx));
+  cr_assert_eq(fake->ex_launches, 1);
+  cr_assert_eq(fake->plain_launches, 0);
+  cr_assert_eq(fake->grid[0], 264, "132 SMs times 2: got %u", fake->grid[0]);
+  cr_assert_eq(fake->nattrs, 1);
+  cr_assert_eq(fake->attr_id, 2); /* CU_LAUNCH_ATTRIBUTE_COOPERATIVE */
+  cr_assert_eq(fake->attr_value, 1);
+}
+
+Test(launch, a_persistent_grid_smaller_than_the_hold_is_kept) {
+  cr_assert_eq(launch_rounds("true", 2, 100), PHOBOS_OK, "%s", phobos_last_error(ctx));
+  cr_assert_eq(fake->grid[0], 100);
+}
+
+Test(launch, a_grid_barrier_grid_past_the_hold_is_an_error_not_a_hang) {
+  cr_assert_eq(launch_rounds("false", 2, 1000), PHOBOS_LAUNCH_LIMIT);
+  cr_assert(strstr(phobos_last_error(ctx), "kernel 'grid_rounds' waits at a grid barrier, so its grid of 1000 CTAs "
+                                           "must be resident at once; device 0 holds 264"),
+            "%s", phobos_last_error(ctx));
+  cr_assert_eq(fake->ex_launches + fake->plain_launches, 0);
+  cr_assert_eq(launch_rounds("false", 2, 264), PHOBOS_OK, "%s", phobos_last_error(ctx));
+}
+
+Test(launch, a_grid_barrier_where_the_driver_cannot_say_the_hold_is_an_error) {
+  cr_assert_eq(launch_rounds("true", 0, 10), PHOBOS_LAUNCH_LIMIT);
+  cr_assert(strstr(phobos_last_error(ctx), "cannot say how many of its CTAs device 0 holds at once"), "%s",
+            phobos_last_error(ctx));
+}

@@ -302,13 +302,58 @@ Test(sema, atomic_add) {
                "  atomic_add(I[ctx.block.x], 1)\n"
                "}\n");
   expect_diag_has("kernel k(C: tensor<f32>[N]) {\n  let t = atomic_add(C[0 :+ 8], 1.0)\n}\n",
-                  "atomic_add adds into a tensor and gives nothing back, so it is a statement of its own");
+                  "atomic_add gives back one element's old value: index every dim of 'C' with a point, got "
+                  "tile<f32>[8]");
+  expect_diag_has("kernel k(C: tensor<f32>[N], Y: tensor<f32>[N]) {\n  Y[0] = atomic_add(C[0], 1.0) + 1.0\n}\n",
+                  "atomic_add changes a tensor, so it is a statement of its own or the whole initializer of a let");
   expect_diag_has("kernel k(C: tensor<bf16>[N]) {\n  atomic_add(C[0 :+ 8], 1.0)\n}\n",
                   "atomic_add adds into f32, f64, f16, i32 or i64 elements; 'C' holds bf16");
   expect_diag_has("kernel k(C: tensor<f32>[N]) {\n  var t: tile<f32>[8] = 0.0\n  atomic_add(t[0 :+ 8], 1.0)\n}\n",
                   "atomic_add adds into a slice of a tensor parameter");
   expect_diag_has("kernel k(C: tensor<f32>[N]) {\n  atomic_add(C[0 :+ 8], C[0 :+ 16])\n}\n", "atomic_add");
   expect_diag_has("kernel k(C: tensor<i32>[N]) {\n  atomic_add(C[0 :+ 8])\n}\n", "atomic_add");
+}
+
+/* The atomics that give the old value back and Phobos's forms naming the
+ * tensor (spec 9.6), grid_barrier (9.8) */
+Test(sema, atomics_with_values_and_grid_barrier) {
+  expect_clean("@persistent\n@grid(4)\n"
+               "kernel k(C: tensor<i32>[4], L: tensor<i64>[N, 1], F: tensor<f64>[2], Bar: tensor<i32>[2, 1]) {\n"
+               "  let t = atomic_add(C, 0, 1)\n"
+               "  let u = atomic_add(C[1], t)\n"
+               "  atomic_add(C, 2, u)\n"
+               "  let o = atomic_cas(L, ctx.block.x, 0, 5)\n"
+               "  atomic_cas(L[0, 0], o, 6)\n"
+               "  let f = atomic_add(F[0], 0.5)\n"
+               "  grid_barrier(Bar)\n"
+               "}\n");
+  expect_diag_has("kernel k(C: tensor<f16>[N]) {\n  let t = atomic_add(C[0], 1.0)\n}\n",
+                  "atomic_add gives back the old value of i32, i64, f32 or f64 elements; 'C' holds f16");
+  expect_diag_has("kernel k(C: tensor<f32>[N]) {\n  let t = atomic_cas(C[0], 1.0, 2.0)\n}\n",
+                  "atomic_cas works on i32 or i64 elements; 'C' holds f32");
+  expect_diag_has("kernel k(C: tensor<i32>[N]) {\n  let t = atomic_cas(C[0 :+ 2], 1, 2)\n}\n",
+                  "atomic_cas works on one element: index every dim of 'C' with a point, got tile<i32>[2]");
+  expect_diag_has("kernel k(C: tensor<i32>[M, N]) {\n  let t = atomic_add(C, 0, 1)\n}\n",
+                  "atomic_add names a tensor of rank 1 or an [N, 1] column; 'C' is tensor<i32>[M, N]");
+  expect_diag_has("kernel k(C: tensor<i32>[N]) {\n  var x: tile<i32>[4] = 0\n  let t = atomic_add(x, 0, 1)\n}\n",
+                  "the first argument of atomic_add names a tensor parameter: atomic_add(Cnt, i, v)");
+  expect_diag_has("kernel k(C: tensor<i32>[N]) {\n  let t = atomic_add(C, 0.5, 1)\n}\n",
+                  "the index of atomic_add must be an integer scalar, got f32");
+  expect_diag_has("kernel k(C: tensor<i32>[N]) {\n  let t = atomic_cas(C, 0, 1, C[0 :+ 4])\n}\n",
+                  "atomic_cas's operands are numeric scalars, got tile<i32>[4]");
+  expect_diag_has("kernel k(C: tensor<i32>[N]) {\n  let t = atomic_cas(C, 0, 1, 5000000000)\n}\n",
+                  "the value 5000000000 does not fit in i32");
+  expect_diag_has("kernel k(B: tensor<f32>[2]) {\n  grid_barrier(B)\n}\n",
+                  "grid_barrier counts in an i32 tensor; 'B' holds f32");
+  expect_diag_has("kernel k(B: tensor<i32>[1]) {\n  grid_barrier(B)\n}\n",
+                  "grid_barrier needs two elements (the arrivals and the generation); 'B' has 1");
+  expect_diag_has("kernel k(B: tensor<i32>[2]) {\n  grid_barrier(B[0])\n}\n",
+                  "the first argument of grid_barrier names a tensor parameter: grid_barrier(Bar), Bar: tensor<i32>[2]");
+  expect_diag_has("kernel k(B: tensor<i32>[2]) {\n  let x = grid_barrier(B)\n}\n",
+                  "grid_barrier waits and gives nothing back, so it is a statement of its own");
+  expect_diag_has("kernel k(B: tensor<i32>[2]) {\n  grid_barrier(B, B)\n}\n", "grid_barrier takes 1 argument, got 2");
+  expect_diag_has("@persistent(2)\nkernel k(B: tensor<i32>[2]) {\n  grid_barrier(B)\n}\n",
+                  "@persistent takes no arguments");
 }
 
 /* barrier() (spec 10.6): a statement, no arguments */

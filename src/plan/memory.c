@@ -185,6 +185,8 @@ static int64_t mma_exchange_bytes(const TirInst *in) {
 static int64_t exchange_bytes(const TirInst *in) {
   const TirInst *x = in->nargs ? in->args[0] : NULL;
   switch (in->op) {
+  case TIR_ARRIVE: /* an atomic's old value, from thread 0 to the CTA (ptx/sync.c) */
+    return in->aux2 == TARRIVE_ADD || in->aux2 == TARRIVE_CAS ? 8 : 0;
   case TIR_BROADCAST:
     if (pl_is_frag(in) && pl_is_rowfrag(x) && x->ty.rank == in->ty.rank && plan_folded_rows(x) == plan_folded_rows(in))
       return 0;
@@ -211,6 +213,7 @@ static int64_t exchange_bytes(const TirInst *in) {
   }
   case TIR_EXTRACT: return x->plan->res == RES_SHARED ? 0 : value_exchange_bytes(x);
   case TIR_SCAN: return value_exchange_bytes(in); /* x stored, then each round's sums (ptx/exchange.c) */
+  case TIR_RESHAPE: return value_exchange_bytes(x);
   case TIR_WRITE: return in->nsubs && in->args[1]->ty.rank ? value_exchange_bytes(in->args[1]) : 0;
   case TIR_DOT:
     switch (in->plan->dot) {

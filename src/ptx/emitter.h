@@ -202,6 +202,7 @@ void px_exchange(Emitter *e, const TirInst *owner, const TirInst *const *src, in
 void px_emit_broadcast(Emitter *e, const TirInst *in);
 void px_emit_transpose(Emitter *e, const TirInst *in);
 void px_emit_scan(Emitter *e, const TirInst *in);
+void px_emit_reshape(Emitter *e, const TirInst *in);
 void px_jump_push(Emitter *e, const char *brk, const char *cont);
 void px_emit_reduce(Emitter *e, const TirInst *in);
 const char ***px_defer_enter(Emitter *e, const TirInst *loop);

@@ -276,6 +276,40 @@ void px_emit_transpose(Emitter *e, const TirInst *in) {
   }
 }
 
+/* flat(t) (spec 9.3): the source through the exchange area; result
+ * element (i0, ...) at logical row-major index i reads the source's
+ * element i, at the source's physical coordinates (a division by each
+ * constant extent). Slack elements read a clamped element: they are never
+ * used. */
+void px_emit_reshape(Emitter *e, const TirInst *in) {
+  const TirInst *x = in->args[0];
+  int64_t at;
+  px_exchange(e, in, &x, 1, &at);
+  int r = in->ty.rank, xr = x->ty.rank;
+  int64_t total = 1;
+  for (int d = 0; d < xr; d++) total *= x->ty.dims[d];
+  for (int k = 0; k < px_nregs(e, in); k++) {
+    const char *fl = px_elem_index(e, in, k);
+    const char *li = px_tmp(e, RC_B32);
+    px_out(e, "mov.u32 %s, 0;", li);
+    for (int d = 0; d < r; d++)
+      px_out(e, "mad.lo.u32 %s, %s, %lld, %s;", li, li, (long long)in->ty.dims[d], px_coord(e, fl, in->plan->phys, r, d));
+    px_out(e, "min.u32 %s, %s, %lld;", li, li, (long long)(total - 1));
+    const char *sc[MAX_TILE_RANK];
+    for (int d = xr - 1; d >= 0; d--) {
+      const char *c = px_tmp(e, RC_B32);
+      if (d) {
+        px_out(e, "rem.u32 %s, %s, %lld;", c, li, (long long)x->ty.dims[d]);
+        px_out(e, "div.u32 %s, %s, %lld;", li, li, (long long)x->ty.dims[d]);
+      } else {
+        px_out(e, "mov.u32 %s, %s;", c, li);
+      }
+      sc[d] = c;
+    }
+    px_exch_load(e, x, at, px_flat_of(e, sc, x->plan->phys, xr), px_reg(e, in, k));
+  }
+}
+
 void px_emit_reduce(Emitter *e, const TirInst *in) {
   const TirInst *x = in->args[0];
   if (px_is_rowfrag(e, in)) return emit_reduce_frag(e, in);

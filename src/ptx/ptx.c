@@ -122,6 +122,7 @@ static void emit_op(Emitter *e, const TirInst *in) {
   case TIR_DOT: px_emit_dot(e, in); break;
   case TIR_TRANSPOSE: px_emit_transpose(e, in); break;
   case TIR_SCAN: px_emit_scan(e, in); break;
+  case TIR_RESHAPE: px_emit_reshape(e, in); break;
   case TIR_LOAD: px_emit_load(e, in); break;
   case TIR_STORE: px_emit_store(e, in); break;
   case TIR_ARRIVE: px_emit_arrive(e, in); break;

@@ -62,7 +62,12 @@ void px_publish_write(Emitter *e, const TirInst *slot) {
  *     thread learns whether thread 0 saw n - 1.
  *   - Acquire: in the last CTA every thread fences again before its loads,
  *     so they see what the other CTAs stored before arriving. */
+static void emit_atomic(Emitter *e, const TirInst *in);
+static void emit_grid_barrier(Emitter *e, const TirInst *in);
+
 void px_emit_arrive(Emitter *e, const TirInst *in) {
+  if (in->aux2 == TARRIVE_ADD || in->aux2 == TARRIVE_CAS) return emit_atomic(e, in);
+  if (in->aux2 == TARRIVE_GRID) return emit_grid_barrier(e, in);
   const char *g[MAX_TENSOR_RANK];
   for (int i = 0; i < in->nsubs; i++) g[i] = px_sub_start(e, in, i);
   const char *ad = px_tensor_addr(e, in->aux, g), *n = px_reg(e, in->args[0], 0);
@@ -86,6 +91,107 @@ void px_emit_arrive(Emitter *e, const TirInst *in) {
    * partials) after it */
   if (e->sm90) px_out(e, "@%s fence.proxy.async.global;", any);
   px_out(e, "selp.u32 %s, 1, 0, %s;", px_reg(e, in, 0), any);
+}
+
+/* A bar.sync of the threads that run the kernel's code (px_cta_sync)
+ * without its waits: for the atomics below, whose barriers order global
+ * memory, not shared tiles. */
+static void cta_bar(Emitter *e, const char *why) {
+  if (e->p->producer) px_out(e, "bar.sync 1, %d;%s", e->T, why);
+  else px_out(e, "bar.sync 0;%s", why);
+}
+
+/* atomic_add and atomic_cas of one element, the old value given back
+ * (spec 9.6), once a CTA, ordered as arrive is: every thread fences its
+ * stores at GPU scope before a barrier, thread 0 alone does the atomic
+ * (acq_rel, GPU scope) inside the tensor, and its old value reaches the
+ * CTA through 8 planned bytes of shared memory (plan/memory.c) between two
+ * barriers; every thread fences again before what it reads next, so a
+ * value another CTA stored before its own atomic is seen (a work queue's
+ * tiles, a lock's data). */
+static void emit_atomic(Emitter *e, const TirInst *in) {
+  const char *g[MAX_TENSOR_RANK];
+  for (int i = 0; i < in->nsubs; i++) g[i] = px_sub_start(e, in, i);
+  const char *ad = px_tensor_addr(e, in->aux, g);
+  Scalar te = e->p->f->params[in->aux].elem;
+  bool wide = te == S_I64 || te == S_F64, cas = in->aux2 == TARRIVE_CAS;
+  const char *go = px_tmp(e, RC_PRED), *t0 = px_tmp(e, RC_PRED), *r = px_reg(e, in, 0);
+  const char *w = wide ? "b64" : "b32";
+  px_out(e, "setp.eq.u32 %s, %%tid_, 0;", t0);
+  px_out(e, "mov.pred %s, %s;", go, t0);
+  for (int i = 0; i < in->nsubs; i++) px_and_below(e, go, g[i], px_ext(e, in->aux, i));
+  px_out(e, "fence.acq_rel.gpu;");
+  cta_bar(e, " // atomic: the CTA's stores before it");
+  /* an element outside its tensor is masked, as loads and stores are: the
+   * CTA reads 0 back */
+  px_out(e, "mov.%s %s, 0%s;", te == S_F32 ? "f32" : te == S_F64 ? "f64" : w, r,
+         te == S_F32 ? "f00000000" : te == S_F64 ? "d0000000000000000" : "");
+  if (cas) {
+    px_out(e, "@%s atom.acq_rel.gpu.global.cas.%s %s, [%s], %s, %s;", go, w, r, ad, px_reg(e, in->args[0], 0),
+           px_reg(e, in->args[1], 0));
+  } else {
+    const char *ty = te == S_I32 ? "s32" : te == S_I64 ? "u64" : te == S_F32 ? "f32" : "f64";
+    px_out(e, "@%s atom.acq_rel.gpu.global.add.%s %s, [%s], %s;", go, ty, r, ad, px_reg(e, in->args[0], 0));
+  }
+  int64_t at = in->plan->scratch->offset;
+  px_out(e, "@%s st.shared.%s [%%smem_+%lld], %s;", t0, w, (long long)at, r);
+  cta_bar(e, " // atomic: its old value");
+  px_out(e, "ld.shared.%s %s, [%%smem_+%lld];", w, r, (long long)at);
+  px_out(e, "fence.acq_rel.gpu;");
+  if (e->sm90) px_out(e, "fence.proxy.async.global;");
+}
+
+/* grid_barrier(bar) (spec 9.8): every CTA of the grid waits for every
+ * other, on two i32 slots of bar: the arrivals (element 0) and the
+ * generation (element 1).
+ *   - Every thread fences its stores at GPU scope, then the CTA meets.
+ *   - Thread 0 reads the generation (acquire) before it arrives, then adds
+ *     its arrival (acq_rel). The last of the grid's CTAs to arrive resets
+ *     the count to 0 and then releases the next generation; the others
+ *     wait (acquire, with a short sleep) until the generation moves. No
+ *     CTA can arrive at the next barrier before the count is reset: it
+ *     must first see the new generation, released after the reset.
+ *   - The CTA meets again and every thread fences (acquire), so its loads
+ *     see what every CTA stored before the barrier.
+ * The count comes back to 0 and the generation only moves on, so one pair
+ * zeroed once serves every barrier of every launch. The grid must be
+ * resident at once: the runtime launches the kernel cooperatively
+ * (manifest co_resident), which the driver refuses for a grid too large. */
+static void emit_grid_barrier(Emitter *e, const TirInst *in) {
+  const char *g1[MAX_TENSOR_RANK], *g0[MAX_TENSOR_RANK];
+  for (int i = 0; i < in->nsubs; i++) g1[i] = px_sub_start(e, in, i), g0[i] = i ? g1[i] : "0";
+  const char *gen_ad = px_tensor_addr(e, in->aux, g1), *cnt_ad = px_tensor_addr(e, in->aux, g0);
+  const char *t0 = px_tmp(e, RC_PRED), *last = px_tmp(e, RC_PRED), *moved = px_tmp(e, RC_PRED);
+  const char *gen = px_tmp(e, RC_B32), *now = px_tmp(e, RC_B32), *old = px_tmp(e, RC_B32), *n = px_tmp(e, RC_B32);
+  const char *ny = px_tmp(e, RC_B32);
+  int L = px_new_label(e);
+  px_out(e, "fence.acq_rel.gpu;");
+  cta_bar(e, " // grid_barrier: the CTA's stores before it");
+  px_out(e, "setp.eq.u32 %s, %%tid_, 0;", t0);
+  px_out(e, "@!%s bra $Lgbdone%d;", t0, L);
+  px_out(e, "mov.u32 %s, %%nctaid.x;", n);
+  px_out(e, "mov.u32 %s, %%nctaid.y;", ny);
+  px_out(e, "mul.lo.u32 %s, %s, %s;", n, n, ny);
+  px_out(e, "mov.u32 %s, %%nctaid.z;", ny);
+  px_out(e, "mul.lo.u32 %s, %s, %s;", n, n, ny);
+  px_out(e, "sub.u32 %s, %s, 1;", n, n);
+  px_out(e, "ld.acquire.gpu.global.u32 %s, [%s];", gen, gen_ad);
+  px_out(e, "atom.acq_rel.gpu.global.add.u32 %s, [%s], 1;", old, cnt_ad);
+  px_out(e, "setp.eq.u32 %s, %s, %s;", last, old, n);
+  px_out(e, "@!%s bra $Lgbwait%d;", last, L);
+  px_out(e, "st.relaxed.gpu.global.u32 [%s], 0;", cnt_ad);
+  px_out(e, "add.u32 %s, %s, 1;", now, gen);
+  px_out(e, "st.release.gpu.global.u32 [%s], %s;", gen_ad, now);
+  px_out(e, "bra $Lgbdone%d;", L);
+  px_label(e, "gbwait", L);
+  px_out(e, "nanosleep.u32 32;");
+  px_out(e, "ld.acquire.gpu.global.u32 %s, [%s];", now, gen_ad);
+  px_out(e, "setp.ne.u32 %s, %s, %s;", moved, now, gen);
+  px_out(e, "@!%s bra $Lgbwait%d;", moved, L);
+  px_label(e, "gbdone", L);
+  cta_bar(e, " // grid_barrier: every CTA arrived");
+  px_out(e, "fence.acq_rel.gpu;");
+  if (e->sm90) px_out(e, "fence.proxy.async.global;");
 }
 
 /* The mbarriers, one API for every kind (a tensor copy's own, a ring's

@@ -1239,6 +1239,69 @@ static bool ref_atomic_scalars(RefCtx *r) {
   return true;
 }
 
+/* grid_sync.ph, atomic_tickets: G CTAs take tickets 0 .. G - 1 (counted
+ * in Cnt[0], which every CTA reads back after the grid barrier), each
+ * flag swapped once from 0 to b + 1 and then not to 99, each Wide element
+ * from 0 to (b + 1) 2^32, F 0.5 a CTA, Cnt[1] one a CTA; the barrier's
+ * count back at 0 and its generation one on */
+static bool ref_atomic_tickets(RefCtx *r) {
+  CaseParam *Cnt = ref_param(r, "Cnt"), *Seen = ref_param(r, "Seen"), *Flags = ref_param(r, "Flags"),
+            *First = ref_param(r, "First"), *Second = ref_param(r, "Second"), *Wide = ref_param(r, "Wide"),
+            *F = ref_param(r, "F"), *Total = ref_param(r, "Total"), *Bar = ref_param(r, "Bar");
+  int64_t G = Seen->dims[0];
+  for (int64_t b = 0; b < G; b++) {
+    Seen->data[(int64_t)Cnt->data[0] + b] = 1;
+    First->data[b] = Flags->data[b];
+    if (Flags->data[b] == 0) Flags->data[b] = (double)(b + 1);
+    Second->data[b] = Flags->data[b];
+    if (Wide->data[b] == 0) Wide->data[b] = (double)(b + 1) * 4294967296.0;
+  }
+  Cnt->data[0] += (double)G, Cnt->data[1] += (double)G, F->data[0] += 0.5 * (double)G;
+  for (int64_t b = 0; b < G; b++) Total->data[b] = Cnt->data[0];
+  Bar->data[0] = 0, Bar->data[1] += 1;
+  return true;
+}
+
+/* grid_sync.ph, grid_rounds: three rounds of A[r] = (A[r - 1] + A[r + 1]) / 2
+ * (rows clamped at the ends), B the last round's; S the column sums of A;
+ * Bar's count 0 and its generation 6 on */
+static bool ref_grid_rounds(RefCtx *r) {
+  CaseParam *A = ref_param(r, "A"), *B = ref_param(r, "B"), *S = ref_param(r, "S"), *Bar = ref_param(r, "Bar");
+  int64_t R = A->dims[0], N = A->dims[1];
+  for (int it = 0; it < 3; it++) {
+    for (int64_t i = 0; i < R; i++)
+      for (int64_t j = 0; j < N; j++)
+        E2(B, i, j) = (E2(A, i > 0 ? i - 1 : 0, j) + E2(A, i + 1 < R ? i + 1 : R - 1, j)) * 0.5;
+    for (int64_t i = 0; i < R * N; i++) A->data[i] = B->data[i];
+  }
+  for (int64_t j = 0; j < N; j++) {
+    double s = 0;
+    for (int64_t i = 0; i < R; i++) s += E2(A, i, j);
+    S->data[j] = s;
+  }
+  Bar->data[0] = 0, Bar->data[1] += 6;
+  return true;
+}
+
+/* flat.ph, quant_flat: X's blocks of 32 scaled by their largest |x| / 127
+ * and rounded (ties to even, as cvt.rni), one row again; W's 3 rows of 24
+ * doubled, as one row; a rank-3 iota pattern in row-major order */
+static bool ref_quant_flat(RefCtx *r) {
+  CaseParam *X = ref_param(r, "X"), *W = ref_param(r, "W"), *Q = ref_param(r, "Q"), *S = ref_param(r, "S"),
+            *T = ref_param(r, "T"), *U = ref_param(r, "U");
+  for (int b = 0; b < 4; b++) {
+    double m = 0;
+    for (int j = 0; j < 32; j++) m = fmax(m, fabs(X->data[b * 32 + j]));
+    float sc = (float)m / 127.0f;
+    S->data[b] = sc;
+    for (int j = 0; j < 32; j++)
+      Q->data[b * 32 + j] = nearbyintf((float)X->data[b * 32 + j] / (sc > 0 ? sc : 1.0f));
+  }
+  for (int i = 0; i < 72; i++) T->data[i] = 2 * W->data[i];
+  for (int i = 0; i < 144; i++) U->data[i] = (double)(i % 24) + 100.0 * (double)(i / 24 % 3) + 1000.0 * (double)(i / 72);
+  return true;
+}
+
 /* Y = 2 X; C += colsum(Y) (atomics.ph, barrier_rows) */
 static bool ref_barrier_rows(RefCtx *r) {
   CaseParam *X = ref_param(r, "X"), *Y = ref_param(r, "Y"), *C = ref_param(r, "C");
@@ -1282,6 +1345,9 @@ static bool ref_qdot_blocks(RefCtx *r) { return q8_blocks(r, false); }
 static bool ref_qmma_blocks(RefCtx *r) { return q8_blocks(r, true); }
 
 const RefEntry harness_refs_more[] = {
+    {"atomic_tickets", ref_atomic_tickets},
+    {"quant_flat", ref_quant_flat},
+    {"grid_rounds", ref_grid_rounds},
     {"rows_gated_columns", ref_rows_gated_columns},
     {"qdot_blocks", ref_qdot_blocks},
     {"qmma_blocks", ref_qmma_blocks},
