@@ -1330,6 +1330,61 @@ static Type *b_qdot(Sema *s, Node *call, Type **args) {
   return tile_ty(s, S_F32, 2, dims);
 }
 
+/* An argument of Phobos's dynamic-K qdot_t: a slice of a rank-2 tensor
+ * parameter whose last subscript is ':' over a dim known only at launch. */
+static bool dynamic_k_slice(Sema *s, const Node *arg) {
+  if (arg->kind != N_INDEX || arg->a->kind != N_NAME || arg->list.len != 2) return false;
+  Symbol *y = sema_lookup(s, arg->a->name);
+  const Node *last = arg->list.items[1];
+  return y && y->kind == SYM_TENSOR && y->ty->rank == 2 && last->op == SUB_FULL && y->ty->dims[1] < 0;
+}
+
+/* qdot_t(A[m :+ M, :], AS[m :+ M, :], W[n :+ N, :], WS[n :+ N, :]) with K
+ * known only at launch (Phobos's: the contraction is not tiled). Each
+ * slice is checked with its ':' read as a block of 32 (the loop lower.c
+ * makes walks K in such blocks); the call is marked for that lowering. */
+static Type *check_qdot_dynamic(Sema *s, Node *call) {
+  Type *args[4];
+  bool ok = true;
+  for (int i = 0; i < 4; i++) {
+    Node *arg = call->list.items[i];
+    if (!dynamic_k_slice(s, arg)) {
+      sema_check_expr(s, arg);
+      diag_error(s->d, arg->span, "qdot_t over a K known at launch takes four tensor slices whose last subscript is "
+                                  "':' over that dim, e.g. qdot_t(A[m :+ M, :], AS[m :+ M, :], W[n :+ N, :], "
+                                  "WS[n :+ N, :])");
+      ok = false;
+      continue;
+    }
+    Node *last = arg->list.items[1];
+    Node *start = ast_new(s->arena, N_INT, last->span), *len = ast_new(s->arena, N_INT, last->span);
+    start->text = "0", len->text = "32", len->ival = 32;
+    last->op = SUB_SPAN, last->a = start, last->b = len;
+    args[i] = sema_check_expr(s, arg);
+    last->op = SUB_FULL, last->a = last->b = NULL;
+    if (args[i]->kind == TY_ERROR || !need_tile(s, call, i, args[i], 2, 2)) ok = false;
+  }
+  if (!ok) return ty_error;
+  if (args[0]->elem != S_I8 || args[2]->elem != S_I8) {
+    diag_error(s->d, call->span, "qdot_t contracts two i8 tiles, got %s and %s", sema_scalar_name(args[0]->elem),
+               sema_scalar_name(args[2]->elem));
+    return ty_error;
+  }
+  if (!is_float(args[1]->elem) || !is_float(args[3]->elem)) {
+    diag_error(s->d, call->span, "qdot_t's scales are floats, got %s and %s", sema_scalar_name(args[1]->elem),
+               sema_scalar_name(args[3]->elem));
+    return ty_error;
+  }
+  if (args[1]->dims[0] != args[0]->dims[0] || args[3]->dims[0] != args[2]->dims[0]) {
+    diag_error(s->d, call->span, "qdot_t: the scales' rows must be a's and w's (%lld and %lld), got %lld and %lld",
+               (long long)args[0]->dims[0], (long long)args[2]->dims[0], (long long)args[1]->dims[0],
+               (long long)args[3]->dims[0]);
+    return ty_error;
+  }
+  call->op = 'K';
+  return tile_ty(s, S_F32, 2, (int64_t[]){args[0]->dims[0], args[2]->dims[0]});
+}
+
 static Type *b_tril(Sema *s, Node *call, Type **args) {
   if (!need_tile(s, call, 0, args[0], 2, 2)) return ty_error;
   return args[0];
@@ -1469,6 +1524,11 @@ static Type *check_call(Sema *s, Node *n) {
   }
   if (strcmp(name, "iota") == 0) return check_iota(s, n);
   if (strcmp(name, "grid_barrier") == 0) return check_grid_barrier(s, n);
+  n->op = 0;
+  if (!strcmp(name, "qdot_t") && n->list.len == 4) {
+    for (int i = 0; i < 4; i++)
+      if (dynamic_k_slice(s, n->list.items[i])) return check_qdot_dynamic(s, n);
+  }
   if ((!strcmp(name, "atomic_add") && n->list.len == 3) || (!strcmp(name, "atomic_cas") && n->list.len == 4))
     return check_atomic_index_form(s, n, name);
   Scalar conv;

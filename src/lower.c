@@ -272,6 +272,82 @@ static TirInst *lower_binary(Lower *l, Node *n) {
   return emit2(l, TIR_BINARY, n->op, rt, n->span, x, y);
 }
 
+/* qdot_t and qmma_t of static K: the sum over the K / 32 blocks of each
+ * block's integer product times its two scales (the scale of a's row, of
+ * w's row or column) */
+static TirInst *qdot_blocks(Lower *l, Node *n, bool mma, TirInst **args, TirType rt) {
+  TirInst *a = args[0], *w = args[2];
+  int64_t M = a->ty.dims[0], N = w->ty.dims[0], KB = a->ty.dims[1] / 32;
+  TirType ast = args[1]->ty, wst = args[3]->ty;
+  ast.elem = wst.elem = S_F32;
+  TirInst *as = coerce(l, args[1], ast, n->span), *ws = coerce(l, args[3], wst, n->span), *acc = NULL;
+  for (int64_t b = 0; b < KB; b++) {
+    TirInst *ab = extract2(l, a, 0, M, 32 * b, 32, n->span), *wb = extract2(l, w, 0, N, 32 * b, 32, n->span);
+    TirType it = rt;
+    it.elem = S_I32;
+    TirInst *d = coerce(l, emit2(l, TIR_DOT, 1, it, n->span, ab, wb), rt, n->span);
+    TirInst *sa = coerce(l, extract2(l, as, 0, M, b, 1, n->span), rt, n->span), *sw;
+    if (mma) {
+      sw = extract2(l, ws, b, 1, 0, N, n->span);
+    } else {
+      TirInst *col = extract2(l, ws, 0, N, b, 1, n->span);
+      TirType rowt = col->ty;
+      rowt.dims[0] = 1, rowt.dims[1] = N;
+      sw = emit1(l, TIR_TRANSPOSE, rowt, n->span, col);
+    }
+    TirInst *term = emit2(l, TIR_BINARY, '*', rt, n->span, emit2(l, TIR_BINARY, '*', rt, n->span, d, sa),
+                          coerce(l, sw, rt, n->span));
+    acc = acc ? emit2(l, TIR_BINARY, '+', rt, n->span, acc, term) : term;
+  }
+  return acc;
+}
+
+/* Phobos's qdot_t over a K known at launch (sema marks it 'K'): a loop of
+ * QDOT_STEP_BLOCKS blocks of 32 a step, each step's slices loaded with the
+ * rows as written and K from the step (the scales from step / 32), summed
+ * into a slot. A step past K loads zero bytes and zero scales. */
+enum { QDOT_STEP_BLOCKS = 8 };
+static TirInst *step_load(Lower *l, Node *idx, TirInst *start, int64_t len) {
+  int64_t rows = idx->ty->dims[0];
+  TirType t = {.elem = idx->ty->elem, .rank = 2, .dims = {rows, len}};
+  TirInst *ld = tir_new(l->a, l->f, TIR_LOAD, t);
+  ld->aux = idx->a->sym->index;
+  ld->span = idx->span;
+  ld->subs[0] = (TirSub){.start = lower_expr(l, ((Node *)idx->list.items[0])->a), .len = rows};
+  ld->subs[1] = (TirSub){.start = start, .len = len};
+  ld->nsubs = 2;
+  tir_append(l->a, l->cur, ld);
+  return ld;
+}
+
+static TirInst *qdot_dynamic(Lower *l, Node *n, TirType rt) {
+  Node *a = n->list.items[0];
+  const TirParam *ap = &l->f->params[a->a->sym->index];
+  TirInst *K = emit(l, TIR_DIM, tir_scalar(S_I32), n->span);
+  K->aux = a->a->sym->index, K->aux2 = 1, K->name = ap->dimname[1];
+  TirInst *slot = emit(l, TIR_VAR, rt, n->span);
+  slot->name = "qdot_t";
+  emit2(l, TIR_WRITE, 0, rt, n->span, slot, coerce(l, const_float(l, S_F32, 0.0, n->span), rt, n->span));
+  TirInst *lo = const_int(l, S_I32, 0, n->span), *step = const_int(l, S_I32, 32 * QDOT_STEP_BLOCKS, n->span);
+  TirInst *loop = emit(l, TIR_FOR, tir_scalar(S_I32), n->span);
+  loop->args[0] = lo;
+  loop->args[1] = K;
+  loop->args[2] = step;
+  loop->nargs = 3;
+  loop->name = "k";
+  TirBlock *saved = l->cur;
+  l->cur = &loop->body;
+  TirInst *kb = emit2(l, TIR_BINARY, '/', tir_scalar(S_I32), n->span, loop, const_int(l, S_I32, 32, n->span));
+  TirInst *args[4];
+  for (int i = 0; i < 4; i++)
+    args[i] = step_load(l, n->list.items[i], i % 2 ? kb : loop, i % 2 ? QDOT_STEP_BLOCKS : 32 * QDOT_STEP_BLOCKS);
+  TirInst *sum = emit2(l, TIR_BINARY, '+', rt, n->span, emit1(l, TIR_READ, rt, n->span, slot),
+                       qdot_blocks(l, n, false, args, rt));
+  emit2(l, TIR_WRITE, 0, rt, n->span, slot, sum);
+  l->cur = saved;
+  return emit1(l, TIR_READ, rt, n->span, slot);
+}
+
 static TirInst *lower_call(Lower *l, Node *n) {
   const char *f = n->a->name;
   TirType rt = type_of(n->ty);
@@ -315,6 +391,7 @@ static TirInst *lower_call(Lower *l, Node *n) {
     tir_append(l->a, l->cur, v);
     return v;
   }
+  if (!strcmp(f, "qdot_t") && n->op == 'K') return qdot_dynamic(l, n, rt);
   if (!strcmp(f, "atomic_add") || !strcmp(f, "atomic_cas")) /* sema: their value forms, one element */
     return lower_atomic(l, n, f[7] == 'c' ? TARRIVE_CAS : TARRIVE_ADD);
   for (int i = 0; i < n->list.len && i < 4; i++) args[i] = lower_expr(l, n->list.items[i]);
@@ -456,35 +533,8 @@ static TirInst *lower_call(Lower *l, Node *n) {
     if (whole) return r; /* [1] or [1, 1] */
     return emit1(l, TIR_TRANSPOSE, rt, n->span, r); /* [C, 1] -> [1, C] */
   }
-  if (!strcmp(f, "qdot_t") || !strcmp(f, "qmma_t")) { /* sema: i8 [M, K], [N, K]; f32 scales; K = 32 KB */
-    bool mma = f[1] == 'm';
-    TirInst *a = args[0], *w = args[2];
-    int64_t M = a->ty.dims[0], N = w->ty.dims[0], KB = a->ty.dims[1] / 32;
-    TirType ast = args[1]->ty, wst = args[3]->ty;
-    ast.elem = wst.elem = S_F32;
-    TirInst *as = coerce(l, args[1], ast, n->span), *ws = coerce(l, args[3], wst, n->span), *acc = NULL;
-    /* the sum over the K / 32 blocks of each block's integer product times
-     * its two scales (the scale of a's row, of w's row or column) */
-    for (int64_t b = 0; b < KB; b++) {
-      TirInst *ab = extract2(l, a, 0, M, 32 * b, 32, n->span), *wb = extract2(l, w, 0, N, 32 * b, 32, n->span);
-      TirType it = rt;
-      it.elem = S_I32;
-      TirInst *d = coerce(l, emit2(l, TIR_DOT, 1, it, n->span, ab, wb), rt, n->span);
-      TirInst *sa = coerce(l, extract2(l, as, 0, M, b, 1, n->span), rt, n->span), *sw;
-      if (mma) {
-        sw = extract2(l, ws, b, 1, 0, N, n->span);
-      } else {
-        TirInst *col = extract2(l, ws, 0, N, b, 1, n->span);
-        TirType rowt = col->ty;
-        rowt.dims[0] = 1, rowt.dims[1] = N;
-        sw = emit1(l, TIR_TRANSPOSE, rowt, n->span, col);
-      }
-      TirInst *term = emit2(l, TIR_BINARY, '*', rt, n->span, emit2(l, TIR_BINARY, '*', rt, n->span, d, sa),
-                            coerce(l, sw, rt, n->span));
-      acc = acc ? emit2(l, TIR_BINARY, '+', rt, n->span, acc, term) : term;
-    }
-    return acc;
-  }
+  if (!strcmp(f, "qdot_t") || !strcmp(f, "qmma_t")) /* sema: i8 [M, K], [N, K]; f32 scales; K = 32 KB */
+    return qdot_blocks(l, n, f[1] == 'm', args, rt);
   if (!strcmp(f, "tril")) { /* where(column > row, 0, t) */
     TirType it = rt, bt = rt;
     it.elem = S_I32, bt.elem = S_BOOL;

@@ -356,6 +356,21 @@ Test(sema, atomics_with_values_and_grid_barrier) {
                   "@persistent takes no arguments");
 }
 
+/* qdot_t over a K known at launch (spec 9.7): four slices with ':' over K */
+Test(sema, qdot_over_a_dynamic_k) {
+  const char *sig = "kernel k(A: tensor<i8>[M, K], AS: tensor<f32>[M, KB], W: tensor<i8>[N, K], WS: tensor<f32>[N, KB], "
+                    "C: tensor<f32>[4, 16]) {\n";
+  char src[1024];
+  snprintf(src, sizeof src, "%s  C[0 :+ 4, 0 :+ 16] = qdot_t(A[0 :+ 4, :], AS[0 :+ 4, :], W[0 :+ 16, :], WS[0 :+ 16, :])\n}\n", sig);
+  expect_clean(src);
+  snprintf(src, sizeof src, "%s  C[0 :+ 4, 0 :+ 16] = qdot_t(A[0 :+ 4, :], AS[0 :+ 4, 0 :+ 4], W[0 :+ 16, :], WS[0 :+ 16, :])\n}\n", sig);
+  expect_diag_has(src, "qdot_t over a K known at launch takes four tensor slices whose last subscript is ':' over that dim");
+  snprintf(src, sizeof src, "%s  C[0 :+ 4, 0 :+ 16] = qdot_t(A[0 :+ 4, :], AS[0 :+ 2, :], W[0 :+ 16, :], WS[0 :+ 16, :])\n}\n", sig);
+  expect_diag_has(src, "qdot_t: the scales' rows must be a's and w's (4 and 16), got 2 and 16");
+  snprintf(src, sizeof src, "%s  C[0 :+ 4, 0 :+ 16] = qdot_t(AS[0 :+ 4, :], AS[0 :+ 4, :], W[0 :+ 16, :], WS[0 :+ 16, :])\n}\n", sig);
+  expect_diag_has(src, "qdot_t contracts two i8 tiles, got f32 and i8");
+}
+
 /* barrier() (spec 10.6): a statement, no arguments */
 Test(sema, barrier) {
   expect_clean("kernel k(C: tensor<f32>[N]) {\n  C[0 :+ 8] = C[0 :+ 8] * 2.0\n  barrier()\n}\n");

@@ -26,3 +26,14 @@ kernel qmma_blocks(A: tensor<i8>[M, K], AS: tensor<f32>[M, KB], W: tensor<i8>[N,
   }
   C[m0 :+ 16, n0 :+ 16] = acc
 }
+
+// Phobos's qdot_t over a K known only at launch: whole rows of A and W,
+// ':' over K and over the scales' blocks; phobosc walks K in steps of
+// eight blocks (spec 9.7).
+@grid(cdiv(M, 4), cdiv(N, 16))
+kernel qdot_rows(A: tensor<i8>[M, K], AS: tensor<f32>[M, KB], W: tensor<i8>[N, K], WS: tensor<f32>[N, KB],
+                 C: tensor<f32>[M, N]) {
+  let m0 = ctx.block.x * 4
+  let n0 = ctx.block.y * 16
+  C[m0 :+ 4, n0 :+ 16] = qdot_t(A[m0 :+ 4, :], AS[m0 :+ 4, :], W[n0 :+ 16, :], WS[n0 :+ 16, :])
+}
