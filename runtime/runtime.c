@@ -902,21 +902,6 @@ static void pack_tmaps(const CuApi *cu, const MfVariant *v, const phobos_arg *ar
   }
 }
 
-/* The prefetch distance of an l2_prefetch twin: the CTAs of the variant
- * resident on the whole device at once, so that a CTA asks for the slice
- * of the one that takes its slot when it is done. Found once (the
- * occupancy query); 0 (no prefetch) where the driver cannot say. */
-static int l2pf_distance(phobos_context *ctx, MfVariant *v, int dyn) {
-  if (v->l2pf_dist >= 0) return v->l2pf_dist;
-  int per_sm = 0, sms = 0;
-  if (!ctx->cu->OccupancyMaxActiveBlocksPerMultiprocessor ||
-      ctx->cu->OccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, v->fn, v->threads, (size_t)dyn) != CU_SUCCESS ||
-      ctx->cu->DeviceGetAttribute(&sms, CU_ATTR_SM_COUNT, ctx->dev) != CU_SUCCESS || per_sm < 0 || sms < 0 ||
-      (int64_t)per_sm * sms > INT32_MAX)
-    per_sm = 0, sms = 0;
-  return v->l2pf_dist = per_sm * sms;
-}
-
 /* The CTAs of a variant the device holds at once (the occupancy query
  * times the SMs), found once; 0 where the driver cannot say. */
 static int64_t resident_ctas(phobos_context *ctx, MfVariant *v, int dyn) {
@@ -927,6 +912,16 @@ static int64_t resident_ctas(phobos_context *ctx, MfVariant *v, int dyn) {
       ctx->cu->DeviceGetAttribute(&sms, CU_ATTR_SM_COUNT, ctx->dev) != CU_SUCCESS || per_sm < 0 || sms < 0)
     per_sm = 0, sms = 0;
   return v->resident = (int64_t)per_sm * sms;
+}
+
+/* The prefetch distance of an l2_prefetch twin: the CTAs of the variant
+ * resident on the whole device at once, so that a CTA asks for the slice
+ * of the one that takes its slot when it is done. Found once (the
+ * occupancy query); 0 (no prefetch) where the driver cannot say. */
+static int l2pf_distance(phobos_context *ctx, MfVariant *v, int dyn) {
+  if (v->l2pf_dist >= 0) return v->l2pf_dist;
+  int64_t n = resident_ctas(ctx, v, dyn);
+  return v->l2pf_dist = n > INT32_MAX ? 0 : (int)n;
 }
 
 /* grid_barrier's grid (spec 9.8): a @persistent variant's derived grid
