@@ -995,32 +995,29 @@ phobos_status rt_launch_variant(phobos_kernel *k, MfVariant *v, const phobos_arg
   }
   k->last_tmaps = v->ntmaps, k->last_tmaps_built = p.nbuilt;
   CU_CHECK(ctx, ctx->cu->CtxSetCurrent(ctx->cuctx), "cuCtxSetCurrent");
-  if (v->co_resident && ctx->cu->LaunchKernelEx) {
-    /* cooperative: the driver starts every CTA at once or refuses */
-    CuLaunchAttr attr = {.id = CU_LAUNCH_ATTR_COOPERATIVE, .value.allowed = 1};
+  /* cuLaunchKernelEx with one attribute: cooperative for grid_barrier (the
+   * driver starts every CTA at once or refuses), else programmatic
+   * serialization (the entry waits for the previous kernel itself with
+   * griddepcontrol.wait, so its launch may overlap that kernel's last wave) */
+  bool coop = v->co_resident, dependent = v->dependent_launch && ctx->dependent_launch;
+  if ((coop || dependent) && ctx->cu->LaunchKernelEx) {
+    CuLaunchAttr attr = {.id = coop ? CU_LAUNCH_ATTR_COOPERATIVE : CU_LAUNCH_ATTR_PROGRAMMATIC_STREAM_SERIALIZATION,
+                         .value.allowed = 1};
     CuLaunchConfig cfg = {.grid = {(unsigned)grid[0], (unsigned)grid[1], (unsigned)grid[2]},
                           .block = {(unsigned)v->threads, 1, 1},
                           .shared_bytes = (unsigned)dyn,
                           .stream = stream,
                           .attrs = &attr,
                           .nattrs = 1};
-    CU_CHECK(ctx, ctx->cu->LaunchKernelEx(&cfg, v->fn, p.ptrs, NULL), "cuLaunchKernelEx (cooperative)");
-    return PHOBOS_OK;
-  }
-  if (v->dependent_launch && ctx->dependent_launch && ctx->cu->LaunchKernelEx) {
-    /* the entry waits for the previous kernel itself (griddepcontrol.wait),
-     * so its launch may overlap that kernel's last wave */
-    CuLaunchAttr attr = {.id = CU_LAUNCH_ATTR_PROGRAMMATIC_STREAM_SERIALIZATION, .value.allowed = 1};
-    CuLaunchConfig cfg = {.grid = {(unsigned)grid[0], (unsigned)grid[1], (unsigned)grid[2]},
-                          .block = {(unsigned)v->threads, 1, 1},
-                          .shared_bytes = (unsigned)dyn,
-                          .stream = stream,
-                          .attrs = &attr,
-                          .nattrs = 1};
-    /* a driver that refuses the attribute still runs the kernel plainly
-     * below (griddepcontrol.wait is then a no-op); a real failure repeats
-     * there and is reported */
-    if (ctx->cu->LaunchKernelEx(&cfg, v->fn, p.ptrs, NULL) == CU_SUCCESS) return PHOBOS_OK;
+    CUresult r = ctx->cu->LaunchKernelEx(&cfg, v->fn, p.ptrs, NULL);
+    if (coop) {
+      CU_CHECK(ctx, r, "cuLaunchKernelEx (cooperative)");
+      return PHOBOS_OK;
+    }
+    /* a driver that refuses the dependent attribute still runs the kernel
+     * plainly below (griddepcontrol.wait is then a no-op); a real failure
+     * repeats there and is reported */
+    if (r == CU_SUCCESS) return PHOBOS_OK;
   }
   CU_CHECK(ctx,
            ctx->cu->LaunchKernel(v->fn, (unsigned)grid[0], (unsigned)grid[1], (unsigned)grid[2], (unsigned)v->threads,
