@@ -1081,9 +1081,13 @@ static Type *check_atomic_index_form(Sema *s, Node *call, const char *what) {
     return ty_error;
   }
   Scalar e = y->ty->elem;
-  if (!atomic_value_elem(what, e)) {
+  /* as a statement, atomic_add(t, i, v) is atomic_add(t[i], v): the types
+   * red.global.add takes (f16 too); with its value, atom's */
+  bool stmt_add = !strcmp(what, "atomic_add") && s->atomic_ok == call;
+  if (stmt_add ? e != S_F32 && e != S_F64 && e != S_F16 && e != S_I32 && e != S_I64 : !atomic_value_elem(what, e)) {
     diag_error(s->d, ((Node *)call->list.items[0])->span, "%s works on %s elements; '%s' holds %s", what,
-               strcmp(what, "atomic_cas") ? "i32, i64, f32 or f64" : "i32 or i64", y->name, sema_scalar_name(e));
+               stmt_add ? "f32, f64, f16, i32 or i64" : strcmp(what, "atomic_cas") ? "i32, i64, f32 or f64" : "i32 or i64",
+               y->name, sema_scalar_name(e));
     return ty_error;
   }
   if (!atomic_operands(s, call, 2, e, what) || !atomic_placed(s, call, what)) return ty_error;
@@ -1339,6 +1343,9 @@ static bool dynamic_k_slice(Sema *s, const Node *arg) {
   return y && y->kind == SYM_TENSOR && y->ty->rank == 2 && last->op == SUB_FULL && y->ty->dims[1] < 0;
 }
 
+/* the name of the dim a dynamic-K slice's ':' walks */
+static const char *dynamic_k_dim(Sema *s, const Node *arg) { return sema_lookup(s, arg->a->name)->ty->dimname[1]; }
+
 /* qdot_t(A[m :+ M, :], AS[m :+ M, :], W[n :+ N, :], WS[n :+ N, :]) with K
  * known only at launch (Phobos's: the contraction is not tiled). Each
  * slice is checked with its ':' read as a block of 32 (the loop lower.c
@@ -1356,7 +1363,13 @@ static Type *check_qdot_dynamic(Sema *s, Node *call) {
       ok = false;
       continue;
     }
-    Node *last = arg->list.items[1];
+    Node *first = arg->list.items[0], *last = arg->list.items[1];
+    if (first->op == SUB_POINT) {
+      diag_error(s->d, first->span, "qdot_t over a K known at launch takes its rows as a span of constant length "
+                                    "(m :+ M) or ':' over a constant dim, got a point");
+      ok = false;
+      continue;
+    }
     Node *start = ast_new(s->arena, N_INT, last->span), *len = ast_new(s->arena, N_INT, last->span);
     start->text = "0", len->text = "32", len->ival = 32;
     last->op = SUB_SPAN, last->a = start, last->b = len;
@@ -1373,6 +1386,13 @@ static Type *check_qdot_dynamic(Sema *s, Node *call) {
   if (!is_float(args[1]->elem) || !is_float(args[3]->elem)) {
     diag_error(s->d, call->span, "qdot_t's scales are floats, got %s and %s", sema_scalar_name(args[1]->elem),
                sema_scalar_name(args[3]->elem));
+    return ty_error;
+  }
+  const char *ka = dynamic_k_dim(s, call->list.items[0]), *kw = dynamic_k_dim(s, call->list.items[2]);
+  const char *ba = dynamic_k_dim(s, call->list.items[1]), *bw = dynamic_k_dim(s, call->list.items[3]);
+  if (strcmp(ka, kw) || strcmp(ba, bw)) {
+    diag_error(s->d, call->span, "qdot_t over a K known at launch contracts one K: a and w walk '%s' and '%s', their "
+                                 "scales '%s' and '%s'", ka, kw, ba, bw);
     return ty_error;
   }
   if (args[1]->dims[0] != args[0]->dims[0] || args[3]->dims[0] != args[2]->dims[0]) {

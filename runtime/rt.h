@@ -251,6 +251,7 @@ typedef struct MfVariant {
    * CTAs of the variant the device holds at once, -1 until found) */
   bool co_resident, persistent;
   int64_t resident;
+  int resident_dyn; /* ... for this many bytes of dynamic shared memory */
   MfProgram (*requires)[2]; /* its kernel's nrequires contracts' sides, or NULL */
   MfProgram (*scratch)[PHOBOS_MAX_RANK]; /* each scratch tensor's extents (MfKernel.nscratch), or NULL */
   CUfunction fn;       /* set by phobos_module_load */

@@ -903,9 +903,11 @@ static void pack_tmaps(const CuApi *cu, const MfVariant *v, const phobos_arg *ar
 }
 
 /* The CTAs of a variant the device holds at once (the occupancy query
- * times the SMs), found once; 0 where the driver cannot say. */
+ * times the SMs), found once for each dynamic shared-memory size (a
+ * staged copy's varies with its dims); 0 where the driver cannot say. */
 static int64_t resident_ctas(phobos_context *ctx, MfVariant *v, int dyn) {
-  if (v->resident >= 0) return v->resident;
+  if (v->resident >= 0 && v->resident_dyn == dyn) return v->resident;
+  v->resident_dyn = dyn;
   int per_sm = 0, sms = 0;
   if (!ctx->cu->OccupancyMaxActiveBlocksPerMultiprocessor ||
       ctx->cu->OccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, v->fn, v->threads, (size_t)dyn) != CU_SUCCESS ||
@@ -980,6 +982,9 @@ phobos_status rt_launch_variant(phobos_kernel *k, MfVariant *v, const phobos_arg
   }
   phobos_status rs = fit_resident(k, v, dyn, grid);
   if (rs != PHOBOS_OK) return rs;
+  if (v->co_resident && !ctx->cu->LaunchKernelEx) /* a plain launch could start part of the grid: a hang */
+    return rt_set_err(ctx, PHOBOS_LAUNCH_LIMIT, "kernel '%s' waits at a grid barrier, which needs a cooperative "
+                      "launch; this driver has no cuLaunchKernelEx", k->mf->name);
   Params p;
   pack(k->mf, v, args, override, &p);
   p.nbuilt = 0;

@@ -420,7 +420,8 @@ static bool exec_load(Interp *I, const TirInst *in) {
   return true;
 }
 
-static bool grid_wait(Interp *I, const TirInst *in, int64_t *counter, int64_t *generation);
+static bool grid_wait(Interp *I, const TirInst *in, double *counter, double *generation);
+static int64_t *writers(Interp *I, int param);
 
 /* The element of an atomic (TIR_ARRIVE), or NULL after reporting it
  * outside its tensor. */
@@ -447,15 +448,12 @@ static bool exec_atomic(Interp *I, const TirInst *in) {
   double *c = atomic_element(I, in, cas ? "atomic_cas" : "atomic_add");
   if (!c) return false;
   Scalar e = I->f->params[in->aux].elem;
-  int64_t off = c - I->args[in->aux].t.data;
-  if (I->writer[in->aux]) {
-    int64_t *w = &I->writer[in->aux][off];
-    if (*w > 0 && *w != I->cta + 1)
-      return fail(I, "CTA %lld changes %s[%lld] with %s, which CTA %lld stores: a race on the GPU (line %d)",
-                  (long long)I->cta, I->f->params[in->aux].name, (long long)off, cas ? "atomic_cas" : "atomic_add",
-                  (long long)*w - 1, in->span.first_line);
-    if (!*w) *w = -1;
-  }
+  int64_t off = c - I->args[in->aux].t.data, *w = &writers(I, in->aux)[off];
+  if (*w > 0 && *w != I->cta + 1)
+    return fail(I, "CTA %lld changes %s[%lld] with %s, which CTA %lld stores: a race on the GPU (line %d)",
+                (long long)I->cta, I->f->params[in->aux].name, (long long)off, cas ? "atomic_cas" : "atomic_add",
+                (long long)*w - 1, in->span.first_line);
+  if (!*w) *w = -1;
   double old = *c, a0 = scalar_of(I, in->args[0]);
   v->d[0] = old;
   if (!cas) *c = interp_round(e, old + interp_round(e, a0));
@@ -491,6 +489,19 @@ static bool exec_arrive(Interp *I, const TirInst *in) {
   return true;
 }
 
+/* Which CTA (+1) stored each element of tensor parameter `param` (-1: CTAs
+ * add into it), made at the first store or atomic. */
+static int64_t *writers(Interp *I, int param) {
+  if (!I->writer[param]) {
+    const InterpTensor *t = &I->args[param].t;
+    int64_t n = 1;
+    for (int d = 0; d < t->rank; d++) n *= t->dims[d];
+    I->writer[param] = calloc((size_t)(n > 0 ? n : 1), sizeof(int64_t));
+    if (!I->writer[param]) diag_ice("interp: out of memory");
+  }
+  return I->writer[param];
+}
+
 static bool exec_store(Interp *I, const TirInst *in) {
   bool owned;
   Val *v = get(I, in->args[0], &owned);
@@ -498,12 +509,7 @@ static bool exec_store(Interp *I, const TirInst *in) {
   sub_starts(I, in, start);
   InterpTensor *t = &I->args[in->aux].t;
   Scalar e = I->f->params[in->aux].elem;
-  if (!I->writer[in->aux]) {
-    int64_t n = 1;
-    for (int d = 0; d < t->rank; d++) n *= t->dims[d];
-    I->writer[in->aux] = calloc((size_t)n, sizeof(int64_t));
-    if (!I->writer[in->aux]) diag_ice("interp: out of memory");
-  }
+  writers(I, in->aux);
   for (int64_t i = 0; i < v->n && !I->failed; i++) {
     coords(v, i, c);
     if (!global_coords(I, in, start, c, g)) continue;
@@ -723,10 +729,8 @@ static bool exec_inst(Interp *I, const TirInst *in) {
       set_val(I, in, new_val(in));
       double *gen = atomic_element(I, in, "grid_barrier");
       if (gen) {
-        int64_t one[MAX_TENSOR_RANK] = {0};
-        double *cnt = &I->args[in->aux].t.data[tensor_offset(I, in->aux, one)];
-        int64_t c = i64(*cnt), g = i64(*gen);
-        if (grid_wait(I, in, &c, &g)) *cnt = (double)c, *gen = (double)(int32_t)g;
+        int64_t zero[MAX_TENSOR_RANK] = {0};
+        grid_wait(I, in, &I->args[in->aux].t.data[tensor_offset(I, in->aux, zero)], gen);
       }
     } else {
       exec_arrive(I, in);
@@ -907,9 +911,10 @@ static void forget_writers(Interp *I) {
     }
 }
 
-/* The GPU's protocol on the two slots: the counter counts arrivals and the
- * last one resets it and advances the generation. */
-static bool grid_wait(Interp *I, const TirInst *in, int64_t *counter, int64_t *generation) {
+/* The GPU's protocol on the two slots, in place under the lock: the
+ * counter counts arrivals and the last one resets it and advances the
+ * generation (an i32 that wraps). */
+static bool grid_wait(Interp *I, const TirInst *in, double *counter, double *generation) {
   GridRun *g = I->grun;
   if (!g) diag_ice("interp: grid_barrier outside a grid run");
   pthread_mutex_lock(&g->mu);
@@ -930,11 +935,11 @@ static bool grid_wait(Interp *I, const TirInst *in, int64_t *counter, int64_t *g
     return false;
   }
   g->waiting_at = in;
-  ++*counter;
+  *counter = (double)(int32_t)(uint32_t)((uint32_t)i64(*counter) + 1u);
   if (++g->arrived == g->n) { /* the last: the next phase */
     g->arrived = 0;
     *counter = 0;
-    ++*generation;
+    *generation = (double)(int32_t)(uint32_t)((uint32_t)i64(*generation) + 1u);
     forget_writers(I);
   }
   pass_turn(g, I->slot);
@@ -984,7 +989,7 @@ static bool run_grid(Interp *I) {
   pthread_attr_t attr;
   pthread_attr_init(&attr);
   pthread_attr_setstacksize(&attr, INTERP_CTA_STACK);
-  int64_t started = 0;
+  int64_t started = 0, unstarted = -1;
   bool ok = true;
   /* the order of the sequential run: last to first */
   for (int64_t k = 0; k < n && ok; k++) {
@@ -1000,7 +1005,8 @@ static bool run_grid(Interp *I) {
     if (!c->vals || !c->smem) diag_ice("interp: out of memory");
     memset(c->smem, 0xcd, (size_t)p->shared_bytes); /* shared memory starts as garbage */
     if (pthread_create(&th[k], &attr, run_cta, c) != 0) {
-      ok = fail(I, "the interpreter could not start a thread for CTA %lld of a kernel with grid_barrier", (long long)id);
+      ok = false;
+      unstarted = id;
       pthread_mutex_lock(&g.mu);
       g.failed = true;
       pthread_cond_broadcast(&g.cv);
@@ -1010,6 +1016,8 @@ static bool run_grid(Interp *I) {
     started++;
   }
   for (int64_t k = 0; k < started; k++) pthread_join(th[k], NULL);
+  if (unstarted >= 0 && !(I->err && I->err[0]))
+    fail(I, "the interpreter could not start a thread for CTA %lld of a kernel with grid_barrier", (long long)unstarted);
   for (int64_t k = 0; k < n; k++) {
     if (ctas[k].failed) I->failed = true;
     if (ctas[k].vals)

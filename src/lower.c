@@ -313,7 +313,9 @@ static TirInst *step_load(Lower *l, Node *idx, TirInst *start, int64_t len) {
   TirInst *ld = tir_new(l->a, l->f, TIR_LOAD, t);
   ld->aux = idx->a->sym->index;
   ld->span = idx->span;
-  ld->subs[0] = (TirSub){.start = lower_expr(l, ((Node *)idx->list.items[0])->a), .len = rows};
+  Node *first = idx->list.items[0]; /* a span (sema), or ':' over a constant dim */
+  ld->subs[0] = (TirSub){.start = first->op == SUB_FULL ? const_int(l, S_I32, 0, first->span) : lower_expr(l, first->a),
+                         .len = rows};
   ld->subs[1] = (TirSub){.start = start, .len = len};
   ld->nsubs = 2;
   tir_append(l->a, l->cur, ld);

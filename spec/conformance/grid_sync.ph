@@ -7,12 +7,13 @@
 // which is then the whole grid's. atomic_cas on each CTA's own flag
 // succeeds once (the old 0 back) and then fails (its own value back); a
 // 64-bit swap into a column (Phobos's form, the value dropped); an f32 add
-// whose old value is never negative.
+// whose old value is never negative. After the barrier every CTA reads its
+// two slots: the count back at 0, the generation one on.
 @launch(64)
 @grid(G)
 kernel atomic_tickets(Cnt: tensor<i32>[4], Seen: tensor<i32>[G], Flags: tensor<i32>[G], First: tensor<i32>[G],
                       Second: tensor<i32>[G], Wide: tensor<i64>[G, 1], F: tensor<f32>[1], Total: tensor<i32>[G],
-                      Bar: tensor<i32>[2]) {
+                      Bar: tensor<i32>[2], Gen: tensor<i32>[G]) {
   let b = ctx.block.x
   let t = atomic_add(Cnt, 0, 1)
   Seen[t] = 1
@@ -25,6 +26,7 @@ kernel atomic_tickets(Cnt: tensor<i32>[4], Seen: tensor<i32>[G], Flags: tensor<i
   atomic_add(Cnt, 1, where(f >= 0.0, 1, 0))
   grid_barrier(Bar)
   Total[b] = Cnt[0]
+  Gen[b] = Bar[1] * 10 + Bar[0]
 }
 
 // A persistent kernel in rounds: its CTAs walk the rows ctx.grid.x apart,

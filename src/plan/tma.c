@@ -120,9 +120,10 @@ static void choose_tma_store(Planner *P, TirInst *in, bool looped) {
   if (!val || !val->ty.rank || !val->plan->slack || val->ty.elem == S_BOOL || p->ntmaps == MAX_TMAPS) return;
   /* the copy's global writes land after the kernel's later instructions
    * (its wait is for the reads of the staging only): the tensor's one
-   * store, outside loops, and a tensor the kernel does not load */
+   * store, outside loops, and a tensor the kernel does not load nor
+   * change by an atomic (which reads it: spec 9.6) */
   if (looped || tir_count_accesses(&P->f->body, TIR_STORE, in->aux) != 1 ||
-      tir_count_accesses(&P->f->body, TIR_LOAD, in->aux))
+      tir_count_accesses(&P->f->body, TIR_LOAD, in->aux) || tir_count_accesses(&P->f->body, TIR_ARRIVE, in->aux))
     return;
   const TirParam *tp = &P->f->params[in->aux];
   PlanTmap m;

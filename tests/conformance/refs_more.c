@@ -1243,11 +1243,13 @@ static bool ref_atomic_scalars(RefCtx *r) {
  * in Cnt[0], which every CTA reads back after the grid barrier), each
  * flag swapped once from 0 to b + 1 and then not to 99, each Wide element
  * from 0 to (b + 1) 2^32, F 0.5 a CTA, Cnt[1] one a CTA; the barrier's
- * count back at 0 and its generation one on */
+ * count back at 0 and its generation one on, as every CTA reads them after
+ * it (Gen) */
 static bool ref_atomic_tickets(RefCtx *r) {
   CaseParam *Cnt = ref_param(r, "Cnt"), *Seen = ref_param(r, "Seen"), *Flags = ref_param(r, "Flags"),
             *First = ref_param(r, "First"), *Second = ref_param(r, "Second"), *Wide = ref_param(r, "Wide"),
-            *F = ref_param(r, "F"), *Total = ref_param(r, "Total"), *Bar = ref_param(r, "Bar");
+            *F = ref_param(r, "F"), *Total = ref_param(r, "Total"), *Bar = ref_param(r, "Bar"),
+            *Gen = ref_param(r, "Gen");
   int64_t G = Seen->dims[0];
   for (int64_t b = 0; b < G; b++) {
     Seen->data[(int64_t)Cnt->data[0] + b] = 1;
@@ -1259,6 +1261,7 @@ static bool ref_atomic_tickets(RefCtx *r) {
   Cnt->data[0] += (double)G, Cnt->data[1] += (double)G, F->data[0] += 0.5 * (double)G;
   for (int64_t b = 0; b < G; b++) Total->data[b] = Cnt->data[0];
   Bar->data[0] = 0, Bar->data[1] += 1;
+  for (int64_t b = 0; b < G; b++) Gen->data[b] = Bar->data[1] * 10 + Bar->data[0];
   return true;
 }
 
