@@ -17,15 +17,21 @@ void px_async_wait(Emitter *e) {
 }
 
 /* A barrier of the T threads that run the kernel's code: bar.sync 0, or
- * with a producer warp (which never takes part) the named barrier 1 of T. */
+ * with a producer warp (which never takes part) the named barrier 1 of T.
+ * Alone (cta_bar) for the atomics, whose barriers order global memory,
+ * not shared tiles; px_cta_sync_why adds the waits and fences first. */
+static void cta_bar(Emitter *e, const char *why) {
+  if (e->p->producer) px_out(e, "bar.sync 1, %d;%s", e->T, why);
+  else px_out(e, "bar.sync 0;%s", why);
+}
+
 void px_cta_sync_why(Emitter *e, const char *why) {
   px_async_wait(e);
   if (e->proxy_pending) { /* the threads' stores into a swizzled tile, seen by wgmma (async proxy) */
     e->proxy_pending = false;
     px_out(e, "fence.proxy.async.shared::cta;");
   }
-  if (e->p->producer) px_out(e, "bar.sync 1, %d;%s", e->T, why);
-  else px_out(e, "bar.sync 0;%s", why);
+  cta_bar(e, why);
 }
 
 void px_cta_sync(Emitter *e) { px_cta_sync_why(e, ""); }
@@ -65,6 +71,16 @@ void px_publish_write(Emitter *e, const TirInst *slot) {
 static void emit_atomic(Emitter *e, const TirInst *in);
 static void emit_grid_barrier(Emitter *e, const TirInst *in);
 
+/* An atomic's element: its address, and `ok` ANDed with its lying inside
+ * the tensor (a masked element is not touched, as loads and stores mask) */
+static const char *element_addr(Emitter *e, const TirInst *in, const char *ok) {
+  const char *g[MAX_TENSOR_RANK];
+  for (int i = 0; i < in->nsubs; i++) g[i] = px_sub_start(e, in, i);
+  if (ok)
+    for (int i = 0; i < in->nsubs; i++) px_and_below(e, ok, g[i], px_ext(e, in->aux, i));
+  return px_tensor_addr(e, in->aux, g);
+}
+
 void px_emit_arrive(Emitter *e, const TirInst *in) {
   if (in->aux2 == TARRIVE_ADD || in->aux2 == TARRIVE_CAS) return emit_atomic(e, in);
   if (in->aux2 == TARRIVE_GRID) return emit_grid_barrier(e, in);
@@ -93,14 +109,6 @@ void px_emit_arrive(Emitter *e, const TirInst *in) {
   px_out(e, "selp.u32 %s, 1, 0, %s;", px_reg(e, in, 0), any);
 }
 
-/* A bar.sync of the threads that run the kernel's code (px_cta_sync)
- * without its waits: for the atomics below, whose barriers order global
- * memory, not shared tiles. */
-static void cta_bar(Emitter *e, const char *why) {
-  if (e->p->producer) px_out(e, "bar.sync 1, %d;%s", e->T, why);
-  else px_out(e, "bar.sync 0;%s", why);
-}
-
 /* atomic_add and atomic_cas of one element, the old value given back
  * (spec 9.6), once a CTA, ordered as arrive is: every thread fences its
  * stores at GPU scope before a barrier, thread 0 alone does the atomic
@@ -110,16 +118,13 @@ static void cta_bar(Emitter *e, const char *why) {
  * value another CTA stored before its own atomic is seen (a work queue's
  * tiles, a lock's data). */
 static void emit_atomic(Emitter *e, const TirInst *in) {
-  const char *g[MAX_TENSOR_RANK];
-  for (int i = 0; i < in->nsubs; i++) g[i] = px_sub_start(e, in, i);
-  const char *ad = px_tensor_addr(e, in->aux, g);
   Scalar te = e->p->f->params[in->aux].elem;
   bool wide = te == S_I64 || te == S_F64, cas = in->aux2 == TARRIVE_CAS;
   const char *go = px_tmp(e, RC_PRED), *t0 = px_tmp(e, RC_PRED), *r = px_reg(e, in, 0);
   const char *w = wide ? "b64" : "b32";
   px_out(e, "setp.eq.u32 %s, %%tid_, 0;", t0);
   px_out(e, "mov.pred %s, %s;", go, t0);
-  for (int i = 0; i < in->nsubs; i++) px_and_below(e, go, g[i], px_ext(e, in->aux, i));
+  const char *ad = element_addr(e, in, go);
   px_out(e, "fence.acq_rel.gpu;");
   cta_bar(e, " // atomic: the CTA's stores before it");
   /* an element outside its tensor is masked, as loads and stores are: the
