@@ -893,6 +893,7 @@ static TirFunc *lower_with(Arena *a, Diags *d, const KernelInfo *info, Lower *lw
   remat_values(a, f);                                    /* remat.c */
   strip_rows(a, f);                                      /* strip.c */
   l2pf_mark(a, f);                                       /* l2pf.c */
+  l2hint_mark(a, f);                                     /* l2hint.c */
   skip_mark(a, f);                                       /* skip.c */
   if (!tir_verify(d, f, "lowering")) return NULL;
   return f;

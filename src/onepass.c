@@ -241,6 +241,7 @@ TirFunc *onepass_variant(Arena *a, Diags *d, const KernelInfo *info, int blocks)
   remat_values(a, f);      /* unless holding them would spill (remat.c) */
   strip_rows(a, f);        /* strip.c */
   l2pf_mark(a, f);         /* l2pf.c */
+  l2hint_mark(a, f);       /* l2hint.c */
   skip_mark(a, f);         /* skip.c */
   f->once_dim = o.dimname;
   f->once_max = blocks * o.bound;

@@ -102,6 +102,11 @@ static const char usage_text[] =
     "                       of a read-only tensor in two passes gains a copy that\n"
     "                       copies those rows into shared memory once, for\n"
     "                       launches where they fit (an entry NAME__vK_staged)\n"
+    "  --l2-hints[=stores]  experimental: a tensor whose rows later loops load again\n"
+    "                       is loaded with an L2 priority to keep its lines\n"
+    "                       (evict_last), its last loop's loads to let them go\n"
+    "                       (evict_first); =stores: stores to tensors the kernel\n"
+    "                       never reads evict first too\n"
     "  --all-variants       keep every @autotune point: by default a point whose row\n"
     "                       tiles hold more than 64 elements a thread is left out\n"
     "                       when another point holds at most 64 (it spills or runs\n"
@@ -248,6 +253,10 @@ static void parse_args(int argc, char **argv, Options *o) {
       o->d.specialize = true;
     } else if (strcmp(arg, "--vector-odd-rows") == 0) {
       o->d.vector_odd_rows = true;
+    } else if (strcmp(arg, "--l2-hints") == 0) {
+      o->d.l2_hints = 1;
+    } else if (strcmp(arg, "--l2-hints=stores") == 0) {
+      o->d.l2_hints = 2;
     } else if (strcmp(arg, "--staged-rows") == 0) {
       o->d.staged_rows = true;
     } else if (strcmp(arg, "--all-variants") == 0) {

@@ -108,7 +108,12 @@ typedef struct TirInst {
   struct PlanVal *plan;
   int64_t *l2pf; /* a load l2pf.c marked: each subscript's step a block (nsubs of them) */
   const TirSkip *skip; /* a member of a chain that only stores (skip.c), or NULL */
+  signed char l2hint;  /* L2H_*: the load's or store's L2 eviction priority (l2hint.c) */
 } TirInst;
+
+/* TirInst.l2hint (l2hint.c): none; keep the lines (a later pass reads
+ * them again); let them go first (the last read, or a store nothing reads) */
+enum { L2H_NONE = 0, L2H_LAST = 1, L2H_FIRST = 2 };
 
 /* A kernel parameter as the IR sees it. */
 typedef struct TirParam {
@@ -286,6 +291,13 @@ void strip_rows(Arena *a, TirFunc *f);
 void l2pf_mark(Arena *a, TirFunc *f);
 bool l2pf_used(const TirFunc *f, const char *arch);
 bool l2pf_arch(const char *arch);
+
+/* l2hint.c: marks the tile loads of a tensor that later top-level loops
+ * load again at the same rows (TirInst.l2hint: L2H_LAST, the last such
+ * loop's L2H_FIRST), and then the stores to tensors the kernel never
+ * loads (L2H_FIRST), for the backend's L2 eviction priorities (spec 15.21).
+ * Kernels with a dot are unchanged. */
+void l2hint_mark(Arena *a, TirFunc *f);
 
 /* skip.c: marks each chain of a block that only stores (TirInst.skip), for
  * the warps whose part of it lies wholly past the tensor or the tile to

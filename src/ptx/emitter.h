@@ -94,6 +94,11 @@ typedef struct Emitter {
    * by value id the marked loads whose prefetch is emitted */
   bool l2pf;
   bool *l2pf_done;
+  /* the L2 eviction priority (TirInst.l2hint, l2hint.c) of the load or
+   * store being emitted, under PLAN_L2_HINTS (L2H_NONE otherwise), and
+   * whether an access took one (the entry then creates the policies) */
+  signed char l2h;
+  bool l2h_used;
   /* by TirSkip id (src/skip.c): the predicate of a chain that only stores,
    * true where the warp has a column of it to store (NULL: not yet
    * computed in this pass over its block, "": the chain runs unguarded);
@@ -139,6 +144,12 @@ const char *px_mov_type(RegClass rc);
 void px_ld(Emitter *e, const char *space, Scalar s, const char *r, const char *addr, const char *pred);
 void px_st(Emitter *e, const char *space, Scalar s, const char *addr, const char *r, const char *pred);
 const char *px_bits_type(int eb);
+/* The L2 eviction priority of the global accesses being emitted (e->l2h):
+ * px_gmod is the qualifier that follows `.global` ("" or
+ * ".L2::cache_hint"), px_gpol the operand that follows the address of a
+ * load or the value of a store ("" or ", %l2pol_last" / ", %l2pol_first"). */
+const char *px_gmod(Emitter *e);
+const char *px_gpol(Emitter *e);
 
 /* ----------------------- sync.c: barriers, fences, mbarriers, arrive */
 void px_async_wait(Emitter *e);

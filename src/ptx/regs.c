@@ -5,6 +5,7 @@
 #include "emitter.h"
 
 #include <stdarg.h>
+#include <string.h>
 
 const char *px_rc_decl[] = {".f32", ".f64", ".b32", ".b64", ".pred"};
 const char *px_rc_prefix[] = {"%f", "%d", "%r", "%rd", "%p"};
@@ -121,15 +122,27 @@ static const struct {
 /* Loads the element of type s at `addr` in `space` (global, shared) into
  * register r. Under a predicate (pred non-NULL) a 16-bit element's word is
  * zeroed first, so a lane that loads nothing converts zero. */
+const char *px_gmod(Emitter *e) {
+  if (e->l2h == L2H_NONE) return "";
+  e->l2h_used = true;
+  return ".L2::cache_hint";
+}
+
+const char *px_gpol(Emitter *e) {
+  return e->l2h == L2H_LAST ? ", %l2pol_last" : e->l2h == L2H_FIRST ? ", %l2pol_first" : "";
+}
+
 void px_ld(Emitter *e, const char *space, Scalar s, const char *r, const char *addr, const char *pred) {
   const char *g = pred ? arena_printf(e->a, "@%s ", pred) : "";
+  bool gl = !strcmp(space, "global");
+  const char *mod = gl ? px_gmod(e) : "", *pol = gl ? px_gpol(e) : "";
   if (s != S_F16 && s != S_BF16) {
-    px_out(e, "%sld.%s.%s %s, [%s];", g, space, mem_type[s].ld, r, addr);
+    px_out(e, "%sld.%s%s.%s %s, [%s]%s;", g, space, mod, mem_type[s].ld, r, addr, pol);
     return;
   }
   const char *t = px_tmp(e, RC_B32);
   if (pred) px_out(e, "mov.b32 %s, 0;", t);
-  px_out(e, "%sld.%s.u16 %s, [%s];", g, space, t, addr);
+  px_out(e, "%sld.%s%s.u16 %s, [%s]%s;", g, space, mod, t, addr, pol);
   if (s == S_F16) {
     px_out(e, "{ .reg .b16 %%hl; cvt.u16.u32 %%hl, %s; cvt.f32.f16 %s, %%hl; }", t, r);
   } else { /* bf16: the pattern is the high half of its f32 */
@@ -141,8 +154,10 @@ void px_ld(Emitter *e, const char *space, Scalar s, const char *r, const char *a
 /* Stores register r as an element of type s at `addr` in `space`. */
 void px_st(Emitter *e, const char *space, Scalar s, const char *addr, const char *r, const char *pred) {
   const char *g = pred ? arena_printf(e->a, "@%s ", pred) : "";
+  bool gl = !strcmp(space, "global");
+  const char *mod = gl ? px_gmod(e) : "", *pol = gl ? px_gpol(e) : "";
   if (s != S_F16 && s != S_BF16) {
-    px_out(e, "%sst.%s.%s [%s], %s;", g, space, mem_type[s].st, addr, r);
+    px_out(e, "%sst.%s%s.%s [%s], %s%s;", g, space, mod, mem_type[s].st, addr, r, pol);
     return;
   }
   const char *t = px_tmp(e, RC_B32);
@@ -152,7 +167,7 @@ void px_st(Emitter *e, const char *space, Scalar s, const char *addr, const char
     px_out(e, "mov.b32 %s, %s;", t, r);
     px_out(e, "shr.u32 %s, %s, 16;", t, t); /* already rounded to bf16 */
   }
-  px_out(e, "%sst.%s.u16 [%s], %s;", g, space, addr, t);
+  px_out(e, "%sst.%s%s.u16 [%s], %s%s;", g, space, mod, addr, t, pol);
 }
 
 /* The PTX type that moves an element of eb bytes as raw bits. */
