@@ -34,6 +34,7 @@ typedef struct DriverOptions {
   bool no_occupancy;     /* --no-occupancy-copies: no occupancy copies (driver_occupancy_copy) */
   bool no_l2pf;          /* --no-l2-prefetch: no entry prefetches later blocks' slices (l2pf.c) */
   int l2_hints;          /* --l2-hints (experimental): 1 the loads l2hint.c marks, 2 its stores too */
+  int l2_keep_eighths;   /* --l2-keep=F: the share of lines evict_last keeps, in eighths (0: unset, all) */
   bool no_skip;          /* --no-warp-skip: every warp runs every chain that only stores (skip.c; A/B runs) */
   bool staged_rows;      /* --staged-rows (experimental): staged-rows copies of multi-pass variants (staged.c) */
   bool all_variants;     /* --all-variants: keep the variants drop_oversized leaves out (driver.c) */

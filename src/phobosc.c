@@ -107,6 +107,9 @@ static const char usage_text[] =
     "                       (evict_last), its last loop's loads to let them go\n"
     "                       (evict_first); =stores: stores to tensors the kernel\n"
     "                       never reads evict first too\n"
+    "  --l2-keep=F          experimental: the share of lines (0.125 to 1, in\n"
+    "                       eighths) that --l2-hints's evict_last keeps; the\n"
+    "                       rest evict first (default 1)\n"
     "  --all-variants       keep every @autotune point: by default a point whose row\n"
     "                       tiles hold more than 64 elements a thread is left out\n"
     "                       when another point holds at most 64 (it spills or runs\n"
@@ -257,6 +260,11 @@ static void parse_args(int argc, char **argv, Options *o) {
       o->d.l2_hints = 1;
     } else if (strcmp(arg, "--l2-hints=stores") == 0) {
       o->d.l2_hints = 2;
+    } else if ((v = long_value(arg, "--l2-keep"))) {
+      char *end;
+      double k = strtod(v, &end);
+      if (*end || !(k >= 0.125 && k <= 1.0)) usage_error("--l2-keep takes a share of lines from 0.125 to 1, got '%s'", v);
+      o->d.l2_keep_eighths = (int)(k * 8 + 0.5);
     } else if (strcmp(arg, "--staged-rows") == 0) {
       o->d.staged_rows = true;
     } else if (strcmp(arg, "--all-variants") == 0) {

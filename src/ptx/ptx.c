@@ -649,9 +649,11 @@ static void emit_kernel(Arena *a, Diags *d, const Plan *p, const char *arch, con
     fputs("  griddepcontrol.wait;\n  griddepcontrol.launch_dependents;\n", out_f);
   }
   if (e.l2h_used) /* the L2 eviction priorities the accesses name (l2hint.c) */
-    fputs("  .reg .b64 %l2pol_last, %l2pol_first;\n  createpolicy.fractional.L2::evict_last.b64 %l2pol_last, 1.0;\n"
-          "  createpolicy.fractional.L2::evict_first.b64 %l2pol_first, 1.0;\n",
-          out_f);
+    fprintf(out_f,
+            "  .reg .b64 %%l2pol_last, %%l2pol_first;\n  createpolicy.fractional.L2::evict_last%s.b64 %%l2pol_last, %s;\n"
+            "  createpolicy.fractional.L2::evict_first.b64 %%l2pol_first, 1.0;\n",
+            p->l2_keep_eighths < 8 ? ".L2::evict_first" : "",
+            p->l2_keep_eighths < 8 ? arena_printf(a, "%.3f", p->l2_keep_eighths / 8.0) : "1.0");
   if (e.l2pf)
     fputs("  .reg .b32 %pfd_;\n  ld.param.s32 %pfd_, [l2pf_param];\n  .reg .b64 %pfd64_;\n  cvt.s64.s32 %pfd64_, %pfd_;\n",
           out_f);
