@@ -102,14 +102,15 @@ static const char usage_text[] =
     "                       of a read-only tensor in two passes gains a copy that\n"
     "                       copies those rows into shared memory once, for\n"
     "                       launches where they fit (an entry NAME__vK_staged)\n"
-    "  --l2-hints[=stores]  experimental: a tensor whose rows later loops load again\n"
-    "                       is loaded with an L2 priority to keep its lines\n"
-    "                       (evict_last), its last loop's loads to let them go\n"
-    "                       (evict_first); =stores: stores to tensors the kernel\n"
+    "  --no-l2-hints        no L2 eviction priorities: by default a tensor whose rows\n"
+    "                       later loops load again is loaded keeping its lines in\n"
+    "                       L2 (evict_last), its last loop's loads letting them go\n"
+    "                       (evict_first) (A/B runs)\n"
+    "  --l2-hints=stores    experimental: in such a kernel, stores to tensors it\n"
     "                       never reads evict first too\n"
     "  --l2-keep=F          experimental: the share of lines (0.125 to 1, in\n"
-    "                       eighths) that --l2-hints's evict_last keeps; the\n"
-    "                       rest evict first (default 1)\n"
+    "                       eighths) that evict_last keeps; the rest evict first\n"
+    "                       (default 1)\n"
     "  --all-variants       keep every @autotune point: by default a point whose row\n"
     "                       tiles hold more than 64 elements a thread is left out\n"
     "                       when another point holds at most 64 (it spills or runs\n"
@@ -256,8 +257,10 @@ static void parse_args(int argc, char **argv, Options *o) {
       o->d.specialize = true;
     } else if (strcmp(arg, "--vector-odd-rows") == 0) {
       o->d.vector_odd_rows = true;
-    } else if (strcmp(arg, "--l2-hints") == 0) {
-      o->d.l2_hints = 1;
+    } else if (strcmp(arg, "--no-l2-hints") == 0) {
+      o->d.l2_hints = -1;
+    } else if (strcmp(arg, "--l2-hints") == 0) { /* the default, kept for A/B scripts */
+      o->d.l2_hints = 0;
     } else if (strcmp(arg, "--l2-hints=stores") == 0) {
       o->d.l2_hints = 2;
     } else if ((v = long_value(arg, "--l2-keep"))) {

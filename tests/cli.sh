@@ -849,26 +849,26 @@ sed 's/@grid(R)/@grid(R, 2)/' "$tmp/pf.ph" > "$tmp/pf2.ph"
 run "L2 prefetch, a 2-D grid" 0 --emit=ptx "$tmp/pf2.ph"
 lacks "a 2-D grid: no prefetch" out "l2pf_param"
 
-# L2 eviction priorities (l2hint.c, spec 15.21, --l2-hints): a tensor two
-# top-level loops load at the same rows keeps its lines in the first and
-# lets them go in the last; a tensor loaded in one loop, none; stores only
-# under =stores; none by default or in a one-pass copy
+# L2 eviction priorities (l2hint.c, spec 15.21): a tensor two top-level
+# loops load at the same rows keeps its lines in the first and lets them go
+# in the last; a tensor loaded in one loop, none; stores only under
+# --l2-hints=stores; none with --no-l2-hints or in a one-pass copy
 printf '@grid(R)\nkernel lh(X: tensor<f32>[R, N], W: tensor<f32>[R, N], Y: tensor<f32>[R, N]) {\n  let r = ctx.block.x\n  var s: tile<f32>[1, 1] = 0.0\n  for c in range(0, N, 256) {\n    s = s + rowsum(X[r :+ 1, c :+ 256])\n  }\n  for c in range(0, N, 256) {\n    Y[r :+ 1, c :+ 256] = X[r :+ 1, c :+ 256] * W[r :+ 1, c :+ 256] / s\n  }\n}\n' > "$tmp/lh.ph"
-run "--l2-hints" 0 --emit=ptx --no-occupancy-copies --no-l2-prefetch --no-one-pass --l2-hints "$tmp/lh.ph"
-has "--l2-hints: the policies, made once" out "createpolicy.fractional.L2::evict_last.b64 %l2pol_last, 1.0;"
+run "L2 hints" 0 --emit=ptx --no-occupancy-copies --no-l2-prefetch --no-one-pass "$tmp/lh.ph"
+has "L2 hints: the policies, made once" out "createpolicy.fractional.L2::evict_last.b64 %l2pol_last, 1.0;"
 if entry lh__v0 | grep -q 'ld.global.L2::cache_hint.*%l2pol_last;' && entry lh__v0 | grep -q 'ld.global.L2::cache_hint.*%l2pol_first;'
-then ok "--l2-hints: X keeps its lines in the first loop, lets them go in the last"
-else not_ok "--l2-hints: X keeps its lines in the first loop, lets them go in the last" "$(entry lh__v0 | grep -c cache_hint)"; fi
-if [ "$(entry lh__v0 | grep -c 'ld.global[.a-z0-9]* ')" -gt 0 ]; then ok "--l2-hints: W (one loop) is loaded without a hint"
-else not_ok "--l2-hints: W (one loop) is loaded without a hint" "$(entry lh__v0 | grep 'ld.global' | head -3)"; fi
-lacks "--l2-hints: stores unhinted" out "st.global.L2::cache_hint"
+then ok "L2 hints: X keeps its lines in the first loop, lets them go in the last"
+else not_ok "L2 hints: X keeps its lines in the first loop, lets them go in the last" "$(entry lh__v0 | grep -c cache_hint)"; fi
+if [ "$(entry lh__v0 | grep -c 'ld.global[.a-z0-9]* ')" -gt 0 ]; then ok "L2 hints: W (one loop) is loaded without a hint"
+else not_ok "L2 hints: W (one loop) is loaded without a hint" "$(entry lh__v0 | grep 'ld.global' | head -3)"; fi
+lacks "L2 hints: stores unhinted" out "st.global.L2::cache_hint"
 run "--l2-hints=stores" 0 --emit=ptx --no-occupancy-copies --no-l2-prefetch --no-one-pass --l2-hints=stores "$tmp/lh.ph"
 has "--l2-hints=stores: Y's store evicts first" out "st.global.L2::cache_hint"
-run "no --l2-hints" 0 --emit=ptx --no-occupancy-copies --no-l2-prefetch "$tmp/lh.ph"
-lacks "by default: no hint" out "cache_hint"
-run "--l2-hints, one pass" 0 --emit=ptx --no-occupancy-copies --no-l2-prefetch --l2-hints "$tmp/lh.ph"
-if entry lh__v0_once | grep -q 'ld.global' && ! entry lh__v0_once | grep -q 'cache_hint'; then ok "--l2-hints: the one-pass copy has none"
-else not_ok "--l2-hints: the one-pass copy has none" "$(entry lh__v0_once | grep -c cache_hint)"; fi
+run "--no-l2-hints" 0 --emit=ptx --no-occupancy-copies --no-l2-prefetch --no-l2-hints "$tmp/lh.ph"
+lacks "--no-l2-hints: no hint" out "cache_hint"
+run "L2 hints, one pass" 0 --emit=ptx --no-occupancy-copies --no-l2-prefetch "$tmp/lh.ph"
+if entry lh__v0_once | grep -q 'ld.global' && ! entry lh__v0_once | grep -q 'cache_hint'; then ok "L2 hints: the one-pass copy has none"
+else not_ok "L2 hints: the one-pass copy has none" "$(entry lh__v0_once | grep -c cache_hint)"; fi
 
 # Warp skip (skip.c, spec 15.19): a chain that only stores runs behind one
 # warp-uniform branch on the warp's lowest column; a chain a reduction reads

@@ -40,8 +40,8 @@ Plan *plan_kernel_rows(Arena *a, Diags *d, TirFunc *f, const char *arch, unsigne
   p->no_defer = flags & PLAN_NO_DEFER;
   p->no_async = (flags & PLAN_NO_ASYNC) || f->info->no_tma;
   p->no_l2pf = flags & PLAN_NO_L2PF;
-  p->l2_hints = flags & (PLAN_L2_HINTS | PLAN_L2_HINT_STORES);
-  p->l2_hint_stores = flags & PLAN_L2_HINT_STORES;
+  p->l2_hints = !(flags & PLAN_NO_L2_HINTS);
+  p->l2_hint_stores = p->l2_hints && (flags & PLAN_L2_HINT_STORES);
   p->l2_keep_eighths = 8 - (int)((flags & PLAN_L2_KEEP_MASK) >> PLAN_L2_KEEP_SHIFT);
   p->no_skip = flags & PLAN_NO_SKIP;
   bool sm90 = !arch || strcmp(arch, "sm_90a") == 0;

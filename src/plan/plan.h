@@ -186,7 +186,7 @@ typedef struct Plan {
   bool no_defer;   /* PLAN_NO_DEFER: every row reduction in a loop meets its row each iteration (plan/deferred.c) */
   bool no_async;   /* --no-tma or @no_tma: no asynchronous copies (no cp.async staging either) */
   bool no_l2pf;    /* PLAN_NO_L2PF: no prefetch of later blocks' slices into L2 (src/l2pf.c) */
-  bool l2_hints, l2_hint_stores; /* PLAN_L2_HINTS, PLAN_L2_HINT_STORES: L2 eviction priorities (src/l2hint.c) */
+  bool l2_hints, l2_hint_stores; /* L2 eviction priorities (src/l2hint.c): unless PLAN_NO_L2_HINTS; PLAN_L2_HINT_STORES */
   int l2_keep_eighths;           /* the share of lines an evict_last load keeps, in eighths (PLAN_L2_KEEP_SHIFT) */
   bool no_skip;    /* PLAN_NO_SKIP: no warp skips a chain that only stores (src/skip.c) */
   int raster_group; /* a 2-D grid's blocks grouped this many block.y rows at a time (plan/raster.c), 0: the hardware's order */
@@ -250,9 +250,9 @@ enum { PLAN_NO_ASYNC = 1, PLAN_PRODUCER_WARP = 2, PLAN_PREFETCH = 4, PLAN_NO_TEN
         * tensor copies were left out for shared memory (not asked for);
         * PLAN_STAGE_CAP(n) in bits 16-19, at most n stages (1: no rings) */
        PLAN_AUTO_NO_TC = 1024,
-       /* L2 eviction priorities on the loads l2hint.c marks (phobosc
-        * --l2-hints), and on its stores too (--l2-hints=stores) */
-       PLAN_L2_HINTS = 2048, PLAN_L2_HINT_STORES = 4096, PLAN_STAGE_SHIFT = 16, PLAN_STAGE_MASK = 15 << 16,
+       /* no L2 eviction priorities on the loads l2hint.c marks (phobosc
+        * --no-l2-hints), or on its stores too (--l2-hints=stores) */
+       PLAN_NO_L2_HINTS = 2048, PLAN_L2_HINT_STORES = 4096, PLAN_STAGE_SHIFT = 16, PLAN_STAGE_MASK = 15 << 16,
        /* the share of lines an evict_last load keeps, 1 - n/8 for n in
         * bits 20-22 (--l2-keep; 0: all of them), the rest evict_first */
        PLAN_L2_KEEP_SHIFT = 20, PLAN_L2_KEEP_MASK = 7 << 20 };
