@@ -33,6 +33,23 @@ static const char *red_identity(int aux, Scalar s) {
 }
 static const char *red_op(int aux) { return aux == TRED_MAX ? "max" : aux == TRED_MIN ? "min" : "add"; }
 
+/* One step of a reduction, d = op(a, b), op "max.s32", "add.f32", ....
+ * An integer max or min goes as a compare and a select: ptxas (13.0, at -O1
+ * and above) folds a chain of max.s32 over negated values wrongly: a thread's
+ * max of -4l .. -(4l + 3) came back 4l + 1 (rowmax(-iota) 253 for 0; the same
+ * PTX under -O0, or with setp + selp, gives 0: 2026-12-05, fifth session,
+ * device call 4, .device/ng). Float reductions keep max/min/add. */
+static void red_step(Emitter *e, const char *op, const char *d, const char *a, const char *b) {
+  bool mx = !strncmp(op, "max.", 4), mn = !strncmp(op, "min.", 4);
+  if ((mx || mn) && (op[4] == 's' || op[4] == 'u')) {
+    const char *p = px_tmp(e, RC_PRED);
+    px_out(e, "setp.%s.%s %s, %s, %s;", mx ? "gt" : "lt", op + 4, p, a, b);
+    px_out(e, "selp.b%s %s, %s, %s, %s;", op + 5, d, a, b, p);
+    return;
+  }
+  px_out(e, "%s %s, %s, %s;", op, d, a, b);
+}
+
 /* register bytes in the exchange area */
 static int exch_bytes(Scalar s) { return px_rc_of(s) == RC_F64 || px_rc_of(s) == RC_B64 ? 8 : 4; }
 
@@ -345,7 +362,7 @@ void px_emit_reduce(Emitter *e, const TirInst *in) {
       px_out(e, "cvt.%s.%s %s, %s;", rc == RC_B64 ? "s64" : "s32", px_arith_type(x->ty.elem), cv, v);
       v = cv;
     }
-    px_out(e, "%s.%s %s, %s, %s;", red_op(in->aux), t, d, d, v);
+    red_step(e, arena_printf(e->a, "%s.%s", red_op(in->aux), t), d, d, v);
     px_out(e, "add.u32 %s, %s, 1;", j, j);
     const char *p = px_tmp(e, RC_PRED);
     px_out(e, "setp.lt.u32 %s, %s, %lld;", p, j, (long long)len);
@@ -380,12 +397,12 @@ static void emit_reduce_frag(Emitter *e, const TirInst *in) {
               px_out(e, "selp.f32 %s, %s, %s, %s;", sv, v, id, p);
               v = sv;
             }
-            px_out(e, "%s %s, %s, %s;", op, d, d, v);
+            red_step(e, op, d, d, v);
           }
       for (int m = 1; m <= 2; m *= 2) {
         const char *o = px_tmp(e, RC_F32);
         px_out(e, "shfl.sync.bfly.b32 %s, %s, %d, 31, 0xffffffff;", o, d, m);
-        px_out(e, "%s %s, %s, %s;", op, d, d, o);
+        red_step(e, op, d, d, o);
       }
     }
 }
@@ -494,12 +511,12 @@ static void shfl_fold(Emitter *e, RegClass rc, const char *op, const char *d, in
     px_out(e, "shfl.sync.bfly.b32 %s, %s, %d, 31, 0xffffffff;", lo, lo, m);
     px_out(e, "shfl.sync.bfly.b32 %s, %s, %d, 31, 0xffffffff;", hi, hi, m);
     px_out(e, "mov.b64 %s, {%s, %s};", o, lo, hi);
-    px_out(e, "%s %s, %s, %s;", op, d, d, o);
+    red_step(e, op, d, d, o);
     return;
   }
   const char *o = px_tmp(e, rc);
   px_out(e, "shfl.sync.bfly.b32 %s, %s, %d, 31, 0xffffffff;", o, d, m);
-  px_out(e, "%s %s, %s, %s;", op, d, d, o);
+  red_step(e, op, d, d, o);
 }
 
 /* The warps of a row meet: the partial of row (row base + rr tr wr) from
@@ -553,7 +570,7 @@ static void meet_warps(Emitter *e, const BlockGeom *g, RegClass rc, const char *
     for (int w = 1; w < g->wc; w++) {
       const char *o = px_tmp(e, rc);
       px_out(e, "ld.shared.%s %s, [%s+%lld];", mov, o, ad, (long long)(base + w * 8));
-      px_out(e, "%s %s, %s, %s;", op, d, d, o);
+      red_step(e, op, d, d, o);
     }
   }
 }
@@ -599,7 +616,7 @@ static void emit_reduce_blocked(Emitter *e, const TirInst *in) {
         v = sv;
       }
       if (j == 0 && first_real) px_out(e, "mov.%s %s, %s;", px_mov_type(rc), d, v);
-      else px_out(e, "%s %s, %s, %s;", op, d, d, v);
+      else red_step(e, op, d, d, v);
     }
     for (int m = 1; !partial && m < g.tc; m *= 2) shfl_fold(e, rc, op, d, m);
   }
@@ -692,7 +709,7 @@ void px_defer_exit(Emitter *e, const TirInst *loop, const char ***saved) {
       const char *op = arena_printf(e->a, "%s.%s", mx ? "max" : "add", t);
       meet_row(e, &g, rc, op, r0, base, &used);
       for (int k = 0; k < nr; k++) {
-        px_out(e, "%s %s, %s, %s;", op, r0[k], saved[i][k], r0[k]);
+        red_step(e, op, r0[k], saved[i][k], r0[k]);
         px_round_reg(e, s0->ty.elem, r0[k]);
       }
       continue;
