@@ -45,61 +45,49 @@ static bool tile_load(const TirFunc *f, const TirInst *in) {
          f->params[in->aux].tensor && !in->subs[in->nsubs - 1].point;
 }
 
-/* pass: the index of the top-level loop around b, or -1 */
-static void scan(const TirFunc *f, Seen *s, const TirBlock *b, int pass) {
+/* pass: the index of the top-level loop around b, or -1; each tile load's
+ * pass goes into at[id] */
+static void scan(const TirFunc *f, Seen *s, int *at, const TirBlock *b, int pass) {
   for (int i = 0; i < b->len; i++) {
     const TirInst *in = b->insts[i];
     int p = pass;
     if (p < 0 && b == &f->body && in->op == TIR_FOR) p = i;
     if (in->op == TIR_LOAD && in->aux >= 0 && in->aux < f->nparams) s[in->aux].loaded = true;
-    if (tile_load(f, in)) {
+    if (tile_load(f, in) && in->id >= 0 && in->id < f->ninsts) {
       Seen *x = &s[in->aux];
+      at[in->id] = p;
       if (p < 0) x->bad = true;
       else if (!x->first) x->first = in, x->pass_lo = x->pass_hi = p;
       else if (!same_rows(x->first, in)) x->bad = true;
       else x->pass_hi = p > x->pass_hi ? p : x->pass_hi;
     }
-    scan(f, s, &in->cond, p);
-    scan(f, s, &in->body, p);
-    scan(f, s, &in->body2, p);
-  }
-}
-
-static void mark(const TirFunc *f, const Seen *s, TirBlock *b, int pass, bool *any) {
-  for (int i = 0; i < b->len; i++) {
-    TirInst *in = b->insts[i];
-    int p = pass;
-    if (p < 0 && b == &f->body && in->op == TIR_FOR) p = i;
-    in->l2hint = L2H_NONE; /* a copy made from a marked kernel (a one-pass copy's splice) is marked afresh */
-    if (tile_load(f, in) && p >= 0) {
-      const Seen *x = &s[in->aux];
-      if (!x->bad && x->pass_hi > x->pass_lo) {
-        in->l2hint = p < x->pass_hi ? L2H_LAST : L2H_FIRST;
-        *any = true;
-      }
-    }
-    mark(f, s, &in->cond, p, any);
-    mark(f, s, &in->body, p, any);
-    mark(f, s, &in->body2, p, any);
-  }
-}
-
-static void mark_stores(const TirFunc *f, const Seen *s, TirBlock *b) {
-  for (int i = 0; i < b->len; i++) {
-    TirInst *in = b->insts[i];
-    if (in->op == TIR_STORE && in->aux >= 0 && in->aux < f->nparams && !s[in->aux].loaded) in->l2hint = L2H_FIRST;
-    mark_stores(f, s, &in->cond);
-    mark_stores(f, s, &in->body);
-    mark_stores(f, s, &in->body2);
+    scan(f, s, at, &in->cond, p);
+    scan(f, s, at, &in->body, p);
+    scan(f, s, at, &in->body2, p);
   }
 }
 
 void l2hint_mark(Arena *a, TirFunc *f) {
   if (f->nparams <= 0 || tir_has_dot(&f->body)) return;
-  Seen *s = arena_alloc(a, sizeof(Seen) * (size_t)f->nparams);
-  for (int i = 0; i < f->nparams; i++) s[i] = (Seen){0};
-  scan(f, s, &f->body, -1);
+  Seen *s = arena_alloc(a, sizeof(Seen) * (size_t)f->nparams); /* zeroed */
+  int *at = arena_alloc(a, sizeof(int) * (size_t)(f->ninsts + 1));
+  for (int i = 0; i <= f->ninsts; i++) at[i] = -1;
+  scan(f, s, at, &f->body, -1);
   bool any = false;
-  mark(f, s, &f->body, -1, &any);
-  if (any) mark_stores(f, s, &f->body);
+  /* every instruction afresh: a copy made from a marked kernel (a one-pass
+   * copy's splice) keeps its instructions' marks */
+  for (int i = 0; i < f->ninsts; i++) {
+    TirInst *in = f->insts[i];
+    if (!in) continue;
+    in->l2hint = L2H_NONE;
+    const Seen *x = tile_load(f, in) && at[i] >= 0 ? &s[in->aux] : NULL;
+    if (x && !x->bad && x->pass_hi > x->pass_lo) {
+      in->l2hint = at[i] < x->pass_hi ? L2H_LAST : L2H_FIRST;
+      any = true;
+    }
+  }
+  for (int i = 0; any && i < f->ninsts; i++) {
+    TirInst *in = f->insts[i];
+    if (in && in->op == TIR_STORE && in->aux >= 0 && in->aux < f->nparams && !s[in->aux].loaded) in->l2hint = L2H_FIRST;
+  }
 }

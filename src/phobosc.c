@@ -259,8 +259,6 @@ static void parse_args(int argc, char **argv, Options *o) {
       o->d.vector_odd_rows = true;
     } else if (strcmp(arg, "--no-l2-hints") == 0) {
       o->d.l2_hints = -1;
-    } else if (strcmp(arg, "--l2-hints") == 0) { /* the default, kept for A/B scripts */
-      o->d.l2_hints = 0;
     } else if (strcmp(arg, "--l2-hints=stores") == 0) {
       o->d.l2_hints = 2;
     } else if ((v = long_value(arg, "--l2-keep"))) {

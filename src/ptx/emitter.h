@@ -144,12 +144,13 @@ const char *px_mov_type(RegClass rc);
 void px_ld(Emitter *e, const char *space, Scalar s, const char *r, const char *addr, const char *pred);
 void px_st(Emitter *e, const char *space, Scalar s, const char *addr, const char *r, const char *pred);
 const char *px_bits_type(int eb);
-/* The L2 eviction priority of the global accesses being emitted (e->l2h):
- * px_gmod is the qualifier that follows `.global` ("" or
- * ".L2::cache_hint"), px_gpol the operand that follows the address of a
- * load or the value of a store ("" or ", %l2pol_last" / ", %l2pol_first"). */
-const char *px_gmod(Emitter *e);
-const char *px_gpol(Emitter *e);
+/* The L2 eviction priority of the accesses being emitted (e->l2h) in
+ * `space` (only "global" takes one): px_gmod is the qualifier that follows
+ * the space ("" or ".L2::cache_hint"), px_gpol the operand that follows the
+ * address of a load or the value of a store ("" or ", %l2pol_last" /
+ * ", %l2pol_first"). */
+const char *px_gmod(Emitter *e, const char *space);
+const char *px_gpol(Emitter *e, const char *space);
 
 /* ----------------------- sync.c: barriers, fences, mbarriers, arrive */
 void px_async_wait(Emitter *e);

@@ -490,7 +490,7 @@ bool px_emit_load_rows_at(Emitter *e, const TirInst *in, const char **words, con
             px_out(e, "setp.ge.and.s32 %s, %s, %lld, %s;", zp, g[i0], (long long)-row, q);
             z = arena_printf(e->a, "@%s ", zp);
           }
-          const char *gm = px_gmod(e), *gp = px_gpol(e);
+          const char *gm = px_gmod(e, "global"), *gp = px_gpol(e, "global");
           if (V * eb == 16)
             px_out(e, "%sld.global%s.v4.b32 {%s, %s, %s, %s}, [%s]%s;", z, gm, wj[0], wj[1], wj[2], wj[3], ad, gp);
           else if (V * eb == 8) px_out(e, "%sld.global%s.v2.b32 {%s, %s}, [%s]%s;", z, gm, wj[0], wj[1], ad, gp);
@@ -504,7 +504,8 @@ bool px_emit_load_rows_at(Emitter *e, const TirInst *in, const char **words, con
           px_out(e, "setp.ge.and.s32 %s, %s, %lld, %s;", z, g[i0], (long long)-row, q);
           px_out(e, "add.s64 %s, %s, %d;", av, ad, v * eb);
           px_out(e, "mov.b32 %s, 0;", x);
-          px_out(e, "@%s ld.global%s.%s %s, [%s]%s;", z, px_gmod(e), px_bits_type(eb), x, av, px_gpol(e));
+          px_out(e, "@%s ld.global%s.%s %s, [%s]%s;", z, px_gmod(e, "global"), px_bits_type(eb), x, av,
+                 px_gpol(e, "global"));
           const char *wv = wj[v * eb / 4];
           if (eb == 4) px_out(e, "mov.b32 %s, %s;", wv, x);
           else px_out(e, "bfi.b32 %s, %s, %s, %d, %d;", wv, x, wv, v * eb % 4 * 8, eb * 8);
@@ -776,8 +777,7 @@ static void blocked_chunks(Emitter *e, const TirInst *in, const TirInst *val, co
                            : n == 2 ? arena_printf(e->a, "{%s, %s}", u[0], u[1])
                                     : u[0];
         const char *vt = n == 4 ? ".v4" : n == 2 ? ".v2" : "";
-        bool gl = val || !strcmp(sp, "global");
-        const char *gm = gl ? px_gmod(e) : "", *gp = gl ? px_gpol(e) : "";
+        const char *gs = val ? "global" : sp, *gm = px_gmod(e, gs), *gp = px_gpol(e, gs);
         if (val) px_out(e, "%sst.global%s%s.b32 [%s+%lld], %s%s;", at, gm, vt, ad, (long long)(off + h * 4), list, gp);
         else px_out(e, "%sld.%s%s%s.b32 %s, [%s+%lld]%s;", at, sp, gm, vt, list, ad, (long long)(off + h * 4), gp);
       }
@@ -881,11 +881,10 @@ static void misaligned_rows(Emitter *e, const TirInst *in, const BlockGeom *g, c
       const char **u = w + (rr * nc + c) * 8;
       int64_t off = coff[c * V] * eb;
       for (int i = 0; i < 8; i++) u[i] = px_tmp(e, RC_B32);
-      bool gl = !strcmp(sp, "global");
-      const char *gm = gl ? px_gmod(e) : "", *gp = gl ? px_gpol(e) : "";
-      px_out(e, "ld.%s%s.v4.b32 {%s, %s, %s, %s}, [%s+%lld]%s;", sp, gm, u[0], u[1], u[2], u[3], lo, (long long)off, gp);
-      px_out(e, "ld.%s%s.v4.b32 {%s, %s, %s, %s}, [%s+%lld]%s;", sp, gm, u[4], u[5], u[6], u[7], lo, (long long)(off + 16),
-             gp);
+      const char *gm = px_gmod(e, sp), *gp = px_gpol(e, sp);
+      for (int h = 0; h < 2; h++)
+        px_out(e, "ld.%s%s.v4.b32 {%s, %s, %s, %s}, [%s+%lld]%s;", sp, gm, u[4 * h], u[4 * h + 1], u[4 * h + 2],
+               u[4 * h + 3], lo, (long long)(off + 16 * h), gp);
     }
   }
   /* s is the same for every chunk of a row: a branch on it a row, and in
@@ -968,8 +967,8 @@ static void store_row_chunks(Emitter *e, const TirInst *val, const BlockGeom *g,
     for (int i = 0; i < 4; i++) w[i] = px_tmp(e, RC_B32);
     pack_chunk(e, val, te, 4, k0, w);
     if (!net && sv == 0) { /* an aligned row: its own chunks */
-      px_out(e, "st.global%s.v4.b32 [%s+%lld], {%s, %s, %s, %s}%s;", px_gmod(e), ad, (long long)off, w[0], w[1], w[2], w[3],
-             px_gpol(e));
+      px_out(e, "st.global%s.v4.b32 [%s+%lld], {%s, %s, %s, %s}%s;", px_gmod(e, "global"), ad, (long long)off, w[0],
+             w[1], w[2], w[3], px_gpol(e, "global"));
       continue;
     }
     /* what the next lane along reads: lane tc - 1 gives lane 0 its
@@ -1020,8 +1019,8 @@ static void store_row_chunks(Emitter *e, const TirInst *val, const BlockGeom *g,
       if (net) px_out(e, "or.pred %s, %s, %s;", vec, vec, net->zero);
     }
     px_out(e, "%s%sst.global%s.v4.b32 [%s+%lld], {%s, %s, %s, %s}%s;", vec ? "@" : "",
-           vec ? arena_printf(e->a, "%s ", vec) : "", px_gmod(e), lo, (long long)off, out[0], out[1], out[2], out[3],
-           px_gpol(e));
+           vec ? arena_printf(e->a, "%s ", vec) : "", px_gmod(e, "global"), lo, (long long)off, out[0], out[1], out[2],
+           out[3], px_gpol(e, "global"));
     if (solo)
       for (int v = 0; v < V; v++)
         px_st(e, "global", te, arena_printf(e->a, "%s+%lld", ad, (long long)(off + v * eb)), store_elem(e, val, k0 + v),
@@ -1542,13 +1541,14 @@ static int emit_frag_rows_store(Emitter *e, const TirInst *in, const TirInst *va
           int k = (mi * g.ntn + ni) * g.rpt + j * 4 + h * 2;
           int64_t off = ((int64_t)ni * g.NT + j * 8) * eb;
           if (eb == 4) {
-            px_out(e, "st.global%s.v2.b32 [%s+%lld], {%s, %s}%s;", px_gmod(e), ra, (long long)off, px_operand(e, val, k),
-                   px_operand(e, val, k + 1), px_gpol(e));
+            px_out(e, "st.global%s.v2.b32 [%s+%lld], {%s, %s}%s;", px_gmod(e, "global"), ra, (long long)off,
+                   px_operand(e, val, k), px_operand(e, val, k + 1), px_gpol(e, "global"));
             continue;
           }
           const char *w = px_tmp(e, RC_B32);
           pack_chunk(e, val, te, 1, k, &w);
-          px_out(e, "st.global%s.b32 [%s+%lld], %s%s;", px_gmod(e), ra, (long long)off, w, px_gpol(e));
+          px_out(e, "st.global%s.b32 [%s+%lld], %s%s;", px_gmod(e, "global"), ra, (long long)off, w,
+                 px_gpol(e, "global"));
         }
     }
   return L;

@@ -119,23 +119,23 @@ static const struct {
     [S_BOOL] = {"u8", "u8"},
 };
 
-/* Loads the element of type s at `addr` in `space` (global, shared) into
- * register r. Under a predicate (pred non-NULL) a 16-bit element's word is
- * zeroed first, so a lane that loads nothing converts zero. */
-const char *px_gmod(Emitter *e) {
-  if (e->l2h == L2H_NONE) return "";
+const char *px_gmod(Emitter *e, const char *space) {
+  if (e->l2h == L2H_NONE || strcmp(space, "global")) return "";
   e->l2h_used = true;
   return ".L2::cache_hint";
 }
 
-const char *px_gpol(Emitter *e) {
+const char *px_gpol(Emitter *e, const char *space) {
+  if (strcmp(space, "global")) return "";
   return e->l2h == L2H_LAST ? ", %l2pol_last" : e->l2h == L2H_FIRST ? ", %l2pol_first" : "";
 }
 
+/* Loads the element of type s at `addr` in `space` (global, shared) into
+ * register r. Under a predicate (pred non-NULL) a 16-bit element's word is
+ * zeroed first, so a lane that loads nothing converts zero. */
 void px_ld(Emitter *e, const char *space, Scalar s, const char *r, const char *addr, const char *pred) {
   const char *g = pred ? arena_printf(e->a, "@%s ", pred) : "";
-  bool gl = !strcmp(space, "global");
-  const char *mod = gl ? px_gmod(e) : "", *pol = gl ? px_gpol(e) : "";
+  const char *mod = px_gmod(e, space), *pol = px_gpol(e, space);
   if (s != S_F16 && s != S_BF16) {
     px_out(e, "%sld.%s%s.%s %s, [%s]%s;", g, space, mod, mem_type[s].ld, r, addr, pol);
     return;
@@ -154,8 +154,7 @@ void px_ld(Emitter *e, const char *space, Scalar s, const char *r, const char *a
 /* Stores register r as an element of type s at `addr` in `space`. */
 void px_st(Emitter *e, const char *space, Scalar s, const char *addr, const char *r, const char *pred) {
   const char *g = pred ? arena_printf(e->a, "@%s ", pred) : "";
-  bool gl = !strcmp(space, "global");
-  const char *mod = gl ? px_gmod(e) : "", *pol = gl ? px_gpol(e) : "";
+  const char *mod = px_gmod(e, space), *pol = px_gpol(e, space);
   if (s != S_F16 && s != S_BF16) {
     px_out(e, "%sst.%s%s.%s [%s], %s%s;", g, space, mod, mem_type[s].st, addr, r, pol);
     return;
