@@ -22,6 +22,7 @@
  *           maps_required: true        optional: runs only where every tensor map is built
  *           co_resident: true          optional: grid_barrier: a cooperative launch, the grid resident at once
  *           persistent: true           optional: @persistent: grid axis x cut to the CTAs the device holds
+ *           cluster: 4                 optional: each grid block a cluster of this many CTAs (2 to 8)
  *           staged: {tensor: X, rows: 1, block: 4096}  optional: rows copied into shared memory
  *           aligned_rows: [X, Y]       optional: tensors whose rows must be 16-byte aligned
  *           grid: ["N 64 cdiv", "1"]   postfix over dims and integers; [] without @grid
@@ -453,6 +454,9 @@ static bool parse_variant(P *p, yaml_node_t *n, MfVariant *v) {
       !get_bool(p, n, "co_resident", false, &v->co_resident) ||
       !get_bool(p, n, "persistent", false, &v->persistent))
     return false;
+  int64_t cl = 1;
+  if (get(p, n, "cluster") && !get_int(p, n, "cluster", 2, 8, &cl)) return false;
+  v->cluster = (int)cl;
   v->name = v->entry;
   v->l2pf_dist = -1;
   v->resident = -1;

@@ -250,6 +250,10 @@ typedef struct MfVariant {
    * persistent: its derived grid's axis x cut to that hold (resident: the
    * CTAs of the variant the device holds at once, -1 until found) */
   bool co_resident, persistent;
+  /* a cluster-rows copy (spec 15.22): each block of its grid a cluster of
+   * this many CTAs (the entry's .reqnctapercluster), so grid axis x is
+   * launched this many times wider; 1 otherwise */
+  int cluster;
   int64_t resident;
   int resident_dyn; /* ... for this many bytes of dynamic shared memory */
   MfProgram (*requires)[2]; /* its kernel's nrequires contracts' sides, or NULL */

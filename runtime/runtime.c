@@ -970,6 +970,12 @@ phobos_status rt_launch_variant(phobos_kernel *k, MfVariant *v, const phobos_arg
   } else if (!rt_grid(v, b, ctx->max_grid, grid, err, sizeof err)) {
     return rt_set_err(ctx, PHOBOS_LAUNCH_LIMIT, "%s", err);
   }
+  if (v->cluster > 1) { /* a cluster-rows copy: each block of the grid is a cluster of CTAs (spec 15.22) */
+    if (grid[0] > ctx->max_grid[0] / v->cluster)
+      return rt_set_err(ctx, PHOBOS_LAUNCH_LIMIT, "grid axis x is %lld clusters of %d CTAs (variant '%s'); the device "
+                        "allows %lld CTAs", (long long)grid[0], v->cluster, v->entry, (long long)ctx->max_grid[0]);
+    grid[0] *= v->cluster;
+  }
   int dyn = 0;
   if (v->dynamic_shared || v->staged) {
     int64_t ds = rt_dynamic_shared(k->mf, v, b), need = ds + (v->dynamic_shared ? 0 : v->shared_bytes);

@@ -442,6 +442,20 @@ Plan *driver_occupancy_copy(Arena *a, Diags *d, const Plan *p, const char *arch,
   return q;
 }
 
+/* The cluster-rows copy of a plan (src/cluster.c, spec 15.22): the same
+ * plan emitted with each row block taken by a cluster of `ctas` CTAs, its
+ * loops over the row dim split among them. sm_90a only (clusters and
+ * distributed shared memory); NULL where the plan does not qualify. */
+Plan *driver_cluster_copy(Arena *a, const Plan *p, int ctas, const char *arch) {
+  const char *dim;
+  int64_t step;
+  if (!staged_arch(arch) || !cluster_rows_ok(p, &dim, &step)) return NULL;
+  Plan *q = arena_alloc(a, sizeof *q);
+  *q = *p; /* the emitter reads a plan, never writes it: the copy may share its parts */
+  q->cluster = ctas, q->cluster_dim = dim, q->cluster_step = step;
+  return q;
+}
+
 /* Drops from plans the variants of one kernel (each with its copies: the
  * plans of variant v are [start[v], start[v + 1])) whose blocked values
  * hold more than TUNED_BLOCKED_MAX registers a thread (most[v], from
@@ -570,6 +584,13 @@ static void compile_variants(Arena *arena, Diags *d, const Source *src, Node *pr
         Plan *oc = driver_occupancy_copy(arena, d, plans.items[c], o->arch, plan_flags(o));
         if (oc) vec_push(arena, &plans, oc);
       }
+      /* and the variant's plans for long rows, a row block a cluster of
+       * 2 or 4 CTAs (its occupancy copies and one-pass copies do not qualify) */
+      for (int c = start[v], end = plans.len; c < end && !o->no_cluster; c++)
+        for (int ctas = 2; ctas <= 4; ctas *= 2) {
+          Plan *cl = driver_cluster_copy(arena, plans.items[c], ctas, o->arch);
+          if (cl) vec_push(arena, &plans, cl);
+        }
 
     }
     /* no point fits: the errors of the one that needs the least shared

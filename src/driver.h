@@ -32,6 +32,7 @@ typedef struct DriverOptions {
   bool no_aligned_rows;  /* --no-aligned-rows: no aligned-rows copies (driver_aligned_copy) */
   bool vector_odd_rows;  /* --vector-odd-rows: no odd-rows plans (driver_odd_rows_plan) */
   bool no_occupancy;     /* --no-occupancy-copies: no occupancy copies (driver_occupancy_copy) */
+  bool no_cluster;       /* --no-cluster-rows: no cluster-rows copies (driver_cluster_copy) */
   bool no_l2pf;          /* --no-l2-prefetch: no entry prefetches later blocks' slices (l2pf.c) */
   int l2_hints;          /* 0: L2 hints on the loads l2hint.c marks; -1 --no-l2-hints; 2 --l2-hints=stores, its stores too */
   int l2_keep_eighths;   /* --l2-keep=F: the share of lines evict_last keeps, in eighths (0: unset, all) */
@@ -50,6 +51,7 @@ struct Plan;
  * register tiles of at most 32 elements a thread; NULL where it does not
  * qualify (driver.c). */
 struct Plan *driver_occupancy_copy(Arena *a, Diags *d, const struct Plan *p, const char *arch, unsigned plan_flags);
+struct Plan *driver_cluster_copy(Arena *a, const struct Plan *p, int ctas, const char *arch);
 
 /* A variant's optional copies, planned beside it: its one-pass copies
  * over one block and over two (onepass.c) when onepass, its staged-rows

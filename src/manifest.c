@@ -348,6 +348,15 @@ bool manifest_write(FILE *out, const Source *src, const char *arch, const char *
          * loop order stores first: no written tensor may overlap them */
         if (vf->once_apart) kv_params(&m, "apart", vf, vf->once_apart);
       }
+      /* a cluster-rows copy (src/cluster.c): each block a cluster of CTAs,
+       * for rows of more than one block (else all but one CTA idle) */
+      if (pl->cluster) {
+        kv_int(&m, "cluster", pl->cluster);
+        ev_scalar(&m, "dims_above", false);
+        ev_map(&m, true, true);
+        kv_int(&m, pl->cluster_dim, pl->cluster_step);
+        ev_map(&m, false, true);
+      }
       /* a staged-rows copy (staged.c): rows of one tensor copied into
        * shared memory; the runtime adds their bytes (spec 16.2) */
       if (vf->staged) {

@@ -79,6 +79,12 @@ static const char usage_text[] =
     "                       with .minnctapersm set for 2048 threads an SM (32\n"
     "                       registers a thread), an entry NAME__vK_occ that the\n"
     "                       autotuner times beside it\n"
+    "  --no-cluster-rows    no cluster-rows copies: by default on sm_90a a row\n"
+    "                       kernel whose loops over the row dim carry deferred\n"
+    "                       reductions gains copies whose row blocks each take a\n"
+    "                       cluster of 2 or 4 CTAs, the loops split among them and\n"
+    "                       the reductions met across the cluster (entries\n"
+    "                       NAME__vK_cl2, NAME__vK_cl4)\n"
     "  --no-general-strides no general-strides copy: by default each kernel's\n"
     "                       first variant gains a copy that takes tensors whose\n"
     "                       last dim is not contiguous (every access element by\n"
@@ -251,6 +257,8 @@ static void parse_args(int argc, char **argv, Options *o) {
       o->d.no_skip = true;
     } else if (strcmp(arg, "--no-occupancy-copies") == 0) {
       o->d.no_occupancy = true;
+    } else if (strcmp(arg, "--no-cluster-rows") == 0) {
+      o->d.no_cluster = true;
     } else if (strcmp(arg, "--no-general-strides") == 0) {
       o->d.no_general_strides = true;
     } else if (strcmp(arg, "--warp-specialize") == 0) {

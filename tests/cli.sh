@@ -258,12 +258,33 @@ has "row_norm: blocked, a warp a row" out "reg blocked spt=1x8 tpw=1x32 wpc=4x1 
 has "row_norm: the weight vector in the columns layout" out "reg columns of blocked spt=1x8"
 has "row_norm: no shared memory" out "shared total: 0 bytes"
 has "row_norm: no barrier" out "barriers: 0"
-run "--emit=ptx row_norm BR=8" 0 --emit=ptx -D BR=8 -D BN=256 "$rn"
+# (its cluster-rows copies meet through shared memory across CTAs: below)
+run "--emit=ptx row_norm BR=8" 0 --emit=ptx --no-cluster-rows -D BR=8 -D BN=256 "$rn"
 has "row_norm: 16-byte loads" out "ld.global.v4.b32"
 has "row_norm: 16-byte stores" out "st.global.v4.b32"
 has "row_norm: row sums by shuffles" out "shfl.sync.bfly.b32"
 lacks "row_norm: no barrier in the PTX" out "bar.sync"
 lacks "row_norm: no shared memory in the PTX" out ".shared"
+# spec 15.22: each row block a cluster of 2 or 4 CTAs, the loop over N split
+# (CTA k starts at block k, steps of C blocks), the sums met through
+# distributed shared memory, one more cluster barrier at the end
+cr="$PROJECT_ROOT/spec/conformance/cluster_rows.ph"
+run "--emit=ptx cluster_rows" 0 --emit=ptx -D BR=1 -D NT=64 "$cr"
+has "cluster rows: a cluster of 2" out ".reqnctapercluster 2, 1, 1"
+has "cluster rows: a cluster of 4" out ".reqnctapercluster 4, 1, 1"
+has "cluster rows: entries" out ".entry softmax_rows__v0_cl4("
+has "cluster rows: the block is the cluster's" out "mov.u32 %rv3_0, %clusterid.x;"
+has "cluster rows: CTA k starts at block k" out "mad.lo.s32 %rv17_0, %clr_, 64, %rv14_0;"
+has "cluster rows: steps of 4 blocks" out "add.s32 %rv17_0, %rv17_0, 256;"
+has "cluster rows: the pairs read across the cluster" out "ld.shared::cluster.v2.f32"
+has "cluster rows: published by a cluster barrier" out "barrier.cluster.wait.acquire.aligned;"
+run "--emit=ptx cluster_rows --no-cluster-rows" 0 --emit=ptx --no-cluster-rows -D BR=1 -D NT=64 "$cr"
+lacks "cluster rows: none with --no-cluster-rows" out "reqnctapercluster"
+run "--emit=plan cluster_rows" 0 --emit=plan -D BR=1 -D NT=64 "$cr"
+has "cluster rows: the plan names the copy" out "[BR=1, NT=64; clusters of 4 CTAs a row block]"
+run "--emit=manifest cluster_rows" 0 --emit=manifest -D BR=1 -D NT=64 "$cr"
+has "cluster rows: the manifest's cluster" out "cluster: 4"
+has "cluster rows: rows of more than one block" out "dims_above: {N: 64}"
 # a staged-rows copy (spec 15.14): X's rows copied once by bulk copies, an
 # mbarrier a block; both passes read the copy (no global load of X's rows
 # but the tail's), W from memory

@@ -323,7 +323,7 @@ Test(runtime, a_general_strides_entry_needs_strided_tensors) {
 }
 
 Test(runtime, compiler_writes_one_pass_copies_with_their_bound) {
-  Manifest m = compiled_manifest_with("--no-aligned-rows --no-occupancy-copies --no-l2-prefetch", "spec/conformance/one_pass.ph");
+  Manifest m = compiled_manifest_with("--no-aligned-rows --no-occupancy-copies --no-l2-prefetch --no-cluster-rows", "spec/conformance/one_pass.ph");
   const MfKernel *k = &m.kernels[0]; /* softmax_rows: 9 variants, each with its copy */
   cr_assert_eq(k->nvariants, 28); /* and its copy over two blocks; the general-strides copy last */
   cr_assert_str_eq(k->variants[27].entry, "softmax_rows__v0_strided");
@@ -375,7 +375,7 @@ Test(runtime, compiler_writes_one_pass_copies_with_their_bound) {
 }
 
 Test(runtime, aligned_rows_copies_fit_only_aligned_tensors) {
-  Manifest m = compiled_manifest_with("--no-occupancy-copies --no-l2-prefetch", "spec/conformance/one_pass.ph");
+  Manifest m = compiled_manifest_with("--no-occupancy-copies --no-l2-prefetch --no-cluster-rows", "spec/conformance/one_pass.ph");
   const MfKernel *k = &m.kernels[0]; /* softmax_rows: X [R, N] f32, Y written */
   const MfVariant *v = NULL, *al = NULL;
   int ncopies = 0;
@@ -411,7 +411,7 @@ Test(runtime, aligned_rows_copies_fit_only_aligned_tensors) {
 }
 
 Test(runtime, staged_rows_copies_fit_by_shared_memory_alignment_and_aliasing) {
-  Manifest m = compiled_manifest_with("--staged-rows --no-aligned-rows --no-occupancy-copies --no-l2-prefetch", "spec/conformance/one_pass.ph");
+  Manifest m = compiled_manifest_with("--staged-rows --no-aligned-rows --no-occupancy-copies --no-l2-prefetch --no-cluster-rows", "spec/conformance/one_pass.ph");
   cr_assert_eq(m.kernels[0].nvariants, 37); /* 9 variants, each with its one-pass and staged-rows copies; a general-strides copy */
   const MfKernel *k = &m.kernels[0]; /* softmax_rows: X [R, N] f32, Y written */
   const MfVariant *v = &k->variants[0], *st = &k->variants[3];
@@ -762,11 +762,46 @@ Test(runtime, manifest_values_past_32_bits) {
   mf_free(&m);
 }
 
+/* spec 15.22: a cluster-rows copy names its cluster and its dims_above;
+ * it is launched only for rows of more than one block, and the manifest's
+ * cluster is 2 to 8 */
+Test(runtime, cluster_rows_copies_name_their_cluster) {
+  Manifest m = compiled_manifest_with("--no-aligned-rows --no-occupancy-copies --no-l2-prefetch",
+                                      "spec/conformance/cluster_rows.ph");
+  const MfKernel *k = &m.kernels[0]; /* softmax_rows: loops over N in blocks of 64 */
+  int c2 = 0, c4 = 0;
+  for (int i = 0; i < k->nvariants; i++) {
+    const MfVariant *v = &k->variants[i];
+    size_t n = strlen(v->entry);
+    bool cl2 = n > 4 && !strcmp(v->entry + n - 4, "_cl2"), cl4 = n > 4 && !strcmp(v->entry + n - 4, "_cl4");
+    cr_assert_eq(v->cluster, cl2 ? 2 : cl4 ? 4 : 1, "%s", v->entry);
+    c2 += cl2, c4 += cl4;
+    if (!cl2 && !cl4) continue;
+    cr_assert_eq(v->nabove, 1, "%s", v->entry);
+    cr_assert_str_eq(v->above_name[0], "N");
+    cr_assert_eq(v->above_value[0], 64);
+    RtBinding b = {.ndims = 2, .name = {"R", "N"}, .value = {7, 64}};
+    cr_assert_not(rt_variant_fits(v, &b), "%s: rows of one block", v->entry);
+    b.value[1] = 65;
+    cr_assert(rt_variant_fits(v, &b), "%s: rows of two blocks", v->entry);
+  }
+  cr_assert(c2 == 4 && c4 == 4, "%d and %d cluster copies of 4 variants", c2, c4);
+  mf_free(&m);
+  /* the prefix sum reads its running sum inside its loop: no copy */
+  Manifest p = compiled_manifest_with("--no-aligned-rows --no-occupancy-copies --no-l2-prefetch",
+                                      "spec/conformance/cluster_rows.ph");
+  for (int i = 0; i < p.kernels[2].nvariants; i++) cr_assert_eq(p.kernels[2].variants[i].cluster, 1);
+  mf_free(&p);
+  char *text = replaced("    pinned: {}\n", "    pinned: {}\n    cluster: 9\n");
+  expect_bad(text, "'cluster' is 9; it must be from 2 to 8");
+  free(text);
+}
+
 /* spec 15.18: an entry that takes the L2 prefetch distance is listed twice,
  * the manifest's variant (distance 0) and, after all of them, its twin
  * ENTRY+l2 (the CTAs resident on the device), which shares its strings */
 Test(runtime, l2_prefetch_variants_have_twins) {
-  Manifest m = compiled_manifest_with("--no-aligned-rows --no-occupancy-copies", "spec/conformance/one_pass.ph");
+  Manifest m = compiled_manifest_with("--no-aligned-rows --no-occupancy-copies --no-cluster-rows", "spec/conformance/one_pass.ph");
   const MfKernel *k = &m.kernels[0];
   int plain = 0, twins = 0;
   for (int i = 0; i < k->nvariants; i++) {
@@ -790,7 +825,7 @@ Test(runtime, l2_prefetch_variants_have_twins) {
   cr_assert_eq(plain, 28); /* 9 variants, each with its two one-pass copies; a general-strides copy */
   cr_assert(twins > 0 && twins <= plain, "%d twins of %d", twins, plain);
   mf_free(&m);
-  Manifest off = compiled_manifest_with("--no-aligned-rows --no-occupancy-copies --no-l2-prefetch", "spec/conformance/one_pass.ph");
+  Manifest off = compiled_manifest_with("--no-aligned-rows --no-occupancy-copies --no-l2-prefetch --no-cluster-rows", "spec/conformance/one_pass.ph");
   cr_assert_eq(off.kernels[0].nvariants, 28);
   for (int i = 0; i < off.kernels[0].nvariants; i++) cr_assert_not(off.kernels[0].variants[i].l2pf_param);
   mf_free(&off);

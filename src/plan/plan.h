@@ -226,6 +226,14 @@ typedef struct Plan {
    * KERNEL__vN_strided, launched only where some tensor's last stride is
    * not 1 */
   bool general_strides;
+  /* a cluster-rows copy (driver_cluster_copy, src/cluster.c, spec 15.22):
+   * each row block (ctx.block.x) taken by a cluster of `cluster` CTAs, the
+   * top-level loops over dim cluster_dim split among them and their
+   * deferred accumulators met across the cluster; 0: none. cluster_step:
+   * the least step of those loops. Entry KERNEL__vN..._clC */
+  int cluster;
+  const char *cluster_dim;
+  int64_t cluster_step;
 } Plan;
 
 /* Plans the function; returns NULL after reporting an error (over budget). */
@@ -272,6 +280,13 @@ void plan_print(FILE *out, const Plan *p);
 /* The plan's entry: its variant's (tir_entry_name), "_al" after it for an
  * aligned-rows copy; plan_func_str likewise after tir_func_str. */
 const char *plan_entry_name(Arena *a, const Plan *p);
+
+/* Cluster-rows copies (src/cluster.c, spec 15.22): whether a plan may take
+ * one (the dim its loops split and their least step), and whether a loop
+ * of such a copy is split across the cluster's CTAs. */
+bool cluster_rows_ok(const Plan *p, const char **dim, int64_t *step);
+bool cluster_split_loop(const Plan *p, const TirInst *loop);
+const char *cluster_loop_dim(const TirFunc *f, const TirInst *x, int64_t *step);
 const char *plan_func_str(Arena *a, const Plan *p);
 void plan_print_yaml(FILE *out, const Plan *p);
 const char *plan_layout_str(Arena *a, const Layout *l);

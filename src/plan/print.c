@@ -51,7 +51,8 @@ const char *plan_entry_name(Arena *a, const Plan *p) {
   n = p->aligned_copy ? arena_printf(a, "%s_al", n) : p->odd_beside ? arena_printf(a, "%s_odd", n) : n;
   if (p->general_strides) n = arena_printf(a, "%s_strided", n);
   if (p->specialized) n = arena_printf(a, "%s_ws", n);
-  return p->occ_blocks ? arena_printf(a, "%s_occ", n) : n;
+  if (p->occ_blocks) n = arena_printf(a, "%s_occ", n);
+  return p->cluster ? arena_printf(a, "%s_cl%d", n, p->cluster) : n;
 }
 
 const char *plan_func_str(Arena *a, const Plan *p) {
@@ -60,7 +61,8 @@ const char *plan_func_str(Arena *a, const Plan *p) {
   else if (p->odd_rows) v = arena_printf(a, "%s%sodd rows", v, *v ? "; " : "");
   if (p->general_strides) v = arena_printf(a, "%s%sgeneral strides", v, *v ? "; " : "");
   if (p->specialized) v = arena_printf(a, "%s%swarp-specialized", v, *v ? "; " : "");
-  return p->occ_blocks ? arena_printf(a, "%s%s%d CTAs an SM", v, *v ? "; " : "", p->occ_blocks) : v;
+  if (p->occ_blocks) v = arena_printf(a, "%s%s%d CTAs an SM", v, *v ? "; " : "", p->occ_blocks);
+  return p->cluster ? arena_printf(a, "%s%sclusters of %d CTAs a row block", v, *v ? "; " : "", p->cluster) : v;
 }
 
 void plan_print(FILE *out, const Plan *p) {
@@ -72,6 +74,9 @@ void plan_print(FILE *out, const Plan *p) {
     if (p->stages) fprintf(out, "pipeline: %d stages of @pipeline(%d): more do not fit shared memory\n", p->stages, p->stages_wanted);
     else fprintf(out, "pipeline: no rings: @pipeline(%d)'s do not fit shared memory even at 2 stages\n", p->stages_wanted);
   }
+  if (p->cluster)
+    fprintf(out, "cluster: %d CTAs a row block; the loops over %s split among them (CTA k: blocks k, k + %d, ...), "
+                 "their deferred accumulators met across the cluster\n", p->cluster, p->cluster_dim, p->cluster);
   if (p->raster_group)
     fprintf(out, "blocks: grouped %d rows of block.y at a time, block.y fastest (operand tiles shared through the L2)\n",
             p->raster_group);

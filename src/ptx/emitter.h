@@ -99,6 +99,9 @@ typedef struct Emitter {
    * whether an access took one (the entry then creates the policies) */
   signed char l2h;
   bool l2h_used;
+  /* a cluster-rows copy (cluster.c): the bytes of the cluster exchange
+   * its accumulators' meets have taken so far */
+  int64_t clx_bytes;
   /* by TirSkip id (src/skip.c): the predicate of a chain that only stores,
    * true where the warp has a column of it to store (NULL: not yet
    * computed in this pass over its block, "": the chain runs unguarded);
@@ -221,6 +224,16 @@ const char ***px_defer_enter(Emitter *e, const TirInst *loop);
 void px_defer_exit(Emitter *e, const TirInst *loop, const char ***saved);
 void px_emit_extract(Emitter *e, const TirInst *in);
 void px_emit_write(Emitter *e, const TirInst *in);
+/* one fold step, op d = a op b (integer max/min as setp + selp), and e^a */
+void px_red_step(Emitter *e, const char *op, const char *d, const char *a, const char *b);
+void px_exp_f32(Emitter *e, const char *d, const char *a);
+
+/* ------------------ cluster.c: cluster-rows copies (src/cluster.c) */
+void px_cluster_loop(Emitter *e, const TirInst *loop, const char *i, const char *start, const char **step);
+void px_cluster_meet(Emitter *e, const BlockGeom *g, RegClass rc, const char *op, const char *const *r0,
+                     const char *const *r1);
+void px_cluster_end(Emitter *e);
+void px_cluster_prologue(const Emitter *e, FILE *out);
 
 /* ----------------------------- loads.c: the threads' global accesses */
 const char *px_tensor_addr(Emitter *e, int p, const char *const *g);

@@ -50,6 +50,8 @@ static void red_step(Emitter *e, const char *op, const char *d, const char *a, c
   px_out(e, "%s %s, %s, %s;", op, d, a, b);
 }
 
+void px_red_step(Emitter *e, const char *op, const char *d, const char *a, const char *b) { red_step(e, op, d, a, b); }
+
 /* register bytes in the exchange area */
 static int exch_bytes(Scalar s) { return px_rc_of(s) == RC_F64 || px_rc_of(s) == RC_B64 ? 8 : 4; }
 
@@ -639,6 +641,8 @@ static void exp_f32(Emitter *e, const char *d, const char *a) {
   px_out(e, "ex2.approx.ftz.f32 %s, %s;", d, d);
 }
 
+void px_exp_f32(Emitter *e, const char *d, const char *a) { exp_f32(e, d, a); }
+
 /* Before a loop with deferred accumulators (plan/deferred.c): each
  * accumulator's value so far is set aside and its registers start at the
  * identity, to take the thread's own elements. Returns the values set
@@ -693,7 +697,7 @@ static void meet_row(Emitter *e, const BlockGeom *g, RegClass rc, const char *op
 void px_defer_exit(Emitter *e, const TirInst *loop, const char ***saved) {
   if (!saved) return;
   int64_t base = loop->plan->scratch ? loop->plan->scratch->offset : 0;
-  bool used = false;
+  bool used = false, cl = cluster_split_loop(e->p, loop); /* the CTAs of a cluster meet too (cluster.c) */
   int i = 0;
   for (const PlanDefer *d = loop->plan->defer; d; d = d->next, i++) {
     BlockGeom g = plan_block_geom(d->red->args[0]);
@@ -708,6 +712,7 @@ void px_defer_exit(Emitter *e, const TirInst *loop, const char ***saved) {
       bool mx = d->kind == DEFER_MAX;
       const char *op = arena_printf(e->a, "%s.%s", mx ? "max" : "add", t);
       meet_row(e, &g, rc, op, r0, base, &used);
+      if (cl) px_cluster_meet(e, &g, rc, op, r0, NULL);
       for (int k = 0; k < nr; k++) {
         red_step(e, op, r0[k], saved[i][k], r0[k]);
         px_round_reg(e, s0->ty.elem, r0[k]);
@@ -728,6 +733,7 @@ void px_defer_exit(Emitter *e, const TirInst *loop, const char ***saved) {
       px_out(e, "mul.rn.f32 %s, %s, %s;", r1[k], r1[k], x);
     }
     meet_row(e, &g, RC_F32, "add.f32", r1, base, &used); /* L */
+    if (cl) px_cluster_meet(e, &g, RC_F32, "max.f32", r0, r1);
     for (int k = 0; k < nr; k++) { /* joined with the (m0, l0) before the loop; none seen: (m0, l0) */
       const char *m0 = saved[i][k], *l0 = saved[i][nr + k];
       const char *mn = px_tmp(e, RC_F32), *a = px_tmp(e, RC_F32), *b = px_tmp(e, RC_F32), *p = px_tmp(e, RC_PRED);

@@ -12,7 +12,11 @@
 #include "emitter.h"
 #include "ptx.h"
 
-bool ptx_l2pf(const Plan *p, const char *arch) { return !p->no_async && !p->no_l2pf && l2pf_used(p->f, arch); }
+/* (not in a cluster-rows copy: ctx.block.x is the cluster's, and the
+ * distance the runtime passes counts CTAs) */
+bool ptx_l2pf(const Plan *p, const char *arch) {
+  return !p->no_async && !p->no_l2pf && !p->cluster && l2pf_used(p->f, arch);
+}
 
 void px_emit_l2pf(Emitter *e, const TirInst *in) {
   if (!e->l2pf || !in->l2pf || e->replay || e->l2pf_done[in->id]) return;

@@ -383,7 +383,8 @@ void px_emit_for(Emitter *e, const TirInst *in) {
   int n = e->ring_loop ? 0 : ring_loads(in, loads); /* one ringed loop at a time: an inner loop's loads stay plain */
   const TirInst *sloads[8];
   int ns = e->ring_loop || e->sring_loop ? 0 : sring_loads(in, sloads);
-  px_out(e, "mov.b32 %s, %s;", i, px_reg(e, in->args[0], 0));
+  if (cluster_split_loop(e->p, in)) px_cluster_loop(e, in, i, px_reg(e, in->args[0], 0), &step);
+  else px_out(e, "mov.b32 %s, %s;", i, px_reg(e, in->args[0], 0));
   /* --prefetch: the next iteration's register tiles are loaded at the top
    * of this one, so their latency overlaps this iteration's work; the
    * first iteration's before the loop. One loop at a time. */

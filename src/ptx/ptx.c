@@ -90,7 +90,10 @@ static void emit_op(Emitter *e, const TirInst *in) {
   case TIR_CTX: {
     static const char *sr[] = {"%ctaid.x", "%ctaid.y", "%ctaid.z", "%nctaid.x", "%nctaid.y", "%nctaid.z"};
     static const char *grouped[] = {"%bx_", "%by_"}; /* the plan's block order (raster_prologue) */
-    px_out(e, "mov.u32 %s, %s;", d0, e->p->raster_group && in->aux < 2 ? grouped[in->aux] : sr[in->aux]);
+    /* a cluster-rows copy's block is its cluster (cluster.c; a grid of one axis) */
+    static const char *clustered[] = {"%clusterid.x", "%nclusterid.x"};
+    if (e->p->cluster && (in->aux == 0 || in->aux == 3)) px_out(e, "mov.u32 %s, %s;", d0, clustered[in->aux / 3]);
+    else px_out(e, "mov.u32 %s, %s;", d0, e->p->raster_group && in->aux < 2 ? grouped[in->aux] : sr[in->aux]);
     break;
   }
   case TIR_UNARY:
@@ -558,6 +561,7 @@ static void emit_kernel(Arena *a, Diags *d, const Plan *p, const char *arch, con
   px_emit_block(&e, &f->body);
   if (e.returns) fputs("$Lreturn:\n", e.body); /* (every return waited for its copies) */
   px_async_wait(&e); /* no copy outstanding at the exit */
+  if (p->cluster) px_cluster_end(&e); /* no CTA's exchange goes while another may read it */
   if (p->producer && mbar && !e.failed) {
     px_out(&e, "ret;");
     fputs("$Lproducer:\n", e.body);
@@ -606,7 +610,9 @@ static void emit_kernel(Arena *a, Diags *d, const Plan *p, const char *arch, con
   if (info->max_regs) fprintf(out_f, "  .maxnreg %d\n", info->max_regs);
   int wsR, wsX, wsY;
   if (p->specialized && ws_regs(p, &wsR, &wsX, &wsY)) fprintf(out_f, "  .maxnreg %d\n", wsR);
+  if (p->cluster) fprintf(out_f, "  .reqnctapercluster %d, 1, 1\n", p->cluster);
   fputs("{\n", out_f);
+  if (p->cluster) px_cluster_prologue(&e, out_f);
   if (total > 0) {
     if (info->dynshared) fputs("  .reg .b32 %smem_;\n  mov.u32 %smem_, dsmem;\n", out_f);
     else fprintf(out_f, "  .shared .align %d .b8 smem[%lld];\n  .reg .b32 %%smem_;\n  mov.u32 %%smem_, smem;\n",

@@ -341,6 +341,13 @@ static bool case_fits(Case *c, const TirFunc *f, const Plan *p) {
         (tm->split_dim >= 0 && cp->dims[tm->split_dim] % tm->split_inner))
       return false;
   }
+  /* a cluster-rows copy: its dims_above, rows of more than one block */
+  for (int i = 0; p->cluster && i < f->nparams; i++) {
+    CaseParam *cp = f->params[i].tensor ? harness_param(c, f->params[i].name) : NULL;
+    for (int d = 0; cp && d < f->params[i].rank && d < cp->rank; d++)
+      if (f->params[i].dimname[d] && !strcmp(f->params[i].dimname[d], p->cluster_dim) && cp->dims[d] <= p->cluster_step)
+        return false;
+  }
   if (f->staged) { /* rt_stage_fits: the rows within an H200's 227 KB, the tensor 16-byte aligned, its rows one run */
     CaseParam *cp = harness_param(c, f->params[f->stage_param].name);
     int64_t stat = f->info->dynshared ? 0 : plan_launch_shared(p);
@@ -361,8 +368,9 @@ static bool case_fits(Case *c, const TirFunc *f, const Plan *p) {
 /* A case runs at most HARNESS_MAX_VARIANTS variants, each with at most
  * 1 + DRIVER_MAX_COPIES plans (itself, its one-pass and staged-rows
  * copies) and, for each, an aligned-rows copy, an odd-rows plan and a
- * warp-specialized copy; and one general-strides copy. */
-enum { HARNESS_MAX_VARIANTS = 256, HARNESS_MAX_PLANS = HARNESS_MAX_VARIANTS * 4 * (1 + DRIVER_MAX_COPIES) + 1 };
+ * warp-specialized copy, and two cluster-rows copies of each of the first
+ * three; and one general-strides copy. */
+enum { HARNESS_MAX_VARIANTS = 256, HARNESS_MAX_PLANS = HARNESS_MAX_VARIANTS * 10 * (1 + DRIVER_MAX_COPIES) + 1 };
 
 typedef struct Compiled {
   Arena *arena;
@@ -442,6 +450,12 @@ static bool compile_case(Case *c, Define *consts, int nconsts, Compiled *out, ch
                                          harness_plan_flags());
         if (odd) odd->odd_beside = true, out->plans[out->nplans++] = odd; /* beside the vector plan */
       }
+      /* the cluster-rows copies phobosc makes of each (spec 15.22) */
+      for (int c = first, end = out->nplans; c < end; c++)
+        for (int ctas = 2; ctas <= 4; ctas *= 2) {
+          Plan *cl = driver_cluster_copy(out->arena, out->plans[c], ctas, "sm_90a");
+          if (cl) out->plans[out->nplans++] = cl;
+        }
       /* and with PHOBOS_SPECIALIZE=1 the warp-specialized copies (phobosc --warp-specialize) */
       for (int c = first, end = out->nplans; c < end && specialize(); c++) {
         Plan *ws = driver_specialized_copy(out->arena, &d, out->plans[c], "sm_90a", harness_plan_flags());

@@ -485,6 +485,46 @@ static bool ref_prefix(RefCtx *r) {
   return true;
 }
 
+/* Y = softmax of each row of X, Lse = its logsumexp (cluster_rows.ph,
+ * softmax_rows) */
+static bool ref_cluster_softmax(RefCtx *r) {
+  CaseParam *X = ref_param(r, "X"), *Y = ref_param(r, "Y"), *L = ref_param(r, "Lse");
+  int64_t R = X->dims[0], N = X->dims[1];
+  for (int64_t i = 0; i < R; i++) {
+    double m = -INFINITY, l = 0;
+    for (int64_t j = 0; j < N; j++) m = fmax(m, X->data[i * N + j]);
+    for (int64_t j = 0; j < N; j++) l += exp(X->data[i * N + j] - m);
+    for (int64_t j = 0; j < N; j++) Y->data[i * N + j] = exp(X->data[i * N + j] - m) / l;
+    L->data[i] = m + log(l);
+  }
+  return true;
+}
+
+/* cluster_rows.ph, norm_rows: the row's mean, rstd = 1 / sqrt(mean x^2 -
+ * mean^2 + 0.001), max(-1000, max x, and 0 where the last block of 32 is
+ * ragged: its columns past N load as zero), mean |x - mean| into Stats;
+ * Y = (x - mean) rstd; Wide = 0.5 + sum x, Isum = 3 + sum I */
+static bool ref_cluster_norm(RefCtx *r) {
+  CaseParam *X = ref_param(r, "X"), *I = ref_param(r, "I"), *Y = ref_param(r, "Y"), *St = ref_param(r, "Stats");
+  CaseParam *W = ref_param(r, "Wide"), *Is = ref_param(r, "Isum");
+  int64_t R = X->dims[0], N = X->dims[1];
+  for (int64_t i = 0; i < R; i++) {
+    double s = 0, q = 0, mx = N % 32 ? 0.0 : -INFINITY, si = 3, a = 0;
+    mx = fmax(mx, -1000.0);
+    for (int64_t j = 0; j < N; j++) {
+      double x = X->data[i * N + j];
+      s += x, q += x * x, mx = fmax(mx, x), si += I->data[i * N + j];
+    }
+    double mean = s / N;
+    for (int64_t j = 0; j < N; j++) a += fabs(X->data[i * N + j] - mean);
+    double rstd = 1 / sqrt(q / N - mean * mean + 0.001);
+    for (int64_t j = 0; j < N; j++) Y->data[i * N + j] = (X->data[i * N + j] - mean) * rstd;
+    St->data[i * 4] = mean, St->data[i * 4 + 1] = rstd, St->data[i * 4 + 2] = mx, St->data[i * 4 + 3] = a / N;
+    W->data[i] = 0.5 + s, Is->data[i] = si;
+  }
+  return true;
+}
+
 /* Y = X / max(D's row), each quotient correctly rounded to f32 (div_rows.ph):
  * the double quotient of two floats rounded to float is the float quotient
  * rounded to nearest (53 >= 2 * 24 + 2), so the case can ask for equality */
@@ -1401,6 +1441,8 @@ const RefEntry harness_refs_more[] = {
     {"lse_from", ref_lse_from},
     {"folds", ref_folds},
     {"prefix", ref_prefix},
+    {"cluster_softmax", ref_cluster_softmax},
+    {"cluster_norm", ref_cluster_norm},
     {"layer_norm_rows", ref_layer_norm_rows},
     {"div_rows", ref_div_rows},
     {"div_scalar", ref_div_scalar},

@@ -1,0 +1,150 @@
+/* cluster.c: cluster-rows copies, a row block taken by a cluster of CTAs
+ * (spec 15.22).
+ *
+ * A row kernel walks each row in blocks, once to reduce it and once more
+ * to write it: softmax, cross-entropy's logsumexp, a norm's sums. Where
+ * the rows are long (a vocabulary: 50257 or 128256 columns) one CTA holds
+ * a whole row while it walks it, and the rows in flight on the device, a
+ * CTA's rows times the CTAs resident, outgrow the L2: the second pass
+ * reads its row from DRAM again (f32 softmax over 4096 x 128256, 132 rows
+ * of 513 KB in flight: 4.12 GB read for 2.1 GB of input, ncu, 12-05f call
+ * 2). Fewer rows in flight means fewer CTAs, and SMs left idle.
+ *
+ * A cluster copy gives each row block to a cluster of C CTAs instead (C
+ * SMs): ctx.block.x is the cluster's index, and every top-level loop
+ * `for c in range(0, D, S)` over the row dim D runs its iterations
+ * round-robin over the cluster's CTAs (CTA k: c = k S, k S + C S, ...).
+ * A CTA then holds 1/C of each row, and C CTAs share one row block's
+ * reductions: each loop's deferred accumulators (plan/deferred.c), met
+ * within each CTA at the loop's exit as before, meet again across the
+ * cluster through distributed shared memory (ptx/cluster.c), every CTA
+ * folding the C values in the same order so that all of them hold the
+ * same bits. The rows in flight are 1/C of the plain variant's.
+ *
+ * That is right only where nothing else carries a value from one block of
+ * a row to the next, and where every CTA of a cluster doing the same work
+ * outside the split loops is harmless:
+ * - each split loop writes no variable declared outside it but its
+ *   deferred accumulators, and each store in it addresses the loop's own
+ *   columns (its last subscript is computed from the induction value), so
+ *   that the CTAs store disjoint blocks;
+ * - outside the split loops every CTA computes the same values from the
+ *   same inputs and the met accumulators; stores there write the same
+ *   bytes C times (a row's loss, say), which is allowed; nothing counts
+ *   arrivals, takes atomics, waits at a grid barrier, returns early or
+ *   jumps out of a loop;
+ * - no loop over D lies inside another statement (it would run whole in
+ *   every CTA while the split ones run a share);
+ * - the grid has one axis, the kernel no dot, no rings, no tensor copies,
+ *   no staged rows: the plan is a row kernel's. */
+#include <string.h>
+
+#include "plan/plan.h"
+
+static bool mentions(const TirInst *x, const TirInst *v, int depth) {
+  if (x == v) return true;
+  if (!x || depth <= 0) return false;
+  for (int k = 0; k < x->nargs; k++)
+    if (mentions(x->args[k], v, depth - 1)) return true;
+  return false;
+}
+
+/* nothing in b that a cluster may not repeat or split */
+static bool plain_ops(const TirBlock *b) {
+  for (int i = 0; i < b->len; i++) {
+    const TirInst *x = b->insts[i];
+    switch (x->op) {
+    case TIR_DOT:
+    case TIR_ARRIVE:
+    case TIR_RETURN:
+    case TIR_BREAK:
+    case TIR_CONTINUE:
+    case TIR_BARRIER:
+      return false;
+    case TIR_LOAD:
+      if (x->plan->res == RES_SHARED || x->plan->ring || x->plan->tma) return false;
+      break;
+    case TIR_STORE:
+      if (x->plan->buf) return false;
+      break;
+    default:
+      break;
+    }
+    if (!plain_ops(&x->cond) || !plain_ops(&x->body) || !plain_ops(&x->body2)) return false;
+  }
+  return true;
+}
+
+static bool is_defer_slot(const TirInst *loop, const TirInst *slot) {
+  for (const PlanDefer *d = loop->plan->defer; d; d = d->next)
+    if (d->slot[0] == slot || d->slot[1] == slot) return true;
+  return false;
+}
+
+/* every write in b to a slot declared before the loop is one of the loop's
+ * deferred accumulators; every store's last subscript follows the loop */
+static bool split_safe(const TirInst *loop, const TirBlock *b) {
+  for (int i = 0; i < b->len; i++) {
+    const TirInst *x = b->insts[i];
+    if (x->op == TIR_WRITE && x->args[0]->pos < loop->pos && !is_defer_slot(loop, x->args[0])) return false;
+    if (x->op == TIR_STORE && (x->nsubs < 1 || !mentions(x->subs[x->nsubs - 1].start, loop, 12))) return false;
+    if (!split_safe(loop, &x->cond) || !split_safe(loop, &x->body) || !split_safe(loop, &x->body2)) return false;
+  }
+  return true;
+}
+
+/* a loop over dim `dim` anywhere inside b */
+static bool has_dim_loop(const TirFunc *f, const TirBlock *b, const char *dim) {
+  for (int i = 0; i < b->len; i++) {
+    const TirInst *x = b->insts[i];
+    int64_t s;
+    const TirInst *hi = tir_dim_loop(f, x, &s);
+    if (hi && !strcmp(f->params[hi->aux].dimname[hi->aux2] ? f->params[hi->aux].dimname[hi->aux2] : "", dim))
+      return true;
+    if (has_dim_loop(f, &x->cond, dim) || has_dim_loop(f, &x->body, dim) || has_dim_loop(f, &x->body2, dim)) return true;
+  }
+  return false;
+}
+
+const char *cluster_loop_dim(const TirFunc *f, const TirInst *x, int64_t *step) {
+  const TirInst *hi = tir_dim_loop(f, x, step);
+  return hi ? f->params[hi->aux].dimname[hi->aux2] : NULL;
+}
+
+bool cluster_split_loop(const Plan *p, const TirInst *loop) {
+  if (!p->cluster || loop->op != TIR_FOR) return false;
+  int64_t s;
+  const char *dim = cluster_loop_dim(p->f, loop, &s);
+  if (!dim || strcmp(dim, p->cluster_dim)) return false;
+  for (int i = 0; i < p->f->body.len; i++)
+    if (p->f->body.insts[i] == loop) return true;
+  return false;
+}
+
+bool cluster_rows_ok(const Plan *p, const char **dim, int64_t *step) {
+  const TirFunc *f = p->f;
+  if (f->ngrid != 1 || f->staged || f->once_dim || p->stages || p->producer || p->specialized || p->general_strides ||
+      p->prefetch || p->ntmaps || p->raster_group || p->occ_blocks || p->cluster || !plain_ops(&f->body))
+    return false;
+  *dim = NULL;
+  *step = 0;
+  bool deferred = false;
+  for (int i = 0; i < f->body.len; i++) {
+    const TirInst *x = f->body.insts[i];
+    int64_t s;
+    const char *name = cluster_loop_dim(f, x, &s);
+    if (!name || (*dim && strcmp(name, *dim))) continue;
+    if (!*dim) *dim = name;
+    if (!*step || s < *step) *step = s;
+    if (!split_safe(x, &x->body)) return false;
+    deferred |= x->plan->defer != NULL;
+  }
+  if (!*dim || !deferred) return false;
+  /* a loop over the dim inside another statement would run whole */
+  for (int i = 0; i < f->body.len; i++) {
+    const TirInst *x = f->body.insts[i];
+    if (has_dim_loop(f, &x->cond, *dim) || has_dim_loop(f, &x->body, *dim) || has_dim_loop(f, &x->body2, *dim))
+      return false;
+  }
+  return true;
+}
