@@ -585,9 +585,10 @@ static void compile_variants(Arena *arena, Diags *d, const Source *src, Node *pr
         if (oc) vec_push(arena, &plans, oc);
       }
       /* and the variant's plans for long rows, a row block a cluster of
-       * 2 or 4 CTAs (its occupancy copies and one-pass copies do not qualify) */
+       * 4 or 8 CTAs (its occupancy copies and one-pass copies do not
+       * qualify; of 2, they measured no faster than 4 in 12-05f call 4) */
       for (int c = start[v], end = plans.len; c < end && !o->no_cluster; c++)
-        for (int ctas = 2; ctas <= 4; ctas *= 2) {
+        for (int ctas = DRIVER_CLUSTER_LEAST; ctas <= 2 * DRIVER_CLUSTER_LEAST; ctas *= 2) {
           Plan *cl = driver_cluster_copy(arena, plans.items[c], ctas, o->arch);
           if (cl) vec_push(arena, &plans, cl);
         }

@@ -51,6 +51,9 @@ struct Plan;
  * register tiles of at most 32 elements a thread; NULL where it does not
  * qualify (driver.c). */
 struct Plan *driver_occupancy_copy(Arena *a, Diags *d, const struct Plan *p, const char *arch, unsigned plan_flags);
+/* the cluster-rows copies' cluster sizes, DRIVER_CLUSTER_LEAST and twice
+ * that (8: the most a portable cluster holds) */
+enum { DRIVER_CLUSTER_LEAST = 4 };
 struct Plan *driver_cluster_copy(Arena *a, const struct Plan *p, int ctas, const char *arch);
 
 /* A variant's optional copies, planned beside it: its one-pass copies

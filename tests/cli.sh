@@ -265,12 +265,12 @@ has "row_norm: 16-byte stores" out "st.global.v4.b32"
 has "row_norm: row sums by shuffles" out "shfl.sync.bfly.b32"
 lacks "row_norm: no barrier in the PTX" out "bar.sync"
 lacks "row_norm: no shared memory in the PTX" out ".shared"
-# spec 15.22: each row block a cluster of 2 or 4 CTAs, the loop over N split
+# spec 15.22: each row block a cluster of 4 or 8 CTAs, the loop over N split
 # (CTA k starts at block k, steps of C blocks), the sums met through
 # distributed shared memory, one more cluster barrier at the end
 cr="$PROJECT_ROOT/spec/conformance/cluster_rows.ph"
 run "--emit=ptx cluster_rows" 0 --emit=ptx -D BR=1 -D NT=64 "$cr"
-has "cluster rows: a cluster of 2" out ".reqnctapercluster 2, 1, 1"
+has "cluster rows: a cluster of 8" out ".reqnctapercluster 8, 1, 1"
 has "cluster rows: a cluster of 4" out ".reqnctapercluster 4, 1, 1"
 has "cluster rows: entries" out ".entry softmax_rows__v0_cl4("
 has "cluster rows: the block is the cluster's" out "mov.u32 %rv3_0, %clusterid.x;"

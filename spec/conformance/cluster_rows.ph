@@ -1,8 +1,8 @@
-// Cluster-rows copies (spec 15.22): a row block taken by a cluster of 2 or 4
+// Cluster-rows copies (spec 15.22): a row block taken by a cluster of 4 or 8
 // CTAs, each top-level loop over the row dim split among them (CTA k takes
 // blocks k, k + C, ...), the loops' deferred accumulators met across the
 // cluster. The cases give rows of several blocks (every CTA has some), of
-// two blocks (with 4 CTAs, two see nothing), ragged row blocks (BR 2 over an
+// two blocks (of 4 CTAs two see nothing, of 8 six), ragged row blocks (BR 2 over an
 // odd row count) and one block (the copies are not launched); each checked
 // against the interpreter, which walks every block in one program.
 

@@ -452,7 +452,7 @@ static bool compile_case(Case *c, Define *consts, int nconsts, Compiled *out, ch
       }
       /* the cluster-rows copies phobosc makes of each (spec 15.22) */
       for (int c = first, end = out->nplans; c < end; c++)
-        for (int ctas = 2; ctas <= 4; ctas *= 2) {
+        for (int ctas = DRIVER_CLUSTER_LEAST; ctas <= 2 * DRIVER_CLUSTER_LEAST; ctas *= 2) {
           Plan *cl = driver_cluster_copy(out->arena, out->plans[c], ctas, "sm_90a");
           if (cl) out->plans[out->nplans++] = cl;
         }
