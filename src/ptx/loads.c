@@ -951,6 +951,46 @@ typedef struct ShiftNet {
   const char *zero, *b1, *b0, *sh;
 } ShiftNet;
 
+/* A chunk's bytes [b0, b1) of the 16 in its words w, stored under pred at
+ * ad + off + b0 on, where the chunk's first byte lies sv bytes past a
+ * 16-byte boundary: in the widest pieces their addresses align (8, 4, 2 or
+ * 1 bytes; a piece that starts inside a word takes it by shf). A chain's
+ * head or tail lane stores its share so, where storing each element took a
+ * conversion, a shift and a store an element (a bf16 chunk's 8 elements:
+ * 32 instructions the warp issued, 4 pieces now). */
+static void store_chunk_bytes(Emitter *e, const char *ad, int64_t off, int sv, const char *const *w, int b0, int b1,
+                              const char *pred) {
+  for (int b = b0; b < b1;) {
+    int wd = 8;
+    while (wd > 1 && ((sv + b) % wd || b + wd > b1)) wd /= 2;
+    int sh = b % 4;
+    const char *at = arena_printf(e->a, "%s+%lld", ad, (long long)(off + b));
+    if (wd >= 4) {
+      const char *r[2];
+      for (int i = 0; i < wd / 4; i++) {
+        r[i] = w[b / 4 + i];
+        if (!sh) continue;
+        r[i] = px_tmp(e, RC_B32);
+        px_out(e, "shf.r.clamp.b32 %s, %s, %s, %d;", r[i], w[b / 4 + i], w[b / 4 + i + 1], sh * 8);
+      }
+      if (wd == 4)
+        px_out(e, "@%s st.global%s.b32 [%s], %s%s;", pred, px_gmod(e, "global"), at, r[0], px_gpol(e, "global"));
+      else
+        px_out(e, "@%s st.global%s.v2.b32 [%s], {%s, %s}%s;", pred, px_gmod(e, "global"), at, r[0], r[1],
+               px_gpol(e, "global"));
+    } else {
+      const char *r = w[b / 4];
+      if (sh) {
+        r = px_tmp(e, RC_B32);
+        px_out(e, "shr.u32 %s, %s, %d;", r, w[b / 4], sh * 8);
+      }
+      px_out(e, "@%s st.global%s.%s [%s], %s%s;", pred, px_gmod(e, "global"), wd == 2 ? "u16" : "u8", at, r,
+             px_gpol(e, "global"));
+    }
+    b += wd;
+  }
+}
+
 /* One row repetition rr of misaligned_store_rows at row address ad
  * (aligned address lo below it): each chunk's aligned store, shifted by sv
  * bytes (a constant; 0: the row is aligned) or, where net is not NULL, by
@@ -1021,10 +1061,14 @@ static void store_row_chunks(Emitter *e, const TirInst *val, const BlockGeom *g,
     px_out(e, "%s%sst.global%s.v4.b32 [%s+%lld], {%s, %s, %s, %s}%s;", vec ? "@" : "",
            vec ? arena_printf(e->a, "%s ", vec) : "", px_gmod(e, "global"), lo, (long long)off, out[0], out[1], out[2],
            out[3], px_gpol(e, "global"));
-    if (solo)
+    if (solo && !net) { /* s a constant: the head lane its first 16 - s bytes, the tail lane its last s */
+      if (chain_head) store_chunk_bytes(e, ad, off, sv, w, 0, 16 - sv, ln->first);
+      if (chain_tail) store_chunk_bytes(e, ad, off, sv, w, 16 - sv, 16, ln->last);
+    } else if (solo) {
       for (int v = 0; v < V; v++)
         px_st(e, "global", te, arena_printf(e->a, "%s+%lld", ad, (long long)(off + v * eb)), store_elem(e, val, k0 + v),
               solo);
+    }
     for (int i = 0; i < 4; i++) prev[i] = w[i];
   }
 }
