@@ -35,8 +35,14 @@
  *   jumps out of a loop;
  * - no loop over D lies inside another statement (it would run whole in
  *   every CTA while the split ones run a share);
+ * - a tensor the kernel both loads and stores (an in-place softmax) is
+ *   touched only in the split loops, all of one step, each access at the
+ *   loop's own block (its last subscript the induction value, the step
+ *   long): each block of a row is then one CTA's in every loop, and no CTA
+ *   reads what another writes;
  * - the grid has one axis, the kernel no dot, no rings, no tensor copies,
  *   no staged rows: the plan is a row kernel's. */
+#include <stdint.h>
 #include <string.h>
 
 #include "plan/plan.h"
@@ -106,6 +112,38 @@ static bool has_dim_loop(const TirFunc *f, const TirBlock *b, const char *dim) {
   return false;
 }
 
+/* bit t: tensor parameter t loaded (ld) or stored (st) anywhere in b;
+ * parameters past 63 count as both */
+static void accessed(const TirBlock *b, uint64_t *ld, uint64_t *st) {
+  for (int i = 0; i < b->len; i++) {
+    const TirInst *x = b->insts[i];
+    if (x->op == TIR_LOAD || x->op == TIR_STORE) {
+      uint64_t bit = x->aux < 64 ? UINT64_C(1) << x->aux : ~UINT64_C(0);
+      if (x->op == TIR_LOAD || x->aux >= 64) *ld |= bit;
+      if (x->op == TIR_STORE || x->aux >= 64) *st |= bit;
+    }
+    accessed(&x->cond, ld, st);
+    accessed(&x->body, ld, st);
+    accessed(&x->body2, ld, st);
+  }
+}
+
+/* every access in b to a tensor of `both` is at the loop's own block */
+static bool own_blocks(const TirBlock *b, uint64_t both, const TirInst *loop, int64_t step) {
+  for (int i = 0; i < b->len; i++) {
+    const TirInst *x = b->insts[i];
+    if ((x->op == TIR_LOAD || x->op == TIR_STORE) && (x->aux >= 64 || both >> x->aux & 1)) {
+      if (!loop || x->nsubs < 1) return false;
+      const TirSub *last = &x->subs[x->nsubs - 1];
+      if (last->point || last->start != loop || last->len != step) return false;
+    }
+    if (!own_blocks(&x->cond, both, loop, step) || !own_blocks(&x->body, both, loop, step) ||
+        !own_blocks(&x->body2, both, loop, step))
+      return false;
+  }
+  return true;
+}
+
 const char *cluster_loop_dim(const TirFunc *f, const TirInst *x, int64_t *step) {
   const TirInst *hi = tir_dim_loop(f, x, step);
   return hi ? f->params[hi->aux].dimname[hi->aux2] : NULL;
@@ -140,6 +178,19 @@ bool cluster_rows_ok(const Plan *p, const char **dim, int64_t *step) {
     deferred |= x->plan->defer != NULL;
   }
   if (!*dim || !deferred) return false;
+  /* tensors both loaded and stored: only at the split loops' own blocks */
+  uint64_t ld = 0, st = 0;
+  accessed(&f->body, &ld, &st);
+  uint64_t both = ld & st;
+  for (int i = 0; both && i < f->body.len; i++) {
+    const TirInst *x = f->body.insts[i];
+    int64_t s;
+    const char *name = cluster_loop_dim(f, x, &s);
+    bool split = name && !strcmp(name, *dim);
+    if (split && s != *step) return false; /* loops of two steps: a block's columns in two CTAs */
+    TirBlock one = {.insts = (TirInst **)&f->body.insts[i], .len = 1};
+    if (!own_blocks(split ? &x->body : &one, both, split ? x : NULL, s)) return false;
+  }
   /* a loop over the dim inside another statement would run whole */
   for (int i = 0; i < f->body.len; i++) {
     const TirInst *x = f->body.insts[i];

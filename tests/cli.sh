@@ -285,6 +285,9 @@ has "cluster rows: the plan names the copy" out "[BR=1, NT=64; clusters of 4 CTA
 run "--emit=manifest cluster_rows" 0 --emit=manifest -D BR=1 -D NT=64 "$cr"
 has "cluster rows: the manifest's cluster" out "cluster: 4"
 has "cluster rows: rows of more than one block" out "dims_above: {N: 64}"
+run "--emit=manifest cluster_rows in place" 0 --emit=manifest "$cr"
+has "cluster rows: in place at the loops' own blocks" out "entry: softmax_inplace__v0_cl8"
+lacks "cluster rows: no copy where a CTA reads another's block" out "entry: shift_inplace__v0_cl"
 # a staged-rows copy (spec 15.14): X's rows copied once by bulk copies, an
 # mbarrier a block; both passes read the copy (no global load of X's rows
 # but the tail's), W from memory

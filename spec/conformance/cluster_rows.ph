@@ -80,3 +80,41 @@ kernel prefix_rows(X: tensor<f32>[R, N], Y: tensor<f32>[R, N]) {
     Y[r :+ 1, c0 :+ 64] = X[r :+ 1, c0 :+ 64] + s
   }
 }
+
+// In place: the row's blocks read in both loops and written in the second,
+// each at the loop's own block with one step, so every block is one CTA's
+// in both loops and the kernel gains cluster copies.
+@launch(64)
+@grid(R)
+kernel softmax_inplace(X: tensor<f32>[R, N], Lse: tensor<f32>[R, 1]) {
+  let r = ctx.block.x
+  var m: tile<f32>[1, 1] = -inf
+  var l: tile<f32>[1, 1] = 0.0
+  for c0 in range(0, N, 64) {
+    let cols = c0 + iota(1, 64)
+    let x = where(cols < N, X[r :+ 1, c0 :+ 64], -inf)
+    let mnew = tmax(m, rowmax(x))
+    l = l * exp(m - mnew) + rowsum(exp(x - mnew))
+    m = mnew
+  }
+  Lse[r :+ 1, 0 :+ 1] = m + log(l)
+  for c0 in range(0, N, 64) {
+    X[r :+ 1, c0 :+ 64] = exp(X[r :+ 1, c0 :+ 64] - m) / l
+  }
+}
+
+// Not split: the second loop reads the block after its own from the tensor
+// it writes, which another CTA of a cluster would write.
+@launch(64)
+@grid(R)
+kernel shift_inplace(X: tensor<f32>[R, N], Lse: tensor<f32>[R, 1]) {
+  let r = ctx.block.x
+  var s: tile<f32>[1, 1] = 0.0
+  for c0 in range(0, N, 64) {
+    s += rowsum(X[r :+ 1, c0 :+ 64])
+  }
+  Lse[r :+ 1, 0 :+ 1] = s
+  for c0 in range(0, N, 64) {
+    X[r :+ 1, c0 :+ 64] = X[r :+ 1, c0 + 64 :+ 64] - s
+  }
+}

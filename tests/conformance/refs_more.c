@@ -500,6 +500,21 @@ static bool ref_cluster_softmax(RefCtx *r) {
   return true;
 }
 
+/* X = softmax of each row of X in place, Lse = its logsumexp (cluster_rows.ph,
+ * softmax_inplace) */
+static bool ref_cluster_softmax_inplace(RefCtx *r) {
+  CaseParam *X = ref_param(r, "X"), *L = ref_param(r, "Lse");
+  int64_t R = X->dims[0], N = X->dims[1];
+  for (int64_t i = 0; i < R; i++) {
+    double m = -INFINITY, l = 0, *x = X->data + i * N;
+    for (int64_t j = 0; j < N; j++) m = fmax(m, x[j]);
+    for (int64_t j = 0; j < N; j++) l += exp(x[j] - m);
+    for (int64_t j = 0; j < N; j++) x[j] = exp(x[j] - m) / l;
+    L->data[i] = m + log(l);
+  }
+  return true;
+}
+
 /* cluster_rows.ph, norm_rows: the row's mean, rstd = 1 / sqrt(mean x^2 -
  * mean^2 + 0.001), max(-1000, max x, and 0 where the last block of 32 is
  * ragged: its columns past N load as zero), mean |x - mean| into Stats;
@@ -1443,6 +1458,7 @@ const RefEntry harness_refs_more[] = {
     {"prefix", ref_prefix},
     {"cluster_softmax", ref_cluster_softmax},
     {"cluster_norm", ref_cluster_norm},
+    {"cluster_softmax_inplace", ref_cluster_softmax_inplace},
     {"layer_norm_rows", ref_layer_norm_rows},
     {"div_rows", ref_div_rows},
     {"div_scalar", ref_div_scalar},
