@@ -70,8 +70,8 @@ static bool plain_ops(const TirBlock *b) {
     case TIR_LOAD:
       if (x->plan->res == RES_SHARED || x->plan->ring || x->plan->tma) return false;
       break;
-    case TIR_STORE:
-      if (x->plan->buf) return false;
+    case TIR_STORE: /* atomic_add is a store that adds: C CTAs would add C times */
+      if (x->plan->buf || x->aux2 != TSTORE_WRITE) return false;
       break;
     default:
       break;
@@ -144,9 +144,37 @@ static bool own_blocks(const TirBlock *b, uint64_t both, const TirInst *loop, in
   return true;
 }
 
+/* bit t of *own: every load of tensor t in b is at the loop's own block
+ * (cleared by the first that is not) */
+static void own_loads_walk(const TirBlock *b, const TirInst *loop, int64_t step, uint64_t *own, uint64_t *other) {
+  for (int i = 0; i < b->len; i++) {
+    const TirInst *x = b->insts[i];
+    if (x->op == TIR_LOAD && x->aux < 64) {
+      const TirSub *last = x->nsubs ? &x->subs[x->nsubs - 1] : NULL;
+      bool mine = last && !last->point && last->start == loop && last->len == step;
+      *(mine ? own : other) |= UINT64_C(1) << x->aux;
+    }
+    own_loads_walk(&x->cond, loop, step, own, other);
+    own_loads_walk(&x->body, loop, step, own, other);
+    own_loads_walk(&x->body2, loop, step, own, other);
+  }
+}
+
 const char *cluster_loop_dim(const TirFunc *f, const TirInst *x, int64_t *step) {
   const TirInst *hi = tir_dim_loop(f, x, step);
   return hi ? f->params[hi->aux].dimname[hi->aux2] : NULL;
+}
+
+int64_t cluster_exchange_bytes(const TirFunc *f, const char *dim) {
+  int64_t n = 0;
+  for (int i = 0; i < f->body.len; i++) {
+    const TirInst *x = f->body.insts[i];
+    int64_t s;
+    const char *name = cluster_loop_dim(f, x, &s);
+    if (!name || strcmp(name, dim)) continue;
+    for (const PlanDefer *d = x->plan->defer; d; d = d->next) n += plan_block_geom(d->red->args[0]).M * 8;
+  }
+  return n;
 }
 
 bool cluster_split_loop(const Plan *p, const TirInst *loop) {
@@ -159,10 +187,11 @@ bool cluster_split_loop(const Plan *p, const TirInst *loop) {
   return false;
 }
 
-bool cluster_rows_ok(const Plan *p, const char **dim, int64_t *step) {
+bool cluster_rows_ok(const Plan *p, const char **dim, int64_t *step, uint64_t *apart) {
   const TirFunc *f = p->f;
   if (f->ngrid != 1 || f->staged || f->once_dim || p->stages || p->producer || p->specialized || p->general_strides ||
-      p->prefetch || p->ntmaps || p->raster_group || p->occ_blocks || p->cluster || !plain_ops(&f->body))
+      p->prefetch || p->ntmaps || p->raster_group || p->occ_blocks || p->cluster || f->info->persistent ||
+      !plain_ops(&f->body))
     return false;
   *dim = NULL;
   *step = 0;
@@ -178,19 +207,44 @@ bool cluster_rows_ok(const Plan *p, const char **dim, int64_t *step) {
     deferred |= x->plan->defer != NULL;
   }
   if (!*dim || !deferred) return false;
-  /* tensors both loaded and stored: only at the split loops' own blocks */
-  uint64_t ld = 0, st = 0;
+  /* the cluster exchange, 8 bytes a row an accumulator (ptx/cluster.c), is
+   * static shared memory beside the plan's */
+  if (plan_launch_shared(p) + cluster_exchange_bytes(p->f, *dim) > p->shared_limit) return false;
+  /* The tensors the split loops store, and those the kernel both loads and
+   * stores, are accessed only in the split loops, all of one step, each
+   * access at its loop's own block: each block of a row is one CTA's in
+   * every loop (a store before the loops, or a loop of another step, would
+   * put one block's writes in two CTAs with no order between them). */
+  uint64_t ld = 0, st = 0, split_st = 0;
   accessed(&f->body, &ld, &st);
-  uint64_t both = ld & st;
-  for (int i = 0; both && i < f->body.len; i++) {
+  for (int i = 0; i < f->body.len; i++) {
     const TirInst *x = f->body.insts[i];
-    int64_t s;
+    int64_t s = 0;
+    const char *name = cluster_loop_dim(f, x, &s);
+    if (name && !strcmp(name, *dim)) {
+      uint64_t l = 0;
+      accessed(&x->body, &l, &split_st);
+    }
+  }
+  uint64_t guarded = (ld & st) | split_st, mine = 0, other = 0;
+  for (int i = 0; i < f->body.len; i++) {
+    const TirInst *x = f->body.insts[i];
+    int64_t s = 0;
     const char *name = cluster_loop_dim(f, x, &s);
     bool split = name && !strcmp(name, *dim);
-    if (split && s != *step) return false; /* loops of two steps: a block's columns in two CTAs */
+    if (split && s != *step && guarded) return false;
     TirBlock one = {.insts = (TirInst **)&f->body.insts[i], .len = 1};
-    if (!own_blocks(split ? &x->body : &one, both, split ? x : NULL, s)) return false;
+    if (guarded && !own_blocks(split ? &x->body : &one, guarded, split ? x : NULL, s)) return false;
+    if (split) own_loads_walk(&x->body, x, s, &mine, &other);
+    else accessed(&one, &other, &(uint64_t){0});
   }
+  /* Parameters may alias. A tensor read only at its split loops' own
+   * blocks reads what no other CTA writes; any other read tensor goes in
+   * *apart (the runtime launches the copy only where no written tensor
+   * overlaps it), all of them where the kernel also stores outside the
+   * split loops (a row's value stored while other CTAs still read) */
+  *apart = (st & ~split_st ? ld : ld & other) & ~guarded;
+  if (!st) *apart = 0;
   /* a loop over the dim inside another statement would run whole */
   for (int i = 0; i < f->body.len; i++) {
     const TirInst *x = f->body.insts[i];

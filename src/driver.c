@@ -449,10 +449,11 @@ Plan *driver_occupancy_copy(Arena *a, Diags *d, const Plan *p, const char *arch,
 Plan *driver_cluster_copy(Arena *a, const Plan *p, int ctas, const char *arch) {
   const char *dim;
   int64_t step;
-  if (!staged_arch(arch) || !cluster_rows_ok(p, &dim, &step)) return NULL;
+  uint64_t apart;
+  if (!staged_arch(arch) || !cluster_rows_ok(p, &dim, &step, &apart)) return NULL;
   Plan *q = arena_alloc(a, sizeof *q);
   *q = *p; /* the emitter reads a plan, never writes it: the copy may share its parts */
-  q->cluster = ctas, q->cluster_dim = dim, q->cluster_step = step;
+  q->cluster = ctas, q->cluster_dim = dim, q->cluster_step = step, q->cluster_apart = apart;
   return q;
 }
 

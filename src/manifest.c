@@ -356,6 +356,7 @@ bool manifest_write(FILE *out, const Source *src, const char *arch, const char *
         ev_map(&m, true, true);
         kv_int(&m, pl->cluster_dim, pl->cluster_step);
         ev_map(&m, false, true);
+        if (pl->cluster_apart) kv_params(&m, "apart", vf, pl->cluster_apart);
       }
       /* a staged-rows copy (staged.c): rows of one tensor copied into
        * shared memory; the runtime adds their bytes (spec 16.2) */
@@ -408,7 +409,9 @@ bool manifest_write(FILE *out, const Source *src, const char *arch, const char *
         ev_seq(&m, false, true);
       }
       kv_int(&m, "threads", pl->launch_threads); /* with a producer warp, 32 more than the plan's */
-      kv_int(&m, "shared_bytes", plan_launch_shared(pl));
+      /* a cluster-rows copy's exchange is static shared memory of its own */
+      kv_int(&m, "shared_bytes",
+             plan_launch_shared(pl) + (pl->cluster ? cluster_exchange_bytes(vf, pl->cluster_dim) : 0));
       kv(&m, "dynamic_shared", info->dynshared ? "true" : "false");
       /* the entry begins with griddepcontrol.wait (ptx/ptx.c): the runtime may
        * launch it as a programmatic dependent of the kernel before it */

@@ -288,6 +288,10 @@ has "cluster rows: rows of more than one block" out "dims_above: {N: 64}"
 run "--emit=manifest cluster_rows in place" 0 --emit=manifest "$cr"
 has "cluster rows: in place at the loops' own blocks" out "entry: softmax_inplace__v0_cl8"
 lacks "cluster rows: no copy where a CTA reads another's block" out "entry: shift_inplace__v0_cl"
+lacks "cluster rows: no copy of an atomic add after the loop" out "entry: atomic_loss__v0_cl"
+lacks "cluster rows: no copy with a store before the split loop" out "entry: store_before__v0_cl"
+lacks "cluster rows: no copy with write loops of two steps" out "entry: two_steps__v0_cl"
+has "cluster rows: a read tensor kept apart where a row value is stored between the loops" out "    apart: [X]"
 # a staged-rows copy (spec 15.14): X's rows copied once by bulk copies, an
 # mbarrier a block; both passes read the copy (no global load of X's rows
 # but the tail's), W from memory

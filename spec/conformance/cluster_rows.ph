@@ -118,3 +118,44 @@ kernel shift_inplace(X: tensor<f32>[R, N], Lse: tensor<f32>[R, 1]) {
     X[r :+ 1, c0 :+ 64] = X[r :+ 1, c0 + 64 :+ 64] - s
   }
 }
+
+// Not split (each checked by tests/cli.sh): an atomic add after the loop
+// (each CTA of a cluster would add), a store before the split loop to the
+// tensor it writes, and two write loops of different steps (a block's
+// writes in two CTAs with no order between them).
+@launch(64)
+@grid(R)
+kernel atomic_loss(X: tensor<f32>[R, N], Loss: tensor<f32>[1, 1]) {
+  let r = ctx.block.x
+  var s: tile<f32>[1, 1] = 0.0
+  for c0 in range(0, N, 64) {
+    s += rowsum(X[r :+ 1, c0 :+ 64])
+  }
+  atomic_add(Loss[0 :+ 1, 0 :+ 1], s)
+}
+
+@launch(64)
+@grid(R)
+kernel store_before(X: tensor<f32>[R, N], Y: tensor<f32>[R, N]) {
+  let r = ctx.block.x
+  Y[r :+ 1, 0 :+ 64] = X[r :+ 1, 0 :+ 64] * 0.0
+  var s: tile<f32>[1, 1] = 0.0
+  for c0 in range(0, N, 64) {
+    s += rowsum(X[r :+ 1, c0 :+ 64])
+    Y[r :+ 1, c0 :+ 64] = X[r :+ 1, c0 :+ 64]
+  }
+}
+
+@launch(64)
+@grid(R)
+kernel two_steps(X: tensor<f32>[R, N], Y: tensor<f32>[R, N]) {
+  let r = ctx.block.x
+  var s: tile<f32>[1, 1] = 0.0
+  for c0 in range(0, N, 64) {
+    s += rowsum(X[r :+ 1, c0 :+ 64])
+    Y[r :+ 1, c0 :+ 64] = X[r :+ 1, c0 :+ 64]
+  }
+  for c0 in range(0, N, 128) {
+    Y[r :+ 1, c0 :+ 128] = X[r :+ 1, c0 :+ 128] - s
+  }
+}

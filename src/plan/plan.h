@@ -234,6 +234,7 @@ typedef struct Plan {
   int cluster;
   const char *cluster_dim;
   int64_t cluster_step;
+  uint64_t cluster_apart; /* read tensors no written one may overlap (bit i: parameter i; the manifest's apart) */
 } Plan;
 
 /* Plans the function; returns NULL after reporting an error (over budget). */
@@ -282,11 +283,15 @@ void plan_print(FILE *out, const Plan *p);
 const char *plan_entry_name(Arena *a, const Plan *p);
 
 /* Cluster-rows copies (src/cluster.c, spec 15.22): whether a plan may take
- * one (the dim its loops split and their least step), and whether a loop
+ * one (the dim its loops split, their least step, and the read tensors no
+ * written one may overlap), and whether a loop
  * of such a copy is split across the cluster's CTAs. */
-bool cluster_rows_ok(const Plan *p, const char **dim, int64_t *step);
+bool cluster_rows_ok(const Plan *p, const char **dim, int64_t *step, uint64_t *apart);
 bool cluster_split_loop(const Plan *p, const TirInst *loop);
 const char *cluster_loop_dim(const TirFunc *f, const TirInst *x, int64_t *step);
+/* the bytes of a copy's cluster exchange (ptx/cluster.c's clx_), counted
+ * in the manifest's shared_bytes */
+int64_t cluster_exchange_bytes(const TirFunc *f, const char *dim);
 const char *plan_func_str(Arena *a, const Plan *p);
 void plan_print_yaml(FILE *out, const Plan *p);
 const char *plan_layout_str(Arena *a, const Layout *l);
