@@ -47,14 +47,6 @@
 
 #include "plan/plan.h"
 
-static bool mentions(const TirInst *x, const TirInst *v, int depth) {
-  if (x == v) return true;
-  if (!x || depth <= 0) return false;
-  for (int k = 0; k < x->nargs; k++)
-    if (mentions(x->args[k], v, depth - 1)) return true;
-  return false;
-}
-
 /* nothing in b that a cluster may not repeat or split */
 static bool plain_ops(const TirBlock *b) {
   for (int i = 0; i < b->len; i++) {
@@ -81,19 +73,13 @@ static bool plain_ops(const TirBlock *b) {
   return true;
 }
 
-static bool is_defer_slot(const TirInst *loop, const TirInst *slot) {
-  for (const PlanDefer *d = loop->plan->defer; d; d = d->next)
-    if (d->slot[0] == slot || d->slot[1] == slot) return true;
-  return false;
-}
-
 /* every write in b to a slot declared before the loop is one of the loop's
- * deferred accumulators; every store's last subscript follows the loop */
+ * deferred accumulators (its stores are checked with the tensors they
+ * write: own_blocks) */
 static bool split_safe(const TirInst *loop, const TirBlock *b) {
   for (int i = 0; i < b->len; i++) {
     const TirInst *x = b->insts[i];
-    if (x->op == TIR_WRITE && x->args[0]->pos < loop->pos && !is_defer_slot(loop, x->args[0])) return false;
-    if (x->op == TIR_STORE && (x->nsubs < 1 || !mentions(x->subs[x->nsubs - 1].start, loop, 12))) return false;
+    if (x->op == TIR_WRITE && x->args[0]->pos < loop->pos && !plan_defers_slot(loop, x->args[0])) return false;
     if (!split_safe(loop, &x->cond) || !split_safe(loop, &x->body) || !split_safe(loop, &x->body2)) return false;
   }
   return true;
@@ -104,9 +90,8 @@ static bool has_dim_loop(const TirFunc *f, const TirBlock *b, const char *dim) {
   for (int i = 0; i < b->len; i++) {
     const TirInst *x = b->insts[i];
     int64_t s;
-    const TirInst *hi = tir_dim_loop(f, x, &s);
-    if (hi && !strcmp(f->params[hi->aux].dimname[hi->aux2] ? f->params[hi->aux].dimname[hi->aux2] : "", dim))
-      return true;
+    const char *name = tir_dim_loop_name(f, x, &s);
+    if (name && !strcmp(name, dim)) return true;
     if (has_dim_loop(f, &x->cond, dim) || has_dim_loop(f, &x->body, dim) || has_dim_loop(f, &x->body2, dim)) return true;
   }
   return false;
@@ -128,14 +113,19 @@ static void accessed(const TirBlock *b, uint64_t *ld, uint64_t *st) {
   }
 }
 
+/* an access at the loop's own block: its last subscript the induction
+ * value, the step long */
+static bool at_own_block(const TirInst *x, const TirInst *loop, int64_t step) {
+  const TirSub *last = x->nsubs ? &x->subs[x->nsubs - 1] : NULL;
+  return loop && last && !last->point && last->start == loop && last->len == step;
+}
+
 /* every access in b to a tensor of `both` is at the loop's own block */
 static bool own_blocks(const TirBlock *b, uint64_t both, const TirInst *loop, int64_t step) {
   for (int i = 0; i < b->len; i++) {
     const TirInst *x = b->insts[i];
     if ((x->op == TIR_LOAD || x->op == TIR_STORE) && (x->aux >= 64 || both >> x->aux & 1)) {
-      if (!loop || x->nsubs < 1) return false;
-      const TirSub *last = &x->subs[x->nsubs - 1];
-      if (last->point || last->start != loop || last->len != step) return false;
+      if (!at_own_block(x, loop, step)) return false;
     }
     if (!own_blocks(&x->cond, both, loop, step) || !own_blocks(&x->body, both, loop, step) ||
         !own_blocks(&x->body2, both, loop, step))
@@ -150,9 +140,7 @@ static void own_loads_walk(const TirBlock *b, const TirInst *loop, int64_t step,
   for (int i = 0; i < b->len; i++) {
     const TirInst *x = b->insts[i];
     if (x->op == TIR_LOAD && x->aux < 64) {
-      const TirSub *last = x->nsubs ? &x->subs[x->nsubs - 1] : NULL;
-      bool mine = last && !last->point && last->start == loop && last->len == step;
-      *(mine ? own : other) |= UINT64_C(1) << x->aux;
+      *(at_own_block(x, loop, step) ? own : other) |= UINT64_C(1) << x->aux;
     }
     own_loads_walk(&x->cond, loop, step, own, other);
     own_loads_walk(&x->body, loop, step, own, other);
@@ -160,17 +148,12 @@ static void own_loads_walk(const TirBlock *b, const TirInst *loop, int64_t step,
   }
 }
 
-const char *cluster_loop_dim(const TirFunc *f, const TirInst *x, int64_t *step) {
-  const TirInst *hi = tir_dim_loop(f, x, step);
-  return hi ? f->params[hi->aux].dimname[hi->aux2] : NULL;
-}
-
 int64_t cluster_exchange_bytes(const TirFunc *f, const char *dim) {
   int64_t n = 0;
   for (int i = 0; i < f->body.len; i++) {
     const TirInst *x = f->body.insts[i];
     int64_t s;
-    const char *name = cluster_loop_dim(f, x, &s);
+    const char *name = tir_dim_loop_name(f, x, &s);
     if (!name || strcmp(name, dim)) continue;
     for (const PlanDefer *d = x->plan->defer; d; d = d->next) n += plan_block_geom(d->red->args[0]).M * 8;
   }
@@ -180,7 +163,7 @@ int64_t cluster_exchange_bytes(const TirFunc *f, const char *dim) {
 bool cluster_split_loop(const Plan *p, const TirInst *loop) {
   if (!p->cluster || loop->op != TIR_FOR) return false;
   int64_t s;
-  const char *dim = cluster_loop_dim(p->f, loop, &s);
+  const char *dim = tir_dim_loop_name(p->f, loop, &s);
   if (!dim || strcmp(dim, p->cluster_dim)) return false;
   for (int i = 0; i < p->f->body.len; i++)
     if (p->f->body.insts[i] == loop) return true;
@@ -199,7 +182,7 @@ bool cluster_rows_ok(const Plan *p, const char **dim, int64_t *step, uint64_t *a
   for (int i = 0; i < f->body.len; i++) {
     const TirInst *x = f->body.insts[i];
     int64_t s;
-    const char *name = cluster_loop_dim(f, x, &s);
+    const char *name = tir_dim_loop_name(f, x, &s);
     if (!name || (*dim && strcmp(name, *dim))) continue;
     if (!*dim) *dim = name;
     if (!*step || s < *step) *step = s;
@@ -220,7 +203,7 @@ bool cluster_rows_ok(const Plan *p, const char **dim, int64_t *step, uint64_t *a
   for (int i = 0; i < f->body.len; i++) {
     const TirInst *x = f->body.insts[i];
     int64_t s = 0;
-    const char *name = cluster_loop_dim(f, x, &s);
+    const char *name = tir_dim_loop_name(f, x, &s);
     if (name && !strcmp(name, *dim)) {
       uint64_t l = 0;
       accessed(&x->body, &l, &split_st);
@@ -230,7 +213,7 @@ bool cluster_rows_ok(const Plan *p, const char **dim, int64_t *step, uint64_t *a
   for (int i = 0; i < f->body.len; i++) {
     const TirInst *x = f->body.insts[i];
     int64_t s = 0;
-    const char *name = cluster_loop_dim(f, x, &s);
+    const char *name = tir_dim_loop_name(f, x, &s);
     bool split = name && !strcmp(name, *dim);
     if (split && s != *step && guarded) return false;
     TirBlock one = {.insts = (TirInst **)&f->body.insts[i], .len = 1};

@@ -457,6 +457,15 @@ Plan *driver_cluster_copy(Arena *a, const Plan *p, int ctas, const char *arch) {
   return q;
 }
 
+int driver_cluster_copies(Arena *a, const Plan *p, const char *arch, Plan *out[2]) {
+  int n = 0;
+  for (int ctas = DRIVER_CLUSTER_LEAST; ctas <= 2 * DRIVER_CLUSTER_LEAST; ctas *= 2) {
+    Plan *cl = driver_cluster_copy(a, p, ctas, arch);
+    if (cl) out[n++] = cl;
+  }
+  return n;
+}
+
 /* Drops from plans the variants of one kernel (each with its copies: the
  * plans of variant v are [start[v], start[v + 1])) whose blocked values
  * hold more than TUNED_BLOCKED_MAX registers a thread (most[v], from
@@ -588,11 +597,11 @@ static void compile_variants(Arena *arena, Diags *d, const Source *src, Node *pr
       /* and the variant's plans for long rows, a row block a cluster of
        * 4 or 8 CTAs (its occupancy copies and one-pass copies do not
        * qualify; of 2, they measured no faster than 4 in 12-05f call 4) */
-      for (int c = start[v], end = plans.len; c < end && !o->no_cluster; c++)
-        for (int ctas = DRIVER_CLUSTER_LEAST; ctas <= 2 * DRIVER_CLUSTER_LEAST; ctas *= 2) {
-          Plan *cl = driver_cluster_copy(arena, plans.items[c], ctas, o->arch);
-          if (cl) vec_push(arena, &plans, cl);
-        }
+      for (int c = start[v], end = plans.len; c < end && !o->no_cluster; c++) {
+        Plan *cl[2];
+        for (int k = 0, n = driver_cluster_copies(arena, plans.items[c], o->arch, cl); k < n; k++)
+          vec_push(arena, &plans, cl[k]);
+      }
 
     }
     /* no point fits: the errors of the one that needs the least shared

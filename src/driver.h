@@ -55,6 +55,9 @@ struct Plan *driver_occupancy_copy(Arena *a, Diags *d, const struct Plan *p, con
  * that (8: the most a portable cluster holds) */
 enum { DRIVER_CLUSTER_LEAST = 4 };
 struct Plan *driver_cluster_copy(Arena *a, const struct Plan *p, int ctas, const char *arch);
+/* p's cluster-rows copies, of DRIVER_CLUSTER_LEAST and twice as many CTAs,
+ * into out[0..2); returns how many */
+int driver_cluster_copies(Arena *a, const struct Plan *p, const char *arch, struct Plan *out[2]);
 
 /* A variant's optional copies, planned beside it: its one-pass copies
  * over one block and over two (onepass.c) when onepass, its staged-rows

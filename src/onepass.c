@@ -63,20 +63,13 @@ static TirInst *resolve(const Once *o, TirInst *in) {
   return in;
 }
 
-/* The loop `for c in range(0, D, S)` (tir_dim_loop): its dim's name
- * (NULL: not such a loop). */
-static const char *loop_dim(const TirFunc *f, const TirInst *in, int64_t *step) {
-  const TirInst *hi = tir_dim_loop(f, in, step);
-  return hi ? f->params[hi->aux].dimname[hi->aux2] : NULL;
-}
-
 /* The first such loop's dim is the one specialized; the bound is the least
  * step over every loop on a dim of that name (any tensor's). */
 static void find_loops(Once *o, const TirBlock *b) {
   for (int i = 0; i < b->len; i++) {
     const TirInst *in = b->insts[i];
     int64_t s;
-    const char *name = loop_dim(o->f, in, &s);
+    const char *name = tir_dim_loop_name(o->f, in, &s);
     if (name && (!o->dimname || !strcmp(name, o->dimname))) {
       if (!o->dimname) o->dimname = name, o->bound = o->most = s;
       if (s < o->bound) o->bound = s;
@@ -110,7 +103,7 @@ static void splice(Arena *a, Once *o, TirBlock *b) {
     splice(a, o, &in->body);
     splice(a, o, &in->body2);
     int64_t s;
-    const char *name = loop_dim(o->f, in, &s);
+    const char *name = tir_dim_loop_name(o->f, in, &s);
     if (name && !strcmp(name, o->dimname)) {
       o->map[in->id] = in->args[0];
       for (int k = 0; k < in->body.len; k++) tir_append(a, &out, in->body.insts[k]);
@@ -228,7 +221,7 @@ TirFunc *onepass_variant(Arena *a, Diags *d, const KernelInfo *info, int blocks)
     for (int i = 0; i < f->ninsts; i++) {
       TirInst *in = f->insts[i];
       int64_t s;
-      const char *name = in ? loop_dim(f, in, &s) : NULL;
+      const char *name = in ? tir_dim_loop_name(f, in, &s) : NULL;
       if (name && !strcmp(name, o.dimname) && !o.loop[in->id]) tag(&o, &in->body, ++nl);
     }
     splice(a, &o, &f->body);

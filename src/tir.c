@@ -368,6 +368,11 @@ const TirInst *tir_dim_loop(const TirFunc *f, const TirInst *in, int64_t *step) 
   return hi;
 }
 
+const char *tir_dim_loop_name(const TirFunc *f, const TirInst *in, int64_t *step) {
+  const TirInst *hi = tir_dim_loop(f, in, step);
+  return hi ? f->params[hi->aux].dimname[hi->aux2] : NULL;
+}
+
 const char *tir_entry_name(Arena *a, const TirFunc *f) {
   return arena_printf(a, "%s__v%d%s", f->name, f->info->index,
                       f->once_blocks > 1 ? "_twice" : f->once_dim ? "_once" : f->staged ? "_staged" : "");

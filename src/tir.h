@@ -234,6 +234,8 @@ const char *tir_op_name(int op);
  * constant: its TIR_DIM bound (aux, aux2: the tensor and the dim), S in
  * *step; NULL for any other instruction. */
 const TirInst *tir_dim_loop(const TirFunc *f, const TirInst *in, int64_t *step);
+/* the dim name of such a loop (NULL: not one, or a literal dim) */
+const char *tir_dim_loop_name(const TirFunc *f, const TirInst *in, int64_t *step);
 /* The PTX entry of a variant: <kernel>__v<variant index>, and _once after
  * it for the variant's one-pass copy. */
 const char *tir_entry_name(Arena *a, const TirFunc *f);

@@ -188,7 +188,7 @@ static bool plain_loop(const TirBlock *b) {
   return true;
 }
 
-static bool already(const TirInst *loop, const TirInst *slot) {
+bool plan_defers_slot(const TirInst *loop, const TirInst *slot) {
   for (const PlanDefer *d = loop->plan->defer; d; d = d->next)
     if (d->slot[0] == slot || d->slot[1] == slot) return true;
   return false;
@@ -202,7 +202,7 @@ void pl_choose_deferred(Planner *P) {
     if (loop->op != TIR_FOR || !plain_loop(&loop->body)) continue;
     for (int k = 0; k < loop->body.len; k++) {
       TirInst *w = loop->body.insts[k];
-      if (w->op != TIR_WRITE || w->nsubs || already(loop, w->args[0])) continue;
+      if (w->op != TIR_WRITE || w->nsubs || plan_defers_slot(loop, w->args[0])) continue;
       PlanDefer *d = match_lse(P, loop, w);
       if (!d) d = match_fold(P, loop, w);
       if (!d) continue;

@@ -287,8 +287,9 @@ const char *plan_entry_name(Arena *a, const Plan *p);
  * written one may overlap), and whether a loop
  * of such a copy is split across the cluster's CTAs. */
 bool cluster_rows_ok(const Plan *p, const char **dim, int64_t *step, uint64_t *apart);
+/* whether slot is one of loop's deferred accumulators (plan/deferred.c) */
+bool plan_defers_slot(const TirInst *loop, const TirInst *slot);
 bool cluster_split_loop(const Plan *p, const TirInst *loop);
-const char *cluster_loop_dim(const TirFunc *f, const TirInst *x, int64_t *step);
 /* the bytes of a copy's cluster exchange (ptx/cluster.c's clx_), counted
  * in the manifest's shared_bytes */
 int64_t cluster_exchange_bytes(const TirFunc *f, const char *dim);

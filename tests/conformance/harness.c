@@ -452,10 +452,7 @@ static bool compile_case(Case *c, Define *consts, int nconsts, Compiled *out, ch
       }
       /* the cluster-rows copies phobosc makes of each (spec 15.22) */
       for (int c = first, end = out->nplans; c < end; c++)
-        for (int ctas = DRIVER_CLUSTER_LEAST; ctas <= 2 * DRIVER_CLUSTER_LEAST; ctas *= 2) {
-          Plan *cl = driver_cluster_copy(out->arena, out->plans[c], ctas, "sm_90a");
-          if (cl) out->plans[out->nplans++] = cl;
-        }
+        out->nplans += driver_cluster_copies(out->arena, out->plans[c], "sm_90a", out->plans + out->nplans);
       /* and with PHOBOS_SPECIALIZE=1 the warp-specialized copies (phobosc --warp-specialize) */
       for (int c = first, end = out->nplans; c < end && specialize(); c++) {
         Plan *ws = driver_specialized_copy(out->arena, &d, out->plans[c], "sm_90a", harness_plan_flags());

@@ -355,16 +355,20 @@ static bool ref_row_norm(RefCtx *r) {
   return true;
 }
 
+/* y = softmax of the row x of n (y may be x); returns its logsumexp */
+static double softmax_row(const double *x, double *y, int64_t n) {
+  double m = -INFINITY, l = 0;
+  for (int64_t j = 0; j < n; j++) m = fmax(m, x[j]);
+  for (int64_t j = 0; j < n; j++) l += exp(x[j] - m);
+  for (int64_t j = 0; j < n; j++) y[j] = exp(x[j] - m) / l;
+  return m + log(l);
+}
+
 /* Y = softmax of each row of X (one_pass.ph, softmax_rows) */
 static bool ref_softmax_rows(RefCtx *r) {
   CaseParam *X = ref_param(r, "X"), *Y = ref_param(r, "Y");
   int64_t R = X->dims[0], N = X->dims[1];
-  for (int64_t i = 0; i < R; i++) {
-    double m = -INFINITY, l = 0;
-    for (int64_t j = 0; j < N; j++) m = fmax(m, X->data[i * N + j]);
-    for (int64_t j = 0; j < N; j++) l += exp(X->data[i * N + j] - m);
-    for (int64_t j = 0; j < N; j++) Y->data[i * N + j] = exp(X->data[i * N + j] - m) / l;
-  }
+  for (int64_t i = 0; i < R; i++) softmax_row(X->data + i * N, Y->data + i * N, N);
   return true;
 }
 
@@ -490,13 +494,7 @@ static bool ref_prefix(RefCtx *r) {
 static bool ref_cluster_softmax(RefCtx *r) {
   CaseParam *X = ref_param(r, "X"), *Y = ref_param(r, "Y"), *L = ref_param(r, "Lse");
   int64_t R = X->dims[0], N = X->dims[1];
-  for (int64_t i = 0; i < R; i++) {
-    double m = -INFINITY, l = 0;
-    for (int64_t j = 0; j < N; j++) m = fmax(m, X->data[i * N + j]);
-    for (int64_t j = 0; j < N; j++) l += exp(X->data[i * N + j] - m);
-    for (int64_t j = 0; j < N; j++) Y->data[i * N + j] = exp(X->data[i * N + j] - m) / l;
-    L->data[i] = m + log(l);
-  }
+  for (int64_t i = 0; i < R; i++) L->data[i] = softmax_row(X->data + i * N, Y->data + i * N, N);
   return true;
 }
 
@@ -505,13 +503,7 @@ static bool ref_cluster_softmax(RefCtx *r) {
 static bool ref_cluster_softmax_inplace(RefCtx *r) {
   CaseParam *X = ref_param(r, "X"), *L = ref_param(r, "Lse");
   int64_t R = X->dims[0], N = X->dims[1];
-  for (int64_t i = 0; i < R; i++) {
-    double m = -INFINITY, l = 0, *x = X->data + i * N;
-    for (int64_t j = 0; j < N; j++) m = fmax(m, x[j]);
-    for (int64_t j = 0; j < N; j++) l += exp(x[j] - m);
-    for (int64_t j = 0; j < N; j++) x[j] = exp(x[j] - m) / l;
-    L->data[i] = m + log(l);
-  }
+  for (int64_t i = 0; i < R; i++) L->data[i] = softmax_row(X->data + i * N, X->data + i * N, N);
   return true;
 }
 
