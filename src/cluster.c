@@ -25,9 +25,7 @@
  * a row to the next, and where every CTA of a cluster doing the same work
  * outside the split loops is harmless:
  * - each split loop writes no variable declared outside it but its
- *   deferred accumulators, and each store in it addresses the loop's own
- *   columns (its last subscript is computed from the induction value), so
- *   that the CTAs store disjoint blocks;
+ *   deferred accumulators;
  * - outside the split loops every CTA computes the same values from the
  *   same inputs and the met accumulators; stores there write the same
  *   bytes C times (a row's loss, say), which is allowed; nothing counts
