@@ -340,6 +340,7 @@ typedef struct KernelInfo {
   int pipeline_stages;    /* 0: no @pipeline */
   bool padstage, dynshared;
   bool no_tma;            /* @no_tma: no asynchronous copies in this kernel (phobosc --no-tma for it alone) */
+  bool keep_tile_accs;    /* phobosc --no-deferred-reductions: tile accumulators stay tiles (tileacc.c) */
   /* @persistent (spec 9.8): the runtime sizes grid axis x to the CTAs the
    * device holds at once; grid_barrier: the grid must be resident at once */
   bool persistent, grid_barrier;

@@ -521,6 +521,7 @@ static void compile_variants(Arena *arena, Diags *d, const Source *src, Node *pr
         continue;
       }
       if (!sema_check_variant(arena, d, kernel, so, v, info)) break;
+      info->keep_tile_accs = o->no_defer;
       TirFunc *f = lower_kernel(arena, d, info);
       if (!f || !tir_verify(d, f, "lowering")) break;
       if (o->emit == EMIT_TIR) {
@@ -610,6 +611,7 @@ static void compile_variants(Arena *arena, Diags *d, const Source *src, Node *pr
       int v = least_v >= 0 ? least_v : first_bad;
       KernelInfo *info = arena_alloc(arena, sizeof *info);
       if (sema_check_variant(arena, d, kernel, so, v, info)) {
+        info->keep_tile_accs = o->no_defer;
         TirFunc *f = lower_kernel(arena, d, info);
         if (f && !plan_kernel(arena, d, f, o->arch, plan_flags(o)) && !d->errors)
           diag_error(d, kernel->span, "kernel '%s': no @autotune point fits", kernel->name);

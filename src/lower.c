@@ -889,6 +889,7 @@ static TirFunc *lower_with(Arena *a, Diags *d, const KernelInfo *info, Lower *lw
   *lw = l;
   tir_number(a, f);
   if (l.unroll_dim) return f; /* the caller merges the copies' loads first (onepass.c) */
+  tileacc_rows(a, f);                                    /* tileacc.c */
   if (early_loads_wanted(f)) early_loads(a, f, false); /* early.c */
   remat_values(a, f);                                    /* remat.c */
   strip_rows(a, f);                                      /* strip.c */

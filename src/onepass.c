@@ -230,6 +230,7 @@ TirFunc *onepass_variant(Arena *a, Diags *d, const KernelInfo *info, int blocks)
   if (!o.merged) return NULL;
   rewrite_uses(&o, &f->body);
   tir_number(a, f);
+  tileacc_rows(a, f);      /* tileacc.c */
   early_loads(a, f, true); /* the loads of the merged passes, issued together (early.c) */
   remat_values(a, f);      /* unless holding them would spill (remat.c) */
   strip_rows(a, f);        /* strip.c */

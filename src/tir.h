@@ -258,6 +258,16 @@ TirFunc *lower_kernel(Arena *a, Diags *d, const KernelInfo *info);
 TirFunc *lower_kernel_unrolled(Arena *a, Diags *d, const KernelInfo *info, const char *dim, int k, int **ids,
                                int *nloops);
 
+/* ------------------------------------------------------------- tileacc.c */
+
+/* Tile accumulators that only reductions after their loop read (`acc +=
+ * x` in a for loop, `rowsum(acc)` after it; or tmax and rowmax), made row
+ * accumulators `[.., 1]` that add (max in) each update's reduction, for
+ * deferred.c to keep a register a thread (spec 15.23); the IR is numbered
+ * again. Kernels with a dot or @pipeline, staged-rows copies and
+ * KernelInfo.keep_tile_accs are unchanged. */
+void tileacc_rows(Arena *a, TirFunc *f);
+
 /* --------------------------------------------------------------- early.c */
 
 /* Loads issued early: each tile load moved up its block to just after its

@@ -292,6 +292,21 @@ lacks "cluster rows: no copy of an atomic add after the loop" out "entry: atomic
 lacks "cluster rows: no copy with a store before the split loop" out "entry: store_before__v0_cl"
 lacks "cluster rows: no copy with write loops of two steps" out "entry: two_steps__v0_cl"
 has "cluster rows: a read tensor kept apart where a row value is stored between the loops" out "    apart: [X]"
+# spec 15.23: tile accumulators that only reductions after their loop read
+# become row accumulators, whose updates the planner defers (spec 15.15);
+# one also stored whole stays a tile; --no-deferred-reductions keeps them all
+ta="$PROJECT_ROOT/spec/conformance/tile_acc.ph"
+run "--emit=tir tile_acc" 0 --emit=tir "$ta"
+has "tile accumulators: a sum from 1.0 is a row value" out "var s : tile<f32>[2, 1]"
+has "tile accumulators: its start, the start's row sums" out "reduce sum %8 : tile<f32>[2, 1]"
+has "tile accumulators: a max" out "var m : tile<f32>[2, 1]"
+has "tile accumulators: an i32 sum" out "var si : tile<i32>[2, 1]"
+has "tile accumulators: one stored whole stays a tile" out "var k : tile<f32>[2, 16]"
+has "tile accumulators: the rank-1 statistics" out "var acc2 : tile<f32>[1]"
+run "--emit=plan tile_acc" 0 --emit=plan "$ta"
+has "tile accumulators: deferred" out "deferred at the exit of loop %26: max of %11"
+run "--emit=tir tile_acc --no-deferred-reductions" 0 --emit=tir --no-deferred-reductions "$ta"
+lacks "tile accumulators: kept with --no-deferred-reductions" out "var s : tile<f32>[2, 1]"
 # a staged-rows copy (spec 15.14): X's rows copied once by bulk copies, an
 # mbarrier a block; both passes read the copy (no global load of X's rows
 # but the tail's), W from memory

@@ -341,6 +341,38 @@ static bool ref_rowreduce(RefCtx *r) {
   return true;
 }
 
+/* tile_acc.ph's tile_accs: per row, SM = 16 + sum x, MX = max x, SI = sum I,
+ * S1 = sum x, KEPT[j] = the sum of the row's columns j, j + 16, .. */
+static bool ref_tile_accs(RefCtx *r) {
+  CaseParam *X = ref_param(r, "X"), *I = ref_param(r, "I"), *SM = ref_param(r, "SM"), *MX = ref_param(r, "MX"),
+            *SI = ref_param(r, "SI"), *S1 = ref_param(r, "S1"), *K = ref_param(r, "KEPT");
+  int64_t R = X->dims[0], N = X->dims[1];
+  for (int64_t i = 0; i < R; i++) {
+    double s = 0, mx = -INFINITY, si = 0;
+    for (int64_t j = 0; j < 16; j++) E2(K, i, j) = 0;
+    for (int64_t j = 0; j < N; j++) {
+      s += E2(X, i, j), mx = fmax(mx, E2(X, i, j)), si += E2(I, i, j);
+      E2(K, i, j % 16) += E2(X, i, j);
+    }
+    SM->data[i] = 16 + s, MX->data[i] = mx, SI->data[i] = si, S1->data[i] = s;
+  }
+  return true;
+}
+
+/* tile_acc.ph's row_stats: each row's mean and (biased) variance */
+static bool ref_row_stats(RefCtx *r) {
+  CaseParam *X = ref_param(r, "X"), *M = ref_param(r, "MEAN"), *V = ref_param(r, "VAR");
+  int64_t R = X->dims[0], N = X->dims[1];
+  for (int64_t i = 0; i < R; i++) {
+    double s = 0, q = 0;
+    for (int64_t j = 0; j < N; j++) s += E2(X, i, j);
+    double mean = s / (double)N;
+    for (int64_t j = 0; j < N; j++) q += (E2(X, i, j) - mean) * (E2(X, i, j) - mean);
+    M->data[i] = mean, V->data[i] = q / (double)N;
+  }
+  return true;
+}
+
 /* Y = bf16(X / sqrt(mean(X^2) + 1e-5) * W), row by row over the last dim
  * (row_norm.ph; whole_rows.ph's rms_row; rows3.ph's head_norm over [T, H, D]) */
 static bool ref_row_norm(RefCtx *r) {
@@ -1436,6 +1468,8 @@ const RefEntry harness_refs_more[] = {
     {"iota_2d", ref_iota_2d},
     {"iota_3d", ref_iota_3d},
     {"rowreduce", ref_rowreduce},
+    {"tile_accs", ref_tile_accs},
+    {"row_stats", ref_row_stats},
     {"row_norm", ref_row_norm},
     {"softmax_rows", ref_softmax_rows},
     {"silu_mul_rows", ref_silu_mul_rows},

@@ -1,0 +1,51 @@
+// Tile accumulators that only reductions after their loop read (spec
+// 15.23): each becomes a row accumulator that adds (or maxes in) the
+// reduction of each update. s starts at 1.0, not the identity: its row
+// value starts at rowsum of the start, 16. k is also stored whole after
+// the loop, so it stays a tile. Rows of N columns in blocks of 16 (N need
+// not be a multiple), rows past R masked.
+@launch(64)
+@grid(cdiv(R, 2))
+kernel tile_accs(X: tensor<f32>[R, N], I: tensor<i32>[R, N], SM: tensor<f32>[R, 1], MX: tensor<f32>[R, 1],
+                 SI: tensor<i32>[R, 1], S1: tensor<f32>[R, 1], KEPT: tensor<f32>[R, 16]) {
+  let r0 = ctx.block.x * 2
+  var s: tile<f32>[2, 16] = 1.0
+  var m: tile<f32>[2, 16] = -inf
+  var si: tile<i32>[2, 16] = 0
+  var k: tile<f32>[2, 16] = 0.0
+  for c0 in range(0, N, 16) {
+    let cols = c0 + iota(2, 16)
+    let x = X[r0 :+ 2, c0 :+ 16]
+    s += x
+    m = tmax(where(cols < N, x, -inf), m)
+    si = I[r0 :+ 2, c0 :+ 16] + si
+    k += x
+  }
+  SM[r0 :+ 2, 0 :+ 1] = rowsum(s)
+  MX[r0 :+ 2, 0 :+ 1] = rowmax(m)
+  SI[r0 :+ 2, 0 :+ 1] = rowsum(si)
+  S1[r0 :+ 2, 0 :+ 1] = rowsum(k)
+  KEPT[r0 :+ 2, 0 :+ 16] = k
+}
+
+// The Triton tutorial's layer-norm statistics: rank-1 accumulators of one
+// row a CTA, read by the row's mean and variance.
+@autotune(BS in [16, 64])
+@launch(32)
+@grid(R)
+kernel row_stats(X: tensor<f32>[R, N], MEAN: tensor<f32>[R], VAR: tensor<f32>[R]) {
+  let row = ctx.block.x
+  var acc: tile<f32>[BS] = 0.0
+  for off in range(0, N, BS) {
+    acc += X[row, off :+ BS]
+  }
+  let mean = rowsum(acc) / f32(N)
+  var acc2: tile<f32>[BS] = 0.0
+  for off in range(0, N, BS) {
+    let cols = off + iota(BS)
+    let d = where(cols < N, X[row, off :+ BS] - mean, 0.0)
+    acc2 += d * d
+  }
+  MEAN[row :+ 1] = mean
+  VAR[row :+ 1] = rowsum(acc2) / f32(N)
+}
