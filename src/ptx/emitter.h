@@ -190,6 +190,7 @@ const char *px_blk_row_base(Emitter *e, const BlockGeom *g);
 const char *px_blk_col_base(Emitter *e, const BlockGeom *g);
 int64_t px_blk_row_off(const BlockGeom *g, int k);
 int64_t px_blk_col_off(const BlockGeom *g, int k);
+int64_t px_blk_col_last(const BlockGeom *g);
 const char *px_blk_owner(Emitter *e, const TirInst *x);
 int px_fragcols_col(int m);
 int px_fragcols_reg(const FragGeom *g, int k);

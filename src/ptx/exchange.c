@@ -598,7 +598,7 @@ static void emit_reduce_blocked(Emitter *e, const TirInst *in) {
   int per = g.V * (int)g.reps_c;
   /* the fold starts from the thread's first column when no thread's is
    * slack, not from the identity: one operation fewer */
-  bool first_real = px_blk_col_off(&g, 0) + (int64_t)(g.tc * g.wc - 1) * g.V < len;
+  bool first_real = px_blk_col_off(&g, 0) + px_blk_col_last(&g) < len;
   for (int rr = 0; rr < (int)g.reps_r; rr++) {
     const char *d = px_reg(e, in, rr);
     if (!first_real) px_out(e, "mov.%s %s, %s;", px_mov_type(rc), d, id);
@@ -610,7 +610,7 @@ static void emit_reduce_blocked(Emitter *e, const TirInst *in) {
         v = cv;
       }
       int64_t col = px_blk_col_off(&g, j); /* plus the column base */
-      if (col + (int64_t)(g.tc * g.wc - 1) * g.V >= len) { /* some thread's column may be slack */
+      if (col + px_blk_col_last(&g) >= len) { /* some thread's column may be slack */
         const char *cc = px_tmp(e, RC_B32), *p = px_tmp(e, RC_PRED), *sv = px_tmp(e, rc);
         px_out(e, "add.u32 %s, %s, %lld;", cc, cb, (long long)col);
         px_out(e, "setp.lt.u32 %s, %s, %lld;", p, cc, (long long)len);

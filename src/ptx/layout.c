@@ -76,11 +76,16 @@ const char *px_flat_index(Emitter *e, int k) {
 }
 
 /* The blocked layout (plan.h, BlockGeom). A thread's row base is
- * wrow tr + lrow and its column base (wcol tc + lcol) V, lane = lrow tc +
- * lcol and warp = wrow wc + wcol; register k lies rr = k / (V reps_c) row
- * repetitions (tr wr rows each) down and c = k / V % reps_c chunk
- * repetitions (tc wc V columns each) along, v = k % V columns into its
- * chunk. ptxas keeps one copy of the bases. */
+ * wrow tr + lrow and its column base (wcol reps_c tc + lcol) V, lane =
+ * lrow tc + lcol and warp = wrow wc + wcol; register k lies rr = k / (V
+ * reps_c) row repetitions (tr wr rows each) down and c = k / V % reps_c
+ * chunk repetitions (tc V columns each) along, v = k % V columns into its
+ * chunk. The chunk repetitions go first along a row, then the warps: each
+ * warp's columns of a row are one run (its lanes' chunks, then theirs
+ * again tc chunks on), so that a store whose rows are not 16-byte aligned
+ * passes each chunk's bytes between neighbouring lanes of one warp
+ * (loads.c, misaligned_store_rows), and a warp past a row's end holds none
+ * of it (skip.c). ptxas keeps one copy of the bases. */
 const char *px_blk_row_base(Emitter *e, const BlockGeom *g) {
   const char *r = px_tmp(e, RC_B32), *l = px_tmp(e, RC_B32);
   px_out(e, "shr.u32 %s, %%tid_, %d;", r, 5 + px_log2i(g->wc));
@@ -96,7 +101,7 @@ const char *px_blk_col_base(Emitter *e, const BlockGeom *g) {
   const char *c = px_tmp(e, RC_B32), *l = px_tmp(e, RC_B32);
   if (g->wc > 1) px_out(e, "bfe.u32 %s, %%tid_, 5, %d;", c, px_log2i(g->wc));
   else px_out(e, "mov.u32 %s, 0;", c);
-  px_out(e, "shl.b32 %s, %s, %d;", c, c, px_log2i(g->tc));
+  px_out(e, "shl.b32 %s, %s, %d;", c, c, px_log2i(g->tc) + px_log2i((int)g->reps_c));
   px_out(e, "and.b32 %s, %%tid_, %d;", l, g->tc - 1);
   px_out(e, "add.u32 %s, %s, %s;", c, c, l);
   px_out(e, "shl.b32 %s, %s, %d;", c, c, px_log2i(g->V));
@@ -105,8 +110,11 @@ const char *px_blk_col_base(Emitter *e, const BlockGeom *g) {
 
 /* register k's row and column, less the thread's bases */
 int64_t px_blk_row_off(const BlockGeom *g, int k) { return k / (g->V * g->reps_c) * (int64_t)g->tr * g->wr; }
-int64_t px_blk_col_off(const BlockGeom *g, int k) {
-  return (int64_t)(k / g->V % g->reps_c) * g->tc * g->wc * g->V + k % g->V;
+int64_t px_blk_col_off(const BlockGeom *g, int k) { return (int64_t)(k / g->V % g->reps_c) * g->tc * g->V + k % g->V; }
+
+/* the highest column base of the CTA's threads */
+int64_t px_blk_col_last(const BlockGeom *g) {
+  return ((int64_t)(g->wc - 1) * g->reps_c * g->tc + g->tc - 1) * g->V;
 }
 
 /* A row vector in the fragment's columns (plan_is_fragcols): register m's

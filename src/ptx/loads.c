@@ -926,14 +926,13 @@ static void misaligned_rows(Emitter *e, const TirInst *in, const BlockGeom *g, c
  * chunk: the last s bytes of the chunk before it (s, the row's
  * misalignment) and the first 16 - s of its own, the former by a shuffle
  * from the lane that holds it, the next along the row (lane - 1 of the
- * tc lanes of a row; lane tc - 1's previous chunk for lane 0 when one
- * warp spans the columns, wc 1); the 32 bytes are shifted as the loads'
- * are (misaligned_rows: a branch on s a row) where a warp holds one row,
- * by a select network on each row's s where it holds several
- * (store_row_chunks). A chain's first chunk has no chunk before it in the
- * warp (a row's first, or each warp's first when
- * several warps share the columns, wc > 1), so its lane stores its own
- * elements one by one; a chain's last chunk's last s bytes would be the
+ * tc lanes of a row; lane tc - 1's previous chunk for lane 0, as a warp's
+ * chunks of a row are one run, layout.c); the 32 bytes are shifted as the
+ * loads' are (misaligned_rows: a branch on s a row) where a warp holds one
+ * row, by a select network on each row's s where it holds several
+ * (store_row_chunks). A chain's first chunk (the warp's first of the row)
+ * has no chunk before it in the warp, so its lane stores its own bytes
+ * (in aligned pieces); a chain's last chunk's last s bytes would be the
  * next aligned store, which no lane of the warp makes, so its lane too
  * (those stores rewrite the same values where they overlap). Rows that
  * are aligned (s 0) store their own chunks. Every lane of the warp takes
@@ -1012,10 +1011,10 @@ static void store_row_chunks(Emitter *e, const TirInst *val, const BlockGeom *g,
       continue;
     }
     /* what the next lane along reads: lane tc - 1 gives lane 0 its
-     * previous chunk when one warp spans the columns */
+     * previous chunk (a warp's chunks of a row are one run) */
     for (int i = 0; i < 4; i++) {
       const char *v = w[i];
-      if (g->wc == 1 && c > 0) {
+      if (c > 0) {
         v = px_tmp(e, RC_B32);
         px_out(e, "selp.b32 %s, %s, %s, %s;", v, prev[i], w[i], ln->last);
       }
@@ -1050,7 +1049,7 @@ static void store_row_chunks(Emitter *e, const TirInst *val, const BlockGeom *g,
     }
     /* this chunk's lane stores its elements itself where it starts or
      * ends a chain; the aligned store where a chunk lies before it */
-    bool chain_head = g->wc > 1 || c == 0, chain_tail = g->wc > 1 || c == nrc - 1;
+    bool chain_head = c == 0, chain_tail = c == nrc - 1;
     const char *solo = chain_head && chain_tail ? ln->solo_any : chain_head ? ln->first : chain_tail ? ln->last : NULL;
     const char *vec = NULL; /* a chain's head stores a vector only when its row is aligned */
     if (chain_head) {
@@ -1167,7 +1166,7 @@ static void vector_rows(Emitter *e, const TirInst *in, const TirInst *val, const
 
 /* A rank-2 register load or store of a blocked value (plan.h, BlockGeom)
  * whose columns are the tensor's contiguous dim: a thread's chunks lie at
- * column base + c tc wc V (c < reps_c), its rows at row base + rr tr wr, so
+ * column base + c tc V (c < reps_c), its rows at row base + rr tr wr, so
  * the column masks and the first address are computed once (rows_at), each
  * row repetition costs an add, and each row its chunks (blocked_chunks).
  * val: the stored value, or NULL for a load into in. */

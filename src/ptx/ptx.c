@@ -332,7 +332,7 @@ static const char *warp_col0(Emitter *e, const TirInst *v) {
     BlockGeom g = plan_block_geom(v);
     if (g.wc == 1) return "0";
     px_out(e, "bfe.u32 %s, %%tid_, 5, %d;", c, px_log2i(g.wc));
-    px_out(e, "shl.b32 %s, %s, %d;", c, c, px_log2i(g.tc) + px_log2i(g.V));
+    px_out(e, "shl.b32 %s, %s, %d;", c, c, px_log2i(g.tc) + px_log2i((int)g.reps_c) + px_log2i(g.V));
     return c;
   }
   if (v->ty.rank != 1 || px_is_frag(e, v) || plan_is_blocked_rows(v) || (e->V & (e->V - 1))) return NULL;

@@ -341,6 +341,13 @@ static bool ref_rowreduce(RefCtx *r) {
   return true;
 }
 
+/* odd_store_runs.ph: Y = 2 X + 1 */
+static bool ref_scale_rows(RefCtx *r) {
+  CaseParam *X = ref_param(r, "X"), *Y = ref_param(r, "Y");
+  for (int64_t i = 0; i < X->n; i++) Y->data[i] = 2 * X->data[i] + 1;
+  return true;
+}
+
 /* tile_acc.ph's tile_accs: per row, SM = 16 + sum x, MX = max x, SI = sum I,
  * S1 = sum x, KEPT[j] = the sum of the row's columns j, j + 16, .. */
 static bool ref_tile_accs(RefCtx *r) {
@@ -1469,6 +1476,7 @@ const RefEntry harness_refs_more[] = {
     {"iota_3d", ref_iota_3d},
     {"rowreduce", ref_rowreduce},
     {"tile_accs", ref_tile_accs},
+    {"scale_rows", ref_scale_rows},
     {"row_stats", ref_row_stats},
     {"row_norm", ref_row_norm},
     {"softmax_rows", ref_softmax_rows},
