@@ -132,17 +132,15 @@ static bool own_blocks(const TirBlock *b, uint64_t both, const TirInst *loop, in
   return true;
 }
 
-/* bit t of *own: every load of tensor t in b is at the loop's own block
- * (cleared by the first that is not) */
-static void own_loads_walk(const TirBlock *b, const TirInst *loop, int64_t step, uint64_t *own, uint64_t *other) {
+/* bit t of *other: some load of tensor t in b is not at the loop's own
+ * block */
+static void other_loads(const TirBlock *b, const TirInst *loop, int64_t step, uint64_t *other) {
   for (int i = 0; i < b->len; i++) {
     const TirInst *x = b->insts[i];
-    if (x->op == TIR_LOAD && x->aux < 64) {
-      *(at_own_block(x, loop, step) ? own : other) |= UINT64_C(1) << x->aux;
-    }
-    own_loads_walk(&x->cond, loop, step, own, other);
-    own_loads_walk(&x->body, loop, step, own, other);
-    own_loads_walk(&x->body2, loop, step, own, other);
+    if (x->op == TIR_LOAD && x->aux < 64 && !at_own_block(x, loop, step)) *other |= UINT64_C(1) << x->aux;
+    other_loads(&x->cond, loop, step, other);
+    other_loads(&x->body, loop, step, other);
+    other_loads(&x->body2, loop, step, other);
   }
 }
 
@@ -207,7 +205,7 @@ bool cluster_rows_ok(const Plan *p, const char **dim, int64_t *step, uint64_t *a
       accessed(&x->body, &l, &split_st);
     }
   }
-  uint64_t guarded = (ld & st) | split_st, mine = 0, other = 0;
+  uint64_t guarded = (ld & st) | split_st, other = 0;
   for (int i = 0; i < f->body.len; i++) {
     const TirInst *x = f->body.insts[i];
     int64_t s = 0;
@@ -216,7 +214,7 @@ bool cluster_rows_ok(const Plan *p, const char **dim, int64_t *step, uint64_t *a
     if (split && s != *step && guarded) return false;
     TirBlock one = {.insts = (TirInst **)&f->body.insts[i], .len = 1};
     if (guarded && !own_blocks(split ? &x->body : &one, guarded, split ? x : NULL, s)) return false;
-    if (split) own_loads_walk(&x->body, x, s, &mine, &other);
+    if (split) other_loads(&x->body, x, s, &other);
     else accessed(&one, &other, &(uint64_t){0});
   }
   /* Parameters may alias. A tensor read only at its split loops' own

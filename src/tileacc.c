@@ -8,9 +8,8 @@
  *     let mean = rowsum(acc) / f32(N)
  *
  * `acc` takes BS / threads registers a thread for the whole loop (32 at BS
- * 4096 over 128 threads; the port's two such tiles and its loaded block
- * took 167 registers, where the same kernel written with a row accumulator
- * takes 60). Nothing but the reduction after the loop reads `acc`, and
+ * 4096 over 128 threads), and its loop matches none of deferred.c's
+ * shapes. Nothing but the reduction after the loop reads `acc`, and
  * rowsum(init + x1 + x2 + ..) is rowsum(init) + rowsum(x1) + rowsum(x2) +
  * .. reassociated (as the deferred reductions of spec 15.15 reassociate
  * already), so the slot becomes a row value `[.., 1]`: its start is the
@@ -30,7 +29,7 @@
  *   either operand order), the read and the operation used only there;
  * - read elsewhere only after that loop, each such read used only by
  *   reductions of the same kind (`rowsum` for `+`, `rowmax` for `tmax`).
- * Kernels with a dot or @pipeline, loops that hold a dot or an arrive, and
+ * Kernels with a dot or @pipeline, loops that hold an arrive, and
  * staged-rows copies are left alone: their loops keep their accumulators
  * (deferred.c would not defer their reductions, and a reduction every
  * iteration costs more than the tile). `phobosc --no-deferred-reductions`
@@ -44,7 +43,6 @@ typedef struct TileAcc {
   TirFunc *f;
   TirBlock **blk; /* by id: the block that holds the instruction */
   TirInst **loop; /* by id: the for loop whose body is that block, or NULL */
-  bool changed;
 } TileAcc;
 
 static void index_block(TileAcc *t, TirBlock *b, TirInst *owner) {
@@ -89,14 +87,14 @@ static void remove_from(TirBlock *b, const TirInst *x) {
   b->len = w;
 }
 
-/* loops whose accumulators deferred.c could not defer */
-static bool plain_body(const TirBlock *b) {
+/* a loop with an arrive keeps its accumulators, as deferred.c would not
+ * defer their reductions (a kernel with a dot is never matched) */
+static bool has_arrive(const TirBlock *b) {
   for (int k = 0; k < b->len; k++) {
     const TirInst *x = b->insts[k];
-    if (x->op == TIR_DOT || x->op == TIR_ARRIVE) return false;
-    if (!plain_body(&x->cond) || !plain_body(&x->body) || !plain_body(&x->body2)) return false;
+    if (x->op == TIR_ARRIVE || has_arrive(&x->cond) || has_arrive(&x->body) || has_arrive(&x->body2)) return true;
   }
-  return true;
+  return false;
 }
 
 static bool full_width(Scalar s) { return s == S_F32 || s == S_F64 || s == S_I32 || s == S_I64; }
@@ -107,49 +105,50 @@ static bool is_zero(const TirInst *c) {
 
 enum { MAX_USES = 16 };
 
-static void try_var(TileAcc *t, TirInst *v) {
+/* rewrites v where it matches; whether it did */
+static bool try_var(TileAcc *t, TirInst *v) {
   TirFunc *f = t->f;
   int r = v->ty.rank;
-  if (r < 1 || v->ty.dims[r - 1] < 2 || !full_width(v->ty.elem)) return;
+  if (r < 1 || v->ty.dims[r - 1] < 2 || !full_width(v->ty.elem)) return false;
   TirInst *us[MAX_USES], *wr[2], *rd[MAX_USES];
   int n = users(f, v, us, MAX_USES), nw = 0, nr = 0;
-  if (n < 3) return;
+  if (n < 3) return false;
   for (int i = 0; i < n; i++) {
     TirInst *y = us[i];
     if (y->op == TIR_WRITE && y->args[0] == v && y->nsubs == 0 && nw < 2) wr[nw++] = y;
     else if (y->op == TIR_READ && y->args[0] == v) rd[nr++] = y;
-    else return;
+    else return false;
   }
-  if (nw != 2) return;
+  if (nw != 2) return false;
   /* the update: directly in a for loop's body; the start: before the loop */
   TirInst *wu = t->loop[wr[1]->id] ? wr[1] : wr[0], *wi = wu == wr[1] ? wr[0] : wr[1];
   TirInst *L = t->loop[wu->id];
-  if (!L || wi->pos >= L->pos || !plain_body(&L->body)) return;
+  if (!L || wi->pos >= L->pos || has_arrive(&L->body)) return false;
   TirInst *h = wu->args[1], *hu[2];
   if (h->op != TIR_BINARY || (h->aux != '+' && h->aux != TOP_MAX) || users(f, h, hu, 2) != 1 ||
       t->blk[h->id] != &L->body)
-    return;
+    return false;
   int tred = h->aux == '+' ? TRED_SUM : TRED_MAX, side = -1;
   for (int k = 0; k < 2; k++)
     if (h->args[k]->op == TIR_READ && h->args[k]->args[0] == v) side = k;
-  if (side < 0 || (h->args[1 - side]->op == TIR_READ && h->args[1 - side]->args[0] == v)) return;
+  if (side < 0 || (h->args[1 - side]->op == TIR_READ && h->args[1 - side]->args[0] == v)) return false;
   TirInst *ru = h->args[side], *e = h->args[1 - side], *ruu[2];
-  if (users(f, ru, ruu, 2) != 1 || t->blk[ru->id] != &L->body) return;
+  if (users(f, ru, ruu, 2) != 1 || t->blk[ru->id] != &L->body) return false;
   /* every other read: after the loop, read only by reductions of the kind */
   TirInst *red[MAX_USES * MAX_USES];
   int nred = 0;
   for (int i = 0; i < nr; i++) {
     if (rd[i] == ru) continue;
-    if (rd[i]->pos <= L->end) return;
+    if (rd[i]->pos <= L->end) return false;
     TirInst *ys[MAX_USES];
     int m = users(f, rd[i], ys, MAX_USES);
-    if (m < 1) return;
+    if (m < 1) return false;
     for (int j = 0; j < m; j++) {
-      if (ys[j]->op != TIR_REDUCE || ys[j]->aux != tred || ys[j]->args[0] != rd[i]) return;
+      if (ys[j]->op != TIR_REDUCE || ys[j]->aux != tred || ys[j]->args[0] != rd[i]) return false;
       red[nred++] = ys[j];
     }
   }
-  if (!nred) return;
+  if (!nred) return false;
   TirType rt = v->ty;
   rt.dims[r - 1] = 1;
   /* the start: the old start's reduction (the identity's splat stays one) */
@@ -183,7 +182,17 @@ static void try_var(TileAcc *t, TirInst *v) {
   }
   for (int i = 0; i < nr; i++)
     if (rd[i] != ru) remove_from(t->blk[rd[i]->id], rd[i]);
-  t->changed = true;
+  return true;
+}
+
+/* the block and loop tables, for f as numbered now */
+static void index_func(TileAcc *t) {
+  size_t n = (size_t)t->f->ninsts + 1;
+  t->blk = arena_alloc(t->a, sizeof(TirBlock *) * n);
+  t->loop = arena_alloc(t->a, sizeof(TirInst *) * n);
+  memset(t->blk, 0, sizeof(TirBlock *) * n);
+  memset(t->loop, 0, sizeof(TirInst *) * n);
+  index_block(t, &t->f->body, NULL);
 }
 
 void tileacc_rows(Arena *a, TirFunc *f) {
@@ -192,17 +201,12 @@ void tileacc_rows(Arena *a, TirFunc *f) {
   TirInst **vars = arena_alloc(a, sizeof(TirInst *) * (size_t)(f->ninsts + 1));
   for (int i = 0; i < f->ninsts; i++)
     if (f->insts[i] && f->insts[i]->op == TIR_VAR) vars[nv++] = f->insts[i];
+  if (!nv) return;
   TileAcc t = {.a = a, .f = f};
-  for (int i = 0; i < nv; i++) {
-    size_t n = (size_t)f->ninsts + 1; /* each rewrite adds instructions: the tables again */
-    t.blk = arena_alloc(a, sizeof(TirBlock *) * n);
-    t.loop = arena_alloc(a, sizeof(TirInst *) * n);
-    memset(t.blk, 0, sizeof(TirBlock *) * n);
-    memset(t.loop, 0, sizeof(TirInst *) * n);
-    index_block(&t, &f->body, NULL);
-    if (!t.blk[vars[i]->id]) continue;
-    t.changed = 0;
-    try_var(&t, vars[i]);
-    if (t.changed) tir_number(a, f); /* positions and f->insts, for the next var's match */
-  }
+  index_func(&t);
+  for (int i = 0; i < nv; i++)
+    if (t.blk[vars[i]->id] && try_var(&t, vars[i])) {
+      tir_number(a, f); /* positions, ids and f->insts changed: the tables again for the next var */
+      index_func(&t);
+    }
 }

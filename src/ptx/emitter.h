@@ -84,7 +84,9 @@ typedef struct Emitter {
   /* by value id: the index test of a bounds select whose select computes
    * it itself (ops.c, px_fold_bound_selects), emitted as nothing */
   bool *folded_test;
-  bool *looped; /* by value id, beside folded_test: the instruction lies in a loop */
+  /* by value id, beside folded_test: a bounds select that takes no branch
+   * (outside loops, no reduction reads it; ops.c) */
+  bool *flat_select;
   /* by value id: a conversion to bf16 or f16 whose store packs it from its
    * f32 source (loads.c, px_find_store_packed), emitted as nothing */
   bool *store_packed;

@@ -427,24 +427,14 @@ static bool bound_select(const Emitter *e, const TirInst *sel, BoundSel *b) {
   return true;
 }
 
-/* the selects of block b that lie in a loop (at any depth below one) */
-static void mark_looped(const TirBlock *b, bool looped, bool *out) {
+/* out[id]: the instruction lies outside every loop of block b */
+static void mark_unlooped(const TirBlock *b, bool looped, bool *out) {
   for (int i = 0; i < b->len; i++) {
     const TirInst *x = b->insts[i];
-    out[x->id] = looped;
+    out[x->id] = !looped;
     bool in = looped || x->op == TIR_FOR || x->op == TIR_WHILE;
-    mark_looped(&x->cond, in, out), mark_looped(&x->body, in, out), mark_looped(&x->body2, looped, out);
+    mark_unlooped(&x->cond, in, out), mark_unlooped(&x->body, in, out), mark_unlooped(&x->body2, looped, out);
   }
-}
-
-/* whether a reduction reads x: it then holds every register of x at once
- * anyway (a softmax's masked x, read by rowmax and again after it) */
-static bool read_by_reduce(const Emitter *e, const TirInst *x) {
-  for (int i = 0; i < e->f->ninsts; i++) {
-    const TirInst *y = e->f->insts[i];
-    if (y && y->op == TIR_REDUCE && y->args[0] == x) return true;
-  }
-  return false;
 }
 
 void px_fold_bound_selects(Emitter *e) {
@@ -454,9 +444,13 @@ void px_fold_bound_selects(Emitter *e) {
     if (!bound_select(e, f->insts[i], &b)) continue;
     if (!e->folded_test) {
       e->folded_test = arena_alloc(e->a, (size_t)f->ninsts + 1);
-      e->looped = arena_alloc(e->a, (size_t)f->ninsts + 1);
-      memset(e->looped, 0, (size_t)f->ninsts + 1);
-      mark_looped(&f->body, false, e->looped);
+      e->flat_select = arena_alloc(e->a, (size_t)f->ninsts + 1);
+      memset(e->flat_select, 0, (size_t)f->ninsts + 1);
+      mark_unlooped(&f->body, false, e->flat_select);
+      /* a select a reduction reads holds every register at once anyway (a
+       * softmax's masked x, read by rowmax and again after it) */
+      for (int j = 0; j < f->ninsts; j++)
+        if (f->insts[j] && f->insts[j]->op == TIR_REDUCE) e->flat_select[f->insts[j]->args[0]->id] = false;
     }
     e->folded_test[b.lt->id] = e->folded_test[b.add->id] = e->folded_test[b.iota->id] = true;
     e->folded_test[b.s_splat->id] = e->folded_test[b.b_splat->id] = true;
@@ -480,7 +474,7 @@ void px_emit_select(Emitter *e, const TirInst *in) {
   int axis = (int)b.iota->aux;
   const char *s = px_reg(e, b.s_splat->args[0], 0), *bound = px_reg(e, b.b_splat->args[0], 0);
   int L = -1;
-  if (plan_is_blocked(in) && axis == in->ty.rank - 1 && !e->looped[in->id] && !read_by_reduce(e, in)) {
+  if (plan_is_blocked(in) && axis == in->ty.rank - 1 && e->flat_select[in->id]) {
     BlockGeom g = plan_block_geom(in);
     const char *lim = px_tmp(e, RC_B32);
     px_out(e, "sub.s32 %s, %s, %s;", lim, bound, s);
