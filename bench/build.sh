@@ -3,7 +3,8 @@
 #   bash bench/build.sh BUILD_DIR
 # runs BUILD_DIR/src/phobosc -o BUILD_DIR/bench/NAME.cubin bench/NAME.ph for
 # every bench/*.ph and bench/ports/*.ph (into BUILD_DIR/bench/ports/), reports
-# each failure and goes on; exits 1 if any failed.
+# each failure and goes on; exits 1 if any failed. BENCH_ONLY="NAME ..."
+# (softmax, ports/softmax_row) builds those alone.
 # Also copies libyaml beside the cubins, for a device machine whose image
 # lacks it (libphobos.so links it; bench.py preloads the copy when needed).
 set -uo pipefail
@@ -41,6 +42,8 @@ for src in "$here"/*.ph "$here"/ports/*.ph; do
   [ -e "$src" ] || continue
   name=${src#"$here"/}
   name=${name%.ph}
+  # BENCH_ONLY="softmax ports/softmax_row": those alone (a quick rebuild)
+  if [ -n "${BENCH_ONLY:-}" ]; then case " $BENCH_ONLY " in *" $name "*) ;; *) continue ;; esac; fi
   defs=$(sed -n 's|^// bench-build: *||p' "$src" | head -1)
   if [ -z "$defs" ]; then build "$name" "$src"; continue; fi
   for d in $defs; do build "$name.${d//=/}" "$src" -D "$d"; done

@@ -159,3 +159,26 @@ kernel two_steps(X: tensor<f32>[R, N], Y: tensor<f32>[R, N]) {
     Y[r :+ 1, c0 :+ 128] = X[r :+ 1, c0 :+ 128] - s
   }
 }
+
+// Weights of one dim (W[c0 :+ 32], every row's) loaded in both split loops
+// at their own blocks, and a row value stored between the loops (X and W
+// are then listed apart): a weighted sum and max, then each element less
+// the sum plus the max.
+@autotune(BR in [1, 2])
+@launch(64)
+@grid(cdiv(R, BR))
+kernel weighted_rows(X: tensor<f32>[R, N], W: tensor<f32>[N], Y: tensor<f32>[R, N], S: tensor<f32>[R, 1]) {
+  let r0 = ctx.block.x * BR
+  var s: tile<f32>[BR, 1] = 0.0
+  var mx: tile<f32>[BR, 1] = -inf
+  for c0 in range(0, N, 32) {
+    let cols = c0 + iota(BR, 32)
+    let xw = X[r0 :+ BR, c0 :+ 32] * W[c0 :+ 32]
+    s += rowsum(xw)
+    mx = tmax(mx, rowmax(where(cols < N, xw, -inf)))
+  }
+  S[r0 :+ BR, 0 :+ 1] = s
+  for c0 in range(0, N, 32) {
+    Y[r0 :+ BR, c0 :+ 32] = X[r0 :+ BR, c0 :+ 32] * W[c0 :+ 32] - s + mx
+  }
+}

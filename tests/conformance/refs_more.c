@@ -571,6 +571,36 @@ static bool ref_cluster_norm(RefCtx *r) {
   return true;
 }
 
+/* loop_past_end.ph: S = sum x over the row, Y = bf16(x / 2 - S) */
+static bool ref_past_end(RefCtx *r) {
+  CaseParam *X = ref_param(r, "X"), *Y = ref_param(r, "Y"), *S = ref_param(r, "S");
+  int64_t R = X->dims[0], N = X->dims[1];
+  for (int64_t i = 0; i < R; i++) {
+    double s = 0;
+    for (int64_t j = 0; j < N; j++) s += X->data[i * N + j];
+    S->data[i] = s;
+    for (int64_t j = 0; j < N; j++) Y->data[i * N + j] = to_bf16(X->data[i * N + j] * 0.5 - (double)(float)s);
+  }
+  return true;
+}
+
+/* cluster_rows.ph, weighted_rows: s = sum x w over the row, m = max x w,
+ * S = s, Y = x w - s + m */
+static bool ref_cluster_weighted(RefCtx *r) {
+  CaseParam *X = ref_param(r, "X"), *W = ref_param(r, "W"), *Y = ref_param(r, "Y"), *S = ref_param(r, "S");
+  int64_t R = X->dims[0], N = X->dims[1];
+  for (int64_t i = 0; i < R; i++) {
+    double s = 0, m = -INFINITY;
+    for (int64_t j = 0; j < N; j++) {
+      double xw = (double)(float)(X->data[i * N + j] * W->data[j]);
+      s += xw, m = fmax(m, xw);
+    }
+    S->data[i] = s;
+    for (int64_t j = 0; j < N; j++) Y->data[i * N + j] = (double)(float)(X->data[i * N + j] * W->data[j]) - s + m;
+  }
+  return true;
+}
+
 /* Y = X / max(D's row), each quotient correctly rounded to f32 (div_rows.ph):
  * the double quotient of two floats rounded to float is the float quotient
  * rounded to nearest (53 >= 2 * 24 + 2), so the case can ask for equality */
@@ -1493,6 +1523,8 @@ const RefEntry harness_refs_more[] = {
     {"cluster_softmax", ref_cluster_softmax},
     {"cluster_norm", ref_cluster_norm},
     {"cluster_softmax_inplace", ref_cluster_softmax_inplace},
+    {"cluster_weighted", ref_cluster_weighted},
+    {"past_end", ref_past_end},
     {"layer_norm_rows", ref_layer_norm_rows},
     {"div_rows", ref_div_rows},
     {"div_scalar", ref_div_scalar},
