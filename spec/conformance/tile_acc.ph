@@ -49,3 +49,22 @@ kernel row_stats(X: tensor<f32>[R, N], MEAN: tensor<f32>[R], VAR: tensor<f32>[R]
   MEAN[row :+ 1] = mean
   VAR[row :+ 1] = rowsum(acc2) / f32(N)
 }
+
+// Accumulators updated one after another in straight code (spec 15.23), as
+// a one-pass copy's unrolled loops leave them: a sum from 1.0 (its row
+// value starts at 16) over three blocks, either operand order, and a max of
+// two of them, each reduced after its last update.
+@launch(32)
+@grid(R)
+kernel straight_accs(X: tensor<f32>[R, 48], S: tensor<f32>[R], M: tensor<f32>[R]) {
+  let row = ctx.block.x
+  var s: tile<f32>[16] = 1.0
+  s += X[row, 0 :+ 16]
+  s = X[row, 16 :+ 16] + s
+  s += X[row, 32 :+ 16]
+  var m: tile<f32>[16] = -inf
+  m = tmax(m, X[row, 0 :+ 16])
+  m = tmax(X[row, 32 :+ 16], m)
+  S[row :+ 1] = rowsum(s)
+  M[row :+ 1] = rowmax(m)
+}

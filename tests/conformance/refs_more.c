@@ -366,6 +366,22 @@ static bool ref_tile_accs(RefCtx *r) {
   return true;
 }
 
+/* tile_acc.ph's straight_accs: S = 16 + the row's sum, M = the max of its
+ * columns 0..15 and 32..47 */
+static bool ref_straight_accs(RefCtx *r) {
+  CaseParam *X = ref_param(r, "X"), *S = ref_param(r, "S"), *M = ref_param(r, "M");
+  int64_t R = X->dims[0], N = X->dims[1];
+  for (int64_t i = 0; i < R; i++) {
+    double s = 16, m = -INFINITY;
+    for (int64_t j = 0; j < N; j++) {
+      s += E2(X, i, j);
+      if (j < 16 || j >= 32) m = fmax(m, E2(X, i, j));
+    }
+    S->data[i] = s, M->data[i] = m;
+  }
+  return true;
+}
+
 /* tile_acc.ph's row_stats: each row's mean and (biased) variance */
 static bool ref_row_stats(RefCtx *r) {
   CaseParam *X = ref_param(r, "X"), *M = ref_param(r, "MEAN"), *V = ref_param(r, "VAR");
@@ -1506,6 +1522,7 @@ const RefEntry harness_refs_more[] = {
     {"iota_3d", ref_iota_3d},
     {"rowreduce", ref_rowreduce},
     {"tile_accs", ref_tile_accs},
+    {"straight_accs", ref_straight_accs},
     {"scale_rows", ref_scale_rows},
     {"row_stats", ref_row_stats},
     {"row_norm", ref_row_norm},
