@@ -129,6 +129,13 @@ static TirInst *update_of(const TileAcc *t, const TirInst *v, const TirInst *w, 
   return h;
 }
 
+/* whether rd is one of the updates' reads ru[0..nu) */
+static bool update_read(const TirInst *rd, TirInst *const *ru, int nu) {
+  for (int j = 0; j < nu; j++)
+    if (rd == ru[j]) return true;
+  return false;
+}
+
 /* rewrites v where it matches; whether it did */
 static bool try_var(TileAcc *t, TirInst *v) {
   TirFunc *f = t->f;
@@ -179,9 +186,7 @@ static bool try_var(TileAcc *t, TirInst *v) {
   TirInst *red[MAX_USES * MAX_USES];
   int nred = 0;
   for (int i = 0; i < nr; i++) {
-    bool upd = false;
-    for (int j = 0; j < nu; j++) upd |= rd[i] == ru[j];
-    if (upd) continue;
+    if (update_read(rd[i], ru, nu)) continue;
     if (rd[i]->pos <= after) return false;
     TirInst *ys[MAX_USES];
     int m = users(f, rd[i], ys, MAX_USES);
@@ -226,11 +231,8 @@ static bool try_var(TileAcc *t, TirInst *v) {
     red[i]->aux = 0;
     red[i]->args[0] = v;
   }
-  for (int i = 0; i < nr; i++) {
-    bool upd = false;
-    for (int j = 0; j < nu; j++) upd |= rd[i] == ru[j];
-    if (!upd) remove_from(t->blk[rd[i]->id], rd[i]);
-  }
+  for (int i = 0; i < nr; i++)
+    if (!update_read(rd[i], ru, nu)) remove_from(t->blk[rd[i]->id], rd[i]);
   return true;
 }
 

@@ -1284,11 +1284,11 @@ static bool emit_blocked_rows(Emitter *e, const TirInst *in, const TirInst *val)
     px_label(e, "bnone", Z);
     if (!val && pw)
       for (int i = 0; i < px_nregs(e, in) * eb / 4; i++) px_out(e, "mov.b32 %s, 0;", pw[i]);
-    else if (!val)
-      for (int k = 0; k < (int)(g.reps_r * ncol); k++) {
-        RegClass rc = px_rc_of(in->ty.elem);
+    else if (!val) {
+      RegClass rc = px_rc_of(in->ty.elem);
+      for (int k = 0; k < (int)(g.reps_r * ncol); k++)
         px_out(e, "mov.%s %s, %s;", px_mov_type(rc), px_reg(e, in, k), px_zero(rc));
-      }
+    }
     px_label(e, "bnoned", Z);
   }
   if (aligned) px_label(e, "browsend", L);
