@@ -48,6 +48,10 @@ typedef struct Emitter {
   const struct TirBlock *cur_block;
   int cur_index;
   int loops; /* the loops around the instruction being emitted */
+  /* the shifted walk being emitted (shiftwalk.c, pipeline.c): its loop, and
+   * the register holding hi, the end of the columns it covers; NULL outside */
+  const struct TirInst *sw_loop;
+  const char *sw_hi;
   /* the innermost loops' labels for break (their exit) and continue (the
    * end of their iteration), innermost last */
   bool returns; /* a return branched to the kernel's end, $Lreturn */

@@ -585,21 +585,22 @@ static void meet_warps(Emitter *e, const BlockGeom *g, RegClass rc, const char *
  * (meet_warps). No shared memory at all when a row lies within a warp. A
  * partial reduction (plan/deferred.c) stops after the thread's own fold:
  * its loop's exit meets the rows (px_defer_exit). */
-static void emit_reduce_blocked(Emitter *e, const TirInst *in) {
+/* Row repetition rr's registers of x folded by one thread into in's
+ * register rr (emit_reduce_blocked); cb: its column base. gcol: NULL, or in a shifted walk
+ * (shiftwalk.c) the thread's first column in the row (the loop's value
+ * plus its column base), where the columns before 0 or at or past the
+ * walk's end e->sw_hi are phantoms, folded as the identity. */
+static void fold_thread(Emitter *e, const TirInst *in, const BlockGeom *g, const char *cb, int rr, const char *gcol) {
   const TirInst *x = in->args[0];
-  BlockGeom g = plan_block_geom(x);
   int64_t len = x->ty.dims[x->ty.rank - 1];
   RegClass rc = px_rc_of(in->ty.elem), xc = px_rc_of(x->ty.elem);
-  const char *t = px_arith_type(in->ty.elem);
-  bool partial = in->plan->partial;
-  const char *op = arena_printf(e->a, "%s.%s", red_op(in->aux), t);
+  const char *op = arena_printf(e->a, "%s.%s", red_op(in->aux), px_arith_type(in->ty.elem));
   const char *id = red_identity(in->aux, in->ty.elem);
-  const char *cb = px_blk_col_base(e, &g);
-  int per = g.V * (int)g.reps_c;
+  int per = g->V * (int)g->reps_c;
   /* the fold starts from the thread's first column when no thread's is
    * slack, not from the identity: one operation fewer */
-  bool first_real = px_blk_col_off(&g, 0) + px_blk_col_last(&g) < len;
-  for (int rr = 0; rr < (int)g.reps_r; rr++) {
+  bool first_real = !gcol && px_blk_col_off(g, 0) + px_blk_col_last(g) < len;
+  {
     const char *d = px_reg(e, in, rr);
     if (!first_real) px_out(e, "mov.%s %s, %s;", px_mov_type(rc), d, id);
     for (int j = 0; j < per; j++) {
@@ -609,18 +610,69 @@ static void emit_reduce_blocked(Emitter *e, const TirInst *in) {
         px_out(e, "cvt.%s.%s %s, %s;", rc == RC_B64 ? "s64" : "s32", px_arith_type(x->ty.elem), cv, v);
         v = cv;
       }
-      int64_t col = px_blk_col_off(&g, j); /* plus the column base */
-      if (col + px_blk_col_last(&g) >= len) { /* some thread's column may be slack */
-        const char *cc = px_tmp(e, RC_B32), *p = px_tmp(e, RC_PRED), *sv = px_tmp(e, rc);
+      int64_t col = px_blk_col_off(g, j); /* plus the column base */
+      const char *p = NULL;
+      if (col + px_blk_col_last(g) >= len) { /* some thread's column may be slack */
+        const char *cc = px_tmp(e, RC_B32);
+        p = px_tmp(e, RC_PRED);
         px_out(e, "add.u32 %s, %s, %lld;", cc, cb, (long long)col);
         px_out(e, "setp.lt.u32 %s, %s, %lld;", p, cc, (long long)len);
+      }
+      if (gcol) { /* a phantom column of a shifted walk */
+        const char *cc = px_tmp(e, RC_B32), *q = px_tmp(e, RC_PRED);
+        px_out(e, "add.s32 %s, %s, %lld;", cc, gcol, (long long)col);
+        px_out(e, "setp.ge.s32 %s, %s, 0;", q, cc);
+        px_out(e, "setp.lt.and.s32 %s, %s, %s, %s;", q, cc, e->sw_hi, q);
+        if (p) px_out(e, "and.pred %s, %s, %s;", q, q, p);
+        p = q;
+      }
+      if (p) {
+        const char *sv = px_tmp(e, rc);
         px_out(e, "selp.%s %s, %s, %s, %s;", px_mov_type(rc), sv, v, id, p);
         v = sv;
       }
       if (j == 0 && first_real) px_out(e, "mov.%s %s, %s;", px_mov_type(rc), d, v);
       else red_step(e, op, d, d, v);
     }
-    for (int m = 1; !partial && m < g.tc; m *= 2) shfl_fold(e, rc, op, d, m);
+  }
+}
+
+/* rowmax or rowsum of a blocked value into its row layout (plan.c,
+ * plan_reduce_in_regs): each thread folds its registers of a row repetition
+ * (over the logical columns only: slack gives the identity), the tc lanes
+ * along the row (the low bits of the lane) meet by butterfly shuffles, and
+ * when wc warps share a row their partials go through the plan's scratch
+ * (meet_warps). No shared memory at all when a row lies within a warp. A
+ * partial reduction (plan/deferred.c) stops after the thread's own fold:
+ * its loop's exit meets the rows (px_defer_exit). In a shifted walk
+ * (shiftwalk.c, whose reductions are all partial) a thread whose columns
+ * are not all inside [0, hi) folds with each column's test, the others
+ * as before: only the first and last blocks of a row have phantoms. */
+static void emit_reduce_blocked(Emitter *e, const TirInst *in) {
+  const TirInst *x = in->args[0];
+  BlockGeom g = plan_block_geom(x);
+  RegClass rc = px_rc_of(in->ty.elem);
+  bool partial = in->plan->partial;
+  const char *op = arena_printf(e->a, "%s.%s", red_op(in->aux), px_arith_type(in->ty.elem));
+  const char *cb = px_blk_col_base(e, &g);
+  if (partial && e->sw_loop) {
+    int W = px_new_label(e);
+    const char *gcol = px_tmp(e, RC_B32), *last = px_tmp(e, RC_B32), *in_ = px_tmp(e, RC_PRED);
+    px_out(e, "add.s32 %s, %s, %s;", gcol, px_reg(e, e->sw_loop, 0), cb);
+    px_out(e, "add.s32 %s, %s, %lld;", last, gcol, (long long)px_blk_col_off(&g, g.V * (int)g.reps_c - 1));
+    px_out(e, "setp.ge.s32 %s, %s, 0;", in_, gcol);
+    px_out(e, "setp.lt.and.s32 %s, %s, %s, %s;", in_, last, e->sw_hi, in_);
+    px_out(e, "@!%s bra $Lswph%d;", in_, W);
+    for (int rr = 0; rr < (int)g.reps_r; rr++) fold_thread(e, in, &g, cb, rr, NULL);
+    px_out(e, "bra.uni $Lswphd%d;", W);
+    px_label(e, "swph", W);
+    for (int rr = 0; rr < (int)g.reps_r; rr++) fold_thread(e, in, &g, cb, rr, gcol);
+    px_label(e, "swphd", W);
+  } else {
+    for (int rr = 0; rr < (int)g.reps_r; rr++) {
+      fold_thread(e, in, &g, cb, rr, NULL);
+      for (int m = 1; !partial && m < g.tc; m *= 2) shfl_fold(e, rc, op, px_reg(e, in, rr), m);
+    }
   }
   if (g.wc > 1 && !partial) {
     const char **regs = arena_alloc(e->a, sizeof *regs * (size_t)g.reps_r);

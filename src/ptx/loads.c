@@ -1191,8 +1191,10 @@ static bool emit_blocked_rows(Emitter *e, const TirInst *in, const TirInst *val)
   if (blocked_vec(V, eb)) {
     const char *al = px_tmp(e, RC_B64);
     aligned = px_tmp(e, RC_PRED);
-    px_out(e, "or.b64 %s, %s, %s;", al, R.ad, R.step);
-    px_out(e, "and.b64 %s, %s, %d;", al, al, vec_align(V, eb) - 1);
+    /* a thread of one row repetition never steps to the next row: the
+     * pitch does not matter (a shifted walk's rows, shiftwalk.c) */
+    if (g.reps_r > 1) px_out(e, "or.b64 %s, %s, %s;", al, R.ad, R.step);
+    px_out(e, "and.b64 %s, %s, %d;", al, g.reps_r > 1 ? al : R.ad, vec_align(V, eb) - 1);
     px_out(e, "setp.eq.u64 %s, %s, 0;", aligned, al);
   }
   const char **pw = !val && aligned ? load_words(e, in, eb) : NULL;

@@ -375,16 +375,49 @@ static bool continues(const TirBlock *b) {
   return false;
 }
 
+/* A shifted walk's bounds (shiftwalk.c): the leader's row's misalignment
+ * sh in elements, from its row's start (the row subscript is defined
+ * before the loop), *start = -sh and *end = hi = cdiv(D, S) S, the
+ * columns the plain walk covers (sh 0 where hi is: no iteration). */
+static void shift_walk_bounds(Emitter *e, const TirInst *loop, const TirInst *lead, const char **start,
+                              const char **end) {
+  const TirParam *t = &e->f->params[lead->aux];
+  int eb = px_elem_bytes_mem(t->elem);
+  int64_t S = loop->args[2]->ival;
+  const char *ad = px_tmp(e, RC_B64), *s64 = px_tmp(e, RC_B64), *sh = px_tmp(e, RC_B32), *hi = px_tmp(e, RC_B32);
+  const char *q = px_tmp(e, RC_PRED), *st = px_tmp(e, RC_B32);
+  if (t->rank == 2) {
+    px_out(e, "mul.wide.s32 %s, %s, %%str%d_0;", ad, px_sub_start(e, lead, 0), lead->aux);
+    px_out(e, "mad.lo.s64 %s, %s, %d, %%base%d;", ad, ad, eb, lead->aux);
+  } else {
+    px_out(e, "mov.b64 %s, %%base%d;", ad, lead->aux);
+  }
+  px_out(e, "and.b64 %s, %s, 15;", s64, ad);
+  px_out(e, "cvt.u32.u64 %s, %s;", sh, s64);
+  if (eb > 1) px_out(e, "shr.u32 %s, %s, %d;", sh, sh, px_log2i(eb));
+  px_out(e, "add.s32 %s, %s, %lld;", hi, *end, (long long)(S - 1));
+  px_out(e, "div.s32 %s, %s, %lld;", hi, hi, (long long)S);
+  px_out(e, "mul.lo.s32 %s, %s, %lld;", hi, hi, (long long)S);
+  px_out(e, "setp.le.s32 %s, %s, 0;", q, hi);
+  px_out(e, "selp.b32 %s, 0, %s, %s;", sh, sh, q);
+  px_out(e, "neg.s32 %s, %s; // a shifted walk (shiftwalk.c): from the row's alignment", st, sh);
+  *start = st;
+  *end = hi;
+}
+
 void px_emit_for(Emitter *e, const TirInst *in) {
   int L = px_new_label(e);
   const char *i = px_reg(e, in, 0), *p = px_tmp(e, RC_PRED);
   const char *end = px_reg(e, in->args[1], 0), *step = px_reg(e, in->args[2], 0);
+  const char *start = px_reg(e, in->args[0], 0);
+  const TirInst *lead = shiftwalk_leader(e->p, in);
+  if (lead) shift_walk_bounds(e, in, lead, &start, &end);
   const TirInst *loads[8];
   int n = e->ring_loop ? 0 : ring_loads(in, loads); /* one ringed loop at a time: an inner loop's loads stay plain */
   const TirInst *sloads[8];
   int ns = e->ring_loop || e->sring_loop ? 0 : sring_loads(in, sloads);
-  if (cluster_split_loop(e->p, in)) px_cluster_loop(e, in, i, px_reg(e, in->args[0], 0), &step);
-  else px_out(e, "mov.b32 %s, %s;", i, px_reg(e, in->args[0], 0));
+  if (cluster_split_loop(e->p, in)) px_cluster_loop(e, in, i, start, &step);
+  else px_out(e, "mov.b32 %s, %s;", i, start);
   /* --prefetch: the next iteration's register tiles are loaded at the top
    * of this one, so their latency overlaps this iteration's work; the
    * first iteration's before the loop. One loop at a time. */
@@ -541,7 +574,11 @@ void px_emit_for(Emitter *e, const TirInst *in) {
     }
   }
   px_jump_push(e, arena_printf(e->a, "$Lend%d", L), arena_printf(e->a, "$Lcont%d", L));
+  const TirInst *osw = e->sw_loop;
+  const char *oswhi = e->sw_hi;
+  e->sw_loop = lead ? in : NULL, e->sw_hi = lead ? end : NULL;
   px_emit_block(e, &in->body);
+  e->sw_loop = osw, e->sw_hi = oswhi;
   e->njump--;
   if (continues(&in->body)) px_label(e, "cont", L); /* continue: the iteration's end, its waits and stage moves included */
   e->npf = onpf;

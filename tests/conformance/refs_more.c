@@ -600,6 +600,25 @@ static bool ref_past_end(RefCtx *r) {
   return true;
 }
 
+/* shift_walk.ph, phantoms: over the columns of the plain walk, [0, hi) with
+ * hi = cdiv(N, 256) 256 (those past N load as zero): s = sum (x + 1), q =
+ * max(-1000, max (x - 5)), and the row's logsumexp over [0, N); Y =
+ * bf16(exp(x - lse) W + s / 1000) */
+static bool ref_shift_walk(RefCtx *r) {
+  CaseParam *X = ref_param(r, "X"), *W = ref_param(r, "W"), *Y = ref_param(r, "Y"), *S = ref_param(r, "S");
+  int64_t R = X->dims[0], N = X->dims[1], hi = (N + 255) / 256 * 256;
+  for (int64_t i = 0; i < R; i++) {
+    const double *x = X->data + i * N;
+    double s = (double)(hi - N), q = hi > N ? -5.0 : -1000.0, m = -INFINITY, l = 0;
+    for (int64_t j = 0; j < N; j++) s += x[j] + 1, q = fmax(q, x[j] - 5), m = fmax(m, x[j]);
+    for (int64_t j = 0; j < N; j++) l += exp(x[j] - m);
+    double lse = m + log(l);
+    S->data[i * 3] = s, S->data[i * 3 + 1] = q, S->data[i * 3 + 2] = lse;
+    for (int64_t j = 0; j < N; j++) Y->data[i * N + j] = to_bf16(exp(x[j] - lse) * W->data[j] + s * 0.001);
+  }
+  return true;
+}
+
 /* cluster_rows.ph, weighted_rows: s = sum x w over the row, m = max x w,
  * S = s, Y = x w - s + m */
 static bool ref_cluster_weighted(RefCtx *r) {
@@ -1542,6 +1561,7 @@ const RefEntry harness_refs_more[] = {
     {"cluster_softmax_inplace", ref_cluster_softmax_inplace},
     {"cluster_weighted", ref_cluster_weighted},
     {"past_end", ref_past_end},
+    {"shift_walk", ref_shift_walk},
     {"layer_norm_rows", ref_layer_norm_rows},
     {"div_rows", ref_div_rows},
     {"div_scalar", ref_div_scalar},
