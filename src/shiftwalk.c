@@ -41,8 +41,14 @@
  *   their end), the others do not read the induction value at all;
  *   stores write (no atomics).
  * The first access at the own block, a load if any, gives the shift (its
- * row's start, read before the loop). Only the entries for rows that are
+ * row's start, read before the loop). A loop whose every reduction reads
+ * the identity at columns at or past D (a `where(cols < D, x, -inf)` or
+ * `0`, the online logsumexp's exp of such a value less its max) or that
+ * has none needs no slack columns: it runs while c < D, not to hi, and so
+ * takes no block more than the plain walk unless sh pushes the row's
+ * last column past one (shiftwalk_slack_free). Only the entries for rows that are
  * not aligned take it: an aligned-rows copy's rows start at 16 bytes. */
+#include <math.h>
 #include <string.h>
 
 #include "plan/plan.h"
@@ -151,4 +157,45 @@ const TirInst *shiftwalk_leader(const Plan *p, const TirInst *loop) {
   int eb = sema_scalar_bytes(te);
   if (eb < 1 || 16 % eb || step * eb % 16) return NULL;
   return lead;
+}
+
+/* x is splat(v) */
+static bool splat_of(const TirInst *x, const TirInst *v) { return x && x->op == TIR_SPLAT && x->args[0] == v; }
+
+/* c is `splat(loop) + iota < splat(D)` (either order of the sum), D the
+ * loop's end: the columns of the block inside the row */
+static bool cols_inside(const TirInst *c, const TirInst *loop) {
+  if (!c || c->op != TIR_BINARY || c->aux != '<') return false;
+  const TirInst *a = c->args[0], *b = c->args[1], *end = loop->args[1];
+  if (!(b->op == TIR_SPLAT && (b->args[0] == end || (b->args[0]->op == TIR_DIM && b->args[0]->aux == end->aux &&
+                                                      b->args[0]->aux2 == end->aux2))))
+    return false;
+  if (a->op != TIR_BINARY || a->aux != '+') return false;
+  const TirInst *i = splat_of(a->args[0], loop) ? a->args[1] : splat_of(a->args[1], loop) ? a->args[0] : NULL;
+  return i && i->op == TIR_IOTA && i->aux == i->ty.rank - 1;
+}
+
+/* x is the identity of reduction `red` wherever its column is at or past D:
+ * where(cols < D, v, identity), or for a sum exp(z - m) of such a z with
+ * -inf (the online logsumexp's: exp(-inf - m) is 0) */
+static bool slack_identity(const TirInst *x, int red, const TirInst *loop) {
+  if (red == TRED_SUM && x->op == TIR_MATH && x->aux == TMATH_EXP) {
+    const TirInst *d = x->args[0];
+    return d->op == TIR_BINARY && d->aux == '-' && slack_identity(d->args[0], TRED_MAX, loop);
+  }
+  if (x->op != TIR_SELECT || !cols_inside(x->args[0], loop)) return false;
+  const TirInst *k = x->args[2];
+  if (k->op != TIR_SPLAT || k->args[0]->op != TIR_CONST) return false;
+  const TirInst *v = k->args[0];
+  double f = v->ty.elem <= S_F64 ? v->fval : (double)v->ival; /* f16, bf16, f32, f64 */
+  return red == TRED_SUM ? f == 0 : red == TRED_MAX ? isinf(f) && f < 0 : isinf(f) && f > 0;
+}
+
+bool shiftwalk_slack_free(const TirInst *loop) {
+  const TirBlock *b = &loop->body;
+  for (int i = 0; i < b->len; i++) {
+    const TirInst *x = b->insts[i];
+    if (x->op == TIR_REDUCE && !slack_identity(x->args[0], x->aux, loop)) return false;
+  }
+  return true;
 }

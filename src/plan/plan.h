@@ -293,6 +293,10 @@ bool cluster_rows_ok(const Plan *p, const char **dim, int64_t *step, uint64_t *a
 /* Shifted walks (src/shiftwalk.c, spec 15.24): the access whose row's
  * alignment loop `loop` starts at, or NULL where it is not one. */
 const TirInst *shiftwalk_leader(const Plan *p, const TirInst *loop);
+/* whether every row reduction in such a loop reads its identity at the
+ * columns past the dim it walks (or it has none): the walk may stop at the
+ * dim's end instead of at the plain walk's last block's */
+bool shiftwalk_slack_free(const TirInst *loop);
 /* whether slot is one of loop's deferred accumulators (plan/deferred.c) */
 bool plan_defers_slot(const TirInst *loop, const TirInst *slot);
 bool cluster_split_loop(const Plan *p, const TirInst *loop);

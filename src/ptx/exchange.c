@@ -666,6 +666,13 @@ static void emit_reduce_blocked(Emitter *e, const TirInst *in) {
     for (int rr = 0; rr < (int)g.reps_r; rr++) fold_thread(e, in, &g, cb, rr, NULL);
     px_out(e, "bra.uni $Lswphd%d;", W);
     px_label(e, "swph", W);
+    /* every column a phantom (a block past hi, the walk's last): the identity */
+    const char *none = px_tmp(e, RC_PRED);
+    px_out(e, "setp.ge.s32 %s, %s, %s;", none, gcol, e->sw_hi);
+    px_out(e, "setp.lt.or.s32 %s, %s, 0, %s;", none, last, none);
+    for (int rr = 0; rr < (int)g.reps_r; rr++)
+      px_out(e, "@%s mov.%s %s, %s;", none, px_mov_type(rc), px_reg(e, in, rr), red_identity(in->aux, in->ty.elem));
+    px_out(e, "@%s bra $Lswphd%d;", none, W);
     for (int rr = 0; rr < (int)g.reps_r; rr++) fold_thread(e, in, &g, cb, rr, gcol);
     px_label(e, "swphd", W);
   } else {

@@ -378,9 +378,11 @@ static bool continues(const TirBlock *b) {
 /* A shifted walk's bounds (shiftwalk.c): the leader's row's misalignment
  * sh in elements, from its row's start (the row subscript is defined
  * before the loop), *start = -sh and *end = hi = cdiv(D, S) S, the
- * columns the plain walk covers (sh 0 where hi is: no iteration). */
+ * columns the plain walk covers (sh 0 where hi is: no iteration), or D
+ * itself where the loop's reductions need no slack column; *hi_out: hi,
+ * where phantoms start. */
 static void shift_walk_bounds(Emitter *e, const TirInst *loop, const TirInst *lead, const char **start,
-                              const char **end) {
+                              const char **end, const char **hi_out) {
   const TirParam *t = &e->f->params[lead->aux];
   int eb = px_elem_bytes_mem(t->elem);
   int64_t S = loop->args[2]->ival;
@@ -402,7 +404,8 @@ static void shift_walk_bounds(Emitter *e, const TirInst *loop, const TirInst *le
   px_out(e, "selp.b32 %s, 0, %s, %s;", sh, sh, q);
   px_out(e, "neg.s32 %s, %s; // a shifted walk (shiftwalk.c): from the row's alignment", st, sh);
   *start = st;
-  *end = hi;
+  if (!shiftwalk_slack_free(loop)) *end = hi;
+  *hi_out = hi;
 }
 
 void px_emit_for(Emitter *e, const TirInst *in) {
@@ -411,7 +414,8 @@ void px_emit_for(Emitter *e, const TirInst *in) {
   const char *end = px_reg(e, in->args[1], 0), *step = px_reg(e, in->args[2], 0);
   const char *start = px_reg(e, in->args[0], 0);
   const TirInst *lead = shiftwalk_leader(e->p, in);
-  if (lead) shift_walk_bounds(e, in, lead, &start, &end);
+  const char *sw_hi = NULL;
+  if (lead) shift_walk_bounds(e, in, lead, &start, &end, &sw_hi);
   const TirInst *loads[8];
   int n = e->ring_loop ? 0 : ring_loads(in, loads); /* one ringed loop at a time: an inner loop's loads stay plain */
   const TirInst *sloads[8];
@@ -576,7 +580,7 @@ void px_emit_for(Emitter *e, const TirInst *in) {
   px_jump_push(e, arena_printf(e->a, "$Lend%d", L), arena_printf(e->a, "$Lcont%d", L));
   const TirInst *osw = e->sw_loop;
   const char *oswhi = e->sw_hi;
-  e->sw_loop = lead ? in : NULL, e->sw_hi = lead ? end : NULL;
+  e->sw_loop = lead ? in : NULL, e->sw_hi = sw_hi;
   px_emit_block(e, &in->body);
   e->sw_loop = osw, e->sw_hi = oswhi;
   e->njump--;
