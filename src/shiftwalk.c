@@ -33,13 +33,16 @@
  *   outside it but its deferred accumulators;
  * - the induction value is read only as the start of an access's last
  *   slice, S long (its own block), or splat and added to an iota along
- *   the last axis (a tile of the columns);
+ *   the last axis (a tile of the columns); such an iota is read nowhere
+ *   else, and no tile of several columns comes from outside the loop (a
+ *   load elsewhere, a value or var from before it): its element j would
+ *   meet another column of the row than in the plain walk;
  * - every access is a register tile of one row (rank 1, or rank 2 with
  *   its row a point or one long) of a tensor of rank 1 or 2, its other
  *   subscripts defined before the loop; those at the own block are of
  *   tensors whose last dim is D (so that the phantoms past hi lie past
  *   their end), the others do not read the induction value at all;
- *   stores write (no atomics).
+ *   stores are all at the own block, and write (no atomics).
  * The first access at the own block, a load if any, gives the shift (its
  * row's start, read before the loop). A loop whose every reduction reads
  * the identity at columns at or past D (a `where(cols < D, x, -inf)` or
@@ -52,6 +55,9 @@
 #include <string.h>
 
 #include "plan/plan.h"
+
+/* x is splat(v) */
+static bool splat_of(const TirInst *x, const TirInst *v) { return x && x->op == TIR_SPLAT && x->args[0] == v; }
 
 static bool invariant(const TirInst *x, const TirInst *loop) {
   return x->pos < loop->pos || x->op == TIR_CONST || x->op == TIR_DIM || x->op == TIR_PARAM || x->op == TIR_CTX;
@@ -103,6 +109,29 @@ static bool reads_loop_ok(const TirBlock *b, const TirInst *x, const TirInst *lo
   return true;
 }
 
+/* a tile of several columns */
+static bool wide(const TirInst *x) { return x->ty.rank > 0 && x->ty.dims[x->ty.rank - 1] > 1; }
+
+/* Each block's columns stay tied to the row's: x reads no tile of several
+ * columns from outside the loop (its element j would meet column c + j in
+ * the plain walk and another in the shifted one), and an iota along the
+ * last axis only where splat(c) is added to it (the row's columns, not
+ * the block's). */
+static bool columns_kept(const TirBlock *b, const TirInst *x, const TirInst *loop) {
+  for (int a = 0; a < x->nargs; a++)
+    if (x->args[a] && x->args[a]->pos < loop->pos && wide(x->args[a])) return false;
+  if (x->op == TIR_READ && wide(x)) return false; /* a slot of several columns: the same, from a var */
+  if (x->op != TIR_IOTA || x->aux != x->ty.rank - 1 || !wide(x)) return true;
+  for (int i = 0; i < b->len; i++) {
+    const TirInst *u = b->insts[i];
+    for (int a = 0; a < u->nargs; a++) {
+      if (u->args[a] != x) continue;
+      if (u->op != TIR_BINARY || u->aux != '+' || u->nargs != 2 || !splat_of(u->args[1 - a], loop)) return false;
+    }
+  }
+  return true;
+}
+
 const TirInst *shiftwalk_leader(const Plan *p, const TirInst *loop) {
   const TirFunc *f = p->f;
   int64_t step;
@@ -141,6 +170,9 @@ const TirInst *shiftwalk_leader(const Plan *p, const TirInst *loop) {
     case TIR_STORE: {
       bool own;
       if (!one_row_access(f, x, loop, step, dim, &own)) return NULL;
+      /* a store elsewhere would keep the last block's values; a load
+       * elsewhere of several columns gives each block the same ones */
+      if (!own && (x->op == TIR_STORE || wide(x))) return NULL;
       if (own && (!lead || (lead->op == TIR_STORE && x->op == TIR_LOAD))) lead = x;
       break;
     }
@@ -149,6 +181,7 @@ const TirInst *shiftwalk_leader(const Plan *p, const TirInst *loop) {
     }
     if (x->op != TIR_LOAD && x->op != TIR_STORE && !reads_loop_ok(b, x, loop)) return NULL;
     if (x->op == TIR_STORE && x->args[0] == loop) return NULL;
+    if (!columns_kept(b, x, loop)) return NULL;
   }
   if (!lead) return NULL;
   /* its row's start is read at the loop's entry */
@@ -158,9 +191,6 @@ const TirInst *shiftwalk_leader(const Plan *p, const TirInst *loop) {
   if (eb < 1 || 16 % eb || step * eb % 16) return NULL;
   return lead;
 }
-
-/* x is splat(v) */
-static bool splat_of(const TirInst *x, const TirInst *v) { return x && x->op == TIR_SPLAT && x->args[0] == v; }
 
 /* c is `splat(loop) + iota < splat(D)` (either order of the sum), D the
  * loop's end: the columns of the block inside the row */

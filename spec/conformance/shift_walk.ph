@@ -33,3 +33,16 @@ kernel phantoms(X: tensor<bf16>[R, N], W: tensor<f32>[N], Y: tensor<bf16>[R, N],
     Y[r :+ 1, c0 :+ 256] = bf16(exp(f32(X[r :+ 1, c0 :+ 256]) - m) / l * W[c0 :+ 256] + s * 0.001)
   }
 }
+
+// Not shifted: an iota not added to c0 (each block's own positions) and a
+// tile loaded before the loop meet each block's elements, not the row's
+// columns, so this walk keeps its blocks at 0, 64, 128, ...
+@launch(64)
+@grid(R)
+kernel block_positions(X: tensor<f32>[R, N], T: tensor<f32>[64], Y: tensor<f32>[R, N]) {
+  let r = ctx.block.x
+  let t = T[0 :+ 64]
+  for c0 in range(0, N, 64) {
+    Y[r :+ 1, c0 :+ 64] = X[r :+ 1, c0 :+ 64] * t + f32(iota(1, 64))
+  }
+}

@@ -619,6 +619,16 @@ static bool ref_shift_walk(RefCtx *r) {
   return true;
 }
 
+/* shift_walk.ph, block_positions: Y = X T[c mod 64] + c mod 64 */
+static bool ref_shift_walk_blocks(RefCtx *r) {
+  CaseParam *X = ref_param(r, "X"), *T = ref_param(r, "T"), *Y = ref_param(r, "Y");
+  int64_t R = X->dims[0], N = X->dims[1];
+  for (int64_t i = 0; i < R; i++)
+    for (int64_t j = 0; j < N; j++)
+      Y->data[i * N + j] = (double)(float)(X->data[i * N + j] * T->data[j % 64]) + (double)(j % 64);
+  return true;
+}
+
 /* cluster_rows.ph, weighted_rows: s = sum x w over the row, m = max x w,
  * S = s, Y = x w - s + m */
 static bool ref_cluster_weighted(RefCtx *r) {
@@ -1562,6 +1572,7 @@ const RefEntry harness_refs_more[] = {
     {"cluster_weighted", ref_cluster_weighted},
     {"past_end", ref_past_end},
     {"shift_walk", ref_shift_walk},
+    {"shift_walk_blocks", ref_shift_walk_blocks},
     {"layer_norm_rows", ref_layer_norm_rows},
     {"div_rows", ref_div_rows},
     {"div_scalar", ref_div_scalar},
