@@ -136,7 +136,7 @@ const TirInst *shiftwalk_leader(const Plan *p, const TirInst *loop) {
   const TirFunc *f = p->f;
   int64_t step;
   const TirInst *hi = tir_dim_loop(f, loop, &step);
-  if (!hi || p->aligned_copy || p->no_shift_walk || p->stages || p->prefetch || p->general_strides || f->staged)
+  if (!hi || !p->shift_walk || p->aligned_copy || p->stages || p->prefetch || p->general_strides || f->staged)
     return NULL;
   const char *dim = f->params[hi->aux].dimname[hi->aux2];
   if (!dim) return NULL;

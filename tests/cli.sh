@@ -275,14 +275,14 @@ has "cluster rows: a cluster of 4" out ".reqnctapercluster 4, 1, 1"
 has "cluster rows: entries" out ".entry softmax_rows__v0_cl4("
 has "cluster rows: the block is the cluster's" out "mov.u32 %rv3_0, %clusterid.x;"
 has "cluster rows: steps of 4 blocks" out "add.s32 %rv17_0, %rv17_0, 256;"
-# spec 15.24: the odd-pitch entries' walks start at the row's alignment, -sh
-# (and so the cluster's CTA k at block k less sh)
+has "cluster rows: CTA k starts at block k" out "mad.lo.s32 %rv17_0, %clr_, 64, %rv14_0;"
+lacks "shift walks: none by default" out "a shifted walk"
+# spec 15.24 (--shift-walks): the odd-pitch entries' walks start at the
+# row's alignment, -sh (and so the cluster's CTA k at block k less sh)
+run "--emit=ptx cluster_rows --shift-walks" 0 --emit=ptx --shift-walks -D BR=1 -D NT=64 "$cr"
 has "shift walks: from the row's alignment" out "neg.s32 %rt2, %rt0; // a shifted walk"
 has "shift walks: CTA k starts at block k, shifted" out "mad.lo.s32 %rv17_0, %clr_, 64, %rt2;"
 has "shift walks: phantom columns left out of the folds" out "bra \$Lswph"
-run "--emit=ptx cluster_rows --no-shift-walks" 0 --emit=ptx --no-shift-walks -D BR=1 -D NT=64 "$cr"
-has "cluster rows: CTA k starts at block k" out "mad.lo.s32 %rv17_0, %clr_, 64, %rv14_0;"
-lacks "shift walks: none with --no-shift-walks" out "a shifted walk"
 has "cluster rows: the pairs read across the cluster" out "ld.shared::cluster.v2.f32"
 has "cluster rows: published by a cluster barrier" out "barrier.cluster.wait.acquire.aligned;"
 run "--emit=ptx cluster_rows --no-cluster-rows" 0 --emit=ptx --no-cluster-rows -D BR=1 -D NT=64 "$cr"

@@ -1,4 +1,5 @@
-// Shifted walks (spec 15.24): where rows are not 16-byte aligned, a loop that
+// Shifted walks (spec 15.24, phobosc --shift-walks; the conformance harness
+// plans them under PHOBOS_SHIFT_WALKS=1): where rows are not 16-byte aligned, a loop that
 // walks a row in blocks starts at -sh (sh the row's misalignment in elements)
 // and runs to hi = cdiv(N, 256) 256, so that every chunk is an aligned
 // vector; the phantom columns before 0 and past hi must not reach a

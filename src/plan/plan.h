@@ -189,7 +189,7 @@ typedef struct Plan {
   bool l2_hints, l2_hint_stores; /* L2 eviction priorities (src/l2hint.c): unless PLAN_NO_L2_HINTS; PLAN_L2_HINT_STORES */
   int l2_keep_eighths;           /* the share of lines an evict_last load keeps, in eighths (PLAN_L2_KEEP_SHIFT) */
   bool no_skip;    /* PLAN_NO_SKIP: no warp skips a chain that only stores (src/skip.c) */
-  bool no_shift_walk; /* PLAN_NO_SHIFT_WALK: no row loop's blocks move to its row's alignment (src/shiftwalk.c) */
+  bool shift_walk; /* PLAN_SHIFT_WALK: row loops' blocks may move to their row's alignment (src/shiftwalk.c) */
   int raster_group; /* a 2-D grid's blocks grouped this many block.y rows at a time (plan/raster.c), 0: the hardware's order */
   int ntmaps;
   PlanTmap tmaps[MAX_TMAPS];
@@ -263,8 +263,8 @@ enum { PLAN_NO_ASYNC = 1, PLAN_PRODUCER_WARP = 2, PLAN_PREFETCH = 4, PLAN_NO_TEN
        /* no L2 eviction priorities on the loads l2hint.c marks (phobosc
         * --no-l2-hints), or on its stores too (--l2-hints=stores) */
        PLAN_NO_L2_HINTS = 2048, PLAN_L2_HINT_STORES = 4096,
-       /* no shifted walks (phobosc --no-shift-walks; src/shiftwalk.c) */
-       PLAN_NO_SHIFT_WALK = 8192, PLAN_STAGE_SHIFT = 16, PLAN_STAGE_MASK = 15 << 16,
+       /* shifted walks (phobosc --shift-walks, experimental; src/shiftwalk.c) */
+       PLAN_SHIFT_WALK = 8192, PLAN_STAGE_SHIFT = 16, PLAN_STAGE_MASK = 15 << 16,
        /* the share of lines an evict_last load keeps, 1 - n/8 for n in
         * bits 20-22 (--l2-keep; 0: all of them), the rest evict_first */
        PLAN_L2_KEEP_SHIFT = 20, PLAN_L2_KEEP_MASK = 7 << 20 };

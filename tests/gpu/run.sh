@@ -83,6 +83,10 @@ PHOBOS_GPU_PAD=16 run gpu_conformance.strided16 bash tests/gpu/pconf.sh "$build/
   spec/conformance/*.yaml
 PHOBOS_GPU_PAD=1 run gpu_conformance.strided1 bash tests/gpu/pconf.sh "$build/tests/gpu/gpu_conformance" \
   spec/conformance/*.yaml
+# the shifted walks (phobosc --shift-walks, spec 15.24, experimental) at odd
+# pitches: every case whose row loops qualify, against the interpreter
+PHOBOS_SHIFT_WALKS=1 PHOBOS_GPU_PAD=1 run gpu_conformance.shift_walks bash tests/gpu/pconf.sh \
+  "$build/tests/gpu/gpu_conformance" spec/conformance/*.yaml
 # and with every tensor's last dim at stride 2 (general strides, spec 16.3):
 # only the general-strides copies run, element by element; under memcheck too
 PHOBOS_GPU_SPREAD=2 run gpu_conformance.spread2 bash tests/gpu/pconf.sh "$build/tests/gpu/gpu_conformance" \
