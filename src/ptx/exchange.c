@@ -577,14 +577,6 @@ static void meet_warps(Emitter *e, const BlockGeom *g, RegClass rc, const char *
   }
 }
 
-/* rowmax or rowsum of a blocked value into its row layout (plan.c,
- * plan_reduce_in_regs): each thread folds its registers of a row repetition
- * (over the logical columns only: slack gives the identity), the tc lanes
- * along the row (the low bits of the lane) meet by butterfly shuffles, and
- * when wc warps share a row their partials go through the plan's scratch
- * (meet_warps). No shared memory at all when a row lies within a warp. A
- * partial reduction (plan/deferred.c) stops after the thread's own fold:
- * its loop's exit meets the rows (px_defer_exit). */
 /* Row repetition rr's registers of x folded by one thread into in's
  * register rr (emit_reduce_blocked); cb: its column base. gcol: NULL, or in a shifted walk
  * (shiftwalk.c) the thread's first column in the row (the loop's value
@@ -600,40 +592,38 @@ static void fold_thread(Emitter *e, const TirInst *in, const BlockGeom *g, const
   /* the fold starts from the thread's first column when no thread's is
    * slack, not from the identity: one operation fewer */
   bool first_real = !gcol && px_blk_col_off(g, 0) + px_blk_col_last(g) < len;
-  {
-    const char *d = px_reg(e, in, rr);
-    if (!first_real) px_out(e, "mov.%s %s, %s;", px_mov_type(rc), d, id);
-    for (int j = 0; j < per; j++) {
-      const char *v = px_reg(e, x, rr * per + j);
-      if (xc != rc) {
-        const char *cv = px_tmp(e, rc);
-        px_out(e, "cvt.%s.%s %s, %s;", rc == RC_B64 ? "s64" : "s32", px_arith_type(x->ty.elem), cv, v);
-        v = cv;
-      }
-      int64_t col = px_blk_col_off(g, j); /* plus the column base */
-      const char *p = NULL;
-      if (col + px_blk_col_last(g) >= len) { /* some thread's column may be slack */
-        const char *cc = px_tmp(e, RC_B32);
-        p = px_tmp(e, RC_PRED);
-        px_out(e, "add.u32 %s, %s, %lld;", cc, cb, (long long)col);
-        px_out(e, "setp.lt.u32 %s, %s, %lld;", p, cc, (long long)len);
-      }
-      if (gcol) { /* a phantom column of a shifted walk */
-        const char *cc = px_tmp(e, RC_B32), *q = px_tmp(e, RC_PRED);
-        px_out(e, "add.s32 %s, %s, %lld;", cc, gcol, (long long)col);
-        px_out(e, "setp.ge.s32 %s, %s, 0;", q, cc);
-        px_out(e, "setp.lt.and.s32 %s, %s, %s, %s;", q, cc, e->sw_hi, q);
-        if (p) px_out(e, "and.pred %s, %s, %s;", q, q, p);
-        p = q;
-      }
-      if (p) {
-        const char *sv = px_tmp(e, rc);
-        px_out(e, "selp.%s %s, %s, %s, %s;", px_mov_type(rc), sv, v, id, p);
-        v = sv;
-      }
-      if (j == 0 && first_real) px_out(e, "mov.%s %s, %s;", px_mov_type(rc), d, v);
-      else red_step(e, op, d, d, v);
+  const char *d = px_reg(e, in, rr);
+  if (!first_real) px_out(e, "mov.%s %s, %s;", px_mov_type(rc), d, id);
+  for (int j = 0; j < per; j++) {
+    const char *v = px_reg(e, x, rr * per + j);
+    if (xc != rc) {
+      const char *cv = px_tmp(e, rc);
+      px_out(e, "cvt.%s.%s %s, %s;", rc == RC_B64 ? "s64" : "s32", px_arith_type(x->ty.elem), cv, v);
+      v = cv;
     }
+    int64_t col = px_blk_col_off(g, j); /* plus the column base */
+    const char *p = NULL;
+    if (col + px_blk_col_last(g) >= len) { /* some thread's column may be slack */
+      const char *cc = px_tmp(e, RC_B32);
+      p = px_tmp(e, RC_PRED);
+      px_out(e, "add.u32 %s, %s, %lld;", cc, cb, (long long)col);
+      px_out(e, "setp.lt.u32 %s, %s, %lld;", p, cc, (long long)len);
+    }
+    if (gcol) { /* a phantom column of a shifted walk */
+      const char *cc = px_tmp(e, RC_B32), *q = px_tmp(e, RC_PRED);
+      px_out(e, "add.s32 %s, %s, %lld;", cc, gcol, (long long)col);
+      px_out(e, "setp.ge.s32 %s, %s, 0;", q, cc);
+      px_out(e, "setp.lt.and.s32 %s, %s, %s, %s;", q, cc, e->sw_hi, q);
+      if (p) px_out(e, "and.pred %s, %s, %s;", q, q, p);
+      p = q;
+    }
+    if (p) {
+      const char *sv = px_tmp(e, rc);
+      px_out(e, "selp.%s %s, %s, %s, %s;", px_mov_type(rc), sv, v, id, p);
+      v = sv;
+    }
+    if (j == 0 && first_real) px_out(e, "mov.%s %s, %s;", px_mov_type(rc), d, v);
+    else red_step(e, op, d, d, v);
   }
 }
 
