@@ -13,10 +13,12 @@
  * access's row start), and runs it while c < hi, hi = cdiv(D, S) S: the
  * same columns [0, hi) the plain walk covers, each once, in blocks whose
  * every chunk is one aligned vector of the row, plus up to sh phantom
- * columns before 0 and after hi. Phantoms are outside the tensor (before
- * its start, or at or past D), so their loads give zero and their stores
- * are skipped as slack; they must not reach a reduction: the loop's row
- * reductions leave them out (ptx/exchange.c). Every other column is the
+ * columns before 0 and after hi. Phantoms are outside the row (before its
+ * start, or at or past D): their stores are skipped as slack, a masked load
+ * gives zero for them, and the vector path reads those before 0 as they
+ * are (in column 0's own 16-byte granule: ptx/loads.c, col_mask_phantoms);
+ * they must not reach a reduction: the loop's row reductions leave them
+ * out (ptx/exchange.c). Every other column is the
  * same element in the same elementwise computation as before, in another
  * block.
  *

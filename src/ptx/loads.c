@@ -299,6 +299,31 @@ static const char *col_mask(Emitter *e, const ColMasks *m, int j) {
 
 static const char *col_ok(Emitter *e, const ColMasks *m, int j) { return m->eager[j] ? m->eager[j] : col_mask(e, m, j); }
 
+/* Whether load `in` is at its shifted walk's own block (shiftwalk.c): its
+ * column slice starts at the loop's value, which starts at -sh, sh below
+ * the vector's V elements, and its thread columns are not negative. */
+static bool shift_walk_own_load(const Emitter *e, const TirInst *in, int i1) {
+  return e->sw_loop && in->op == TIR_LOAD && i1 >= 0 && in->subs[i1].start == e->sw_loop;
+}
+
+/* The vector path's mask of a shifted walk's first column (col_mask's of
+ * column 0, its tensor test signed): in the walk's first block the first
+ * chunk of the row's first thread starts at -sh, the phantom columns before
+ * column 0 lying in column 0's own 16-byte granule wherever the chunk's
+ * address is aligned (the path's other test), so the vector may read them
+ * (the folds leave phantoms out, ptx/exchange.c). Tested unsigned, that
+ * thread took the element-by-element path for its four chunks in each of
+ * the row's two loads (the bf16 softmax over 50257 columns). Only this
+ * path: the masked paths read the strict masks, which give zero. */
+static const char *col_mask_phantoms(Emitter *e, const ColMasks *m) {
+  const char *p = px_tmp(e, RC_PRED), *q = px_tmp(e, RC_PRED), *gc = px_tmp(e, RC_B32);
+  if (m->len - m->coff[0] <= 0) px_out(e, "setp.ne.and.u32 %s, 0, 0, %s;", p, m->ok);
+  else px_out(e, "setp.lt.and.u32 %s, %s, %lld, %s;", p, m->c1, (long long)(m->len - m->coff[0]), m->ok);
+  px_out(e, "add.s32 %s, %s, %lld;", gc, m->gcol, (long long)m->coff[0]);
+  px_out(e, "setp.lt.and.s32 %s, %s, %s, %s;", q, gc, m->ext, p);
+  return q;
+}
+
 /* whole &&= every chunk of the thread lies wholly inside its row's columns
  * or wholly past them, by one test for the whole access: a chunk starts a
  * multiple of V columns after the slice's start (the thread's first column
@@ -1209,7 +1234,8 @@ static bool emit_blocked_rows(Emitter *e, const TirInst *in, const TirInst *val)
     px_out(e, "setp.ge.and.s32 %s, %s, 0, %s;", inside, R.grow, inside);
     px_out(e, "mov.pred %s, %s;", whole, inside); /* the rows are inside; the chunks' test follows at $Lbrows */
     /* every column is inside when the row's first and last are (ColMasks) */
-    px_out(e, "and.pred %s, %s, %s;", inside, inside, R.colok[0]);
+    const char *first = shift_walk_own_load(e, in, R.i1) ? col_mask_phantoms(e, R.cm) : R.colok[0];
+    px_out(e, "and.pred %s, %s, %s;", inside, inside, first);
     px_out(e, "and.pred %s, %s, %s;", inside, inside, R.colok[ncol - 1]);
     /* one chunk: its ends' masks are those two, so its wholly-inside test
      * costs two predicate operations here (the q8 example measured 1-2%
