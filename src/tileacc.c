@@ -221,6 +221,7 @@ static bool try_var(TileAcc *t, TirInst *v) {
     q->aux = tred;
     q->args[q->nargs++] = e[j];
     q->span = h[j]->span;
+    q->tileacc_update = L != NULL;
     insert_before(t->a, t->blk[h[j]->id], h[j], q);
     h[j]->args[h[j]->args[0] == ru[j] ? 1 : 0] = q;
     h[j]->ty = ru[j]->ty = wr[j + 1]->ty = rt;

@@ -109,6 +109,7 @@ typedef struct TirInst {
   int64_t *l2pf; /* a load l2pf.c marked: each subscript's step a block (nsubs of them) */
   const TirSkip *skip; /* a member of a chain that only stores (skip.c), or NULL */
   signed char l2hint;  /* L2H_*: the load's or store's L2 eviction priority (l2hint.c) */
+  bool tileacc_update; /* a reduction tileacc.c made of a tile accumulator's update in a loop */
 } TirInst;
 
 /* TirInst.l2hint (l2hint.c): none; keep the lines (a later pass reads

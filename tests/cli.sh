@@ -312,6 +312,8 @@ has "tile accumulators: one stored whole stays a tile" out "var k : tile<f32>[2,
 has "tile accumulators: the rank-1 statistics" out "var acc2 : tile<f32>[1]"
 run "--emit=plan tile_acc" 0 --emit=plan "$ta"
 has "tile accumulators: deferred" out "deferred at the exit of loop %26: max of %11"
+has "tile accumulators: kept where the planner would not defer them" out "%6    var       i32  [2, 64] phys [2, 64] reg blocked"
+lacks "tile accumulators: no row value reduced every iteration" out "%6    var       i32  [2, 1] phys [2, 1] reg flat"
 run "--emit=tir tile_acc --no-deferred-reductions" 0 --emit=tir --no-deferred-reductions "$ta"
 lacks "tile accumulators: kept with --no-deferred-reductions" out "var s : tile<f32>[2, 1]"
 # a staged-rows copy (spec 15.14): X's rows copied once by bulk copies, an

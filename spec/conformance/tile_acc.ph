@@ -68,3 +68,20 @@ kernel straight_accs(X: tensor<f32>[R, 48], S: tensor<f32>[R], M: tensor<f32>[R]
   S[row :+ 1] = rowsum(s)
   M[row :+ 1] = rowmax(m)
 }
+
+// A tile summed over blocks of rows, then reduced along and across its
+// rows after the loop (the LLM example's read_roof). As a row value its
+// layout would be the transpose's, its updates' reductions not deferred,
+// each iteration one reduction through shared memory: the kernel keeps the
+// tile (spec 15.23).
+@autotune(C in [64], TR in [8])
+@launch(64)
+@grid(cdiv(R, TR))
+kernel block_sums(Wd: tensor<i32>[R, C], Out: tensor<i32>[NB, 1]) {
+  let r0 = ctx.block.x * TR
+  var acc: tile<i32>[2, C] = 0
+  for r in range(r0, min(R, r0 + TR), 2) {
+    acc += Wd[r :+ 2, :]
+  }
+  Out[ctx.block.x :+ 1, 0 :+ 1] = rowsum(transpose(rowsum(acc)))
+}
