@@ -7,7 +7,7 @@
 //     Y = rmsnorm(X) * g1                           rmsnorm
 //     QKV = Y @ Wqkv                                q8_gemv
 //     q, k = rope(QKV + bias, POS); cache[POS] = k, v   rope_append
-//     O = attention(q, cache[0 .. POS])             gqa_decode_len
+//     O = attention(q, cache[0 .. POS])             gqa_split_len, gqa_merge_len
 //     X += O @ Wo                                   q8_gemv_add
 //     Y = rmsnorm(X) * g2                           rmsnorm
 //     GU = Y @ Wgate_up                             q8_gemv
@@ -192,31 +192,36 @@ kernel rope_append(QKV: tensor<f32>[B, NH, D],
   Vc[b, p, :, :] = bf16(v)
 }
 
-// O[b, hq, :] = softmax(Qr[b, hq] . Kc[b, 0 .. POS[b]] * scale) Vc[b, 0 ..
-// POS[b]]: gqa_decode.ph's one-call decode over a cache whose length is in
-// device memory (POS[b] + 1 keys, the one rope_append just wrote the
-// last), so the shapes, and a captured graph, stay the same token after
-// token. CTA (x, h, b) takes the x-th of NS chunks of the sequence's keys
-// for KV head h; the last of the NS to arrive merges. The tiles are
+// Attention of each sequence's new query over its cache, in two launches.
+// gqa_split_len attends each of NS chunks of sequence b's keys 0 .. POS[b]
+// (POS in device memory: POS[b] + 1 keys, the one rope_append just wrote
+// the last, so the shapes, and a captured graph, stay the same token after
+// token) and writes the chunk's normalized output and its log-sum-exp;
+// gqa_merge_len weighs the NS partials of each query head into O. CTA (x,
+// h, b) of the split takes the x-th chunk for KV head h. The tiles are
 // gqa_decode's, [BQ 2, NQ, .]: Qr's position dim has extent 1, so the
 // second row block reads zeros and stores nothing, and the NQ 7 heads
 // padded to 8 fill a 16-row tensor-core tile whose softmax stays in the
 // fragment layout (a [NQ, D] tile of 8 rows would go through shared memory
-// at every row reduction). O is f32, the next projection's input.
-@autotune(NQ in [7], D in [128], BQ in [2], BK in [32, 64], PIPE in [4, 2], NS in [8, 16, 32])
+// at every row reduction). NS is OP's dim: the host sizes it so that the
+// one-warp CTAs fill the device. Until 12-06 this was one kernel whose last
+// CTA to arrive merged, one warp walking the partials two a step, an L2
+// round trip every two splits: the autotuner took 8 splits, 32 one-warp
+// CTAs for B 1, 65 us a layer at context 4096 (ncu, H100, 12-06b call 1).
+@autotune(NQ in [7], D in [128], BQ in [2], BK in [32, 64], PIPE in [4, 2])
 @launch(32)
 @pipeline(PIPE)
 @padstage
 @dynshared
 @grid(NS, HKV, B)
 @requires(HQ == NQ * HKV)
-@scratch(OP: tensor<f32>[B, 1, HQ, NS, D], LSE: tensor<f32>[B, 1, HQ, NS], Cnt: tensor<i32>[B, HKV] = 0)
-kernel gqa_decode_len(Qr: tensor<bf16>[B, 1, HQ, D],
-                      Kc: tensor<bf16>[B, TC, HKV, D],
-                      Vc: tensor<bf16>[B, TC, HKV, D],
-                      POS: tensor<i32>[B],
-                      O: tensor<f32>[B, 1, HQ, D],
-                      scale: f32) {
+kernel gqa_split_len(Qr: tensor<bf16>[B, 1, HQ, D],
+                     Kc: tensor<bf16>[B, TC, HKV, D],
+                     Vc: tensor<bf16>[B, TC, HKV, D],
+                     POS: tensor<i32>[B],
+                     OP: tensor<f32>[B, 1, HQ, NS, D],
+                     LSE: tensor<f32>[B, 1, HQ, NS],
+                     scale: f32) {
   let b = ctx.block.z
   let h = ctx.block.y
   let x = ctx.block.x
@@ -261,36 +266,41 @@ kernel gqa_decode_len(Qr: tensor<bf16>[B, 1, HQ, D],
   }
   let lsafe = where(l == 0.0, 1.0, l)
   OP[b, 0 :+ BQ, h * NQ :+ NQ, x, :] = acc * (1.0 / lsafe)
+  // (m is in base 2: ln 2 brings it back to the natural log the merge weighs by)
   LSE[b, 0 :+ BQ, h * NQ :+ NQ, x :+ 1] = m * 0.6931471805599453 + log(lsafe)
+}
 
-  // The last of the NS CTAs merges the group's NS partials of the one
-  // query position (Qr's extent 1: the block's second row is slack, so the
-  // merge takes [NQ, D] tiles, not [BQ, NQ, D]), two splits a step with
-  // all four loads issued before any is used: one L2 round trip for two
-  // splits, where one a split made this one-warp merge most of the kernel's
-  // time at short contexts (device call 1 of 12-05c: 66 us a launch at
-  // context 300). NS is even; four a step spilled 268 bytes a thread.
-  let last = arrive(Cnt[b, h], NS)
-  if last {
-    var mx: tile<f32>[NQ, 1] = -inf
-    var num: tile<f32>[NQ, D] = 0.0
-    var den: tile<f32>[NQ, 1] = 0.0
-    for j in range(0, NS, 2) {
-      let o0 = OP[b, 0, h * NQ :+ NQ, j, :]        // [NQ, D]
-      let o1 = OP[b, 0, h * NQ :+ NQ, j + 1, :]
-      let l0 = LSE[b, 0, h * NQ :+ NQ, j :+ 1]     // [NQ, 1]
-      let l1 = LSE[b, 0, h * NQ :+ NQ, j + 1 :+ 1]
-      let mn = tmax(mx, tmax(l0, l1))
-      let ms = where(mn == -inf, 0.0, mn)
-      let c = exp(mx - ms)
-      let w0 = exp(l0 - ms)
-      let w1 = exp(l1 - ms)
-      num = num * c + (o0 * w0 + o1 * w1)
-      den = den * c + (w0 + w1)
-      mx = mn
-    }
-    O[b, 0, h * NQ :+ NQ, :] = num / den
+// O[b, 0, hq, :] = the NS partials of query head hq weighed by exp(LSE -
+// max LSE), over the weights' sum: gqa_decode.ph's gqa_decode_merge, one
+// CTA a query head, one thread a column, NSM splits a step with a running
+// max (so NS has no ceiling), each step's loads issued together; O in f32
+// for the O projection. A split without keys has LSE -inf: it weighs
+// nothing, and split 0 always has one.
+@autotune(D in [128], NSM in [32, 64])
+@launch(128)
+@grid(HQ, B)
+kernel gqa_merge_len(OP: tensor<f32>[B, 1, HQ, NS, D],
+                     LSE: tensor<f32>[B, 1, HQ, NS],
+                     O: tensor<f32>[B, 1, HQ, D]) {
+  let hq = ctx.block.x
+  let b = ctx.block.y
+  var m: tile<f32>[1, 1] = -inf
+  var num: tile<f32>[1, D] = 0.0
+  var den: tile<f32>[1, 1] = 0.0
+  for j0 in range(0, NS, NSM) {
+    let lraw = LSE[b, 0, hq :+ 1, j0 :+ NSM]                         // [1, NSM]
+    let o = OP[b, 0, hq, j0 :+ NSM, :]                               // [NSM, D]
+    let split = j0 + iota(1, NSM, axis = 1)
+    let lse = where(split < NS, lraw, -inf)
+    let mn = tmax(m, rowmax(lse))
+    let ms = where(mn == -inf, 0.0, mn)
+    let c = exp(m - ms)
+    let w = exp(lse - ms)
+    num = num * c + dot(w, o)
+    den = den * c + rowsum(w)
+    m = mn
   }
+  O[b, 0, hq :+ 1, :] = num / den
 }
 
 // Hh[b, :] = silu(GU[b, 0 .. F]) * GU[b, F .. 2F]: the gate and up

@@ -62,13 +62,15 @@ typedef struct Layer {
 typedef struct Model {
   int L, B;
   int64_t TC; /* the caches' capacity */
+  int64_t NS; /* attention's key splits (attn_splits) */
   Layer *layer;
   CUdeviceptr emb, embs, gf; /* E [V, HB, 32] i8, ES [V, HB, 1] f32, gf [HID] */
   Q8 lm;
   CUdeviceptr arena;
   size_t arena_bytes, weight_bytes;
   CUdeviceptr x, y, qkv, qr, o, gu, hh, logits, tok, pos, rot, roof_out;
-  phobos_kernel *embed, *norm, *gemv, *gemv_add, *rope, *attn, *silu, *argmax, *roof;
+  CUdeviceptr op, lse; /* attention's partials: f32 [B, 1, HQ, NS, HD], [B, 1, HQ, NS] */
+  phobos_kernel *embed, *norm, *gemv, *gemv_add, *rope, *split, *merge, *silu, *argmax, *roof;
   CUstream stream;
 } Model;
 
@@ -127,8 +129,24 @@ static CUdeviceptr dalloc(size_t bytes) {
   return p;
 }
 
+/* Attention's key splits: gqa_split_len's CTAs are one warp each, about
+ * three resident an SM (a 70 KB ring each), so enough splits that the HKV B
+ * heads fill the SMs three times over, but none of fewer than 64 keys at
+ * the prompt's length P (a split without keys still costs its launch and
+ * a partial the merge reads). B 1 at context 4096 takes 64 splits, at 32768
+ * 99 (132 SMs); B 4 at 4096 25. */
+static int64_t attn_splits(int B, int64_t P) {
+  CUdevice dev;
+  int sms = 0;
+  CK(cuCtxGetDevice(&dev));
+  CK(cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev));
+  int64_t fill = (3 * (int64_t)sms + HKV * B - 1) / (HKV * B), keys = P / 64;
+  int64_t ns = fill < keys ? fill : keys;
+  return ns < 1 ? 1 : ns;
+}
+
 static void model_make(Model *m, int L, int B, int64_t P, int64_t tokens) {
-  m->L = L, m->B = B, m->TC = P + tokens + 64;
+  m->L = L, m->B = B, m->TC = P + tokens + 64, m->NS = attn_splits(B, P);
   m->layer = calloc((size_t)L, sizeof(Layer));
   /* one arena for every weight: read_roof reads exactly these bytes */
   size_t (*offs)[4][2] = calloc((size_t)L + 1, sizeof *offs);
@@ -194,6 +212,7 @@ static void model_make(Model *m, int L, int B, int64_t P, int64_t tokens) {
   CK(cuMemFree(dblock));
   m->x = dalloc(sizeof(float) * (size_t)B * HID), m->y = dalloc(sizeof(float) * (size_t)B * HID);
   m->qkv = dalloc(sizeof(float) * (size_t)B * NQKV), m->qr = dalloc(sizeof(float) * (size_t)B * HQ * HD);
+  m->op = dalloc(sizeof(float) * (size_t)(B * HQ * m->NS * HD)), m->lse = dalloc(sizeof(float) * (size_t)(B * HQ * m->NS));
   m->o = dalloc(sizeof(float) * (size_t)B * HQ * HD), m->gu = dalloc(sizeof(float) * (size_t)B * 2 * FF);
   m->hh = dalloc(sizeof(float) * (size_t)B * FF), m->logits = dalloc(sizeof(float) * (size_t)B * VOCAB);
   m->tok = dalloc(sizeof(int32_t) * (size_t)B), m->pos = dalloc(sizeof(int32_t) * (size_t)B);
@@ -255,7 +274,7 @@ static void norm(Model *m, CUdeviceptr g) {
 /* One decode step: the tokens in TOK at the positions in POS in, the next
  * tokens in TOK and the positions moved on out; the logits in m->logits. */
 static void step(Model *m) {
-  int64_t B = m->B, TC = m->TC;
+  int64_t B = m->B, TC = m->TC, NS = m->NS;
   phobos_arg e[4] = {T(m->tok, PHOBOS_I32, 1, (int64_t[]){B}), T(m->emb, PHOBOS_I8, 3, (int64_t[]){VOCAB, HB, 32}),
                      T(m->embs, PHOBOS_F32, 3, (int64_t[]){VOCAB, HB, 1}), T(m->x, PHOBOS_F32, 3, (int64_t[]){B, HB, 32})};
   launch(m, m->embed, "embed_q8", e, 4);
@@ -268,10 +287,14 @@ static void step(Model *m) {
                        T(m->qr, PHOBOS_BF16, 4, (int64_t[]){B, 1, HQ, HD}), T(y->kc, PHOBOS_BF16, 4, (int64_t[]){B, TC, HKV, HD}),
                        T(y->vc, PHOBOS_BF16, 4, (int64_t[]){B, TC, HKV, HD})};
     launch(m, m->rope, "rope_append", r, 7);
-    phobos_arg at[6] = {T(m->qr, PHOBOS_BF16, 4, (int64_t[]){B, 1, HQ, HD}), T(y->kc, PHOBOS_BF16, 4, (int64_t[]){B, TC, HKV, HD}),
+    phobos_arg at[7] = {T(m->qr, PHOBOS_BF16, 4, (int64_t[]){B, 1, HQ, HD}), T(y->kc, PHOBOS_BF16, 4, (int64_t[]){B, TC, HKV, HD}),
                         T(y->vc, PHOBOS_BF16, 4, (int64_t[]){B, TC, HKV, HD}), T(m->pos, PHOBOS_I32, 1, (int64_t[]){B}),
-                        T(m->o, PHOBOS_F32, 4, (int64_t[]){B, 1, HQ, HD}), phobos_float_arg(1.0 / sqrt((double)HD))};
-    launch(m, m->attn, "gqa_decode_len", at, 6);
+                        T(m->op, PHOBOS_F32, 5, (int64_t[]){B, 1, HQ, NS, HD}), T(m->lse, PHOBOS_F32, 4, (int64_t[]){B, 1, HQ, NS}),
+                        phobos_float_arg(1.0 / sqrt((double)HD))};
+    launch(m, m->split, "gqa_split_len", at, 7);
+    phobos_arg mg[3] = {T(m->op, PHOBOS_F32, 5, (int64_t[]){B, 1, HQ, NS, HD}), T(m->lse, PHOBOS_F32, 4, (int64_t[]){B, 1, HQ, NS}),
+                        T(m->o, PHOBOS_F32, 4, (int64_t[]){B, 1, HQ, HD})};
+    launch(m, m->merge, "gqa_merge_len", mg, 3);
     gemv(m, &y->o, m->o, m->x, true, "q8_gemv_add o");
     norm(m, y->g2);
     gemv(m, &y->gu, m->y, m->gu, false, "q8_gemv gate_up");
@@ -458,13 +481,14 @@ int main(int argc, char **argv) {
   PK(phobos_kernel_get(mod, "q8_gemv", &m.gemv));
   PK(phobos_kernel_get(mod, "q8_gemv_add", &m.gemv_add));
   PK(phobos_kernel_get(mod, "rope_append", &m.rope));
-  PK(phobos_kernel_get(mod, "gqa_decode_len", &m.attn));
+  PK(phobos_kernel_get(mod, "gqa_split_len", &m.split));
+  PK(phobos_kernel_get(mod, "gqa_merge_len", &m.merge));
   PK(phobos_kernel_get(mod, "silu_mul", &m.silu));
   PK(phobos_kernel_get(mod, "argmax_step", &m.argmax));
   PK(phobos_kernel_get(mod, "read_roof", &m.roof));
   model_make(&m, L, B, P, tokens + check + 2); /* the steps run: warm-up, checks, timed, per kernel */
-  printf("llm_decode: %d layers, batch %d, context %lld, %.2f GB of Q8_0 weights and scales\n", L, B, (long long)P,
-         (double)m.weight_bytes / 1e9);
+  printf("llm_decode: %d layers, batch %d, context %lld, %.2f GB of Q8_0 weights and scales, attention in %lld splits\n",
+         L, B, (long long)P, (double)m.weight_bytes / 1e9, (long long)m.NS);
 
   /* warm-up: the autotuner's choices and the scratch, outside any capture */
   step(&m);

@@ -83,30 +83,38 @@ static bool ref_rope_append(RefCtx *r) {
   return true;
 }
 
-/* O[b, hq] = softmax over the keys 0 .. POS[b] of Qr[b, hq] . Kc[b, t, hq / NQ] * scale, times Vc */
-static bool ref_gqa_decode_len(RefCtx *r) {
+/* gqa_split_len: for split x of NS over sequence b's keys 0 .. POS[b] (t_end
+ * = POS[b] + 1, chunk = cdiv(cdiv(t_end, NS), BK) BK, the keys [x chunk,
+ * min(t_end, (x + 1) chunk))): OP = that softmax of Qr[b, hq] . Kc[b, t, hq /
+ * NQ] * scale times Vc (0 without keys), LSE = max + log(sum) (-inf without) */
+static bool ref_gqa_split_len(RefCtx *r) {
   CaseParam *Qr = ref_param(r, "Qr"), *Kc = ref_param(r, "Kc"), *Vc = ref_param(r, "Vc"), *POS = ref_param(r, "POS"),
-            *O = ref_param(r, "O");
+            *OP = ref_param(r, "OP"), *LSE = ref_param(r, "LSE");
   double scale = ref_scalar(r, "scale");
   int64_t B = Qr->dims[0], HQ = Qr->dims[2], D = Qr->dims[3], TC = Kc->dims[1], HKV = Kc->dims[2], nq = HQ / HKV;
+  int64_t NS = OP->dims[3], BK = ref_const(r, "BK");
   double *w = malloc(sizeof(double) * (size_t)TC);
   for (int64_t b = 0; b < B; b++) {
-    int64_t len = (int64_t)POS->data[b] + 1;
-    for (int64_t h = 0; h < HQ; h++) {
-      double mx = -INFINITY, sum = 0;
-      for (int64_t t = 0; t < len; t++) {
-        double d = 0;
-        for (int64_t c = 0; c < D; c++) d += Qr->data[(b * HQ + h) * D + c] * Kc->data[((b * TC + t) * HKV + h / nq) * D + c];
-        w[t] = d * scale;
-        mx = fmax(mx, w[t]);
+    int64_t t_end = (int64_t)POS->data[b] + 1, chunk = ((t_end + NS - 1) / NS + BK - 1) / BK * BK;
+    for (int64_t h = 0; h < HQ; h++)
+      for (int64_t x = 0; x < NS; x++) {
+        int64_t k0 = x * chunk, k1 = k0 + chunk < t_end ? k0 + chunk : t_end;
+        double mx = -INFINITY, sum = 0;
+        for (int64_t t = k0; t < k1; t++) {
+          double d = 0;
+          for (int64_t c = 0; c < D; c++)
+            d += Qr->data[(b * HQ + h) * D + c] * Kc->data[((b * TC + t) * HKV + h / nq) * D + c];
+          w[t] = d * scale;
+          mx = fmax(mx, w[t]);
+        }
+        for (int64_t t = k0; t < k1; t++) sum += (w[t] = exp(w[t] - mx));
+        for (int64_t c = 0; c < D; c++) {
+          double acc = 0;
+          for (int64_t t = k0; t < k1; t++) acc += w[t] * Vc->data[((b * TC + t) * HKV + h / nq) * D + c];
+          OP->data[((b * HQ + h) * NS + x) * D + c] = sum > 0 ? acc / sum : 0;
+        }
+        LSE->data[(b * HQ + h) * NS + x] = sum > 0 ? mx + log(sum) : -INFINITY;
       }
-      for (int64_t t = 0; t < len; t++) sum += (w[t] = exp(w[t] - mx));
-      for (int64_t c = 0; c < D; c++) {
-        double acc = 0;
-        for (int64_t t = 0; t < len; t++) acc += w[t] * Vc->data[((b * TC + t) * HKV + h / nq) * D + c];
-        O->data[(b * HQ + h) * D + c] = acc / sum;
-      }
-    }
   }
   free(w);
   return true;
@@ -158,7 +166,7 @@ const RefEntry harness_refs_llm[] = {
     {"q8_gemv", ref_q8_gemv},
     {"q8_gemv_add", ref_q8_gemv_add},
     {"rope_append", ref_rope_append},
-    {"gqa_decode_len", ref_gqa_decode_len},
+    {"gqa_split_len", ref_gqa_split_len},
     {"silu_mul", ref_silu_mul},
     {"argmax_step", ref_argmax_step},
     {NULL, NULL},
