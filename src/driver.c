@@ -565,11 +565,15 @@ static void compile_variants(Arena *arena, Diags *d, const Source *src, Node *pr
       if (p && !quiet.errors && !tile_accs_deferred(p)) {
         KernelInfo *kept = arena_alloc(arena, sizeof *kept);
         *kept = *info;
-        kept->keep_tile_accs = true; /* its copies lower from p->f->info: they keep them too */
-        TirFunc *g = lower_kernel(arena, d, kept);
-        if (!g || !tir_verify(d, g, "lowering")) break;
-        f = g;
-        p = plan_kernel(arena, &quiet, f, o->arch, plan_flags(o));
+        kept->keep_tile_accs = true;
+        Diags q2 = *d;
+        q2.silent = true, q2.errors = q2.warnings = 0;
+        TirFunc *g = lower_kernel(arena, &q2, kept);
+        Plan *pk = g && !q2.errors && tir_verify(&q2, g, "lowering") ? plan_kernel(arena, &q2, g, o->arch, plan_flags(o)) : NULL;
+        /* the plan with its tiles where it fits (else the rewritten one);
+         * the variant's copies (one-pass, odd-rows, occupancy) lower from
+         * the same info, so they keep them too */
+        if (pk && !q2.errors) f = g, p = pk, info = kept;
       }
       fclose(quiet.out);
       start[v] = plans.len, planned = v + 1;

@@ -16,7 +16,8 @@
  * columns before 0 and after hi. Phantoms are outside the row (before its
  * start, or at or past D): their stores are skipped as slack, a masked load
  * gives zero for them, and the vector path reads those before 0 as they
- * are (in column 0's own 16-byte granule: ptx/loads.c, col_mask_phantoms);
+ * are where its aligned chunk holds column 0 (column 0's own 16-byte
+ * granule: ptx/loads.c, col_mask_phantoms);
  * they must not reach a reduction: the loop's row reductions leave them
  * out (ptx/exchange.c). Every other column is the
  * same element in the same elementwise computation as before, in another

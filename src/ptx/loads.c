@@ -300,26 +300,31 @@ static const char *col_mask(Emitter *e, const ColMasks *m, int j) {
 static const char *col_ok(Emitter *e, const ColMasks *m, int j) { return m->eager[j] ? m->eager[j] : col_mask(e, m, j); }
 
 /* Whether load `in` is at its shifted walk's own block (shiftwalk.c): its
- * column slice starts at the loop's value, which starts at -sh, sh below
- * the vector's V elements, and its thread columns are not negative. */
+ * column slice starts at the loop's value, which starts at -sh (sh in the
+ * leader's elements), and its thread columns are not negative. */
 static bool shift_walk_own_load(const Emitter *e, const TirInst *in, int i1) {
   return e->sw_loop && in->op == TIR_LOAD && i1 >= 0 && in->subs[i1].start == e->sw_loop;
 }
 
 /* The vector path's mask of a shifted walk's first column (col_mask's of
- * column 0, its tensor test signed): in the walk's first block the first
- * chunk of the row's first thread starts at -sh, the phantom columns before
- * column 0 lying in column 0's own 16-byte granule wherever the chunk's
- * address is aligned (the path's other test), so the vector may read them
- * (the folds leave phantoms out, ptx/exchange.c). Tested unsigned, that
- * thread took the element-by-element path for its four chunks in each of
- * the row's two loads (the bf16 softmax over 50257 columns). Only this
- * path: the masked paths read the strict masks, which give zero. */
-static const char *col_mask_phantoms(Emitter *e, const ColMasks *m) {
+ * column 0, but a first column from -(V - 1) on passes): in the walk's
+ * first block the first chunk of the row's first thread starts at -sh. A
+ * chunk of V elements whose address is aligned (the path's other test) and
+ * whose first column lies in (-V, 0) is column 0's own 16-byte granule, in
+ * the row's allocation, so the vector may read its phantoms (the folds
+ * leave them out, ptx/exchange.c). A chunk wholly before column 0 (sh
+ * counts the leader's elements: a load of wider ones, an f32 row beside
+ * bf16, may start a granule or more before its row) fails as before. Tested
+ * as slack, that thread took the element-by-element path for its four
+ * chunks in each of the row's two loads (the bf16 softmax over 50257
+ * columns). Only the vector path reads it: the masked paths and the
+ * odd-pitch path (misaligned_rows) keep the strict masks. */
+static const char *col_mask_phantoms(Emitter *e, const ColMasks *m, int V) {
   const char *p = px_tmp(e, RC_PRED), *q = px_tmp(e, RC_PRED), *gc = px_tmp(e, RC_B32);
   if (m->len - m->coff[0] <= 0) px_out(e, "setp.ne.and.u32 %s, 0, 0, %s;", p, m->ok);
   else px_out(e, "setp.lt.and.u32 %s, %s, %lld, %s;", p, m->c1, (long long)(m->len - m->coff[0]), m->ok);
   px_out(e, "add.s32 %s, %s, %lld;", gc, m->gcol, (long long)m->coff[0]);
+  px_out(e, "setp.gt.and.s32 %s, %s, %d, %s;", p, gc, -V, p);
   px_out(e, "setp.lt.and.s32 %s, %s, %s, %s;", q, gc, m->ext, p);
   return q;
 }
@@ -1233,9 +1238,16 @@ static bool emit_blocked_rows(Emitter *e, const TirInst *in, const TirInst *val)
     px_out(e, "setp.gt.s32 %s, %s, %lld;", inside, R.lim, (long long)((g.reps_r - 1) * g.tr * g.wr));
     px_out(e, "setp.ge.and.s32 %s, %s, 0, %s;", inside, R.grow, inside);
     px_out(e, "mov.pred %s, %s;", whole, inside); /* the rows are inside; the chunks' test follows at $Lbrows */
-    /* every column is inside when the row's first and last are (ColMasks) */
-    const char *first = shift_walk_own_load(e, in, R.i1) ? col_mask_phantoms(e, R.cm) : R.colok[0];
-    px_out(e, "and.pred %s, %s, %s;", inside, inside, first);
+    /* every column is inside when the row's first and last are (ColMasks);
+     * a shifted walk's own load takes the vector path (only it) also where
+     * its first chunk holds phantoms in column 0's granule (vin) */
+    const char *vin = NULL;
+    if (shift_walk_own_load(e, in, R.i1)) {
+      vin = px_tmp(e, RC_PRED);
+      px_out(e, "and.pred %s, %s, %s;", vin, inside, col_mask_phantoms(e, R.cm, V));
+      px_out(e, "and.pred %s, %s, %s;", vin, vin, R.colok[ncol - 1]);
+    }
+    px_out(e, "and.pred %s, %s, %s;", inside, inside, R.colok[0]);
     px_out(e, "and.pred %s, %s, %s;", inside, inside, R.colok[ncol - 1]);
     /* one chunk: its ends' masks are those two, so its wholly-inside test
      * costs two predicate operations here (the q8 example measured 1-2%
@@ -1256,7 +1268,7 @@ static bool emit_blocked_rows(Emitter *e, const TirInst *in, const TirInst *val)
       px_out(e, "and.pred %s, %s, %s;", u, u, m);
       px_out(e, "@%s bra.uni $Lbsmis%d;", u, M);
     }
-    px_out(e, "and.pred %s, %s, %s;", all, inside, aligned);
+    px_out(e, "and.pred %s, %s, %s;", all, vin ? vin : inside, aligned);
     px_out(e, "@!%s bra $Lbrows%d;", all, L);
     vector_rows(e, in, val, &g, &R, coff, ad, aligned, CH_FAST, L, pw);
     if (M >= 0) {
