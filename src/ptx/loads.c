@@ -287,15 +287,21 @@ typedef struct ColMasks {
   const char *bound; /* NULL, or the columns inside: those below it (chunks_uniform; read by CH_WHOLE only) */
 } ColMasks;
 
-static const char *col_mask(Emitter *e, const ColMasks *m, int j) {
+/* Column j's mask. phantom_v > 0: a shifted walk's first column on the
+ * vector path (col_mask_phantoms), which passes from -(phantom_v - 1) on,
+ * tested signed; else the strict mask, unsigned (a negative column is out). */
+static const char *col_mask_at(Emitter *e, const ColMasks *m, int j, int phantom_v) {
   const char *p = px_tmp(e, RC_PRED), *q = px_tmp(e, RC_PRED), *gc = px_tmp(e, RC_B32);
   int64_t left = m->len - m->coff[j]; /* the slice's columns from coff[j] on: none past its end */
   if (left <= 0) px_out(e, "setp.ne.and.u32 %s, 0, 0, %s;", p, m->ok);
   else px_out(e, "setp.lt.and.u32 %s, %s, %lld, %s;", p, m->c1, (long long)left, m->ok);
   px_out(e, "add.s32 %s, %s, %lld;", gc, m->gcol, (long long)m->coff[j]);
-  px_out(e, "setp.lt.and.u32 %s, %s, %s, %s;", q, gc, m->ext, p);
+  if (phantom_v > 0) px_out(e, "setp.gt.and.s32 %s, %s, %d, %s;", p, gc, -phantom_v, p);
+  px_out(e, "setp.lt.and.%s %s, %s, %s, %s;", phantom_v > 0 ? "s32" : "u32", q, gc, m->ext, p);
   return q;
 }
+
+static const char *col_mask(Emitter *e, const ColMasks *m, int j) { return col_mask_at(e, m, j, 0); }
 
 static const char *col_ok(Emitter *e, const ColMasks *m, int j) { return m->eager[j] ? m->eager[j] : col_mask(e, m, j); }
 
@@ -319,15 +325,7 @@ static bool shift_walk_own_load(const Emitter *e, const TirInst *in, int i1) {
  * chunks in each of the row's two loads (the bf16 softmax over 50257
  * columns). Only the vector path reads it: the masked paths and the
  * odd-pitch path (misaligned_rows) keep the strict masks. */
-static const char *col_mask_phantoms(Emitter *e, const ColMasks *m, int V) {
-  const char *p = px_tmp(e, RC_PRED), *q = px_tmp(e, RC_PRED), *gc = px_tmp(e, RC_B32);
-  if (m->len - m->coff[0] <= 0) px_out(e, "setp.ne.and.u32 %s, 0, 0, %s;", p, m->ok);
-  else px_out(e, "setp.lt.and.u32 %s, %s, %lld, %s;", p, m->c1, (long long)(m->len - m->coff[0]), m->ok);
-  px_out(e, "add.s32 %s, %s, %lld;", gc, m->gcol, (long long)m->coff[0]);
-  px_out(e, "setp.gt.and.s32 %s, %s, %d, %s;", p, gc, -V, p);
-  px_out(e, "setp.lt.and.s32 %s, %s, %s, %s;", q, gc, m->ext, p);
-  return q;
-}
+static const char *col_mask_phantoms(Emitter *e, const ColMasks *m, int V) { return col_mask_at(e, m, 0, V); }
 
 /* whole &&= every chunk of the thread lies wholly inside its row's columns
  * or wholly past them, by one test for the whole access: a chunk starts a
