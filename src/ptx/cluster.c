@@ -13,8 +13,9 @@
  * slots of its rows (mapa, ld.shared::cluster) and folds them in rank
  * order, which every CTA does alike: all hold the same bits. A sum or a
  * max folds as its reduction; a logsumexp's pairs (m, l) as M = max m, L =
- * sum l e^(m - M). The kernel ends on one more cluster barrier, so that no
- * CTA's shared memory goes while another may still read it. */
+ * sum l e^(m - M). The kernel ends on one more cluster barrier (its arrive
+ * relaxed), so that no CTA's shared memory goes while another may still
+ * read it. */
 #include "emitter.h"
 
 void px_cluster_loop(Emitter *e, const TirInst *loop, const char *i, const char *start, const char **step) {
@@ -89,7 +90,16 @@ void px_cluster_meet(Emitter *e, const BlockGeom *g, RegClass rc, const char *op
   }
 }
 
-void px_cluster_end(Emitter *e) { cluster_sync(e); }
+/* The kernel's last cluster barrier only keeps each CTA's shared memory
+ * alive while another may still read it: its arrive is relaxed. A release
+ * there first waits for the CTA's global stores to drain (stalls on membar:
+ * 4.0 cycles an instruction in a cluster copy whose CTAs store 64 KB each,
+ * ncu, 12-06c call 3); relaxed, softmax f32 over 4096 x 128256 ran
+ * v9_cl8 at 1520 us against 1572 (12-06c call 4, H100). */
+void px_cluster_end(Emitter *e) {
+  px_out(e, "barrier.cluster.arrive.relaxed.aligned;");
+  px_out(e, "barrier.cluster.wait.acquire.aligned;");
+}
 
 void px_cluster_prologue(const Emitter *e, FILE *out) {
   fputs("  .reg .b32 %clr_;\n  mov.u32 %clr_, %cluster_ctarank;\n", out);
