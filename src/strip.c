@@ -27,6 +27,7 @@
  * registers, is cut once it is wider than one strip of an eighth of the
  * budget, and issues each strip's loads before the rest of the strip
  * before it. */
+#include <math.h>
 #include <string.h>
 
 #include "tir.h"
@@ -102,11 +103,77 @@ static void copy_member(Strip *s, TirInst *in, const int *root, int r, int64_t w
   s->cl[in->id] = c;
 }
 
+/* An online logsumexp across strips (spec 15.11): a chain A whose value v
+ * ends in m = rowmax(v), and a chain B that computes v again (remat.c's
+ * copy) only for s = rowsum(exp(v - m)). Cut alone, A and B each read the
+ * row: B's strips wait for m. Fused, A's strips keep two running tiles, M
+ * (the elementwise max so far, from -FLT_MAX: finite, so that a column
+ * every strip masks to -inf weighs 0, not NaN) and S (the sum of
+ * exp(v - M) so far, rescaled by exp(M_old - M) as M grows); after them m
+ * = rowmax(M) (-inf again where nothing was finite) and s = rowsum(S
+ * exp(M - m)), and B is gone: a softmax written one program a row (Triton's
+ * tutorial) reads its row twice instead of three times, as the same
+ * softmax written as an online loop does. */
+typedef struct Fuse {
+  TirInst *red1, *red2; /* m = rowmax(v), s = rowsum(exp(v - m)) */
+  const TirInst *v;     /* A's value */
+  int rb;               /* B's root */
+} Fuse;
+
+/* a and b compute the same tile: the same operations on the same operands
+ * (scalars equal by tir_same_value), loads of the same tensor at the same
+ * subscripts */
+static bool same_tile(const TirInst *a, const TirInst *b, int depth) {
+  if (a == b) return true;
+  if (!a || !b || depth > 64 || a->op != b->op || a->aux != b->aux || a->aux2 != b->aux2 || a->nargs != b->nargs ||
+      a->nsubs != b->nsubs || !tir_same_type(&a->ty, &b->ty))
+    return false;
+  if (a->ty.rank == 0) return tir_same_value((TirInst *)a, (TirInst *)b, NULL, NULL);
+  if (a->op != TIR_LOAD && !tir_elementwise_op(a->op)) return false;
+  for (int k = 0; k < a->nsubs; k++)
+    if (a->subs[k].point != b->subs[k].point || a->subs[k].len != b->subs[k].len ||
+        !tir_same_value(a->subs[k].start, b->subs[k].start, NULL, NULL))
+      return false;
+  for (int k = 0; k < a->nargs; k++)
+    if (!same_tile(a->args[k], b->args[k], depth + 1)) return false;
+  return true;
+}
+
+static TirInst *tile_op(Strip *s, TirBlock *out, TirOp op, int aux, TirType ty, TirInst *x, TirInst *y) {
+  TirInst *c = tir_new(s->a, s->f, op, ty);
+  c->aux = aux;
+  if (x) c->args[c->nargs++] = x;
+  if (y) c->args[c->nargs++] = y;
+  tir_append(s->a, out, c);
+  return c;
+}
+
+static TirInst *f32_splat(Strip *s, TirBlock *out, TirType ty, double v) {
+  TirInst *k = scalar(s, out, TIR_CONST, tir_scalar(S_F32));
+  k->fval = v, k->ival = 0;
+  return tile_op(s, out, TIR_SPLAT, 0, ty, k, NULL);
+}
+
+/* every reader of `from` in b reads `to`, but the n in keep */
+static void replace_uses(TirBlock *b, const TirInst *from, TirInst *to, TirInst *const *keep, int n) {
+  for (int i = 0; i < b->len; i++) {
+    TirInst *x = b->insts[i];
+    bool kept = false;
+    for (int q = 0; q < n; q++) kept |= x == keep[q];
+    for (int k = 0; k < x->nargs && !kept; k++)
+      if (x->args[k] == from) x->args[k] = to;
+    replace_uses(&x->cond, from, to, keep, n);
+    replace_uses(&x->body, from, to, keep, n);
+    replace_uses(&x->body2, from, to, keep, n);
+  }
+}
+
 /* Rewrites b: the chain rooted at r runs in g strips of w columns, placed
  * where its last member was (every operand is defined there, and no write
  * lies among its members but its own stores); each reduction that reads
  * it reads the running tile its strips fold into. */
-static void cut_chain(Strip *s, TirBlock *b, const int *root, int r, int last, int64_t w, int g, bool ahead) {
+static void cut_chain(Strip *s, TirBlock *b, const int *root, int r, int last, int64_t w, int g, bool ahead,
+                      const Fuse *fz) {
   for (int i = 0; i <= last; i++) { /* elements a thread as written, as plan_most_blocked_regs counts them */
     const TirInst *in = b->insts[i];
     if (root[i] != r || in->op == TIR_STORE) continue;
@@ -115,13 +182,28 @@ static void cut_chain(Strip *s, TirBlock *b, const int *root, int r, int last, i
   }
   /* each strip's loads in a block of their own, the rest in another */
   TirBlock *ld = arena_alloc(s->a, sizeof(TirBlock) * (size_t)g), *rest = arena_alloc(s->a, sizeof(TirBlock) * (size_t)g);
+  TirInst *M = NULL, *S = NULL; /* the online logsumexp's running tiles (fz) */
   for (int j = 0; j < g; j++) {
     ld[j] = (TirBlock){0}, rest[j] = (TirBlock){0};
     for (int i = 0; i <= last; i++)
       if (root[i] == r) copy_member(s, b->insts[i], root, r, w, j, b->insts[i]->op == TIR_LOAD && ahead ? &ld[j] : &rest[j]);
+    if (fz) {
+      TirInst *a = s->cl[fz->v->id];
+      TirType ty = a->ty;
+      if (j == 0) M = f32_splat(s, &rest[j], ty, -3.4028234663852886e38);
+      TirInst *mn = tile_op(s, &rest[j], TIR_BINARY, TOP_MAX, ty, M, a);
+      TirInst *e = tile_op(s, &rest[j], TIR_MATH, TMATH_EXP, ty, tile_op(s, &rest[j], TIR_BINARY, '-', ty, a, mn), NULL);
+      if (j == 0) {
+        S = e;
+      } else {
+        TirInst *c = tile_op(s, &rest[j], TIR_MATH, TMATH_EXP, ty, tile_op(s, &rest[j], TIR_BINARY, '-', ty, M, mn), NULL);
+        S = tile_op(s, &rest[j], TIR_BINARY, '+', ty, tile_op(s, &rest[j], TIR_BINARY, '*', ty, S, c), e);
+      }
+      M = mn;
+    }
     for (int i = last + 1; i < b->len; i++) { /* each reduction's running tile */
       TirInst *red = b->insts[i];
-      if (red->op != TIR_REDUCE || !in_chain(s, red->args[0], root, r)) continue;
+      if (red->op != TIR_REDUCE || !in_chain(s, red->args[0], root, r) || (fz && red == fz->red1)) continue;
       TirInst *v = s->cl[red->args[0]->id];
       if (j == 0) {
         s->acc[red->id] = v;
@@ -144,12 +226,37 @@ static void cut_chain(Strip *s, TirBlock *b, const int *root, int r, int last, i
     if (j >= 0)
       for (int k = 0; k < rest[j].len; k++) tir_append(s->a, &out, rest[j].insts[k]);
   }
+  TirInst *mfix = NULL, *keep[3] = {0};
   for (int i = last + 1; i < b->len; i++) {
     TirInst *in = b->insts[i];
+    if (fz && root[i] == fz->rb) continue; /* B: its sum comes from S */
+    if (fz && in == fz->red1) {
+      in->args[0] = M;
+      tir_append(s->a, &out, in);
+      /* m = -inf where no strip had a finite value (M stayed -FLT_MAX) */
+      TirType rt = in->ty, bt = rt;
+      bt.elem = S_BOOL;
+      TirInst *fin = tile_op(s, &out, TIR_BINARY, '>', bt, in, f32_splat(s, &out, rt, -3.4028234663852886e38));
+      TirInst *ninf = f32_splat(s, &out, rt, -INFINITY);
+      mfix = tile_op(s, &out, TIR_SELECT, 0, rt, fin, in);
+      mfix->args[mfix->nargs++] = ninf;
+      keep[0] = fin, keep[1] = mfix;
+      continue;
+    }
+    if (fz && in == fz->red2) { /* s = rowsum(S exp(M - m)), m finite */
+      TirType ty = S->ty;
+      TirInst *bm = tile_op(s, &out, TIR_BROADCAST, 0, ty, fz->red1, NULL);
+      keep[2] = bm;
+      TirInst *c = tile_op(s, &out, TIR_MATH, TMATH_EXP, ty, tile_op(s, &out, TIR_BINARY, '-', ty, M, bm), NULL);
+      in->args[0] = tile_op(s, &out, TIR_BINARY, '*', ty, S, c);
+      tir_append(s->a, &out, in);
+      continue;
+    }
     if (in->op == TIR_REDUCE && in_chain(s, in->args[0], root, r)) in->args[0] = s->acc[in->id];
     tir_append(s->a, &out, in);
   }
   b->insts = out.insts, b->len = out.len, b->cap = out.cap;
+  if (mfix) replace_uses(b, fz->red1, mfix, keep, 3); /* every other reader of m reads the fixed one */
 }
 
 /* What the analysis knows of each chain (by its root's index): the span of
@@ -176,6 +283,40 @@ static void nested_reads(const Strip *s, const TirBlock *b, const int *root, Cha
     nested_reads(s, &in->body, root, c);
     nested_reads(s, &in->body2, root, c);
   }
+}
+
+/* Whether chain r ends in m = rowmax(v) (f32) and a later chain B computes
+ * only s = rowsum(exp(v' - m)) with v' the same tile as v (Fuse). */
+static bool lse_pair(Strip *s, TirBlock *b, const int *root, const Chain *c, int r, Fuse *fz) {
+  int fr = c[r].first_red;
+  if (fr >= b->len) return false;
+  TirInst *red1 = b->insts[fr];
+  if (red1->op != TIR_REDUCE || red1->aux != TRED_MAX || red1->ty.elem != S_F32 || !in_chain(s, red1->args[0], root, r))
+    return false;
+  for (int k = fr + 1; k < b->len; k++) {
+    TirInst *red2 = b->insts[k];
+    if (red2->op != TIR_REDUCE || red2->aux != TRED_SUM || red2->ty.elem != S_F32) continue;
+    TirInst *e = red2->args[0];
+    int we = e->id < s->n ? s->where[e->id] : -1;
+    int rb = we >= 0 ? root[we] : -1;
+    if (rb < 0 || rb == r || e->op != TIR_MATH || e->aux != TMATH_EXP) continue;
+    TirInst *d = e->args[0];
+    if (d->op != TIR_BINARY || d->aux != '-' || d->args[1]->op != TIR_BROADCAST || d->args[1]->args[0] != red1 ||
+        !same_tile(d->args[0], red1->args[0], 0))
+      continue;
+    const Chain *cb = &c[rb];
+    if (cb->bad || cb->writes || cb->first_red != k || cb->first < fr || cb->last > k) return false;
+    for (int i = cb->last + 1; i < b->len; i++) { /* s is B's only reader */
+      const TirInst *x = b->insts[i];
+      for (int q = 0; q < x->nargs && i != k; q++) {
+        int wq = x->args[q] && x->args[q]->id < s->n ? s->where[x->args[q]->id] : -1;
+        if (wq >= 0 && root[wq] == rb) return false;
+      }
+    }
+    *fz = (Fuse){.red1 = red1, .red2 = red2, .v = red1->args[0], .rb = rb};
+    return true;
+  }
+  return false;
 }
 
 /* Finds the chains of b (a union of members with the members they read)
@@ -285,7 +426,9 @@ static bool strip_block(Strip *s, TirBlock *b) {
     int g = 1;
     while (g < 1024 && ch->widest / g > strip_regs && bn % (2 * g) == 0 && bn / (2 * g) >= min_w) g *= 2;
     if (g == 1 || ch->widest / g > budget) continue; /* a strip would not fit either */
-    cut_chain(s, b, root, r, ch->last, bn / g, g, ahead);
+    Fuse fz = {0};
+    bool fused = !ahead && lse_pair(s, b, root, c, r, &fz);
+    cut_chain(s, b, root, r, ch->last, bn / g, g, ahead, fused ? &fz : NULL);
     cut = true;
   }
   for (int i = 0; i < b->len; i++)

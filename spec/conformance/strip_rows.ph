@@ -56,3 +56,20 @@ kernel softmax_point(X: tensor<f32>[R, N], Y: tensor<f32>[R, N]) {
   let first = x[0]
   Y[row, 0 :+ BN] = num / rowsum(num) * (first - first + 1.0)
 }
+
+// Softmax and its logsumexp, the row's max and sum in one pass (spec
+// 15.16): the strips keep an elementwise running max and a sum rescaled as
+// it grows, so the row is read twice, not three times; columns that every
+// strip masks (rows shorter than a strip) weigh nothing.
+@autotune(BN in [16384], NT in [32, 128])
+@launch(NT)
+@grid(R)
+kernel lse_wide(X: tensor<f32>[R, N], Y: tensor<f32>[R, N], Lse: tensor<f32>[R, 1]) {
+  let row = program_id(0)
+  let cols = iota(BN)
+  let x = where(cols < N, X[row, 0 :+ BN], -inf)
+  let m = rowmax(x)
+  let s = rowsum(exp(x - m))
+  Y[row, 0 :+ BN] = exp(x - m) / s
+  Lse[row, 0 :+ 1] = m + log(s)
+}
