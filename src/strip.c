@@ -26,7 +26,8 @@
  * (no reduction reads it), under an occupancy copy's budget of 32
  * registers, is cut once it is wider than one strip of an eighth of the
  * budget, and issues each strip's loads before the rest of the strip
- * before it. */
+ * before it. A softmax's max and its sum of exp(x - max), two chains after
+ * remat.c, run as one with an online logsumexp (Fuse, below). */
 #include <math.h>
 #include <string.h>
 
@@ -103,17 +104,18 @@ static void copy_member(Strip *s, TirInst *in, const int *root, int r, int64_t w
   s->cl[in->id] = c;
 }
 
-/* An online logsumexp across strips (spec 15.11): a chain A whose value v
- * ends in m = rowmax(v), and a chain B that computes v again (remat.c's
- * copy) only for s = rowsum(exp(v - m)). Cut alone, A and B each read the
- * row: B's strips wait for m. Fused, A's strips keep two running tiles, M
- * (the elementwise max so far, from -FLT_MAX: finite, so that a column
- * every strip masks to -inf weighs 0, not NaN) and S (the sum of
- * exp(v - M) so far, rescaled by exp(M_old - M) as M grows); after them m
- * = rowmax(M) (-inf again where nothing was finite) and s = rowsum(S
- * exp(M - m)), and B is gone: a softmax written one program a row (Triton's
- * tutorial) reads its row twice instead of three times, as the same
- * softmax written as an online loop does. */
+/* An online logsumexp across strips (spec 15.16; the loop form is
+ * deferred.c's, 15.15): a chain A whose value v ends in m = rowmax(v), and
+ * a chain B that computes v again (remat.c's copy) only for s =
+ * rowsum(exp(v - m)). Cut alone, A and B each read the row: B's strips
+ * wait for m. Fused, A's strips keep two running tiles, M (the elementwise
+ * max so far, from -inf) and S (the sum of exp(v - M) so far, rescaled by
+ * exp(M_old - M) as M grows; where M is still -inf both exponents take 0
+ * in its place, so that a column every strip masks weighs 0, not NaN);
+ * after them m = rowmax(M), exactly the max, and s = rowsum(S exp(M - m)),
+ * NaN where m is -inf as the unfused sum is, and B is gone: a softmax
+ * written one program a row (Triton's tutorial) reads its row twice instead
+ * of three times, as the same softmax written as an online loop does. */
 typedef struct Fuse {
   TirInst *red1, *red2; /* m = rowmax(v), s = rowsum(exp(v - m)) */
   const TirInst *v;     /* A's value */
@@ -148,24 +150,10 @@ static TirInst *tile_op(Strip *s, TirBlock *out, TirOp op, int aux, TirType ty, 
   return c;
 }
 
-static TirInst *f32_splat(Strip *s, TirBlock *out, TirType ty, double v) {
+static TirInst *f32_splat(Strip *s, TirBlock *out, TirType ty, double v) { /* an f32 constant as a tile of ty */
   TirInst *k = scalar(s, out, TIR_CONST, tir_scalar(S_F32));
   k->fval = v, k->ival = 0;
   return tile_op(s, out, TIR_SPLAT, 0, ty, k, NULL);
-}
-
-/* every reader of `from` in b reads `to`, but the n in keep */
-static void replace_uses(TirBlock *b, const TirInst *from, TirInst *to, TirInst *const *keep, int n) {
-  for (int i = 0; i < b->len; i++) {
-    TirInst *x = b->insts[i];
-    bool kept = false;
-    for (int q = 0; q < n; q++) kept |= x == keep[q];
-    for (int k = 0; k < x->nargs && !kept; k++)
-      if (x->args[k] == from) x->args[k] = to;
-    replace_uses(&x->cond, from, to, keep, n);
-    replace_uses(&x->body, from, to, keep, n);
-    replace_uses(&x->body2, from, to, keep, n);
-  }
 }
 
 /* Rewrites b: the chain rooted at r runs in g strips of w columns, placed
@@ -182,21 +170,25 @@ static void cut_chain(Strip *s, TirBlock *b, const int *root, int r, int last, i
   }
   /* each strip's loads in a block of their own, the rest in another */
   TirBlock *ld = arena_alloc(s->a, sizeof(TirBlock) * (size_t)g), *rest = arena_alloc(s->a, sizeof(TirBlock) * (size_t)g);
-  TirInst *M = NULL, *S = NULL; /* the online logsumexp's running tiles (fz) */
+  TirInst *M = NULL, *S = NULL, *ninf = NULL, *zero = NULL; /* the online logsumexp's running tiles (fz) */
   for (int j = 0; j < g; j++) {
     ld[j] = (TirBlock){0}, rest[j] = (TirBlock){0};
     for (int i = 0; i <= last; i++)
       if (root[i] == r) copy_member(s, b->insts[i], root, r, w, j, b->insts[i]->op == TIR_LOAD && ahead ? &ld[j] : &rest[j]);
     if (fz) {
       TirInst *a = s->cl[fz->v->id];
-      TirType ty = a->ty;
-      if (j == 0) M = f32_splat(s, &rest[j], ty, -3.4028234663852886e38);
+      TirType ty = a->ty, bt = ty;
+      bt.elem = S_BOOL;
+      if (j == 0) ninf = f32_splat(s, &rest[j], ty, -INFINITY), zero = f32_splat(s, &rest[j], ty, 0.0), M = ninf;
       TirInst *mn = tile_op(s, &rest[j], TIR_BINARY, TOP_MAX, ty, M, a);
-      TirInst *e = tile_op(s, &rest[j], TIR_MATH, TMATH_EXP, ty, tile_op(s, &rest[j], TIR_BINARY, '-', ty, a, mn), NULL);
-      if (j == 0) {
+      /* ms: mn, or 0 where it is still -inf (then a and M are -inf too) */
+      TirInst *ms = tile_op(s, &rest[j], TIR_SELECT, 0, ty, tile_op(s, &rest[j], TIR_BINARY, '>', bt, mn, ninf), mn);
+      ms->args[ms->nargs++] = zero;
+      TirInst *e = tile_op(s, &rest[j], TIR_MATH, TMATH_EXP, ty, tile_op(s, &rest[j], TIR_BINARY, '-', ty, a, ms), NULL);
+      if (j == 0) { /* S was 0 */
         S = e;
       } else {
-        TirInst *c = tile_op(s, &rest[j], TIR_MATH, TMATH_EXP, ty, tile_op(s, &rest[j], TIR_BINARY, '-', ty, M, mn), NULL);
+        TirInst *c = tile_op(s, &rest[j], TIR_MATH, TMATH_EXP, ty, tile_op(s, &rest[j], TIR_BINARY, '-', ty, M, ms), NULL);
         S = tile_op(s, &rest[j], TIR_BINARY, '+', ty, tile_op(s, &rest[j], TIR_BINARY, '*', ty, S, c), e);
       }
       M = mn;
@@ -226,37 +218,22 @@ static void cut_chain(Strip *s, TirBlock *b, const int *root, int r, int last, i
     if (j >= 0)
       for (int k = 0; k < rest[j].len; k++) tir_append(s->a, &out, rest[j].insts[k]);
   }
-  TirInst *mfix = NULL, *keep[3] = {0};
   for (int i = last + 1; i < b->len; i++) {
     TirInst *in = b->insts[i];
     if (fz && root[i] == fz->rb) continue; /* B: its sum comes from S */
     if (fz && in == fz->red1) {
       in->args[0] = M;
-      tir_append(s->a, &out, in);
-      /* m = -inf where no strip had a finite value (M stayed -FLT_MAX) */
-      TirType rt = in->ty, bt = rt;
-      bt.elem = S_BOOL;
-      TirInst *fin = tile_op(s, &out, TIR_BINARY, '>', bt, in, f32_splat(s, &out, rt, -3.4028234663852886e38));
-      TirInst *ninf = f32_splat(s, &out, rt, -INFINITY);
-      mfix = tile_op(s, &out, TIR_SELECT, 0, rt, fin, in);
-      mfix->args[mfix->nargs++] = ninf;
-      keep[0] = fin, keep[1] = mfix;
-      continue;
-    }
-    if (fz && in == fz->red2) { /* s = rowsum(S exp(M - m)), m finite */
+    } else if (fz && in == fz->red2) { /* s = rowsum(S exp(M - m)) */
       TirType ty = S->ty;
       TirInst *bm = tile_op(s, &out, TIR_BROADCAST, 0, ty, fz->red1, NULL);
-      keep[2] = bm;
       TirInst *c = tile_op(s, &out, TIR_MATH, TMATH_EXP, ty, tile_op(s, &out, TIR_BINARY, '-', ty, M, bm), NULL);
       in->args[0] = tile_op(s, &out, TIR_BINARY, '*', ty, S, c);
-      tir_append(s->a, &out, in);
-      continue;
+    } else if (in->op == TIR_REDUCE && in_chain(s, in->args[0], root, r)) {
+      in->args[0] = s->acc[in->id];
     }
-    if (in->op == TIR_REDUCE && in_chain(s, in->args[0], root, r)) in->args[0] = s->acc[in->id];
     tir_append(s->a, &out, in);
   }
   b->insts = out.insts, b->len = out.len, b->cap = out.cap;
-  if (mfix) replace_uses(b, fz->red1, mfix, keep, 3); /* every other reader of m reads the fixed one */
 }
 
 /* What the analysis knows of each chain (by its root's index): the span of
@@ -286,8 +263,12 @@ static void nested_reads(const Strip *s, const TirBlock *b, const int *root, Cha
 }
 
 /* Whether chain r ends in m = rowmax(v) (f32) and a later chain B computes
- * only s = rowsum(exp(v' - m)) with v' the same tile as v (Fuse). */
-static bool lse_pair(Strip *s, TirBlock *b, const int *root, const Chain *c, int r, Fuse *fz) {
+ * only s = rowsum(exp(v' - m)) with v' the same tile as v (Fuse), and
+ * nothing from A's first member to B's last writes memory: B's loads then
+ * read what A's read (parameters may alias, so any store counts, as in
+ * remat.c). */
+static bool lse_pair(const Strip *s, const TirBlock *b, const int *root, const Chain *c, const int *writes_before, int r,
+                     Fuse *fz) {
   int fr = c[r].first_red;
   if (fr >= b->len) return false;
   TirInst *red1 = b->insts[fr];
@@ -304,11 +285,15 @@ static bool lse_pair(Strip *s, TirBlock *b, const int *root, const Chain *c, int
     if (d->op != TIR_BINARY || d->aux != '-' || d->args[1]->op != TIR_BROADCAST || d->args[1]->args[0] != red1 ||
         !same_tile(d->args[0], red1->args[0], 0))
       continue;
+    /* the first sum of exp(v' - m) decides: a later one would be read after it */
     const Chain *cb = &c[rb];
-    if (cb->bad || cb->writes || cb->first_red != k || cb->first < fr || cb->last > k) return false;
+    if (cb->bad || cb->writes || cb->first_red != k || cb->first < fr || cb->last > k ||
+        writes_before[cb->last + 1] - writes_before[c[r].first])
+      return false;
     for (int i = cb->last + 1; i < b->len; i++) { /* s is B's only reader */
       const TirInst *x = b->insts[i];
-      for (int q = 0; q < x->nargs && i != k; q++) {
+      if (i == k) continue;
+      for (int q = 0; q < x->nargs; q++) {
         int wq = x->args[q] && x->args[q]->id < s->n ? s->where[x->args[q]->id] : -1;
         if (wq >= 0 && root[wq] == rb) return false;
       }
@@ -427,7 +412,7 @@ static bool strip_block(Strip *s, TirBlock *b) {
     while (g < 1024 && ch->widest / g > strip_regs && bn % (2 * g) == 0 && bn / (2 * g) >= min_w) g *= 2;
     if (g == 1 || ch->widest / g > budget) continue; /* a strip would not fit either */
     Fuse fz = {0};
-    bool fused = !ahead && lse_pair(s, b, root, c, r, &fz);
+    bool fused = lse_pair(s, b, root, c, writes_before, r, &fz); /* (a chain with its loads ahead has no reduction) */
     cut_chain(s, b, root, r, ch->last, bn / g, g, ahead, fused ? &fz : NULL);
     cut = true;
   }

@@ -73,3 +73,17 @@ kernel lse_wide(X: tensor<f32>[R, N], Y: tensor<f32>[R, N], Lse: tensor<f32>[R, 
   Y[row, 0 :+ BN] = exp(x - m) / s
   Lse[row, 0 :+ 1] = m + log(s)
 }
+
+// The same max and sum with a store between them: the sum reads the row as
+// stored (doubled), so the two chains are not one pass (a fused sum would
+// read the row as loaded before the store). Rows of BN columns exactly.
+@autotune(BN in [16384], NT in [32, 128])
+@launch(NT)
+@grid(R)
+kernel lse_store_between(X: tensor<f32>[R, N], Lse: tensor<f32>[R, 1]) {
+  let row = program_id(0)
+  let m = rowmax(X[row, 0 :+ BN])
+  X[row, 0 :+ BN] = X[row, 0 :+ BN] * 2.0
+  let s = rowsum(exp(X[row, 0 :+ BN] - m))
+  Lse[row, 0 :+ 1] = m + log(s)
+}

@@ -553,6 +553,21 @@ static bool ref_cluster_softmax(RefCtx *r) {
   return true;
 }
 
+/* strip_rows.ph, lse_store_between: m = max of X's row, X doubled in place,
+ * Lse = m + log(sum exp(2x - m)) (the sum reads the stored row) */
+static bool ref_lse_store_between(RefCtx *r) {
+  CaseParam *X = ref_param(r, "X"), *L = ref_param(r, "Lse");
+  int64_t R = X->dims[0], N = X->dims[1];
+  for (int64_t i = 0; i < R; i++) {
+    double m = -INFINITY, s = 0;
+    for (int64_t j = 0; j < N; j++) m = fmax(m, X->data[i * N + j]);
+    for (int64_t j = 0; j < N; j++) X->data[i * N + j] *= 2;
+    for (int64_t j = 0; j < N; j++) s += exp(X->data[i * N + j] - m);
+    L->data[i] = m + log(s);
+  }
+  return true;
+}
+
 /* X = softmax of each row of X in place, Lse = its logsumexp (cluster_rows.ph,
  * softmax_inplace) */
 static bool ref_cluster_softmax_inplace(RefCtx *r) {
@@ -1567,6 +1582,7 @@ const RefEntry harness_refs_more[] = {
     {"folds", ref_folds},
     {"prefix", ref_prefix},
     {"cluster_softmax", ref_cluster_softmax},
+    {"lse_store_between", ref_lse_store_between},
     {"cluster_norm", ref_cluster_norm},
     {"cluster_softmax_inplace", ref_cluster_softmax_inplace},
     {"cluster_weighted", ref_cluster_weighted},
