@@ -64,11 +64,18 @@ static TirInst *i32_const(Strip *s, TirBlock *out, int64_t v) {
   return c;
 }
 
-static TirInst *add(Strip *s, TirBlock *out, TirType ty, TirInst *x, TirInst *y) {
-  TirInst *c = scalar(s, out, TIR_BINARY, ty);
-  c->aux = '+';
-  c->args[0] = x, c->args[1] = y, c->nargs = 2;
+/* op(x, y[, z]) of type ty (any that is NULL left out), into out */
+static TirInst *tile_op(Strip *s, TirBlock *out, TirOp op, int aux, TirType ty, TirInst *x, TirInst *y, TirInst *z) {
+  TirInst *c = scalar(s, out, op, ty);
+  c->aux = aux;
+  TirInst *in[3] = {x, y, z};
+  for (int k = 0; k < 3; k++)
+    if (in[k]) c->args[c->nargs++] = in[k];
   return c;
+}
+
+static TirInst *add(Strip *s, TirBlock *out, TirType ty, TirInst *x, TirInst *y) {
+  return tile_op(s, out, TIR_BINARY, '+', ty, x, y, NULL);
 }
 
 static bool in_chain(const Strip *s, const TirInst *v, const int *root, int r) {
@@ -141,19 +148,10 @@ static bool same_tile(const TirInst *a, const TirInst *b, int depth) {
   return true;
 }
 
-static TirInst *tile_op(Strip *s, TirBlock *out, TirOp op, int aux, TirType ty, TirInst *x, TirInst *y) {
-  TirInst *c = tir_new(s->a, s->f, op, ty);
-  c->aux = aux;
-  if (x) c->args[c->nargs++] = x;
-  if (y) c->args[c->nargs++] = y;
-  tir_append(s->a, out, c);
-  return c;
-}
-
 static TirInst *f32_splat(Strip *s, TirBlock *out, TirType ty, double v) { /* an f32 constant as a tile of ty */
   TirInst *k = scalar(s, out, TIR_CONST, tir_scalar(S_F32));
   k->fval = v, k->ival = 0;
-  return tile_op(s, out, TIR_SPLAT, 0, ty, k, NULL);
+  return tile_op(s, out, TIR_SPLAT, 0, ty, k, NULL, NULL);
 }
 
 /* Rewrites b: the chain rooted at r runs in g strips of w columns, placed
@@ -180,16 +178,15 @@ static void cut_chain(Strip *s, TirBlock *b, const int *root, int r, int last, i
       TirType ty = a->ty, bt = ty;
       bt.elem = S_BOOL;
       if (j == 0) ninf = f32_splat(s, &rest[j], ty, -INFINITY), zero = f32_splat(s, &rest[j], ty, 0.0), M = ninf;
-      TirInst *mn = tile_op(s, &rest[j], TIR_BINARY, TOP_MAX, ty, M, a);
+      TirInst *mn = tile_op(s, &rest[j], TIR_BINARY, TOP_MAX, ty, M, a, NULL);
       /* ms: mn, or 0 where it is still -inf (then a and M are -inf too) */
-      TirInst *ms = tile_op(s, &rest[j], TIR_SELECT, 0, ty, tile_op(s, &rest[j], TIR_BINARY, '>', bt, mn, ninf), mn);
-      ms->args[ms->nargs++] = zero;
-      TirInst *e = tile_op(s, &rest[j], TIR_MATH, TMATH_EXP, ty, tile_op(s, &rest[j], TIR_BINARY, '-', ty, a, ms), NULL);
+      TirInst *ms = tile_op(s, &rest[j], TIR_SELECT, 0, ty, tile_op(s, &rest[j], TIR_BINARY, '>', bt, mn, ninf, NULL), mn, zero);
+      TirInst *e = tile_op(s, &rest[j], TIR_MATH, TMATH_EXP, ty, tile_op(s, &rest[j], TIR_BINARY, '-', ty, a, ms, NULL), NULL, NULL);
       if (j == 0) { /* S was 0 */
         S = e;
       } else {
-        TirInst *c = tile_op(s, &rest[j], TIR_MATH, TMATH_EXP, ty, tile_op(s, &rest[j], TIR_BINARY, '-', ty, M, ms), NULL);
-        S = tile_op(s, &rest[j], TIR_BINARY, '+', ty, tile_op(s, &rest[j], TIR_BINARY, '*', ty, S, c), e);
+        TirInst *c = tile_op(s, &rest[j], TIR_MATH, TMATH_EXP, ty, tile_op(s, &rest[j], TIR_BINARY, '-', ty, M, ms, NULL), NULL, NULL);
+        S = add(s, &rest[j], ty, tile_op(s, &rest[j], TIR_BINARY, '*', ty, S, c, NULL), e);
       }
       M = mn;
     }
@@ -225,9 +222,9 @@ static void cut_chain(Strip *s, TirBlock *b, const int *root, int r, int last, i
       in->args[0] = M;
     } else if (fz && in == fz->red2) { /* s = rowsum(S exp(M - m)) */
       TirType ty = S->ty;
-      TirInst *bm = tile_op(s, &out, TIR_BROADCAST, 0, ty, fz->red1, NULL);
-      TirInst *c = tile_op(s, &out, TIR_MATH, TMATH_EXP, ty, tile_op(s, &out, TIR_BINARY, '-', ty, M, bm), NULL);
-      in->args[0] = tile_op(s, &out, TIR_BINARY, '*', ty, S, c);
+      TirInst *bm = tile_op(s, &out, TIR_BROADCAST, 0, ty, fz->red1, NULL, NULL);
+      TirInst *c = tile_op(s, &out, TIR_MATH, TMATH_EXP, ty, tile_op(s, &out, TIR_BINARY, '-', ty, M, bm, NULL), NULL, NULL);
+      in->args[0] = tile_op(s, &out, TIR_BINARY, '*', ty, S, c, NULL);
     } else if (in->op == TIR_REDUCE && in_chain(s, in->args[0], root, r)) {
       in->args[0] = s->acc[in->id];
     }
