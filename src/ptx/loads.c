@@ -1595,6 +1595,77 @@ void px_emit_store(Emitter *e, const TirInst *in) {
   e->l2h = L2H_NONE;
 }
 
+/* The 16-bit fragment store by whole 16-byte vectors (emit_frag_rows_store's
+ * first path): a lane's word of each 8-column block holds columns 2t, 2t + 1,
+ * so a warp's b32 store covers 8 rows by 16 bytes, half of a 32-byte sector
+ * each, and a 128 x 256 bf16 tile took 512 such stores a warp at the end of
+ * every CTA: the GEMM's whole wave of CTAs stored at once at a fraction of
+ * the write bandwidth (H100, 12-06d call 6: with the stores taken out,
+ * 4096 x 4096 x 256 ran 55.7 -> 24.8 us). Here the four lanes of a quad
+ * transpose their words of four neighbouring blocks (two butterfly steps,
+ * shfl.bfly 1 and 2, each lane keeping the words whose block index matches
+ * its own in that bit), so that lane t holds block t of the four, 16
+ * contiguous bytes, and a warp's v4 store covers 8 rows by 64 bytes: two
+ * whole sectors a row and a quarter of the instructions. Taken where every
+ * lane of the warp is active and on the b32 path (rows inside, the tile's
+ * columns inside) with its block start and the row pitch 16-byte aligned:
+ * decided by the whole warp (the shuffles need every lane), else the b32
+ * path below. Branches to $Lfrstd<L> when done. */
+static void frag_quad_store(Emitter *e, const TirInst *in, const TirInst *val, Scalar te, const FragGeom *g,
+                            const char *ad, const char *pitch, const char *p, int L) {
+  (void)in;
+  const char *q = px_tmp(e, RC_B32), *adj = px_tmp(e, RC_B64), *ad16 = px_tmp(e, RC_B64), *al = px_tmp(e, RC_B64),
+             *p16 = px_tmp(e, RC_PRED), *am = px_tmp(e, RC_B32), *odd = px_tmp(e, RC_PRED), *hi = px_tmp(e, RC_PRED);
+  /* ad holds column 2t of the block start: lane t's vector is at 16 t */
+  px_out(e, "and.b32 %s, %%tid_, 3;", q);
+  px_out(e, "mul.wide.u32 %s, %s, 12;", adj, q);
+  px_out(e, "add.s64 %s, %s, %s;", ad16, ad, adj);
+  px_out(e, "or.b64 %s, %s, %s;", al, ad16, pitch);
+  px_out(e, "and.b64 %s, %s, 15;", al, al);
+  px_out(e, "setp.eq.and.u64 %s, %s, 0, %s;", p16, al, p);
+  px_out(e, "activemask.b32 %s;", am);
+  px_out(e, "setp.eq.and.u32 %s, %s, 0xffffffff, %s;", p16, am, p16);
+  px_out(e, "vote.sync.all.pred %s, %s, %s;", p16, p16, am);
+  px_out(e, "@!%s bra $Lfrsb%d;", p16, L);
+  px_out(e, "and.b32 %s, %%tid_, 1;", q);
+  px_out(e, "setp.ne.u32 %s, %s, 0;", odd, q);
+  px_out(e, "and.b32 %s, %%tid_, 2;", q);
+  px_out(e, "setp.ne.u32 %s, %s, 0;", hi, q);
+  int W = e->T / 32;
+  const char *ra = px_tmp(e, RC_B64);
+  for (int mi = 0; mi < g->tpm; mi++)
+    for (int h = 0; h < 2; h++) {
+      px_out(e, "mad.lo.s64 %s, %s, %lld, %s;", ra, pitch, (long long)mi * W * 16 + 8 * h, ad16);
+      for (int b0 = 0; b0 < g->N / 8; b0 += 4) {
+        const char *x[4];
+        for (int i = 0; i < 4; i++) { /* block b0 + i: column tile ni, its 8-column half j */
+          int b = b0 + i, ni = b / (g->NT / 8), j = b % (g->NT / 8);
+          x[i] = px_tmp(e, RC_B32);
+          pack_chunk(e, val, te, 1, (mi * g->ntn + ni) * g->rpt + j * 4 + h * 2, &x[i]);
+        }
+        /* step m: a lane whose bit m differs from position i's takes its
+         * partner's word i ^ m there (the partner sends what it replaces) */
+        for (int m = 1; m <= 2; m <<= 1) {
+          const char *pr = m == 1 ? odd : hi;
+          for (int i = 0; i < 4; i++) {
+            if (i & m) continue;
+            const char *s = px_tmp(e, RC_B32), *r = px_tmp(e, RC_B32), *lo = px_tmp(e, RC_B32),
+                       *up = px_tmp(e, RC_B32);
+            px_out(e, "selp.b32 %s, %s, %s, %s;", s, x[i], x[i | m], pr);
+            px_out(e, "shfl.sync.bfly.b32 %s, %s, %d, 0x1f, 0xffffffff;", r, s, m);
+            px_out(e, "selp.b32 %s, %s, %s, %s;", lo, r, x[i], pr);
+            px_out(e, "selp.b32 %s, %s, %s, %s;", up, x[i | m], r, pr);
+            x[i] = lo, x[i | m] = up;
+          }
+        }
+        px_out(e, "st.global%s.v4.b32 [%s+%lld], {%s, %s, %s, %s}%s;", px_gmod(e, "global"), ra,
+               (long long)b0 * 8 * 2, x[0], x[1], x[2], x[3], px_gpol(e, "global"));
+      }
+    }
+  px_out(e, "bra.uni $Lfrstd%d;", L);
+  px_label(e, "frsb", L);
+}
+
 /* A store of a fragment value (a GEMM's or attention's output tile) into
  * a tensor whose contiguous dim is the tile's columns: each lane holds
  * pairs of neighbouring columns (2t, 2t + 1 of each 8) in rows g and g + 8
@@ -1646,6 +1717,7 @@ static int emit_frag_rows_store(Emitter *e, const TirInst *in, const TirInst *va
   const char *p = px_tmp(e, RC_PRED);
   px_out(e, "setp.eq.and.u64 %s, %s, 0, %s;", p, al, ok);
   int L = px_new_label(e);
+  if (eb == 2 && N % 32 == 0) frag_quad_store(e, in, val, te, &g, ad, pitch, p, L);
   px_out(e, "@!%s bra $Lfrst%d;", p, L);
   const char *ra = px_tmp(e, RC_B64);
   for (int mi = 0; mi < g.tpm; mi++)
