@@ -28,6 +28,7 @@
  * budget, and issues each strip's loads before the rest of the strip
  * before it. A softmax's max and its sum of exp(x - max), two chains after
  * remat.c, run as one with an online logsumexp (Fuse, below). */
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -116,13 +117,14 @@ static void copy_member(Strip *s, TirInst *in, const int *root, int r, int64_t w
  * a chain B that computes v again (remat.c's copy) only for s =
  * rowsum(exp(v - m)). Cut alone, A and B each read the row: B's strips
  * wait for m. Fused, A's strips keep two running tiles, M (the elementwise
- * max so far, from -inf) and S (the sum of exp(v - M) so far, rescaled by
- * exp(M_old - M) as M grows; where M is still -inf both exponents take 0
- * in its place, so that a column every strip masks weighs 0, not NaN);
- * after them m = rowmax(M), exactly the max, and s = rowsum(S exp(M - m)),
- * NaN where m is -inf as the unfused sum is, and B is gone: a softmax
- * written one program a row (Triton's tutorial) reads its row twice instead
- * of three times, as the same softmax written as an online loop does. */
+ * max so far, from -FLT_MAX: finite, so that a column every strip masks to
+ * -inf weighs 0, not NaN, with no test an element) and S (the sum of
+ * exp(v - M) so far, rescaled by exp(M_old - M) as M grows); after them m0
+ * = rowmax(M), s = rowsum(S exp(M - m0)), and the row values made what the
+ * unfused chains give (m -inf and s NaN where nothing was finite), and B is
+ * gone: a softmax written one program a row (Triton's tutorial) reads its
+ * row twice instead of three times, as the same softmax written as an
+ * online loop does. */
 typedef struct Fuse {
   TirInst *red1, *red2; /* m = rowmax(v), s = rowsum(exp(v - m)) */
   const TirInst *v;     /* A's value */
@@ -154,6 +156,18 @@ static TirInst *f32_splat(Strip *s, TirBlock *out, TirType ty, double v) { /* an
   return tile_op(s, out, TIR_SPLAT, 0, ty, k, NULL, NULL);
 }
 
+/* every reader of `from` in b (nested blocks too) reads `to` */
+static void reread(TirBlock *b, const TirInst *from, TirInst *to) {
+  for (int i = 0; i < b->len; i++) {
+    TirInst *x = b->insts[i];
+    for (int k = 0; k < x->nargs; k++)
+      if (x->args[k] == from) x->args[k] = to;
+    reread(&x->cond, from, to);
+    reread(&x->body, from, to);
+    reread(&x->body2, from, to);
+  }
+}
+
 /* Rewrites b: the chain rooted at r runs in g strips of w columns, placed
  * where its last member was (every operand is defined there, and no write
  * lies among its members but its own stores); each reduction that reads
@@ -168,24 +182,21 @@ static void cut_chain(Strip *s, TirBlock *b, const int *root, int r, int last, i
   }
   /* each strip's loads in a block of their own, the rest in another */
   TirBlock *ld = arena_alloc(s->a, sizeof(TirBlock) * (size_t)g), *rest = arena_alloc(s->a, sizeof(TirBlock) * (size_t)g);
-  TirInst *M = NULL, *S = NULL, *ninf = NULL, *zero = NULL; /* the online logsumexp's running tiles (fz) */
+  TirInst *M = NULL, *S = NULL; /* the online logsumexp's running tiles (fz) */
   for (int j = 0; j < g; j++) {
     ld[j] = (TirBlock){0}, rest[j] = (TirBlock){0};
     for (int i = 0; i <= last; i++)
       if (root[i] == r) copy_member(s, b->insts[i], root, r, w, j, b->insts[i]->op == TIR_LOAD && ahead ? &ld[j] : &rest[j]);
     if (fz) {
       TirInst *a = s->cl[fz->v->id];
-      TirType ty = a->ty, bt = ty;
-      bt.elem = S_BOOL;
-      if (j == 0) ninf = f32_splat(s, &rest[j], ty, -INFINITY), zero = f32_splat(s, &rest[j], ty, 0.0), M = ninf;
+      TirType ty = a->ty;
+      if (j == 0) M = f32_splat(s, &rest[j], ty, -FLT_MAX);
       TirInst *mn = tile_op(s, &rest[j], TIR_BINARY, TOP_MAX, ty, M, a, NULL);
-      /* ms: mn, or 0 where it is still -inf (then a and M are -inf too) */
-      TirInst *ms = tile_op(s, &rest[j], TIR_SELECT, 0, ty, tile_op(s, &rest[j], TIR_BINARY, '>', bt, mn, ninf, NULL), mn, zero);
-      TirInst *e = tile_op(s, &rest[j], TIR_MATH, TMATH_EXP, ty, tile_op(s, &rest[j], TIR_BINARY, '-', ty, a, ms, NULL), NULL, NULL);
+      TirInst *e = tile_op(s, &rest[j], TIR_MATH, TMATH_EXP, ty, tile_op(s, &rest[j], TIR_BINARY, '-', ty, a, mn, NULL), NULL, NULL);
       if (j == 0) { /* S was 0 */
         S = e;
       } else {
-        TirInst *c = tile_op(s, &rest[j], TIR_MATH, TMATH_EXP, ty, tile_op(s, &rest[j], TIR_BINARY, '-', ty, M, ms, NULL), NULL, NULL);
+        TirInst *c = tile_op(s, &rest[j], TIR_MATH, TMATH_EXP, ty, tile_op(s, &rest[j], TIR_BINARY, '-', ty, M, mn, NULL), NULL, NULL);
         S = add(s, &rest[j], ty, tile_op(s, &rest[j], TIR_BINARY, '*', ty, S, c, NULL), e);
       }
       M = mn;
@@ -215,20 +226,41 @@ static void cut_chain(Strip *s, TirBlock *b, const int *root, int r, int last, i
     if (j >= 0)
       for (int k = 0; k < rest[j].len; k++) tir_append(s->a, &out, rest[j].insts[k]);
   }
+  TirInst *mx = NULL, *sx = NULL; /* m and s as the unfused chains give them */
+  int fixed = 0;
   for (int i = last + 1; i < b->len; i++) {
     TirInst *in = b->insts[i];
-    if (fz && root[i] == fz->rb) continue; /* B: its sum comes from S */
+    if (fz && (root[i] == fz->rb || in == fz->red2)) continue; /* B: its sum comes from S, made below */
     if (fz && in == fz->red1) {
+      /* m0 = rowmax(M), then s = rowsum(S exp(M - m0)) at once (it reads
+       * nothing else), then the row values: m0 is -FLT_MAX where nothing
+       * was above it, and s 0 where nothing was finite: m -inf and s NaN
+       * there, as unfused; a row of -FLT_MAX values keeps m0 and its sum */
       in->args[0] = M;
-    } else if (fz && in == fz->red2) { /* s = rowsum(S exp(M - m)) */
-      TirType ty = S->ty;
-      TirInst *bm = tile_op(s, &out, TIR_BROADCAST, 0, ty, fz->red1, NULL, NULL);
+      tir_append(s->a, &out, in);
+      TirInst *red2 = fz->red2;
+      TirType ty = S->ty, rt = in->ty, bt = rt;
+      bt.elem = S_BOOL;
+      TirInst *bm = tile_op(s, &out, TIR_BROADCAST, 0, ty, in, NULL, NULL);
       TirInst *c = tile_op(s, &out, TIR_MATH, TMATH_EXP, ty, tile_op(s, &out, TIR_BINARY, '-', ty, M, bm, NULL), NULL, NULL);
-      in->args[0] = tile_op(s, &out, TIR_BINARY, '*', ty, S, c, NULL);
-    } else if (in->op == TIR_REDUCE && in_chain(s, in->args[0], root, r)) {
-      in->args[0] = s->acc[in->id];
+      red2->args[0] = tile_op(s, &out, TIR_BINARY, '*', ty, S, c, NULL);
+      tir_append(s->a, &out, red2);
+      TirInst *above = tile_op(s, &out, TIR_BINARY, '>', bt, in, f32_splat(s, &out, rt, -FLT_MAX), NULL);
+      TirInst *some = tile_op(s, &out, TIR_BINARY, '>', bt, red2, f32_splat(s, &out, rt, 0.0), NULL);
+      TirInst *ninf = f32_splat(s, &out, rt, -INFINITY), *nan = f32_splat(s, &out, rt, NAN);
+      TirInst *m1 = tile_op(s, &out, TIR_SELECT, 0, rt, some, in, ninf), *s1 = tile_op(s, &out, TIR_SELECT, 0, rt, some, red2, nan);
+      mx = tile_op(s, &out, TIR_SELECT, 0, rt, above, in, m1), sx = tile_op(s, &out, TIR_SELECT, 0, rt, above, red2, s1);
+      fixed = out.len;
+      continue;
     }
+    if (in->op == TIR_REDUCE && in_chain(s, in->args[0], root, r)) in->args[0] = s->acc[in->id];
     tir_append(s->a, &out, in);
+  }
+  /* every reader of m and s (all after them) reads the row values */
+  for (int i = fixed; mx && i < out.len; i++) {
+    TirBlock one = {.insts = &out.insts[i], .len = 1};
+    reread(&one, fz->red1, mx);
+    reread(&one, fz->red2, sx);
   }
   b->insts = out.insts, b->len = out.len, b->cap = out.cap;
 }
