@@ -468,28 +468,45 @@ int driver_cluster_copies(Arena *a, const Plan *p, const char *arch, Plan *out[2
 }
 
 /* Drops from plans the variants of one kernel (each with its copies: the
- * plans of variant v are [start[v], start[v + 1])) whose blocked values
- * hold more than TUNED_BLOCKED_MAX registers a thread (most[v], from
- * plan_most_blocked_regs), when some variant of the kernel holds at most
- * that: such a tile leaves ptxas too few registers for what is live beside
- * it, so the variant spills or runs one CTA an SM (slower wherever timed,
- * bench/README.md), and its ptxas run is most of the build's time (512
- * unrolled elements a thread: 71 s). -v and --emit=plan say which were
- * left out; --all-variants keeps them. */
+ * plans of variant v are [start[v], start[v + 1])) that another variant
+ * dominates, so that the autotuner never times them and ptxas never builds
+ * them:
+ * - blocked values of more than TUNED_BLOCKED_MAX registers a thread
+ *   (most[v], from plan_most_blocked_regs), when some variant of the kernel
+ *   holds at most that: such a tile leaves ptxas too few registers for what
+ *   is live beside it, so the variant spills or runs one CTA an SM (slower
+ *   wherever timed, bench/README.md), and its ptxas run is most of the
+ *   build's time (512 unrolled elements a thread: 71 s);
+ * - tensor-core dots whose results go through shared memory every time
+ *   (xmma[v] > 0, from plan_mma_exchanges: the tile has fewer rows than the
+ *   warps' fragments cover, so it is laid out flat and exchanged), when
+ *   some variant keeps all its tensor-core dots in fragments (xmma 0): the
+ *   GEMM example's BM 64 points at 256 threads ran 40-76 TFLOP/s where its
+ *   BM 128 points ran 540-690 (H100, 12-06d call 1).
+ * -v and --emit=plan say which were left out; --all-variants keeps them. */
 enum { TUNED_BLOCKED_MAX = 64 };
-static void drop_oversized(Arena *a, PtrVec *plans, const int *start, const int64_t *most, int n, bool say,
-                           FILE *note) {
-  bool some = false;
-  for (int v = 0; v < n; v++) some |= most[v] >= 0 && most[v] <= TUNED_BLOCKED_MAX; /* -1: left out already */
-  if (!some) return;
+static void drop_dominated(Arena *a, PtrVec *plans, const int *start, const int64_t *most, const int *xmma, int n,
+                           bool say, FILE *note) {
+  bool small = false, frags = false;
+  for (int v = 0; v < n; v++) {
+    small |= most[v] >= 0 && most[v] <= TUNED_BLOCKED_MAX; /* -1: left out already */
+    frags |= most[v] >= 0 && xmma[v] == 0;
+  }
   int w = start[0];
   for (int v = 0; v < n; v++) {
-    if (most[v] > TUNED_BLOCKED_MAX) {
+    bool big = small && most[v] > TUNED_BLOCKED_MAX, flat = frags && xmma[v] > 0;
+    if (big || flat) {
       if (say) {
         const Plan *p = plans->items[start[v]];
-        fprintf(note, "phobosc: %s [%s] left out: a blocked register tile of %lld elements a thread (the variants "
-                      "kept hold at most %d; --all-variants keeps it)\n",
-                p->f->name, tir_func_str(a, p->f), (long long)most[v], TUNED_BLOCKED_MAX);
+        if (big)
+          fprintf(note, "phobosc: %s [%s] left out: a blocked register tile of %lld elements a thread (the variants "
+                        "kept hold at most %d; --all-variants keeps it)\n",
+                  p->f->name, tir_func_str(a, p->f), (long long)most[v], TUNED_BLOCKED_MAX);
+        else
+          fprintf(note, "phobosc: %s [%s] left out: %d tensor-core dot%s exchanged through shared memory (fewer rows "
+                        "than the warps' fragments cover), where other variants keep them in fragments; "
+                        "--all-variants keeps it\n",
+                  p->f->name, tir_func_str(a, p->f), xmma[v], xmma[v] == 1 ? "'s result" : "s' results");
       }
       continue;
     }
@@ -526,13 +543,14 @@ static void compile_variants(Arena *arena, Diags *d, const Source *src, Node *pr
     int n = sema_variant_count(arena, d, kernel, so);
     int *start = n > 0 ? arena_alloc(arena, sizeof *start * (size_t)(n + 1)) : NULL;
     int64_t *most = n > 0 ? arena_alloc(arena, sizeof *most * (size_t)n) : NULL;
+    int *xmma = n > 0 ? arena_alloc(arena, sizeof *xmma * (size_t)n) : NULL;
     int planned = 0, nfit = 0, first_bad = -1, least_v = -1;
     int64_t least_need = -1;
     for (int v = 0; v < n && !d->errors; v++) {
       KernelInfo *info = arena_alloc(arena, sizeof *info);
       /* a point a @requires over constants rules out is left out (spec 11.2) */
       if (!sema_point_feasible(arena, d, kernel, so, v)) {
-        start[v] = plans.len, planned = v + 1, most[v] = -1;
+        start[v] = plans.len, planned = v + 1, most[v] = -1, xmma[v] = -1;
         if (o->verbose || o->emit == EMIT_PLAN)
           fprintf(o->emit == EMIT_PLAN ? out : d->out, "phobosc: %s: @autotune point %d of %d left out: a @requires "
                   "contract over its constants is false there\n", kernel->name, v + 1, n);
@@ -578,7 +596,7 @@ static void compile_variants(Arena *arena, Diags *d, const Source *src, Node *pr
       fclose(quiet.out);
       start[v] = plans.len, planned = v + 1;
       if (!p || quiet.errors) {
-        most[v] = -1; /* no plans: drop_oversized passes it by */
+        most[v] = -1, xmma[v] = -1; /* no plans: drop_dominated passes it by */
         if (f->shared_need > 0 && (least_need < 0 || f->shared_need < least_need)) least_need = f->shared_need, least_v = v;
         if (first_bad < 0) first_bad = v;
         if (o->verbose || o->emit == EMIT_PLAN) {
@@ -594,6 +612,7 @@ static void compile_variants(Arena *arena, Diags *d, const Source *src, Node *pr
       if (!tir_verify(d, f, "planning")) break;
       nfit++;
       most[v] = plan_most_blocked_regs(p);
+      xmma[v] = plan_mma_exchanges(p);
       if (f->strip_widest > most[v]) most[v] = f->strip_widest; /* as written (strip.c) */
       vec_push(arena, &plans, p);
       /* rows that fit one block: the same variant reading them once; rows
@@ -651,7 +670,7 @@ static void compile_variants(Arena *arena, Diags *d, const Source *src, Node *pr
     }
     if (!d->errors && planned > 1 && !o->all_variants) {
       start[planned] = plans.len;
-      drop_oversized(arena, &plans, start, most, planned, o->verbose || o->emit == EMIT_PLAN,
+      drop_dominated(arena, &plans, start, most, xmma, planned, o->verbose || o->emit == EMIT_PLAN,
                      o->emit == EMIT_PLAN ? out : d->out);
     }
     /* the first variant kept, once more for tensors whose last dim is not

@@ -1023,7 +1023,7 @@ if command -v python3 >/dev/null; then
 fi
 
 # variants whose row tiles hold more than 64 elements a thread are left out
-# where another holds at most 64 (driver.c, drop_oversized; spec: @autotune)
+# where another holds at most 64 (driver.c, drop_dominated; spec: @autotune)
 cat > "$tmp/oversized.ph" <<'PH'
 @autotune(BR in [1, 8], BN in [1024, 8192])
 @launch(128)
@@ -1043,6 +1043,28 @@ lacks "the oversized variant is not planned" out "plan scale [BR=8, BN=8192]"
 run "--all-variants --emit=plan" 0 --all-variants --emit=plan "$tmp/oversized.ph"
 has "--all-variants keeps the oversized variant" out "plan scale [BR=8, BN=8192] threads 128"
 lacks "--all-variants leaves nothing out" out "left out"
+# a variant whose tensor-core dot's result cannot stay in fragments (BM 64
+# over 8 warps: fewer rows than they cover) beside one whose can (BM 128)
+cat > "$tmp/flatdot.ph" <<'PH'
+@autotune(BM in [64, 128])
+@launch(256)
+@grid(cdiv(N, 64), cdiv(M, BM))
+kernel mm(A: tensor<bf16>[M, K], B: tensor<bf16>[K, N], C: tensor<f32>[M, N]) {
+  let m0 = ctx.block.y * BM
+  let n0 = ctx.block.x * 64
+  var acc: tile<f32>[BM, 64] = 0.0
+  for k0 in range(0, K, 32) {
+    acc += dot(A[m0 :+ BM, k0 :+ 32], B[k0 :+ 32, n0 :+ 64])
+  }
+  C[m0 :+ BM, n0 :+ 64] = acc
+}
+PH
+run "--emit=plan of a flat dot's variant" 0 --emit=plan "$tmp/flatdot.ph"
+has "the BM 64 variant is left out" out "mm [BM=64] left out: 1 tensor-core dot's result exchanged through shared memory"
+has "the BM 128 variant is planned" out "plan mm [BM=128] threads 256"
+lacks "the BM 64 variant is not planned" out "plan mm [BM=64]"
+run "--all-variants keeps the flat dot's variant" 0 --all-variants --emit=plan "$tmp/flatdot.ph"
+has "--all-variants plans BM 64" out "plan mm [BM=64] threads 256"
 run "--emit=manifest -v with oversized variants" 0 --emit=manifest -v "$tmp/oversized.ph"
 has "-v names the left-out variant" err "scale [BR=8, BN=8192] left out"
 if ! grep -q "entry: scale__v15" "$tmp/out" && grep -q "entry: scale__v0" "$tmp/out"; then

@@ -232,6 +232,21 @@ static int64_t exchange_bytes(const TirInst *in) {
   }
 }
 
+/* The tensor-core dots of p whose results are exchanged through shared
+ * memory (a flat result, mma_exchange_bytes: not kept in fragments), or -1 where p has no
+ * tensor-core dot: driver.c leaves such a variant out when another keeps
+ * every such dot in fragments. */
+int plan_mma_exchanges(const Plan *p) {
+  int n = -1;
+  for (int i = 0; i < p->f->ninsts; i++) {
+    const TirInst *in = p->f->insts[i];
+    if (!in || in->op != TIR_DOT || !in->plan || (in->plan->dot != DOT_MMA && in->plan->dot != DOT_WGMMA)) continue;
+    if (n < 0) n = 0;
+    n += in->plan->dot == DOT_MMA && !pl_is_frag(in);
+  }
+  return n;
+}
+
 /* Each exchange is a scratch buffer of its own, alive at its operation
  * only, planned like every other buffer (live ranges, byte reuse, the
  * barrier before it where other threads may still read those bytes). */

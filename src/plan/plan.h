@@ -321,6 +321,7 @@ enum { MAX_REGS_PER_VALUE = 1024 };
 /* the registers a thread spends on value x in its layout */
 int64_t plan_regs(const Plan *p, const TirInst *x);
 int64_t plan_most_blocked_regs(const Plan *p); /* the largest blocked register value, a thread */
+int plan_mma_exchanges(const Plan *p);         /* tensor-core dots exchanged through shared memory, -1: none */
 /* Whether the odd-rows plan for the tensors of params (bit i: parameter i)
  * would give some tile of p, their vector plan, one element a chunk: a
  * blocked tile loaded from or stored to them whose warps span rows. */
