@@ -107,12 +107,26 @@ void px_emit_tma_store(Emitter *e, const TirInst *in) {
   const char *t0 = px_tmp(e, RC_PRED), *src = px_tmp(e, RC_B32), *use = px_tmp(e, RC_PRED);
   px_cta_sync(e); /* the buffer's bytes: earlier readers are done */
   px_out(e, "add.u32 %s, %%smem_, %lld;", src, (long long)in->plan->buf->offset);
-  for (int k = 0; k < px_nregs(e, v); k++) {
+  /* a fragment's registers 2i and 2i + 1 are neighbouring columns of one
+   * row (columns 2t, 2t + 1 of each 8): 16-bit elements go two to a word,
+   * one st.shared.b32 a pair where each took five instructions and a
+   * 2-byte store (the GQA prefill's O, 128 elements a thread) */
+  bool pairs = px_is_frag(e, v) && (te == S_BF16 || te == S_F16) && px_nregs(e, v) % 2 == 0;
+  for (int k = 0; k < px_nregs(e, v); k += pairs ? 2 : 1) {
     const char *fl = px_elem_index(e, v, k), *pr = px_tmp(e, RC_PRED), *ad = px_tmp(e, RC_B32),
                *r = px_operand(e, v, k);
     px_out(e, "setp.lt.u32 %s, %s, %lld;", pr, fl, (long long)elems);
     px_out(e, "mad.lo.u32 %s, %s, %d, %s;", ad, fl, eb, src);
-    px_st(e, "shared", te, ad, r, pr);
+    if (!pairs) {
+      px_st(e, "shared", te, ad, r, pr);
+      continue;
+    }
+    const char *w = px_tmp(e, RC_B32), *r1 = px_operand(e, v, k + 1);
+    if (te == S_BF16) /* each register holds its bf16 in the upper half */
+      px_out(e, "prmt.b32 %s, %s, %s, 0x7632;", w, r, r1);
+    else
+      px_out(e, "cvt.rn.f16x2.f32 %s, %s, %s;", w, r1, r);
+    px_out(e, "@%s st.shared.b32 [%s], %s;", pr, ad, w);
   }
   px_out(e, "fence.proxy.async.shared::cta;"); /* the threads' writes, seen by the copy */
   px_cta_sync(e);
