@@ -488,10 +488,11 @@ enum { TUNED_BLOCKED_MAX = 64 };
 static void drop_dominated(Arena *a, PtrVec *plans, const int *start, const int64_t *most, const int *xmma, int n,
                            bool say, FILE *note) {
   bool small = false, frags = false;
-  for (int v = 0; v < n; v++) {
-    small |= most[v] >= 0 && most[v] <= TUNED_BLOCKED_MAX; /* -1: left out already */
-    frags |= most[v] >= 0 && xmma[v] == 0;
-  }
+  for (int v = 0; v < n; v++) small |= most[v] >= 0 && most[v] <= TUNED_BLOCKED_MAX; /* -1: left out already */
+  /* a variant keeping its dots in fragments counts only where the first
+   * rule keeps it: else the two could leave out every variant (one in
+   * fragments with a large tile, one with small tiles and a flat dot) */
+  for (int v = 0; v < n; v++) frags |= most[v] >= 0 && !(small && most[v] > TUNED_BLOCKED_MAX) && xmma[v] == 0;
   int w = start[0];
   for (int v = 0; v < n; v++) {
     bool big = small && most[v] > TUNED_BLOCKED_MAX, flat = frags && xmma[v] > 0;
