@@ -257,10 +257,10 @@ static void cut_chain(Strip *s, TirBlock *b, const int *root, int r, int last, i
     tir_append(s->a, &out, in);
   }
   /* every reader of m and s (all after them) reads the row values */
-  for (int i = fixed; mx && i < out.len; i++) {
-    TirBlock one = {.insts = &out.insts[i], .len = 1};
-    reread(&one, fz->red1, mx);
-    reread(&one, fz->red2, sx);
+  if (mx) {
+    TirBlock tail = {.insts = &out.insts[fixed], .len = out.len - fixed};
+    reread(&tail, fz->red1, mx);
+    reread(&tail, fz->red2, sx);
   }
   b->insts = out.insts, b->len = out.len, b->cap = out.cap;
 }

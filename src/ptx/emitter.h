@@ -260,6 +260,8 @@ void px_defer_unpack(Emitter *e, const TirInst *in, const char **w, int nw, int 
 void px_flush_unpack(Emitter *e, const TirInst *x);
 struct Pending *px_fusable_convert(Emitter *e, const TirInst *in);
 bool px_cols_contiguous(const Emitter *e, const TirInst *in);
+/* registers k0.. of a stored value val as nw words of te (16-bit: two a word) */
+void px_pack_chunk(Emitter *e, const TirInst *val, Scalar te, int nw, int k0, const char *const *w);
 bool px_emit_load_rows(Emitter *e, const TirInst *in, const char **words);
 bool px_emit_load_rows_at(Emitter *e, const TirInst *in, const char **words, const char **c1_out,
                           const char **r0_out);

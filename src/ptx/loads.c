@@ -684,7 +684,7 @@ static const char *store_elem(Emitter *e, const TirInst *val, int k) {
 /* A stored chunk's registers k0.. into its nw words of te (the registers
  * hold rounded values: bf16 is the top half of an f32; a conversion the
  * store packs, from its f32 source) */
-static void pack_chunk(Emitter *e, const TirInst *val, Scalar te, int nw, int k0, const char *const *w) {
+void px_pack_chunk(Emitter *e, const TirInst *val, Scalar te, int nw, int k0, const char *const *w) {
   int eb = px_elem_bytes_mem(te);
   if (packs_at_store(e, val)) {
     const TirInst *src = val->args[0];
@@ -795,7 +795,7 @@ static void blocked_chunks(Emitter *e, const TirInst *in, const TirInst *val, co
        * as several 16-byte vectors */
       const char *w[16] = {0};
       for (int i = 0; i < nw; i++) w[i] = pw ? pw[k0 * eb / 4 + i] : px_tmp(e, RC_B32);
-      if (val) pack_chunk(e, val, te, nw, k0, w);
+      if (val) px_pack_chunk(e, val, te, nw, k0, w);
       else if (mode != CH_FAST)
         for (int i = 0; i < nw; i++) px_out(e, "mov.b32 %s, 0;", w[i]);
       for (int h = 0; h < nw; h += 4) {
@@ -1032,7 +1032,7 @@ static void store_row_chunks(Emitter *e, const TirInst *val, const BlockGeom *g,
     int64_t off = coff[c * V] * eb;
     const char *w[4], *z[8], *out[4];
     for (int i = 0; i < 4; i++) w[i] = px_tmp(e, RC_B32);
-    pack_chunk(e, val, te, 4, k0, w);
+    px_pack_chunk(e, val, te, 4, k0, w);
     if (!net && sv == 0) { /* an aligned row: its own chunks */
       px_out(e, "st.global%s.v4.b32 [%s+%lld], {%s, %s, %s, %s}%s;", px_gmod(e, "global"), ad, (long long)off, w[0],
              w[1], w[2], w[3], px_gpol(e, "global"));
@@ -1611,9 +1611,8 @@ void px_emit_store(Emitter *e, const TirInst *in) {
  * columns inside) with its block start and the row pitch 16-byte aligned:
  * decided by the whole warp (the shuffles need every lane), else the b32
  * path below. Branches to $Lfrstd<L> when done. */
-static void frag_quad_store(Emitter *e, const TirInst *in, const TirInst *val, Scalar te, const FragGeom *g,
-                            const char *ad, const char *pitch, const char *p, int L) {
-  (void)in;
+static void frag_quad_store(Emitter *e, const TirInst *val, Scalar te, const FragGeom *g, const char *ad,
+                            const char *pitch, const char *p, int L) {
   const char *q = px_tmp(e, RC_B32), *adj = px_tmp(e, RC_B64), *ad16 = px_tmp(e, RC_B64), *al = px_tmp(e, RC_B64),
              *p16 = px_tmp(e, RC_PRED), *am = px_tmp(e, RC_B32), *odd = px_tmp(e, RC_PRED), *hi = px_tmp(e, RC_PRED);
   /* ad holds column 2t of the block start: lane t's vector is at 16 t */
@@ -1641,7 +1640,7 @@ static void frag_quad_store(Emitter *e, const TirInst *in, const TirInst *val, S
         for (int i = 0; i < 4; i++) { /* block b0 + i: column tile ni, its 8-column half j */
           int b = b0 + i, ni = b / (g->NT / 8), j = b % (g->NT / 8);
           x[i] = px_tmp(e, RC_B32);
-          pack_chunk(e, val, te, 1, (mi * g->ntn + ni) * g->rpt + j * 4 + h * 2, &x[i]);
+          px_pack_chunk(e, val, te, 1, (mi * g->ntn + ni) * g->rpt + j * 4 + h * 2, &x[i]);
         }
         /* step m: a lane whose bit m differs from position i's takes its
          * partner's word i ^ m there (the partner sends what it replaces) */
@@ -1717,7 +1716,7 @@ static int emit_frag_rows_store(Emitter *e, const TirInst *in, const TirInst *va
   const char *p = px_tmp(e, RC_PRED);
   px_out(e, "setp.eq.and.u64 %s, %s, 0, %s;", p, al, ok);
   int L = px_new_label(e);
-  if (eb == 2 && N % 32 == 0) frag_quad_store(e, in, val, te, &g, ad, pitch, p, L);
+  if (eb == 2 && N % 32 == 0) frag_quad_store(e, val, te, &g, ad, pitch, p, L);
   px_out(e, "@!%s bra $Lfrst%d;", p, L);
   const char *ra = px_tmp(e, RC_B64);
   for (int mi = 0; mi < g.tpm; mi++)
@@ -1733,7 +1732,7 @@ static int emit_frag_rows_store(Emitter *e, const TirInst *in, const TirInst *va
             continue;
           }
           const char *w = px_tmp(e, RC_B32);
-          pack_chunk(e, val, te, 1, k, &w);
+          px_pack_chunk(e, val, te, 1, k, &w);
           px_out(e, "st.global%s.b32 [%s+%lld], %s%s;", px_gmod(e, "global"), ra, (long long)off, w,
                  px_gpol(e, "global"));
         }

@@ -121,11 +121,8 @@ void px_emit_tma_store(Emitter *e, const TirInst *in) {
       px_st(e, "shared", te, ad, r, pr);
       continue;
     }
-    const char *w = px_tmp(e, RC_B32), *r1 = px_operand(e, v, k + 1);
-    if (te == S_BF16) /* each register holds its bf16 in the upper half */
-      px_out(e, "prmt.b32 %s, %s, %s, 0x7632;", w, r, r1);
-    else
-      px_out(e, "cvt.rn.f16x2.f32 %s, %s, %s;", w, r1, r);
+    const char *w = px_tmp(e, RC_B32);
+    px_pack_chunk(e, v, te, 1, k, &w);
     px_out(e, "@%s st.shared.b32 [%s], %s;", pr, ad, w);
   }
   px_out(e, "fence.proxy.async.shared::cta;"); /* the threads' writes, seen by the copy */
