@@ -439,6 +439,18 @@ has "plan: the GEMM's blocks grouped" out "blocks: grouped 8 rows of block.y at 
 run "--emit=ptx gemm" 0 --emit=ptx -D BM=128 -D BN=128 -D BK=64 "$gemm"
 has "PTX: one wgmma group left running" out "wgmma.wait_group.sync.aligned 1;"
 has "PTX: wgmma's D registers are acc's" out "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {%fv12_0, "
+# two wgmma dots issued one after the other, each waited for at its first use:
+# the scores before the softmax with P V still running (wait_group 1), P V
+# before acc is rescaled (spec 15.5); --no-late-waits waits at each issue
+lw="$PROJECT_ROOT/spec/conformance/late_waits.ph"
+run "--emit=plan late waits" 0 --emit=plan -D D=128 -D BQ=128 -D BK=64 "$lw"
+has "plan: the scores waited for at their first use" out "waited for before %"
+run "--emit=ptx late waits" 0 --emit=ptx -D D=128 -D BQ=128 -D BK=64 "$lw"
+has "PTX: P V left running under the softmax" out "wgmma.wait_group.sync.aligned 1;"
+run "--emit=plan --no-late-waits" 0 --emit=plan --no-late-waits -D D=128 -D BQ=128 -D BK=64 "$lw"
+lacks "--no-late-waits: every group waited for at once" out "waited for before %"
+run "--emit=ptx --no-late-waits" 0 --emit=ptx --no-late-waits -D D=128 -D BQ=128 -D BK=64 "$lw"
+lacks "--no-late-waits: no group left running" out "wgmma.wait_group.sync.aligned 1;"
 # a transpose of a blocked tile goes through a padded shared tile: 16-byte
 # loads and stores on both sides, no reload in transposed order (spec 15.4)
 tr="$PROJECT_ROOT/bench/transpose.ph"

@@ -117,3 +117,86 @@ void pl_choose_accumulate(Planner *P) {
       dot->plan->wait_deferred = true;
   }
 }
+
+/* Where a wgmma dot's group is waited for (PlanVal.wait_at), for the dots
+ * not deferred to their ring's next iteration.
+ *
+ * Waiting at the issue leaves the tensor cores idle while the threads do
+ * the work that does not need the result. Where the instructions after a
+ * dot in its block neither read its registers nor can touch the shared
+ * memory it reads, the wait moves down to the first that does: another
+ * dot issued there runs behind it (attention's P V of the block before,
+ * issued after this block's Q K^T, runs under this block's softmax once
+ * the source puts the two dots first; spec 15.5). The wait is then
+ * wgmma.wait_group with the groups committed since still running.
+ *
+ * An instruction the group may run past is register work only: elementwise
+ * operations, conversions, broadcasts and reductions with no exchange area
+ * (the exchanges' bytes may be a dead operand's), register vars and their
+ * reads and writes, scalars, and other wgmma dots. It must also not sit at a
+ * planned barrier: the barrier may be what lets another warpgroup, its own
+ * group done, write bytes this group still reads. A use of the result is
+ * any operand that is the dot, or, for a dot accumulating into its var
+ * (acc_slot), a read or write of that var not folded into it. Control
+ * flow, loads, stores and the end of the block stop the walk. */
+static bool at_barrier(const Plan *p, int pos) {
+  for (int i = 0; i < p->nbarriers; i++)
+    if (p->barriers[i].pos == pos) return true;
+  return false;
+}
+
+static bool register_work(const Plan *p, const TirInst *x) {
+  if (x->plan->folded) return true;
+  if (x->plan->scratch || at_barrier(p, x->pos) || x->skip) return false;
+  if (x->op != TIR_WRITE && x->ty.rank && x->plan->res != RES_REG) return false; /* a write has no value */
+  switch (x->op) {
+  case TIR_CONST:
+  case TIR_PARAM:
+  case TIR_DIM:
+  case TIR_CTX:
+  case TIR_UNARY:
+  case TIR_BINARY:
+  case TIR_MATH:
+  case TIR_CONVERT:
+  case TIR_SELECT:
+  case TIR_SPLAT:
+  case TIR_BROADCAST:
+  case TIR_IOTA:
+  case TIR_REDUCE: break;
+  case TIR_DOT: return x->plan->dot == DOT_WGMMA;
+  case TIR_VAR: return x->plan->res == RES_REG;
+  case TIR_READ:
+  case TIR_WRITE: return !x->nsubs && x->args[0]->plan->res == RES_REG;
+  default: return false;
+  }
+  for (int i = 0; i < x->nargs; i++)
+    if (x->args[i] && x->args[i]->ty.rank && x->args[i]->plan->res != RES_REG) return false;
+  return true;
+}
+
+static bool uses_result(const TirInst *x, const TirInst *dot) {
+  if (x->plan->folded) return false; /* an accumulation folded into a dot: nothing emitted */
+  for (int i = 0; i < x->nargs; i++)
+    if (x->args[i] == dot) return true;
+  const TirInst *slot = dot->plan->acc_slot;
+  return slot && !x->plan->folded && (x->op == TIR_READ || x->op == TIR_WRITE) && x->args[0] == slot;
+}
+
+static void waits_in(const Plan *p, const TirBlock *b) {
+  for (int i = 0; i < b->len; i++) {
+    TirInst *x = b->insts[i];
+    waits_in(p, &x->cond), waits_in(p, &x->body), waits_in(p, &x->body2);
+    if (x->op != TIR_DOT || x->plan->dot != DOT_WGMMA || x->plan->wait_deferred) continue;
+    for (int j = i + 1; j < b->len; j++) {
+      const TirInst *y = b->insts[j];
+      if (uses_result(y, x) || !register_work(p, y)) {
+        if (j > i + 1) x->plan->wait_at = y; /* the very next: at once, as before */
+        break;
+      }
+    }
+  }
+}
+
+void pl_choose_wgmma_waits(Planner *P) {
+  if (P->p->wgmma && !P->p->no_late_waits) waits_in(P->p, &P->f->body);
+}

@@ -38,6 +38,7 @@ Plan *plan_kernel_rows(Arena *a, Diags *d, TirFunc *f, const char *arch, unsigne
   p->padstage = f->info->padstage;
   p->prefetch = flags & PLAN_PREFETCH;
   p->no_defer = flags & PLAN_NO_DEFER;
+  p->no_late_waits = flags & PLAN_NO_LATE_WAITS;
   p->no_async = (flags & PLAN_NO_ASYNC) || f->info->no_tma;
   p->no_l2pf = flags & PLAN_NO_L2PF;
   p->l2_hints = !(flags & PLAN_NO_L2_HINTS);
@@ -78,6 +79,7 @@ Plan *plan_kernel_rows(Arena *a, Diags *d, TirFunc *f, const char *arch, unsigne
   pl_live_ranges(&P, &acc);
   pl_allocate(&P);
   pl_place_barriers(&P, &acc);
+  pl_choose_wgmma_waits(&P);
 
   /* Tensor copies cost shared memory of their own (a swizzled buffer's
    * 1024-byte alignment and the rounded base, the copies' mbarriers): a

@@ -67,6 +67,7 @@ void pl_choose_specialize(Planner *P);
 
 /* ------------------------- accumulate.c: wgmma accumulating in place */
 void pl_choose_accumulate(Planner *P);
+void pl_choose_wgmma_waits(Planner *P);
 
 /* ------------ deferred.c: loop accumulators reduced once, at the exit */
 void pl_choose_deferred(Planner *P);

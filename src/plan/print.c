@@ -108,6 +108,8 @@ void plan_print(FILE *out, const Plan *p) {
     if (in->op == TIR_DOT && v->acc_slot)
       fprintf(out, "\n        accumulates in %%%d's registers%s", v->acc_slot->id,
               v->wait_deferred ? "; waited for in the next iteration, after its groups are issued" : "");
+    if (in->op == TIR_DOT && v->wait_at)
+      fprintf(out, "\n        waited for before %%%d: the register work between runs beside it", v->wait_at->id);
     if (v->folded) fprintf(out, " folded into the dot");
     if (v->partial) fprintf(out, "\n        within each thread; its loop's exit meets the row's threads");
     if (fb) fprintf(out, "\n        path: fma, not the tensor cores: %s", fb);
@@ -183,6 +185,7 @@ void plan_print_yaml(FILE *out, const Plan *p) {
       fprintf(out, ", dot: %s", dot_path_name(in, pb));
       if (v->acc_slot)
         fprintf(out, ", accumulates_in: %d, wait_deferred: %s", v->acc_slot->id, v->wait_deferred ? "true" : "false");
+      if (v->wait_at) fprintf(out, ", wait_at: %d", v->wait_at->id);
       if (fb) fprintf(out, ", path: \"fma, not the tensor cores: %s\"", fb);
     }
     if (v->folded) fputs(", folded: true", out);

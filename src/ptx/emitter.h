@@ -76,6 +76,11 @@ typedef struct Emitter {
   const char **sbase;
   bool issuing; /* px_emit_stage_async fills a ring stage: the loop commits and waits */
   int wg_deferred; /* wgmma groups this iteration committed and left running (PlanVal.wait_deferred) */
+  /* wgmma dots left running to their PlanVal.wait_at (px_wgmma_settle), in
+   * issue order, with the index of each one's group among every group the
+   * entry committed (wg_commits so far): a wait leaves the later ones running */
+  const struct TirInst *wg_late[16];
+  int wg_late_at[16], nwg_late, wg_commits;
   bool refill_sync; /* a deferred loop's refill one iteration ahead: the threads' own stores end in a barrier */
   /* --prefetch: loads whose words the previous iteration loaded, and those words */
   const struct TirInst *pf_load[8];
@@ -295,6 +300,9 @@ void px_pack_a_regs(Emitter *e, const TirInst *a, FragGeom ag, int mi, int s, co
 void px_emit_dot_mma(Emitter *e, const TirInst *in);
 
 /* ---------------------------------------------------- wgmma.c: wgmma */
+/* Waits for the wgmma dots left running whose PlanVal.wait_at is `in`, or
+ * for all of them where `in` is NULL (the end of a block, a branch). */
+void px_wgmma_settle(Emitter *e, const TirInst *in);
 void px_emit_dot_wgmma(Emitter *e, const TirInst *in, const PlanBuf *sa, const PlanBuf *sb, bool areg);
 
 /* -------------------------------- pipeline.c: loops, rings, prefetch */

@@ -38,6 +38,10 @@ void px_unsupported(Emitter *e, const TirInst *in, const char *what) {
  * copy waits due before it, the deferred unpacking of its operands, its
  * registers' declarations. */
 static void emit_prologue(Emitter *e, const TirInst *in) {
+  /* a wgmma group left running to this instruction (plan/accumulate.c,
+   * pl_choose_wgmma_waits); a branch or loop waits for all of them */
+  if (!e->replay)
+    px_wgmma_settle(e, in->op == TIR_IF || in->op == TIR_FOR || in->op == TIR_WHILE ? NULL : in);
   /* a branch or loop may skip the barrier that would wait for copies in
    * flight: wait before entering one */
   if (in->op == TIR_IF || in->op == TIR_FOR || in->op == TIR_WHILE) px_async_wait(e);
@@ -374,6 +378,7 @@ static const char *skip_pred(Emitter *e, const TirSkip *g, int pos) {
 static int emit_skip_run(Emitter *e, const TirBlock *b, int i) {
   const TirSkip *g = b->insts[i]->skip;
   bool ok = true;
+  px_wgmma_settle(e, NULL); /* not behind the run's branch */
   int j = i, last = i;
   for (; j < b->len; j++) {
     const TirInst *x = b->insts[j];
@@ -428,6 +433,7 @@ void px_emit_block(Emitter *e, const TirBlock *b) {
       }
     i = j;
   }
+  px_wgmma_settle(e, NULL); /* nor does a wgmma group left running */
   px_emit_pending_sync(e); /* a barrier never leaves its block */
   px_flush_unpack(e, NULL); /* a value may be used after its block, on another path */
 }

@@ -107,6 +107,26 @@ void px_emit_dot_wgmma(Emitter *e, const TirInst *in, const PlanBuf *sa, const P
     }
   }
   px_out(e, "wgmma.commit_group.sync.aligned;");
-  if (in->plan->wait_deferred) e->wg_deferred++; /* the loop waits (px_emit_for) */
-  else px_out(e, "wgmma.wait_group.sync.aligned 0;");
+  int at = e->wg_commits++;
+  if (in->plan->wait_deferred) {
+    e->wg_deferred++; /* the loop waits (px_emit_for) */
+  } else if (in->plan->wait_at && e->nwg_late < (int)(sizeof e->wg_late / sizeof *e->wg_late)) {
+    e->wg_late[e->nwg_late] = in, e->wg_late_at[e->nwg_late++] = at;
+  } else {
+    px_out(e, "wgmma.wait_group.sync.aligned 0;");
+    e->nwg_late = 0;
+  }
+}
+
+void px_wgmma_settle(Emitter *e, const TirInst *in) {
+  int j = -1;
+  for (int i = 0; i < e->nwg_late; i++)
+    if (!in || e->wg_late[i]->plan->wait_at == in) j = i;
+  if (j < 0) return;
+  /* groups complete in order: waiting until at most the later ones run
+   * waits for this one and every one before it */
+  px_out(e, "wgmma.wait_group.sync.aligned %d;", e->wg_commits - e->wg_late_at[j] - 1);
+  e->nwg_late -= j + 1;
+  memmove(e->wg_late, e->wg_late + j + 1, sizeof *e->wg_late * (size_t)e->nwg_late);
+  memmove(e->wg_late_at, e->wg_late_at + j + 1, sizeof *e->wg_late_at * (size_t)e->nwg_late);
 }
