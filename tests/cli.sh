@@ -451,6 +451,15 @@ run "--emit=plan --no-late-waits" 0 --emit=plan --no-late-waits -D D=128 -D BQ=1
 lacks "--no-late-waits: every group waited for at once" out "waited for before %"
 run "--emit=ptx --no-late-waits" 0 --emit=ptx --no-late-waits -D D=128 -D BQ=128 -D BK=64 "$lw"
 lacks "--no-late-waits: no group left running" out "wgmma.wait_group.sync.aligned 1;"
+# --warp-specialize: a copy with a producer warpgroup where its consumers
+# keep at least 128 registers a thread (spec 15.20): at @launch(256) the
+# GEMM gets one; at @launch(256, 2) the producer would leave them 96
+gemm_ws="$PROJECT_ROOT/examples/gemm/gemm.ph"
+run "--warp-specialize gemm" 0 --emit=ptx --warp-specialize -D BM=128 -D BN=128 -D BK=64 "$gemm_ws"
+has "--warp-specialize: a producer copy at one CTA an SM" out ".entry gemm_bf16__v0_ws("
+sed 's/^@launch(256)$/@launch(256, 2)/' "$gemm_ws" > "$tmp/gemm2.ph"
+run "--warp-specialize gemm at two CTAs an SM" 0 --emit=ptx --warp-specialize -D BM=128 -D BN=128 -D BK=64 "$tmp/gemm2.ph"
+lacks "--warp-specialize: no producer copy that leaves the consumers 96 registers" out "_ws("
 # a transpose of a blocked tile goes through a padded shared tile: 16-byte
 # loads and stores on both sides, no reload in transposed order (spec 15.4)
 tr="$PROJECT_ROOT/bench/transpose.ph"

@@ -365,6 +365,11 @@ bool plan_same_rows(const BlockGeom *a, const BlockGeom *b);
  * folds its registers, the lanes of a row shuffle, the warps of a row (when
  * it spans several) meet in a scratch of M x wc partials */
 bool plan_reduce_in_regs(const TirInst *red);
+/* A warp-specialized plan's registers (plan/specialize.c): the launch
+ * bound R a thread, what the consumers take (X) and the producer keeps
+ * (Y) by setmaxnreg; false where moving registers gains the consumers
+ * nothing. */
+bool plan_ws_regs(const Plan *p, int *R, int *X, int *Y);
 /* a broadcast of a row value over a blocked value whose rows lie alike, or
  * of a row vector over the fragment value whose columns it holds:
  * register moves */

@@ -44,6 +44,31 @@ static TirInst *ring_loop(Planner *P) {
   return NULL;
 }
 
+/* A warp-specialized entry's registers (plan/specialize.c): each SM
+ * sub-partition holds one warp of every warpgroup of the CTA, in 16384
+ * registers (512 a lane) shared by the CTAs an SM holds (@launch's second
+ * argument). The launch bound R splits them evenly over T / 128 consumer
+ * warpgroups and the producer; then the producer gives back all but
+ * WS_PRODUCER_REGS (Y) and the consumers take the rest (X), each a
+ * multiple of 8 (setmaxnreg's rule) and at most 256. False where moving
+ * registers gains the consumers nothing. */
+enum { WS_PRODUCER_REGS = 40, WS_CONSUMER_LEAST = 128 };
+bool plan_ws_regs(const Plan *p, int *R, int *X, int *Y) {
+  int blocks = p->occ_blocks ? p->occ_blocks : p->f->info->min_blocks > 0 ? p->f->info->min_blocks : 1;
+  int groups = p->threads / 128;
+  int lane = 512 / blocks;
+  *R = lane / (groups + 1) / 8 * 8;
+  *Y = WS_PRODUCER_REGS;
+  /* setmaxnreg.inc takes only what this CTA's producer gave back: the
+   * consumers share (groups + 1) R a lane less the producer's Y (sized
+   * from the sub-partition's 512 instead, @launch(512) or two CTAs an SM
+   * would wait for registers no one frees) */
+  *X = ((groups + 1) * *R - *Y) / groups / 8 * 8;
+  if (*X > 256) *X = 256;
+  /* (one consumer warpgroup already has 255, .maxnreg's most) */
+  return *R < 248 && *R >= *Y && *X > *R;
+}
+
 void pl_choose_specialize(Planner *P) {
   Plan *p = P->p;
   /* consumers that return early would leave the producer waiting for
@@ -82,6 +107,16 @@ void pl_choose_specialize(Planner *P) {
     if (b->kind == BUF_MBAR && b->owner == loop) mbar = b;
   }
   if (!mbar) return;
+  /* the producer's warpgroup must not leave the consumers fewer registers
+   * than two CTAs an SM give a plain variant: at @launch(256, 2) they would
+   * get 96, and an attention step that fits 128 failed in ptxas
+   * ("Insufficient registers") */
+  int R, X, Y, blocks = p->f->info->min_blocks > 0 ? p->f->info->min_blocks : 1;
+  if (!plan_ws_regs(p, &R, &X, &Y)) { /* no registers move: the launch bound of T + 128 threads */
+    X = 65536 / ((p->threads + 128) * blocks);
+    if (X > 255) X = 255;
+  }
+  if (X < WS_CONSUMER_LEAST) return;
   p->producer = p->specialized = true;
   p->launch_threads = p->threads + 128;
   mbar->dims[0] *= 2; /* full, then empty */

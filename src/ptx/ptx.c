@@ -478,31 +478,6 @@ static void raster_prologue(FILE *out, int G) {
           G, G, G, (int)(0x80000000u / (unsigned)G));
 }
 
-/* A warp-specialized entry's registers (plan/specialize.c): each SM
- * sub-partition holds one warp of every warpgroup of the CTA, in 16384
- * registers (512 a lane) shared by the CTAs an SM holds (@launch's second
- * argument). The launch bound R splits them evenly over T / 128 consumer
- * warpgroups and the producer; then the producer gives back all but
- * WS_PRODUCER_REGS (Y) and the consumers take the rest (X), each a
- * multiple of 8 (setmaxnreg's rule) and at most 256. False where moving
- * registers gains the consumers nothing. */
-enum { WS_PRODUCER_REGS = 40 };
-static bool ws_regs(const Plan *p, int *R, int *X, int *Y) {
-  int blocks = p->occ_blocks ? p->occ_blocks : p->f->info->min_blocks > 0 ? p->f->info->min_blocks : 1;
-  int groups = p->threads / 128;
-  int lane = 512 / blocks;
-  *R = lane / (groups + 1) / 8 * 8;
-  *Y = WS_PRODUCER_REGS;
-  /* setmaxnreg.inc takes only what this CTA's producer gave back: the
-   * consumers share (groups + 1) R a lane less the producer's Y (sized
-   * from the sub-partition's 512 instead, @launch(512) or two CTAs an SM
-   * would wait for registers no one frees) */
-  *X = ((groups + 1) * *R - *Y) / groups / 8 * 8;
-  if (*X > 256) *X = 256;
-  /* (one consumer warpgroup already has 255, .maxnreg's most) */
-  return *R < 248 && *R >= *Y && *X > *R;
-}
-
 static const char *param_ptx_type(Scalar s) {
   return s == S_F64 ? "f64" : s <= S_F32 ? "f32" : s == S_I64 ? "s64" : "s32";
 }
@@ -552,7 +527,7 @@ static void emit_kernel(Arena *a, Diags *d, const Plan *p, const char *arch, con
     px_out(&e, "setp.ge.u32 %s, %%tid_, %d;", pw, e.T);
     px_out(&e, "@%s bra $Lproducer;", pw);
     int R, X, Y;
-    if (p->specialized && ws_regs(p, &R, &X, &Y)) px_out(&e, "setmaxnreg.inc.sync.aligned.u32 %d;", X);
+    if (p->specialized && plan_ws_regs(p, &R, &X, &Y)) px_out(&e, "setmaxnreg.inc.sync.aligned.u32 %d;", X);
   } else if (p->ntma_loads) {
     /* each tensor copy's own mbarrier (a BUF_MBAR the copy owns, alive the
      * whole kernel), initialised before any thread waits */
@@ -572,7 +547,7 @@ static void emit_kernel(Arena *a, Diags *d, const Plan *p, const char *arch, con
     px_out(&e, "ret;");
     fputs("$Lproducer:\n", e.body);
     int R, X, Y;
-    if (p->specialized && ws_regs(p, &R, &X, &Y)) px_out(&e, "setmaxnreg.dec.sync.aligned.u32 %d;", Y);
+    if (p->specialized && plan_ws_regs(p, &R, &X, &Y)) px_out(&e, "setmaxnreg.dec.sync.aligned.u32 %d;", Y);
     px_out(&e, "sub.u32 %%plane_, %%tid_, %d;", e.T);
     px_emit_producer(&e);
   }
@@ -615,7 +590,7 @@ static void emit_kernel(Arena *a, Diags *d, const Plan *p, const char *arch, con
   if (p->occ_blocks || info->min_blocks) fprintf(out_f, "  .minnctapersm %d\n", p->occ_blocks ? p->occ_blocks : info->min_blocks);
   if (info->max_regs) fprintf(out_f, "  .maxnreg %d\n", info->max_regs);
   int wsR, wsX, wsY;
-  if (p->specialized && ws_regs(p, &wsR, &wsX, &wsY)) fprintf(out_f, "  .maxnreg %d\n", wsR);
+  if (p->specialized && plan_ws_regs(p, &wsR, &wsX, &wsY)) fprintf(out_f, "  .maxnreg %d\n", wsR);
   if (p->cluster) fprintf(out_f, "  .reqnctapercluster %d, 1, 1\n", p->cluster);
   fputs("{\n", out_f);
   if (p->cluster) px_cluster_prologue(&e, out_f);
