@@ -160,7 +160,7 @@ has "sm_90a entries release their dependents" out "griddepcontrol.launch_depende
 # GQA: dots on the tensor cores with the accumulators, scores and softmax
 # rows in the mma fragment layout, K and V staged by cp.async (without
 # tensor copies: the default's are tested below)
-gqa="$PROJECT_ROOT/examples/gqa_attention/gqa_attention.ph"
+gqa="$PROJECT_ROOT/spec/conformance/gqa_packed.ph"
 run "--emit=ptx gqa NQ 7 D 128" 0 --emit=ptx --no-tensor-copies -D NQ=7 -D D=128 "$gqa"
 has "gqa: dots on the tensor cores" out "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"
 has "gqa: operands through ldmatrix" out "ldmatrix.sync.aligned.m8n8.x4.shared.b16"
@@ -384,7 +384,7 @@ lacks "--no-tensor-copies: none" out "cp.async.bulk.tensor"
 has "--no-tensor-copies: cp.async staging instead" out "cp.async.cg.shared.global"
 run "--emit=ptx --arch=sm_80" 0 --emit=ptx --arch=sm_80 "$ragged"
 lacks "sm_80: no tensor copies" out "cp.async.bulk.tensor"
-gqa="$PROJECT_ROOT/examples/gqa_attention/gqa_attention.ph"
+gqa="$PROJECT_ROOT/spec/conformance/gqa_packed.ph"
 for d in 64 128; do
   run "GQA D=$d" 0 --emit=ptx -D D=$d "$gqa"
   has "GQA D=$d: Q [BQ, 7, D] by one tensor copy through a rank-5 map" out "cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes"

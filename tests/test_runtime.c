@@ -445,22 +445,22 @@ Test(runtime, compiler_manifest_round_trips) {
   /* what phobosc writes, the runtime reads */
   char err[1024];
   Manifest m = compiled_manifest("examples/gqa_attention/gqa_attention.ph");
-  cr_assert_eq(m.kernels[0].nvariants, 4); /* WG 2, 1 warpgroups by BK 64, 32; a kernel with a dot: no general strides */
+  cr_assert_eq(m.kernels[0].nvariants, 4); /* BQ 128, 64 by BK 64, 32; a kernel with a dot: no general strides */
   cr_assert_not(m.kernels[0].general_strides);
   MfVariant *v = &m.kernels[0].variants[1];
   cr_assert_str_eq(v->entry, "gqa_attention__v1");
   cr_assert(v->dynamic_shared);
   cr_assert(v->dependent_launch); /* sm_90a entries begin with griddepcontrol.wait */
-  cr_assert_eq(v->threads, 256); /* BQ 16 by 8 warps (WG 2) */
+  cr_assert_eq(v->threads, 256); /* BQ 128: two warpgroups */
   cr_assert_eq(v->npinned, 1);
   cr_assert_str_eq(v->pinned_name[0], "D");
   cr_assert(m.kernels[0].params[3].written);
   cr_assert_not(m.kernels[0].params[0].written);
-  RtBinding b = {.ndims = 4, .name = {"B", "S", "HKV", "D"}, .value = {2, 1000, 4, 128}};
+  RtBinding b = {.ndims = 4, .name = {"B", "S", "HQ", "D"}, .value = {2, 1000, 28, 128}};
   int64_t grid[3];
   cr_assert(rt_grid(v, &b, NULL, grid, err, sizeof err), "%s", err);
-  cr_assert_eq(grid[0], 63); /* cdiv(1000, 16) */
-  cr_assert_eq(grid[1], 4);
+  cr_assert_eq(grid[0], 28); /* a CTA a query head */
+  cr_assert_eq(grid[1], 8);  /* cdiv(1000, 128) */
   cr_assert_eq(grid[2], 2);
   mf_free(&m);
 }

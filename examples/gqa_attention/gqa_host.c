@@ -314,14 +314,22 @@ static int bench_prefill(const Kernels *k, const char *tag) {
   for (int causal = 1; causal >= 0; causal--)
     for (int layout = 0; layout < layouts; layout++) {
       Shape s = {1, 4096, 4096, 28, 4, 128, causal};
+      /* GQA_PREFILL_SHAPE=B,HQ,HKV,S: another shape (S = T) */
+      const char *env = getenv("GQA_PREFILL_SHAPE");
+      long long eb, eq, ek, es;
+      if (env && sscanf(env, "%lld,%lld,%lld,%lld", &eb, &eq, &ek, &es) == 4 && eb > 0 && ek > 0 && eq > 0 &&
+          eq % ek == 0 && es > 0)
+        s.B = eb, s.HQ = eq, s.HKV = ek, s.S = s.T = es;
       Problem p;
       make_layout(&p, s, layout);
       double err = check(k, &p, 48);
       bool ok = err < 2e-2;
       fail += !ok;
-      double us = median_us(k, &p), flop = 4.0 * s.S * s.T * s.D * s.HQ * (causal ? 0.5 : 1.0);
-      printf("prefill B 1 S = T = 4096 %-6s%s %10.1f us %7.1f TFLOP/s  (48 rows checked: rel err %.2e %s; %s%s%s)\n",
-             causal ? "causal" : "full", layout ? " Q/K/V packed" : "", us, flop / (us * 1e-6) / 1e12, err,
+      double us = median_us(k, &p), flop = 4.0 * s.B * s.S * s.T * s.D * s.HQ * (causal ? 0.5 : 1.0);
+      printf("prefill B %lld HQ %lld/%lld S = T = %lld %-6s%s %10.1f us %7.1f TFLOP/s  (48 rows checked: rel err "
+             "%.2e %s; %s%s%s)\n",
+             (long long)s.B, (long long)s.HQ, (long long)s.HKV, (long long)s.S, causal ? "causal" : "full",
+             layout ? " Q/K/V packed" : "", us, flop / (us * 1e-6) / 1e12, err,
              ok ? "ok" : "FAIL", phobos_kernel_last_variant(k->attn), tag ? " of " : "", tag ? tag : "");
       destroy(&p);
     }
