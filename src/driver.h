@@ -27,7 +27,7 @@ typedef struct DriverOptions {
   bool prefetch;      /* --prefetch: loops load register tiles an iteration ahead (experimental) */
   bool no_tensor_copies; /* --no-tensor-copies: staged loads by cp.async, not TMA tensor copies (A/B runs) */
   bool no_wgmma;         /* --no-wgmma: tensor-core dots by mma.sync only (A/B runs) */
-  bool no_late_waits;    /* --no-late-waits: wgmma groups waited for at their issue (A/B runs) */
+  bool late_waits;       /* --late-waits (experimental): wgmma groups waited for at their first use */
   bool no_defer;         /* --no-deferred-reductions: every loop row reduction meets its row each iteration (A/B runs) */
   bool no_onepass;       /* --no-one-pass: no one-pass copies of multi-pass variants (onepass.c) */
   bool no_aligned_rows;  /* --no-aligned-rows: no aligned-rows copies (driver_aligned_copy) */

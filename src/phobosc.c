@@ -51,10 +51,9 @@ static const char usage_text[] =
     "                       allows; to compare the two)\n"
     "  --no-wgmma           tensor-core dots by mma.sync, not wgmma (the sm_90a\n"
     "                       default for dots on tensor copies' tiles; to compare)\n"
-    "  --no-late-waits      every wgmma group waited for at its issue: by default\n"
-    "                       a group runs on past the register work after it, to\n"
-    "                       the first instruction that reads its result (to\n"
-    "                       compare)\n"
+    "  --late-waits         experimental: a wgmma group runs on past the register\n"
+    "                       work after it, waited for at the first instruction\n"
+    "                       that reads its result, not at its issue\n"
     "  --no-deferred-reductions\n"
     "                       every row reduction in a loop meets across its row's\n"
     "                       threads each iteration: by default a loop's running\n"
@@ -258,8 +257,8 @@ static void parse_args(int argc, char **argv, Options *o) {
       o->d.no_tensor_copies = true;
     } else if (strcmp(arg, "--no-wgmma") == 0) {
       o->d.no_wgmma = true;
-    } else if (strcmp(arg, "--no-late-waits") == 0) {
-      o->d.no_late_waits = true;
+    } else if (strcmp(arg, "--late-waits") == 0) {
+      o->d.late_waits = true;
     } else if (strcmp(arg, "--no-deferred-reductions") == 0) {
       o->d.no_defer = true;
     } else if (strcmp(arg, "--no-one-pass") == 0) {

@@ -439,18 +439,19 @@ has "plan: the GEMM's blocks grouped" out "blocks: grouped 8 rows of block.y at 
 run "--emit=ptx gemm" 0 --emit=ptx -D BM=128 -D BN=128 -D BK=64 "$gemm"
 has "PTX: one wgmma group left running" out "wgmma.wait_group.sync.aligned 1;"
 has "PTX: wgmma's D registers are acc's" out "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {%fv12_0, "
-# two wgmma dots issued one after the other, each waited for at its first use:
-# the scores before the softmax with P V still running (wait_group 1), P V
-# before acc is rescaled (spec 15.5); --no-late-waits waits at each issue
+# --late-waits (experimental): two wgmma dots issued one after the other, each
+# waited for at its first use: the scores before the softmax with P V still
+# running (wait_group 1), P V before acc is rescaled (spec 15.5); by default
+# each is waited for at its issue
 lw="$PROJECT_ROOT/spec/conformance/late_waits.ph"
-run "--emit=plan late waits" 0 --emit=plan -D D=128 -D BQ=128 -D BK=64 "$lw"
-has "plan: the scores waited for at their first use" out "waited for before %"
-run "--emit=ptx late waits" 0 --emit=ptx -D D=128 -D BQ=128 -D BK=64 "$lw"
-has "PTX: P V left running under the softmax" out "wgmma.wait_group.sync.aligned 1;"
-run "--emit=plan --no-late-waits" 0 --emit=plan --no-late-waits -D D=128 -D BQ=128 -D BK=64 "$lw"
-lacks "--no-late-waits: every group waited for at once" out "waited for before %"
-run "--emit=ptx --no-late-waits" 0 --emit=ptx --no-late-waits -D D=128 -D BQ=128 -D BK=64 "$lw"
-lacks "--no-late-waits: no group left running" out "wgmma.wait_group.sync.aligned 1;"
+run "--emit=plan --late-waits" 0 --emit=plan --late-waits -D D=128 -D BQ=128 -D BK=64 "$lw"
+has "--late-waits: the scores waited for at their first use" out "waited for before %"
+run "--emit=ptx --late-waits" 0 --emit=ptx --late-waits -D D=128 -D BQ=128 -D BK=64 "$lw"
+has "--late-waits: P V left running under the softmax" out "wgmma.wait_group.sync.aligned 1;"
+run "--emit=plan late waits by default" 0 --emit=plan -D D=128 -D BQ=128 -D BK=64 "$lw"
+lacks "by default every group waited for at once" out "waited for before %"
+run "--emit=ptx late waits by default" 0 --emit=ptx -D D=128 -D BQ=128 -D BK=64 "$lw"
+lacks "by default no group left running" out "wgmma.wait_group.sync.aligned 1;"
 # --warp-specialize: a copy with a producer warpgroup where its consumers
 # keep at least 128 registers a thread (spec 15.20): at @launch(256) the
 # GEMM gets one; at @launch(256, 2) the producer would leave them 96

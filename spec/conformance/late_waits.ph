@@ -1,7 +1,9 @@
 // Attention with its two dots issued together (spec 15.5, "Waiting at the
 // first use"): key block j's scores Q K^T and block j-1's P V are issued one
-// after the other, the scores are waited for before the softmax reads them
-// (wgmma.wait_group 1: P V still running) and P V before acc is rescaled.
+// after the other; with phobosc --late-waits (PHOBOS_LATE_WAITS=1 in the
+// harness) the scores are waited for before the softmax reads them
+// (wgmma.wait_group 1: P V still running) and P V before acc is rescaled,
+// by default each at its issue.
 // One query head a CTA, BQ positions; the key block before's P is kept in
 // bf16 for the next iteration. Causal masking is bottom-right aligned.
 @autotune(D in [64, 128], BQ in [64, 128], BK in [32, 64])

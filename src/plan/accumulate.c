@@ -198,5 +198,5 @@ static void waits_in(const Plan *p, const TirBlock *b) {
 }
 
 void pl_choose_wgmma_waits(Planner *P) {
-  if (P->p->wgmma && !P->p->no_late_waits) waits_in(P->p, &P->f->body);
+  if (P->p->wgmma && P->p->late_waits) waits_in(P->p, &P->f->body);
 }

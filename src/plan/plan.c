@@ -38,7 +38,7 @@ Plan *plan_kernel_rows(Arena *a, Diags *d, TirFunc *f, const char *arch, unsigne
   p->padstage = f->info->padstage;
   p->prefetch = flags & PLAN_PREFETCH;
   p->no_defer = flags & PLAN_NO_DEFER;
-  p->no_late_waits = flags & PLAN_NO_LATE_WAITS;
+  p->late_waits = flags & PLAN_LATE_WAITS;
   p->no_async = (flags & PLAN_NO_ASYNC) || f->info->no_tma;
   p->no_l2pf = flags & PLAN_NO_L2PF;
   p->l2_hints = !(flags & PLAN_NO_L2_HINTS);

@@ -111,7 +111,7 @@ typedef struct PlanVal {
   struct TirInst *acc_slot;    /* TIR_DOT on DOT_WGMMA: the var it accumulates into in place (plan/accumulate.c) */
   bool wait_deferred;          /* ... its group waited for in the next iteration of its staged ring */
   const struct TirInst *wait_at; /* ... else waited for just before this later instruction of its block
-                                    (plan/accumulate.c, pl_choose_wgmma_waits); NULL: at once */
+                                    (--late-waits: plan/accumulate.c, pl_choose_wgmma_waits); NULL: at once */
   bool folded;                 /* a READ, add or WRITE of an acc_slot dot's var: nothing to compute */
   PlanBuf *ring, *mbar;        /* TIR_LOAD under @pipeline: its ring and its loop's mbarriers */
   const char *path;            /* TIR_LOAD in a @pipeline loop: the path it takes and why */
@@ -185,7 +185,7 @@ typedef struct Plan {
   bool specialized;
   int launch_threads; /* threads, plus 32 with a producer warp */
   bool prefetch;   /* PLAN_PREFETCH: loops load register tiles an iteration ahead */
-  bool no_late_waits; /* PLAN_NO_LATE_WAITS: wgmma groups waited for at their issue (PlanVal.wait_at) */
+  bool late_waits; /* PLAN_LATE_WAITS: wgmma groups waited for at their first use (PlanVal.wait_at) */
   bool no_defer;   /* PLAN_NO_DEFER: every row reduction in a loop meets its row each iteration (plan/deferred.c) */
   bool no_async;   /* --no-tma or @no_tma: no asynchronous copies (no cp.async staging either) */
   bool no_l2pf;    /* PLAN_NO_L2PF: no prefetch of later blocks' slices into L2 (src/l2pf.c) */
@@ -271,9 +271,9 @@ enum { PLAN_NO_ASYNC = 1, PLAN_PRODUCER_WARP = 2, PLAN_PREFETCH = 4, PLAN_NO_TEN
        /* the share of lines an evict_last load keeps, 1 - n/8 for n in
         * bits 20-22 (--l2-keep; 0: all of them), the rest evict_first */
        PLAN_L2_KEEP_SHIFT = 20, PLAN_L2_KEEP_MASK = 7 << 20,
-       /* every wgmma group waited for at its issue (phobosc --no-late-waits;
-        * plan/accumulate.c, pl_choose_wgmma_waits) */
-       PLAN_NO_LATE_WAITS = 1 << 23 };
+       /* wgmma groups waited for at their first use (phobosc --late-waits,
+        * experimental; plan/accumulate.c, pl_choose_wgmma_waits) */
+       PLAN_LATE_WAITS = 1 << 23 };
 #define PLAN_STAGE_CAP(n) ((unsigned)(n) << PLAN_STAGE_SHIFT)
 Plan *plan_kernel(Arena *a, Diags *d, TirFunc *f, const char *arch, unsigned flags);
 /* plan_kernel with Plan.scalar_params set (0: plan_kernel itself) */

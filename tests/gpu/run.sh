@@ -96,6 +96,12 @@ command -v compute-sanitizer >/dev/null && PHOBOS_GPU_SPREAD=2 PHOBOS_GPU_GUARD=
   spec/conformance/*.yaml
 # the GQA cases again with the tensor-core dots on mma.sync (phobosc --no-wgmma)
 PHOBOS_WGMMA=0 run gpu_conformance.no_wgmma "$build/tests/gpu/gpu_conformance" spec/conformance/gqa_*.yaml
+# wgmma groups waited for at their first use (phobosc --late-waits, spec 15.5;
+# experimental): the cases with wgmma dots, and racecheck over two dots in flight
+PHOBOS_LATE_WAITS=1 run gpu_conformance.late_waits timeout 300 bash tests/gpu/pconf.sh \
+  "$build/tests/gpu/gpu_conformance" spec/conformance/{late_waits,gqa,dot,wgmma}*.yaml
+command -v compute-sanitizer >/dev/null && PHOBOS_LATE_WAITS=1 run gpu_conformance.late_waits.racecheck timeout 300 \
+  compute-sanitizer --tool racecheck --error-exitcode 1 "$build/tests/gpu/gpu_conformance" spec/conformance/late_waits_d128.yaml
 # the warp-specialized copies (phobosc --warp-specialize, spec 15.20; experimental,
 # under a timeout: a producer that never fills a stage would hang its CTA): every
 # case whose kernels may have them, under racecheck, and the GEMM example built
