@@ -150,24 +150,13 @@ static bool register_work(const Plan *p, const TirInst *x) {
   if (x->plan->scratch || at_barrier(p, x->pos) || x->skip) return false;
   if (x->op != TIR_WRITE && x->ty.rank && x->plan->res != RES_REG) return false; /* a write has no value */
   switch (x->op) {
-  case TIR_CONST:
-  case TIR_PARAM:
-  case TIR_DIM:
-  case TIR_CTX:
-  case TIR_UNARY:
-  case TIR_BINARY:
-  case TIR_MATH:
-  case TIR_CONVERT:
-  case TIR_SELECT:
-  case TIR_SPLAT:
-  case TIR_BROADCAST:
-  case TIR_IOTA:
   case TIR_REDUCE: break;
   case TIR_DOT: return x->plan->dot == DOT_WGMMA;
   case TIR_VAR: return x->plan->res == RES_REG;
   case TIR_READ:
   case TIR_WRITE: return !x->nsubs && x->args[0]->plan->res == RES_REG;
-  default: return false;
+  default:
+    if (!tir_elementwise_op(x->op) && !tir_scalar_arith(x)) return false;
   }
   for (int i = 0; i < x->nargs; i++)
     if (x->args[i] && x->args[i]->ty.rank && x->args[i]->plan->res != RES_REG) return false;

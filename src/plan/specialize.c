@@ -53,8 +53,12 @@ static TirInst *ring_loop(Planner *P) {
  * multiple of 8 (setmaxnreg's rule) and at most 256. False where moving
  * registers gains the consumers nothing. */
 enum { WS_PRODUCER_REGS = 40, WS_CONSUMER_LEAST = 128 };
+static int ws_blocks(const Plan *p) {
+  return p->occ_blocks ? p->occ_blocks : p->f->info->min_blocks > 0 ? p->f->info->min_blocks : 1;
+}
+
 bool plan_ws_regs(const Plan *p, int *R, int *X, int *Y) {
-  int blocks = p->occ_blocks ? p->occ_blocks : p->f->info->min_blocks > 0 ? p->f->info->min_blocks : 1;
+  int blocks = ws_blocks(p);
   int groups = p->threads / 128;
   int lane = 512 / blocks;
   *R = lane / (groups + 1) / 8 * 8;
@@ -111,9 +115,9 @@ void pl_choose_specialize(Planner *P) {
    * than two CTAs an SM give a plain variant: at @launch(256, 2) they would
    * get 96, and an attention step that fits 128 failed in ptxas
    * ("Insufficient registers") */
-  int R, X, Y, blocks = p->f->info->min_blocks > 0 ? p->f->info->min_blocks : 1;
+  int R, X, Y;
   if (!plan_ws_regs(p, &R, &X, &Y)) { /* no registers move: the launch bound of T + 128 threads */
-    X = 65536 / ((p->threads + 128) * blocks);
+    X = 65536 / ((p->threads + 128) * ws_blocks(p));
     if (X > 255) X = 255;
   }
   if (X < WS_CONSUMER_LEAST) return;
