@@ -2,7 +2,7 @@
 """The everyday-kernel benchmark: bench/*.ph through libphobos beside torch.
 
     bash bench/build.sh BUILD_DIR            # here: the cubins, into BUILD_DIR/bench
-    python3 bench/bench.py BUILD_DIR [--quick] [--only NAME[,NAME]]   # on the GPU machine
+    python3 bench/bench.py BUILD_DIR [--quick] [--only NAME[,NAME]] [--shape 50257]   # on the GPU machine
 
 For every kernel and shape: fresh random inputs (torch), outputs poisoned with
 NaN, one launch through libphobos (ctypes; every status checked, the
@@ -559,6 +559,8 @@ def run_child(argv_build, names, args, copy_gbps):
            "--child-json", path, "--copy-gbps", str(copy_gbps)]
     if args.quick:
         cmd.append("--quick")
+    for t in args.shape:
+        cmd += ["--shape", t]
     print(f"# restarting in a fresh process for: {', '.join(names)}", flush=True)
     subprocess.run(cmd)
     try:
@@ -613,6 +615,8 @@ def main():
     ap.add_argument("--only", action="append", default=[], help="kernel names (comma-separated or repeated)")
     ap.add_argument("--warmup", type=int, default=25, help="do_bench warmup, ms")
     ap.add_argument("--rep", type=int, default=100, help="do_bench rep, ms")
+    ap.add_argument("--shape", action="append", default=[],
+                    help="only the shapes whose name contains this text (e.g. 50257; repeatable)")
     ap.add_argument("--variants", action="store_true", help="also time every variant each shape takes (pinned)")
     ap.add_argument("--abi-check", action="store_true", help="check the ctypes mirror against libphobos; no GPU")
     ap.add_argument("--child-json", help=argparse.SUPPRESS)
@@ -634,7 +638,8 @@ def main():
     known = {c[0] for c in all_cases}
     for n in only - known:
         print(f"# --only {n}: no such kernel (have: {', '.join(sorted(known))})")
-    todo = [c for c in all_cases if (not only or c[0] in only) and (c[3] or not args.quick)]
+    todo = [c for c in all_cases if (not only or c[0] in only) and (c[3] or not args.quick)
+            and (not args.shape or any(t in c[1] for t in args.shape))]
     t_start = time.time()
     dev_name = torch.cuda.get_device_name()
     rows = []

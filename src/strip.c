@@ -83,15 +83,14 @@ static bool in_chain(const Strip *s, const TirInst *v, const int *root, int r) {
   return v && v->id < s->n && s->where[v->id] >= 0 && root[s->where[v->id]] == r;
 }
 
-/* strip j (columns j*W :+ W) of member in, into out */
-static void copy_member(Strip *s, TirInst *in, const int *root, int r, int64_t w, int j, TirBlock *out) {
+/* strip j (columns j*W :+ W) of member in, into out; with jv (a loop's
+ * induction value, the strip's first column) the strip at jv instead */
+static void copy_member(Strip *s, TirInst *in, const int *root, int r, int64_t w, int j, TirInst *jv, TirBlock *out) {
   TirType ty = in->ty;
   if (ty.rank > 0) ty.dims[ty.rank - 1] = w;
   TirInst *off = NULL;
-  if ((in->op == TIR_LOAD || in->op == TIR_STORE) && j > 0) {
-    TirInst *k = i32_const(s, out, j * w);
-    off = add(s, out, tir_scalar(S_I32), in->subs[tir_last_span(in)].start, k);
-  }
+  if ((in->op == TIR_LOAD || in->op == TIR_STORE) && (j > 0 || jv))
+    off = add(s, out, tir_scalar(S_I32), in->subs[tir_last_span(in)].start, jv ? jv : i32_const(s, out, j * w));
   TirInst *c = tir_new(s->a, s->f, in->op, ty);
   int id = c->id;
   *c = *in;
@@ -103,8 +102,8 @@ static void copy_member(Strip *s, TirInst *in, const int *root, int r, int64_t w
     if (off) c->subs[tir_last_span(in)].start = off;
   }
   tir_append(s->a, out, c);
-  if (in->op == TIR_IOTA && in->aux == ty.rank - 1 && j > 0) {
-    TirInst *k = i32_const(s, out, j * w);
+  if (in->op == TIR_IOTA && in->aux == ty.rank - 1 && (j > 0 || jv)) {
+    TirInst *k = jv ? jv : i32_const(s, out, j * w);
     TirInst *sp = scalar(s, out, TIR_SPLAT, ty);
     sp->args[0] = k, sp->nargs = 1;
     c = add(s, out, ty, c, sp);
@@ -168,6 +167,83 @@ static void reread(TirBlock *b, const TirInst *from, TirInst *to) {
   }
 }
 
+/* The fused logsumexp as a loop over the strips (spec 15.16): A's members
+ * at the strip's first column jv, and the online logsumexp of the rows,
+ *   mnew = tmax(read M, rowmax(v));  write L, read L * exp(read M - mnew) +
+ *   rowsum(exp(v - mnew));  write M, mnew
+ * from M = -inf, L = 0: the form plan/deferred.c (spec 15.15) keeps within
+ * each thread, one (m, l) a thread's row, its threads meeting once after
+ * the loop. Unrolled, the strips kept a running max and sum a column,
+ * two exponentials an element: the one-block softmax port over 4096 x
+ * 50257 f32 ran 789.2 us that way, 682.4 as this loop (H100, 12-06f call
+ * 3; the same softmax written by hand as a loop, 618.4). *m and *l read M
+ * and L after the loop. */
+static void lse_loop(Strip *s, TirBlock *out, const int *root, int r, int last, const TirBlock *b, int64_t w, int g,
+                     const Fuse *fz, TirInst **m, TirInst **l) {
+  TirType rt = fz->red1->ty, i32 = tir_scalar(S_I32);
+  TirInst *M = scalar(s, out, TIR_VAR, rt), *L = scalar(s, out, TIR_VAR, rt);
+  M->name = "strip_max", L->name = "strip_sum";
+  TirInst *m0 = f32_splat(s, out, rt, -INFINITY);
+  tile_op(s, out, TIR_WRITE, 0, rt, M, m0, NULL);
+  TirInst *l0 = f32_splat(s, out, rt, 0.0);
+  tile_op(s, out, TIR_WRITE, 0, rt, L, l0, NULL);
+  TirInst *lo = i32_const(s, out, 0);
+  TirInst *hi = i32_const(s, out, (int64_t)g * w);
+  TirInst *step = i32_const(s, out, w);
+  TirInst *loop = tile_op(s, out, TIR_FOR, 0, i32, lo, hi, step);
+  loop->name = "strip";
+  TirBlock *body = &loop->body;
+  for (int i = 0; i <= last; i++)
+    if (root[i] == r) copy_member(s, b->insts[i], root, r, w, 0, loop, body);
+  /* one instruction a statement: the order is the program's */
+  TirInst *v = s->cl[fz->v->id];
+  TirInst *ra = tile_op(s, body, TIR_READ, 0, rt, M, NULL, NULL);
+  TirInst *rm = tile_op(s, body, TIR_REDUCE, TRED_MAX, rt, v, NULL, NULL);
+  TirInst *mnew = tile_op(s, body, TIR_BINARY, TOP_MAX, rt, ra, rm, NULL);
+  TirInst *rl = tile_op(s, body, TIR_READ, 0, rt, L, NULL, NULL);
+  TirInst *rb = tile_op(s, body, TIR_READ, 0, rt, M, NULL, NULL);
+  TirInst *d = tile_op(s, body, TIR_BINARY, '-', rt, rb, mnew, NULL);
+  TirInst *c = tile_op(s, body, TIR_MATH, TMATH_EXP, rt, d, NULL, NULL);
+  TirInst *gl = tile_op(s, body, TIR_BINARY, '*', rt, rl, c, NULL);
+  TirInst *bc = tile_op(s, body, TIR_BROADCAST, 0, v->ty, mnew, NULL, NULL);
+  TirInst *y = tile_op(s, body, TIR_BINARY, '-', v->ty, v, bc, NULL);
+  TirInst *ex = tile_op(s, body, TIR_MATH, TMATH_EXP, v->ty, y, NULL, NULL);
+  TirInst *q = tile_op(s, body, TIR_REDUCE, TRED_SUM, rt, ex, NULL, NULL);
+  TirInst *h = tile_op(s, body, TIR_BINARY, '+', rt, gl, q, NULL);
+  tile_op(s, body, TIR_WRITE, 0, rt, L, h, NULL);
+  tile_op(s, body, TIR_WRITE, 0, rt, M, mnew, NULL);
+  *m = tile_op(s, out, TIR_READ, 0, rt, M, NULL, NULL);
+  *l = tile_op(s, out, TIR_READ, 0, rt, L, NULL, NULL);
+}
+
+/* cut_chain's fused chain as lse_loop's loop, placed where A's last member
+ * was; B and its sum are gone, and every reader of m and s reads the
+ * loop's: s NaN where m is not above -inf (no finite value: as unfused,
+ * rowsum(exp(-inf - -inf))) */
+static void cut_lse_loop(Strip *s, TirBlock *b, const int *root, int r, int last, int64_t w, int g, const Fuse *fz) {
+  TirBlock out = {0};
+  for (int i = 0; i < last; i++)
+    if (root[i] != r) tir_append(s->a, &out, b->insts[i]);
+  TirInst *m, *l;
+  lse_loop(s, &out, root, r, last, b, w, g, fz, &m, &l);
+  TirType rt = m->ty, bt = rt;
+  bt.elem = S_BOOL;
+  TirInst *ninf = f32_splat(s, &out, rt, -INFINITY);
+  TirInst *some = tile_op(s, &out, TIR_BINARY, '>', bt, m, ninf, NULL);
+  TirInst *nan = f32_splat(s, &out, rt, NAN);
+  TirInst *sx = tile_op(s, &out, TIR_SELECT, 0, rt, some, l, nan);
+  int fixed = out.len;
+  for (int i = last + 1; i < b->len; i++) {
+    TirInst *in = b->insts[i];
+    if (root[i] == fz->rb || in == fz->red2 || in == fz->red1) continue;
+    tir_append(s->a, &out, in);
+  }
+  TirBlock tail = {.insts = &out.insts[fixed], .len = out.len - fixed};
+  reread(&tail, fz->red1, m);
+  reread(&tail, fz->red2, sx);
+  b->insts = out.insts, b->len = out.len, b->cap = out.cap;
+}
+
 /* Rewrites b: the chain rooted at r runs in g strips of w columns, placed
  * where its last member was (every operand is defined there, and no write
  * lies among its members but its own stores); each reduction that reads
@@ -180,13 +256,22 @@ static void cut_chain(Strip *s, TirBlock *b, const int *root, int r, int last, i
     int64_t e = (tir_elems(&in->ty) + s->threads - 1) / s->threads * (sema_scalar_bytes(in->ty.elem) == 8 ? 2 : 1);
     if (e > s->f->strip_widest) s->f->strip_widest = e;
   }
+  /* the fused logsumexp as a loop where m is the chain's only reduction */
+  bool as_loop = fz != NULL;
+  for (int i = last + 1; i < b->len && as_loop; i++)
+    if (b->insts[i]->op == TIR_REDUCE && in_chain(s, b->insts[i]->args[0], root, r) && b->insts[i] != fz->red1)
+      as_loop = false;
+  if (as_loop) {
+    cut_lse_loop(s, b, root, r, last, w, g, fz);
+    return;
+  }
   /* each strip's loads in a block of their own, the rest in another */
   TirBlock *ld = arena_alloc(s->a, sizeof(TirBlock) * (size_t)g), *rest = arena_alloc(s->a, sizeof(TirBlock) * (size_t)g);
   TirInst *M = NULL, *S = NULL; /* the online logsumexp's running tiles (fz) */
   for (int j = 0; j < g; j++) {
     ld[j] = (TirBlock){0}, rest[j] = (TirBlock){0};
     for (int i = 0; i <= last; i++)
-      if (root[i] == r) copy_member(s, b->insts[i], root, r, w, j, b->insts[i]->op == TIR_LOAD && ahead ? &ld[j] : &rest[j]);
+      if (root[i] == r) copy_member(s, b->insts[i], root, r, w, j, NULL, b->insts[i]->op == TIR_LOAD && ahead ? &ld[j] : &rest[j]);
     if (fz) {
       TirInst *a = s->cl[fz->v->id];
       TirType ty = a->ty;

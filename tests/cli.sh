@@ -265,6 +265,19 @@ has "row_norm: 16-byte stores" out "st.global.v4.b32"
 has "row_norm: row sums by shuffles" out "shfl.sync.bfly.b32"
 lacks "row_norm: no barrier in the PTX" out "bar.sync"
 lacks "row_norm: no shared memory in the PTX" out ".shared"
+# spec 15.16: a whole-row softmax's max and sum in one pass over strips, as a
+# loop whose (m, l) stay within each thread (15.15) until its exit; a store
+# between the max and the sum keeps them apart (no loop)
+sr="$PROJECT_ROOT/spec/conformance/strip_rows.ph"
+run "--emit=plan strip_rows NT=128" 0 --emit=plan -D NT=128 "$sr"
+awk '/^plan /{k=$2} k=="lse_wide"' "$tmp/out" >"$tmp/lse_wide"
+awk '/^plan /{k=$2} k=="lse_store_between"' "$tmp/out" >"$tmp/lse_store"
+has "strip lse: the strips a loop, deferred" lse_wide "deferred at the exit of loop"
+lacks "strip lse: not across a store" lse_store "deferred at the exit"
+run "--emit=tir strip_rows NT=128" 0 --emit=tir -D NT=128 "$sr"
+awk '/^kernel /{k=$2} k=="lse_wide"' "$tmp/out" >"$tmp/lse_wide"
+has "strip lse: running max a variable" lse_wide "var strip_max : tile<f32>[1]"
+has "strip lse: strips of 2048 columns (16 a thread)" lse_wide "%17 = const 2048 : i32"
 # spec 15.22: each row block a cluster of 4 or 8 CTAs, the loop over N split
 # (CTA k starts at block k, steps of C blocks), the sums met through
 # distributed shared memory, one more cluster barrier at the end
