@@ -629,7 +629,12 @@ static bool exec_inst(Interp *I, const TirInst *in) {
   }
   case TIR_MATH:
     v = new_val(in);
-    for (int64_t i = 0; i < v->n; i++) v->d[i] = interp_round(e, mathop(in->aux, a->d[i]));
+    if (in->aux == TMATH_FMA) /* one rounding: fmaf in f32 (then to a 16-bit type), fma in f64 */
+      for (int64_t i = 0; i < v->n; i++)
+        v->d[i] = e == S_F64 ? fma(a->d[i], b->d[i], c3->d[i])
+                             : interp_round(e, (double)fmaf((float)a->d[i], (float)b->d[i], (float)c3->d[i]));
+    else
+      for (int64_t i = 0; i < v->n; i++) v->d[i] = interp_round(e, mathop(in->aux, a->d[i]));
     break;
   case TIR_CONVERT:
     v = new_val(in);

@@ -464,6 +464,14 @@ static TirInst *lower_call(Lower *l, Node *n) {
     return v;
 #undef K
   }
+  if (!strcmp(f, "fma")) {
+    TirInst *x[3]; /* the operands' conversions before the fma */
+    for (int i = 0; i < 3; i++) x[i] = coerce(l, args[i], rt, n->span);
+    TirInst *v = emit(l, TIR_MATH, rt, n->span);
+    for (int i = 0; i < 3; i++) v->args[i] = x[i];
+    v->nargs = 3, v->aux = TMATH_FMA;
+    return v;
+  }
   if (!strcmp(f, "rowmin")) return row_min(l, args[0], n->span);
   if (!strcmp(f, "rowmax") || !strcmp(f, "rowsum")) {
     TirInst *v = emit1(l, TIR_REDUCE, rt, n->span, args[0]);

@@ -278,7 +278,7 @@ static const char *binop_name(int op) {
   return s ? s : "?";
 }
 
-static const char *math_names[] = {"exp", "log", "sqrt", "tanh", "exp2"};
+static const char *math_names[] = {"exp", "log", "sqrt", "tanh", "exp2", "round", "fma"};
 static const char *ctx_names[] = {"block.x", "block.y", "block.z", "grid.x", "grid.y", "grid.z"};
 
 static void print_subs(FILE *out, const TirInst *in) {
@@ -495,8 +495,15 @@ static void verify_inst(Verify *v, const TirInst *in) {
       return fail(v, in, "a reshape's operand is not a tile of its elements");
     break;
   }
-  case TIR_UNARY:
   case TIR_MATH:
+    if (in->aux == TMATH_FMA) { /* three operands of the result's type */
+      if (in->nargs != 3) return fail(v, in, "fma without three operands");
+      for (int k = 0; k < 3; k++)
+        if (!tir_same_type(&in->args[k]->ty, &in->ty)) return fail(v, in, "an fma operand's type differs from the result");
+      break;
+    }
+    /* fall through */
+  case TIR_UNARY:
   case TIR_CONVERT:
     if (in->nargs != 1 || a->ty.rank != in->ty.rank) return fail(v, in, "operand shape differs from the result");
     if (in->op != TIR_CONVERT && a->ty.elem != in->ty.elem) return fail(v, in, "operand type differs from the result");

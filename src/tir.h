@@ -55,7 +55,8 @@ typedef enum TirOp {
 } TirOp;
 
 enum { TOP_MAX = 256, TOP_MIN, TOP_CDIV };
-enum { TMATH_EXP, TMATH_LOG, TMATH_SQRT, TMATH_TANH, TMATH_EXP2, TMATH_ROUND };
+/* TMATH_FMA: fma(a, b, c), args a, b, c, one rounding (the others take one operand) */
+enum { TMATH_EXP, TMATH_LOG, TMATH_SQRT, TMATH_TANH, TMATH_EXP2, TMATH_ROUND, TMATH_FMA };
 enum { TRED_MAX, TRED_SUM, TRED_MIN };
 /* a store writes its value, or (atomic_add, spec 9.6) adds it into each
  * element atomically: never staged or copied, element by element */

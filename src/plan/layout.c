@@ -42,9 +42,9 @@ int64_t pl_mma_k(const TirInst *dot) { return is_int8(dot->args[0]->ty.elem) ? 3
 void pl_tie_values(Planner *P, TirInst *in) {
   switch (in->op) {
   case TIR_UNARY:
-  case TIR_MATH:
+  case TIR_MATH: /* fma's three operands too */
   case TIR_CONVERT:
-    unite(P, in, in->args[0]);
+    for (int i = 0; i < in->nargs; i++) unite(P, in, in->args[i]);
     break;
   case TIR_BINARY:
     unite(P, in, in->args[0]);
@@ -708,7 +708,7 @@ bool pl_check_backend_limits(Planner *P) {
   int errors = P->d->errors;
   for (int i = 0; i < P->f->ninsts; i++) {
     const TirInst *in = P->f->insts[i];
-    if (in->op == TIR_MATH && in->ty.elem == S_F64)
+    if (in->op == TIR_MATH && in->ty.elem == S_F64 && in->aux != TMATH_FMA)
       diag_error(P->d, in->span, "the PTX backend cannot compile this yet: exp, exp2, log, sqrt and tanh on f64");
     if (!in->ty.rank || in->plan->res == RES_SHARED || in->op == TIR_STORE || in->op == TIR_WRITE) continue;
     int64_t n = plan_regs(P->p, in);

@@ -297,6 +297,10 @@ void px_emit_math(Emitter *e, const TirInst *in) {
       px_out(e, "mul.f32 %s, %s, 0f3F317218;", d, d); /* ln(2) */
       break;
     case TMATH_SQRT: px_out(e, "sqrt.rn.f32 %s, %s;", d, a); break;
+    case TMATH_FMA: /* one rounding; a 16-bit result rounds once more below */
+      px_out(e, "fma.rn.%s %s, %s, %s, %s;", px_rc_of(in->ty.elem) == RC_F64 ? "f64" : "f32", d, a,
+             px_operand(e, in->args[1], k), px_operand(e, in->args[2], k));
+      break;
     case TMATH_ROUND: /* to nearest, ties to even */
       px_out(e, "cvt.rni.%s %s, %s;", px_rc_of(in->ty.elem) == RC_F64 ? "f64.f64" : "f32.f32", d, a);
       break;

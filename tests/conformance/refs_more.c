@@ -725,6 +725,22 @@ static bool ref_everyday_math(RefCtx *r) {
   return true;
 }
 
+/* fma_rows (fma.ph): each fma rounded once, in f32 (fmaf), Z then to bf16 */
+static bool ref_fma_rows(RefCtx *r) {
+  CaseParam *X = ref_param(r, "X"), *W = ref_param(r, "W"), *H = ref_param(r, "H"), *Y = ref_param(r, "Y"),
+            *E = ref_param(r, "E"), *Z = ref_param(r, "Z");
+  float s = (float)ref_scalar(r, "s");
+  int64_t R = X->dims[0], N = X->dims[1];
+  for (int64_t i = 0; i < R; i++)
+    for (int64_t j = 0; j < N; j++) {
+      float x = (float)X->data[i * N + j], h = (float)H->data[i * N + j];
+      Y->data[i * N + j] = fmaf(x, (float)W->data[i], s);
+      E->data[i * N + j] = fmaf(x, x, -(x * x));
+      Z->data[i * N + j] = to_bf16(fmaf(h, h, h));
+    }
+  return true;
+}
+
 /* colsum, colmax, colmin, sum, round(4x) and colsum(i8(round(4x))) of X
  * (col_reductions.ph) */
 static bool ref_col_reductions(RefCtx *r) {
@@ -1599,6 +1615,7 @@ const RefEntry harness_refs_more[] = {
     {"bound_mm", ref_bound_mm},
     {"rms_residual", ref_rms_residual},
     {"everyday_math", ref_everyday_math},
+    {"fma_rows", ref_fma_rows},
     {"cumsum_rows", ref_cumsum_rows},
     {"argmax_rows", ref_argmax_rows},
     {"causal_sum3", ref_causal_sum3},
