@@ -882,33 +882,28 @@ static Type *b_elementwise2(Sema *s, Node *call, Type **args) {
 }
 
 /* fma(a, b, c): a * b + c with one rounding, floats (integer literals
- * taken as floats), the three broadcast together */
+ * taken as floats), the three broadcast together, their type joined as
+ * a * b + c's would be (a literal takes the other operands' type) */
 static Type *b_fma(Sema *s, Node *call, Type **args) {
-  Scalar e = S_NONE;
-  for (int i = 0; i < 3; i++) {
-    if (args[i]->literal && sema_is_int(args[i]->elem)) continue;
-    if (!is_float(args[i]->elem)) {
+  for (int i = 0; i < 3; i++)
+    if (!is_float(args[i]->elem) && !(args[i]->literal && sema_is_int(args[i]->elem))) {
       diag_error(s->d, ((Node *)call->list.items[i])->span, "fma needs floating-point operands, got %s",
                  sema_ty_str(s, args[i]));
       return ty_error;
     }
-    Type *sofar = e == S_NONE ? args[i] : sema_scalar_ty(s, e);
-    e = e == S_NONE ? args[i]->elem : sema_join_elem(sofar, args[i]);
-    if (e == S_NONE) {
-      diag_error(s->d, call->span, "fma: the operands cannot meet: %s", sema_ty_str(s, args[i]));
-      return ty_error;
-    }
-  }
-  if (e == S_NONE) e = S_F32; /* fma(1, 2, 3) */
+  Type *ab = sema_scalar_ty(s, sema_join_elem(args[0], args[1]));
+  ab->literal = args[0]->literal && args[1]->literal;
+  Scalar e = sema_join_elem(ab, args[2]);
+  if (!is_float(e)) e = S_F32; /* fma(1, 2, 3) */
   int r1, r2, bad;
   int64_t d1[MAX_TENSOR_RANK], d2[MAX_TENSOR_RANK];
   if (!broadcast(args[0], args[1], &r1, d1, &bad)) {
     diag_error(s->d, call->span, "fma: shapes %s and %s do not broadcast", shape_str(s, args[0]), shape_str(s, args[1]));
     return ty_error;
   }
-  Type *ab = r1 ? tile_ty(s, e, r1, d1) : sema_scalar_ty(s, e);
-  if (!broadcast(ab, args[2], &r2, d2, &bad)) {
-    diag_error(s->d, call->span, "fma: shapes %s and %s do not broadcast", shape_str(s, ab), shape_str(s, args[2]));
+  Type *shp = r1 ? tile_ty(s, e, r1, d1) : sema_scalar_ty(s, e);
+  if (!broadcast(shp, args[2], &r2, d2, &bad)) {
+    diag_error(s->d, call->span, "fma: shapes %s and %s do not broadcast", shape_str(s, shp), shape_str(s, args[2]));
     return ty_error;
   }
   Type *t = r2 ? tile_ty(s, e, r2, d2) : sema_scalar_ty(s, e);

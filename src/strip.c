@@ -115,15 +115,17 @@ static void copy_member(Strip *s, TirInst *in, const int *root, int r, int64_t w
  * deferred.c's, 15.15): a chain A whose value v ends in m = rowmax(v), and
  * a chain B that computes v again (remat.c's copy) only for s =
  * rowsum(exp(v - m)). Cut alone, A and B each read the row: B's strips
- * wait for m. Fused, A's strips keep two running tiles, M (the elementwise
+ * wait for m. Fused, B is gone: where m is A's only reduction, A's strips
+ * are a loop with the online logsumexp of the rows in its body (lse_loop);
+ * elsewhere they are unrolled and keep two running tiles, M (the elementwise
  * max so far, from -FLT_MAX: finite, so that a column every strip masks to
  * -inf weighs 0, not NaN, with no test an element) and S (the sum of
- * exp(v - M) so far, rescaled by exp(M_old - M) as M grows); after them m0
- * = rowmax(M), s = rowsum(S exp(M - m0)), and the row values made what the
- * unfused chains give (m -inf and s NaN where nothing was finite), and B is
- * gone: a softmax written one program a row (Triton's tutorial) reads its
- * row twice instead of three times, as the same softmax written as an
- * online loop does. */
+ * exp(v - M) so far, rescaled by exp(M_old - M) as M grows), then m0 =
+ * rowmax(M), s0 = rowsum(S exp(M - m0)). Either way the row values are made
+ * what the unfused chains give (row_values: m -inf and s NaN where nothing
+ * was finite): a softmax written one program a row (Triton's tutorial)
+ * reads its row twice instead of three times, as the same softmax written
+ * as an online loop does. */
 typedef struct Fuse {
   TirInst *red1, *red2; /* m = rowmax(v), s = rowsum(exp(v - m)) */
   const TirInst *v;     /* A's value */
@@ -167,11 +169,27 @@ static void reread(TirBlock *b, const TirInst *from, TirInst *to) {
   }
 }
 
+/* m and s made what the unfused chains give, from m0 and s0 whose max
+ * started at -FLT_MAX: where m0 is above it, m0 and s0; where it is not,
+ * a row with some finite value (s0 > 0: a row of -3.4e38 values) keeps
+ * them, and a row of -inf only gets m = -inf and s = NaN */
+static void row_values(Strip *s, TirBlock *out, TirInst *m0, TirInst *s0, TirInst **mx, TirInst **sx) {
+  TirType rt = m0->ty, bt = rt;
+  bt.elem = S_BOOL;
+  TirInst *above = tile_op(s, out, TIR_BINARY, '>', bt, m0, f32_splat(s, out, rt, -FLT_MAX), NULL);
+  TirInst *some = tile_op(s, out, TIR_BINARY, '>', bt, s0, f32_splat(s, out, rt, 0.0), NULL);
+  TirInst *ninf = f32_splat(s, out, rt, -INFINITY), *nan = f32_splat(s, out, rt, NAN);
+  TirInst *m1 = tile_op(s, out, TIR_SELECT, 0, rt, some, m0, ninf), *s1 = tile_op(s, out, TIR_SELECT, 0, rt, some, s0, nan);
+  *mx = tile_op(s, out, TIR_SELECT, 0, rt, above, m0, m1), *sx = tile_op(s, out, TIR_SELECT, 0, rt, above, s0, s1);
+}
+
 /* The fused logsumexp as a loop over the strips (spec 15.16): A's members
  * at the strip's first column jv, and the online logsumexp of the rows,
  *   mnew = tmax(read M, rowmax(v));  write L, read L * exp(read M - mnew) +
  *   rowsum(exp(v - mnew));  write M, mnew
- * from M = -inf, L = 0: the form plan/deferred.c (spec 15.15) keeps within
+ * from M = -FLT_MAX (finite: a strip that masks all of a row to -inf then
+ * weighs 0, where -inf - -inf would make the sum NaN for good when the
+ * loop is not deferred), L = 0: the form plan/deferred.c (spec 15.15) keeps within
  * each thread, one (m, l) a thread's row, its threads meeting once after
  * the loop. Unrolled, the strips kept a running max and sum a column,
  * two exponentials an element: the one-block softmax port over 4096 x
@@ -183,7 +201,7 @@ static void lse_loop(Strip *s, TirBlock *out, const int *root, int r, int last, 
   TirType rt = fz->red1->ty, i32 = tir_scalar(S_I32);
   TirInst *M = scalar(s, out, TIR_VAR, rt), *L = scalar(s, out, TIR_VAR, rt);
   M->name = "strip_max", L->name = "strip_sum";
-  TirInst *m0 = f32_splat(s, out, rt, -INFINITY);
+  TirInst *m0 = f32_splat(s, out, rt, -FLT_MAX);
   tile_op(s, out, TIR_WRITE, 0, rt, M, m0, NULL);
   TirInst *l0 = f32_splat(s, out, rt, 0.0);
   tile_op(s, out, TIR_WRITE, 0, rt, L, l0, NULL);
@@ -218,20 +236,14 @@ static void lse_loop(Strip *s, TirBlock *out, const int *root, int r, int last, 
 
 /* cut_chain's fused chain as lse_loop's loop, placed where A's last member
  * was; B and its sum are gone, and every reader of m and s reads the
- * loop's: s NaN where m is not above -inf (no finite value: as unfused,
- * rowsum(exp(-inf - -inf))) */
+ * loop's, made exact at the row (row_values) */
 static void cut_lse_loop(Strip *s, TirBlock *b, const int *root, int r, int last, int64_t w, int g, const Fuse *fz) {
   TirBlock out = {0};
   for (int i = 0; i < last; i++)
     if (root[i] != r) tir_append(s->a, &out, b->insts[i]);
-  TirInst *m, *l;
-  lse_loop(s, &out, root, r, last, b, w, g, fz, &m, &l);
-  TirType rt = m->ty, bt = rt;
-  bt.elem = S_BOOL;
-  TirInst *ninf = f32_splat(s, &out, rt, -INFINITY);
-  TirInst *some = tile_op(s, &out, TIR_BINARY, '>', bt, m, ninf, NULL);
-  TirInst *nan = f32_splat(s, &out, rt, NAN);
-  TirInst *sx = tile_op(s, &out, TIR_SELECT, 0, rt, some, l, nan);
+  TirInst *m0, *s0, *mx, *sx;
+  lse_loop(s, &out, root, r, last, b, w, g, fz, &m0, &s0);
+  row_values(s, &out, m0, s0, &mx, &sx);
   int fixed = out.len;
   for (int i = last + 1; i < b->len; i++) {
     TirInst *in = b->insts[i];
@@ -239,7 +251,7 @@ static void cut_lse_loop(Strip *s, TirBlock *b, const int *root, int r, int last
     tir_append(s->a, &out, in);
   }
   TirBlock tail = {.insts = &out.insts[fixed], .len = out.len - fixed};
-  reread(&tail, fz->red1, m);
+  reread(&tail, fz->red1, mx);
   reread(&tail, fz->red2, sx);
   b->insts = out.insts, b->len = out.len, b->cap = out.cap;
 }
@@ -324,17 +336,12 @@ static void cut_chain(Strip *s, TirBlock *b, const int *root, int r, int last, i
       in->args[0] = M;
       tir_append(s->a, &out, in);
       TirInst *red2 = fz->red2;
-      TirType ty = S->ty, rt = in->ty, bt = rt;
-      bt.elem = S_BOOL;
+      TirType ty = S->ty;
       TirInst *bm = tile_op(s, &out, TIR_BROADCAST, 0, ty, in, NULL, NULL);
       TirInst *c = tile_op(s, &out, TIR_MATH, TMATH_EXP, ty, tile_op(s, &out, TIR_BINARY, '-', ty, M, bm, NULL), NULL, NULL);
       red2->args[0] = tile_op(s, &out, TIR_BINARY, '*', ty, S, c, NULL);
       tir_append(s->a, &out, red2);
-      TirInst *above = tile_op(s, &out, TIR_BINARY, '>', bt, in, f32_splat(s, &out, rt, -FLT_MAX), NULL);
-      TirInst *some = tile_op(s, &out, TIR_BINARY, '>', bt, red2, f32_splat(s, &out, rt, 0.0), NULL);
-      TirInst *ninf = f32_splat(s, &out, rt, -INFINITY), *nan = f32_splat(s, &out, rt, NAN);
-      TirInst *m1 = tile_op(s, &out, TIR_SELECT, 0, rt, some, in, ninf), *s1 = tile_op(s, &out, TIR_SELECT, 0, rt, some, red2, nan);
-      mx = tile_op(s, &out, TIR_SELECT, 0, rt, above, in, m1), sx = tile_op(s, &out, TIR_SELECT, 0, rt, above, red2, s1);
+      row_values(s, &out, in, red2, &mx, &sx);
       fixed = out.len;
       continue;
     }

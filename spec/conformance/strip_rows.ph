@@ -87,3 +87,19 @@ kernel lse_store_between(X: tensor<f32>[R, N], Lse: tensor<f32>[R, 1]) {
   let s = rowsum(exp(X[row, 0 :+ BN] - m))
   Lse[row, 0 :+ 1] = m + log(s)
 }
+
+// The one-pass max and sum where a row's first strips are all masked (its
+// columns below K0 read as -inf): the running max must weigh them 0, not
+// make the sum NaN (-inf - -inf) for the rest of the row.
+@autotune(BN in [16384], NT in [32, 128], K0 in [4096])
+@launch(NT)
+@grid(R)
+kernel lse_late(X: tensor<f32>[R, N], Y: tensor<f32>[R, N], Lse: tensor<f32>[R, 1]) {
+  let row = program_id(0)
+  let cols = iota(BN)
+  let x = where(cols >= K0 && cols < N, X[row, 0 :+ BN], -inf)
+  let m = rowmax(x)
+  let s = rowsum(exp(x - m))
+  Y[row, 0 :+ BN] = exp(x - m) / s
+  Lse[row, 0 :+ 1] = m + log(s)
+}

@@ -553,6 +553,18 @@ static bool ref_cluster_softmax(RefCtx *r) {
   return true;
 }
 
+/* strip_rows.ph, lse_late: a softmax over columns 4096.. of each row (0
+ * below), Lse its logsumexp */
+static bool ref_lse_late(RefCtx *r) {
+  CaseParam *X = ref_param(r, "X"), *Y = ref_param(r, "Y"), *L = ref_param(r, "Lse");
+  int64_t R = X->dims[0], N = X->dims[1], K0 = 4096;
+  for (int64_t i = 0; i < R; i++) {
+    for (int64_t j = 0; j < K0; j++) Y->data[i * N + j] = 0;
+    L->data[i] = softmax_row(X->data + i * N + K0, Y->data + i * N + K0, N - K0);
+  }
+  return true;
+}
+
 /* strip_rows.ph, lse_store_between: m = max of X's row, X doubled in place,
  * Lse = m + log(sum exp(2x - m)) (the sum reads the stored row) */
 static bool ref_lse_store_between(RefCtx *r) {
@@ -1615,6 +1627,7 @@ const RefEntry harness_refs_more[] = {
     {"bound_mm", ref_bound_mm},
     {"rms_residual", ref_rms_residual},
     {"everyday_math", ref_everyday_math},
+    {"lse_late", ref_lse_late},
     {"fma_rows", ref_fma_rows},
     {"cumsum_rows", ref_cumsum_rows},
     {"argmax_rows", ref_argmax_rows},
