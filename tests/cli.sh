@@ -292,6 +292,18 @@ run "fma: literal operands" 0 -Wnarrowing --emit=tir "$tmp/fma_lit.ph"
 has "fma: a literal takes the tile's type" out "= math fma %"
 lacks "fma: bf16, not f32" out ": tile<f32>[16, 64]"
 empty "fma: no narrowing to warn of" err
+run "--emit=ptx fma.ph" 0 --emit=ptx "$PROJECT_ROOT/spec/conformance/fma.ph"
+has "fma: one fma.rn.f32 an element" out "fma.rn.f32 %fv"
+cat >"$tmp/fma64.ph" <<'EOF'
+@launch(128)
+kernel k(X: tensor<f64>[M, 64], Y: tensor<f64>[M, 64]) {
+  let r = ctx.block.x * 16
+  let x = X[r :+ 16, :]
+  Y[r :+ 16, :] = fma(x, x, 1.0)
+}
+EOF
+run "fma on f64 compiles (the other math functions do not)" 0 --emit=ptx "$tmp/fma64.ph"
+has "fma: fma.rn.f64" out "fma.rn.f64 %dv"
 # spec 15.22: each row block a cluster of 4 or 8 CTAs, the loop over N split
 # (CTA k starts at block k, steps of C blocks), the sums met through
 # distributed shared memory, one more cluster barrier at the end
