@@ -195,7 +195,7 @@ static void row_values(Strip *s, TirBlock *out, TirInst *m0, TirInst *s0, TirIns
  * two exponentials an element: the one-block softmax port over 4096 x
  * 50257 f32 ran 789.2 us that way, 682.4 as this loop (H100, 12-06f call
  * 3; the same softmax written by hand as a loop, 618.4). *m and *l read M
- * and L after the loop. */
+ * and L after the loop; cut_chain places it where A's last member was. */
 static void lse_loop(Strip *s, TirBlock *out, const int *root, int r, int last, const TirBlock *b, int64_t w, int g,
                      const Fuse *fz, TirInst **m, TirInst **l) {
   TirType rt = fz->red1->ty, i32 = tir_scalar(S_I32);
@@ -234,28 +234,6 @@ static void lse_loop(Strip *s, TirBlock *out, const int *root, int r, int last, 
   *l = tile_op(s, out, TIR_READ, 0, rt, L, NULL, NULL);
 }
 
-/* cut_chain's fused chain as lse_loop's loop, placed where A's last member
- * was; B and its sum are gone, and every reader of m and s reads the
- * loop's, made exact at the row (row_values) */
-static void cut_lse_loop(Strip *s, TirBlock *b, const int *root, int r, int last, int64_t w, int g, const Fuse *fz) {
-  TirBlock out = {0};
-  for (int i = 0; i < last; i++)
-    if (root[i] != r) tir_append(s->a, &out, b->insts[i]);
-  TirInst *m0, *s0, *mx, *sx;
-  lse_loop(s, &out, root, r, last, b, w, g, fz, &m0, &s0);
-  row_values(s, &out, m0, s0, &mx, &sx);
-  int fixed = out.len;
-  for (int i = last + 1; i < b->len; i++) {
-    TirInst *in = b->insts[i];
-    if (root[i] == fz->rb || in == fz->red2 || in == fz->red1) continue;
-    tir_append(s->a, &out, in);
-  }
-  TirBlock tail = {.insts = &out.insts[fixed], .len = out.len - fixed};
-  reread(&tail, fz->red1, mx);
-  reread(&tail, fz->red2, sx);
-  b->insts = out.insts, b->len = out.len, b->cap = out.cap;
-}
-
 /* Rewrites b: the chain rooted at r runs in g strips of w columns, placed
  * where its last member was (every operand is defined there, and no write
  * lies among its members but its own stores); each reduction that reads
@@ -268,19 +246,17 @@ static void cut_chain(Strip *s, TirBlock *b, const int *root, int r, int last, i
     int64_t e = (tir_elems(&in->ty) + s->threads - 1) / s->threads * (sema_scalar_bytes(in->ty.elem) == 8 ? 2 : 1);
     if (e > s->f->strip_widest) s->f->strip_widest = e;
   }
-  /* the fused logsumexp as a loop where m is the chain's only reduction */
+  /* the fused logsumexp as a loop (lse_loop) where m is the chain's only
+   * reduction: then no strip is unrolled (gs 0) */
   bool as_loop = fz != NULL;
   for (int i = last + 1; i < b->len && as_loop; i++)
     if (b->insts[i]->op == TIR_REDUCE && in_chain(s, b->insts[i]->args[0], root, r) && b->insts[i] != fz->red1)
       as_loop = false;
-  if (as_loop) {
-    cut_lse_loop(s, b, root, r, last, w, g, fz);
-    return;
-  }
+  int gs = as_loop ? 0 : g;
   /* each strip's loads in a block of their own, the rest in another */
   TirBlock *ld = arena_alloc(s->a, sizeof(TirBlock) * (size_t)g), *rest = arena_alloc(s->a, sizeof(TirBlock) * (size_t)g);
   TirInst *M = NULL, *S = NULL; /* the online logsumexp's running tiles (fz) */
-  for (int j = 0; j < g; j++) {
+  for (int j = 0; j < gs; j++) {
     ld[j] = (TirBlock){0}, rest[j] = (TirBlock){0};
     for (int i = 0; i <= last; i++)
       if (root[i] == r) copy_member(s, b->insts[i], root, r, w, j, NULL, b->insts[i]->op == TIR_LOAD && ahead ? &ld[j] : &rest[j]);
@@ -317,17 +293,24 @@ static void cut_chain(Strip *s, TirBlock *b, const int *root, int r, int last, i
   TirBlock out = {0};
   for (int i = 0; i < last; i++)
     if (root[i] != r) tir_append(s->a, &out, b->insts[i]);
-  for (int j = -1; j < g; j++) {
-    if (j + 1 < g)
+  TirInst *mx = NULL, *sx = NULL; /* m and s as the unfused chains give them */
+  int fixed = 0;
+  if (as_loop) {
+    TirInst *m0, *s0;
+    lse_loop(s, &out, root, r, last, b, w, g, fz, &m0, &s0);
+    row_values(s, &out, m0, s0, &mx, &sx);
+    fixed = out.len;
+  }
+  for (int j = -1; j < gs; j++) {
+    if (j + 1 < gs)
       for (int k = 0; k < ld[j + 1].len; k++) tir_append(s->a, &out, ld[j + 1].insts[k]);
     if (j >= 0)
       for (int k = 0; k < rest[j].len; k++) tir_append(s->a, &out, rest[j].insts[k]);
   }
-  TirInst *mx = NULL, *sx = NULL; /* m and s as the unfused chains give them */
-  int fixed = 0;
   for (int i = last + 1; i < b->len; i++) {
     TirInst *in = b->insts[i];
-    if (fz && (root[i] == fz->rb || in == fz->red2)) continue; /* B: its sum comes from S, made below */
+    /* B: its sum comes from S or the loop's L; m from the loop's M */
+    if (fz && (root[i] == fz->rb || in == fz->red2 || (as_loop && in == fz->red1))) continue;
     if (fz && in == fz->red1) {
       /* m0 = rowmax(M), then s = rowsum(S exp(M - m0)) at once (it reads
        * nothing else), then the row values: m0 is -FLT_MAX where nothing
