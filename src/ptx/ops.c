@@ -149,14 +149,26 @@ static int div_reg(Emitter *e, const TirInst *in, const TirInst *r, int k) {
   return plan_is_columns(r) ? k % per : k / per;
 }
 
+/* ok &= |v| in [2^-60, 2^60): v's bits less 2^-60's, doubled so that the
+ * sign falls out, below twice the span up to 2^60's (unsigned, so smaller
+ * magnitudes wrap above it). Two integer operations a value (the doubling
+ * and the offset are one IADD3), where masking the sign first took three:
+ * they are a third of the division's cost an element. */
+static void emit_div_range(Emitter *e, const char *ok, const char *t, const char *v) {
+  px_out(e, "mov.b32 %s, %s;", t, v);
+  px_out(e, "add.u32 %s, %s, %s;", t, t, t);
+  px_out(e, "add.u32 %s, %s, 0xBD000000;", t, t); /* -2 * 0x21800000 */
+  px_out(e, "setp.lt.and.u32 %s, %s, 0x78000000, %s;", ok, t, ok);
+}
+
 /* x / r for a divisor of a few registers (div_source), correctly rounded
  * as div.rn is but from one reciprocal a register: y = rcp.rn(r), then each element
  * q = x y, t = r q - x, q' = q - t y (two fma; the sequence ptxas expands
  * div.rn.f32 into, after its reciprocal, which it computes again for every
  * element: a MUFU.RCP and four FFMA more each, in softmax's hottest loop).
  * It is correctly rounded where nothing underflows or overflows: |r| and
- * |x| from 2^-60 to 2^60 (the checks, three integer operations an
- * element); a thread for which any element or row fails (zeros, subnormals,
+ * |x| from 2^-60 to 2^60 (the checks, two integer operations an
+ * element: emit_div_range); a thread for which any element or row fails (zeros, subnormals,
  * infinities, NaN, huge or tiny values) takes div.rn for all of them
  * behind a branch. */
 static bool emit_div_rows(Emitter *e, const TirInst *in) {
@@ -168,24 +180,17 @@ static bool emit_div_rows(Emitter *e, const TirInst *in) {
   memset(used, 0, (size_t)nr);
   for (int k = 0; k < n; k++) used[div_reg(e, in, r, k)] = true;
   px_out(e, "setp.eq.u32 %s, 0, 0;", ok);
-  /* |v| in [2^-60, 2^60]: its bits without the sign, less 2^-60's, below
-   * the span up to 2^60's (unsigned, so smaller values wrap above it) */
-  const char *lo = "0x21800000", *span = "0x3C000000";
   for (int j = 0; j < nr; j++) {
     if (!used[j]) continue;
     const char *b = px_reg(e, r, j);
     y[j] = px_tmp(e, RC_F32);
     px_out(e, "rcp.rn.f32 %s, %s;", y[j], b);
-    px_out(e, "and.b32 %s, %s, 0x7fffffff;", u, b);
-    px_out(e, "sub.u32 %s, %s, %s;", u, u, lo);
-    px_out(e, "setp.lt.and.u32 %s, %s, %s, %s;", ok, u, span, ok);
+    emit_div_range(e, ok, u, b);
   }
   const char **av = arena_alloc(e->a, sizeof(char *) * (size_t)n); /* the dividends, read once for both paths */
   for (int k = 0; k < n; k++) {
-    const char *a = av[k] = px_operand(e, in->args[0], k), *t = px_tmp(e, RC_B32);
-    px_out(e, "and.b32 %s, %s, 0x7fffffff;", t, a);
-    px_out(e, "sub.u32 %s, %s, %s;", t, t, lo);
-    px_out(e, "setp.lt.and.u32 %s, %s, %s, %s;", ok, t, span, ok);
+    const char *a = av[k] = px_operand(e, in->args[0], k);
+    emit_div_range(e, ok, px_tmp(e, RC_B32), a);
   }
   int L = px_new_label(e);
   px_out(e, "@!%s bra $Ldivr%d;", ok, L);
