@@ -411,13 +411,15 @@ Plan *driver_aligned_copy(Arena *a, Diags *d, const Plan *p, const char *arch) {
  * 5 and 7 of 12-04b); where that changes nothing the plan is copied. Either may be faster:
  * the copy is an entry of its own (NAME__vN..._occ) that the autotuner
  * times beside the plan. NULL where the plan does not qualify (and for
- * odd-rows and staged plans). */
+ * staged plans). An odd-rows plan qualifies: the odd-pitch transpose's
+ * (one element a lane, 16 a thread) took 36 registers, 6 CTAs an SM of 8,
+ * its warps stalled on loads with 71% of them active (12-06f call 1). */
 enum { OCC_TILE_MAX = 32, OCC_SM_THREADS = 2048, OCC_SM_SHARED = 200 * 1024 };
 Plan *driver_occupancy_copy(Arena *a, Diags *d, const Plan *p, const char *arch, unsigned plan_flags) {
   const KernelInfo *info = p->f->info;
   int k = p->launch_threads > 0 ? OCC_SM_THREADS / p->launch_threads : 0;
   int64_t most = plan_most_blocked_regs(p);
-  if (p->occ_blocks || p->specialized || k < 2 || info->min_blocks || info->max_regs || p->f->staged || p->odd_rows ||
+  if (p->occ_blocks || p->specialized || k < 2 || info->min_blocks || info->max_regs || p->f->staged ||
       !early_loads_wanted(p->f) || most == 0 || most > OCC_TILE_MAX || plan_launch_shared(p) * k > OCC_SM_SHARED)
     return NULL;
   KernelInfo *bounded = arena_alloc(a, sizeof *bounded);
@@ -432,8 +434,9 @@ Plan *driver_occupancy_copy(Arena *a, Diags *d, const Plan *p, const char *arch,
   } else {
     Diags quiet = *d;
     quiet.silent = true, quiet.errors = quiet.warnings = 0;
-    q = plan_kernel(a, &quiet, f, arch, plan_flags);
-    if (!q || quiet.errors || !tir_verify(d, f, "planning")) return NULL;
+    /* an odd-rows plan again with one element a chunk for the same tensors */
+    q = plan_kernel_rows(a, &quiet, f, arch, plan_flags, p->odd_rows ? p->scalar_params : 0);
+    if (!q || quiet.errors || q->odd_rows != p->odd_rows || !tir_verify(d, f, "planning")) return NULL;
     if (p->aligned_copy) {
       q = driver_aligned_copy(a, d, q, arch);
       if (!q) return NULL;

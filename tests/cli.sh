@@ -937,6 +937,11 @@ run "occupancy copies in the manifest" 0 --emit=manifest "$tmp/occ.ph"
 has "the manifest names the copy" out "entry: occ__v1_occ"
 run "--no-occupancy-copies" 0 --emit=ptx --no-occupancy-copies "$tmp/occ.ph"
 lacks "--no-occupancy-copies: no copy" out "_occ("
+# an odd-rows plan (one element a lane where a warp spans rows) gains its
+# copy too, planned again with the same narrowed tiles
+run "an odd-rows plan's occupancy copy" 0 --emit=plan -D BM=64 -D BN=64 "$tr"
+has "the odd-rows plan's copy" out "odd rows; 8 CTAs an SM"
+has "the copy keeps one element a lane" out "spt=1x1 tpw=1x32"
 sed 's/@launch(NT)/@launch(NT, 2)/' "$tmp/occ.ph" > "$tmp/occ_bounded.ph"
 run "a bounded @launch" 0 --emit=ptx "$tmp/occ_bounded.ph"
 lacks "a bounded @launch: no copy" out "_occ("
