@@ -414,10 +414,11 @@ Plan *driver_aligned_copy(Arena *a, Diags *d, const Plan *p, const char *arch) {
  * staged plans). An odd-rows plan qualifies: the odd-pitch transpose's
  * (one element a lane, 16 a thread) took 36 registers, 6 CTAs an SM of 8,
  * its warps stalled on loads with 71% of them active (12-06f call 1). */
-enum { OCC_TILE_MAX = 32, OCC_SM_THREADS = 2048, OCC_SM_SHARED = 200 * 1024 };
+enum { OCC_TILE_MAX = 32, OCC_SM_THREADS = 2048, OCC_SM_CTAS = 32, OCC_SM_SHARED = 200 * 1024 };
 Plan *driver_occupancy_copy(Arena *a, Diags *d, const Plan *p, const char *arch, unsigned plan_flags) {
   const KernelInfo *info = p->f->info;
   int k = p->launch_threads > 0 ? OCC_SM_THREADS / p->launch_threads : 0;
+  if (k > OCC_SM_CTAS) k = OCC_SM_CTAS; /* ptxas ignores a larger .minnctapersm (and so bounds nothing) */
   int64_t most = plan_most_blocked_regs(p);
   if (p->occ_blocks || p->specialized || k < 2 || info->min_blocks || info->max_regs || p->f->staged ||
       !early_loads_wanted(p->f) || most == 0 || most > OCC_TILE_MAX || plan_launch_shared(p) * k > OCC_SM_SHARED)
