@@ -1052,7 +1052,8 @@ static void store_row_chunks(Emitter *e, const TirInst *val, const BlockGeom *g,
     /* what the next lane along reads: lane tc - 1 gives lane 0 its
      * previous chunk (a warp's chunks of a row are one run). With sv
      * constant only the words from (16 - sv) / 4 on are read: a bf16 row
-     * 2 bytes off shuffles one word, not four */
+     * 2 bytes off shuffles one word, not four (ptxas dropped the unread
+     * shuffles already, SASS the same; the PTX says what runs) */
     int wfirst = net ? 0 : (16 - sv) / 4;
     for (int i = 0; i < 4; i++) {
       z[i + 4] = w[i];
