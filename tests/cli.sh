@@ -937,6 +937,22 @@ run "occupancy copies in the manifest" 0 --emit=manifest "$tmp/occ.ph"
 has "the manifest names the copy" out "entry: occ__v1_occ"
 run "--no-occupancy-copies" 0 --emit=ptx --no-occupancy-copies "$tmp/occ.ph"
 lacks "--no-occupancy-copies: no copy" out "_occ("
+# odd-pitch rows (ptx/loads.c misaligned_rows): a bf16 element is unpacked
+# from its half where it lies in the two aligned vectors, no funnel shift
+# first; widened to f32, the stores' shifts are whole words: no shf at all
+printf '@launch(128)\n@grid(cdiv(R, 4))\nkernel widen(X: tensor<bf16>[R, N], Y: tensor<f32>[R, N]) {\n  let r0 = ctx.block.x * 4\n  for c0 in range(0, N, 1024) {\n    Y[r0 :+ 4, c0 :+ 1024] = f32(X[r0 :+ 4, c0 :+ 1024]) * 2.0\n  }\n}\n' > "$tmp/widen.ph"
+run "odd-pitch bf16 rows widened" 0 --emit=ptx "$tmp/widen.ph"
+awk '/^.visible .entry widen__v0\(/{f=1} /^}/{f=0} f' "$tmp/out" > "$tmp/widen_v0.ptx"
+has "the odd rows' shift cases" widen_v0.ptx '$Lbsh'
+lacks "bf16 elements unpacked in place: no shf" widen_v0.ptx "shf.r.clamp"
+# an exact row division's range test (ptx/ops.c emit_div_range): the bits
+# doubled (the sign falls out) less twice 2^-60's, compared unsigned
+printf '@launch(128)\n@grid(cdiv(R, 4))\nkernel norm(X: tensor<f32>[R, N], Y: tensor<f32>[R, N]) {\n  let r0 = ctx.block.x * 4\n  let x = X[r0 :+ 4, 0 :+ 256]\n  Y[r0 :+ 4, 0 :+ 256] = x / rowsum(x)\n}\n' > "$tmp/divn.ph"
+run "an exact row division" 0 --emit=ptx "$tmp/divn.ph"
+has "its range test offsets the doubled bits" out "add.u32 %rt"
+has "by -2 * 0x21800000" out ", 0xBD000000;"
+has "below twice the span" out ", 0x78000000, "
+lacks "no sign mask first" out "0x7fffffff;"
 # an odd-rows plan (one element a lane where a warp spans rows) gains its
 # copy too, planned again with the same narrowed tiles
 run "an odd-rows plan's occupancy copy" 0 --emit=plan -D BM=64 -D BN=64 "$tr"
