@@ -936,7 +936,7 @@ static void misaligned_rows(Emitter *e, const TirInst *in, const BlockGeom *g, c
         int k = (int)(rr * ncol + c * V);
         if (!pw) { /* each element from its place in the 32 bytes: a 16-bit
                     * element's half or a byte is taken where it lies, so no
-                    * shf first (a bf16 chunk: 4 instructions fewer of 13) */
+                    * shf first (a bf16 chunk: its four shf gone) */
           unpack_chunk_at(e, in, in->ty.elem, V, u, k, sv / eb);
           continue;
         }
@@ -1050,17 +1050,9 @@ static void store_row_chunks(Emitter *e, const TirInst *val, const BlockGeom *g,
       continue;
     }
     /* what the next lane along reads: lane tc - 1 gives lane 0 its
-     * previous chunk (a warp's chunks of a row are one run). With sv
-     * constant only the words from (16 - sv) / 4 on are read: a bf16 row
-     * 2 bytes off shuffles one word, not four (ptxas dropped the unread
-     * shuffles already, SASS the same; the PTX says what runs) */
-    int wfirst = net ? 0 : (16 - sv) / 4;
+     * previous chunk (a warp's chunks of a row are one run); the words a
+     * constant sv leaves unread ptxas drops (SASS of softmax_bf16, 12-06g) */
     for (int i = 0; i < 4; i++) {
-      z[i + 4] = w[i];
-      if (i < wfirst) {
-        z[i] = NULL;
-        continue;
-      }
       const char *v = w[i];
       if (c > 0) {
         v = px_tmp(e, RC_B32);
@@ -1068,6 +1060,7 @@ static void store_row_chunks(Emitter *e, const TirInst *val, const BlockGeom *g,
       }
       z[i] = px_tmp(e, RC_B32);
       px_out(e, "shfl.sync.idx.b32 %s, %s, %s, 31, -1;", z[i], v, ln->src);
+      z[i + 4] = w[i];
     }
     if (!net) { /* bytes 16 - sv on of (previous, own) */
       int tb = 16 - sv, ws = tb / 4, r = tb % 4;
