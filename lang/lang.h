@@ -327,6 +327,10 @@ bool sema_check(Arena *a, Diags *d, Node *program, SemaOptions *opts);
 
 /* One point of a kernel's @autotune space, with -D constants applied: what
  * the later stages compile. Filled by sema_check_variant. */
+/* The threads a CTA without @launch: Phobos's default (its SPEC.md, @launch),
+ * so that a Phobos kernel plans as it was written (spec 11, @launch). */
+#define LANG_DEFAULT_THREADS 256
+
 typedef struct KernelInfo {
   Node *kernel;
   int nconsts;
@@ -335,7 +339,7 @@ typedef struct KernelInfo {
   bool const_is_float[MAX_TUNE + 64];
   double const_fvalues[MAX_TUNE + 64];
   int index, count;       /* this point's number and the space's size */
-  int threads;            /* @launch; 128 when absent */
+  int threads;            /* @launch; LANG_DEFAULT_THREADS when absent */
   int min_blocks, max_regs; /* 0: not given */
   int pipeline_stages;    /* 0: no @pipeline */
   bool padstage, dynshared;

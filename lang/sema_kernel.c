@@ -604,7 +604,7 @@ static void fill_info(Sema *s, Attrs *at, KernelInfo *info) {
                    (long long)steps, MAX_PROGRAM_STEPS);
     }
   }
-  info->threads = 128;
+  info->threads = LANG_DEFAULT_THREADS;
   if (at->launch)
     for (int i = 0; i < at->launch->list.len && i < 3; i++)
       if (sema_eval_const_quiet(s, at->launch->list.items[i], &v) == 1) {

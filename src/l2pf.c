@@ -94,7 +94,7 @@ static void mark(Arena *a, Aff *A, const TirFunc *f, TirBlock *b) {
       moves |= ok && steps[k] != 0;
       if (k < in->nsubs - 1 && !mul_ok(rows, in->subs[k].len, &rows)) ok = false;
     }
-    int threads = f->info->threads > 0 ? f->info->threads : 128;
+    int threads = f->info->threads > 0 ? f->info->threads : LANG_DEFAULT_THREADS;
     if (!ok || !moves || rows > threads) continue;
     /* one prefetch a row: a load of the same rows and steps whose columns
      * start at the same base plus a constant (a strip, strip.c; a value

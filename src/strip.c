@@ -529,7 +529,7 @@ void strip_rows(Arena *a, TirFunc *f) {
   if (f->staged || !early_loads_wanted(f)) return;
   /* a chain a round: each cut numbers the IR again */
   for (int round = 0; round < 64; round++) {
-    Strip s = {.a = a, .f = f, .n = f->ninsts, .threads = f->info->threads > 0 ? f->info->threads : 128};
+    Strip s = {.a = a, .f = f, .n = f->ninsts, .threads = f->info->threads > 0 ? f->info->threads : LANG_DEFAULT_THREADS};
     size_t n = (size_t)s.n + 1;
     s.where = arena_alloc(a, sizeof(int) * n);
     s.cl = arena_alloc(a, sizeof(TirInst *) * n);

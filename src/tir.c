@@ -65,14 +65,14 @@ bool tir_writes(const TirBlock *b) {
 
 int64_t tir_register_budget(const TirFunc *f) {
   const KernelInfo *info = f->info;
-  int64_t t = info->threads > 0 ? info->threads : 128, per_sm = 65536 / (t * (info->min_blocks > 0 ? info->min_blocks : 1));
+  int64_t t = info->threads > 0 ? info->threads : LANG_DEFAULT_THREADS, per_sm = 65536 / (t * (info->min_blocks > 0 ? info->min_blocks : 1));
   int64_t cap = info->max_regs > 0 && info->max_regs < 255 ? info->max_regs : 255;
   return per_sm < cap ? per_sm : cap;
 }
 
 int64_t tir_thread_regs(const TirFunc *f, const TirInst *v) {
   if (v->ty.rank == 0) return 1;
-  int64_t t = f->info->threads > 0 ? f->info->threads : 128;
+  int64_t t = f->info->threads > 0 ? f->info->threads : LANG_DEFAULT_THREADS;
   /* 16- and 8-bit elements are packed until they are widened; bool takes a register an element */
   int64_t eb = v->ty.elem == S_BOOL ? 4 : sema_scalar_bytes(v->ty.elem);
   int64_t w = (tir_elems(&v->ty) * eb + 3) / 4;

@@ -595,7 +595,7 @@ run "--emit=cubin needs -o" 2 --emit=cubin "$q8"
 has "cubin usage message" err "a cubin needs an output file"
 printf '@grid(1)\nkernel big(A: tensor<f32>[1024, 1024]) {\n  A[0 :+ 1024, 0 :+ 1024] = A[0 :+ 1024, 0 :+ 1024] * 2.0\n}\n' > "$tmp/big.ph"
 run "tile too big for registers" 1 --emit=ptx --diagnostics=plain "$tmp/big.ph"
-has "backend limit named" err "a register tile of 1048576 elements is 8192 per thread with 128 threads (at most 1024)"
+has "backend limit named" err "a register tile of 1048576 elements is 4096 per thread with 256 threads (at most 1024)"
 if command -v ptxas >/dev/null || [ -x /usr/local/cuda/bin/ptxas ]; then
   run "-o FILE.cubin" 0 -v -o "$tmp/q8.cubin" "$q8"
   if [ "$(head -c 4 "$tmp/q8.cubin" | od -An -c | tr -d ' ')" = "177ELF" ]; then ok "cubin is an ELF"; else not_ok "cubin is an ELF"; fi
