@@ -831,10 +831,23 @@ static void blocked_chunks(Emitter *e, const TirInst *in, const TirInst *val, co
         const char *t = px_tmp(e, RC_B32);
         px_out(e, "@%s ld.%s.u16 %s, [%s];", q, sp, t, at);
         px_out(e, "@%s bfi.b32 %s, %s, %s, %d, 16;", q, word, t, word, (k0 + v) % 2 * 16);
+      } else if (te != S_F16 && te != S_BF16) {
+        /* straight into the register, which holds zero (or the chunk's
+         * vector) where q is false: a load into a temporary and a
+         * predicated move after it became a select on the loaded value
+         * (FSEL) that needs q again when the load returns, so with more
+         * masks than predicate registers ptxas issued each load only after
+         * the one before had arrived (the odd-pitch transpose's 16 loads a
+         * thread, one after another) */
+        px_ld(e, sp, te, px_reg(e, in, k0 + v), at, q);
       } else {
+        /* px_ld widens a 16-bit element unpredicated (zero where q is
+         * false): the move needs q only where a vector may have filled the
+         * register (vp) */
         const char *t = px_tmp(e, rc);
         px_ld(e, sp, te, t, at, q);
-        px_out(e, "@%s mov.%s %s, %s;", q, px_mov_type(rc), px_reg(e, in, k0 + v), t);
+        if (vp) px_out(e, "@%s mov.%s %s, %s;", q, px_mov_type(rc), px_reg(e, in, k0 + v), t);
+        else px_out(e, "mov.%s %s, %s;", px_mov_type(rc), px_reg(e, in, k0 + v), t);
       }
     }
   }
