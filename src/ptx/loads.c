@@ -842,11 +842,14 @@ static void blocked_chunks(Emitter *e, const TirInst *in, const TirInst *val, co
         px_out(e, "@%s ld.%s%s.u%d %s, [%s]%s;", q, sp, px_gmod(e, sp), eb * 8, t, at, px_gpol(e, sp));
         if (bit) px_out(e, "shl.b32 %s, %s, %d;", t, t, bit);
         px_out(e, "or.b32 %s, %s, %s;", word, word, t);
-      } else if (pw) { /* into its half of the packed word (zeroed above; load_words: 16-bit only) */
+      } else if (pw) { /* into its half of the packed word (zeroed above; load_words: 16-bit only),
+                        * or-ed in as merge's are: no mask after the load */
         const char *word = pw[(k0 + v) / 2];
         const char *t = px_tmp(e, RC_B32);
+        px_out(e, "mov.b32 %s, 0;", t);
         px_out(e, "@%s ld.%s.u16 %s, [%s];", q, sp, t, at);
-        px_out(e, "@%s bfi.b32 %s, %s, %s, %d, 16;", q, word, t, word, (k0 + v) % 2 * 16);
+        if ((k0 + v) % 2) px_out(e, "shl.b32 %s, %s, 16;", t, t);
+        px_out(e, "or.b32 %s, %s, %s;", word, word, t);
       } else if (te != S_F16 && te != S_BF16) {
         /* straight into the register, which holds zero (or the chunk's
          * vector) where q is false: a load into a temporary and a
