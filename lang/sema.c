@@ -591,13 +591,26 @@ static Type *check_unary(Sema *s, Node *n) {
   return t;
 }
 
+/* ctx.NAME that is neither block nor grid. Phobos v0.2's thread, warp and
+ * lane name one thread of the CTA; a phobos kernel is a tile program whose
+ * spread over the threads the planner chooses (spec 14.4), so they say so
+ * rather than only listing the members. */
+static void ctx_no_member(Sema *s, Span at, const char *name) {
+  if (!strcmp(name, "thread") || !strcmp(name, "warp") || !strcmp(name, "lane"))
+    diag_error(s->d, at,
+               "'ctx.%s' is not available: a kernel here is a tile program, whose elements the planner spreads "
+               "over the threads (members: block, grid)",
+               name);
+  else diag_error(s->d, at, "'ctx' has no member '%s' (members: block, grid)", name);
+}
+
 static Type *check_member(Sema *s, Node *n) {
   /* The only members are ctx.block.{x,y,z} and ctx.grid.{x,y,z}. */
   Node *mid = n->a;
   if (mid->kind == N_MEMBER && mid->a->kind == N_NAME && strcmp(mid->a->name, "ctx") == 0 &&
       !sema_lookup(s, "ctx")) {
     if (strcmp(mid->name, "block") != 0 && strcmp(mid->name, "grid") != 0) {
-      diag_error(s->d, mid->span, "'ctx' has no member '%s' (members: block, grid)", mid->name);
+      ctx_no_member(s, mid->span, mid->name);
       return ty_error;
     }
     if (strcmp(n->name, "x") && strcmp(n->name, "y") && strcmp(n->name, "z")) {
@@ -607,7 +620,8 @@ static Type *check_member(Sema *s, Node *n) {
     return sema_scalar_ty(s, S_I32);
   }
   if (n->a->kind == N_NAME && strcmp(n->a->name, "ctx") == 0 && !sema_lookup(s, "ctx")) {
-    diag_error(s->d, n->span, "'ctx.%s' needs an axis: write ctx.%s.x, .y or .z", n->name, n->name);
+    if (strcmp(n->name, "block") != 0 && strcmp(n->name, "grid") != 0) ctx_no_member(s, n->span, n->name);
+    else diag_error(s->d, n->span, "'ctx.%s' needs an axis: write ctx.%s.x, .y or .z", n->name, n->name);
     return ty_error;
   }
   Type *t = sema_check_expr(s, n->a);
