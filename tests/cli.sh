@@ -958,16 +958,6 @@ lacks "no sign mask first" out "0x7fffffff;"
 run "an odd-rows plan's occupancy copy" 0 --emit=plan -D BM=64 -D BN=64 "$tr"
 has "the odd-rows plan's copy" out "odd rows; 8 CTAs an SM"
 if awk '/^plan /{c = /odd rows; 8 CTAs an SM/} c && /spt=1x1 tpw=1x32/{f=1} END{exit !f}' "$tmp/out"; then ok "the copy keeps one element a lane"; else not_ok "the copy keeps one element a lane" "$(head -c 600 "$tmp/out")"; fi
-# element-by-element loads (ptx/loads.c blocked_chunks) need no mask after
-# the load: a 4-byte element straight into its register, a 16-bit one or-ed
-# into its chunk's word (a move under each mask made ptxas wait for each
-# load before issuing the next)
-run "the odd-rows transpose's PTX" 0 --emit=ptx -D BM=64 -D BN=64 "$tr"
-awk '/^.visible .entry transpose__v0\(/{f=1} /^}/{f=0} f' "$tmp/out" > "$tmp/tr_v0.ptx"
-has "f32 elements load into their registers" tr_v0.ptx "ld.global.f32 %fv"
-if grep -qE '^[[:space:]]*@%p[a-z0-9_]+ mov\.' "$tmp/tr_v0.ptx"; then not_ok "no move under a mask after a load (f32)" "$(grep -m2 -E '@%p[a-z0-9_]+ mov' "$tmp/tr_v0.ptx")"; else ok "no move under a mask after a load (f32)"; fi
-has "bf16 elements or-ed into their words" widen_v0.ptx "or.b32"
-if grep -qE '^[[:space:]]*@%p[a-z0-9_]+ mov\.' "$tmp/widen_v0.ptx"; then not_ok "no move under a mask after a load (bf16)" "$(grep -m2 -E '@%p[a-z0-9_]+ mov' "$tmp/widen_v0.ptx")"; else ok "no move under a mask after a load (bf16)"; fi
 sed 's/@launch(NT)/@launch(NT, 2)/' "$tmp/occ.ph" > "$tmp/occ_bounded.ph"
 run "a bounded @launch" 0 --emit=ptx "$tmp/occ_bounded.ph"
 lacks "a bounded @launch: no copy" out "_occ("

@@ -796,19 +796,10 @@ static void blocked_chunks(Emitter *e, const TirInst *in, const TirInst *val, co
       px_out(e, "and.pred %s, %s, %s;", vp, vp, col_ok(e, cm, c * V + V - 1));
       at = arena_printf(e->a, "@%s ", vp);
     }
-    /* A narrow element (8 or 16 bits) of a chunk that may take either
-     * path lands in its place in the chunk's words (zero where the vector
-     * did not load them, and the element's bits zero where it does not
-     * load), so the words are unpacked once after every load of the chunk,
-     * with no mask needed after a load: an element loaded and then moved
-     * into its register under its mask made ptxas wait for each load before
-     * the next where the masks outnumbered the predicate registers (the
-     * edge block of a bf16 softmax over odd-pitch rows) */
-    bool merge = !val && !pw && aligned && !fast && eb < 4;
-    const char *w[16] = {0};
     if (aligned) {
       /* a chunk of more than 16 bytes (f32 columns beside bf16 rows) goes
        * as several 16-byte vectors */
+      const char *w[16] = {0};
       for (int i = 0; i < nw; i++) w[i] = pw ? pw[k0 * eb / 4 + i] : px_tmp(e, RC_B32);
       if (val) px_pack_chunk(e, val, te, nw, k0, w);
       else if (mode != CH_FAST)
@@ -824,7 +815,7 @@ static void blocked_chunks(Emitter *e, const TirInst *in, const TirInst *val, co
         if (val) px_out(e, "%sst.global%s%s.b32 [%s+%lld], %s%s;", at, gm, vt, ad, (long long)(off + h * 4), list, gp);
         else px_out(e, "%sld.%s%s%s.b32 %s, [%s+%lld]%s;", at, sp, gm, vt, list, ad, (long long)(off + h * 4), gp);
       }
-      if (!val && !pw && !merge) unpack_chunk(e, in, te, V, w, k0);
+      if (!val && !pw) unpack_chunk(e, in, te, V, w, k0);
     } else if (!val) {
       for (int v = 0; v < V; v++) px_out(e, "mov.%s %s, %s;", px_mov_type(rc), px_reg(e, in, k0 + v), px_zero(rc));
     }
@@ -835,41 +826,17 @@ static void blocked_chunks(Emitter *e, const TirInst *in, const TirInst *val, co
       if (vp) px_out(e, "and.pred %s, %s, !%s;", q, q, vp);
       if (val) {
         px_st(e, "global", te, at, store_elem(e, val, k0 + v), q);
-      } else if (merge) {
-        const char *t = px_tmp(e, RC_B32), *word = w[v * eb / 4];
-        int bit = v * eb % 4 * 8;
-        px_out(e, "mov.b32 %s, 0;", t);
-        px_out(e, "@%s ld.%s%s.u%d %s, [%s]%s;", q, sp, px_gmod(e, sp), eb * 8, t, at, px_gpol(e, sp));
-        if (bit) px_out(e, "shl.b32 %s, %s, %d;", t, t, bit);
-        px_out(e, "or.b32 %s, %s, %s;", word, word, t);
-      } else if (pw) { /* into its half of the packed word (zeroed above; load_words: 16-bit only),
-                        * or-ed in as merge's are: no mask after the load */
+      } else if (pw) { /* into its half of the packed word (zeroed above; load_words: 16-bit only) */
         const char *word = pw[(k0 + v) / 2];
         const char *t = px_tmp(e, RC_B32);
-        px_out(e, "mov.b32 %s, 0;", t);
         px_out(e, "@%s ld.%s.u16 %s, [%s];", q, sp, t, at);
-        if ((k0 + v) % 2) px_out(e, "shl.b32 %s, %s, 16;", t, t);
-        px_out(e, "or.b32 %s, %s, %s;", word, word, t);
-      } else if (te != S_F16 && te != S_BF16) {
-        /* straight into the register, which holds zero (or the chunk's
-         * vector) where q is false: a load into a temporary and a
-         * predicated move after it became a select on the loaded value
-         * (FSEL) that needs q again when the load returns, so with more
-         * masks than predicate registers ptxas issued each load only after
-         * the one before had arrived (the odd-pitch transpose's 16 loads a
-         * thread, one after another) */
-        px_ld(e, sp, te, px_reg(e, in, k0 + v), at, q);
+        px_out(e, "@%s bfi.b32 %s, %s, %s, %d, 16;", q, word, t, word, (k0 + v) % 2 * 16);
       } else {
-        /* px_ld widens a 16-bit element unpredicated (zero where q is
-         * false): the move needs q only where a vector may have filled the
-         * register (vp) */
         const char *t = px_tmp(e, rc);
         px_ld(e, sp, te, t, at, q);
-        if (vp) px_out(e, "@%s mov.%s %s, %s;", q, px_mov_type(rc), px_reg(e, in, k0 + v), t);
-        else px_out(e, "mov.%s %s, %s;", px_mov_type(rc), px_reg(e, in, k0 + v), t);
+        px_out(e, "@%s mov.%s %s, %s;", q, px_mov_type(rc), px_reg(e, in, k0 + v), t);
       }
     }
-    if (merge) unpack_chunk(e, in, te, V, w, k0);
   }
 }
 
