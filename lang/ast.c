@@ -6,11 +6,19 @@
 #include "lang.h"
 #include "parser.h"
 
+#include <string.h>
+
 Node *ast_new(Arena *a, NodeKind kind, Span span) {
   Node *n = arena_alloc(a, sizeof *n);
   n->kind = kind;
   n->span = span;
   return n;
+}
+
+/* The token of a two-character comparison, for the stages that build
+ * comparisons themselves (lower.c's pow): EQ or NE, else 0. */
+int ast_cmp_op(const char *spelling) {
+  return !strcmp(spelling, "==") ? EQ : !strcmp(spelling, "!=") ? NE : 0;
 }
 
 const char *ast_op_name(int op) {

@@ -209,6 +209,7 @@ Node *ast_new(Arena *a, NodeKind kind, Span span);
 /* Prints the tree as an indented outline, one node a line. */
 void ast_print(FILE *out, const Node *program);
 const char *ast_op_name(int op); /* spelling of an operator token */
+int ast_cmp_op(const char *spelling); /* "==" or "!=": its token (EQ, NE), else 0 */
 
 /* ---------------------------------------------------------- lexer.l */
 

@@ -895,6 +895,29 @@ static Type *b_elementwise2(Sema *s, Node *call, Type **args) {
   return t;
 }
 
+/* pow(x, y): floats (integer literals taken as floats), broadcast
+ * together, their type joined as x * y's would be (f32 for two literals) */
+static Type *b_pow(Sema *s, Node *call, Type **args) {
+  for (int i = 0; i < 2; i++)
+    if (!is_float(args[i]->elem) && !(args[i]->literal && sema_is_int(args[i]->elem))) {
+      diag_error(s->d, ((Node *)call->list.items[i])->span, "pow needs floating-point operands, got %s",
+                 sema_ty_str(s, args[i]));
+      return ty_error;
+    }
+  Scalar e = sema_join_elem(args[0], args[1]);
+  if (!is_float(e)) e = S_F32; /* pow(2, 3) */
+  int rank, bad;
+  int64_t dims[MAX_TENSOR_RANK];
+  if (!broadcast(args[0], args[1], &rank, dims, &bad)) {
+    diag_error(s->d, call->span, "pow: shapes %s and %s do not broadcast", shape_str(s, args[0]),
+               shape_str(s, args[1]));
+    return ty_error;
+  }
+  Type *t = rank ? tile_ty(s, e, rank, dims) : sema_scalar_ty(s, e);
+  t->literal = false;
+  return t;
+}
+
 /* fma(a, b, c): a * b + c with one rounding, floats (integer literals
  * taken as floats), the three broadcast together, their type joined as
  * a * b + c's would be (a literal takes the other operands' type) */
@@ -1473,6 +1496,7 @@ static const Builtin builtins[] = {
     {"rowsum", 1, 1, b_rowreduce},
     {"tmax", 2, 2, b_elementwise2},
     {"fma", 3, 3, b_fma},
+    {"pow", 2, 2, b_pow},
     {"tmin", 2, 2, b_elementwise2},
     {"min", 2, 2, b_scalar_minmax},
     {"max", 2, 2, b_scalar_minmax},

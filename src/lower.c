@@ -119,6 +119,61 @@ static TirInst *extract2(Lower *l, TirInst *t, int64_t r0, int64_t nr, int64_t c
   return x;
 }
 
+/* where(c, a, b) of operands already emitted */
+static TirInst *sel3(Lower *l, TirType t, Span at, TirInst *c, TirInst *a, TirInst *b) {
+  TirInst *v = emit(l, TIR_SELECT, t, at);
+  v->args[0] = c, v->args[1] = a, v->args[2] = b, v->nargs = 3;
+  return v;
+}
+
+/* pow(x, y) from the operations the backend has, in f32 (a 16-bit result
+ * rounds once, at the end): |x|^y = exp2(y log2 |x|), log2 as log times
+ * log2(e), so as exact as exp2 and log are (spec 9.2). As C's pow: a
+ * negative x gives |x|^y for an even integer y, -|x|^y for an odd one and
+ * NaN for any other y; pow(x, 0) and pow(1, y) are 1 for every x and y
+ * (NaN included); pow(0, y) is 0 for y > 0 and +inf for y < 0 (exp2 of
+ * -inf and +inf). */
+static TirInst *lower_pow(Lower *l, TirInst *x, TirInst *y, TirType rt, Span at) {
+  TirType ft = rt, bt = rt;
+  ft.elem = S_F32;
+  bt.elem = S_BOOL;
+  x = coerce(l, x, ft, at);
+  y = coerce(l, y, ft, at);
+#define K(v) coerce(l, const_float(l, S_F32, (v), at), ft, at)
+#define BIN(op, a, b) emit2(l, TIR_BINARY, (op), ft, at, (a), (b))
+#define CMP(op, a, b) emit2(l, TIR_BINARY, (op), bt, at, (a), (b))
+  TirInst *nx = emit1(l, TIR_UNARY, ft, at, x);
+  nx->aux = '-';
+  TirInst *ax = BIN(TOP_MAX, x, nx);
+  TirInst *lg = emit1(l, TIR_MATH, ft, at, ax);
+  lg->aux = TMATH_LOG;
+  TirInst *p = emit1(l, TIR_MATH, ft, at, BIN('*', y, BIN('*', lg, K(1.4426950408889634))));
+  p->aux = TMATH_EXP2;
+  TirInst *yr = emit1(l, TIR_MATH, ft, at, y), *hy = BIN('*', y, K(0.5));
+  yr->aux = TMATH_ROUND;
+  TirInst *hr = emit1(l, TIR_MATH, ft, at, hy);
+  hr->aux = TMATH_ROUND;
+  TirInst *np = emit1(l, TIR_UNARY, ft, at, p);
+  np->aux = '-';
+  /* x < 0: an odd integer y negates, an even one does not, others NaN
+   * (each select's operands are emitted before it) */
+  TirInst *c = CMP(ast_cmp_op("!="), hr, hy);
+  TirInst *v = sel3(l, ft, at, c, np, p);
+  c = CMP(ast_cmp_op("=="), yr, y);
+  v = sel3(l, ft, at, c, v, K(NAN));
+  c = CMP('<', x, K(0.0));
+  v = sel3(l, ft, at, c, v, p);
+  c = CMP(ast_cmp_op("=="), y, K(0.0));
+  v = sel3(l, ft, at, c, K(1.0), v);
+  c = CMP(ast_cmp_op("=="), x, K(1.0));
+  TirInst *one = K(1.0);
+  v = sel3(l, ft, at, c, one, v);
+#undef K
+#undef BIN
+#undef CMP
+  return coerce(l, v, rt, at);
+}
+
 /* rowmin(x) (rowmin, colmin, rowargmax): a min reduction of its own, not
  * -rowmax(-x). Over integers the negations wrap at the most negative value
  * (max's identity), and an integer rowmin lowered that way came back -2^31
@@ -464,6 +519,7 @@ static TirInst *lower_call(Lower *l, Node *n) {
     return v;
 #undef K
   }
+  if (!strcmp(f, "pow")) return lower_pow(l, args[0], args[1], rt, n->span);
   if (!strcmp(f, "fma")) {
     TirInst *x[3]; /* the operands' conversions before the fma */
     for (int i = 0; i < 3; i++) x[i] = coerce(l, args[i], rt, n->span);

@@ -737,6 +737,23 @@ static bool ref_everyday_math(RefCtx *r) {
   return true;
 }
 
+/* pow.ph: P = (|x| + 0.5)^y, Q = x^round(2y), O = x^0 + 0^(|y| + 0.5),
+ * H = bf16(bf16(x)^3) */
+static bool ref_pow(RefCtx *r) {
+  CaseParam *X = ref_param(r, "X"), *Y = ref_param(r, "Y"), *P = ref_param(r, "P"), *Q = ref_param(r, "Q"),
+            *O = ref_param(r, "O"), *H = ref_param(r, "H");
+  int64_t n = X->dims[0] * X->dims[1];
+  for (int64_t i = 0; i < n; i++) {
+    double x = X->data[i], y = Y->data[i];
+    P->data[i] = pow(fabs(x) + 0.5, y);
+    Q->data[i] = pow(x, nearbyint(2 * y));
+    O->data[i] = pow(x, 0.0) + pow(0.0, fabs(y) + 0.5);
+    double b = to_bf16((float)x);
+    H->data[i] = to_bf16((float)(b * b * b));
+  }
+  return true;
+}
+
 /* fma_rows (fma.ph): each fma rounded once, in f32 (fmaf), Z then to bf16 */
 static bool ref_fma_rows(RefCtx *r) {
   CaseParam *X = ref_param(r, "X"), *W = ref_param(r, "W"), *H = ref_param(r, "H"), *Y = ref_param(r, "Y"),
@@ -1627,6 +1644,7 @@ const RefEntry harness_refs_more[] = {
     {"bound_mm", ref_bound_mm},
     {"rms_residual", ref_rms_residual},
     {"everyday_math", ref_everyday_math},
+    {"pow", ref_pow},
     {"lse_late", ref_lse_late},
     {"fma_rows", ref_fma_rows},
     {"cumsum_rows", ref_cumsum_rows},
