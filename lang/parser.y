@@ -461,6 +461,16 @@ subscripts
 
 subscript
   : ':' { $$ = NEW(N_SUB, @$); $$->op = SUB_FULL; }
+  | ':' expr { /* Phobos's A[:e]: from 0 up to e, as A[0 : e] */
+      Node *zero = NEW(N_INT, @1);
+      zero->text = "0";
+      zero->ival = 0;
+      $$ = NEW(N_SUB, @$);
+      $$->op = SUB_RANGE;
+      $$->a = zero;
+      $$->b = $2;
+      $$->depth = 1 + $2->depth;
+    }
   | expr { $$ = NEW(N_SUB, @$); $$->op = SUB_POINT; $$->a = $1; $$->depth = 1 + $1->depth; }
   | expr ':' expr {
       $$ = NEW(N_SUB, @$);
