@@ -166,8 +166,7 @@ static TirInst *lower_pow(Lower *l, TirInst *x, TirInst *y, TirType rt, Span at)
   c = CMP(ast_cmp_op("=="), y, K(0.0));
   v = sel3(l, ft, at, c, K(1.0), v);
   c = CMP(ast_cmp_op("=="), x, K(1.0));
-  TirInst *one = K(1.0);
-  v = sel3(l, ft, at, c, one, v);
+  v = sel3(l, ft, at, c, K(1.0), v);
 #undef K
 #undef BIN
 #undef CMP
