@@ -326,12 +326,12 @@ typedef struct SemaOptions {
  * program is free of errors. */
 bool sema_check(Arena *a, Diags *d, Node *program, SemaOptions *opts);
 
-/* One point of a kernel's @autotune space, with -D constants applied: what
- * the later stages compile. Filled by sema_check_variant. */
 /* The threads a CTA without @launch: Phobos's default (its SPEC.md, @launch),
  * so that a Phobos kernel plans as it was written (spec 11, @launch). */
 #define LANG_DEFAULT_THREADS 256
 
+/* One point of a kernel's @autotune space, with -D constants applied: what
+ * the later stages compile. Filled by sema_check_variant. */
 typedef struct KernelInfo {
   Node *kernel;
   int nconsts;

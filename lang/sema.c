@@ -895,15 +895,22 @@ static Type *b_elementwise2(Sema *s, Node *call, Type **args) {
   return t;
 }
 
+/* Whether the first n operands of call are floats or integer literals
+ * (taken as floats: fma, pow); an error at the first that is not */
+static bool float_operands(Sema *s, Node *call, Type **args, int n) {
+  for (int i = 0; i < n; i++)
+    if (!is_float(args[i]->elem) && !(args[i]->literal && sema_is_int(args[i]->elem))) {
+      diag_error(s->d, ((Node *)call->list.items[i])->span, "%s needs floating-point operands, got %s", call->a->name,
+                 sema_ty_str(s, args[i]));
+      return false;
+    }
+  return true;
+}
+
 /* pow(x, y): floats (integer literals taken as floats), broadcast
  * together, their type joined as x * y's would be (f32 for two literals) */
 static Type *b_pow(Sema *s, Node *call, Type **args) {
-  for (int i = 0; i < 2; i++)
-    if (!is_float(args[i]->elem) && !(args[i]->literal && sema_is_int(args[i]->elem))) {
-      diag_error(s->d, ((Node *)call->list.items[i])->span, "pow needs floating-point operands, got %s",
-                 sema_ty_str(s, args[i]));
-      return ty_error;
-    }
+  if (!float_operands(s, call, args, 2)) return ty_error;
   Scalar e = sema_join_elem(args[0], args[1]);
   if (!is_float(e)) e = S_F32; /* pow(2, 3) */
   int rank, bad;
@@ -922,12 +929,7 @@ static Type *b_pow(Sema *s, Node *call, Type **args) {
  * taken as floats), the three broadcast together, their type joined as
  * a * b + c's would be (a literal takes the other operands' type) */
 static Type *b_fma(Sema *s, Node *call, Type **args) {
-  for (int i = 0; i < 3; i++)
-    if (!is_float(args[i]->elem) && !(args[i]->literal && sema_is_int(args[i]->elem))) {
-      diag_error(s->d, ((Node *)call->list.items[i])->span, "fma needs floating-point operands, got %s",
-                 sema_ty_str(s, args[i]));
-      return ty_error;
-    }
+  if (!float_operands(s, call, args, 3)) return ty_error;
   Type *ab = sema_scalar_ty(s, sema_join_elem(args[0], args[1]));
   ab->literal = args[0]->literal && args[1]->literal;
   Scalar e = sema_join_elem(ab, args[2]);

@@ -119,7 +119,8 @@ static TirInst *extract2(Lower *l, TirInst *t, int64_t r0, int64_t nr, int64_t c
   return x;
 }
 
-/* where(c, a, b) of operands already emitted */
+/* where(c, a, b) of operands already emitted (a select's operands come
+ * before it in the block: emit them first) */
 static TirInst *sel3(Lower *l, TirType t, Span at, TirInst *c, TirInst *a, TirInst *b) {
   TirInst *v = emit(l, TIR_SELECT, t, at);
   v->args[0] = c, v->args[1] = a, v->args[2] = b, v->nargs = 3;
@@ -513,9 +514,7 @@ static TirInst *lower_call(Lower *l, Node *n) {
     TirType bt = rt;
     bt.elem = S_BOOL;
     TirInst *neg = emit2(l, TIR_BINARY, '<', bt, at, x, K(0.0));
-    TirInst *v = emit(l, TIR_SELECT, rt, at);
-    v->args[0] = neg, v->args[1] = ny, v->args[2] = y, v->nargs = 3;
-    return v;
+    return sel3(l, rt, at, neg, ny, y);
 #undef K
   }
   if (!strcmp(f, "pow")) return lower_pow(l, args[0], args[1], rt, n->span);
@@ -554,9 +553,7 @@ static TirInst *lower_call(Lower *l, Node *n) {
     TirInst *col = emit(l, TIR_IOTA, it, n->span);
     col->aux = it.rank - 1;
     TirInst *big = coerce(l, const_int(l, S_I32, INT32_MAX, n->span), it, n->span);
-    TirInst *idx = emit(l, TIR_SELECT, it, n->span);
-    idx->args[0] = below, idx->args[1] = big, idx->args[2] = col, idx->nargs = 3;
-    return row_min(l, idx, n->span);
+    return row_min(l, sel3(l, it, n->span, below, big, col), n->span);
   }
   if (!strcmp(f, "round")) {
     TirInst *v = emit1(l, TIR_MATH, rt, n->span, coerce(l, args[0], rt, n->span));
@@ -608,22 +605,14 @@ static TirInst *lower_call(Lower *l, Node *n) {
     TirInst *above = emit2(l, TIR_BINARY, '>', bt, n->span, col, row);
     TirInst *zero = is_float_elem(rt.elem) ? const_float(l, rt.elem, 0.0, n->span) : const_int(l, rt.elem, 0, n->span);
     TirInst *z = coerce(l, zero, rt, n->span), *x = coerce(l, args[0], rt, n->span);
-    TirInst *v = emit(l, TIR_SELECT, rt, n->span);
-    v->args[0] = above, v->args[1] = z, v->args[2] = x;
-    v->nargs = 3;
-    return v;
+    return sel3(l, rt, n->span, above, z, x);
   }
   if (!strcmp(f, "where")) {
     TirType ct = rt;
     ct.elem = S_BOOL;
     TirInst *c = coerce(l, args[0], ct, n->span);
     TirInst *x = coerce(l, args[1], rt, n->span), *y = coerce(l, args[2], rt, n->span);
-    TirInst *v = emit(l, TIR_SELECT, rt, n->span);
-    v->args[0] = c;
-    v->args[1] = x;
-    v->args[2] = y;
-    v->nargs = 3;
-    return v;
+    return sel3(l, rt, n->span, c, x, y);
   }
   if (sema_scalar_from_name(f, &conv)) return coerce(l, args[0], rt, n->span);
   diag_ice("lower: unknown builtin '%s'", f);
