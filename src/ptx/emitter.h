@@ -133,6 +133,16 @@ typedef struct FragGeom {
 } FragGeom;
 
 /* ------------------------------ ptx.c: entry, dispatch, control flow */
+/* Whether a member of a chain a warp skips may sit behind the warp's
+ * branch (no exchange, no barrier, no copy others take part in), and the
+ * lowest column of tile v a thread of this warp holds (NULL: a layout
+ * without one). */
+bool px_skip_member_ok(const Emitter *e, const TirInst *x);
+const char *px_warp_col0(Emitter *e, const TirInst *v);
+/* run ||= some column of tile v a thread of this warp holds, from start,
+ * is below bound and inside the slice's length len; false (nothing
+ * emitted) for a layout without a lowest column */
+bool px_or_warp_inside(Emitter *e, const char *run, const TirInst *v, const char *start, const char *bound, int64_t len);
 void px_unsupported(Emitter *e, const TirInst *in, const char *what);
 /* l2pf.c: a marked load's slice D blocks ahead into L2 (src/l2pf.c) */
 void px_emit_l2pf(Emitter *e, const TirInst *in);
@@ -309,5 +319,12 @@ void px_emit_dot_wgmma(Emitter *e, const TirInst *in, const PlanBuf *sa, const P
 void px_emit_ring_load(Emitter *e, const TirInst *in);
 void px_emit_for(Emitter *e, const TirInst *in);
 void px_emit_producer(Emitter *e);
+
+/* ------------------ walkskip.c: a walk's iteration skipped past its end */
+/* At the top of a loop's body: the branch past it for the warps whose
+ * columns all lie past the walk's end, where the body would change
+ * nothing for them (spec 15.25); its label for px_walk_skip_end, or -1. */
+int px_walk_skip_begin(Emitter *e, const TirInst *loop);
+void px_walk_skip_end(Emitter *e, int label);
 
 #endif

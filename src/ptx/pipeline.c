@@ -581,7 +581,11 @@ void px_emit_for(Emitter *e, const TirInst *in) {
   const TirInst *osw = e->sw_loop;
   const char *oswhi = e->sw_hi;
   e->sw_loop = lead ? in : NULL, e->sw_hi = sw_hi;
+  /* a loop without rings, prefetch, shifted walk or cluster split: the
+   * warps past the walk's end may skip the body (walkskip.c) */
+  int wskip = !n && !ns && !npf && !lead && !cluster_split_loop(e->p, in) ? px_walk_skip_begin(e, in) : -1;
   px_emit_block(e, &in->body);
+  px_walk_skip_end(e, wskip);
   e->sw_loop = osw, e->sw_hi = oswhi;
   e->njump--;
   if (continues(&in->body)) px_label(e, "cont", L); /* continue: the iteration's end, its waits and stage moves included */

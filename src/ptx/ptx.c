@@ -316,7 +316,7 @@ static void emit_range(Emitter *e, const TirBlock *b, int i, int end) {
 /* Whether member x of a chain that only stores may sit behind the warp's
  * branch: its code neither exchanges through shared memory nor waits on a
  * barrier or a copy that other warps take part in. */
-static bool skip_member_ok(const Emitter *e, const TirInst *x) {
+bool px_skip_member_ok(const Emitter *e, const TirInst *x) {
   if (!x->plan || (x->pos < e->f->ninsts && e->barrier_before[x->pos])) return false;
   switch (x->op) {
   case TIR_STORE: return !x->plan->tma && !x->plan->buf;
@@ -330,7 +330,7 @@ static bool skip_member_ok(const Emitter *e, const TirInst *x) {
  * warp holds, less the store's start: a blocked or columns layout's warp
  * column base, a flat tile of rank 1's warp index times its chunks; NULL
  * for any other layout. */
-static const char *warp_col0(Emitter *e, const TirInst *v) {
+const char *px_warp_col0(Emitter *e, const TirInst *v) {
   const char *c = px_tmp(e, RC_B32);
   if (plan_is_blocked(v) || plan_is_columns(v)) {
     BlockGeom g = plan_block_geom(v);
@@ -357,18 +357,24 @@ static const char *skip_pred(Emitter *e, const TirSkip *g, int pos) {
   const char *run = px_tmp(e, RC_PRED);
   px_out(e, "setp.ne.u32 %s, 0, 0;", run);
   for (int i = 0; i < g->nstores; i++) {
-    const TirInst *s = g->stores[i], *v = s->args[0];
+    const TirInst *s = g->stores[i];
     int k = tir_last_span(s);
-    const char *c0 = warp_col0(e, v);
-    if (!c0) return "";
-    const char *col = px_tmp(e, RC_B32), *p = px_tmp(e, RC_PRED);
-    px_out(e, "add.s32 %s, %s, %s;", col, px_i32(e, s->subs[k].start), c0);
-    px_out(e, "setp.lt.s32 %s, %s, %s;", p, col, px_ext(e, s->aux, k));
-    if (v->plan->phys[v->ty.rank - 1] > s->subs[k].len) /* slack columns past the slice */
-      px_out(e, "setp.lt.and.u32 %s, %s, %lld, %s;", p, c0, (long long)s->subs[k].len, p);
-    px_out(e, "or.pred %s, %s, %s;", run, run, p);
+    if (!px_or_warp_inside(e, run, s->args[0], px_i32(e, s->subs[k].start), px_ext(e, s->aux, k), s->subs[k].len))
+      return "";
   }
   return run;
+}
+
+bool px_or_warp_inside(Emitter *e, const char *run, const TirInst *v, const char *start, const char *bound, int64_t len) {
+  const char *c0 = px_warp_col0(e, v);
+  if (!c0) return false;
+  const char *col = px_tmp(e, RC_B32), *p = px_tmp(e, RC_PRED);
+  px_out(e, "add.s32 %s, %s, %s;", col, start, c0);
+  px_out(e, "setp.lt.s32 %s, %s, %s;", p, col, bound);
+  if (v->plan->phys[v->ty.rank - 1] > len) /* slack columns past the slice */
+    px_out(e, "setp.lt.and.u32 %s, %s, %lld, %s;", p, c0, (long long)len, p);
+  px_out(e, "or.pred %s, %s, %s;", run, run, p);
+  return true;
 }
 
 /* A run of chain g's members from b->insts[i] (and the scalar arithmetic
@@ -382,7 +388,7 @@ static int emit_skip_run(Emitter *e, const TirBlock *b, int i) {
   int j = i, last = i;
   for (; j < b->len; j++) {
     const TirInst *x = b->insts[j];
-    if (x->skip == g) ok &= skip_member_ok(e, x), last = j;
+    if (x->skip == g) ok &= px_skip_member_ok(e, x), last = j;
     else if (x->skip || !tir_scalar_arith(x) || (x->pos < e->f->ninsts && e->barrier_before[x->pos])) break;
   }
   j = last + 1;

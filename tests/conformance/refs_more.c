@@ -627,6 +627,20 @@ static bool ref_past_end(RefCtx *r) {
   return true;
 }
 
+/* walk_skip.ph, fills: over the columns [0, hi), hi = cdiv(N, 1024) 1024,
+ * s = sum of x (1 past N), q = max of x - 10 (0 past N); z = sum 2 x */
+static bool ref_walk_skip_fills(RefCtx *r) {
+  CaseParam *X = ref_param(r, "X"), *S = ref_param(r, "S");
+  int64_t R = X->dims[0], N = X->dims[1], hi = (N + 1023) / 1024 * 1024;
+  for (int64_t i = 0; i < R; i++) {
+    const double *x = X->data + i * N;
+    double s = (double)(hi - N), q = hi > N ? 0.0 : -INFINITY, z = 0;
+    for (int64_t j = 0; j < N; j++) s += x[j], q = fmax(q, x[j] - 10), z += 2 * x[j];
+    S->data[i * 3] = s, S->data[i * 3 + 1] = q, S->data[i * 3 + 2] = z;
+  }
+  return true;
+}
+
 /* shift_walk.ph, phantoms: over the columns of the plain walk, [0, hi) with
  * hi = cdiv(N, 256) 256 (those past N load as zero): s = sum (x + 1), q =
  * max(-1000, max (x - 5)), and the row's logsumexp over [0, N); Y =
@@ -1632,6 +1646,7 @@ const RefEntry harness_refs_more[] = {
     {"cluster_softmax_inplace", ref_cluster_softmax_inplace},
     {"cluster_weighted", ref_cluster_weighted},
     {"past_end", ref_past_end},
+    {"walk_skip_fills", ref_walk_skip_fills},
     {"shift_walk", ref_shift_walk},
     {"shift_walk_blocks", ref_shift_walk_blocks},
     {"layer_norm_rows", ref_layer_norm_rows},
