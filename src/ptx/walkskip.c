@@ -39,6 +39,7 @@
  * where every warp's +0 would have made it +0: the same value.) Spec 15.25;
  * `phobosc --no-walk-skip` turns it off. */
 #include <math.h>
+#include <string.h>
 
 #include "emitter.h"
 
@@ -195,6 +196,49 @@ static bool member_ok(Walk *w, const TirInst *x) {
   }
 }
 
+/* start as base + a constant offset */
+static const TirInst *split_start(const TirInst *s, int64_t *off) {
+  *off = 0;
+  if (s->op == TIR_BINARY && s->aux == '+')
+    for (int k = 0; k < 2; k++)
+      if (s->args[k]->op == TIR_CONST) return *off = s->args[k]->ival, s->args[1 - k];
+  return s;
+}
+
+static bool same_geom(const TirInst *a, const TirInst *b) {
+  if (plan_is_blocked(a) != plan_is_blocked(b) || plan_is_columns(a) != plan_is_columns(b)) return false;
+  BlockGeom x = plan_block_geom(a), y = plan_block_geom(b);
+  return x.V == y.V && x.tc == y.tc && x.wc == y.wc && x.reps_c == y.reps_c &&
+         a->plan->phys[a->ty.rank - 1] == b->plan->phys[b->ty.rank - 1];
+}
+
+/* the bound as a name that costs no instruction, or NULL */
+static const char *bound_name(const Walk *w, const Witness *x) {
+  const TirInst *b = x->bound;
+  if (x->ext) return x->ext;
+  if (b->op == TIR_DIM) return px_ext(w->e, b->aux, b->aux2);
+  if (b->op == TIR_CONST) return arena_printf(w->e->a, "%lld", (long long)b->ival);
+  return in_body(w->loop, b) ? NULL : px_reg(w->e, b, 0);
+}
+
+/* Whether witness i adds nothing to the test: another with the same warp
+ * columns, bound and length starts at the same base no later (a strip's
+ * stores at c, c + W, ...; a load and the where that masks it) */
+static bool implied(const Walk *w, int i) {
+  const Witness *x = &w->w[i];
+  const char *nx = bound_name(w, x);
+  int64_t ox, oy;
+  const TirInst *bx = split_start(x->start, &ox);
+  for (int j = 0; nx && j < w->nw; j++) {
+    const Witness *y = &w->w[j];
+    if (j == i || y->len != x->len || !same_geom(x->v, y->v)) continue;
+    const TirInst *by = split_start(y->start, &oy);
+    const char *ny = bound_name(w, y);
+    if (by == bx && (oy < ox || (oy == ox && j < i)) && ny && !strcmp(nx, ny)) return true;
+  }
+  return false;
+}
+
 /* Emits, at the top of loop's body, the branch past it for the warps that
  * would change nothing there; returns its label (px_walk_skip_end places
  * it), or -1 where the body does not qualify. */
@@ -217,6 +261,7 @@ int px_walk_skip_begin(Emitter *e, const TirInst *loop) {
   px_out(e, "setp.ne.u32 %s, 0, 0; // a warp past the walk's end skips the iteration (walkskip.c)", run);
   for (int i = 0; i < w->nw; i++) {
     const Witness *x = &w->w[i];
+    if (implied(w, i)) continue;
     const char *bound = x->ext ? x->ext : early_operand(w, x->bound);
     if (!px_or_warp_inside(e, run, x->v, early_operand(w, x->start), bound, x->len)) {
       px_out(e, "setp.eq.u32 %s, 0, 0;", run); /* (blocked and columns layouts always have one) */
