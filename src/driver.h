@@ -38,7 +38,7 @@ typedef struct DriverOptions {
   int l2_hints;          /* 0: L2 hints on the loads l2hint.c marks; -1 --no-l2-hints; 2 --l2-hints=stores, its stores too */
   int l2_keep_eighths;   /* --l2-keep=F: the share of lines evict_last keeps, in eighths (0: unset, all) */
   bool no_skip;          /* --no-warp-skip: every warp runs every chain that only stores (skip.c; A/B runs) */
-  bool walk_skip;        /* --walk-skip, experimental: a warp skips a walk's iteration past its end (ptx/walkskip.c) */
+  bool no_walk_skip;     /* --no-walk-skip: every warp runs every iteration of a walk (ptx/walkskip.c; A/B runs) */
   bool shift_walk;       /* --shift-walks, experimental: row loops at their rows' alignment (shiftwalk.c) */
   bool staged_rows;      /* --staged-rows (experimental): staged-rows copies of multi-pass variants (staged.c) */
   bool all_variants;     /* --all-variants: keep the variants drop_oversized leaves out (driver.c) */

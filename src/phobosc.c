@@ -109,10 +109,10 @@ static const char usage_text[] =
     "                       default a warp whose columns of such a chain (loads,\n"
     "                       elementwise operations, stores) all lie past the\n"
     "                       tensor's end or the tile's skips it (A/B runs)\n"
-    "  --walk-skip          experimental: a warp whose columns of an iteration of a\n"
-    "                       loop that walks a row all lie past the row's end\n"
-    "                       skips it where it would only mask (stores, folds of\n"
-    "                       identities; not yet run on a GPU)\n"
+    "  --no-walk-skip       every warp runs every iteration of a loop that walks\n"
+    "                       a row: by default a warp whose columns of an\n"
+    "                       iteration all lie past the row's end skips it where\n"
+    "                       it would only mask (stores, folds of identities)\n"
     "  --shift-walks        experimental: where rows are not 16-byte aligned, a\n"
     "                       loop that walks a row in blocks of S starts at the\n"
     "                       row's alignment, so that each thread's chunks are\n"
@@ -271,8 +271,8 @@ static void parse_args(int argc, char **argv, Options *o) {
       o->d.no_aligned_rows = true;
     } else if (strcmp(arg, "--no-l2-prefetch") == 0) {
       o->d.no_l2pf = true;
-    } else if (strcmp(arg, "--walk-skip") == 0) {
-      o->d.walk_skip = true;
+    } else if (strcmp(arg, "--no-walk-skip") == 0) {
+      o->d.no_walk_skip = true;
     } else if (strcmp(arg, "--no-warp-skip") == 0) {
       o->d.no_skip = true;
     } else if (strcmp(arg, "--shift-walks") == 0) {

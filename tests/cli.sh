@@ -1014,13 +1014,12 @@ has "the test: the warp's lowest column against C's extent" out "setp.lt.s32 %pt
 run "--no-warp-skip" 0 --emit=ptx --no-occupancy-copies --no-l2-prefetch --no-warp-skip "$tmp/sk.ph"
 lacks "--no-warp-skip: no branch" out "bra.uni \$Lskip"
 
-# --walk-skip (experimental): a walk's iteration skipped by the warps past
-# its end (spec 15.25): both
+# a walk's iteration skipped by the warps past its end (spec 15.25): both
 # loops of lse_rows (the online logsumexp, -inf past the end; the stores),
 # the second loop of fills (a sum of 2 x, 0 past the end) but not its first
 # (a sum of where(.., x, 1.0): 1 past the end is not the sum's identity)
 walk="$PROJECT_ROOT/spec/conformance/walk_skip.ph"
-run "walk skip" 0 --emit=ptx --no-occupancy-copies --walk-skip "$walk"
+run "walk skip" 0 --emit=ptx --no-occupancy-copies "$walk"
 for e in "lse_rows__v0 2" "fills__v0 1"; do
   set -- $e
   if [ "$(entry "$1" | grep -c 'bra.uni $Lwalk')" = "$2" ]; then ok "walk skip: $1 has $2 branch(es)"
@@ -1029,8 +1028,8 @@ done
 if entry fills__v0 | awk '/^\$Lfor0:/{f=1} /^\$Lend0:/{f=0} f' | grep -q 'Lwalk'; then
   not_ok "walk skip: not the loop whose slack is not the identity"
 else ok "walk skip: not the loop whose slack is not the identity"; fi
-run "walk skip off by default" 0 --emit=ptx --no-occupancy-copies "$walk"
-lacks "without --walk-skip: no branch" out "bra.uni \$Lwalk"
+run "--no-walk-skip" 0 --emit=ptx --no-occupancy-copies --no-walk-skip "$walk"
+lacks "--no-walk-skip: no branch" out "bra.uni \$Lwalk"
 
 # --emit=c (spec 17.1): the cubin and the manifest as data in a C file, and
 # K_module_load (K the file's stem, an identifier) that loads them; the C

@@ -1,5 +1,4 @@
-// Walks whose last block leaves whole warps past the row (spec 15.25,
-// phobosc --walk-skip; PHOBOS_WALK_SKIP=1 in the GPU suite):
+// Walks whose last block leaves whole warps past the row (spec 15.25):
 // rows of 2100 in blocks of 1024 over 256 threads, so that the last
 // block's 52 columns lie in its first warp and the other seven warps skip
 // the iteration where it would change nothing for them.

@@ -192,7 +192,7 @@ typedef struct Plan {
   bool l2_hints, l2_hint_stores; /* L2 eviction priorities (src/l2hint.c): unless PLAN_NO_L2_HINTS; PLAN_L2_HINT_STORES */
   int l2_keep_eighths;           /* the share of lines an evict_last load keeps, in eighths (PLAN_L2_KEEP_SHIFT) */
   bool no_skip;    /* PLAN_NO_SKIP: no warp skips a chain that only stores (src/skip.c) */
-  bool walk_skip;  /* PLAN_WALK_SKIP: a warp skips a walk's iteration past its end (ptx/walkskip.c) */
+  bool no_walk_skip; /* PLAN_NO_WALK_SKIP: no warp skips a walk's iteration past its end (ptx/walkskip.c) */
   bool shift_walk; /* PLAN_SHIFT_WALK: row loops' blocks may move to their row's alignment (src/shiftwalk.c) */
   int raster_group; /* a 2-D grid's blocks grouped this many block.y rows at a time (plan/raster.c), 0: the hardware's order */
   int ntmaps;
@@ -275,9 +275,9 @@ enum { PLAN_NO_ASYNC = 1, PLAN_PRODUCER_WARP = 2, PLAN_PREFETCH = 4, PLAN_NO_TEN
        /* wgmma groups waited for at their first use (phobosc --late-waits,
         * experimental; plan/accumulate.c, pl_choose_wgmma_waits) */
        PLAN_LATE_WAITS = 1 << 23,
-       /* a warp skips a walk's iteration past its end (phobosc --walk-skip,
-        * experimental; ptx/walkskip.c) */
-       PLAN_WALK_SKIP = 1 << 24 };
+       /* every warp runs every iteration of a walk (phobosc --no-walk-skip;
+        * ptx/walkskip.c) */
+       PLAN_NO_WALK_SKIP = 1 << 24 };
 #define PLAN_STAGE_CAP(n) ((unsigned)(n) << PLAN_STAGE_SHIFT)
 Plan *plan_kernel(Arena *a, Diags *d, TirFunc *f, const char *arch, unsigned flags);
 /* plan_kernel with Plan.scalar_params set (0: plan_kernel itself) */

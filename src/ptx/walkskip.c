@@ -37,9 +37,7 @@
  * warp holds is at least the warp's lowest, it has nothing to write and
  * only identities to fold. (A sum of negative zeros may then end -0
  * where every warp's +0 would have made it +0: the same value.) Spec 15.25;
- * `phobosc --walk-skip` turns it on (experimental: written in a session
- * that could get no GPU; the conformance suite runs it with
- * PHOBOS_WALK_SKIP=1). */
+ * `phobosc --no-walk-skip` turns it off. */
 #include <math.h>
 #include <string.h>
 
@@ -245,7 +243,7 @@ static bool implied(const Walk *w, int i) {
  * would change nothing there; returns its label (px_walk_skip_end places
  * it), or -1 where the body does not qualify. */
 int px_walk_skip_begin(Emitter *e, const TirInst *loop) {
-  if (!e->p->walk_skip || e->replay || !loop->body.len || tir_has_dot(&e->f->body) || e->f->staged) return -1;
+  if (e->p->no_walk_skip || e->replay || !loop->body.len || tir_has_dot(&e->f->body) || e->f->staged) return -1;
   Walk *w = arena_alloc(e->a, sizeof *w);
   *w = (Walk){.e = e, .loop = loop};
   for (int i = 0; i < loop->body.len; i++)

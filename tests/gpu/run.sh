@@ -87,13 +87,6 @@ PHOBOS_GPU_PAD=1 run gpu_conformance.strided1 bash tests/gpu/pconf.sh "$build/te
 # pitches: every case whose row loops qualify, against the interpreter
 PHOBOS_SHIFT_WALKS=1 PHOBOS_GPU_PAD=1 run gpu_conformance.shift_walks bash tests/gpu/pconf.sh \
   "$build/tests/gpu/gpu_conformance" spec/conformance/*.yaml
-# warps past a walk's end skipping its iteration (phobosc --walk-skip, spec
-# 15.25, experimental) at odd pitches, and racecheck over the walk cases
-PHOBOS_WALK_SKIP=1 PHOBOS_GPU_PAD=1 run gpu_conformance.walk_skip bash tests/gpu/pconf.sh \
-  "$build/tests/gpu/gpu_conformance" spec/conformance/*.yaml
-command -v compute-sanitizer >/dev/null && PHOBOS_WALK_SKIP=1 PHOBOS_GPU_PAD=1 run gpu_conformance.walk_skip.racecheck \
-  compute-sanitizer --tool racecheck --error-exitcode 1 "$build/tests/gpu/gpu_conformance" \
-  spec/conformance/{walk_skip_lse,walk_skip_fills,loop_past_end,one_pass_softmax}.yaml
 # and with every tensor's last dim at stride 2 (general strides, spec 16.3):
 # only the general-strides copies run, element by element; under memcheck too
 PHOBOS_GPU_SPREAD=2 run gpu_conformance.spread2 bash tests/gpu/pconf.sh "$build/tests/gpu/gpu_conformance" \
