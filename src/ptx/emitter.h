@@ -139,10 +139,6 @@ typedef struct FragGeom {
  * without one). */
 bool px_skip_member_ok(const Emitter *e, const TirInst *x);
 const char *px_warp_col0(Emitter *e, const TirInst *v);
-/* run ||= some column of tile v a thread of this warp holds, from start,
- * is below bound and inside the slice's length len; false (nothing
- * emitted) for a layout without a lowest column */
-bool px_or_warp_inside(Emitter *e, const char *run, const TirInst *v, const char *start, const char *bound, int64_t len);
 void px_unsupported(Emitter *e, const TirInst *in, const char *what);
 /* l2pf.c: a marked load's slice D blocks ahead into L2 (src/l2pf.c) */
 void px_emit_l2pf(Emitter *e, const TirInst *in);

@@ -357,24 +357,18 @@ static const char *skip_pred(Emitter *e, const TirSkip *g, int pos) {
   const char *run = px_tmp(e, RC_PRED);
   px_out(e, "setp.ne.u32 %s, 0, 0;", run);
   for (int i = 0; i < g->nstores; i++) {
-    const TirInst *s = g->stores[i];
+    const TirInst *s = g->stores[i], *v = s->args[0];
     int k = tir_last_span(s);
-    if (!px_or_warp_inside(e, run, s->args[0], px_i32(e, s->subs[k].start), px_ext(e, s->aux, k), s->subs[k].len))
-      return "";
+    const char *c0 = px_warp_col0(e, v);
+    if (!c0) return "";
+    const char *col = px_tmp(e, RC_B32), *p = px_tmp(e, RC_PRED);
+    px_out(e, "add.s32 %s, %s, %s;", col, px_i32(e, s->subs[k].start), c0);
+    px_out(e, "setp.lt.s32 %s, %s, %s;", p, col, px_ext(e, s->aux, k));
+    if (v->plan->phys[v->ty.rank - 1] > s->subs[k].len) /* slack columns past the slice */
+      px_out(e, "setp.lt.and.u32 %s, %s, %lld, %s;", p, c0, (long long)s->subs[k].len, p);
+    px_out(e, "or.pred %s, %s, %s;", run, run, p);
   }
   return run;
-}
-
-bool px_or_warp_inside(Emitter *e, const char *run, const TirInst *v, const char *start, const char *bound, int64_t len) {
-  const char *c0 = px_warp_col0(e, v);
-  if (!c0) return false;
-  const char *col = px_tmp(e, RC_B32), *p = px_tmp(e, RC_PRED);
-  px_out(e, "add.s32 %s, %s, %s;", col, start, c0);
-  px_out(e, "setp.lt.s32 %s, %s, %s;", p, col, bound);
-  if (v->plan->phys[v->ty.rank - 1] > len) /* slack columns past the slice */
-    px_out(e, "setp.lt.and.u32 %s, %s, %lld, %s;", p, c0, (long long)len, p);
-  px_out(e, "or.pred %s, %s, %s;", run, run, p);
-  return true;
 }
 
 /* A run of chain g's members from b->insts[i] (and the scalar arithmetic

@@ -263,10 +263,18 @@ int px_walk_skip_begin(Emitter *e, const TirInst *loop) {
     const Witness *x = &w->w[i];
     if (implied(w, i)) continue;
     const char *bound = x->ext ? x->ext : early_operand(w, x->bound);
-    if (!px_or_warp_inside(e, run, x->v, early_operand(w, x->start), bound, x->len)) {
-      px_out(e, "setp.eq.u32 %s, 0, 0;", run); /* (blocked and columns layouts always have one) */
+    const char *start = early_operand(w, x->start), *c0 = px_warp_col0(e, x->v);
+    if (!c0) { /* (blocked and columns layouts always have one) */
+      px_out(e, "setp.eq.u32 %s, 0, 0;", run);
       break;
     }
+    /* run ||= start + c0 < bound, inside the slice: skip_pred's test (ptx.c) */
+    const char *col = px_tmp(e, RC_B32), *p = px_tmp(e, RC_PRED);
+    px_out(e, "add.s32 %s, %s, %s;", col, start, c0);
+    px_out(e, "setp.lt.s32 %s, %s, %s;", p, col, bound);
+    if (x->v->plan->phys[x->v->ty.rank - 1] > x->len) /* slack columns past the slice */
+      px_out(e, "setp.lt.and.u32 %s, %s, %lld, %s;", p, c0, (long long)x->len, p);
+    px_out(e, "or.pred %s, %s, %s;", run, run, p);
   }
   int L = px_new_label(e);
   px_out(e, "@!%s bra.uni $Lwalk%d;", run, L);
