@@ -75,7 +75,6 @@ double interp_round(Scalar e, double v) {
   return v;
 }
 
-static bool is_float_elem(Scalar e) { return e <= S_F64; }
 
 /* ------------------------------------------------------------- values */
 
@@ -307,7 +306,7 @@ static double scalar_of(Interp *I, const TirInst *x) {
 }
 
 static double binop(int op, Scalar e, double a, double b) {
-  bool f = is_float_elem(e);
+  bool f = tir_float_elem(e);
   int64_t x = i64(a), y = i64(b);
   switch (op) {
   case '+': return a + b;
@@ -609,7 +608,7 @@ static bool exec_inst(Interp *I, const TirInst *in) {
   case TIR_BARRIER: break; /* the CTA's threads are one here: nothing to wait for */
   case TIR_CONST:
     v = new_val(in);
-    v->d[0] = is_float_elem(e) ? interp_round(e, in->fval) : (double)in->ival;
+    v->d[0] = tir_float_elem(e) ? interp_round(e, in->fval) : (double)in->ival;
     break;
   case TIR_PARAM: v = new_val(in), v->d[0] = interp_round(e, I->args[in->aux].scalar); break;
   case TIR_DIM: v = new_val(in), v->d[0] = (double)tensor_dim(I, in->aux, in->aux2); break;
@@ -639,8 +638,8 @@ static bool exec_inst(Interp *I, const TirInst *in) {
   case TIR_CONVERT:
     v = new_val(in);
     for (int64_t i = 0; i < v->n; i++)
-      v->d[i] = is_float_elem(e) ? interp_round(e, a->d[i])
-                : is_float_elem(in->args[0]->ty.elem) ? (double)tir_float_to_int(a->d[i], e)
+      v->d[i] = tir_float_elem(e) ? interp_round(e, a->d[i])
+                : tir_float_elem(in->args[0]->ty.elem) ? (double)tir_float_to_int(a->d[i], e)
                                                        : interp_round(e, a->d[i]);
     break;
   case TIR_SELECT:
@@ -754,7 +753,7 @@ static bool exec_inst(Interp *I, const TirInst *in) {
   case TIR_VAR: {
     v = new_val(in);
     /* slots start undefined: NaN for floats, a pattern for integers */
-    for (int64_t i = 0; i < v->n; i++) v->d[i] = is_float_elem(e) ? NAN : (e == S_BOOL ? 1 : -0x5a5a);
+    for (int64_t i = 0; i < v->n; i++) v->d[i] = tir_float_elem(e) ? NAN : (e == S_BOOL ? 1 : -0x5a5a);
     /* a shared slot's bytes hold garbage already (poisoned at the CTA's
      * start); its buffer's life begins at its first write, not here */
     break;

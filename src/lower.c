@@ -68,14 +68,13 @@ static TirInst *const_float(Lower *l, Scalar e, double v, Span at) {
   return c;
 }
 
-static bool is_float_elem(Scalar e) { return e <= S_F64; }
 
 /* A constant converted as the language converts values: float to integer
  * truncates and saturates to the target's range, integer to a narrower
  * integer wraps, bool is 0 or 1. */
 static int64_t const_to_int(const TirInst *v, Scalar to) {
-  if (to == S_BOOL) return is_float_elem(v->ty.elem) ? v->fval != 0 : v->ival != 0;
-  if (is_float_elem(v->ty.elem)) return tir_float_to_int(v->fval, to);
+  if (to == S_BOOL) return tir_float_elem(v->ty.elem) ? v->fval != 0 : v->ival != 0;
+  if (tir_float_elem(v->ty.elem)) return tir_float_to_int(v->fval, to);
   uint64_t u = (uint64_t)v->ival;
   if (to == S_I8) return (int8_t)(u & 0xff);
   if (to == S_U8) return (int64_t)(u & 0xff);
@@ -88,7 +87,7 @@ static int64_t const_to_int(const TirInst *v, Scalar to) {
 static TirInst *coerce(Lower *l, TirInst *v, TirType to, Span at) {
   if (v->ty.elem != to.elem) {
     if (v->op == TIR_CONST) {
-      v = is_float_elem(to.elem) ? const_float(l, to.elem, is_float_elem(v->ty.elem) ? v->fval : (double)v->ival, at)
+      v = tir_float_elem(to.elem) ? const_float(l, to.elem, tir_float_elem(v->ty.elem) ? v->fval : (double)v->ival, at)
                                  : const_int(l, to.elem, const_to_int(v, to.elem), at);
     } else {
       TirType t = v->ty;
@@ -454,7 +453,7 @@ static TirInst *lower_call(Lower *l, Node *n) {
   for (int i = 0; i < n->list.len && i < 4; i++) args[i] = lower_expr(l, n->list.items[i]);
   if (strcmp(f, "dot") == 0 || strcmp(f, "dot_t") == 0) {
     TirInst *a = args[0], *b = args[1];
-    if (a->ty.elem != b->ty.elem && is_float_elem(a->ty.elem)) {
+    if (a->ty.elem != b->ty.elem && tir_float_elem(a->ty.elem)) {
       /* mixed float operands meet at their join before the product */
       Scalar j = sema_join_elem(((Node *)n->list.items[0])->ty, ((Node *)n->list.items[1])->ty);
       TirType ta = a->ty, tb = b->ty;
@@ -603,7 +602,7 @@ static TirInst *lower_call(Lower *l, Node *n) {
     TirInst *row = emit(l, TIR_IOTA, it, n->span), *col = emit(l, TIR_IOTA, it, n->span);
     row->aux = 0, col->aux = 1;
     TirInst *above = emit2(l, TIR_BINARY, '>', bt, n->span, col, row);
-    TirInst *zero = is_float_elem(rt.elem) ? const_float(l, rt.elem, 0.0, n->span) : const_int(l, rt.elem, 0, n->span);
+    TirInst *zero = tir_float_elem(rt.elem) ? const_float(l, rt.elem, 0.0, n->span) : const_int(l, rt.elem, 0, n->span);
     TirInst *z = coerce(l, zero, rt, n->span), *x = coerce(l, args[0], rt, n->span);
     return sel3(l, rt, n->span, above, z, x);
   }
@@ -636,7 +635,7 @@ static TirInst *lower_expr(Lower *l, Node *n) {
       /* an integer negates as it does at run time: wrapping (-INT64_MIN
        * is INT64_MIN, -(-128) as an i8 is -128), not by signed overflow */
       TirInst wrapped = {.ty = x->ty, .ival = (int64_t)(0 - (uint64_t)x->ival)};
-      return is_float_elem(x->ty.elem) ? const_float(l, x->ty.elem, -x->fval, n->span)
+      return tir_float_elem(x->ty.elem) ? const_float(l, x->ty.elem, -x->fval, n->span)
                                        : const_int(l, x->ty.elem, const_to_int(&wrapped, x->ty.elem), n->span);
     }
     TirInst *v = emit1(l, TIR_UNARY, rt, n->span, coerce(l, x, rt, n->span));

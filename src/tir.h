@@ -180,6 +180,9 @@ bool tir_same_value(TirInst *x, TirInst *y, TirInst *(*resolve)(const void *, Ti
  * beside loads and stores, of the row chains remat.c, strip.c and skip.c
  * work on. */
 bool tir_elementwise_op(TirOp op);
+/* a floating-point element type (f16, bf16, f32, f64): its constants keep
+ * their value in fval, the others in ival */
+static inline bool tir_float_elem(Scalar e) { return e <= S_F64; }
 /* Register-only scalar work: an operation on scalars that touches no memory
  * and no tile (constants, parameters, dims, ctx, arithmetic). */
 bool tir_scalar_arith(const TirInst *in);

@@ -47,3 +47,18 @@ kernel fills(X: tensor<f32>[R, N], S: tensor<f32>[R, 3]) {
   S[r :+ 1, 1 :+ 1] = q
   S[r :+ 1, 2 :+ 1] = z
 }
+
+// fills16: the slack's 0.5 is a bf16 constant (the where's type is X's),
+// widened for the sum: not the sum's identity, so no warp may skip (a bf16
+// constant's value is its fval; its ival, 0, once read as the identity).
+@launch(256)
+@grid(R)
+kernel fills16(X: tensor<bf16>[R, N], S: tensor<f32>[R, 1]) {
+  let r = ctx.block.x
+  var s: tile<f32>[1, 1] = 0.0
+  for c0 in range(0, N, 1024) {
+    let cols = c0 + iota(1, 1024)
+    s += rowsum(f32(where(cols < N, X[r :+ 1, c0 :+ 1024], 0.5)))
+  }
+  S[r :+ 1, 0 :+ 1] = s
+}

@@ -139,6 +139,11 @@ typedef struct FragGeom {
  * without one). */
 bool px_skip_member_ok(const Emitter *e, const TirInst *x);
 const char *px_warp_col0(Emitter *e, const TirInst *v);
+/* run ||= start + c0 < bound, and c0 inside the slice's length len where
+ * v's tile is wider (c0: px_warp_col0's; col, p: a b32 and a predicate
+ * temporary, taken by the caller so that its registers keep their order) */
+void px_or_warp_inside(Emitter *e, const char *run, const TirInst *v, const char *c0, const char *col, const char *p,
+                       const char *start, const char *bound, int64_t len);
 void px_unsupported(Emitter *e, const TirInst *in, const char *what);
 /* l2pf.c: a marked load's slice D blocks ahead into L2 (src/l2pf.c) */
 void px_emit_l2pf(Emitter *e, const TirInst *in);

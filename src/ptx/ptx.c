@@ -362,13 +362,18 @@ static const char *skip_pred(Emitter *e, const TirSkip *g, int pos) {
     const char *c0 = px_warp_col0(e, v);
     if (!c0) return "";
     const char *col = px_tmp(e, RC_B32), *p = px_tmp(e, RC_PRED);
-    px_out(e, "add.s32 %s, %s, %s;", col, px_i32(e, s->subs[k].start), c0);
-    px_out(e, "setp.lt.s32 %s, %s, %s;", p, col, px_ext(e, s->aux, k));
-    if (v->plan->phys[v->ty.rank - 1] > s->subs[k].len) /* slack columns past the slice */
-      px_out(e, "setp.lt.and.u32 %s, %s, %lld, %s;", p, c0, (long long)s->subs[k].len, p);
-    px_out(e, "or.pred %s, %s, %s;", run, run, p);
+    px_or_warp_inside(e, run, v, c0, col, p, px_i32(e, s->subs[k].start), px_ext(e, s->aux, k), s->subs[k].len);
   }
   return run;
+}
+
+void px_or_warp_inside(Emitter *e, const char *run, const TirInst *v, const char *c0, const char *col, const char *p,
+                       const char *start, const char *bound, int64_t len) {
+  px_out(e, "add.s32 %s, %s, %s;", col, start, c0);
+  px_out(e, "setp.lt.s32 %s, %s, %s;", p, col, bound);
+  if (v->plan->phys[v->ty.rank - 1] > len) /* slack columns past the slice */
+    px_out(e, "setp.lt.and.u32 %s, %s, %lld, %s;", p, c0, (long long)len, p);
+  px_out(e, "or.pred %s, %s, %s;", run, run, p);
 }
 
 /* A run of chain g's members from b->insts[i] (and the scalar arithmetic

@@ -127,12 +127,12 @@ static bool slack_value(Walk *w, const TirInst *x, double *v, int depth) {
     return x->ty.rank > 0 && x->plan->res == RES_REG && access_witness(w, x, x);
   case TIR_SPLAT:
     if (x->args[0]->op != TIR_CONST) return false;
-    *v = x->args[0]->ty.elem == S_F32 || x->args[0]->ty.elem == S_F64 ? x->args[0]->fval : (double)x->args[0]->ival;
+    *v = tir_float_elem(x->args[0]->ty.elem) ? x->args[0]->fval : (double)x->args[0]->ival;
     return true;
-  case TIR_CONVERT:
+  case TIR_CONVERT: /* exact for 0 and infinities into any type; f32 rounds, f64 keeps */
     if (!slack_value(w, x->args[0], &a, depth + 1)) return false;
-    if (x->ty.elem == S_F32 || x->ty.elem == S_F64 || x->ty.elem == S_BF16 || x->ty.elem == S_F16) *v = a;
-    else if (a == 0) *v = 0;
+    if (x->ty.elem == S_F64 || a == 0 || (isinf(a) && tir_float_elem(x->ty.elem))) *v = a;
+    else if (x->ty.elem == S_F32) *v = (double)(float)a;
     else return false;
     return true;
   case TIR_SELECT:
@@ -151,12 +151,6 @@ static bool slack_value(Walk *w, const TirInst *x, double *v, int depth) {
     return !isnan(*v);
   default: return false;
   }
-}
-
-static const PlanDefer *defer_of(const TirInst *loop, const TirInst *slot) {
-  for (const PlanDefer *d = loop->plan->defer; d; d = d->next)
-    if (d->slot[0] == slot || d->slot[1] == slot) return d;
-  return NULL;
 }
 
 /* a partial reduction of the loop's deferred accumulator d whose input is
@@ -186,13 +180,12 @@ static bool member_ok(Walk *w, const TirInst *x) {
   if (tir_scalar_arith(x)) return true;
   switch (x->op) {
   case TIR_READ: return x->args[0]->plan->res == RES_REG && x->plan->res == RES_REG; /* (a deferred slot is read by its update alone) */
-  case TIR_WRITE: return !x->nsubs && x->args[0]->plan->res == RES_REG && defer_of(w->loop, x->args[0]);
+  case TIR_WRITE: return !x->nsubs && x->args[0]->plan->res == RES_REG && plan_defers_slot(w->loop, x->args[0]);
   case TIR_REDUCE: return x->plan->res == RES_REG && reduce_ok(w, x);
   case TIR_STORE:
     return x->aux2 == TSTORE_WRITE && px_skip_member_ok(e, x) && x->args[0]->ty.rank > 0 &&
            access_witness(w, x, x->args[0]);
-  case TIR_LOAD: return x->ty.rank > 0 && px_skip_member_ok(e, x);
-  default: return tir_elementwise_op(x->op) && x->ty.rank > 0 && px_skip_member_ok(e, x);
+  default: return (x->op == TIR_LOAD || tir_elementwise_op(x->op)) && x->ty.rank > 0 && px_skip_member_ok(e, x);
   }
 }
 
@@ -212,19 +205,17 @@ static bool same_geom(const TirInst *a, const TirInst *b) {
          a->plan->phys[a->ty.rank - 1] == b->plan->phys[b->ty.rank - 1];
 }
 
-/* the bound as a name that costs no instruction, or NULL */
-static const char *bound_name(const Walk *w, const Witness *x) {
-  const TirInst *b = x->bound;
+/* the bound as a name that costs no instruction (early_operand emits only
+ * for arithmetic in the body), or NULL */
+static const char *bound_name(Walk *w, const Witness *x) {
   if (x->ext) return x->ext;
-  if (b->op == TIR_DIM) return px_ext(w->e, b->aux, b->aux2);
-  if (b->op == TIR_CONST) return arena_printf(w->e->a, "%lld", (long long)b->ival);
-  return in_body(w->loop, b) ? NULL : px_reg(w->e, b, 0);
+  return x->bound->op == TIR_BINARY && in_body(w->loop, x->bound) ? NULL : early_operand(w, x->bound);
 }
 
 /* Whether witness i adds nothing to the test: another with the same warp
  * columns, bound and length starts at the same base no later (a strip's
  * stores at c, c + W, ...; a load and the where that masks it) */
-static bool implied(const Walk *w, int i) {
+static bool implied(Walk *w, int i) {
   const Witness *x = &w->w[i];
   const char *nx = bound_name(w, x);
   int64_t ox, oy;
@@ -268,19 +259,13 @@ int px_walk_skip_begin(Emitter *e, const TirInst *loop) {
       px_out(e, "setp.eq.u32 %s, 0, 0;", run);
       break;
     }
-    /* run ||= start + c0 < bound, inside the slice: skip_pred's test (ptx.c) */
     const char *col = px_tmp(e, RC_B32), *p = px_tmp(e, RC_PRED);
-    px_out(e, "add.s32 %s, %s, %s;", col, start, c0);
-    px_out(e, "setp.lt.s32 %s, %s, %s;", p, col, bound);
-    if (x->v->plan->phys[x->v->ty.rank - 1] > x->len) /* slack columns past the slice */
-      px_out(e, "setp.lt.and.u32 %s, %s, %lld, %s;", p, c0, (long long)x->len, p);
-    px_out(e, "or.pred %s, %s, %s;", run, run, p);
+    px_or_warp_inside(e, run, x->v, c0, col, p, start, bound, x->len);
   }
   int L = px_new_label(e);
   px_out(e, "@!%s bra.uni $Lwalk%d;", run, L);
   return L;
 }
-
 
 void px_walk_skip_end(Emitter *e, int label) {
   if (label >= 0) px_label(e, "walk", label);

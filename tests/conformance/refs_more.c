@@ -641,6 +641,18 @@ static bool ref_walk_skip_fills(RefCtx *r) {
   return true;
 }
 
+/* walk_skip.ph, fills16: s = sum of x over [0, hi), 0.5 past N */
+static bool ref_walk_skip_fills16(RefCtx *r) {
+  CaseParam *X = ref_param(r, "X"), *S = ref_param(r, "S");
+  int64_t R = X->dims[0], N = X->dims[1], hi = (N + 1023) / 1024 * 1024;
+  for (int64_t i = 0; i < R; i++) {
+    double s = 0.5 * (double)(hi - N);
+    for (int64_t j = 0; j < N; j++) s += X->data[i * N + j];
+    S->data[i] = s;
+  }
+  return true;
+}
+
 /* shift_walk.ph, phantoms: over the columns of the plain walk, [0, hi) with
  * hi = cdiv(N, 256) 256 (those past N load as zero): s = sum (x + 1), q =
  * max(-1000, max (x - 5)), and the row's logsumexp over [0, N); Y =
@@ -1647,6 +1659,7 @@ const RefEntry harness_refs_more[] = {
     {"cluster_weighted", ref_cluster_weighted},
     {"past_end", ref_past_end},
     {"walk_skip_fills", ref_walk_skip_fills},
+    {"walk_skip_fills16", ref_walk_skip_fills16},
     {"shift_walk", ref_shift_walk},
     {"shift_walk_blocks", ref_shift_walk_blocks},
     {"layer_norm_rows", ref_layer_norm_rows},
