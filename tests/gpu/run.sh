@@ -138,6 +138,10 @@ if [ "${2:-}" = --bench ]; then
   [ -d "$build/bench" ] && PYTHONUNBUFFERED=1 OUT=$out python3 bench/bench.py "$build" > "$out/bench.log" 2>&1; sed -n '/==== bench/,$p' "$out/bench.log" 2>/dev/null
   command -v nvcc >/dev/null && nvcc -O3 -arch=sm_90a -o "$out/read_ceiling" tests/gpu/read_ceiling.cu &&
     "$out/read_ceiling" | tee "$out/read_ceiling.log" && rm -f "$out/read_ceiling"
+  # hand-written CUDA transposes at the bench's shapes: the roof of the access
+  # pattern the bench's transpose is held to (rows of odd pitch)
+  command -v nvcc >/dev/null && nvcc -O3 -arch=sm_90a -o "$out/transpose_roof" tests/gpu/transpose_roof.cu &&
+    "$out/transpose_roof" | tee "$out/transpose_roof.log" && rm -f "$out/transpose_roof"
   [ -x "$build/examples/gqa_host" ] && run gqa_check_bench "$build/examples/gqa_host" --bench "$build/examples" &&
     sed -n '/==== gqa/,$p' "$out/gqa_check_bench.log"
   # cuDNN at the one-call decode's shapes, in the same call
