@@ -145,31 +145,37 @@ kernel gqa_decode_merge(OP: tensor<f32>[B, S, HQ, NS, D],
 // @autotune list, so libphobos picks it per shape and device (a B 1 long
 // context wants many splits, B 64 few) where the host used to compute it.
 // Each CTA runs gqa_decode_split's online softmax over its chunk of the
-// keys and stores its partial; then it arrives at its (position block, KV
-// head) counter, and the NS-th CTA to arrive merges the NS partials of its
-// BQ x NQ rows into O, in the same launch (spec 9.5). The merge walks the
-// splits one at a time with a running max, so NS has no ceiling (the
-// two-kernel merge's tile is 32 splits wide).
+// keys and stores its partial; then the splits merge in the same launch
+// (arrive, spec 9.5), in two levels: the splits come in groups of GS =
+// min(NS, 16), and the last CTA of a group to arrive merges the group's
+// partials into one (OP2, LSE2); the last group to finish merges the NG =
+// NS / GS group partials into O. With NS <= 16 there is one group, whose
+// merge writes O.
 //
-// What it costs: that merge is one warp's. Until 12-05 it loaded the
-// group's [BQ, NQ, D] partial a split, in sequence, so its time grew with
-// NS (an L2 round trip a split; B 16, T 8192 measured 113.9 us in one call
-// against 83.0 for the pair, device call 2 of 12-05b); it now takes two
-// splits a step (below). gqa_decode_merge spreads the same work over a CTA
-// a row, behind a second launch. The list stops at 32
-// splits for that reason; B 1 long contexts, which want hundreds of
-// splits, take the pair until a merge that runs in parallel (a dependent
-// launch) lands. Unrolling the old merge loop (for<unroll 4>) kept four
-// [BQ, NQ, D] partials in registers at once and spilled (255 registers). BK is
-// the split kernel's measured best, 32: a 64-key tile at 4 stages is 128 KB
+// Why two levels: a merge is one warp's, an L2 round trip every two
+// splits (four [NQ, D] partials in flight a step spilled 264 bytes a
+// thread), so one level made the merge grow with NS and held the list to
+// 32 splits: a B 1 decode over 32768 keys ran 128 one-warp CTAs, one an
+// SM, at 0.70 TB/s (95.9 us against cuDNN's 42.0, H100, 12-07 third
+// session, call 1). Two levels take GS / 2 + NG / 2 steps (16 at NS 256)
+// where one took NS / 2 (128). Measured (H100, same session, calls 2-3):
+// B 1 T 32768 90.2 us (the library took NS 64), B 1 T 131072 153.8, B 16
+// T 8192 121.2 as before; but each merge step still costs about 4 us (the
+// pinned NS 64, 128, 256: 108.3, 116.3, 132.0 us at T 32768; ncu: this
+// kernel 97.7 us where the pair's split kernel takes 41.7 and its merge
+// kernel, a CTA a head, 9.2), so the pair (split, then gqa_decode_merge)
+// is still twice as fast for B 1. BK is the split kernel's measured best,
+// 32 (64 measured the same, call 3): a 64-key tile at 4 stages is 128 KB
 // of ring, one of these one-warp CTAs an SM.
-@autotune(NQ in [7], D in [128], BQ in [2], BK in [32], PIPE in [4, 2], NS in [4, 8, 16, 32])
+@autotune(NQ in [7], D in [128], BQ in [2], BK in [32], PIPE in [4, 2], NS in [4, 8, 16, 32, 64, 128, 256])
 @launch(32)
 @pipeline(PIPE)
 @padstage
 @dynshared
 @grid(NS, HKV, B * cdiv(S, BQ))
 @scratch(OP: tensor<f32>[B, S, HQ, NS, D], LSE: tensor<f32>[B, S, HQ, NS],
+         OP2: tensor<f32>[B, S, HQ, cdiv(NS, min(NS, 16)), D], LSE2: tensor<f32>[B, S, HQ, cdiv(NS, min(NS, 16))],
+         Cnt1: tensor<i32>[B * cdiv(S, BQ), HKV, cdiv(NS, min(NS, 16))] = 0,
          Cnt: tensor<i32>[B * cdiv(S, BQ), HKV] = 0)
 kernel gqa_decode(Q: tensor<bf16>[B, S, HQ, D],
                   K: tensor<bf16>[B, T, HKV, D],
@@ -235,20 +241,21 @@ kernel gqa_decode(Q: tensor<bf16>[B, S, HQ, D],
   OP[b, s0 :+ BQ, h * NQ :+ NQ, x, :] = acc * (1.0 / lsafe)
   LSE[b, s0 :+ BQ, h * NQ :+ NQ, x :+ 1] = m * 0.6931471805599453 + log(lsafe)
 
-  // the last of the NS CTAs of this (position block, KV head) merges: O is
-  // sum_x w_x OP_x / sum_x w_x with w_x = exp(LSE_x - the running max)
-  // a position at a time ([NQ, D] tiles: for a decode step's one position
+  // the last CTA of this split's group (GS splits: x / GS) merges them:
+  // sum_x w_x OP_x / sum_x w_x with w_x = exp(LSE_x - the running max), a
+  // position at a time ([NQ, D] tiles: for a decode step's one position
   // the block's second row is slack and costs nothing), two splits a step
-  // with all four loads issued before any is used: one L2 round trip for
-  // two splits, where one a split made this one-warp merge grow with NS
-  // (NS is even). Four a step spilled 264 bytes a thread, two none.
-  let last = arrive(Cnt[ctx.block.z, h], NS)
+  // with all four loads issued before any is used (GS is even)
+  let GS = min(NS, 16)
+  let NG = NS / GS
+  let g = x / GS
+  let last = arrive(Cnt1[ctx.block.z, h, g], GS)
   if last {
     for s in range(s0, min(S, s0 + BQ)) {
       var mx: tile<f32>[NQ, 1] = -inf
       var num: tile<f32>[NQ, D] = 0.0
       var den: tile<f32>[NQ, 1] = 0.0
-      for j in range(0, NS, 2) {
+      for j in range(g * GS, g * GS + GS, 2) {
         let o0 = OP[b, s, h * NQ :+ NQ, j, :]                          // [NQ, D]
         let o1 = OP[b, s, h * NQ :+ NQ, j + 1, :]
         let l0 = LSE[b, s, h * NQ :+ NQ, j :+ 1]                       // [NQ, 1]
@@ -263,7 +270,42 @@ kernel gqa_decode(Q: tensor<bf16>[B, S, HQ, D],
         den = den * c + (w0 + w1)
         mx = mn
       }
-      O[b, s, h * NQ :+ NQ, :] = bf16(num / den)
+      if NG == 1 {
+        O[b, s, h * NQ :+ NQ, :] = bf16(num / den)
+      } else {
+        // the group's partial and log-sum-exp (a group without keys: 0
+        // and -inf, which the next level weighs 0)
+        let dsafe = where(den == 0.0, 1.0, den)
+        OP2[b, s, h * NQ :+ NQ, g, :] = num * (1.0 / dsafe)
+        LSE2[b, s, h * NQ :+ NQ, g :+ 1] = where(den == 0.0, -inf, mx + log(dsafe))
+      }
+    }
+    if NG > 1 {
+      // the last group of this (position block, KV head) to finish merges
+      // the NG group partials into O the same way
+      let last2 = arrive(Cnt[ctx.block.z, h], NG)
+      if last2 {
+        for s in range(s0, min(S, s0 + BQ)) {
+          var mx: tile<f32>[NQ, 1] = -inf
+          var num: tile<f32>[NQ, D] = 0.0
+          var den: tile<f32>[NQ, 1] = 0.0
+          for j in range(0, NG, 2) {
+            let o0 = OP2[b, s, h * NQ :+ NQ, j, :]
+            let o1 = OP2[b, s, h * NQ :+ NQ, j + 1, :]
+            let l0 = LSE2[b, s, h * NQ :+ NQ, j :+ 1]
+            let l1 = LSE2[b, s, h * NQ :+ NQ, j + 1 :+ 1]
+            let mn = tmax(mx, tmax(l0, l1))
+            let ms = where(mn == -inf, 0.0, mn)
+            let c = exp(mx - ms)
+            let w0 = exp(l0 - ms)
+            let w1 = exp(l1 - ms)
+            num = num * c + (o0 * w0 + o1 * w1)
+            den = den * c + (w0 + w1)
+            mx = mn
+          }
+          O[b, s, h * NQ :+ NQ, :] = bf16(num / den)
+        }
+      }
     }
   }
 }

@@ -17,6 +17,10 @@
  *                              HKV 4, or the B, HQ and HKV that
  *                              GQA_DECODE_SHAPE names ("64,7,1": the same
  *                              bytes with each head's keys one stream)
+ *   gqa_host --bench-one-call DIR
+ *                              the one-call decode (gqa_decode, NQ 7, D 128)
+ *                              alone at issue 21's shapes: the library's
+ *                              split count, each variant pinned, the pair
  *
  * The check runs the matrix the example promises: NQ in {1, 2, 4, 7, 8}, D
  * in {64, 128}, causal (bottom-right aligned, T > S) and full, S and T not
@@ -392,6 +396,59 @@ static int bench_decode(const Kernels *k, const char *tag) {
   return fail;
 }
 
+/* The one call at issue 21's shapes (B 16 T 8192, B 1 T 32768, B 64 T 4096,
+ * B 1 T 131072; HQ 28 / HKV 4, D 128): the library's choice, each of its
+ * variants pinned, and the pair beside it (--bench and --bench-one-call). */
+static void bench_one_call(const Kernels *k, int *pass, int *fail) {
+  Problem p;
+  /* the one call at issue 21's shapes: Q, K, V and O only, the split
+   * count and the partials the library's (peer_decode.py: cuDNN) */
+  static const int64_t shapes[][2] = {{16, 8192}, {1, 32768}, {64, 4096}, {1, 131072}};
+  /* GQA_ONE_CALL_SHAPE=B,T: that shape alone, without the pinned runs
+   * (a profiler's run) */
+  const char *env = getenv("GQA_ONE_CALL_SHAPE");
+  long long eb = 0, et = 0;
+  bool one = env && sscanf(env, "%lld,%lld", &eb, &et) == 2 && eb > 0 && et > 0;
+  for (size_t i = 0; i < (one ? 1 : sizeof shapes / sizeof shapes[0]); i++) {
+    Shape d = {one ? eb : shapes[i][0], 1, one ? et : shapes[i][1], 28, 4, 128, false};
+    make(&p, d);
+    p.ns = NS_LIBRARY;
+    double derr = check(k, &p, 16), dus = median_us(k, &p), dbytes = 2.0 * 2 * (double)nkv_elems(&d);
+    bool dok = derr < 2e-2;
+    *pass += dok, *fail += !dok;
+    printf("decode  B %-2lld S 1 T %-6lld one call %8.1f us %7.2f TB/s  (rel err %.2e %s; %s)\n", (long long)d.B,
+           (long long)d.T, dus, dbytes / (dus * 1e-6) / 1e12, derr, dok ? "ok" : "FAIL", phobos_kernel_last_variant(k->decode));
+    /* each of the one call's variants pinned in turn: what the autotuner
+     * chose among (its split counts against the pair's below) */
+    for (int v = 0; v < (one ? 0 : 64); v++) {
+      char entry[64];
+      snprintf(entry, sizeof entry, "gqa_decode__v%d", v);
+      if (phobos_kernel_pin_variant(k->decode, entry) != PHOBOS_OK) break;
+      double verr = check(k, &p, 16), vus = median_us(k, &p);
+      bool vok = verr < 2e-2;
+      *pass += vok, *fail += !vok;
+      printf("decode  B %-2lld S 1 T %-6lld one call pinned %-16s %8.1f us %7.2f TB/s  (rel err %.2e %s)\n",
+             (long long)d.B, (long long)d.T, entry, vus, dbytes / (vus * 1e-6) / 1e12, verr, vok ? "ok" : "FAIL");
+    }
+    phobos_kernel_pin_variant(k->decode, NULL);
+    /* the pair at the host's split count, and for B 1 at more splits
+     * than the one call's 32 (the merge has no ceiling now) */
+    static const int64_t more[] = {0, 64, 128, 256};
+    for (size_t j = 0; j < (d.B == 1 ? sizeof more / sizeof more[0] : 1); j++) {
+      int64_t ns = more[j] ? more[j] : splits_for(&d);
+      if (j && ns == splits_for(&d)) continue;
+      use_splits(&p, ns);
+      double perr = check(k, &p, 16), pus = median_us(k, &p);
+      bool pok = perr < 2e-2;
+      *pass += pok, *fail += !pok;
+      printf("decode  B %-2lld S 1 T %-6lld split + merge, %3lld splits%s %8.1f us %7.2f TB/s  (rel err %.2e %s)\n",
+             (long long)d.B, (long long)d.T, (long long)ns, j ? "" : " (the host's)", pus,
+             dbytes / (pus * 1e-6) / 1e12, perr, pok ? "ok" : "FAIL");
+    }
+    destroy(&p);
+  }
+}
+
 int main(int argc, char **argv) {
   bool bdec = argc > 1 && !strcmp(argv[1], "--bench-decode"), bpre = argc > 1 && !strcmp(argv[1], "--bench-prefill");
   if (bdec || bpre) { /* one benchmark for each cubin named */
@@ -416,6 +473,15 @@ int main(int argc, char **argv) {
     }
     phobos_context_destroy(ctx);
     printf("%d passed, %d failed\n", n - fail, fail);
+    return fail ? 1 : 0;
+  }
+  if (argc > 1 && !strcmp(argv[1], "--bench-one-call")) { /* the one call at issue 21's shapes alone */
+    if (!host_start("gqa_attention")) return 0;
+    Kernels k = kernels_for(argc > 2 ? argv[2] : "build/examples", 7, 128);
+    int pass = 0, fail = 0;
+    bench_one_call(&k, &pass, &fail);
+    phobos_context_destroy(ctx);
+    printf("%d passed, %d failed\n", pass, fail);
     return fail ? 1 : 0;
   }
   bool bench = argc > 1 && !strcmp(argv[1], "--bench");
@@ -481,47 +547,7 @@ int main(int argc, char **argv) {
     printf("decode  B 16 S 1 T 8192 Q packed, K/V of a cache %8.1f us %7.2f TB/s  (%lld key splits; 16 rows checked: "
            "rel err %.2e %s)\n", us, bytes / (us * 1e-6) / 1e12, (long long)splits_for(&s), err, ok ? "ok" : "FAIL");
     destroy(&p);
-    /* the one call at issue 21's shapes: Q, K, V and O only, the split
-     * count and the partials the library's (peer_decode.py: cuDNN) */
-    static const int64_t shapes[][2] = {{16, 8192}, {1, 32768}, {64, 4096}, {1, 131072}};
-    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
-      Shape d = {shapes[i][0], 1, shapes[i][1], 28, 4, 128, false};
-      make(&p, d);
-      p.ns = NS_LIBRARY;
-      double derr = check(&k, &p, 16), dus = median_us(&k, &p), dbytes = 2.0 * 2 * (double)nkv_elems(&d);
-      bool dok = derr < 2e-2;
-      pass += dok, fail += !dok;
-      printf("decode  B %-2lld S 1 T %-6lld one call %8.1f us %7.2f TB/s  (rel err %.2e %s; %s)\n", (long long)d.B,
-             (long long)d.T, dus, dbytes / (dus * 1e-6) / 1e12, derr, dok ? "ok" : "FAIL", phobos_kernel_last_variant(k.decode));
-      /* each of the one call's variants pinned in turn: what the autotuner
-       * chose among (its split counts against the pair's below) */
-      for (int v = 0; v < 64; v++) {
-        char entry[64];
-        snprintf(entry, sizeof entry, "gqa_decode__v%d", v);
-        if (phobos_kernel_pin_variant(k.decode, entry) != PHOBOS_OK) break;
-        double verr = check(&k, &p, 16), vus = median_us(&k, &p);
-        bool vok = verr < 2e-2;
-        pass += vok, fail += !vok;
-        printf("decode  B %-2lld S 1 T %-6lld one call pinned %-16s %8.1f us %7.2f TB/s  (rel err %.2e %s)\n",
-               (long long)d.B, (long long)d.T, entry, vus, dbytes / (vus * 1e-6) / 1e12, verr, vok ? "ok" : "FAIL");
-      }
-      phobos_kernel_pin_variant(k.decode, NULL);
-      /* the pair at the host's split count, and for B 1 at more splits
-       * than the one call's 32 (the merge has no ceiling now) */
-      static const int64_t more[] = {0, 64, 128, 256};
-      for (size_t j = 0; j < (d.B == 1 ? sizeof more / sizeof more[0] : 1); j++) {
-        int64_t ns = more[j] ? more[j] : splits_for(&d);
-        if (j && ns == splits_for(&d)) continue;
-        use_splits(&p, ns);
-        double perr = check(&k, &p, 16), pus = median_us(&k, &p);
-        bool pok = perr < 2e-2;
-        pass += pok, fail += !pok;
-        printf("decode  B %-2lld S 1 T %-6lld split + merge, %3lld splits%s %8.1f us %7.2f TB/s  (rel err %.2e %s)\n",
-               (long long)d.B, (long long)d.T, (long long)ns, j ? "" : " (the host's)", pus,
-               dbytes / (pus * 1e-6) / 1e12, perr, pok ? "ok" : "FAIL");
-      }
-      destroy(&p);
-    }
+    bench_one_call(&k, &pass, &fail);
   }
   phobos_context_destroy(ctx);
   printf("%d passed, %d failed\n", pass, fail);
