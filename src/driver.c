@@ -314,7 +314,7 @@ static unsigned plan_flags(const DriverOptions *o) {
          (o->no_defer ? PLAN_NO_DEFER : 0) | (o->late_waits ? PLAN_LATE_WAITS : 0) | (o->no_l2pf ? PLAN_NO_L2PF : 0) |
          (o->no_skip ? PLAN_NO_SKIP : 0) | (o->no_walk_skip ? PLAN_NO_WALK_SKIP : 0) |
          (o->l2_hints < 0 ? PLAN_NO_L2_HINTS : 0) |
-         (o->shift_walk ? PLAN_SHIFT_WALK : 0) |
+         (o->shift_walk ? PLAN_SHIFT_WALK : 0) | (o->row_broadcasts ? PLAN_ROW_BROADCASTS : 0) |
          (o->l2_hints == 2 ? PLAN_L2_HINT_STORES : 0) |
          (o->l2_keep_eighths ? (unsigned)(8 - o->l2_keep_eighths) << PLAN_L2_KEEP_SHIFT : 0);
 }

@@ -40,6 +40,7 @@ typedef struct DriverOptions {
   bool no_skip;          /* --no-warp-skip: every warp runs every chain that only stores (skip.c; A/B runs) */
   bool no_walk_skip;     /* --no-walk-skip: every warp runs every iteration of a walk (ptx/walkskip.c; A/B runs) */
   bool shift_walk;       /* --shift-walks, experimental: row loops at their rows' alignment (shiftwalk.c) */
+  bool row_broadcasts;   /* --row-broadcasts, experimental: column vectors broadcast across tiles in the tiles' rows (plan/layout.c) */
   bool staged_rows;      /* --staged-rows (experimental): staged-rows copies of multi-pass variants (staged.c) */
   bool all_variants;     /* --all-variants: keep the variants drop_oversized leaves out (driver.c) */
   bool no_general_strides; /* --no-general-strides: no general-strides copy (driver_general_copy) */

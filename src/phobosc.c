@@ -118,6 +118,11 @@ static const char usage_text[] =
     "                       row's alignment, so that each thread's chunks are\n"
     "                       aligned vectors (correct on the GPU, 5% slower on\n"
     "                       the bench's softmax over 50257 columns: A/B runs)\n"
+    "  --row-broadcasts     experimental: a column vector ([R, 1]) that no row\n"
+    "                       reduction made, broadcast across an [R, C] tile, is\n"
+    "                       planned in the tile's rows (each thread computes the\n"
+    "                       row values of its rows) instead of crossing the\n"
+    "                       exchange area (not yet run on a GPU)\n"
     "  --staged-rows        experimental: a variant whose loops read the same rows\n"
     "                       of a read-only tensor in two passes gains a copy that\n"
     "                       copies those rows into shared memory once, for\n"
@@ -277,6 +282,8 @@ static void parse_args(int argc, char **argv, Options *o) {
       o->d.no_skip = true;
     } else if (strcmp(arg, "--shift-walks") == 0) {
       o->d.shift_walk = true;
+    } else if (strcmp(arg, "--row-broadcasts") == 0) {
+      o->d.row_broadcasts = true;
     } else if (strcmp(arg, "--no-occupancy-copies") == 0) {
       o->d.no_occupancy = true;
     } else if (strcmp(arg, "--no-cluster-rows") == 0) {

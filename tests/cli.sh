@@ -1032,6 +1032,19 @@ else ok "walk skip: not the loop whose slack is not the identity"; fi
 run "--no-walk-skip" 0 --emit=ptx --no-occupancy-copies --no-walk-skip "$walk"
 lacks "--no-walk-skip: no branch" out "bra.uni \$Lwalk"
 
+# --row-broadcasts (experimental, spec 15.26): the decode merge's log-sum-exp
+# weights ([NQ, 1], loaded, no row reduction made them) take the rows of
+# the [NQ, D] partials they scale: every broadcast in registers, no
+# exchange area; without the flag the merge has its exchanges
+dec="$PROJECT_ROOT/examples/gqa_attention/gqa_decode.ph"
+run "--row-broadcasts" 0 --emit=plan --row-broadcasts -D NQ=7 -D D=128 -D NS=64 -D PIPE=2 "$dec"
+has "--row-broadcasts: the weights in the partials' rows" out "load      f32  [7, 1] phys [8, 1] masked reg sliced(last dim) of blocked"
+if [ "$(awk '/^plan gqa_decode \[/{f++} f==1' "$tmp/out" | grep -c 'exchange of')" = 0 ]; then ok "--row-broadcasts: no exchange in gqa_decode"
+else not_ok "--row-broadcasts: no exchange in gqa_decode" "$(awk '/^plan gqa_decode \[/{f++} f==1' "$tmp/out" | grep 'exchange of' | head -3)"; fi
+run "no --row-broadcasts" 0 --emit=plan -D NQ=7 -D D=128 -D NS=64 -D PIPE=2 "$dec"
+if [ "$(awk '/^plan gqa_decode \[/{f++} f==1' "$tmp/out" | grep -c 'exchange of')" -gt 0 ]; then ok "no --row-broadcasts: the merge's exchanges"
+else not_ok "no --row-broadcasts: the merge's exchanges"; fi
+
 # --emit=c (spec 17.1): the cubin and the manifest as data in a C file, and
 # K_module_load (K the file's stem, an identifier) that loads them; the C
 # compiles warning-free; -o FILE.c is required; no cubin or yaml is left

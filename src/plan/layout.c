@@ -256,6 +256,30 @@ void pl_assign_layouts(Planner *P) {
       cls[sr] = l;
     }
   }
+  /* 3c. a column vector ([.., R, 1]) broadcast across a tile ([.., R, C]),
+   * its class not yet placed (no row reduction made it): the tile's rows,
+   * each thread holding the row values of the rows it holds, so that the
+   * broadcast reads registers, not the exchange area (a decode merge's
+   * log-sum-exp weights over its partials). A class that does not allow
+   * it (pl_choose_layouts) goes flat, as it would have gone otherwise. */
+  for (int i = 0; i < n && P->p->row_broadcasts; i++) {
+    TirInst *in = P->f->insts[i];
+    if (in->op != TIR_BROADCAST || in->ty.rank < 2) continue;
+    TirInst *x = in->args[0];
+    int r = in->ty.rank;
+    if (x->ty.rank != r || x->plan->res != RES_REG || x->plan->phys[r - 1] != 1 || in->plan->phys[r - 1] == 1)
+      continue;
+    bool rows = true;
+    for (int d = 0; d < r - 1; d++) rows = rows && x->plan->phys[d] == in->plan->phys[d];
+    int root = find(P, i), sr = find(P, x->id);
+    if (!rows || cls[sr] || (cls[root] && cls[root]->kind != LAYOUT_BLOCKED)) continue;
+    if (!cls[root]) cls[root] = blocked(P, in->plan, in->ty.rank, in->ty.elem);
+    Layout *l = new_layout(P);
+    l->kind = LAYOUT_SLICED;
+    l->rank = r;
+    l->parent = cls[root];
+    cls[sr] = l;
+  }
   /* 4. the rest */
   for (int i = 0; i < n; i++) {
     TirInst *in = P->f->insts[i];

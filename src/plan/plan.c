@@ -46,6 +46,7 @@ Plan *plan_kernel_rows(Arena *a, Diags *d, TirFunc *f, const char *arch, unsigne
   p->l2_keep_eighths = 8 - (int)((flags & PLAN_L2_KEEP_MASK) >> PLAN_L2_KEEP_SHIFT);
   p->no_skip = flags & PLAN_NO_SKIP;
   p->no_walk_skip = flags & PLAN_NO_WALK_SKIP;
+  p->row_broadcasts = flags & PLAN_ROW_BROADCASTS;
   p->shift_walk = flags & PLAN_SHIFT_WALK;
   bool sm90 = !arch || strcmp(arch, "sm_90a") == 0;
   p->wgmma = sm90 && !(flags & PLAN_NO_WGMMA);

@@ -193,6 +193,7 @@ typedef struct Plan {
   int l2_keep_eighths;           /* the share of lines an evict_last load keeps, in eighths (PLAN_L2_KEEP_SHIFT) */
   bool no_skip;    /* PLAN_NO_SKIP: no warp skips a chain that only stores (src/skip.c) */
   bool no_walk_skip; /* PLAN_NO_WALK_SKIP: no warp skips a walk's iteration past its end (ptx/walkskip.c) */
+  bool row_broadcasts; /* PLAN_ROW_BROADCASTS: a column vector broadcast across a tile takes the tile's rows (plan/layout.c, 3c) */
   bool shift_walk; /* PLAN_SHIFT_WALK: row loops' blocks may move to their row's alignment (src/shiftwalk.c) */
   int raster_group; /* a 2-D grid's blocks grouped this many block.y rows at a time (plan/raster.c), 0: the hardware's order */
   int ntmaps;
@@ -277,7 +278,10 @@ enum { PLAN_NO_ASYNC = 1, PLAN_PRODUCER_WARP = 2, PLAN_PREFETCH = 4, PLAN_NO_TEN
        PLAN_LATE_WAITS = 1 << 23,
        /* every warp runs every iteration of a walk (phobosc --no-walk-skip;
         * ptx/walkskip.c) */
-       PLAN_NO_WALK_SKIP = 1 << 24 };
+       PLAN_NO_WALK_SKIP = 1 << 24,
+       /* a column vector broadcast across a tile is planned in the tile's
+        * rows (phobosc --row-broadcasts, experimental; plan/layout.c) */
+       PLAN_ROW_BROADCASTS = 1 << 25 };
 #define PLAN_STAGE_CAP(n) ((unsigned)(n) << PLAN_STAGE_SHIFT)
 Plan *plan_kernel(Arena *a, Diags *d, TirFunc *f, const char *arch, unsigned flags);
 /* plan_kernel with Plan.scalar_params set (0: plan_kernel itself) */

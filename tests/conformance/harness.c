@@ -81,8 +81,8 @@ static bool read_consts(Y *y, yaml_node_t *m, Define *out, int *n) {
 
 /* PHOBOS_PRODUCER_WARP=1 plans the cases with phobosc --producer-warp's
  * switch (the GPU run of tests/gpu/run.sh passes it through), and so
- * PHOBOS_SHIFT_WALKS=1 with --shift-walks' and PHOBOS_LATE_WAITS=1 with
- * --late-waits' */
+ * PHOBOS_SHIFT_WALKS=1 with --shift-walks', PHOBOS_LATE_WAITS=1 with
+ * --late-waits' and PHOBOS_ROW_BROADCASTS=1 with --row-broadcasts' */
 static unsigned harness_plan_flags(void) {
   const char *v = getenv("PHOBOS_PRODUCER_WARP");
   const char *f = getenv("PHOBOS_PREFETCH");
@@ -90,9 +90,10 @@ static unsigned harness_plan_flags(void) {
   const char *w = getenv("PHOBOS_WGMMA");
   const char *s = getenv("PHOBOS_SHIFT_WALKS");
   const char *l = getenv("PHOBOS_LATE_WAITS");
+  const char *rb = getenv("PHOBOS_ROW_BROADCASTS");
   return (l && strcmp(l, "1") == 0 ? PLAN_LATE_WAITS : 0) | (v && strcmp(v, "1") == 0 ? PLAN_PRODUCER_WARP : 0) | (f && strcmp(f, "1") == 0 ? PLAN_PREFETCH : 0) |
          (t && strcmp(t, "0") == 0 ? PLAN_NO_TENSOR_COPIES : 0) | (w && strcmp(w, "0") == 0 ? PLAN_NO_WGMMA : 0) |
-         (s && strcmp(s, "1") == 0 ? PLAN_SHIFT_WALK : 0);
+         (s && strcmp(s, "1") == 0 ? PLAN_SHIFT_WALK : 0) | (rb && strcmp(rb, "1") == 0 ? PLAN_ROW_BROADCASTS : 0);
 }
 
 /* PHOBOS_SPECIALIZE=1: the warp-specialized copies too (phobosc --warp-specialize) */

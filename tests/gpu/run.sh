@@ -87,6 +87,13 @@ PHOBOS_GPU_PAD=1 run gpu_conformance.strided1 bash tests/gpu/pconf.sh "$build/te
 # pitches: every case whose row loops qualify, against the interpreter
 PHOBOS_SHIFT_WALKS=1 PHOBOS_GPU_PAD=1 run gpu_conformance.shift_walks bash tests/gpu/pconf.sh \
   "$build/tests/gpu/gpu_conformance" spec/conformance/*.yaml
+# column vectors broadcast in their tiles' rows (phobosc --row-broadcasts,
+# spec 15.26, experimental): the cases whose PTX it changes, and racecheck
+PHOBOS_ROW_BROADCASTS=1 run gpu_conformance.row_broadcasts bash tests/gpu/pconf.sh \
+  "$build/tests/gpu/gpu_conformance" spec/conformance/{builtin,fma,op,stmt,gqa_decode,llm_}*.yaml
+command -v compute-sanitizer >/dev/null && PHOBOS_ROW_BROADCASTS=1 run gpu_conformance.row_broadcasts.racecheck \
+  timeout 300 compute-sanitizer --tool racecheck --error-exitcode 1 "$build/tests/gpu/gpu_conformance" \
+  spec/conformance/{gqa_decode_nq7_causal,gqa_decode_groups,llm_gqa_merge_len,op_broadcast}.yaml
 # and with every tensor's last dim at stride 2 (general strides, spec 16.3):
 # only the general-strides copies run, element by element; under memcheck too
 PHOBOS_GPU_SPREAD=2 run gpu_conformance.spread2 bash tests/gpu/pconf.sh "$build/tests/gpu/gpu_conformance" \
