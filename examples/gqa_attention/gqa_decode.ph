@@ -167,7 +167,10 @@ kernel gqa_decode_merge(OP: tensor<f32>[B, S, HQ, NS, D],
 // is still twice as fast for B 1. BK is the split kernel's measured best,
 // 32 (64 measured the same, call 3): a 64-key tile at 4 stages is 128 KB
 // of ring, one of these one-warp CTAs an SM.
+// (the merges take splits and groups two at a time, and groups of 16 whole:
+// NS even, and a multiple of 16 above 16; @requires leaves other points out)
 @autotune(NQ in [7], D in [128], BQ in [2], BK in [32], PIPE in [4, 2], NS in [4, 8, 16, 32, 64, 128, 256])
+@requires(NS % 2 == 0, NS % min(NS, 16) == 0)
 @launch(32)
 @pipeline(PIPE)
 @padstage

@@ -21,6 +21,9 @@
  *                              the one-call decode (gqa_decode, NQ 7, D 128)
  *                              alone at issue 21's shapes: the library's
  *                              split count, each variant pinned, the pair
+ *                              (DIR as for --bench: the NQ 7, D 128 cubins);
+ *                              GQA_ONE_CALL_SHAPE=B,T: that shape alone,
+ *                              no variant pinned
  *
  * The check runs the matrix the example promises: NQ in {1, 2, 4, 7, 8}, D
  * in {64, 128}, causal (bottom-right aligned, T > S) and full, S and T not
@@ -404,8 +407,8 @@ static void bench_one_call(const Kernels *k, int *pass, int *fail) {
   /* the one call at issue 21's shapes: Q, K, V and O only, the split
    * count and the partials the library's (peer_decode.py: cuDNN) */
   static const int64_t shapes[][2] = {{16, 8192}, {1, 32768}, {64, 4096}, {1, 131072}};
-  /* GQA_ONE_CALL_SHAPE=B,T: that shape alone, without the pinned runs
-   * (a profiler's run) */
+  /* GQA_ONE_CALL_SHAPE=B,T (--bench and --bench-one-call): that shape
+   * alone, the library's choice and the pair, without each variant pinned */
   const char *env = getenv("GQA_ONE_CALL_SHAPE");
   long long eb = 0, et = 0;
   bool one = env && sscanf(env, "%lld,%lld", &eb, &et) == 2 && eb > 0 && et > 0;
