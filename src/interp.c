@@ -75,7 +75,6 @@ double interp_round(Scalar e, double v) {
   return v;
 }
 
-
 /* ------------------------------------------------------------- values */
 
 typedef struct Val {

@@ -68,7 +68,6 @@ static TirInst *const_float(Lower *l, Scalar e, double v, Span at) {
   return c;
 }
 
-
 /* A constant converted as the language converts values: float to integer
  * truncates and saturates to the target's range, integer to a narrower
  * integer wraps, bool is 0 or 1. */

@@ -404,8 +404,8 @@ static int bench_decode(const Kernels *k, const char *tag) {
  * variants pinned, and the pair beside it (--bench and --bench-one-call). */
 static void bench_one_call(const Kernels *k, int *pass, int *fail) {
   Problem p;
-  /* the one call at issue 21's shapes: Q, K, V and O only, the split
-   * count and the partials the library's (peer_decode.py: cuDNN) */
+  /* Q, K, V and O only, the split count and the partials the library's
+   * (peer_decode.py: cuDNN at the same shapes) */
   static const int64_t shapes[][2] = {{16, 8192}, {1, 32768}, {64, 4096}, {1, 131072}};
   /* GQA_ONE_CALL_SHAPE=B,T (--bench and --bench-one-call): that shape
    * alone, the library's choice and the pair, without each variant pinned */
@@ -434,8 +434,7 @@ static void bench_one_call(const Kernels *k, int *pass, int *fail) {
              (long long)d.B, (long long)d.T, entry, vus, dbytes / (vus * 1e-6) / 1e12, verr, vok ? "ok" : "FAIL");
     }
     phobos_kernel_pin_variant(k->decode, NULL);
-    /* the pair at the host's split count, and for B 1 at more splits
-     * than the one call's 32 (the merge has no ceiling now) */
+    /* the pair at the host's split count, and for B 1 at 64 to 256 */
     static const int64_t more[] = {0, 64, 128, 256};
     for (size_t j = 0; j < (d.B == 1 ? sizeof more / sizeof more[0] : 1); j++) {
       int64_t ns = more[j] ? more[j] : splits_for(&d);

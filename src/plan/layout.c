@@ -199,6 +199,15 @@ static Layout *dot_b_layout(Planner *P, const PlanVal *v, Scalar elem, bool tran
   return l;
 }
 
+/* the row values of parent's rows (its last dim sliced away) */
+static Layout *sliced(Planner *P, Layout *parent, int rank) {
+  Layout *l = new_layout(P);
+  l->kind = LAYOUT_SLICED;
+  l->rank = rank;
+  l->parent = parent;
+  return l;
+}
+
 /* The layout each class of tied values takes: a dot result fixes its class
  * (accumulator or FMA blocked), then an FMA dot's B operand fixes its own;
  * everything else is blocked. */
@@ -229,13 +238,7 @@ void pl_assign_layouts(Planner *P) {
     TirInst *x = in->args[0];
     int xr = find(P, x->id), root = find(P, i);
     if (!cls[xr]) cls[xr] = blocked(P, x->plan, x->ty.rank, x->ty.elem);
-    if (!cls[root]) {
-      Layout *l = new_layout(P);
-      l->kind = LAYOUT_SLICED;
-      l->rank = in->ty.rank;
-      l->parent = cls[xr];
-      cls[root] = l;
-    }
+    if (!cls[root]) cls[root] = sliced(P, cls[xr], in->ty.rank);
   }
   /* 3b. a row vector broadcast down a tile: its columns as the tile holds them */
   for (int i = 0; i < n; i++) {
@@ -274,11 +277,7 @@ void pl_assign_layouts(Planner *P) {
     int root = find(P, i), sr = find(P, x->id);
     if (!rows || cls[sr] || (cls[root] && cls[root]->kind != LAYOUT_BLOCKED)) continue;
     if (!cls[root]) cls[root] = blocked(P, in->plan, in->ty.rank, in->ty.elem);
-    Layout *l = new_layout(P);
-    l->kind = LAYOUT_SLICED;
-    l->rank = r;
-    l->parent = cls[root];
-    cls[sr] = l;
+    cls[sr] = sliced(P, cls[root], r);
   }
   /* 4. the rest */
   for (int i = 0; i < n; i++) {

@@ -15,14 +15,7 @@
 #include <cstdlib>
 #include <vector>
 
-#define CK(x)                                                                          \
-  do {                                                                                 \
-    cudaError_t e_ = (x);                                                              \
-    if (e_ != cudaSuccess) {                                                           \
-      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      exit(1);                                                                         \
-    }                                                                                  \
-  } while (0)
+#include "cuda_check.h"
 
 template <int U>
 __global__ void read_all(const uint4 *__restrict__ x, size_t n, unsigned *out) {

@@ -18,14 +18,7 @@
 #include <cstdlib>
 #include <vector>
 
-#define CK(x)                                                                          \
-  do {                                                                                 \
-    cudaError_t e_ = (x);                                                              \
-    if (e_ != cudaSuccess) {                                                           \
-      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      exit(1);                                                                         \
-    }                                                                                  \
-  } while (0)
+#include "cuda_check.h"
 
 __global__ void copy16(const float4 *__restrict__ x, float4 *__restrict__ y, size_t n) {
   size_t step = (size_t)gridDim.x * blockDim.x;
