@@ -164,7 +164,13 @@ kernel gqa_decode_merge(OP: tensor<f32>[B, S, HQ, NS, D],
 // pinned NS 64, 128, 256: 108.3, 116.3, 132.0 us at T 32768; ncu: this
 // kernel 97.7 us where the pair's split kernel takes 41.7 and its merge
 // kernel, a CTA a head, 9.2), so the pair (split, then gqa_decode_merge)
-// is still twice as fast for B 1. BK is the split kernel's measured best,
+// is still twice as fast for B 1. Taken apart (12-07 fourth session, call
+// 1, H100, B 1 T 32768, NS 64 pinned: 93.2 us): without the merges 43.1,
+// the first level alone 71.6, one step of it and the second level 76.7,
+// so a level's first step costs about 16 us and each one after it about
+// 1.8: the merge is the fetch of its code (some 1200 instructions a step,
+// run once, cold), not its loads or its exchanges (--row-broadcasts, which
+// removes every exchange, ran 95.2). BK is the split kernel's measured best,
 // 32 (64 measured the same, call 3): a 64-key tile at 4 stages is 128 KB
 // of ring, one of these one-warp CTAs an SM.
 // (the merges take splits and groups two at a time, and groups of 16 whole:

@@ -23,7 +23,8 @@
  *                              split count, each variant pinned, the pair
  *                              (DIR as for --bench: the NQ 7, D 128 cubins);
  *                              GQA_ONE_CALL_SHAPE=B,T: that shape alone,
- *                              no variant pinned
+ *                              no variant pinned; GQA_ONE_CALL_PIN=ENTRY:
+ *                              that entry in place of the library's choice
  *
  * The check runs the matrix the example promises: NQ in {1, 2, 4, 7, 8}, D
  * in {64, 128}, causal (bottom-right aligned, T > S) and full, S and T not
@@ -416,6 +417,10 @@ static void bench_one_call(const Kernels *k, int *pass, int *fail) {
     Shape d = {one ? eb : shapes[i][0], 1, one ? et : shapes[i][1], 28, 4, 128, false};
     make(&p, d);
     p.ns = NS_LIBRARY;
+    /* GQA_ONE_CALL_PIN=ENTRY: that variant timed in place of the library's
+     * choice (A/B runs of one split count) */
+    const char *pin = getenv("GQA_ONE_CALL_PIN");
+    if (pin && *pin) PK(phobos_kernel_pin_variant(k->decode, pin));
     double derr = check(k, &p, 16), dus = median_us(k, &p), dbytes = 2.0 * 2 * (double)nkv_elems(&d);
     bool dok = derr < 2e-2;
     *pass += dok, *fail += !dok;

@@ -72,8 +72,9 @@ kernel rmsnorm(X: tensor<f32>[B, H],
 // q8_matvec_split example's kernel with M rows of activations. CTA (x, y)
 // takes TN columns and the y-th of KSPLIT chunks of K, so that even N 3584
 // gives the GPU enough CTAs; the last CTA of each column block to arrive
-// sums the KSPLIT partials into C, eight loads in flight at a time. P and
-// Cnt are the library's (@scratch); KSPLIT (8 to 128, as the q8_matvec
+// sums the KSPLIT partials into C, eight loads in flight at a time (in two
+// levels from 64 splits: below). P, P2 and the counters are the library's
+// (@scratch); KSPLIT (8 to 128, as the q8_matvec
 // example's), TN and OCC are tuned per shape: a CTA's loop issues one
 // [32, TN] tile's loads at a time, so the bytes in flight are the CTAs
 // resident, and until 12-06 (KSPLIT at most 32, the partials four at a
@@ -88,7 +89,8 @@ kernel rmsnorm(X: tensor<f32>[B, H],
 @launch(TN / 4, OCC / TN)
 @grid(cdiv(N, TN), KSPLIT)
 @requires(KB >= cdiv(K, 32), M <= MR)
-@scratch(P: tensor<f32>[KSPLIT, M, N], Cnt: tensor<i32>[cdiv(N, TN)] = 0)
+@scratch(P: tensor<f32>[KSPLIT, M, N], P2: tensor<f32>[8, M, N],
+         Cnt1: tensor<i32>[cdiv(N, TN), 8] = 0, Cnt: tensor<i32>[cdiv(N, TN)] = 0)
 kernel q8_gemv(A: tensor<f32>[M, K],
                W: tensor<i8>[K, N],
                S: tensor<f32>[KB, N],
@@ -107,10 +109,22 @@ kernel q8_gemv(A: tensor<f32>[M, K],
     acc += part * s
   }
   P[ctx.block.y, 0 :+ MR, pn * TN :+ TN] = acc     // rows past M are not stored
-  let last = arrive(Cnt[pn], KSPLIT)
+  // KSPLIT partials summed in one level up to 32 (the last CTA to arrive, eight
+  // loads in flight a step), in two above: groups of KSPLIT / 8 splits, the
+  // last CTA of each summing its group into P2, the last group the eight
+  // group sums (3 steps at KSPLIT 128, where one level took 16, each step an
+  // L2 round trip that the CTA alone waits on). H100, 12-07 fourth session,
+  // call 1: the down projection 1121 -> 1043 us a step launched one by one,
+  // the step 4545 -> 4448 us (B 1, context 4096)
+  var GS = KSPLIT
+  if KSPLIT >= 64 {
+    GS = KSPLIT / 8
+  }
+  let g = ctx.block.y / GS
+  let last = arrive(Cnt1[pn, g], GS)
   if last {
     var c: tile<f32>[MR, TN] = 0.0
-    for r in range(0, KSPLIT, 8) {
+    for r in range(g * GS, g * GS + GS, 8) {
       let p0 = P[r, 0 :+ MR, pn * TN :+ TN]
       let p1 = P[r + 1, 0 :+ MR, pn * TN :+ TN]
       let p2 = P[r + 2, 0 :+ MR, pn * TN :+ TN]
@@ -121,7 +135,25 @@ kernel q8_gemv(A: tensor<f32>[M, K],
       let p7 = P[r + 7, 0 :+ MR, pn * TN :+ TN]
       c += ((p0 + p1) + (p2 + p3)) + ((p4 + p5) + (p6 + p7))
     }
-    C[0 :+ MR, pn * TN :+ TN] = c
+    if GS == KSPLIT {
+      C[0 :+ MR, pn * TN :+ TN] = c
+    } else {
+      P2[g, 0 :+ MR, pn * TN :+ TN] = c
+      let last2 = arrive(Cnt[pn], 8)
+      if last2 {
+        var c2: tile<f32>[MR, TN] = 0.0
+        let p0 = P2[0, 0 :+ MR, pn * TN :+ TN]
+        let p1 = P2[1, 0 :+ MR, pn * TN :+ TN]
+        let p2 = P2[2, 0 :+ MR, pn * TN :+ TN]
+        let p3 = P2[3, 0 :+ MR, pn * TN :+ TN]
+        let p4 = P2[4, 0 :+ MR, pn * TN :+ TN]
+        let p5 = P2[5, 0 :+ MR, pn * TN :+ TN]
+        let p6 = P2[6, 0 :+ MR, pn * TN :+ TN]
+        let p7 = P2[7, 0 :+ MR, pn * TN :+ TN]
+        c2 += ((p0 + p1) + (p2 + p3)) + ((p4 + p5) + (p6 + p7))
+        C[0 :+ MR, pn * TN :+ TN] = c2
+      }
+    }
   }
 }
 
@@ -134,7 +166,8 @@ kernel q8_gemv(A: tensor<f32>[M, K],
 @launch(TN / 4, OCC / TN)
 @grid(cdiv(N, TN), KSPLIT)
 @requires(KB >= cdiv(K, 32), M <= MR)
-@scratch(P: tensor<f32>[KSPLIT, M, N], Cnt: tensor<i32>[cdiv(N, TN)] = 0)
+@scratch(P: tensor<f32>[KSPLIT, M, N], P2: tensor<f32>[8, M, N],
+         Cnt1: tensor<i32>[cdiv(N, TN), 8] = 0, Cnt: tensor<i32>[cdiv(N, TN)] = 0)
 kernel q8_gemv_add(A: tensor<f32>[M, K],
                    W: tensor<i8>[K, N],
                    S: tensor<f32>[KB, N],
@@ -153,10 +186,19 @@ kernel q8_gemv_add(A: tensor<f32>[M, K],
     acc += part * s
   }
   P[ctx.block.y, 0 :+ MR, pn * TN :+ TN] = acc
-  let last = arrive(Cnt[pn], KSPLIT)
+  // the partials summed as in q8_gemv, in two levels from 64 splits
+  var GS = KSPLIT
+  if KSPLIT >= 64 {
+    GS = KSPLIT / 8
+  }
+  let g = ctx.block.y / GS
+  let last = arrive(Cnt1[pn, g], GS)
   if last {
-    var c: tile<f32>[MR, TN] = C[0 :+ MR, pn * TN :+ TN]
-    for r in range(0, KSPLIT, 8) {
+    var c: tile<f32>[MR, TN] = 0.0
+    if GS == KSPLIT {
+      c = C[0 :+ MR, pn * TN :+ TN]
+    }
+    for r in range(g * GS, g * GS + GS, 8) {
       let p0 = P[r, 0 :+ MR, pn * TN :+ TN]
       let p1 = P[r + 1, 0 :+ MR, pn * TN :+ TN]
       let p2 = P[r + 2, 0 :+ MR, pn * TN :+ TN]
@@ -167,7 +209,25 @@ kernel q8_gemv_add(A: tensor<f32>[M, K],
       let p7 = P[r + 7, 0 :+ MR, pn * TN :+ TN]
       c += ((p0 + p1) + (p2 + p3)) + ((p4 + p5) + (p6 + p7))
     }
-    C[0 :+ MR, pn * TN :+ TN] = c
+    if GS == KSPLIT {
+      C[0 :+ MR, pn * TN :+ TN] = c
+    } else {
+      P2[g, 0 :+ MR, pn * TN :+ TN] = c
+      let last2 = arrive(Cnt[pn], 8)
+      if last2 {
+        var c2: tile<f32>[MR, TN] = C[0 :+ MR, pn * TN :+ TN]
+        let p0 = P2[0, 0 :+ MR, pn * TN :+ TN]
+        let p1 = P2[1, 0 :+ MR, pn * TN :+ TN]
+        let p2 = P2[2, 0 :+ MR, pn * TN :+ TN]
+        let p3 = P2[3, 0 :+ MR, pn * TN :+ TN]
+        let p4 = P2[4, 0 :+ MR, pn * TN :+ TN]
+        let p5 = P2[5, 0 :+ MR, pn * TN :+ TN]
+        let p6 = P2[6, 0 :+ MR, pn * TN :+ TN]
+        let p7 = P2[7, 0 :+ MR, pn * TN :+ TN]
+        c2 += ((p0 + p1) + (p2 + p3)) + ((p4 + p5) + (p6 + p7))
+        C[0 :+ MR, pn * TN :+ TN] = c2
+      }
+    }
   }
 }
 
