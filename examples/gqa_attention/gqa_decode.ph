@@ -148,9 +148,10 @@ kernel gqa_decode_merge(OP: tensor<f32>[B, S, HQ, NS, D],
 // keys and stores its partial; then the splits merge in the same launch
 // (arrive, spec 9.5), in two levels: the splits come in groups of GS =
 // min(NS, 16), and the last CTA of a group to arrive merges the group's
-// partials into one (OP2, LSE2); the last group to finish merges the NG =
-// NS / GS group partials into O. With NS <= 16 there is one group, whose
-// merge writes O.
+// partials into one (in OP and LSE, at slot NS + its group: the scratch has
+// NG slots past the splits'); the last group to finish merges the NG = NS /
+// GS group partials into O. With NS <= 16 there is one group, whose merge
+// writes O.
 //
 // Why two levels: a merge is one warp's, an L2 round trip every two
 // splits (four [NQ, D] partials in flight a step spilled 264 bytes a
@@ -170,7 +171,12 @@ kernel gqa_decode_merge(OP: tensor<f32>[B, S, HQ, NS, D],
 // so a level's first step costs about 16 us and each one after it about
 // 1.8: the merge is the fetch of its code (some 1200 instructions a step,
 // run once, cold), not its loads or its exchanges (--row-broadcasts, which
-// removes every exchange, ran 95.2). BK is the split kernel's measured best,
+// removes every exchange, ran 95.2). So both levels run one body (a loop
+// of two rounds over the slots it merges, its loads reading OP and LSE at
+// either level), which the second level finds fetched: B 1 T 32768 88.9 ->
+// 82.0 us, B 1 T 131072 153.4 -> 146.2; B 16 T 8192 and B 64 T 4096, where
+// the library takes one level, 123.8 / 124.4 and 212.1 / 214.0 (the same;
+// H100, 12-07 fourth session, calls 6-8). BK is the split kernel's measured best,
 // 32 (64 measured the same, call 3): a 64-key tile at 4 stages is 128 KB
 // of ring, one of these one-warp CTAs an SM.
 // (the merges take splits and groups two at a time, and groups of 16 whole:
@@ -182,8 +188,7 @@ kernel gqa_decode_merge(OP: tensor<f32>[B, S, HQ, NS, D],
 @padstage
 @dynshared
 @grid(NS, HKV, B * cdiv(S, BQ))
-@scratch(OP: tensor<f32>[B, S, HQ, NS, D], LSE: tensor<f32>[B, S, HQ, NS],
-         OP2: tensor<f32>[B, S, HQ, cdiv(NS, min(NS, 16)), D], LSE2: tensor<f32>[B, S, HQ, cdiv(NS, min(NS, 16))],
+@scratch(OP: tensor<f32>[B, S, HQ, NS + cdiv(NS, min(NS, 16)), D], LSE: tensor<f32>[B, S, HQ, NS + cdiv(NS, min(NS, 16))],
          Cnt1: tensor<i32>[B * cdiv(S, BQ), HKV, cdiv(NS, min(NS, 16))] = 0,
          Cnt: tensor<i32>[B * cdiv(S, BQ), HKV] = 0)
 kernel gqa_decode(Q: tensor<bf16>[B, S, HQ, D],
@@ -260,50 +265,27 @@ kernel gqa_decode(Q: tensor<bf16>[B, S, HQ, D],
   let g = x / GS
   let last = arrive(Cnt1[ctx.block.z, h, g], GS)
   if last {
-    for s in range(s0, min(S, s0 + BQ)) {
-      var mx: tile<f32>[NQ, 1] = -inf
-      var num: tile<f32>[NQ, D] = 0.0
-      var den: tile<f32>[NQ, 1] = 0.0
-      for j in range(g * GS, g * GS + GS, 2) {
-        let o0 = OP[b, s, h * NQ :+ NQ, j, :]                          // [NQ, D]
-        let o1 = OP[b, s, h * NQ :+ NQ, j + 1, :]
-        let l0 = LSE[b, s, h * NQ :+ NQ, j :+ 1]                       // [NQ, 1]
-        let l1 = LSE[b, s, h * NQ :+ NQ, j + 1 :+ 1]
-        let mn = tmax(mx, tmax(l0, l1))
-        // a split without keys (LSE -inf) weighs 0; rows with none yet keep 0
-        let ms = where(mn == -inf, 0.0, mn)
-        let c = exp(mx - ms)
-        let w0 = exp(l0 - ms)
-        let w1 = exp(l1 - ms)
-        num = num * c + (o0 * w0 + o1 * w1)
-        den = den * c + (w0 + w1)
-        mx = mn
-      }
-      if NG == 1 {
-        O[b, s, h * NQ :+ NQ, :] = bf16(num / den)
-      } else {
-        // the group's partial and log-sum-exp (a group without keys: 0
-        // and -inf, which the next level weighs 0)
-        let dsafe = where(den == 0.0, 1.0, den)
-        OP2[b, s, h * NQ :+ NQ, g, :] = num * (1.0 / dsafe)
-        LSE2[b, s, h * NQ :+ NQ, g :+ 1] = where(den == 0.0, -inf, mx + log(dsafe))
-      }
-    }
-    if NG > 1 {
-      // the last group of this (position block, KV head) to finish merges
-      // the NG group partials into O the same way
-      let last2 = arrive(Cnt[ctx.block.z, h], NG)
-      if last2 {
+    // one body for both levels, so that its code is fetched once: level 0
+    // merges this group's GS splits into slot NS + g of OP and LSE (into O
+    // when NG is 1), level 1 the NG group slots after NS into O
+    var first = g * GS
+    var count = GS
+    var dst = NS + g
+    var final = NG == 1
+    var more = true
+    for lv in range(0, 2) {
+      if more {
         for s in range(s0, min(S, s0 + BQ)) {
           var mx: tile<f32>[NQ, 1] = -inf
           var num: tile<f32>[NQ, D] = 0.0
           var den: tile<f32>[NQ, 1] = 0.0
-          for j in range(0, NG, 2) {
-            let o0 = OP2[b, s, h * NQ :+ NQ, j, :]
-            let o1 = OP2[b, s, h * NQ :+ NQ, j + 1, :]
-            let l0 = LSE2[b, s, h * NQ :+ NQ, j :+ 1]
-            let l1 = LSE2[b, s, h * NQ :+ NQ, j + 1 :+ 1]
+          for j in range(first, first + count, 2) {
+            let o0 = OP[b, s, h * NQ :+ NQ, j, :]                          // [NQ, D]
+            let o1 = OP[b, s, h * NQ :+ NQ, j + 1, :]
+            let l0 = LSE[b, s, h * NQ :+ NQ, j :+ 1]                       // [NQ, 1]
+            let l1 = LSE[b, s, h * NQ :+ NQ, j + 1 :+ 1]
             let mn = tmax(mx, tmax(l0, l1))
+            // a split without keys (LSE -inf) weighs 0; rows with none yet keep 0
             let ms = where(mn == -inf, 0.0, mn)
             let c = exp(mx - ms)
             let w0 = exp(l0 - ms)
@@ -312,7 +294,27 @@ kernel gqa_decode(Q: tensor<bf16>[B, S, HQ, D],
             den = den * c + (w0 + w1)
             mx = mn
           }
-          O[b, s, h * NQ :+ NQ, :] = bf16(num / den)
+          if final {
+            O[b, s, h * NQ :+ NQ, :] = bf16(num / den)
+          } else {
+            // the group's partial and log-sum-exp (a group without keys: 0
+            // and -inf, which the next level weighs 0)
+            let dsafe = where(den == 0.0, 1.0, den)
+            OP[b, s, h * NQ :+ NQ, dst, :] = num * (1.0 / dsafe)
+            LSE[b, s, h * NQ :+ NQ, dst :+ 1] = where(den == 0.0, -inf, mx + log(dsafe))
+          }
+        }
+        more = false
+        if !final {
+          // the last group of this (position block, KV head) to finish
+          // goes on to level 1
+          let last2 = arrive(Cnt[ctx.block.z, h], NG)
+          if last2 {
+            more = true
+            first = NS
+            count = NG
+            final = true
+          }
         }
       }
     }
