@@ -400,6 +400,15 @@ static int bench_decode(const Kernels *k, const char *tag) {
   return fail;
 }
 
+/* check and median_us of p's launch, counted in pass or fail; its time,
+ * and its error in *err */
+static double timed_check(const Kernels *k, Problem *p, double *err, int *pass, int *fail) {
+  *err = check(k, p, 16);
+  bool ok = *err < 2e-2;
+  *pass += ok, *fail += !ok;
+  return median_us(k, p);
+}
+
 /* The one call at issue 21's shapes (B 16 T 8192, B 1 T 32768, B 64 T 4096,
  * B 1 T 131072; HQ 28 / HKV 4, D 128): the library's choice, each of its
  * variants pinned, and the pair beside it (--bench and --bench-one-call). */
@@ -409,34 +418,30 @@ static void bench_one_call(const Kernels *k, int *pass, int *fail) {
    * (peer_decode.py: cuDNN at the same shapes) */
   static const int64_t shapes[][2] = {{16, 8192}, {1, 32768}, {64, 4096}, {1, 131072}};
   /* GQA_ONE_CALL_SHAPE=B,T (--bench and --bench-one-call): that shape
-   * alone, the library's choice and the pair, without each variant pinned */
-  const char *env = getenv("GQA_ONE_CALL_SHAPE");
+   * alone, the library's choice and the pair, without each variant pinned;
+   * GQA_ONE_CALL_PIN=ENTRY: that variant timed in place of the library's
+   * choice (A/B runs of one split count) */
+  const char *env = getenv("GQA_ONE_CALL_SHAPE"), *pin = getenv("GQA_ONE_CALL_PIN");
   long long eb = 0, et = 0;
   bool one = env && sscanf(env, "%lld,%lld", &eb, &et) == 2 && eb > 0 && et > 0;
   for (size_t i = 0; i < (one ? 1 : sizeof shapes / sizeof shapes[0]); i++) {
     Shape d = {one ? eb : shapes[i][0], 1, one ? et : shapes[i][1], 28, 4, 128, false};
     make(&p, d);
     p.ns = NS_LIBRARY;
-    /* GQA_ONE_CALL_PIN=ENTRY: that variant timed in place of the library's
-     * choice (A/B runs of one split count) */
-    const char *pin = getenv("GQA_ONE_CALL_PIN");
     if (pin && *pin) PK(phobos_kernel_pin_variant(k->decode, pin));
-    double derr = check(k, &p, 16), dus = median_us(k, &p), dbytes = 2.0 * 2 * (double)nkv_elems(&d);
-    bool dok = derr < 2e-2;
-    *pass += dok, *fail += !dok;
+    double err, us = timed_check(k, &p, &err, pass, fail), bytes = 2.0 * 2 * (double)nkv_elems(&d);
     printf("decode  B %-2lld S 1 T %-6lld one call %8.1f us %7.2f TB/s  (rel err %.2e %s; %s)\n", (long long)d.B,
-           (long long)d.T, dus, dbytes / (dus * 1e-6) / 1e12, derr, dok ? "ok" : "FAIL", phobos_kernel_last_variant(k->decode));
+           (long long)d.T, us, bytes / (us * 1e-6) / 1e12, err, err < 2e-2 ? "ok" : "FAIL",
+           phobos_kernel_last_variant(k->decode));
     /* each of the one call's variants pinned in turn: what the autotuner
      * chose among (its split counts against the pair's below) */
     for (int v = 0; v < (one ? 0 : 64); v++) {
       char entry[64];
       snprintf(entry, sizeof entry, "gqa_decode__v%d", v);
       if (phobos_kernel_pin_variant(k->decode, entry) != PHOBOS_OK) break;
-      double verr = check(k, &p, 16), vus = median_us(k, &p);
-      bool vok = verr < 2e-2;
-      *pass += vok, *fail += !vok;
+      us = timed_check(k, &p, &err, pass, fail);
       printf("decode  B %-2lld S 1 T %-6lld one call pinned %-16s %8.1f us %7.2f TB/s  (rel err %.2e %s)\n",
-             (long long)d.B, (long long)d.T, entry, vus, dbytes / (vus * 1e-6) / 1e12, verr, vok ? "ok" : "FAIL");
+             (long long)d.B, (long long)d.T, entry, us, bytes / (us * 1e-6) / 1e12, err, err < 2e-2 ? "ok" : "FAIL");
     }
     phobos_kernel_pin_variant(k->decode, NULL);
     /* the pair at the host's split count, and for B 1 at 64 to 256 */
@@ -445,12 +450,10 @@ static void bench_one_call(const Kernels *k, int *pass, int *fail) {
       int64_t ns = more[j] ? more[j] : splits_for(&d);
       if (j && ns == splits_for(&d)) continue;
       use_splits(&p, ns);
-      double perr = check(k, &p, 16), pus = median_us(k, &p);
-      bool pok = perr < 2e-2;
-      *pass += pok, *fail += !pok;
+      us = timed_check(k, &p, &err, pass, fail);
       printf("decode  B %-2lld S 1 T %-6lld split + merge, %3lld splits%s %8.1f us %7.2f TB/s  (rel err %.2e %s)\n",
-             (long long)d.B, (long long)d.T, (long long)ns, j ? "" : " (the host's)", pus,
-             dbytes / (pus * 1e-6) / 1e12, perr, pok ? "ok" : "FAIL");
+             (long long)d.B, (long long)d.T, (long long)ns, j ? "" : " (the host's)", us,
+             bytes / (us * 1e-6) / 1e12, err, err < 2e-2 ? "ok" : "FAIL");
     }
     destroy(&p);
   }

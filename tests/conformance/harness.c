@@ -83,24 +83,21 @@ static bool read_consts(Y *y, yaml_node_t *m, Define *out, int *n) {
  * switch (the GPU run of tests/gpu/run.sh passes it through), and so
  * PHOBOS_SHIFT_WALKS=1 with --shift-walks', PHOBOS_LATE_WAITS=1 with
  * --late-waits' and PHOBOS_ROW_BROADCASTS=1 with --row-broadcasts' */
+/* the environment variable name holds exactly value */
+static bool env_is(const char *name, const char *value) {
+  const char *v = getenv(name);
+  return v && strcmp(v, value) == 0;
+}
+
 static unsigned harness_plan_flags(void) {
-  const char *v = getenv("PHOBOS_PRODUCER_WARP");
-  const char *f = getenv("PHOBOS_PREFETCH");
-  const char *t = getenv("PHOBOS_TMA");
-  const char *w = getenv("PHOBOS_WGMMA");
-  const char *s = getenv("PHOBOS_SHIFT_WALKS");
-  const char *l = getenv("PHOBOS_LATE_WAITS");
-  const char *rb = getenv("PHOBOS_ROW_BROADCASTS");
-  return (l && strcmp(l, "1") == 0 ? PLAN_LATE_WAITS : 0) | (v && strcmp(v, "1") == 0 ? PLAN_PRODUCER_WARP : 0) | (f && strcmp(f, "1") == 0 ? PLAN_PREFETCH : 0) |
-         (t && strcmp(t, "0") == 0 ? PLAN_NO_TENSOR_COPIES : 0) | (w && strcmp(w, "0") == 0 ? PLAN_NO_WGMMA : 0) |
-         (s && strcmp(s, "1") == 0 ? PLAN_SHIFT_WALK : 0) | (rb && strcmp(rb, "1") == 0 ? PLAN_ROW_BROADCASTS : 0);
+  return (env_is("PHOBOS_LATE_WAITS", "1") ? PLAN_LATE_WAITS : 0) | (env_is("PHOBOS_PRODUCER_WARP", "1") ? PLAN_PRODUCER_WARP : 0) |
+         (env_is("PHOBOS_PREFETCH", "1") ? PLAN_PREFETCH : 0) | (env_is("PHOBOS_TMA", "0") ? PLAN_NO_TENSOR_COPIES : 0) |
+         (env_is("PHOBOS_WGMMA", "0") ? PLAN_NO_WGMMA : 0) | (env_is("PHOBOS_SHIFT_WALKS", "1") ? PLAN_SHIFT_WALK : 0) |
+         (env_is("PHOBOS_ROW_BROADCASTS", "1") ? PLAN_ROW_BROADCASTS : 0);
 }
 
 /* PHOBOS_SPECIALIZE=1: the warp-specialized copies too (phobosc --warp-specialize) */
-static bool specialize(void) {
-  const char *v = getenv("PHOBOS_SPECIALIZE");
-  return v && !strcmp(v, "1");
-}
+static bool specialize(void) { return env_is("PHOBOS_SPECIALIZE", "1"); }
 
 static uint64_t hash(const char *a, const char *b) {
   uint64_t h = 1469598103934665603ull;
