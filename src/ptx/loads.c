@@ -1752,6 +1752,101 @@ static int emit_frag_rows_store(Emitter *e, const TirInst *in, const TirInst *va
   return L;
 }
 
+/* The fragment store of the tiles emit_frag_rows_store leaves to the
+ * element path: leading dims beyond one (an attention output [BQ, NQ, D]
+ * stored into [B, S, H, .., D]) or slack rows (NQ 7 held as 8). The
+ * element path spends about 25 instructions an element on coordinates and
+ * masks, and a CTA that stores its tile once runs them cold: the decode
+ * split kernel's [2, 8, 128] f32 store was ~2000 of its ~11000 SASS
+ * instructions, run once a CTA, every CTA fetching them from the L2 (a
+ * first pass over ~1200 instructions of run-once code cost ~16 us in the
+ * one-call decode's merge, H100, 12-07 call 1). Here each of a thread's
+ * rows (two a row tile) finds its coordinates along the leading dims (the
+ * flat row split by the tile's physical extents, powers of two), its mask
+ * (inside the slice, not slack, and inside the tensor) and its address,
+ * and stores its pairs of columns as 4-byte (16-bit elements) or 8-byte
+ * (f32) words under that mask. Taken where the tile's columns are inside
+ * the tensor and the point subscripts inside theirs, and where the
+ * thread's first row's address and the pitches of every dim from the
+ * first row dim on are aligned to a pair (then every row's is); else the
+ * element path, whose label this returns (-1: not a store of this kind). */
+static int emit_frag_rows_store_ranked(Emitter *e, const TirInst *in, const TirInst *val) {
+  if (val->ty.rank < 2 || !px_is_frag(e, val) || !px_cols_contiguous(e, in) || e->replay) return -1;
+  Scalar te = e->f->params[in->aux].elem;
+  int eb = px_elem_bytes_mem(te), r = val->ty.rank;
+  if (eb != 2 && eb != 4) return -1;
+  int span[MAX_TENSOR_RANK], ns = 0;
+  for (int i = 0; i < in->nsubs; i++)
+    if (!in->subs[i].point) span[ns++] = i;
+  if (ns != r) return -1;
+  int i1 = span[r - 1];
+  FragGeom g = px_frag_geom(e, val);
+  if (in->subs[i1].len < g.N) return -1; /* slack columns: the element path */
+  int W = e->T / 32;
+  const char *gg[MAX_TENSOR_RANK], *ok = px_tmp(e, RC_PRED);
+  px_out(e, "setp.eq.u32 %s, 0, 0;", ok);
+  for (int i = 0; i < in->nsubs; i++) {
+    gg[i] = px_sub_start(e, in, i);
+    if (in->subs[i].point) px_and_below(e, ok, gg[i], px_ext(e, in->aux, i));
+  }
+  px_and_span_inside(e, ok, gg[i1], g.N, in->aux, i1);
+  const char *c = px_tmp(e, RC_B32);
+  px_out(e, "add.s32 %s, %s, %%ft2_;", c, gg[i1]);
+  const char *starts[MAX_TENSOR_RANK];
+  for (int j = 0; j + 1 < r; j++) starts[j] = gg[span[j]];
+  gg[i1] = c;
+  /* row fr of the thread (its flat row over the leading dims): its
+   * coordinates into gg, its mask into rok */
+  const char *rok = NULL;
+  int64_t lead[MAX_TENSOR_RANK];
+  for (int j = 0; j + 1 < r; j++) lead[j] = val->plan->phys[j];
+#define FRAG_ROW_AT(fr)                                                                                                \
+  do {                                                                                                                 \
+    rok = px_tmp(e, RC_PRED);                                                                                          \
+    px_out(e, "mov.pred %s, %s;", rok, ok);                                                                            \
+    for (int j = 0; j + 1 < r; j++) {                                                                                  \
+      const char *cj = px_coord(e, fr, lead, r - 1, j), *gj = px_tmp(e, RC_B32);                                      \
+      px_and_below(e, rok, cj, arena_printf(e->a, "%lld", (long long)in->subs[span[j]].len));                        \
+      px_out(e, "add.s32 %s, %s, %s;", gj, starts[j], cj);                                                            \
+      px_and_below(e, rok, gj, px_ext(e, in->aux, span[j]));                                                          \
+      gg[span[j]] = gj;                                                                                                \
+    }                                                                                                                  \
+  } while (0)
+  FRAG_ROW_AT("%fwg_");
+  const char *ad0 = px_tensor_addr(e, in->aux, gg), *al = px_tmp(e, RC_B64), *p = px_tmp(e, RC_PRED);
+  px_out(e, "or.b64 %s, %s, %s;", al, ad0, px_pitch_bits(e, in->aux, span[0]));
+  px_out(e, "and.b64 %s, %s, %d;", al, al, 2 * eb - 1);
+  px_out(e, "setp.eq.and.u64 %s, %s, 0, %s;", p, al, ok);
+  int L = px_new_label(e);
+  px_out(e, "@!%s bra $Lfrst%d;", p, L);
+  for (int mi = 0; mi < g.tpm; mi++)
+    for (int h = 0; h < 2; h++) {
+      const char *ra = ad0, *mask = rok;
+      if (mi || h) {
+        const char *fr = px_tmp(e, RC_B32);
+        px_out(e, "add.u32 %s, %%fwg_, %lld;", fr, (long long)mi * W * 16 + 8 * h);
+        FRAG_ROW_AT(fr);
+        ra = px_tensor_addr(e, in->aux, gg), mask = rok;
+      }
+      for (int ni = 0; ni < g.ntn; ni++)
+        for (int j = 0; j < g.NT / 8; j++) {
+          int k = (mi * g.ntn + ni) * g.rpt + j * 4 + h * 2;
+          int64_t off = ((int64_t)ni * g.NT + j * 8) * eb;
+          if (eb == 4) {
+            px_out(e, "@%s st.global%s.v2.b32 [%s+%lld], {%s, %s}%s;", mask, px_gmod(e, "global"), ra, (long long)off,
+                   px_operand(e, val, k), px_operand(e, val, k + 1), px_gpol(e, "global"));
+            continue;
+          }
+          const char *w = px_tmp(e, RC_B32);
+          px_pack_chunk(e, val, te, 1, k, &w);
+          px_out(e, "@%s st.global%s.b32 [%s+%lld], %s%s;", mask, px_gmod(e, "global"), ra, (long long)off, w,
+                 px_gpol(e, "global"));
+        }
+    }
+#undef FRAG_ROW_AT
+  return L;
+}
+
 /* atomic_add (spec 9.6): each element this thread owns added into its
  * tensor element with one red.global.add, under the store's masks, so the
  * adds of every CTA count; never vectorized (a red of a vector needs
@@ -1794,6 +1889,7 @@ static void emit_pointer_store(Emitter *e, const TirInst *in) {
   if (!general && (emit_blocked_rows(e, in, v) || emit_blocked_rows3(e, in, v) || emit_columns(e, in, v))) return;
   if (!general && emit_long_rows(e, in, v)) return;
   int F = rank && !general ? emit_frag_rows_store(e, in, v) : -1;
+  if (F < 0 && rank && !general) F = emit_frag_rows_store_ranked(e, in, v);
   if (F >= 0) {
     px_out(e, "bra.uni $Lfrstd%d;", F);
     px_label(e, "frst", F);
