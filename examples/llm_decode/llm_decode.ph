@@ -46,8 +46,11 @@ kernel embed_q8(TOK: tensor<i32>[B],
 }
 
 // Y[b, :] = X[b, :] * rsqrt(mean(X[b, :]^2) + eps) * G: one CTA a sequence,
-// the row walked twice in chunks of TH (the second pass from L2).
-@autotune(TH in [1024])
+// the row walked twice in chunks of TH (the second pass from L2), or where
+// TH covers H (the model's 3584 in one chunk of 4096) loaded once (the
+// compiler's one-pass copy, NAME__vK_once): one memory round trip where
+// chunks of 1024 took eight in a row. The autotuner picks.
+@autotune(TH in [1024, 4096])
 @launch(256)
 @grid(B)
 kernel rmsnorm(X: tensor<f32>[B, H],
@@ -238,12 +241,16 @@ kernel q8_gemv_add(A: tensor<f32>[M, K],
 // attention's operand), the key heads
 // rotated and the value heads as they are into the caches at position
 // POS[b], in bf16. ROT [TC, 2, D / 2] holds cos then sin of each
-// position's angles (the host's table: pos / theta^(2 i / D)). One CTA a
-// sequence. The head counts and dims are pinned (Qwen2-7B's; -D others).
-@autotune(HQ in [28], HKV in [4], D in [128], D2 in [64])
+// position's angles (the host's table: pos / theta^(2 i / D)). CTA (h, b)
+// takes KV head h of sequence b: its NQ query heads, its key and its
+// value. The head counts and dims are pinned (Qwen2-7B's; -D others).
+// Until 12-07 one CTA took a whole sequence, 28 query heads' [28, 64]
+// halves at 14 elements a thread, unrolled: ~2400 instructions run once,
+// 8.9 us a launch (H100, one by one); a KV head's [7, 64] is 4 a thread.
+@autotune(HQ in [28], HKV in [4], NQ in [7], D in [128], D2 in [64])
 @launch(128)
-@grid(B)
-@requires(D == 2 * D2, NH == HQ + 2 * HKV)
+@grid(HKV, B)
+@requires(D == 2 * D2, NH == HQ + 2 * HKV, HQ == NQ * HKV)
 kernel rope_append(QKV: tensor<f32>[B, NH, D],
                    BIAS: tensor<f32>[1, NH, D],
                    POS: tensor<i32>[B],
@@ -251,20 +258,24 @@ kernel rope_append(QKV: tensor<f32>[B, NH, D],
                    Qr: tensor<bf16>[B, 1, HQ, D],
                    Kc: tensor<bf16>[B, TC, HKV, D],
                    Vc: tensor<bf16>[B, TC, HKV, D]) {
-  let b = ctx.block.x
+  let h = ctx.block.x
+  let b = ctx.block.y
   let p = POS[b]
   let c = ROT[p, 0 :+ 1, :]                       // [1, D2]
   let s = ROT[p, 1 :+ 1, :]
-  let q1 = QKV[b, 0 :+ HQ, 0 :+ D2] + BIAS[0, 0 :+ HQ, 0 :+ D2]          // [HQ, D2]
-  let q2 = QKV[b, 0 :+ HQ, D2 :+ D2] + BIAS[0, 0 :+ HQ, D2 :+ D2]
-  Qr[b, 0, :, 0 :+ D2] = bf16(q1 * c - q2 * s)
-  Qr[b, 0, :, D2 :+ D2] = bf16(q2 * c + q1 * s)
-  let k1 = QKV[b, HQ :+ HKV, 0 :+ D2] + BIAS[0, HQ :+ HKV, 0 :+ D2]      // [HKV, D2]
-  let k2 = QKV[b, HQ :+ HKV, D2 :+ D2] + BIAS[0, HQ :+ HKV, D2 :+ D2]
-  Kc[b, p, :, 0 :+ D2] = bf16(k1 * c - k2 * s)
-  Kc[b, p, :, D2 :+ D2] = bf16(k2 * c + k1 * s)
-  let v = QKV[b, HQ + HKV :+ HKV, :] + BIAS[0, HQ + HKV :+ HKV, :]       // [HKV, D]
-  Vc[b, p, :, :] = bf16(v)
+  let q0 = h * NQ
+  let q1 = QKV[b, q0 :+ NQ, 0 :+ D2] + BIAS[0, q0 :+ NQ, 0 :+ D2]        // [NQ, D2]
+  let q2 = QKV[b, q0 :+ NQ, D2 :+ D2] + BIAS[0, q0 :+ NQ, D2 :+ D2]
+  Qr[b, 0, q0 :+ NQ, 0 :+ D2] = bf16(q1 * c - q2 * s)
+  Qr[b, 0, q0 :+ NQ, D2 :+ D2] = bf16(q2 * c + q1 * s)
+  let kh = HQ + h
+  let k1 = QKV[b, kh :+ 1, 0 :+ D2] + BIAS[0, kh :+ 1, 0 :+ D2]          // [1, D2]
+  let k2 = QKV[b, kh :+ 1, D2 :+ D2] + BIAS[0, kh :+ 1, D2 :+ D2]
+  Kc[b, p, h :+ 1, 0 :+ D2] = bf16(k1 * c - k2 * s)
+  Kc[b, p, h :+ 1, D2 :+ D2] = bf16(k2 * c + k1 * s)
+  let vh = HQ + HKV + h
+  let v = QKV[b, vh :+ 1, :] + BIAS[0, vh :+ 1, :]                      // [1, D]
+  Vc[b, p, h :+ 1, :] = bf16(v)
 }
 
 // Attention of each sequence's new query over its cache, in two launches.

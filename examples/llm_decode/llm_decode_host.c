@@ -11,6 +11,10 @@
  *     --tokens N       tokens timed (default 64)
  *     --check K        steps checked against the double reference (default 2)
  *     --layers L       layers (default 28; fewer for a quick run)
+ *     --min-keys K     the fewest keys of the prompt an attention split takes
+ *                      (default 64; attn_splits)
+ *   LLM_PROFILE_STEP=1 brackets the kernel-by-kernel step with
+ *                      cuProfilerStart/Stop (ncu --profile-from-start off)
  *
  * The weights are random (no model can be downloaded here) but held as an
  * engine holds Q8_0 (README.md in this folder: the layout, and the
@@ -32,6 +36,7 @@
  * bandwidth read_roof reads the weights at in the same run; a device copy of
  * half of them is printed beside it. */
 #include <cuda.h>
+#include <cudaProfiler.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -133,14 +138,16 @@ static CUdeviceptr dalloc(size_t bytes) {
  * three resident an SM (a 70 KB ring each), so enough splits that the HKV B
  * heads fill the SMs three times over, but none of fewer than 64 keys at
  * the prompt's length P (a split without keys still costs its launch and
- * a partial the merge reads). B 1 at context 4096 takes 64 splits, at 32768
- * 99 (132 SMs); B 4 at 4096 25. */
+ * a partial the merge reads; --min-keys sets that floor). B 1 at context
+ * 4096 takes 64 splits, at 32768 99 (132 SMs); B 4 at 4096 25. */
+static int64_t attn_min_keys = 64;
+
 static int64_t attn_splits(int B, int64_t P) {
   CUdevice dev;
   int sms = 0;
   CK(cuCtxGetDevice(&dev));
   CK(cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev));
-  int64_t fill = (3 * (int64_t)sms + HKV * B - 1) / (HKV * B), keys = P / 64;
+  int64_t fill = (3 * (int64_t)sms + HKV * B - 1) / (HKV * B), keys = P / attn_min_keys;
   int64_t ns = fill < keys ? fill : keys;
   return ns < 1 ? 1 : ns;
 }
@@ -465,11 +472,12 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--tokens") && i + 1 < argc) tokens = atoll(argv[++i]);
     else if (!strcmp(argv[i], "--check") && i + 1 < argc) check = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--layers") && i + 1 < argc) L = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--min-keys") && i + 1 < argc) attn_min_keys = atoll(argv[++i]);
     else if (argv[i][0] == '-') return fprintf(stderr, "llm_decode_host: unknown option %s\n", argv[i]), 2;
     else dir = argv[i];
   }
-  if (B < 1 || B > 4 || L < 1 || P < 1 || tokens < 1 || check < 0)
-    return fprintf(stderr, "llm_decode_host: --batch 1 to 4, and --layers, --ctx, --tokens positive\n"), 2;
+  if (B < 1 || B > 4 || L < 1 || P < 1 || tokens < 1 || check < 0 || attn_min_keys < 1)
+    return fprintf(stderr, "llm_decode_host: --batch 1 to 4, and --layers, --ctx, --tokens, --min-keys positive\n"), 2;
   if (!host_start("llm_decode")) return 0;
   char path[1024];
   phobos_module *mod;
@@ -551,7 +559,14 @@ int main(int argc, char **argv) {
   nlaunched = 0;
   CK(cuEventRecord(ev[0], m.stream));
   step_events = ev;
+  /* LLM_PROFILE_STEP=1: this step alone between cuProfilerStart and Stop,
+   * for a profiler started with its collection off (ncu
+   * --profile-from-start off: each kernel's own duration, no launch gaps) */
+  const char *prof = getenv("LLM_PROFILE_STEP");
+  bool profile = prof && !strcmp(prof, "1");
+  if (profile) CK(cuProfilerStart());
   step(&m);
+  if (profile) CK(cuProfilerStop());
   step_events = NULL;
   CK(cuEventSynchronize(ev[per_step]));
   float plain_ms;
