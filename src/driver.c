@@ -312,6 +312,7 @@ static unsigned plan_flags(const DriverOptions *o) {
   return (o->no_tma ? PLAN_NO_ASYNC : 0) | (o->producer_warp ? PLAN_PRODUCER_WARP : 0) | (o->prefetch ? PLAN_PREFETCH : 0) |
          (o->no_tensor_copies ? PLAN_NO_TENSOR_COPIES : 0) | (o->no_wgmma ? PLAN_NO_WGMMA : 0) |
          (o->no_defer ? PLAN_NO_DEFER : 0) | (o->late_waits ? PLAN_LATE_WAITS : 0) | (o->no_l2pf ? PLAN_NO_L2PF : 0) |
+         (o->early_pf ? PLAN_EARLY_PF : 0) |
          (o->no_skip ? PLAN_NO_SKIP : 0) | (o->no_walk_skip ? PLAN_NO_WALK_SKIP : 0) |
          (o->l2_hints < 0 ? PLAN_NO_L2_HINTS : 0) |
          (o->shift_walk ? PLAN_SHIFT_WALK : 0) | (o->row_broadcasts ? PLAN_ROW_BROADCASTS : 0) |

@@ -35,6 +35,7 @@ typedef struct DriverOptions {
   bool no_occupancy;     /* --no-occupancy-copies: no occupancy copies (driver_occupancy_copy) */
   bool no_cluster;       /* --no-cluster-rows: no cluster-rows copies (driver_cluster_copy) */
   bool no_l2pf;          /* --no-l2-prefetch: no entry prefetches later blocks' slices (l2pf.c) */
+  bool early_pf;         /* --early-prefetch: the dependent launch's wait moved, a loop's first tiles before it (ptx/depwait.c) */
   int l2_hints;          /* 0: L2 hints on the loads l2hint.c marks; -1 --no-l2-hints; 2 --l2-hints=stores, its stores too */
   int l2_keep_eighths;   /* --l2-keep=F: the share of lines evict_last keeps, in eighths (0: unset, all) */
   bool no_skip;          /* --no-warp-skip: every warp runs every chain that only stores (skip.c; A/B runs) */

@@ -105,6 +105,11 @@ static const char usage_text[] =
     "                       of one axis, no dot) asks L2 for the slices of the\n"
     "                       block D later, D a launch parameter the autotuner\n"
     "                       tries at 0 and at the CTAs resident on the device\n"
+    "  --early-prefetch     experimental: on sm_90a an entry waits for the kernel\n"
+    "                       before it only at its first statement that touches\n"
+    "                       global memory, and where that is a loop, first asks\n"
+    "                       L2 for the rows of the loop's first iterations (by\n"
+    "                       default the wait is the entry's first instruction)\n"
     "  --no-warp-skip       every warp runs every chain that only stores: by\n"
     "                       default a warp whose columns of such a chain (loads,\n"
     "                       elementwise operations, stores) all lie past the\n"
@@ -277,6 +282,8 @@ static void parse_args(int argc, char **argv, Options *o) {
       o->d.no_aligned_rows = true;
     } else if (strcmp(arg, "--no-l2-prefetch") == 0) {
       o->d.no_l2pf = true;
+    } else if (strcmp(arg, "--early-prefetch") == 0) {
+      o->d.early_pf = true;
     } else if (strcmp(arg, "--no-walk-skip") == 0) {
       o->d.no_walk_skip = true;
     } else if (strcmp(arg, "--no-warp-skip") == 0) {

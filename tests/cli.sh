@@ -148,7 +148,7 @@ if grep -qE 'shr\.s32 %rv27_0, %rt[0-9]+, 5;' "$tmp/out"; then ok "division by a
 lacks "no division left in the loop for k / 32" out "div.s32 %rv27_0"
 # the barrier planned before the activations' staging waits after their
 # global load: in the loop, the 16-byte load of A comes before both barriers
-entry q8_matvec_split__v1 | sed -n '/^\$Lfor0:/,/^\$Lend0:/p' | grep -E 'ld.global.v4.b32|bar.sync' | tr -s ' ' > "$tmp/order"
+entry q8_matvec_split__v1 | awk '/^\$Lfor[0-9]*:/ { f = 1 } f { print } f && /^\$Lend[0-9]*:/ { exit }' | grep -E 'ld.global.v4.b32|bar.sync' | tr -s ' ' > "$tmp/order"
 if [ "$(grep -c ld.global.v4.b32 "$tmp/order")" -ge 4 ] && ! sed -n '/bar.sync/,$p' "$tmp/order" | grep -q ld.global.v4.b32; then
   ok "staging barrier placed after the staged load's global reads"
 else
@@ -1261,6 +1261,32 @@ has "scratch tensors marked" out '{name: Cnt, kind: tensor, dtype: i32, dims: [C
 has "each variant's scratch extents" out 'scratch: [["8", "N"], ["N 256 cdiv"]]'
 run "--help" 0 --help
 has "--help tells of the derived grid and @requires" out "@requires"
+
+# The dependent launch's wait (ptx/depwait.c): every sm_90a entry of the
+# examples waits exactly once, releases its dependents once, after the wait
+# (released before it, grids to come launched in a cascade), and no global
+# access (a load, store, atomic or copy; an L2 prefetch is a hint) comes
+# before it, with --early-prefetch (the wait moved) and without (the wait
+# first). An entry counts as moved where its own values come before the wait.
+depwait_check() { # FILE.ptx: prints "entries moved bad"
+  awk '/^\.visible \.entry/ { n++; st = 1; m = 0 }
+       st == 1 && /%rv[0-9]+_/ { if (!m) { m = 1; mv++ } }
+       /griddepcontrol\.launch_dependents/ { d[n]++; if (st != 2) bad++ }
+       /griddepcontrol\.wait/ { w[n]++; st = 2 }
+       st == 1 && /(^|[ \t@%!a-z0-9_]+ )(ld|st|atom|red|cp\.async|cp\.reduce)\./ && !/\.(param|shared|local)/ && !/prefetch\.L2/ { bad++ }
+       END { for (i = 1; i <= n; i++) if (w[i] != 1 || d[i] != 1) bad++; printf "%d %d %d\n", n, mv, bad + 0 }' "$1"
+}
+for src in llm_decode/llm_decode gqa_attention/gqa_decode gqa_attention/gqa_attention q8_matvec/q8_matvec_split; do
+  "$PHOBOSC" --emit=ptx --early-prefetch -o "$tmp/dw.ptx" "$PROJECT_ROOT/examples/$src.ph" 2>"$tmp/err"
+  read -r ents mv bad < <(depwait_check "$tmp/dw.ptx")
+  if [ "$ents" -gt 0 ] && [ "$mv" -gt 0 ] && [ "$bad" -eq 0 ]; then ok "--early-prefetch $src: one wait and one release an entry, the release after the wait, no global access before it ($mv of $ents moved)"
+  else not_ok "--early-prefetch $src: the dependent launch's wait" "$ents entries, $mv moved, $bad bad"; fi
+done
+grep -q "griddepcontrol.wait" "$tmp/dw.ptx" && grep -q "depwait.c" "$tmp/dw.ptx" && ok "--early-prefetch: a loop's first rows asked for before the wait" || not_ok "--early-prefetch: no prefetch before the wait"
+"$PHOBOSC" --emit=ptx -o "$tmp/dw.ptx" "$PROJECT_ROOT/examples/llm_decode/llm_decode.ph" 2>"$tmp/err"
+read -r ents mv bad < <(depwait_check "$tmp/dw.ptx")
+if [ "$mv" -eq 0 ] && [ "$bad" -eq 0 ] && ! grep -q "depwait.c" "$tmp/dw.ptx"; then ok "by default the wait first, nothing fetched before it"
+else not_ok "default: the dependent launch's wait" "$mv moved, $bad bad"; fi
 
 head -c 3000 /dev/urandom > "$tmp/noise.ph"
 "$PHOBOSC" "$tmp/noise.ph" >/dev/null 2>&1

@@ -41,6 +41,7 @@ Plan *plan_kernel_rows(Arena *a, Diags *d, TirFunc *f, const char *arch, unsigne
   p->late_waits = flags & PLAN_LATE_WAITS;
   p->no_async = (flags & PLAN_NO_ASYNC) || f->info->no_tma;
   p->no_l2pf = flags & PLAN_NO_L2PF;
+  p->early_pf = flags & PLAN_EARLY_PF;
   p->l2_hints = !(flags & PLAN_NO_L2_HINTS);
   p->l2_hint_stores = p->l2_hints && (flags & PLAN_L2_HINT_STORES);
   p->l2_keep_eighths = 8 - (int)((flags & PLAN_L2_KEEP_MASK) >> PLAN_L2_KEEP_SHIFT);

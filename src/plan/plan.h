@@ -189,6 +189,7 @@ typedef struct Plan {
   bool no_defer;   /* PLAN_NO_DEFER: every row reduction in a loop meets its row each iteration (plan/deferred.c) */
   bool no_async;   /* --no-tma or @no_tma: no asynchronous copies (no cp.async staging either) */
   bool no_l2pf;    /* PLAN_NO_L2PF: no prefetch of later blocks' slices into L2 (src/l2pf.c) */
+  bool early_pf;   /* PLAN_EARLY_PF: griddepcontrol.wait moved, a loop's first tiles fetched before it (ptx/depwait.c) */
   bool l2_hints, l2_hint_stores; /* L2 eviction priorities (src/l2hint.c): unless PLAN_NO_L2_HINTS; PLAN_L2_HINT_STORES */
   int l2_keep_eighths;           /* the share of lines an evict_last load keeps, in eighths (PLAN_L2_KEEP_SHIFT) */
   bool no_skip;    /* PLAN_NO_SKIP: no warp skips a chain that only stores (src/skip.c) */
@@ -281,7 +282,11 @@ enum { PLAN_NO_ASYNC = 1, PLAN_PRODUCER_WARP = 2, PLAN_PREFETCH = 4, PLAN_NO_TEN
        PLAN_NO_WALK_SKIP = 1 << 24,
        /* a column vector broadcast across a tile is planned in the tile's
         * rows (phobosc --row-broadcasts, experimental; plan/layout.c) */
-       PLAN_ROW_BROADCASTS = 1 << 25 };
+       PLAN_ROW_BROADCASTS = 1 << 25,
+       /* the dependent launch's wait moved to the first statement that
+        * touches global memory, a loop's first tiles into L2 before it
+        * (phobosc --early-prefetch, experimental; ptx/depwait.c) */
+       PLAN_EARLY_PF = 1 << 26 };
 #define PLAN_STAGE_CAP(n) ((unsigned)(n) << PLAN_STAGE_SHIFT)
 Plan *plan_kernel(Arena *a, Diags *d, TirFunc *f, const char *arch, unsigned flags);
 /* plan_kernel with Plan.scalar_params set (0: plan_kernel itself) */

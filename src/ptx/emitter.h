@@ -106,6 +106,10 @@ typedef struct Emitter {
    * by value id the marked loads whose prefetch is emitted */
   bool l2pf;
   bool *l2pf_done;
+  /* a programmatic dependent launch's griddepcontrol.wait not yet emitted:
+   * it goes before the first top-level statement that touches global
+   * memory (depwait.c), not at the entry */
+  bool depwait;
   /* the L2 eviction priority (TirInst.l2hint, l2hint.c) of the load or
    * store being emitted, under PLAN_L2_HINTS (L2H_NONE otherwise), and
    * whether an access took one (the entry then creates the policies) */
@@ -147,6 +151,7 @@ void px_or_warp_inside(Emitter *e, const char *run, const TirInst *v, const char
 void px_unsupported(Emitter *e, const TirInst *in, const char *what);
 /* l2pf.c: a marked load's slice D blocks ahead into L2 (src/l2pf.c) */
 void px_emit_l2pf(Emitter *e, const TirInst *in);
+void px_l2pf_row(Emitter *e, const TirInst *in, const char *ok, const char *off, const char *const *idx, int64_t cols);
 void px_emit_inst(Emitter *e, const TirInst *in);
 void px_emit_block(Emitter *e, const TirBlock *b);
 
@@ -320,6 +325,17 @@ void px_emit_dot_wgmma(Emitter *e, const TirInst *in, const PlanBuf *sa, const P
 void px_emit_ring_load(Emitter *e, const TirInst *in);
 void px_emit_for(Emitter *e, const TirInst *in);
 void px_emit_producer(Emitter *e);
+/* marks by id the scalars of loop's body (bounds: and of its bounds) that
+ * the loads' subscripts are computed from; px_replay_subscripts emits the
+ * body's ones again with the loop variable set to j, returning the register
+ * that holds the loop variable's own value for the caller to put back */
+bool *px_subscript_chains(Emitter *e, const TirInst *loop, const TirInst **loads, int n, bool bounds);
+const char *px_replay_subscripts(Emitter *e, const TirInst *loop, const TirInst **loads, int n, const char *j);
+
+/* ------ depwait.c: where a dependent launch waits, what it fetches first */
+bool px_depwait_begin(Emitter *e); /* true: the wait moves (the entry only signals its dependents) */
+void px_depwait_before(Emitter *e, const TirBlock *b, int i, int j);
+void px_depwait_end(Emitter *e);
 
 /* ------------------ walkskip.c: a walk's iteration skipped past its end */
 /* At the top of a loop's body: the branch past it for the warps whose

@@ -31,7 +31,7 @@ static void mark_chain(const TirInst *x, const TirInst *loop, bool *mark, int de
 
 /* The scalars of the loop body that the ringed loads' subscripts need, or
  * (with the loop's bounds) those from before the loop too: marks by id. */
-static bool *subscript_chains(Emitter *e, const TirInst *loop, const TirInst **loads, int n, bool bounds) {
+bool *px_subscript_chains(Emitter *e, const TirInst *loop, const TirInst **loads, int n, bool bounds) {
   bool *mark = arena_alloc(e->a, (size_t)e->f->ninsts + 1);
   for (int i = 0; bounds && i < 3; i++) mark_chain(loop->args[i], loop, mark, 0);
   for (int q = 0; q < n; q++)
@@ -43,11 +43,11 @@ static bool *subscript_chains(Emitter *e, const TirInst *loop, const TirInst **l
  * the loop variable set to j (a later iteration's tiles: the ring's issue,
  * --prefetch). Returns the register holding the loop variable's own value,
  * for the caller to put back once the loads are issued. */
-static const char *replay_subscripts(Emitter *e, const TirInst *loop, const TirInst **loads, int n, const char *j) {
+const char *px_replay_subscripts(Emitter *e, const TirInst *loop, const TirInst **loads, int n, const char *j) {
   const char *iv = px_reg(e, loop, 0), *saved = px_tmp(e, RC_B32);
   px_out(e, "mov.b32 %s, %s;", saved, iv);
   px_out(e, "mov.b32 %s, %s;", iv, j);
-  bool *need = subscript_chains(e, loop, loads, n, false);
+  bool *need = px_subscript_chains(e, loop, loads, n, false);
   e->replay = true;
   for (int k = 0; k < loop->body.len; k++)
     if (need[loop->body.insts[k]->id] && !loop->body.insts[k]->ty.rank) px_emit_inst(e, loop->body.insts[k]);
@@ -95,7 +95,7 @@ static void ring_issue(Emitter *e, const TirInst *loop, const TirInst **loads, i
     px_out(e, "setp.ge.u32 %s, %%tid_, 32;", w0);
     px_out(e, "@%s bra $Lrs%d;", w0, L);
   }
-  const char *saved = replay_subscripts(e, loop, loads, n, j);
+  const char *saved = px_replay_subscripts(e, loop, loads, n, j);
   const char *elig[8], *tx = px_tmp(e, RC_B32);
   px_out(e, "mov.u32 %s, 0;", tx);
   for (int q = 0; q < n; q++) {
@@ -211,7 +211,7 @@ static bool prefetchable(Emitter *e, const TirInst *loop, const TirInst *in) {
     return false;
   if (tir_stores_to(&loop->body, in->aux)) return false; /* loading ahead would read before this iteration's store */
   const TirInst *one[1] = {in};
-  bool *chain = subscript_chains(e, loop, one, 1, false);
+  bool *chain = px_subscript_chains(e, loop, one, 1, false);
   for (int k = 0; k < loop->body.len; k++) {
     const TirInst *x = loop->body.insts[k];
     if (chain[x->id] && !tir_scalar_arith(x)) return false;
@@ -223,7 +223,7 @@ static bool prefetchable(Emitter *e, const TirInst *loop, const TirInst *in) {
  * (the subscripts' scalars replayed with the loop value set to j). */
 static void prefetch_issue(Emitter *e, const TirInst *loop, const TirInst **loads, const char ***next, int n,
                            const char *j) {
-  const char *saved = replay_subscripts(e, loop, loads, n, j);
+  const char *saved = px_replay_subscripts(e, loop, loads, n, j);
   e->replay = true;
   for (int q = 0; q < n; q++) px_emit_load_rows_at(e, loads[q], next[q], NULL, NULL);
   e->replay = false;
@@ -247,7 +247,7 @@ static int sring_loads(const TirInst *loop, const TirInst **loads) {
  * caller commits the group. The buffers' bases are left at that stage. */
 static void sring_issue(Emitter *e, const TirInst *loop, const TirInst **loads, int n, const char *j,
                         const char *stage) {
-  const char *saved = replay_subscripts(e, loop, loads, n, j);
+  const char *saved = px_replay_subscripts(e, loop, loads, n, j);
   for (int q = 0; q < n; q++) {
     const PlanBuf *b = loads[q]->plan->buf;
     const char *base = px_tmp(e, RC_B32);
@@ -660,7 +660,7 @@ void px_emit_for(Emitter *e, const TirInst *in) {
 static void tma_stage_issue(Emitter *e, const TirInst *loop, const TirInst **loads, int n, const char *j) {
   int64_t tx = 0;
   for (int q = 0; q < n; q++) tx += px_tma_bytes(loads[q]);
-  replay_subscripts(e, loop, loads, n, j); /* (the producer has no other use for the loop variable) */
+  px_replay_subscripts(e, loop, loads, n, j); /* (the producer has no other use for the loop variable) */
   for (int q = 0; q < n; q++) {
     const PlanBuf *b = loads[q]->plan->buf;
     const char *base = px_tmp(e, RC_B32);
@@ -692,7 +692,7 @@ static void tma_stage_issue(Emitter *e, const TirInst *loop, const TirInst **loa
 static void producer_loop(Emitter *e, const TirInst *loop, const TirInst **loads, int n, bool tma) {
   const TirFunc *f = e->f;
   int S = e->p->stages;
-  bool *mark = subscript_chains(e, loop, loads, n, true);
+  bool *mark = px_subscript_chains(e, loop, loads, n, true);
   e->replay = true;
   for (int i = 0; i < f->body.len && f->body.insts[i] != loop; i++)
     if (mark[f->body.insts[i]->id]) px_emit_inst(e, f->body.insts[i]);

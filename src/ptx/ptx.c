@@ -424,10 +424,12 @@ static int emit_skip_run(Emitter *e, const TirBlock *b, int i) {
 void px_emit_block(Emitter *e, const TirBlock *b) {
   for (int i = 0; i < b->len && !e->failed;) {
     if (b->insts[i]->skip && e->skip_pred && !e->replay) {
+      px_depwait_before(e, b, i, -1);
       i = emit_skip_run(e, b, i);
       continue;
     }
     int j = chain_end(e, b, i), ops = 0;
+    px_depwait_before(e, b, i, j);
     for (int q = i; q < j; q++) ops += !chain_const(b->insts[q]) && b->insts[q]->op != TIR_SPLAT;
     if (ops >= CHAIN_MIN_OPS) emit_chain(e, (const TirInst *const *)b->insts + i, j - i);
     else /* too short to slice: one at a time (a later start would hold fewer operations) */
@@ -543,8 +545,10 @@ static void emit_kernel(Arena *a, Diags *d, const Plan *p, const char *arch, con
     px_out(&e, "@%s fence.mbarrier_init.release.cluster;", t0);
     px_out(&e, "bar.sync 0;");
   }
+  bool depwait_moves = px_depwait_begin(&e);
   /* the grid block computes nothing the kernel needs */
   px_emit_block(&e, &f->body);
+  px_depwait_end(&e);
   if (e.returns) fputs("$Lreturn:\n", e.body); /* (every return waited for its copies) */
   px_async_wait(&e); /* no copy outstanding at the exit */
   if (p->cluster) px_cluster_end(&e); /* no CTA's exchange goes while another may read it */
@@ -637,8 +641,9 @@ static void emit_kernel(Arena *a, Diags *d, const Plan *p, const char *arch, con
      * it comes before any global access, read or write. Signalling our own
      * dependents at once is safe for the same reason, and lets the next
      * kernel's CTAs take the slots this grid's last wave frees. Without the
-     * launch attribute both are no-ops. */
-    fputs("  griddepcontrol.wait;\n  griddepcontrol.launch_dependents;\n", out_f);
+     * launch attribute both are no-ops. Both move to the first
+     * statement that touches global memory where depwait.c allows. */
+    if (!depwait_moves) fputs("  griddepcontrol.wait;\n  griddepcontrol.launch_dependents;\n", out_f);
   }
   if (e.l2h_used) /* the L2 eviction priorities the accesses name (l2hint.c) */
     fprintf(out_f,
