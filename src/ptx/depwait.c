@@ -97,24 +97,8 @@ static void early_prefetch(Emitter *e, const TirInst *loop) {
     px_out(e, "@!%s bra $Ledpf%d;", ok, L);
     const TirInst *one[1] = {x};
     px_replay_subscripts(e, loop, one, 1, j);
-    /* the row's offset in each dim: r in mixed radix, the last row dim fastest */
-    const char *part[MAX_TENSOR_RANK] = {0}, *idx[MAX_TENSOR_RANK];
-    for (int q = last - 1; q >= 0; q--) {
-      if (x->subs[q].len <= 1) continue;
-      part[q] = px_tmp(e, RC_B32);
-      px_out(e, "rem.u32 %s, %s, %lld;", part[q], r, (long long)x->subs[q].len);
-      px_out(e, "div.u32 %s, %s, %lld;", r, r, (long long)x->subs[q].len);
-    }
-    for (int q = 0; q <= last; q++) {
-      const char *v = px_tmp(e, RC_B64);
-      px_out(e, "cvt.s64.s32 %s, %s;", v, px_sub_start(e, x, q));
-      if (q < last && part[q]) {
-        const char *s = px_tmp(e, RC_B64);
-        px_out(e, "cvt.u64.u32 %s, %s;", s, part[q]);
-        px_out(e, "add.s64 %s, %s, %s;", v, v, s);
-      }
-      idx[q] = v;
-    }
+    const char *idx[MAX_TENSOR_RANK];
+    px_l2pf_coords(e, x, r, NULL, 0, idx);
     px_l2pf_row(e, x, ok, off, idx, len);
     px_label(e, "edpf", L);
   }

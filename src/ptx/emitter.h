@@ -151,6 +151,7 @@ void px_or_warp_inside(Emitter *e, const char *run, const TirInst *v, const char
 void px_unsupported(Emitter *e, const TirInst *in, const char *what);
 /* l2pf.c: a marked load's slice D blocks ahead into L2 (src/l2pf.c) */
 void px_emit_l2pf(Emitter *e, const TirInst *in);
+void px_l2pf_coords(Emitter *e, const TirInst *in, const char *r, const int64_t *steps, int64_t col, const char **idx);
 void px_l2pf_row(Emitter *e, const TirInst *in, const char *ok, const char *off, const char *const *idx, int64_t cols);
 void px_emit_inst(Emitter *e, const TirInst *in);
 void px_emit_block(Emitter *e, const TirBlock *b);

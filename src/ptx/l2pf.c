@@ -54,6 +54,37 @@ void px_l2pf_row(Emitter *e, const TirInst *in, const char *ok, const char *off,
   px_out(e, "@%s cp.async.bulk.prefetch.L2.global [%s], %s;", ok, lo, sz);
 }
 
+/* The 64-bit coordinates idx[] of row r (a register, consumed) of load
+ * `in`'s slice: r in mixed radix over the slice's row dims, the last
+ * fastest, added to each subscript's start; with steps (the slice's step a
+ * block, TirInst.l2pf) each coordinate moved %pfd64_ blocks on, and the
+ * last one col more columns. */
+void px_l2pf_coords(Emitter *e, const TirInst *in, const char *r, const int64_t *steps, int64_t col, const char **idx) {
+  int last = in->nsubs - 1;
+  const char *part[MAX_TENSOR_RANK] = {0};
+  for (int k = last - 1; k >= 0; k--) {
+    if (in->subs[k].len <= 1) continue;
+    part[k] = px_tmp(e, RC_B32);
+    px_out(e, "rem.u32 %s, %s, %lld;", part[k], r, (long long)in->subs[k].len);
+    px_out(e, "div.u32 %s, %s, %lld;", r, r, (long long)in->subs[k].len);
+  }
+  /* 64 bits: start + step D may pass 2^31 */
+  for (int k = 0; k <= last; k++) {
+    const char *v = px_tmp(e, RC_B64), *s = px_tmp(e, RC_B64);
+    px_out(e, "cvt.s64.s32 %s, %s;", v, px_sub_start(e, in, k));
+    if (k == last && col) px_out(e, "add.s64 %s, %s, %lld;", v, v, (long long)col);
+    if (steps && steps[k]) {
+      px_out(e, "mul.lo.s64 %s, %%pfd64_, %lld;", s, (long long)steps[k]);
+      px_out(e, "add.s64 %s, %s, %s;", v, v, s);
+    }
+    if (k < last && part[k]) {
+      px_out(e, "cvt.u64.u32 %s, %s;", s, part[k]);
+      px_out(e, "add.s64 %s, %s, %s;", v, v, s);
+    }
+    idx[k] = v;
+  }
+}
+
 void px_emit_l2pf(Emitter *e, const TirInst *in) {
   if (!e->l2pf || !in->l2pf || e->replay || e->l2pf_done[in->id]) return;
   e->l2pf_done[in->id] = true;
@@ -67,31 +98,9 @@ void px_emit_l2pf(Emitter *e, const TirInst *in) {
   px_out(e, "setp.gt.s32 %s, %%pfd_, 0;", ok);
   px_out(e, "setp.lt.and.u32 %s, %%tid_, %lld, %s;", ok, (long long)rows, ok);
   px_out(e, "@!%s bra $Ll2pf%d;", ok, L);
-  /* the row's offset in each dim: t in mixed radix, the last row dim fastest */
-  const char *part[MAX_TENSOR_RANK] = {0};
   px_out(e, "mov.u32 %s, %%tid_;", r);
-  for (int k = last - 1; k >= 0; k--) {
-    if (in->subs[k].len <= 1) continue;
-    part[k] = px_tmp(e, RC_B32);
-    px_out(e, "rem.u32 %s, %s, %lld;", part[k], r, (long long)in->subs[k].len);
-    px_out(e, "div.u32 %s, %s, %lld;", r, r, (long long)in->subs[k].len);
-  }
-  /* each coordinate at distance D (64 bits: start + step D may pass 2^31) */
   const char *idx[MAX_TENSOR_RANK];
-  for (int k = 0; k <= last; k++) {
-    const char *v = px_tmp(e, RC_B64), *s = px_tmp(e, RC_B64);
-    px_out(e, "cvt.s64.s32 %s, %s;", v, px_sub_start(e, in, k));
-    if (k == last && in->l2pf[last + 1]) px_out(e, "add.s64 %s, %s, %lld;", v, v, (long long)in->l2pf[last + 1]);
-    if (in->l2pf[k]) {
-      px_out(e, "mul.lo.s64 %s, %%pfd64_, %lld;", s, (long long)in->l2pf[k]);
-      px_out(e, "add.s64 %s, %s, %s;", v, v, s);
-    }
-    if (k < last && part[k]) {
-      px_out(e, "cvt.u64.u32 %s, %s;", s, part[k]);
-      px_out(e, "add.s64 %s, %s, %s;", v, v, s);
-    }
-    idx[k] = v;
-  }
+  px_l2pf_coords(e, in, r, in->l2pf, in->l2pf[last + 1], idx);
   px_l2pf_row(e, in, ok, off, idx, in->l2pf[last + 2]);
   px_label(e, "l2pf", L);
 }

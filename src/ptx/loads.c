@@ -1677,6 +1677,30 @@ static void frag_quad_store(Emitter *e, const TirInst *val, Scalar te, const Fra
   px_label(e, "frsb", L);
 }
 
+/* The pair stores of one of a thread's fragment rows (row tile mi, half h:
+ * row g + 8 h), at immediate offsets from its address ra: a 4-byte word (16-
+ * bit elements) or an 8-byte v2 (f32) each pair of neighbouring columns,
+ * under predicate mask (NULL: unpredicated). */
+static void frag_row_pairs(Emitter *e, const TirInst *val, Scalar te, const FragGeom *g, int mi, int h, const char *ra,
+                           const char *mask) {
+  int eb = px_elem_bytes_mem(te);
+  const char *pr = mask ? arena_printf(e->a, "@%s ", mask) : "";
+  for (int ni = 0; ni < g->ntn; ni++)
+    for (int j = 0; j < g->NT / 8; j++) {
+      int k = (mi * g->ntn + ni) * g->rpt + j * 4 + h * 2;
+      int64_t off = ((int64_t)ni * g->NT + j * 8) * eb;
+      if (eb == 4) {
+        px_out(e, "%sst.global%s.v2.b32 [%s+%lld], {%s, %s}%s;", pr, px_gmod(e, "global"), ra, (long long)off,
+               px_operand(e, val, k), px_operand(e, val, k + 1), px_gpol(e, "global"));
+        continue;
+      }
+      const char *w = px_tmp(e, RC_B32);
+      px_pack_chunk(e, val, te, 1, k, &w);
+      px_out(e, "%sst.global%s.b32 [%s+%lld], %s%s;", pr, px_gmod(e, "global"), ra, (long long)off, w,
+             px_gpol(e, "global"));
+    }
+}
+
 /* A store of a fragment value (a GEMM's or attention's output tile) into
  * a tensor whose contiguous dim is the tile's columns: each lane holds
  * pairs of neighbouring columns (2t, 2t + 1 of each 8) in rows g and g + 8
@@ -1734,25 +1758,31 @@ static int emit_frag_rows_store(Emitter *e, const TirInst *in, const TirInst *va
   for (int mi = 0; mi < g.tpm; mi++)
     for (int h = 0; h < 2; h++) {
       px_out(e, "mad.lo.s64 %s, %s, %lld, %s;", ra, pitch, (long long)mi * W * 16 + 8 * h, ad);
-      for (int ni = 0; ni < g.ntn; ni++)
-        for (int j = 0; j < g.NT / 8; j++) {
-          int k = (mi * g.ntn + ni) * g.rpt + j * 4 + h * 2;
-          int64_t off = ((int64_t)ni * g.NT + j * 8) * eb;
-          if (eb == 4) {
-            px_out(e, "st.global%s.v2.b32 [%s+%lld], {%s, %s}%s;", px_gmod(e, "global"), ra, (long long)off,
-                   px_operand(e, val, k), px_operand(e, val, k + 1), px_gpol(e, "global"));
-            continue;
-          }
-          const char *w = px_tmp(e, RC_B32);
-          px_pack_chunk(e, val, te, 1, k, &w);
-          px_out(e, "st.global%s.b32 [%s+%lld], %s%s;", px_gmod(e, "global"), ra, (long long)off, w,
-                 px_gpol(e, "global"));
-        }
+      frag_row_pairs(e, val, te, &g, mi, h, ra, NULL);
     }
   return L;
 }
 
-/* The fragment store of the tiles emit_frag_rows_store leaves to the
+/* The coordinates of flat row fr (a register) of a fragment value stored
+ * by `in`: its coordinate along each leading dim (the row split by the
+ * tile's physical extents lead[], powers of two) added to that span's
+ * start into gg[span[j]], and a predicate, ok and the row inside the slice
+ * (not slack) and the tensor along each of them. */
+static const char *frag_row_at(Emitter *e, const TirInst *in, const char *fr, const int64_t *lead, int r,
+                               const int *span, const char *const *starts, const char *ok, const char **gg) {
+  const char *rok = px_tmp(e, RC_PRED);
+  px_out(e, "mov.pred %s, %s;", rok, ok);
+  for (int j = 0; j + 1 < r; j++) {
+    const char *cj = px_coord(e, fr, lead, r - 1, j), *gj = px_tmp(e, RC_B32);
+    px_and_below(e, rok, cj, arena_printf(e->a, "%lld", (long long)in->subs[span[j]].len));
+    px_out(e, "add.s32 %s, %s, %s;", gj, starts[j], cj);
+    px_and_below(e, rok, gj, px_ext(e, in->aux, span[j]));
+    gg[span[j]] = gj;
+  }
+  return rok;
+}
+
+/* The fragment store of the tiles the rank-2 path above leaves to the
  * element path: leading dims beyond one (an attention output [BQ, NQ, D]
  * stored into [B, S, H, .., D]) or slack rows (NQ 7 held as 8). The
  * element path spends about 25 instructions an element on coordinates and
@@ -1761,15 +1791,14 @@ static int emit_frag_rows_store(Emitter *e, const TirInst *in, const TirInst *va
  * instructions, run once a CTA, every CTA fetching them from the L2 (a
  * first pass over ~1200 instructions of run-once code cost ~16 us in the
  * one-call decode's merge, H100, 12-07 call 1). Here each of a thread's
- * rows (two a row tile) finds its coordinates along the leading dims (the
- * flat row split by the tile's physical extents, powers of two), its mask
- * (inside the slice, not slack, and inside the tensor) and its address,
- * and stores its pairs of columns as 4-byte (16-bit elements) or 8-byte
- * (f32) words under that mask. Taken where the tile's columns are inside
- * the tensor and the point subscripts inside theirs, and where the
- * thread's first row's address and the pitches of every dim from the
- * first row dim on are aligned to a pair (then every row's is); else the
- * element path, whose label this returns (-1: not a store of this kind). */
+ * rows (two a row tile) finds its coordinates along the leading dims, its
+ * mask (inside the slice, not slack, and inside the tensor) and its
+ * address, and stores its pairs under that mask (frag_row_pairs). Taken
+ * where the tile's columns are inside the tensor and the point subscripts
+ * inside theirs, and where the thread's first row's address and the
+ * pitches of every dim from the first row dim on are aligned to a pair
+ * (then every row's is); else the element path, whose label this returns
+ * (-1: not a store of this kind). */
 static int emit_frag_rows_store_ranked(Emitter *e, const TirInst *in, const TirInst *val) {
   if (val->ty.rank < 2 || !px_is_frag(e, val) || !px_cols_contiguous(e, in) || e->replay) return -1;
   Scalar te = e->f->params[in->aux].elem;
@@ -1793,26 +1822,10 @@ static int emit_frag_rows_store_ranked(Emitter *e, const TirInst *in, const TirI
   const char *c = px_tmp(e, RC_B32);
   px_out(e, "add.s32 %s, %s, %%ft2_;", c, gg[i1]);
   const char *starts[MAX_TENSOR_RANK];
-  for (int j = 0; j + 1 < r; j++) starts[j] = gg[span[j]];
-  gg[i1] = c;
-  /* row fr of the thread (its flat row over the leading dims): its
-   * coordinates into gg, its mask into rok */
-  const char *rok = NULL;
   int64_t lead[MAX_TENSOR_RANK];
-  for (int j = 0; j + 1 < r; j++) lead[j] = val->plan->phys[j];
-#define FRAG_ROW_AT(fr)                                                                                                \
-  do {                                                                                                                 \
-    rok = px_tmp(e, RC_PRED);                                                                                          \
-    px_out(e, "mov.pred %s, %s;", rok, ok);                                                                            \
-    for (int j = 0; j + 1 < r; j++) {                                                                                  \
-      const char *cj = px_coord(e, fr, lead, r - 1, j), *gj = px_tmp(e, RC_B32);                                      \
-      px_and_below(e, rok, cj, arena_printf(e->a, "%lld", (long long)in->subs[span[j]].len));                        \
-      px_out(e, "add.s32 %s, %s, %s;", gj, starts[j], cj);                                                            \
-      px_and_below(e, rok, gj, px_ext(e, in->aux, span[j]));                                                          \
-      gg[span[j]] = gj;                                                                                                \
-    }                                                                                                                  \
-  } while (0)
-  FRAG_ROW_AT("%fwg_");
+  for (int j = 0; j + 1 < r; j++) starts[j] = gg[span[j]], lead[j] = val->plan->phys[j];
+  gg[i1] = c;
+  const char *rok = frag_row_at(e, in, "%fwg_", lead, r, span, starts, ok, gg);
   const char *ad0 = px_tensor_addr(e, in->aux, gg), *al = px_tmp(e, RC_B64), *p = px_tmp(e, RC_PRED);
   px_out(e, "or.b64 %s, %s, %s;", al, ad0, px_pitch_bits(e, in->aux, span[0]));
   px_out(e, "and.b64 %s, %s, %d;", al, al, 2 * eb - 1);
@@ -1825,25 +1838,11 @@ static int emit_frag_rows_store_ranked(Emitter *e, const TirInst *in, const TirI
       if (mi || h) {
         const char *fr = px_tmp(e, RC_B32);
         px_out(e, "add.u32 %s, %%fwg_, %lld;", fr, (long long)mi * W * 16 + 8 * h);
-        FRAG_ROW_AT(fr);
-        ra = px_tensor_addr(e, in->aux, gg), mask = rok;
+        mask = frag_row_at(e, in, fr, lead, r, span, starts, ok, gg);
+        ra = px_tensor_addr(e, in->aux, gg);
       }
-      for (int ni = 0; ni < g.ntn; ni++)
-        for (int j = 0; j < g.NT / 8; j++) {
-          int k = (mi * g.ntn + ni) * g.rpt + j * 4 + h * 2;
-          int64_t off = ((int64_t)ni * g.NT + j * 8) * eb;
-          if (eb == 4) {
-            px_out(e, "@%s st.global%s.v2.b32 [%s+%lld], {%s, %s}%s;", mask, px_gmod(e, "global"), ra, (long long)off,
-                   px_operand(e, val, k), px_operand(e, val, k + 1), px_gpol(e, "global"));
-            continue;
-          }
-          const char *w = px_tmp(e, RC_B32);
-          px_pack_chunk(e, val, te, 1, k, &w);
-          px_out(e, "@%s st.global%s.b32 [%s+%lld], %s%s;", mask, px_gmod(e, "global"), ra, (long long)off, w,
-                 px_gpol(e, "global"));
-        }
+      frag_row_pairs(e, val, te, &g, mi, h, ra, mask);
     }
-#undef FRAG_ROW_AT
   return L;
 }
 

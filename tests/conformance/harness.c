@@ -79,21 +79,23 @@ static bool read_consts(Y *y, yaml_node_t *m, Define *out, int *n) {
   return true;
 }
 
-/* PHOBOS_PRODUCER_WARP=1 plans the cases with phobosc --producer-warp's
- * switch (the GPU run of tests/gpu/run.sh passes it through), and so
- * PHOBOS_SHIFT_WALKS=1 with --shift-walks', PHOBOS_LATE_WAITS=1 with
- * --late-waits' and PHOBOS_ROW_BROADCASTS=1 with --row-broadcasts' */
 /* the environment variable name holds exactly value */
 static bool env_is(const char *name, const char *value) {
   const char *v = getenv(name);
   return v && strcmp(v, value) == 0;
 }
 
+/* PHOBOS_PRODUCER_WARP=1 plans the cases with phobosc --producer-warp's
+ * switch (the GPU run of tests/gpu/run.sh passes it through), and so
+ * PHOBOS_SHIFT_WALKS=1 with --shift-walks', PHOBOS_LATE_WAITS=1 with
+ * --late-waits', PHOBOS_ROW_BROADCASTS=1 with --row-broadcasts' and
+ * PHOBOS_EARLY_PREFETCH=1 with --early-prefetch's */
 static unsigned harness_plan_flags(void) {
   return (env_is("PHOBOS_LATE_WAITS", "1") ? PLAN_LATE_WAITS : 0) | (env_is("PHOBOS_PRODUCER_WARP", "1") ? PLAN_PRODUCER_WARP : 0) |
          (env_is("PHOBOS_PREFETCH", "1") ? PLAN_PREFETCH : 0) | (env_is("PHOBOS_TMA", "0") ? PLAN_NO_TENSOR_COPIES : 0) |
          (env_is("PHOBOS_WGMMA", "0") ? PLAN_NO_WGMMA : 0) | (env_is("PHOBOS_SHIFT_WALKS", "1") ? PLAN_SHIFT_WALK : 0) |
-         (env_is("PHOBOS_ROW_BROADCASTS", "1") ? PLAN_ROW_BROADCASTS : 0);
+         (env_is("PHOBOS_ROW_BROADCASTS", "1") ? PLAN_ROW_BROADCASTS : 0) |
+         (env_is("PHOBOS_EARLY_PREFETCH", "1") ? PLAN_EARLY_PF : 0);
 }
 
 /* PHOBOS_SPECIALIZE=1: the warp-specialized copies too (phobosc --warp-specialize) */

@@ -94,6 +94,10 @@ PHOBOS_ROW_BROADCASTS=1 run gpu_conformance.row_broadcasts bash tests/gpu/pconf.
 command -v compute-sanitizer >/dev/null && PHOBOS_ROW_BROADCASTS=1 run gpu_conformance.row_broadcasts.racecheck \
   timeout 300 compute-sanitizer --tool racecheck --error-exitcode 1 "$build/tests/gpu/gpu_conformance" \
   spec/conformance/{gqa_decode_nq7_causal,gqa_decode_groups,llm_gqa_merge_len,op_broadcast}.yaml
+# the dependent launch's wait moved and a first loop's rows asked of L2
+# before it (phobosc --early-prefetch, spec 15.27, experimental)
+PHOBOS_EARLY_PREFETCH=1 run gpu_conformance.early_prefetch bash tests/gpu/pconf.sh \
+  "$build/tests/gpu/gpu_conformance" spec/conformance/*.yaml
 # and with every tensor's last dim at stride 2 (general strides, spec 16.3):
 # only the general-strides copies run, element by element; under memcheck too
 PHOBOS_GPU_SPREAD=2 run gpu_conformance.spread2 bash tests/gpu/pconf.sh "$build/tests/gpu/gpu_conformance" \
