@@ -80,24 +80,6 @@ static void warn_spills(Arena *a, Diags *d, Plan **plans, int nplans, const char
   }
 }
 
-/* The PTX module of the plans: every variant of every kernel its own
- * entry (malloc'ed; NULL after an error in d). */
-static char *emit_module(Arena *arena, Diags *d, Plan *const *plans, int nplans, const char *arch, size_t *len) {
-  char *ptx = NULL;
-  *len = 0;
-  FILE *pf = open_memstream(&ptx, len);
-  if (!pf) diag_ice("cannot open an output buffer");
-  bool dyn = false, tma = false;
-  for (int i = 0; i < nplans; i++) {
-    dyn |= ptx_uses_dynshared(plans[i]);
-    tma |= plans[i]->ntmaps > 0;
-  }
-  ptx_emit_header(pf, arch, dyn, tma);
-  for (int i = 0; i < nplans && !d->errors; i++) ptx_emit_kernel(arena, d, plans[i], arch, plan_entry_name(arena, plans[i]), pf);
-  fclose(pf);
-  return ptx;
-}
-
 /* The entries a ptxas refusal names: each "line N" of its messages maps
  * to the .entry whose code holds line N of the PTX. Drops those plans
  * from plans[0..*nplans) (compacted), each with a note under -v, unless
@@ -198,7 +180,7 @@ static void write_cubin(Arena *arena, Diags *d, const DriverOptions *o, const So
     }
     free(refusal.msg);
     free(ptx_own);
-    ptx = ptx_own = emit_module(arena, d, plans, nplans, arch, &ptx_len);
+    ptx = ptx_own = ptx_emit_module(arena, d, plans, nplans, arch, &ptx_len);
     if (!ptx || d->errors) {
       free(ptx_own);
       return;
@@ -704,22 +686,8 @@ static void compile_variants(Arena *arena, Diags *d, const Source *src, Node *pr
   /* the PTX module: every variant of every kernel as its own entry */
   double t0 = now();
   const char *arch = o->arch ? o->arch : "sm_90a";
-  char *ptx = NULL;
   size_t ptx_len = 0;
-  FILE *pf = open_memstream(&ptx, &ptx_len);
-  if (!pf) diag_ice("cannot open an output buffer");
-  bool dyn = false, tma = false;
-  for (int i = 0; i < plans.len; i++) {
-    const Plan *p = plans.items[i];
-    dyn |= ptx_uses_dynshared(p);
-    tma |= p->ntmaps > 0;
-  }
-  ptx_emit_header(pf, arch, dyn, tma);
-  for (int i = 0; i < plans.len && !d->errors; i++) {
-    const Plan *p = plans.items[i];
-    ptx_emit_kernel(arena, d, p, arch, plan_entry_name(arena, p), pf);
-  }
-  fclose(pf);
+  char *ptx = ptx_emit_module(arena, d, (Plan *const *)plans.items, plans.len, arch, &ptx_len);
   if (o->verbose)
     fprintf(stderr, "phobosc: PTX for %d variant%s: %.2f ms\n", plans.len, plans.len == 1 ? "" : "s", (now() - t0) * 1e3);
   if (!d->errors) {

@@ -4,15 +4,15 @@
 
 #include "plan/plan.h"
 
-/* The module header: PTX version, target, the dynamic shared symbol
- * (aligned to 128 bytes when a kernel's TMA copies write into it). */
 /* Whether a variant's entry uses the module's dynamic shared memory
  * (dsmem): a @dynshared kernel, or a staged-rows copy (its rows). */
 bool ptx_uses_dynshared(const struct Plan *p);
 /* whether the entries of p for arch take l2pf_param (src/l2pf.c, ptx/l2pf.c):
  * marked loads, an arch with the bulk prefetch, asynchronous copies allowed */
 bool ptx_l2pf(const struct Plan *p, const char *arch);
-void ptx_emit_header(FILE *out, const char *arch, bool any_dynshared, bool any_tma);
+/* The module: the header and every plan as its entry (plan_entry_name),
+ * the PTX ISA version the kernels need; NULL where emission failed. */
+char *ptx_emit_module(Arena *a, Diags *d, struct Plan *const *plans, int nplans, const char *arch, size_t *len);
 /* One planned variant as an entry: what the plan decided, spelled out. */
 void ptx_emit_kernel(Arena *a, Diags *d, const Plan *p, const char *arch, const char *entry, FILE *out);
 /* The parameters (bit i: parameter i) whose rows the variant reads or

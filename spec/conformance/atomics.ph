@@ -42,3 +42,20 @@ kernel barrier_rows(X: tensor<f32>[R, 32], Y: tensor<f32>[R, 32], C: tensor<f32>
   barrier()
   atomic_add(C[0 :+ 1, :], colsum(Y[r0 :+ 8, :]))
 }
+
+// atomic_add of an f32 tile four columns a thread (spec 9.6): on sm_90a each four
+// columns a thread owns is added by one vector red where it lies whole in
+// the tensor on a 16-byte boundary, lane by lane where it does not (an odd
+// pitch puts every other row off the boundary; the last chunk of a ragged
+// row is cut). R CTAs add the same halves of X, so C gains R X / 2 (P, of
+// R elements, only gives the grid its R).
+@launch(64)
+@grid(cdiv(N, 256), R)
+kernel atomic_rows(X: tensor<f32>[2, N], C: tensor<f32>[2, N], P: tensor<i32>[R]) {
+  let c0 = ctx.block.x * 256
+  var acc: tile<f32>[2, 256] = 0.0
+  for k in range(0, 2, 1) {
+    acc += X[0 :+ 2, c0 :+ 256] * 0.25
+  }
+  atomic_add(C[0 :+ 2, c0 :+ 256], acc)
+}

@@ -1846,15 +1846,49 @@ static int emit_frag_rows_store_ranked(Emitter *e, const TirInst *in, const TirI
   return L;
 }
 
+/* An f32 value whose registers go four neighbouring elements of a row at a
+ * time (flat chunks of Plan.chunk 4, or a blocked layout of four a thread
+ * along the row) in a tensor whose last dim is contiguous: on sm_90a each
+ * four can be added by one red.global.add.v4.f32 where its lanes are in
+ * bounds and its address is 16-byte aligned (the masks and the addresses
+ * are the scalar path's, computed for all four first). */
+static bool red_v4(Emitter *e, const TirInst *v, Scalar te) {
+  if (!e->sm90 || te != S_F32 || !v->ty.rank || e->p->general_strides || px_nregs(e, v) % 4) return false;
+  if (plan_is_blocked(v)) return plan_block_geom(v).V == 4;
+  return e->V == 4 && !px_is_frag(e, v) && !px_is_rowfrag(e, v) && !plan_is_blocked_rows(v) && !plan_is_columns(v) &&
+         !plan_is_fragcols(v);
+}
+
 /* atomic_add (spec 9.6): each element this thread owns added into its
  * tensor element with one red.global.add, under the store's masks, so the
- * adds of every CTA count; never vectorized (a red of a vector needs
- * sm_90 and 16-byte alignment) and never staged. A scalar is added by one
- * thread. */
+ * adds of every CTA count; a flat f32 chunk of four with one
+ * red.global.add.v4.f32 where it can (red_v4: a quarter of the L2's atomic
+ * operations), never staged. A scalar is added by one thread. */
 static void emit_atomic_add(Emitter *e, const TirInst *in) {
   const TirInst *v = in->args[0];
   int rank = v->ty.rank;
   Scalar te = e->f->params[in->aux].elem;
+  if (red_v4(e, v, te)) {
+    for (int k = 0; k < px_nregs(e, v); k += 4) {
+      const char *ok[4], *ad[4], *all = px_tmp(e, RC_PRED), *al = px_tmp(e, RC_B64);
+      for (int j = 0; j < 4; j++) {
+        const char *g[MAX_TENSOR_RANK];
+        ok[j] = access_lane(e, in, v, v->plan->phys, rank, k + j, g);
+        ad[j] = px_tensor_addr(e, in->aux, g);
+      }
+      px_out(e, "and.b64 %s, %s, 15;", al, ad[0]);
+      px_out(e, "setp.eq.and.u64 %s, %s, 0, %s;", all, al, ok[0]);
+      for (int j = 1; j < 4; j++) px_out(e, "and.pred %s, %s, %s;", all, all, ok[j]);
+      px_out(e, "@%s red.global.add.v4.f32 [%s], {%s, %s, %s, %s};", all, ad[0], px_operand(e, v, k),
+             px_operand(e, v, k + 1), px_operand(e, v, k + 2), px_operand(e, v, k + 3));
+      for (int j = 0; j < 4; j++) { /* the lanes of a chunk the vector did not take */
+        const char *p = px_tmp(e, RC_PRED);
+        px_out(e, "and.pred %s, %s, !%s;", p, ok[j], all);
+        px_out(e, "@%s red.global.add.f32 [%s], %s;", p, ad[j], px_operand(e, v, k + j));
+      }
+    }
+    return;
+  }
   for (int k = 0; k < px_nregs(e, v); k++) {
     const char *g[MAX_TENSOR_RANK];
     const char *ok = access_lane(e, in, rank ? v : NULL, rank ? v->plan->phys : NULL, rank, k, g);

@@ -1475,6 +1475,15 @@ static bool ref_atomic_splitk(RefCtx *r) {
   return true;
 }
 
+/* C += R X / 2, each of the R CTAs of a column block adding X / 2, R P's length (atomics.ph) */
+static bool ref_atomic_rows(RefCtx *r) {
+  CaseParam *X = ref_param(r, "X"), *C = ref_param(r, "C"), *P = ref_param(r, "P");
+  int64_t R = P->dims[0];
+  for (int64_t i = 0; i < X->dims[0]; i++)
+    for (int64_t j = 0; j < X->dims[1]; j++) E2(C, i, j) += (double)R * E2(X, i, j) * 0.5;
+  return true;
+}
+
 /* each of G CTAs adds i + 1 (halved in H and D) and stores S[i] = i */
 static bool ref_atomic_scalars(RefCtx *r) {
   CaseParam *S = ref_param(r, "S"), *I = ref_param(r, "I"), *L = ref_param(r, "L"), *H = ref_param(r, "H"),
@@ -1604,6 +1613,7 @@ const RefEntry harness_refs_more[] = {
     {"barrier_rows", ref_barrier_rows},
     {"atomic_colsum", ref_atomic_colsum},
     {"atomic_splitk", ref_atomic_splitk},
+    {"atomic_rows", ref_atomic_rows},
     {"atomic_scalars", ref_atomic_scalars},
     {"long_rows", ref_long_rows},
     {"long_rows_80", ref_long_rows_80},

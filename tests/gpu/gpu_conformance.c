@@ -106,27 +106,24 @@ static bool gpu_begin(void *self, Case *c, Plan **plans, int nplans, const Sourc
   snprintf(ptx_path, sizeof ptx_path, "%s/k%d.ptx", g->dir, g->serial);
   snprintf(cubin_path, sizeof cubin_path, "%s/k%d.cubin", g->dir, g->serial);
   snprintf(yaml_path, sizeof yaml_path, "%s/k%d.yaml", g->dir, g->serial++);
-  FILE *pf = fopen(ptx_path, "w");
-  if (!pf) return gfail(err, errlen, "cannot write %s", ptx_path);
-  bool dyn = false, tma = false;
-  for (int i = 0; i < nplans; i++) dyn |= ptx_uses_dynshared(plans[i]);
-  for (int i = 0; i < nplans; i++) tma |= plans[i]->ntmaps > 0;
-  ptx_emit_header(pf, "sm_90a", dyn, tma);
   char *dbuf = NULL;
-  size_t dlen = 0;
+  size_t dlen = 0, ptx_len = 0;
   FILE *dout = open_memstream(&dbuf, &dlen);
   Diags d;
   diag_init(&d, src, dout, true);
-  for (int i = 0; i < nplans && !d.errors; i++)
-    ptx_emit_kernel(g->arena, &d, plans[i], "sm_90a", plan_entry_name(g->arena, plans[i]), pf);
-  fclose(pf);
+  char *ptx = ptx_emit_module(g->arena, &d, plans, nplans, "sm_90a", &ptx_len);
   fclose(dout);
-  if (d.errors) {
+  if (!ptx) {
     gfail(err, errlen, "%s: PTX emission failed:\n%s", c->name, dbuf);
     free(dbuf);
     return false;
   }
   free(dbuf);
+  FILE *pf = fopen(ptx_path, "w");
+  bool written = pf && fwrite(ptx, 1, ptx_len, pf) == ptx_len;
+  if (pf) written = fclose(pf) == 0 && written;
+  free(ptx);
+  if (!written) return gfail(err, errlen, "cannot write %s", ptx_path);
   char *pbuf = NULL;
   size_t plen = 0;
   FILE *pe = open_memstream(&pbuf, &plen);
