@@ -162,15 +162,19 @@ kernel q8_gemv(A: tensor<f32>[M, K],
 
 // C[M, N] += A[M, K] @ dequant(W, S): q8_gemv adding into C, for the
 // projections that end in the residual stream (attention's output and the
-// MLP's down projection): the last CTA of a column block reads C's columns
-// and writes them back with the sum added, so the residual add costs no
-// launch and no pass of its own.
+// MLP's down projection). Each CTA adds its partial into C itself
+// (atomic_add: a red.global.add.v4.f32 a thread's four columns), so the
+// residual add costs no pass of its own and the split-K sum no tail: no
+// partials written and read back, no arrival, no CTA that waits on the
+// others. (Until 12-07 the last CTA of a column block to arrive summed the
+// partials in two levels and added them to C, the q8_gemv way: H100, 12-07
+// sixth session, call 1, the O and down projections 488 -> 346 and 1128 ->
+// 962 us a step launched one by one, the step 4811 -> 4564 us. The order of
+// the adds is the CTAs', so C's last bits may differ from run to run.)
 @autotune(MR in [1, 4], KSPLIT in [8, 128], TN in [256, 512], OCC in [2048, 4096])
 @launch(TN / 4, OCC / TN)
 @grid(cdiv(N, TN), KSPLIT)
 @requires(KB >= cdiv(K, 32), M <= MR)
-@scratch(P: tensor<f32>[KSPLIT, M, N], P2: tensor<f32>[8, M, N],
-         Cnt1: tensor<i32>[cdiv(N, TN), 8] = 0, Cnt: tensor<i32>[cdiv(N, TN)] = 0)
 kernel q8_gemv_add(A: tensor<f32>[M, K],
                    W: tensor<i8>[K, N],
                    S: tensor<f32>[KB, N],
@@ -188,50 +192,7 @@ kernel q8_gemv_add(A: tensor<f32>[M, K],
     var part: tile<f32>[MR, TN] = dot(a, wf)
     acc += part * s
   }
-  P[ctx.block.y, 0 :+ MR, pn * TN :+ TN] = acc
-  // the partials summed as in q8_gemv, in two levels from 64 splits
-  var GS = KSPLIT
-  if KSPLIT >= 64 {
-    GS = KSPLIT / 8
-  }
-  let g = ctx.block.y / GS
-  let last = arrive(Cnt1[pn, g], GS)
-  if last {
-    var c: tile<f32>[MR, TN] = 0.0
-    if GS == KSPLIT {
-      c = C[0 :+ MR, pn * TN :+ TN]
-    }
-    for r in range(g * GS, g * GS + GS, 8) {
-      let p0 = P[r, 0 :+ MR, pn * TN :+ TN]
-      let p1 = P[r + 1, 0 :+ MR, pn * TN :+ TN]
-      let p2 = P[r + 2, 0 :+ MR, pn * TN :+ TN]
-      let p3 = P[r + 3, 0 :+ MR, pn * TN :+ TN]
-      let p4 = P[r + 4, 0 :+ MR, pn * TN :+ TN]
-      let p5 = P[r + 5, 0 :+ MR, pn * TN :+ TN]
-      let p6 = P[r + 6, 0 :+ MR, pn * TN :+ TN]
-      let p7 = P[r + 7, 0 :+ MR, pn * TN :+ TN]
-      c += ((p0 + p1) + (p2 + p3)) + ((p4 + p5) + (p6 + p7))
-    }
-    if GS == KSPLIT {
-      C[0 :+ MR, pn * TN :+ TN] = c
-    } else {
-      P2[g, 0 :+ MR, pn * TN :+ TN] = c
-      let last2 = arrive(Cnt[pn], 8)
-      if last2 {
-        var c2: tile<f32>[MR, TN] = C[0 :+ MR, pn * TN :+ TN]
-        let p0 = P2[0, 0 :+ MR, pn * TN :+ TN]
-        let p1 = P2[1, 0 :+ MR, pn * TN :+ TN]
-        let p2 = P2[2, 0 :+ MR, pn * TN :+ TN]
-        let p3 = P2[3, 0 :+ MR, pn * TN :+ TN]
-        let p4 = P2[4, 0 :+ MR, pn * TN :+ TN]
-        let p5 = P2[5, 0 :+ MR, pn * TN :+ TN]
-        let p6 = P2[6, 0 :+ MR, pn * TN :+ TN]
-        let p7 = P2[7, 0 :+ MR, pn * TN :+ TN]
-        c2 += ((p0 + p1) + (p2 + p3)) + ((p4 + p5) + (p6 + p7))
-        C[0 :+ MR, pn * TN :+ TN] = c2
-      }
-    }
-  }
+  atomic_add(C[0 :+ MR, pn * TN :+ TN], acc)     // rows past M are not added
 }
 
 // The attention inputs of this step, from the QKV projection QKV [B, HQ +
