@@ -237,11 +237,6 @@ kernel rope_append(QKV: tensor<f32>[B, NH, D],
   let vh = HQ + HKV + h
   let v = QKV[b, vh :+ 1, :] + BIAS[0, vh :+ 1, :]                      // [1, D]
   Vc[b, p, h :+ 1, :] = bf16(v)
-  // the heads read, cleared for the next layer's QKV projection to add
-  // into (llm_decode_host --accumulate: QKV by q8_gemv_add, no split-K tail)
-  QKV[b, q0 :+ NQ, :] = 0.0
-  QKV[b, kh :+ 1, :] = 0.0
-  QKV[b, vh :+ 1, :] = 0.0
 }
 
 // Attention of each sequence's new query over its cache, in two launches.
@@ -355,23 +350,18 @@ kernel gqa_merge_len(OP: tensor<f32>[B, 1, HQ, NS, D],
   O[b, 0, hq :+ 1, :] = num / den
 }
 
-// Hh[b, :] = silu(GU[b, 0, :]) * GU[b, 1, :]: the gate and up projections
-// come out of one q8_gemv, side by side (the host's view [B, 2, F] of its
-// [B, 2F], so a block past F reads and writes nothing of the other half).
-// The gate/up values read are cleared for the next layer's projection to
-// add into (llm_decode_host --accumulate: gate/up by q8_gemv_add, whose
-// partials need no split-K tail).
+// Hh[b, :] = silu(GU[b, 0 .. F]) * GU[b, F .. 2F]: the gate and up
+// projections come out of one q8_gemv, side by side.
 @autotune(TF in [1024])
 @launch(256)
 @grid(cdiv(F, TF), B)
-kernel silu_mul(GU: tensor<f32>[B, 2, F],
+kernel silu_mul(GU: tensor<f32>[B, F2],
                 Hh: tensor<f32>[B, F]) {
   let b = ctx.block.y
   let c = ctx.block.x * TF
-  let g = GU[b, 0 :+ 1, c :+ TF]
-  let u = GU[b, 1 :+ 1, c :+ TF]
+  let g = GU[b :+ 1, c :+ TF]
+  let u = GU[b :+ 1, F + c :+ TF]
   Hh[b :+ 1, c :+ TF] = g * sigmoid(g) * u
-  GU[b, :, c :+ TF] = 0.0
 }
 
 // TOK[b] = argmax(L[b, :]) (the least index among ties), then POS[b] += 1:

@@ -13,10 +13,6 @@
  *     --layers L       layers (default 28; fewer for a quick run)
  *     --min-keys K     the fewest keys of the prompt an attention split takes
  *                      (default 64; attn_splits)
- *     --accumulate     the QKV and gate/up projections add into their outputs
- *                      (q8_gemv_add: each CTA's partial by atomic_add, no
- *                      split-K tail), which rope_append and silu_mul clear
- *                      after reading them; else q8_gemv writes them
  *   LLM_PROFILE_STEP=1 brackets the kernel-by-kernel step with
  *                      cuProfilerStart/Stop (ncu --profile-from-start off)
  *
@@ -268,9 +264,6 @@ static void launch(Model *m, phobos_kernel *k, const char *what, phobos_arg *a, 
   nlaunched++;
 }
 
-/* --accumulate: QKV and gate/up added into outputs their readers clear */
-static bool accumulate;
-
 static void gemv(Model *m, const Q8 *q, CUdeviceptr a, CUdeviceptr c, bool add, const char *what) {
   int64_t B = m->B;
   phobos_arg g[4] = {T(a, PHOBOS_F32, 2, (int64_t[]){B, q->K}), T(q->w, PHOBOS_I8, 2, (int64_t[]){q->K, q->N}),
@@ -295,7 +288,7 @@ static void step(Model *m) {
   for (int l = 0; l < m->L; l++) {
     Layer *y = &m->layer[l];
     norm(m, y->g1);
-    gemv(m, &y->qkv, m->y, m->qkv, accumulate, accumulate ? "q8_gemv_add qkv" : "q8_gemv qkv");
+    gemv(m, &y->qkv, m->y, m->qkv, false, "q8_gemv qkv");
     phobos_arg r[7] = {T(m->qkv, PHOBOS_F32, 3, (int64_t[]){B, NH, HD}), T(y->bias, PHOBOS_F32, 3, (int64_t[]){1, NH, HD}),
                        T(m->pos, PHOBOS_I32, 1, (int64_t[]){B}), T(m->rot, PHOBOS_F32, 3, (int64_t[]){TC, 2, HD / 2}),
                        T(m->qr, PHOBOS_BF16, 4, (int64_t[]){B, 1, HQ, HD}), T(y->kc, PHOBOS_BF16, 4, (int64_t[]){B, TC, HKV, HD}),
@@ -311,8 +304,8 @@ static void step(Model *m) {
     launch(m, m->merge, "gqa_merge_len", mg, 3);
     gemv(m, &y->o, m->o, m->x, true, "q8_gemv_add o");
     norm(m, y->g2);
-    gemv(m, &y->gu, m->y, m->gu, accumulate, accumulate ? "q8_gemv_add gate_up" : "q8_gemv gate_up");
-    phobos_arg s[2] = {T(m->gu, PHOBOS_F32, 3, (int64_t[]){B, 2, FF}), T(m->hh, PHOBOS_F32, 2, (int64_t[]){B, FF})};
+    gemv(m, &y->gu, m->y, m->gu, false, "q8_gemv gate_up");
+    phobos_arg s[2] = {T(m->gu, PHOBOS_F32, 2, (int64_t[]){B, 2 * FF}), T(m->hh, PHOBOS_F32, 2, (int64_t[]){B, FF})};
     launch(m, m->silu, "silu_mul", s, 2);
     gemv(m, &y->down, m->hh, m->x, true, "q8_gemv_add down");
   }
@@ -480,7 +473,6 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--check") && i + 1 < argc) check = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--layers") && i + 1 < argc) L = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--min-keys") && i + 1 < argc) attn_min_keys = atoll(argv[++i]);
-    else if (!strcmp(argv[i], "--accumulate")) accumulate = true;
     else if (argv[i][0] == '-') return fprintf(stderr, "llm_decode_host: unknown option %s\n", argv[i]), 2;
     else dir = argv[i];
   }

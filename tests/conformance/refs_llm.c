@@ -60,8 +60,7 @@ static void rotate(const double *x, const CaseParam *ROT, int64_t p, int64_t D, 
   }
 }
 
-/* Qr[b, 0] = rope(q + bias); Kc[b, POS[b]] = rope(k + bias); Vc[b, POS[b]] = v + bias;
- * QKV = 0 (cleared for the next projection to add into) */
+/* Qr[b, 0] = rope(q + bias); Kc[b, POS[b]] = rope(k + bias); Vc[b, POS[b]] = v + bias */
 static bool ref_rope_append(RefCtx *r) {
   CaseParam *QKV = ref_param(r, "QKV"), *BIAS = ref_param(r, "BIAS"), *POS = ref_param(r, "POS"),
             *ROT = ref_param(r, "ROT"), *Qr = ref_param(r, "Qr"), *Kc = ref_param(r, "Kc"), *Vc = ref_param(r, "Vc");
@@ -78,7 +77,6 @@ static bool ref_rope_append(RefCtx *r) {
         else if (h < HQ + HKV) Kc->data[((b * TC + p) * HKV + h - HQ) * D + d] = y[d];
         else Vc->data[((b * TC + p) * HKV + h - HQ - HKV) * D + d] = y[d];
       }
-      for (int64_t d = 0; d < D; d++) QKV->data[(b * NH + h) * D + d] = 0;
     }
   }
   free(x);
@@ -122,16 +120,14 @@ static bool ref_gqa_split_len(RefCtx *r) {
   return true;
 }
 
-/* Hh = silu(GU[:, 0, :]) * GU[:, 1, :], then GU = 0 (cleared for the next
- * projection to add into) */
+/* Hh = silu(GU[:, :F]) * GU[:, F:] */
 static bool ref_silu_mul(RefCtx *r) {
   CaseParam *GU = ref_param(r, "GU"), *Hh = ref_param(r, "Hh");
-  int64_t B = Hh->dims[0], F = Hh->dims[1];
+  int64_t B = Hh->dims[0], F = Hh->dims[1], F2 = GU->dims[1];
   for (int64_t b = 0; b < B; b++)
     for (int64_t j = 0; j < F; j++) {
-      double g = GU->data[b * 2 * F + j], u = GU->data[b * 2 * F + F + j];
+      double g = GU->data[b * F2 + j], u = GU->data[b * F2 + F + j];
       Hh->data[b * F + j] = g / (1 + exp(-g)) * u;
-      GU->data[b * 2 * F + j] = GU->data[b * 2 * F + F + j] = 0;
     }
   return true;
 }
