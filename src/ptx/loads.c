@@ -1861,9 +1861,9 @@ static bool red_v4(Emitter *e, const TirInst *v, Scalar te) {
 
 /* atomic_add (spec 9.6): each element this thread owns added into its
  * tensor element with one red.global.add, under the store's masks, so the
- * adds of every CTA count; a flat f32 chunk of four with one
- * red.global.add.v4.f32 where it can (red_v4: a quarter of the L2's atomic
- * operations), never staged. A scalar is added by one thread. */
+ * adds of every CTA count; an f32 value's fours along a row with one
+ * red.global.add.v4.f32 each where they can (red_v4: a quarter of the L2's
+ * atomic operations), never staged. A scalar is added by one thread. */
 static void emit_atomic_add(Emitter *e, const TirInst *in) {
   const TirInst *v = in->args[0];
   int rank = v->ty.rank;
