@@ -13,8 +13,6 @@ bool ptx_l2pf(const struct Plan *p, const char *arch);
 /* The module: the header and every plan as its entry (plan_entry_name),
  * the PTX ISA version the kernels need; NULL where emission failed. */
 char *ptx_emit_module(Arena *a, Diags *d, struct Plan *const *plans, int nplans, const char *arch, size_t *len);
-/* One planned variant as an entry: what the plan decided, spelled out. */
-void ptx_emit_kernel(Arena *a, Diags *d, const Plan *p, const char *arch, const char *entry, FILE *out);
 /* The parameters (bit i: parameter i) whose rows the variant reads or
  * writes through an odd-pitch path (rows not 16-byte aligned, ptx/loads.c),
  * found by emitting it to nowhere, reporting nothing; false where it would

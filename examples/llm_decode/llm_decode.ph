@@ -168,9 +168,10 @@ kernel q8_gemv(A: tensor<f32>[M, K],
 // partials written and read back, no arrival, no CTA that waits on the
 // others. (Until 12-07 the last CTA of a column block to arrive summed the
 // partials in two levels and added them to C, the q8_gemv way: H100, 12-07
-// sixth session, call 1, the O and down projections 488 -> 346 and 1128 ->
-// 962 us a step launched one by one, the step 4811 -> 4564 us. The order of
-// the adds is the CTAs', so C's last bits may differ from run to run.)
+// sixth session, call 2, the O and down projections 494 -> 307 and 1080 ->
+// 913 us a step launched one by one, the step 4185 -> 3858 us at B 1. The
+// order of the adds is the CTAs', so C's last bits may differ from run to
+// run.)
 @autotune(MR in [1, 4], KSPLIT in [8, 128], TN in [256, 512], OCC in [2048, 4096])
 @launch(TN / 4, OCC / TN)
 @grid(cdiv(N, TN), KSPLIT)

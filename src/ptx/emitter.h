@@ -31,6 +31,7 @@ typedef struct Emitter {
   int label;
   int ntma;    /* tensor copies emitted so far: copy i's phase is %tmaph<i> */
   bool failed; /* an error was reported: emit nothing more */
+  bool isa81;  /* a vector red was emitted (loads.c): the module needs PTX ISA 8.1 */
   /* the parameters whose rows took an odd-pitch path (loads.c; bit i:
    * parameter i), and whether one past bit 63 did (ptx_odd_row_params) */
   uint64_t odd_rows;

@@ -1869,22 +1869,25 @@ static void emit_atomic_add(Emitter *e, const TirInst *in) {
   int rank = v->ty.rank;
   Scalar te = e->f->params[in->aux].elem;
   if (red_v4(e, v, te)) {
+    e->isa81 = true;
     for (int k = 0; k < px_nregs(e, v); k += 4) {
-      const char *ok[4], *ad[4], *all = px_tmp(e, RC_PRED), *al = px_tmp(e, RC_B64);
+      /* the four are neighbours in a contiguous row: one address, each
+       * lane's own mask */
+      const char *ok[4], *ad = NULL, *all = px_tmp(e, RC_PRED), *al = px_tmp(e, RC_B64);
       for (int j = 0; j < 4; j++) {
         const char *g[MAX_TENSOR_RANK];
         ok[j] = access_lane(e, in, v, v->plan->phys, rank, k + j, g);
-        ad[j] = px_tensor_addr(e, in->aux, g);
+        if (!j) ad = px_tensor_addr(e, in->aux, g);
       }
-      px_out(e, "and.b64 %s, %s, 15;", al, ad[0]);
+      px_out(e, "and.b64 %s, %s, 15;", al, ad);
       px_out(e, "setp.eq.and.u64 %s, %s, 0, %s;", all, al, ok[0]);
       for (int j = 1; j < 4; j++) px_out(e, "and.pred %s, %s, %s;", all, all, ok[j]);
-      px_out(e, "@%s red.global.add.v4.f32 [%s], {%s, %s, %s, %s};", all, ad[0], px_operand(e, v, k),
+      px_out(e, "@%s red.global.add.v4.f32 [%s], {%s, %s, %s, %s};", all, ad, px_operand(e, v, k),
              px_operand(e, v, k + 1), px_operand(e, v, k + 2), px_operand(e, v, k + 3));
-      for (int j = 0; j < 4; j++) { /* the lanes of a chunk the vector did not take */
+      for (int j = 0; j < 4; j++) { /* the lanes of a four the vector did not take */
         const char *p = px_tmp(e, RC_PRED);
         px_out(e, "and.pred %s, %s, !%s;", p, ok[j], all);
-        px_out(e, "@%s red.global.add.f32 [%s], %s;", p, ad[j], px_operand(e, v, k + j));
+        px_out(e, "@%s red.global.add.f32 [%s+%d], %s;", p, ad, 4 * j, px_operand(e, v, k + j));
       }
     }
     return;
